@@ -1,0 +1,1 @@
+//! multiconn-app: traffic sources and sinks.

@@ -1,0 +1,19 @@
+//! multiconn-core: the vocabulary every model shares.
+//!
+//! * [`time`]: integer-nanosecond instants and durations (no floating-point clock).
+//! * [`units`]: the one place where values such as `"20 Mbit/s"`, `"10 ms"` or `"100 MB"` are parsed.
+//! * [`packet`]: the packet that links, hosts and transports pass around.
+//! * [`rng`]: one master seed per run, an independent reproducible stream per component.
+//! * [`recorder`]: the trait through which models emit metrics; storage lives elsewhere.
+
+pub mod packet;
+pub mod recorder;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use packet::{FlowId, LinkId, Packet};
+pub use recorder::{DropCause, NullRecorder, Recorder};
+pub use rng::RngStream;
+pub use time::{Dur, Time};
+pub use units::{Bytes, Rate};

@@ -1,0 +1,300 @@
+//! The single place where values with units are parsed and printed.
+//!
+//! Scenario files write quantities as strings with a unit: rates (`"20 Mbit/s"`), durations
+//! (`"10 ms"`), sizes (`"100 MB"`), queue limits (`"100 packets"` or `"150 kB"`) and
+//! probabilities (`"1 %"` or a bare number in [0, 1]). Decimal prefixes are powers of 1000
+//! (k, M, G), binary prefixes (KiB, MiB, GiB) powers of 1024, as in IEC 80000-13.
+//! A number without a unit is rejected rather than given a silent default unit.
+
+use crate::time::Dur;
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A bit rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Rate(pub u64);
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub u64);
+
+/// A drop-tail queue limit: a number of packets or a number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// A probability in [0, 1].
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Probability(pub f64);
+
+/// Why a value could not be parsed; the message names the value and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnitError(pub String);
+
+pub const RATE_UNITS: &str = "bit/s, kbit/s, Mbit/s, Gbit/s (or bps, kbps, Mbps, Gbps), B/s, kB/s, MB/s, GB/s";
+pub const DURATION_UNITS: &str = "ns, us, ms, s, min, h";
+pub const SIZE_UNITS: &str = "B, kB, MB, GB, KiB, MiB, GiB";
+
+impl Rate {
+    pub fn from_mbps(m: f64) -> Rate {
+        Rate((m * 1e6).round() as u64)
+    }
+    pub fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn mbps(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    /// Time to serialize `bytes` at this rate, rounded up to the next nanosecond.
+    /// A zero rate never finishes.
+    pub fn tx_time(self, bytes: u64) -> Dur {
+        if self.0 == 0 {
+            return Dur::MAX;
+        }
+        let ns = (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.0 as u128);
+        Dur(ns.min(u64::MAX as u128) as u64)
+    }
+}
+
+/// Splits `"20 Mbit/s"` into `(20.0, "Mbit/s")`; the space is optional.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == '-' || c == '+') && i == 0)
+                || ((c == 'e' || c == 'E') && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let num: String = s[..end].chars().filter(|&c| c != '_').collect();
+    let value: f64 = num.parse().ok()?;
+    if !value.is_finite() {
+        return None;
+    }
+    Some((value, s[end..].trim()))
+}
+
+fn non_negative(what: &str, input: &str, v: f64) -> Result<f64, UnitError> {
+    if v < 0.0 {
+        Err(UnitError(format!("{what} must not be negative, got \"{input}\"")))
+    } else {
+        Ok(v)
+    }
+}
+
+pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
+    let err = || UnitError(format!("invalid rate \"{s}\": expected a number and a unit, one of {RATE_UNITS}"));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let factor = match unit {
+        "bit/s" | "bps" | "b/s" => 1.0,
+        "kbit/s" | "kbps" | "Kbit/s" | "Kbps" | "kb/s" => 1e3,
+        "Mbit/s" | "Mbps" | "Mb/s" => 1e6,
+        "Gbit/s" | "Gbps" | "Gb/s" => 1e9,
+        "B/s" => 8.0,
+        "kB/s" | "KB/s" => 8e3,
+        "MB/s" => 8e6,
+        "GB/s" => 8e9,
+        _ => return Err(err()),
+    };
+    let v = non_negative("a rate", s, v)?;
+    Ok(Rate((v * factor).round() as u64))
+}
+
+pub fn parse_duration(s: &str) -> Result<Dur, UnitError> {
+    let err = || UnitError(format!("invalid duration \"{s}\": expected a number and a unit, one of {DURATION_UNITS}"));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let seconds = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" | "sec" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(err()),
+    };
+    let v = non_negative("a duration", s, v)?;
+    Ok(Dur::from_secs_f64(v * seconds))
+}
+
+fn size_factor(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" | "bytes" | "byte" => 1.0,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
+    let err = || UnitError(format!("invalid size \"{s}\": expected a number and a unit, one of {SIZE_UNITS}"));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let factor = size_factor(unit).ok_or_else(err)?;
+    let v = non_negative("a size", s, v)?;
+    Ok(Bytes((v * factor).round() as u64))
+}
+
+pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, UnitError> {
+    let err = || {
+        UnitError(format!(
+            "invalid queue limit \"{s}\": expected a number of packets (\"100 packets\") or a size in {SIZE_UNITS}"
+        ))
+    };
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let v = non_negative("a queue limit", s, v)?;
+    match unit {
+        "packets" | "packet" | "pkts" | "p" => {
+            if v.fract() != 0.0 {
+                return Err(UnitError(format!("a queue limit in packets must be a whole number, got \"{s}\"")));
+            }
+            Ok(QueueLimit::Packets(v as u64))
+        }
+        u => size_factor(u).map(|f| QueueLimit::Bytes((v * f).round() as u64)).ok_or_else(err),
+    }
+}
+
+/// `"1.5 %"` or a bare number such as `"0.015"`.
+pub fn parse_probability(s: &str) -> Result<Probability, UnitError> {
+    let err = || UnitError(format!("invalid probability \"{s}\": expected a number in [0, 1] or a percentage such as \"1.5 %\""));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let p = match unit {
+        "%" => v / 100.0,
+        "" => v,
+        _ => return Err(err()),
+    };
+    check_probability(p).map_err(|_| err())
+}
+
+pub fn check_probability(p: f64) -> Result<Probability, UnitError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(Probability(p))
+    } else {
+        Err(UnitError(format!("a probability must lie in [0, 1], got {p}")))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} Mbit/s", self.mbps())
+    }
+}
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} B", self.0)
+    }
+}
+
+/// Implements `Deserialize` from a string with a unit. Bare numbers are refused with a hint,
+/// except for probabilities, where a bare number in [0, 1] is the natural spelling.
+macro_rules! deserialize_with_unit {
+    ($ty:ty, $parse:ident, $expecting:expr, $example:expr, $from_number:expr) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        $parse(s).map_err(|e| E::custom(e.0))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        let from: fn(f64) -> Result<$ty, UnitError> = $from_number;
+                        from(v).map_err(|e| E::custom(e.0))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        self.visit_f64(v as f64)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_f64(v as f64)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+fn needs_unit<T>(what: &'static str, example: &'static str) -> impl Fn(f64) -> Result<T, UnitError> {
+    move |v| Err(UnitError(format!("{what} needs a unit: write it as a string such as \"{v} {example}\"")))
+}
+
+deserialize_with_unit!(Rate, parse_rate, "a rate such as \"20 Mbit/s\"", "Mbit/s", |v| needs_unit("a rate", "Mbit/s")(v));
+deserialize_with_unit!(Dur, parse_duration, "a duration such as \"10 ms\"", "ms", |v| needs_unit("a duration", "ms")(v));
+deserialize_with_unit!(Bytes, parse_size, "a size such as \"100 MB\"", "MB", |v| needs_unit("a size", "MB")(v));
+deserialize_with_unit!(QueueLimit, parse_queue_limit, "a queue limit such as \"100 packets\" or \"150 kB\"", "packets", |v| needs_unit("a queue limit", "packets")(v));
+deserialize_with_unit!(Probability, parse_probability, "a probability such as 0.01 or \"1 %\"", "%", check_probability);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("20 Mbit/s").unwrap(), Rate(20_000_000));
+        assert_eq!(parse_rate("20Mbps").unwrap(), Rate(20_000_000));
+        assert_eq!(parse_rate("4.5 Mbit/s").unwrap(), Rate(4_500_000));
+        assert_eq!(parse_rate("1 MB/s").unwrap(), Rate(8_000_000));
+        assert_eq!(parse_rate("300 kbit/s").unwrap(), Rate(300_000));
+        assert!(parse_rate("20").unwrap_err().0.contains("Mbit/s"));
+        assert!(parse_rate("-1 Mbit/s").unwrap_err().0.contains("negative"));
+        assert!(parse_rate("20 Mbit").is_err());
+        assert!(parse_rate("").is_err());
+    }
+
+    #[test]
+    fn durations_sizes_and_limits() {
+        assert_eq!(parse_duration("10 ms").unwrap(), Dur::from_millis(10));
+        assert_eq!(parse_duration("2.5 s").unwrap(), Dur::from_millis(2500));
+        assert_eq!(parse_duration("1e-3 s").unwrap(), Dur::from_millis(1));
+        assert_eq!(parse_duration("250 us").unwrap(), Dur::from_micros(250));
+        assert_eq!(parse_size("100 MB").unwrap(), Bytes(100_000_000));
+        assert_eq!(parse_size("1 MiB").unwrap(), Bytes(1 << 20));
+        assert_eq!(parse_size("1_500 B").unwrap(), Bytes(1500));
+        assert_eq!(parse_queue_limit("100 packets").unwrap(), QueueLimit::Packets(100));
+        assert_eq!(parse_queue_limit("150 kB").unwrap(), QueueLimit::Bytes(150_000));
+        assert!(parse_queue_limit("1.5 packets").is_err());
+        assert!(parse_duration("10 parsecs").unwrap_err().0.contains("ms"));
+    }
+
+    #[test]
+    fn probabilities() {
+        assert_eq!(parse_probability("1 %").unwrap(), Probability(0.01));
+        assert_eq!(parse_probability("0.25").unwrap(), Probability(0.25));
+        assert!(parse_probability("150 %").is_err());
+        assert!(parse_probability("-0.1").is_err());
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        assert_eq!(Rate(40_000_000).tx_time(1500), Dur(300_000));
+        assert_eq!(Rate(3).tx_time(1), Dur(2_666_666_667));
+        assert_eq!(Rate(0).tx_time(1), Dur::MAX);
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(s in ".{0,24}") {
+            let _ = parse_rate(&s);
+            let _ = parse_duration(&s);
+            let _ = parse_size(&s);
+            let _ = parse_queue_limit(&s);
+            let _ = parse_probability(&s);
+        }
+
+        #[test]
+        fn rate_round_trips(mbit in 0u64..100_000) {
+            prop_assert_eq!(parse_rate(&format!("{mbit} kbit/s")).unwrap(), Rate(mbit * 1000));
+        }
+    }
+}

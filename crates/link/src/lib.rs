@@ -1,0 +1,96 @@
+//! multiconn-link: sans-IO models of one direction of a network link.
+//!
+//! A link never reads a clock: packets go in with [`Link::enqueue`] at a given `now`, results
+//! come out of [`Link::poll`], and [`Link::poll_timeout`] says when the next result is due.
+//! The base link is a drop-tail queue in front of a rate server ([`queue::DropTailLink`], rate
+//! from [`rate`]); impairments wrap any link as decorators, in the spirit of smoltcp's
+//! `FaultInjector`:
+//!
+//! ```text
+//! Intermittent( Lossy( Delayed( DropTailLink ) ) )
+//!   up/down      loss    propagation  queue + serialization
+//! ```
+//!
+//! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
+//! from text by [`trace`], [`delay`] and [`loss`]; reading files is the caller's business.
+
+pub mod availability;
+pub mod delay;
+pub mod loss;
+pub mod queue;
+pub mod rate;
+pub mod trace;
+
+use multiconn_core::{DropCause, Packet, Time};
+
+/// What a link hands back when polled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkOutput {
+    /// The packet reached the far end of the link at `at`.
+    Delivered { at: Time, pkt: Packet },
+    /// The packet was discarded inside the link at `at` (e.g. flushed when the link went down).
+    Dropped { at: Time, pkt: Packet, cause: DropCause },
+}
+
+/// Packets and bytes waiting in a queue, not counting the one being transmitted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueState {
+    pub packets: u32,
+    pub bytes: u64,
+}
+
+/// One direction of a link, sans-IO.
+pub trait Link {
+    /// Offers a packet at `now`. A packet refused at the door (full queue, random loss, link
+    /// down) comes back with the cause.
+    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)>;
+    /// The next output due at or before `now`, in order of due time; `None` when nothing is due.
+    fn poll(&mut self, now: Time) -> Option<LinkOutput>;
+    /// When the next output will be due, if any is pending.
+    fn poll_timeout(&self) -> Option<Time>;
+    /// The queue right now.
+    fn queue(&self) -> QueueState;
+    /// Whether a packet of `size` bytes would fit in the queue now (used for back-pressure
+    /// by a directly attached saturating sender; random loss is not predicted).
+    fn has_room(&self, size: u32) -> bool;
+    /// Removes every packet waiting or in transmission (not those already propagating) and
+    /// appends them to `out`; the link is then idle. Used when a link goes down.
+    fn flush(&mut self, now: Time, out: &mut Vec<Packet>);
+}
+
+impl<L: Link + ?Sized> Link for Box<L> {
+    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+        (**self).enqueue(now, pkt)
+    }
+    fn poll(&mut self, now: Time) -> Option<LinkOutput> {
+        (**self).poll(now)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        (**self).poll_timeout()
+    }
+    fn queue(&self) -> QueueState {
+        (**self).queue()
+    }
+    fn has_room(&self, size: u32) -> bool {
+        (**self).has_room(size)
+    }
+    fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
+        (**self).flush(now, out)
+    }
+}
+
+/// A malformed trace or model file: which file, which line (1-based) where known, and what
+/// is wrong and allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct TraceError {
+    pub origin: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl TraceError {
+    pub fn new(origin: &str, line: Option<usize>, message: impl Into<String>) -> TraceError {
+        TraceError { origin: origin.to_string(), line, message: message.into() }
+    }
+}
