@@ -1,1 +1,205 @@
-//! Python bindings.
+//! Python bindings: the native module `multiconn._core`.
+//!
+//! A thin layer over `multiconn-scenario`: scenario text in, summary JSON and time-series columns
+//! out. Loading and running happen with the GIL released, so other Python threads (a progress
+//! bar, a UI) keep running. Everything user-facing (the CLI, output files, progress display)
+//! lives in the Python package `multiconn`.
+
+use multiconn_core::Time;
+use multiconn_scenario as scenario;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+create_exception!(
+    multiconn._core,
+    ScenarioError,
+    PyValueError,
+    "A scenario could not be loaded: a parse, validation, override or trace-file error. \
+     The message is one line naming the file, the field and what is allowed."
+);
+
+fn scenario_err(e: scenario::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.0)
+}
+
+/// Parses, overrides and validates a scenario (trace files included), without the GIL.
+fn load(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    base_dir: PathBuf,
+    overrides: &[(String, String)],
+) -> PyResult<scenario::Scenario> {
+    let origin = scenario::Origin { name: origin.to_owned(), base_dir };
+    py.allow_threads(|| scenario::load(text, &origin, overrides)).map_err(scenario_err)
+}
+
+/// The version of the native crate.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Loads and validates a scenario; returns the resolved scenario as canonical JSON.
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, overrides))]
+fn validate(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    base_dir: PathBuf,
+    overrides: Vec<(String, String)>,
+) -> PyResult<String> {
+    let loaded = load(py, text, origin, base_dir, &overrides)?;
+    Ok(loaded.to_json())
+}
+
+/// A run in progress, advanced in bounded steps of virtual time.
+///
+/// The simulation sits behind a mutex (it is only touched with the GIL released); the progress
+/// counters are copied into atomics after every step so the read-only properties never wait for
+/// a step running in another thread.
+#[pyclass(module = "multiconn._core", name = "Simulation")]
+struct PySimulation {
+    inner: Mutex<Option<scenario::Simulation>>,
+    scenario_json: String,
+    end_time_s: f64,
+    now_ns: AtomicU64,
+    events: AtomicU64,
+    done: AtomicBool,
+}
+
+impl PySimulation {
+    fn publish(&self, sim: &scenario::Simulation) {
+        self.now_ns.store(sim.now().as_nanos(), Ordering::Relaxed);
+        self.events.store(sim.events(), Ordering::Relaxed);
+        self.done.store(sim.is_done(), Ordering::Relaxed);
+    }
+}
+
+fn poisoned() -> PyErr {
+    PyRuntimeError::new_err("the simulation stopped after an internal error and cannot continue")
+}
+
+fn finished() -> PyErr {
+    PyRuntimeError::new_err("the simulation has already been finished")
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    #[pyo3(signature = (text, origin, base_dir, overrides, seed=None))]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        origin: &str,
+        base_dir: PathBuf,
+        overrides: Vec<(String, String)>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let loaded = load(py, text, origin, base_dir, &overrides)?;
+        let scenario_json = loaded.to_json();
+        let sim = py.allow_threads(|| scenario::Simulation::new(&loaded, seed)).map_err(scenario_err)?;
+        let this = PySimulation {
+            end_time_s: sim.end_time().as_secs_f64(),
+            scenario_json,
+            now_ns: AtomicU64::new(0),
+            events: AtomicU64::new(0),
+            done: AtomicBool::new(false),
+            inner: Mutex::new(None),
+        };
+        this.publish(&sim);
+        *this.inner.lock().map_err(|_| poisoned())? = Some(sim);
+        Ok(this)
+    }
+
+    /// The time limit of the run, in seconds of virtual time.
+    #[getter]
+    fn end_time_s(&self) -> f64 {
+        self.end_time_s
+    }
+
+    /// Virtual time reached so far, in seconds.
+    #[getter]
+    fn now_s(&self) -> f64 {
+        Time(self.now_ns.load(Ordering::Relaxed)).as_secs_f64()
+    }
+
+    /// Events processed so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    /// Whether the run is over (time limit reached or every flow done).
+    #[getter]
+    fn done(&self) -> bool {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// The resolved scenario (after overrides) as canonical JSON.
+    #[getter]
+    fn scenario_json(&self) -> &str {
+        &self.scenario_json
+    }
+
+    /// Runs until virtual time `t_s` (seconds), the time limit, or until every flow is done,
+    /// with the GIL released. Returns whether the run is over.
+    fn run_until(&self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+        if t_s.is_nan() {
+            return Err(PyValueError::new_err("run_until: time must be a number, not NaN"));
+        }
+        let t = Time::from_secs_f64(t_s);
+        py.allow_threads(|| {
+            let mut guard = self.inner.lock().map_err(|_| poisoned())?;
+            let sim = guard.as_mut().ok_or_else(finished)?;
+            let done = sim.run_until(t);
+            self.publish(sim);
+            Ok(done)
+        })
+    }
+
+    /// Ends the run. Returns the summary JSON and the time-series columns as an
+    /// insertion-ordered dict of lists. May be called once.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>)> {
+        let output = py.allow_threads(|| {
+            let sim = self.inner.lock().map_err(|_| poisoned())?.take().ok_or_else(finished)?;
+            PyResult::Ok(sim.finish())
+        })?;
+        self.done.store(true, Ordering::Relaxed);
+        let columns = PyDict::new_bound(py);
+        for (name, column) in &output.columns {
+            let list = match column {
+                scenario::Column::F64(v) => PyList::new_bound(py, v),
+                scenario::Column::I64(v) => PyList::new_bound(py, v),
+                scenario::Column::Str(v) => PyList::new_bound(py, v.iter().map(String::as_str)),
+            };
+            columns.set_item(name, list)?;
+        }
+        Ok((output.summary_json, columns))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Simulation now_s={:.3} end_time_s={:.3} events={} done={}>",
+            self.now_s(),
+            self.end_time_s,
+            self.events(),
+            self.done()
+        )
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<PySimulation>()?;
+    Ok(())
+}
