@@ -1,7 +1,20 @@
-//! Up/down windows: a link that disappears and returns. (CONTRACT STUB — to be implemented)
+//! Up/down windows: a link that disappears and returns.
+//!
+//! [`Intermittent`] is the outermost decorator of a link (around [`crate::loss::Lossy`] and
+//! [`crate::delay::Delayed`]). A [`Schedule`] lists half-open down windows `[from, until)`.
+//! While down, offered packets are refused with [`DropCause::LinkDown`]. At the instant a window
+//! starts the inner link is flushed through [`Link::flush`]: its waiting queue and the packet
+//! in transmission come out of [`Link::poll`] as `Dropped { at: from, cause: LinkDown }`,
+//! after every inner output due at or before `from` (a transmission completing exactly at
+//! `from` still succeeds). Packets already propagating, e.g. inside a `Delayed`, still arrive,
+//! as on a radio link that loses its bearer but not the packets already in flight.
+//!
+//! The decorator is lazy but exact: a window that started before the caller's `now` is
+//! processed at its own start time, whether the caller polls or enqueues first.
 
 use crate::{Link, LinkOutput, QueueState};
 use multiconn_core::{DropCause, Packet, Time};
+use std::collections::VecDeque;
 
 /// Down windows `[from, until)`, sorted and disjoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,37 +22,145 @@ pub struct Schedule {
     pub down: Vec<(Time, Time)>,
 }
 
+impl Schedule {
+    /// A schedule from down windows `[from, until)`; each must be non-empty and start no
+    /// earlier than the previous one ends.
+    pub fn new(windows: Vec<(Time, Time)>) -> Result<Schedule, String> {
+        for (i, &(from, until)) in windows.iter().enumerate() {
+            if from >= until {
+                return Err(format!(
+                    "down window {} [{from}, {until}) is empty or reversed: it must start before it ends",
+                    i + 1
+                ));
+            }
+            if let Some(&(_, previous_until)) = i.checked_sub(1).map(|p| &windows[p]) {
+                if from < previous_until {
+                    return Err(format!(
+                        "down window {} starts at {from}, before window {} ends at {previous_until}: windows must be sorted and must not overlap",
+                        i + 1,
+                        i
+                    ));
+                }
+            }
+        }
+        Ok(Schedule { down: windows })
+    }
+
+    /// A link that never goes down.
+    pub fn always_up() -> Schedule {
+        Schedule { down: Vec::new() }
+    }
+
+    /// The window containing `t`, if the link is down at `t`.
+    pub fn window_at(&self, t: Time) -> Option<(Time, Time)> {
+        let candidate = self.down.partition_point(|&(_, until)| until <= t);
+        self.down.get(candidate).copied().filter(|&(from, _)| from <= t)
+    }
+
+    pub fn is_down(&self, t: Time) -> bool {
+        self.window_at(t).is_some()
+    }
+}
+
 /// While down: arrivals are dropped (`LinkDown`) and, when it goes down, the waiting queue and
 /// the packet in transmission are flushed as `LinkDown` drops; packets already propagating
 /// still arrive.
 pub struct Intermittent<L> {
     pub inner: L,
-    _private: Schedule,
+    schedule: Schedule,
+    /// Index of the first window whose start has not been processed yet.
+    next_window: usize,
+    /// Outputs collected while processing window starts, in time order; all precede whatever
+    /// the inner link still holds.
+    ready: VecDeque<LinkOutput>,
+    /// The latest time seen in `enqueue` or `poll`: what `has_room` judges "now" by.
+    clock: Time,
+    flushed: Vec<Packet>,
 }
 
 impl<L: Link> Intermittent<L> {
+    /// `schedule` must satisfy the invariants [`Schedule::new`] checks.
     pub fn new(inner: L, schedule: Schedule) -> Intermittent<L> {
-        Intermittent { inner, _private: schedule }
+        debug_assert!(Schedule::new(schedule.down.clone()).is_ok(), "invalid schedule {schedule:?}");
+        Intermittent {
+            inner,
+            schedule,
+            next_window: 0,
+            ready: VecDeque::new(),
+            clock: Time::ZERO,
+            flushed: Vec::new(),
+        }
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    fn next_window_start(&self) -> Option<Time> {
+        self.schedule.down.get(self.next_window).map(|&(from, _)| from)
+    }
+
+    /// Processes every window start at or before `now`, in order.
+    fn catch_up(&mut self, now: Time) {
+        self.clock = self.clock.max(now);
+        while let Some(from) = self.next_window_start().filter(|&from| from <= now) {
+            self.go_down(from);
+            self.next_window += 1;
+        }
+    }
+
+    /// Collects the inner outputs due by `from`, then flushes the inner link at `from`.
+    fn go_down(&mut self, from: Time) {
+        while let Some(output) = self.inner.poll(from) {
+            self.ready.push_back(output);
+        }
+        self.inner.flush(from, &mut self.flushed);
+        for pkt in self.flushed.drain(..) {
+            self.ready.push_back(LinkOutput::Dropped { at: from, pkt, cause: DropCause::LinkDown });
+        }
+    }
+}
+
+fn output_time(output: &LinkOutput) -> Time {
+    match output {
+        LinkOutput::Delivered { at, .. } | LinkOutput::Dropped { at, .. } => *at,
     }
 }
 
 impl<L: Link> Link for Intermittent<L> {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
-        let _ = (now, pkt);
-        unimplemented!()
+        // Windows that started before `now` must flush before this packet joins the queue.
+        self.catch_up(now);
+        if self.schedule.is_down(now) {
+            return Err((pkt, DropCause::LinkDown));
+        }
+        self.inner.enqueue(now, pkt)
     }
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
-        let _ = now;
-        unimplemented!()
+        self.catch_up(now);
+        self.ready.pop_front().or_else(|| self.inner.poll(now))
     }
+    /// The earliest of: an output already collected, the inner link's next output, the next
+    /// window start (so the flush happens on time), and, while down, the window's end (so a
+    /// sender held back by `has_room` is woken when the link returns).
     fn poll_timeout(&self) -> Option<Time> {
-        unimplemented!()
+        let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
+        [
+            self.ready.front().map(output_time),
+            self.inner.poll_timeout(),
+            self.next_window_start(),
+            current_window_end,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
     fn queue(&self) -> QueueState {
         self.inner.queue()
     }
+    /// False while down (judged at the latest time given to `enqueue` or `poll`).
     fn has_room(&self, size: u32) -> bool {
-        self.inner.has_room(size)
+        !self.schedule.is_down(self.clock) && self.inner.has_room(size)
     }
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.inner.flush(now, out)
