@@ -61,10 +61,12 @@ impl UdpSource {
         self.cfg.size.is_some_and(|s| self.payload_sent >= s) || self.cfg.stop.is_some_and(|stop| now >= stop)
     }
 
-    /// When the source next wants to be asked: its start, or for CBR the next packet's due time.
+    /// When the source next wants to be asked: for CBR the next packet's due time; for bulk
+    /// its start (after that, bulk sending is driven by the first link's back-pressure).
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let due = match self.cfg.traffic {
-            Traffic::Bulk => self.cfg.start.max(now),
+            Traffic::Bulk if now < self.cfg.start => self.cfg.start,
+            Traffic::Bulk => return None,
             Traffic::Cbr(_) => self.next_due,
         };
         if self.is_finished(due) {

@@ -1,12 +1,20 @@
 //! multiconn-scenario: the scenario schema, its validation and overrides, and the wiring of
-//! models onto the engine. (PUBLIC API CONTRACT — bodies being implemented)
+//! models onto the engine.
 //!
-//! Entry points used by the bindings:
-//! * [`load`] parses TOML text, applies `--set` overrides and validates everything (trace files
-//!   included) before any run starts;
-//! * [`Simulation`] runs a loaded scenario in bounded steps so a caller can show progress;
-//! * [`RunOutput`] carries the summary (JSON) and the time-series columns.
+//! * [`load`] parses TOML text, applies `--set` overrides ([`overrides`]), checks the schema
+//!   ([`schema`]) and everything the schema cannot say ([`resolve`]), trace files included,
+//!   before any run starts. Errors are one line: file, line where known, field path, problem.
+//! * [`Simulation`] runs a loaded scenario in bounded steps so a caller can show progress.
+//! * [`RunOutput`] carries the summary (JSON) and the time-series columns ([`report`]).
 
+pub mod diagnostics;
+pub mod overrides;
+pub mod report;
+pub mod resolve;
+pub mod schema;
+pub mod sim;
+
+use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
 use multiconn_core::Time;
 use std::path::PathBuf;
 
@@ -23,27 +31,107 @@ pub struct Origin {
     pub base_dir: PathBuf,
 }
 
+impl Origin {
+    /// The default scenario name: the file name without its extension.
+    fn stem(&self) -> String {
+        std::path::Path::new(&self.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.starts_with('<'))
+            .unwrap_or_else(|| "scenario".into())
+    }
+}
+
 /// A parsed and validated scenario, ready to run.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    _private: (),
+    resolved: resolve::Resolved,
+    /// The scenario after overrides, as JSON.
+    document: serde_json::Value,
 }
 
 /// Parses `text` (TOML), applies `overrides` (`key.path`, `value` pairs as given to `--set`),
 /// validates, and loads every trace file.
 pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
-    let _ = (text, origin, overrides);
-    Err(ScenarioError("not yet implemented".into()))
+    let at = |line: Option<usize>| match line {
+        Some(l) => format!("{}:{l}", origin.name),
+        None => origin.name.clone(),
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let line = e.span().map(|s| line_of_offset(text, s.start));
+        ScenarioError(format!("{}: invalid TOML: {}", at(line), first_line(e.message())))
+    })?;
+    let overridden: Vec<Vec<String>> = overrides.iter().map(|(k, _)| k.split('.').map(|s| s.trim().to_string()).collect()).collect();
+    for (key, value) in overrides {
+        overrides::apply(&mut doc, key, value).map_err(|m| ScenarioError(format!("{}: {m}", origin.name)))?;
+    }
+    let final_text = doc.to_string();
+    // Where an error sits under a path set from the command line, say so instead of a line.
+    let locate = |path: &[String]| -> String {
+        match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o) || o.starts_with(path)) {
+            Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),
+            None => at(line_of_path(&final_text, path)),
+        }
+    };
+
+    let file: schema::ScenarioFile = {
+        let de = toml::Deserializer::new(&final_text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = user_path(&segments(e.path()), &names(&doc, "link"), &names(&doc, "flow"));
+            let inner = e.into_inner();
+            let place = match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o)) {
+                Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),
+                None => at(inner.span().map(|s| line_of_offset(&final_text, s.start)).or_else(|| line_of_path(&final_text, &path))),
+            };
+            let field = if path.is_empty() { String::new() } else { format!("{}: ", path.join(".")) };
+            ScenarioError(format!("{place}: {field}{}", first_line(inner.message())))
+        })?
+    };
+    let resolved = resolve::resolve(&file, &origin.stem(), &origin.base_dir)
+        .map_err(|e| ScenarioError(format!("{}: {}: {}", locate(&e.path), e.path.join("."), e.message)))?;
+    let document: toml::Value = toml::from_str(&final_text).map_err(|e| ScenarioError(format!("{}: {}", origin.name, e.message())))?;
+    let document = serde_json::to_value(document).map_err(|e| ScenarioError(format!("{}: {e}", origin.name)))?;
+    Ok(Scenario { resolved, document })
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+}
+
+fn segments(path: &serde_path_to_error::Path) -> Vec<PathSegment> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(PathSegment::Index(*index)),
+            Segment::Map { key } => Some(PathSegment::Key(key.clone())),
+            Segment::Enum { variant } => Some(PathSegment::Key(variant.clone())),
+            Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// The `name` of every element of the array of tables `key`, in order.
+fn names(doc: &toml_edit::DocumentMut, key: &str) -> Vec<Option<String>> {
+    doc.get(key)
+        .and_then(|i| i.as_array_of_tables())
+        .map(|a| a.iter().map(|t| t.get("name").and_then(|n| n.as_str()).map(String::from)).collect())
+        .unwrap_or_default()
 }
 
 impl Scenario {
     /// The resolved scenario (after overrides) as canonical JSON.
     pub fn to_json(&self) -> String {
-        String::new()
+        serde_json::to_string_pretty(&self.document).expect("a TOML document always serializes to JSON")
     }
     /// The seed written in the scenario, if any.
     pub fn seed(&self) -> Option<u64> {
-        None
+        self.resolved.seed
+    }
+    pub fn name(&self) -> &str {
+        &self.resolved.name
+    }
+    pub fn resolved(&self) -> &resolve::Resolved {
+        &self.resolved
     }
 }
 
@@ -64,37 +152,52 @@ pub struct RunOutput {
     pub columns: Vec<(String, Column)>,
 }
 
+/// The seed used when neither the command line nor the scenario gives one.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// A run in progress.
 pub struct Simulation {
-    _private: (),
+    world: sim::World,
+    seed: u64,
+    name: String,
+    done: bool,
 }
 
 impl Simulation {
     /// Builds the run; `seed` overrides the scenario's seed (default 1).
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
-        let _ = (scenario, seed);
-        Err(ScenarioError("not yet implemented".into()))
+        let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
+        Ok(Simulation { world: sim::World::new(&scenario.resolved, seed), seed, name: scenario.resolved.name.clone(), done: false })
     }
-    /// The time limit of the run.
+    /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
     pub fn end_time(&self) -> Time {
-        Time::ZERO
+        self.world.end
     }
     pub fn now(&self) -> Time {
-        Time::ZERO
+        self.world.now()
     }
     pub fn events(&self) -> u64 {
-        0
+        self.world.queue.events_fired()
     }
     pub fn is_done(&self) -> bool {
-        true
+        self.done
     }
     /// Runs until virtual time `t`, the time limit, or until every flow is done; returns
     /// whether the run is over.
     pub fn run_until(&mut self, t: Time) -> bool {
-        let _ = t;
-        true
+        if !self.done {
+            self.done = self.world.run_until(t);
+        }
+        self.done
     }
-    pub fn finish(self) -> RunOutput {
-        RunOutput { summary_json: String::new(), columns: Vec::new() }
+    /// Runs to the end.
+    pub fn run_to_end(&mut self) {
+        while !self.run_until(Time::MAX) {}
+    }
+    pub fn finish(mut self) -> RunOutput {
+        let end = self.world.end_time();
+        let summary = report::summary(&self.world, &self.name, self.seed, end);
+        let columns = report::timeseries(&mut self.world, end);
+        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns }
     }
 }

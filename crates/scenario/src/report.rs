@@ -1,0 +1,160 @@
+//! What a finished run reports: the summary (JSON) and the time-series table (columns).
+//!
+//! Flows count payload bytes (goodput); links count bytes on the wire. A flow's goodput is its
+//! delivered payload over its active time: from its start to the moment it was done (source
+//! finished and nothing left in the network), or to the end of the run. A link's utilization
+//! is the bits it delivered over the bits its rate model could have carried in the run.
+
+use crate::sim::World;
+use crate::Column;
+use multiconn_core::{DropCause, FlowId, LinkId, Time};
+use multiconn_metrics::{jain_index, BinRow, Counters};
+use serde_json::{json, Map, Value};
+
+fn drops_json(c: &Counters) -> Value {
+    let mut m = Map::new();
+    for cause in DropCause::ALL {
+        m.insert(cause.name().into(), json!(c.drops_by(cause)));
+    }
+    Value::Object(m)
+}
+
+/// Rounds to 9 significant decimals so the JSON text does not depend on float noise.
+fn tidy(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1e9).round() / 1e9
+    } else {
+        x
+    }
+}
+
+pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
+    let mut goodputs = Vec::new();
+    let flows: Vec<Value> = world
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let total = world.recorder.flow_total(FlowId(i as u32));
+            let active_until = f.done_at.unwrap_or(end);
+            let active = active_until.since(f.spec.start).as_secs_f64();
+            let goodput = if active > 0.0 { total.bytes_delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            goodputs.push(goodput);
+            let completion = match f.spec.size {
+                Some(size) if f.sink.payload >= size => f.sink.last_arrival.map(|t| tidy(t.as_secs_f64())),
+                _ => None,
+            };
+            json!({
+                "name": f.spec.name,
+                "transport": f.spec.transport.name(),
+                "app": f.spec.app.name(),
+                "bytes_sent": total.bytes_sent,
+                "bytes_delivered": total.bytes_delivered,
+                "packets_delivered": total.packets_delivered,
+                "goodput_mbps": tidy(goodput),
+                "completion_s": completion,
+                "reordered_packets": f.sink.reordered,
+                "drops": drops_json(total),
+            })
+        })
+        .collect();
+    let links: Vec<Value> = world
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let total = world.recorder.link_total(LinkId(i as u32));
+            let capacity_bits = l.spec.rate.capacity_bits(Time::ZERO, end);
+            let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
+            let secs = end.as_secs_f64();
+            let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
+            json!({
+                "name": l.spec.name,
+                "direction": l.spec.direction.name(),
+                "from": l.spec.from,
+                "to": l.spec.to,
+                "bytes_delivered": total.bytes_delivered,
+                "packets_delivered": total.packets_delivered,
+                "capacity_mbps": if secs > 0.0 { tidy(capacity_bits / secs / 1e6) } else { 0.0 },
+                "utilization": utilization,
+                "mean_queue_packets": tidy(mean_queue),
+                "drops": drops_json(total),
+            })
+        })
+        .collect();
+    json!({
+        "multiconn_version": env!("CARGO_PKG_VERSION"),
+        "scenario": scenario,
+        "seed": seed,
+        "sim_time_s": tidy(end.as_secs_f64()),
+        "events": world.queue.events_fired(),
+        "flows": flows,
+        "links": links,
+        "jain_fairness": jain_index(&goodputs).map(tidy),
+    })
+}
+
+/// Column names of the time-series table, in order.
+pub const COLUMNS: [&str; 11] = [
+    "time_s",
+    "kind",
+    "name",
+    "direction",
+    "bytes_delivered",
+    "throughput_mbps",
+    "drops_queue",
+    "drops_random_loss",
+    "drops_link_down",
+    "queue_packets",
+    "queue_bytes",
+];
+
+/// One row per (entity, bin): every flow's bins, then every link direction's.
+pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
+    let (flow_rows, link_rows) = world.recorder.finish(end);
+    let mut time_s = Vec::new();
+    let mut kind = Vec::new();
+    let mut name = Vec::new();
+    let mut direction = Vec::new();
+    let mut bytes = Vec::new();
+    let mut mbps = Vec::new();
+    let mut drops: [Vec<i64>; 3] = Default::default();
+    let mut q_packets = Vec::new();
+    let mut q_bytes = Vec::new();
+    let mut push = |k: &str, n: &str, d: &str, rows: &[BinRow], is_link: bool| {
+        for r in rows {
+            time_s.push(tidy(r.start.as_secs_f64()));
+            kind.push(k.to_string());
+            name.push(n.to_string());
+            direction.push(d.to_string());
+            bytes.push(r.counters.bytes_delivered as i64);
+            mbps.push(tidy(r.throughput_mbps()));
+            for (i, cause) in DropCause::ALL.iter().enumerate() {
+                drops[i].push(r.counters.drops_by(*cause) as i64);
+            }
+            q_packets.push(if is_link { tidy(r.mean_queue_packets()) } else { f64::NAN });
+            q_bytes.push(if is_link { tidy(r.mean_queue_bytes()) } else { f64::NAN });
+        }
+    };
+    for (f, rows) in world.flows.iter().zip(&flow_rows) {
+        push("flow", &f.spec.name, "", rows, false);
+    }
+    for (l, rows) in world.links.iter().zip(&link_rows) {
+        push("link", &l.spec.name, l.spec.direction.name(), rows, true);
+    }
+    let [d_queue, d_loss, d_down] = drops;
+    let columns = vec![
+        Column::F64(time_s),
+        Column::Str(kind),
+        Column::Str(name),
+        Column::Str(direction),
+        Column::I64(bytes),
+        Column::F64(mbps),
+        Column::I64(d_queue),
+        Column::I64(d_loss),
+        Column::I64(d_down),
+        Column::F64(q_packets),
+        Column::F64(q_bytes),
+    ];
+    COLUMNS.iter().map(|c| c.to_string()).zip(columns).collect()
+}

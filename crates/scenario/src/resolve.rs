@@ -1,0 +1,378 @@
+//! From a parsed [`ScenarioFile`] to runnable model parameters.
+//!
+//! Checks what the schema alone cannot (unique names, nodes that routes connect, required
+//! values per direction, model parameters in range), reads trace files relative to the
+//! scenario's folder, and parses them with the link crate's parsers. Every failure names the
+//! field path it comes from.
+
+use crate::schema::*;
+use multiconn_core::units::QueueLimit;
+use multiconn_core::{Bytes, Dur, Rate, Time};
+use multiconn_link::availability::Schedule;
+use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
+use multiconn_link::loss::{parse_loss_trace, LossModel};
+use multiconn_link::rate::RateModel;
+use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A problem at a field path (user-style segments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    pub path: Vec<String>,
+    pub message: String,
+}
+
+fn err(path: &[&str], message: impl Into<String>) -> FieldError {
+    FieldError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
+}
+
+/// One direction of one link, ready to build.
+#[derive(Debug, Clone)]
+pub struct LinkDirection {
+    pub name: String,
+    pub direction: Direction,
+    pub from: String,
+    pub to: String,
+    pub rate: RateModel,
+    pub delay: DelayModel,
+    pub reorder: bool,
+    pub queue: QueueLimit,
+    pub loss: Option<LossModel>,
+    pub down: Schedule,
+}
+
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub name: String,
+    pub transport: Transport,
+    pub app: AppKind,
+    pub cbr_rate: Option<Rate>,
+    pub packet_size: u32,
+    pub size: Option<u64>,
+    pub start: Time,
+    pub stop: Option<Time>,
+    /// Indices into the link-direction list, in order.
+    pub route: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub name: String,
+    pub duration: Option<Dur>,
+    pub seed: Option<u64>,
+    pub bin: Dur,
+    pub links: Vec<LinkDirection>,
+    pub flows: Vec<Flow>,
+}
+
+pub const DEFAULT_BIN: Dur = Dur::from_millis(100);
+pub const DEFAULT_PACKET_SIZE: u32 = 1500;
+const MIN_PACKET_SIZE: u64 = 29;
+const MAX_PACKET_SIZE: u64 = 65_535;
+
+/// Reads trace files once each, relative to the scenario's folder.
+struct Files<'a> {
+    base: &'a Path,
+    cache: HashMap<PathBuf, String>,
+}
+
+impl Files<'_> {
+    fn read(&mut self, file: &str, path: &[&str]) -> Result<(String, String), FieldError> {
+        let full = self.base.join(file);
+        if let Some(text) = self.cache.get(&full) {
+            return Ok((text.clone(), full.display().to_string()));
+        }
+        let text = std::fs::read_to_string(&full)
+            .map_err(|e| err(path, format!("cannot read \"{}\": {e}", full.display())))?;
+        self.cache.insert(full.clone(), text.clone());
+        Ok((text, full.display().to_string()))
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Result<Resolved, FieldError> {
+    let mut files = Files { base: base_dir, cache: HashMap::new() };
+    let bin = file.run.bin.unwrap_or(DEFAULT_BIN);
+    if bin == Dur::ZERO {
+        return Err(err(&["run", "bin"], "the bin width must be positive"));
+    }
+    if file.run.duration == Some(Dur::ZERO) {
+        return Err(err(&["run", "duration"], "the duration must be positive"));
+    }
+
+    let mut links = Vec::new();
+    let mut link_index: HashMap<&str, usize> = HashMap::new();
+    for (i, l) in file.link.iter().enumerate() {
+        if !valid_name(&l.name) {
+            return Err(err(&["link", &format!("[{i}]"), "name"], format!("\"{}\" is not a valid name: use letters, digits, '_' and '-'", l.name)));
+        }
+        if link_index.insert(&l.name, links.len()).is_some() {
+            return Err(err(&["link", &l.name, "name"], format!("two links are named \"{}\"", l.name)));
+        }
+        if l.between[0] == l.between[1] {
+            return Err(err(&["link", &l.name, "between"], "a link must join two different nodes"));
+        }
+        for (direction, over) in [(Direction::Forward, &l.forward), (Direction::Reverse, &l.reverse)] {
+            links.push(resolve_direction(l, direction, over.as_ref(), &mut files)?);
+        }
+    }
+
+    let mut flows = Vec::new();
+    let mut flow_names = HashMap::new();
+    for (i, f) in file.flow.iter().enumerate() {
+        if !valid_name(&f.name) {
+            return Err(err(&["flow", &format!("[{i}]"), "name"], format!("\"{}\" is not a valid name: use letters, digits, '_' and '-'", f.name)));
+        }
+        if flow_names.insert(f.name.clone(), i).is_some() {
+            return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
+        }
+        flows.push(resolve_flow(f, &file.link, &link_index)?);
+    }
+    if flows.is_empty() {
+        return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
+    }
+    if file.run.duration.is_none() {
+        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none()) {
+            return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
+        }
+    }
+    Ok(Resolved {
+        name: file.name.clone().unwrap_or_else(|| default_name.to_string()),
+        duration: file.run.duration,
+        seed: file.run.seed,
+        bin,
+        links,
+        flows,
+    })
+}
+
+fn resolve_direction(
+    l: &LinkSection,
+    direction: Direction,
+    over: Option<&DirectionSection>,
+    files: &mut Files,
+) -> Result<LinkDirection, FieldError> {
+    let dir = direction.name();
+    let name = l.name.as_str();
+    // The path of a field: the per-direction one when it is overridden there.
+    let at = |field: &'static str, overridden: bool| -> Vec<&str> {
+        if overridden { vec!["link", name, dir, field] } else { vec!["link", name, field] }
+    };
+    let (rate_over, rate) = pick(&l.rate, over.map(|o| &o.rate));
+    let (delay_over, delay) = pick(&l.delay, over.map(|o| &o.delay));
+    let (queue_over, queue) = pick(&l.queue, over.map(|o| &o.queue));
+    let (loss_over, loss) = pick(&l.loss, over.map(|o| &o.loss));
+    let (down_over, down) = pick(&l.down, over.map(|o| &o.down));
+
+    let rate_path = at("rate", rate_over);
+    let rate = match rate {
+        None => return Err(err(&rate_path, format!("missing: give the {dir} direction a rate, e.g. rate = \"20 Mbit/s\""))),
+        Some(r) => resolve_rate(r, &rate_path, files)?,
+    };
+    let queue_path = at("queue", queue_over);
+    let queue = *queue.ok_or_else(|| err(&queue_path, "missing: give the link a queue limit, e.g. queue = \"100 packets\" or \"150 kB\""))?;
+    let delay_path = at("delay", delay_over);
+    let (delay, reorder) = match delay {
+        None => (DelayModel::Constant(Dur::ZERO), false),
+        Some(d) => resolve_delay(d, &delay_path, files)?,
+    };
+    let loss_path = at("loss", loss_over);
+    let loss = loss.map(|l| resolve_loss(l, &loss_path, files)).transpose()?;
+    let down_path = at("down", down_over);
+    let windows: Vec<(Time, Time)> = down.map(|d| d.iter().map(|[a, b]| (Time(a.0), Time(b.0))).collect()).unwrap_or_default();
+    let down = Schedule::new(windows).map_err(|m| err(&down_path, m))?;
+
+    let (from, to) = match direction {
+        Direction::Forward => (l.between[0].clone(), l.between[1].clone()),
+        Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
+    };
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, rate, delay, reorder, queue, loss, down })
+}
+
+/// The per-direction value when there is one (and `true`), else the link-wide one.
+fn pick<'a, T>(base: &'a Option<T>, over: Option<&'a Option<T>>) -> (bool, Option<&'a T>) {
+    match over {
+        Some(Some(v)) => (true, Some(v)),
+        _ => (false, base.as_ref()),
+    }
+}
+
+fn resolve_rate(spec: &RateSpec, path: &[&str], files: &mut Files) -> Result<RateModel, FieldError> {
+    let with_file = |p: &[&str]| -> Vec<String> { p.iter().map(|s| s.to_string()).chain(["file".to_string()]).collect() };
+    let trace_err = |e: multiconn_link::TraceError| FieldError { path: with_file(path), message: e.to_string() };
+    let model = match spec {
+        RateSpec::Fixed(r) => {
+            if r.bps() == 0 {
+                return Err(err(path, "a rate must be positive"));
+            }
+            RateModel::Fixed(*r)
+        }
+        RateSpec::Trace(RateTrace::Mahimahi { file }) => {
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            RateModel::Opportunities(parse_mahimahi(&text, &origin).map_err(trace_err)?)
+        }
+        RateSpec::Trace(RateTrace::Ucc { file, column }) => {
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            RateModel::Steps(parse_bitrate_csv(&text, &origin, &BitrateCsvFormat::ucc(column)).map_err(trace_err)?)
+        }
+        RateSpec::Trace(RateTrace::Csv { file, column, unit, time_column, time_format }) => {
+            let time = match (time_format.unwrap_or(TimeFormat::Seconds), time_column) {
+                (TimeFormat::Row, _) => TimeColumn::RowIndex,
+                (TimeFormat::Seconds, c) => TimeColumn::Seconds(c.clone().unwrap_or_else(|| "time".into())),
+                (TimeFormat::Gnettrack, c) => TimeColumn::GNetTrack(c.clone().unwrap_or_else(|| "Timestamp".into())),
+            };
+            if unit.bps() == 0 {
+                return Err(err(&[path, &["unit"]].concat(), "the unit of the rate column must be positive, e.g. \"1 kbit/s\""));
+            }
+            let format = BitrateCsvFormat { time, rate_column: column.clone(), bps_per_unit: unit.bps() as f64 };
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            RateModel::Steps(parse_bitrate_csv(&text, &origin, &format).map_err(trace_err)?)
+        }
+    };
+    Ok(model)
+}
+
+fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) -> Result<(DelayModel, bool), FieldError> {
+    let trace_err = |e: multiconn_link::TraceError| FieldError {
+        path: path.iter().map(|s| s.to_string()).chain(["file".to_string()]).collect(),
+        message: e.to_string(),
+    };
+    Ok(match spec {
+        DelaySpec::Constant(d) | DelaySpec::Model(DelayTable::Constant { value: d }) => (DelayModel::Constant(*d), false),
+        DelaySpec::Model(DelayTable::Normal { mean, cv, reorder }) => {
+            if !(cv.is_finite() && *cv >= 0.0) {
+                return Err(err(&[path, &["cv"]].concat(), format!("the coefficient of variation must be a finite number ≥ 0, got {cv}")));
+            }
+            (DelayModel::Normal { mean: *mean, cv: *cv }, *reorder)
+        }
+        DelaySpec::Model(DelayTable::Empirical { file, reorder }) => {
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            (DelayModel::Empirical(parse_histogram(&text, &origin).map_err(trace_err)?), *reorder)
+        }
+        DelaySpec::Model(DelayTable::Series { file }) => {
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            (DelayModel::Series(parse_delay_series(&text, &origin).map_err(trace_err)?), false)
+        }
+    })
+}
+
+fn resolve_loss(spec: &LossSpec, path: &[&str], files: &mut Files) -> Result<LossModel, FieldError> {
+    Ok(match spec {
+        LossSpec::Bernoulli(p) | LossSpec::Model(LossTable::Bernoulli { p }) => LossModel::Bernoulli { p: p.0 },
+        LossSpec::Model(LossTable::GilbertElliott { p, r, loss_good, loss_bad }) => {
+            if r.0 == 0.0 && p.0 > 0.0 {
+                return Err(err(&[path, &["r"]].concat(), "r (bad → good) must be positive, or the link stays in the bad state forever"));
+            }
+            LossModel::GilbertElliott {
+                p: p.0,
+                r: r.0,
+                loss_good: loss_good.map_or(0.0, |x| x.0),
+                loss_bad: loss_bad.map_or(1.0, |x| x.0),
+            }
+        }
+        LossSpec::Model(LossTable::Trace { file }) => {
+            let (text, origin) = files.read(file, &[path, &["file"]].concat())?;
+            LossModel::Trace(parse_loss_trace(&text, &origin).map_err(|e| FieldError {
+                path: path.iter().map(|s| s.to_string()).chain(["file".to_string()]).collect(),
+                message: e.to_string(),
+            })?)
+        }
+    })
+}
+
+fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<Flow, FieldError> {
+    let name = f.name.as_str();
+    let path = |field: &'static str| vec!["flow", name, field];
+    if f.transport != Transport::Udp {
+        return Err(err(&path("transport"), format!("transport \"{}\" is not available in this version of multiconn; available: \"udp\"", f.transport.name())));
+    }
+    let packet_size = f.packet_size.unwrap_or(Bytes(DEFAULT_PACKET_SIZE as u64)).0;
+    if !(MIN_PACKET_SIZE..=MAX_PACKET_SIZE).contains(&packet_size) {
+        return Err(err(&path("packet_size"), format!("must lie between {MIN_PACKET_SIZE} B and {MAX_PACKET_SIZE} B (headers included), got {packet_size} B")));
+    }
+    match (f.app, f.rate) {
+        (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
+        (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
+        (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
+        _ => {}
+    }
+    if f.size == Some(Bytes(0)) {
+        return Err(err(&path("size"), "the size must be positive (leave it out for an unlimited flow)"));
+    }
+    let start = Time(f.start.unwrap_or(Dur::ZERO).0);
+    let stop = f.stop.map(|d| Time(d.0));
+    if let Some(stop) = stop {
+        if stop <= start {
+            return Err(err(&path("stop"), "stop must come after start"));
+        }
+    }
+    if f.from == f.to {
+        return Err(err(&path("to"), "a flow must go to another node"));
+    }
+    let route_names: Vec<String> = match &f.route {
+        Some(r) if r.is_empty() => return Err(err(&path("route"), "a route needs at least one link")),
+        Some(r) => r.clone(),
+        None => {
+            let direct: Vec<&LinkSection> = links
+                .iter()
+                .filter(|l| (l.between[0] == f.from && l.between[1] == f.to) || (l.between[1] == f.from && l.between[0] == f.to))
+                .collect();
+            match direct.as_slice() {
+                [one] => vec![one.name.clone()],
+                [] => return Err(err(&path("route"), format!("no link joins \"{}\" and \"{}\" directly; give the route as a list of link names", f.from, f.to))),
+                _ => return Err(err(&path("route"), format!("several links join \"{}\" and \"{}\"; say which with route = [...]", f.from, f.to))),
+            }
+        }
+    };
+    let mut at = f.from.as_str();
+    let mut route = Vec::new();
+    for hop in &route_names {
+        let &li = link_index.get(hop.as_str()).ok_or_else(|| {
+            let known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+            err(&path("route"), format!("there is no link named \"{hop}\" (links: {})", known.join(", ")))
+        })?;
+        let l = &links[li];
+        let (dir, next) = if l.between[0] == at {
+            (0, l.between[1].as_str())
+        } else if l.between[1] == at {
+            (1, l.between[0].as_str())
+        } else {
+            return Err(err(&path("route"), format!("link \"{hop}\" joins \"{}\" and \"{}\", but the route is at \"{at}\" there", l.between[0], l.between[1])));
+        };
+        route.push(2 * li + dir);
+        at = next;
+    }
+    if at != f.to {
+        return Err(err(&path("route"), format!("the route ends at \"{at}\", not at \"{}\"", f.to)));
+    }
+    Ok(Flow {
+        name: f.name.clone(),
+        transport: f.transport,
+        app: f.app,
+        cbr_rate: f.rate,
+        packet_size: packet_size as u32,
+        size: f.size.map(|b| b.0),
+        start,
+        stop,
+        route,
+    })
+}

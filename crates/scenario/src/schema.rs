@@ -1,0 +1,253 @@
+//! The scenario file schema: the single source of truth for what a scenario may contain.
+//!
+//! Every struct refuses unknown keys. Quantities are typed values parsed by
+//! `multiconn_core::units` ("20 Mbit/s", "10 ms", "100 MB", "100 packets", "1 %"); model
+//! choices that need more than one value are tables tagged by `model`.
+
+use multiconn_core::units::{Probability, QueueLimit};
+use multiconn_core::{Bytes, Dur, Rate};
+use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub link: Vec<LinkSection>,
+    #[serde(default)]
+    pub flow: Vec<FlowSection>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Time limit of the run.
+    pub duration: Option<Dur>,
+    /// Default master seed (the command line's `--seed` wins).
+    pub seed: Option<u64>,
+    /// Width of the time-series bins (default 100 ms).
+    pub bin: Option<Dur>,
+}
+
+/// A bidirectional link between two nodes. The top-level parameters apply to both
+/// directions; `forward` (first node to second) and `reverse` override them per direction.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSection {
+    pub name: String,
+    pub between: [String; 2],
+    pub rate: Option<RateSpec>,
+    pub delay: Option<DelaySpec>,
+    pub queue: Option<QueueLimit>,
+    pub loss: Option<LossSpec>,
+    pub down: Option<Vec<[Dur; 2]>>,
+    pub forward: Option<DirectionSection>,
+    pub reverse: Option<DirectionSection>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSection {
+    pub rate: Option<RateSpec>,
+    pub delay: Option<DelaySpec>,
+    pub queue: Option<QueueLimit>,
+    pub loss: Option<LossSpec>,
+    pub down: Option<Vec<[Dur; 2]>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Udp,
+    Tcp,
+    Quic,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+            Transport::Quic => "quic",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    /// As much as the transport (or, for UDP, the first link) accepts.
+    Bulk,
+    /// Constant bit rate.
+    Cbr,
+}
+
+impl AppKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::Bulk => "bulk",
+            AppKind::Cbr => "cbr",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSection {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub transport: Transport,
+    pub app: AppKind,
+    /// CBR rate.
+    pub rate: Option<Rate>,
+    /// Size on the wire (default 1500 B).
+    pub packet_size: Option<Bytes>,
+    /// Payload bytes to transfer; none = unlimited.
+    pub size: Option<Bytes>,
+    pub start: Option<Dur>,
+    pub stop: Option<Dur>,
+    /// Link names in order; default: the one link between `from` and `to`.
+    pub route: Option<Vec<String>>,
+}
+
+/// `"40 Mbit/s"` or a table tagged by `model`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RateSpec {
+    Fixed(Rate),
+    Trace(RateTrace),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum RateTrace {
+    /// Mahimahi delivery-opportunity file.
+    Mahimahi { file: String },
+    /// A UCC G-NetTrack CSV (`Timestamp`; rate column in kbit/s).
+    Ucc {
+        file: String,
+        #[serde(default = "default_ucc_column")]
+        column: String,
+    },
+    /// Any per-second bitrate CSV.
+    Csv {
+        file: String,
+        column: String,
+        unit: Rate,
+        #[serde(default)]
+        time_column: Option<String>,
+        #[serde(default)]
+        time_format: Option<TimeFormat>,
+    },
+}
+
+fn default_ucc_column() -> String {
+    "DL_bitrate".into()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeFormat {
+    Seconds,
+    Gnettrack,
+    Row,
+}
+
+/// `"10 ms"` or a table tagged by `model`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DelaySpec {
+    Constant(Dur),
+    Model(DelayTable),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum DelayTable {
+    Constant {
+        value: Dur,
+    },
+    Normal {
+        mean: Dur,
+        cv: f64,
+        #[serde(default)]
+        reorder: bool,
+    },
+    Empirical {
+        file: String,
+        #[serde(default)]
+        reorder: bool,
+    },
+    Series {
+        file: String,
+    },
+}
+
+/// `"1 %"`, `0.01`, or a table tagged by `model`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LossSpec {
+    Bernoulli(Probability),
+    Model(LossTable),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossTable {
+    Bernoulli {
+        p: Probability,
+    },
+    GilbertElliott {
+        p: Probability,
+        r: Probability,
+        #[serde(default)]
+        loss_good: Option<Probability>,
+        #[serde(default)]
+        loss_bad: Option<Probability>,
+    },
+    Trace {
+        file: String,
+    },
+}
+
+/// Deserializes "a scalar with a unit, or a table tagged by `model`".
+macro_rules! scalar_or_table {
+    ($ty:ident, $scalar:ident, $scalar_ty:ty, $table:ident, $table_ty:ty, $expecting:expr) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        <$scalar_ty>::deserialize(de::value::StrDeserializer::<E>::new(s)).map($ty::$scalar)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        <$scalar_ty>::deserialize(de::value::F64Deserializer::<E>::new(v)).map($ty::$scalar)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        self.visit_f64(v as f64)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_f64(v as f64)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$ty, A::Error> {
+                        <$table_ty>::deserialize(MapAccessDeserializer::new(map)).map($ty::$table)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+scalar_or_table!(RateSpec, Fixed, Rate, Trace, RateTrace,
+    "a rate such as \"20 Mbit/s\" or a table { model = \"mahimahi\" | \"ucc\" | \"csv\", file = ... }");
+scalar_or_table!(DelaySpec, Constant, Dur, Model, DelayTable,
+    "a delay such as \"10 ms\" or a table { model = \"normal\" | \"empirical\" | \"series\" | \"constant\", ... }");
+scalar_or_table!(LossSpec, Bernoulli, Probability, Model, LossTable,
+    "a loss probability such as 0.01 or \"1 %\", or a table { model = \"gilbert_elliott\" | \"trace\" | \"bernoulli\", ... }");
