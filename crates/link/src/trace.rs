@@ -332,7 +332,7 @@ impl PerSecondRates {
     fn close_current_second(&mut self) -> Result<(), String> {
         let Some((second, sum, count)) = self.current.take() else { return Ok(()) };
         let bps = sum / count as f64 * self.bps_per_unit;
-        if !(bps <= MAX_RATE_BPS) {
+        if bps.is_nan() || bps > MAX_RATE_BPS {
             return Err(format!("rate {bps} bit/s is above the largest allowed, {MAX_RATE_BPS} bit/s; check bps_per_unit"));
         }
         let rate = Rate(bps.round() as u64);
