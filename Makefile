@@ -1,0 +1,45 @@
+# Development tasks: setup (virtualenv + native extension), test, demo, bench.
+# Override the interpreter with `make PYTHON=python3.12 setup`.
+
+PYTHON ?= $(shell command -v python3.11 >/dev/null 2>&1 && echo python3.11 || echo python3)
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# The extension is rebuilt when any of these change.
+SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
+	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
+	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
+
+.PHONY: setup test test-rust test-python demo bench clean-venv
+
+setup: $(STAMP)
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+
+# Dependencies come from the lock file; the project is installed editable (Python edits are
+# live; maturin rebuilds the Rust extension in release mode when this target re-runs).
+$(STAMP): $(VENV)/bin/activate $(SOURCES)
+	$(VPY) -m pip install --quiet -r requirements.lock
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
+	touch $@
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --workspace --release
+
+test-python: setup
+	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python -q
+
+demo: setup
+	$(VENV)/bin/multiconn run examples/scenarios/bulk.toml --out out/demo
+
+bench: setup
+	cargo bench --workspace
+	$(VPY) bench/bench_bulk.py
+
+clean-venv:
+	rm -rf $(VENV)

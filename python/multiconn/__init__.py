@@ -1,0 +1,33 @@
+"""multiconn: a deterministic packet-level simulator for transport protocols over cellular
+multi-connectivity.
+
+    >>> import multiconn
+    >>> result = multiconn.run("examples/scenarios/bulk.toml", seed=1)
+    >>> result.summary["flows"][0]["goodput_mbps"]
+    >>> result.timeseries.head()
+    >>> result.write("out/bulk")
+"""
+
+from __future__ import annotations
+
+from ._native import ScenarioError, available
+from .result import RunResult
+from .runner import run, validate
+
+
+def _version() -> str:
+    if available():
+        from ._native import core
+
+        return str(core().version())
+    try:
+        from importlib.metadata import version
+
+        return version("multiconn")
+    except Exception:
+        return "0+unknown"
+
+
+__version__ = _version()
+
+__all__ = ["RunResult", "ScenarioError", "__version__", "run", "validate"]

@@ -1,0 +1,5 @@
+"""`python -m multiconn`: the command-line interface."""
+
+from multiconn.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""The `multiconn` command: `run` and `validate` a scenario.
+
+Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad option), reported as
+one line `multiconn: error: <message>` on stderr; 1 an internal error (one line, plus the
+traceback with `--verbose`); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+from ._native import ScenarioError
+from .result import json_text
+from .source import ScenarioFileError, parse_set_option
+
+PROG = "multiconn"
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class BadInput(Exception):
+    """Bad input found by the CLI itself (reported with exit code 2)."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        _error(f"{message} (see '{self.prog} --help')")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _set_option(text: str) -> tuple[str, str]:
+    try:
+        return parse_set_option(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--set ")) from None
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a whole number, got '{text}'") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2^64-1, got {value}")
+    return value
+
+
+RUN_DESCRIPTION = """\
+Run a scenario to its end and write its results to a folder: summary.json (flows, links,
+fairness, seed, wall time), timeseries.parquet (one row per time bin and flow or link
+direction), scenario.json (the scenario after overrides) and, with --csv, timeseries.csv.
+The same scenario and seed always give the same files (apart from wall_time_s). A short
+summary table is printed afterwards, and runs longer than about a second show a progress bar.
+"""
+RUN_EXAMPLE = """\
+example:
+  multiconn run examples/scenarios/bulk.toml --out out/bulk --seed 7 \\
+      --set link.bottleneck.rate=30Mbit/s --set run.duration=5s
+"""
+VALIDATE_DESCRIPTION = """\
+Check a scenario without running it: parse the TOML, apply --set overrides, check every field
+and unit, and load every trace file. Prints a one-line verdict, or with --json the resolved
+scenario; errors are reported as one line naming the file, the field and what is allowed.
+"""
+VALIDATE_EXAMPLE = """\
+example:
+  multiconn validate examples/scenarios/trace_lte.toml --set run.duration=30s
+"""
+MAIN_DESCRIPTION = """\
+multiconn is a deterministic packet-level simulator for transport protocols over cellular
+multi-connectivity. Describe links and flows in a TOML scenario, then validate or run it.
+"""
+MAIN_EXAMPLE = """\
+example:
+  multiconn run examples/scenarios/bulk.toml --out out/demo
+  multiconn run SCENARIO --help
+"""
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set", dest="overrides", metavar="KEY=VALUE", type=_set_option, action="append",
+        default=[],
+        help="override a scenario value, e.g. link.bottleneck.rate=30Mbit/s or "
+        "flow.bulk.size=10MB (repeatable; VALUE is read as TOML when it is valid TOML, "
+        "otherwise as a string)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog=PROG, description=MAIN_DESCRIPTION, epilog=MAIN_EXAMPLE,
+                     formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser("run", help="run a scenario and write its results",
+                              description=RUN_DESCRIPTION, epilog=RUN_EXAMPLE,
+                              formatter_class=fmt)
+    run.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    run.add_argument("--out", required=True, metavar="DIR",
+                     help="folder for the result files (created if missing)")
+    run.add_argument("--seed", type=_seed, metavar="N",
+                     help="master seed (overrides run.seed; default 1)")
+    _add_set(run)
+    run.add_argument("--csv", action="store_true", help="also write timeseries.csv")
+    talk = run.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress bar and no summary table")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="list the files written; show tracebacks of internal errors")
+    run.add_argument("--json", action="store_true",
+                     help="print the summary as JSON instead of the table")
+    run.set_defaults(handler=cmd_run)
+
+    validate = commands.add_parser("validate", help="check a scenario without running it",
+                                   description=VALIDATE_DESCRIPTION, epilog=VALIDATE_EXAMPLE,
+                                   formatter_class=fmt)
+    validate.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    _add_set(validate)
+    validate.add_argument("--json", action="store_true",
+                          help="print the resolved scenario as JSON")
+    validate.add_argument("-v", "--verbose", action="store_true",
+                          help="show tracebacks of internal errors")
+    validate.set_defaults(handler=cmd_validate)
+    return parser
+
+
+def _count(resolved: dict[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        if isinstance(resolved.get(key), list):
+            return len(resolved[key])
+    return None
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .runner import validate
+
+    resolved = validate(_scenario_path(args.scenario), overrides=args.overrides)
+    if args.json:
+        sys.stdout.write(json_text(resolved))
+        return EXIT_OK
+    details = []
+    links, flows = _count(resolved, "link", "links"), _count(resolved, "flow", "flows")
+    if links is not None:
+        details.append(f"{links} link{'s' if links != 1 else ''}")
+    if flows is not None:
+        details.append(f"{flows} flow{'s' if flows != 1 else ''}")
+    suffix = f" ({', '.join(details)})" if details else ""
+    print(f"{args.scenario}: valid{suffix}")
+    return EXIT_OK
+
+
+def _scenario_path(path: str) -> str:
+    from .source import read_scenario_file
+
+    read_scenario_file(path)  # a missing or unreadable file is bad input, reported as such
+    return path
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .report import print_summary
+    from .runner import run
+
+    result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
+                 progress=not args.quiet)
+    try:
+        written = result.write(args.out, csv=args.csv)
+    except OSError as exc:
+        raise BadInput(f"cannot write results to '{args.out}': {exc.strerror or exc}") from exc
+    if args.json:
+        sys.stdout.write(json_text(result.summary))
+    elif not args.quiet:
+        console = Console()
+        print_summary(result.summary, console)
+        console.print(f"results in {args.out}", highlight=False)
+    if args.verbose:
+        for path in written:
+            print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `multiconn` command; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    verbose = bool(getattr(args, "verbose", False))
+    try:
+        return int(args.handler(args))
+    except (ScenarioError, ScenarioFileError, BadInput) as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BaseException as exc:  # includes pyo3's PanicException, a BaseException
+        if isinstance(exc, SystemExit):
+            raise
+        if verbose:
+            traceback.print_exception(exc, file=sys.stderr)
+        kind = "Rust panic" if type(exc).__name__ == "PanicException" else type(exc).__name__
+        hint = "" if verbose else " (run with --verbose for the traceback)"
+        print(f"{PROG}: internal error: {kind}: {_one_line(str(exc))}{hint}",
+              file=sys.stderr, flush=True)
+        return EXIT_INTERNAL

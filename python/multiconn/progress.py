@@ -1,0 +1,98 @@
+"""A progress bar for a run that appears only once the run has lasted about a second.
+
+Short runs stay silent; long ones show simulated seconds done / total, events, elapsed time and
+the estimated time left, on stderr (or as a widget in Jupyter).
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+DELAY_S = 1.0
+"""Wall time after which the bar appears."""
+
+
+class _SimTimeColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        total = "?" if task.total is None else f"{task.total:.1f}"
+        return Text(f"{task.completed:.1f}/{total} s", style="progress.download")
+
+
+class _EventsColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.fields.get('events', 0):,} events", style="progress.data.speed")
+
+
+class RunProgress:
+    """Context manager fed with (simulated time, events) after every step of a run."""
+
+    def __init__(self, total_s: float | None, enabled: bool, label: str = "simulating") -> None:
+        self._total = total_s
+        self._label = label
+        self._enabled = enabled
+        self._started = time.monotonic()
+        self._progress: Progress | None = None
+        self._task: int | None = None
+
+    def __enter__(self) -> RunProgress:
+        self._started = time.monotonic()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _open(self) -> None:
+        console = Console(stderr=True)
+        if not (console.is_terminal or console.is_jupyter):
+            self._enabled = False
+            return
+        self._progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            _SimTimeColumn(),
+            _EventsColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(self._label, total=self._total, events=0)
+
+    def update(self, sim_time_s: float, events: int) -> None:
+        """Reports progress; opens the bar once the run has lasted DELAY_S of wall time."""
+        if not self._enabled:
+            return
+        if self._progress is None:
+            if time.monotonic() - self._started < DELAY_S:
+                return
+            self._open()
+            if self._progress is None:
+                return
+        assert self._task is not None
+        self._progress.update(self._task, completed=sim_time_s, events=events)
+
+    def close(self) -> None:
+        """Removes the bar, if it was shown."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

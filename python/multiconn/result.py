@@ -1,0 +1,92 @@
+"""`RunResult`: what a run returns, and how it is written to an output folder.
+
+Files: `summary.json`, `timeseries.parquet`, `scenario.json` and, on request,
+`timeseries.csv`. Each is written to a temporary name then renamed, so an interrupted write
+never leaves a half file behind. Only `wall_time_s` in summary.json differs between two runs of
+the same scenario and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .frame import write_csv, write_parquet
+
+SUMMARY_FILE = "summary.json"
+TIMESERIES_FILE = "timeseries.parquet"
+TIMESERIES_CSV_FILE = "timeseries.csv"
+SCENARIO_FILE = "scenario.json"
+
+
+def with_wall_time(summary: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
+    """A copy of `summary` with `wall_time_s` right after `events` (at the end if absent)."""
+    result: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key != "wall_time_s":
+            result[key] = value
+        if key == "events":
+            result["wall_time_s"] = wall_time_s
+    result.setdefault("wall_time_s", wall_time_s)
+    return result
+
+
+def json_text(value: Any) -> str:
+    """Indented UTF-8 JSON with a final newline."""
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_text(text: str) -> Callable[[Path], None]:
+    return lambda p: p.write_text(text, encoding="utf-8", newline="\n")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of one run.
+
+    * `summary`: the run's summary (flows, links, fairness, seed, `wall_time_s`, ...);
+    * `timeseries`: one row per (time bin, flow or link direction);
+    * `scenario`: the resolved scenario, after overrides.
+    """
+
+    summary: dict[str, Any]
+    timeseries: pd.DataFrame
+    scenario: dict[str, Any]
+
+    def write(self, out_dir: str | os.PathLike[str], csv: bool = False) -> list[Path]:
+        """Writes the result files into `out_dir` (created if missing); returns their paths."""
+        folder = Path(out_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+
+        def put(name: str, write: Callable[[Path], None]) -> None:
+            path = folder / name
+            _atomic_write(path, write)
+            written.append(path)
+
+        put(SUMMARY_FILE, _write_text(json_text(self.summary)))
+        put(TIMESERIES_FILE, lambda p: write_parquet(self.timeseries, p))
+        if csv:
+            put(TIMESERIES_CSV_FILE, lambda p: write_csv(self.timeseries, p))
+        put(SCENARIO_FILE, _write_text(json_text(self.scenario)))
+        return written
