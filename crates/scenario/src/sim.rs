@@ -115,7 +115,13 @@ impl World {
         let recorder = BinnedRecorder::new(resolved.bin, flows.len(), links.len());
         let mut world = World { queue: EventQueue::new(), links, flows, recorder, end, next_packet_id: 0, flows_done: 0 };
         for f in 0..world.flows.len() {
-            world.arm_source(f);
+            if world.flows[f].spec.app == AppKind::Bulk {
+                // Bulk sending starts here; after that the first link's back-pressure drives it.
+                let start = world.flows[f].spec.start;
+                world.queue.schedule(start, Event::SourceWake(f));
+            } else {
+                world.arm_source(f);
+            }
         }
         world
     }
@@ -273,16 +279,19 @@ impl World {
         self.arm_link(l);
     }
 
+    /// Offers the freed room to the bulk flows that feed this link, round-robin: the flow
+    /// after the last one that sent goes first.
     fn refill_feeders(&mut self, l: usize, now: Time) {
         let n = self.links[l].feeders.len();
-        if n == 0 {
-            return;
-        }
         let start = self.links[l].next_feeder;
-        self.links[l].next_feeder = (start + 1) % n;
         for k in 0..n {
-            let f = self.links[l].feeders[(start + k) % n];
+            let i = (start + k) % n;
+            let f = self.links[l].feeders[i];
+            let before = self.next_packet_id;
             self.fill_bulk(f, now);
+            if self.next_packet_id != before {
+                self.links[l].next_feeder = (i + 1) % n;
+            }
             self.check_done(f, now);
         }
     }
