@@ -54,7 +54,10 @@ impl Schedule {
     /// The window containing `t`, if the link is down at `t`.
     pub fn window_at(&self, t: Time) -> Option<(Time, Time)> {
         let candidate = self.down.partition_point(|&(_, until)| until <= t);
-        self.down.get(candidate).copied().filter(|&(from, _)| from <= t)
+        self.down
+            .get(candidate)
+            .copied()
+            .filter(|&(from, _)| from <= t)
     }
 
     pub fn is_down(&self, t: Time) -> bool {
@@ -81,7 +84,10 @@ pub struct Intermittent<L> {
 impl<L: Link> Intermittent<L> {
     /// `schedule` must satisfy the invariants [`Schedule::new`] checks.
     pub fn new(inner: L, schedule: Schedule) -> Intermittent<L> {
-        debug_assert!(Schedule::new(schedule.down.clone()).is_ok(), "invalid schedule {schedule:?}");
+        debug_assert!(
+            Schedule::new(schedule.down.clone()).is_ok(),
+            "invalid schedule {schedule:?}"
+        );
         Intermittent {
             inner,
             schedule,
@@ -97,7 +103,10 @@ impl<L: Link> Intermittent<L> {
     }
 
     fn next_window_start(&self) -> Option<Time> {
-        self.schedule.down.get(self.next_window).map(|&(from, _)| from)
+        self.schedule
+            .down
+            .get(self.next_window)
+            .map(|&(from, _)| from)
     }
 
     /// Processes every window start at or before `now`, in order.
@@ -116,7 +125,11 @@ impl<L: Link> Intermittent<L> {
         }
         self.inner.flush(from, &mut self.flushed);
         for pkt in self.flushed.drain(..) {
-            self.ready.push_back(LinkOutput::Dropped { at: from, pkt, cause: DropCause::LinkDown });
+            self.ready.push_back(LinkOutput::Dropped {
+                at: from,
+                pkt,
+                cause: DropCause::LinkDown,
+            });
         }
     }
 }

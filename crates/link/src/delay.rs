@@ -35,7 +35,10 @@ pub struct DelaySeries {
 pub enum DelayModel {
     Constant(Dur),
     /// Normal with `mean` and coefficient of variation `cv`, truncated at zero.
-    Normal { mean: Dur, cv: f64 },
+    Normal {
+        mean: Dur,
+        cv: f64,
+    },
     Empirical(EmpiricalDelay),
     Series(DelaySeries),
 }
@@ -149,7 +152,9 @@ impl EmpiricalDelay {
     }
 
     fn sample_with(&self, cumulative: &[f64], rng: &mut RngStream) -> Dur {
-        let Some(&total) = cumulative.last() else { return Dur::ZERO };
+        let Some(&total) = cumulative.last() else {
+            return Dur::ZERO;
+        };
         let target = rng.uniform() * total;
         let bin = self.bin_for(cumulative, target);
         let ms = self.lower_ms[bin] + rng.uniform() * self.bin_width_ms(bin);
@@ -173,7 +178,9 @@ impl DelaySeries {
     /// arithmetic), held constant outside the series. At a repeated time the later point wins.
     pub fn at(&self, now: Time) -> Dur {
         let t = now.as_nanos();
-        let next = self.points.partition_point(|&(time, _)| time.as_nanos() <= t);
+        let next = self
+            .points
+            .partition_point(|&(time, _)| time.as_nanos() <= t);
         match next {
             _ if self.points.is_empty() => Dur::ZERO,
             0 => self.points[0].1,
@@ -222,7 +229,10 @@ const HISTOGRAM_ROW: &str =
 /// finite and ≥ 0 with a positive total. Only relative weights matter, so counts and
 /// frequencies are both accepted.
 pub fn parse_histogram(text: &str, origin: &str) -> Result<EmpiricalDelay, TraceError> {
-    let mut hist = EmpiricalDelay { lower_ms: Vec::new(), weights: Vec::new() };
+    let mut hist = EmpiricalDelay {
+        lower_ms: Vec::new(),
+        weights: Vec::new(),
+    };
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -277,7 +287,11 @@ fn parse_non_negative(field: &str) -> Option<f64> {
 
 fn check_histogram_totals(hist: &EmpiricalDelay, origin: &str) -> Result<(), TraceError> {
     if hist.lower_ms.is_empty() {
-        return Err(TraceError::new(origin, None, format!("no histogram rows: {HISTOGRAM_ROW}")));
+        return Err(TraceError::new(
+            origin,
+            None,
+            format!("no histogram rows: {HISTOGRAM_ROW}"),
+        ));
     }
     let total: f64 = hist.weights.iter().sum();
     if !(total > 0.0 && total.is_finite()) {
@@ -297,7 +311,10 @@ const SERIES_HEADER: &str = "time_s,delay_ms";
 /// Times are seconds from the start of the run, non-decreasing (a repeated time makes a step);
 /// delays are milliseconds, finite and ≥ 0. Blank lines are skipped; at least one row is needed.
 pub fn parse_delay_series(text: &str, origin: &str) -> Result<DelaySeries, TraceError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     check_series_header(lines.next(), origin)?;
     let mut points: Vec<(Dur, Dur)> = Vec::new();
     for (index, line) in lines {
@@ -315,21 +332,36 @@ pub fn parse_delay_series(text: &str, origin: &str) -> Result<DelaySeries, Trace
         points.push((time, millis_to_dur(delay_ms)));
     }
     if points.is_empty() {
-        return Err(TraceError::new(origin, None, format!("no rows after the header `{SERIES_HEADER}`")));
+        return Err(TraceError::new(
+            origin,
+            None,
+            format!("no rows after the header `{SERIES_HEADER}`"),
+        ));
     }
     Ok(DelaySeries { points })
 }
 
 fn check_series_header(first: Option<(usize, &str)>, origin: &str) -> Result<(), TraceError> {
     let Some((index, line)) = first else {
-        return Err(TraceError::new(origin, None, format!("empty file: expected the header `{SERIES_HEADER}` and rows")));
+        return Err(TraceError::new(
+            origin,
+            None,
+            format!("empty file: expected the header `{SERIES_HEADER}` and rows"),
+        ));
     };
-    let header: Vec<&str> = line.trim_start_matches('\u{feff}').split(',').map(str::trim).collect();
+    let header: Vec<&str> = line
+        .trim_start_matches('\u{feff}')
+        .split(',')
+        .map(str::trim)
+        .collect();
     if header != ["time_s", "delay_ms"] {
         return Err(TraceError::new(
             origin,
             Some(index + 1),
-            format!("expected the header `{SERIES_HEADER}`, found \"{}\"", line.trim()),
+            format!(
+                "expected the header `{SERIES_HEADER}`, found \"{}\"",
+                line.trim()
+            ),
         ));
     }
     Ok(())
@@ -338,12 +370,17 @@ fn check_series_header(first: Option<(usize, &str)>, origin: &str) -> Result<(),
 fn parse_series_row(line: &str) -> Result<(f64, f64), String> {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     let [time, delay] = fields[..] else {
-        return Err(format!("found {} column(s): expected `time_s,delay_ms`", fields.len()));
+        return Err(format!(
+            "found {} column(s): expected `time_s,delay_ms`",
+            fields.len()
+        ));
     };
-    let time_s = parse_non_negative(time)
-        .ok_or_else(|| format!("invalid time \"{time}\": expected a finite number of seconds >= 0"))?;
-    let delay_ms = parse_non_negative(delay)
-        .ok_or_else(|| format!("invalid delay \"{delay}\": expected a finite number of milliseconds >= 0"))?;
+    let time_s = parse_non_negative(time).ok_or_else(|| {
+        format!("invalid time \"{time}\": expected a finite number of seconds >= 0")
+    })?;
+    let delay_ms = parse_non_negative(delay).ok_or_else(|| {
+        format!("invalid delay \"{delay}\": expected a finite number of milliseconds >= 0")
+    })?;
     Ok((time_s, delay_ms))
 }
 
@@ -423,13 +460,21 @@ impl<L: Link> Delayed<L> {
             }
             dropped @ LinkOutput::Dropped { at, .. } => (at, dropped),
         };
-        self.pending.push(Reverse(Pending { due, arrival: self.arrivals, output }));
+        self.pending.push(Reverse(Pending {
+            due,
+            arrival: self.arrivals,
+            output,
+        }));
         self.arrivals += 1;
     }
 
     fn delivery_time(&mut self, left_inner_at: Time) -> Time {
         let drawn = left_inner_at + self.sampler.sample(left_inner_at, &mut self.rng);
-        let due = if self.reorder { drawn } else { drawn.max(self.last_delivery_due) };
+        let due = if self.reorder {
+            drawn
+        } else {
+            drawn.max(self.last_delivery_due)
+        };
         self.last_delivery_due = self.last_delivery_due.max(due);
         due
     }

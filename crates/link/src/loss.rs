@@ -23,10 +23,17 @@ pub struct LossTrace {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum LossModel {
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov chain: `p` = P(good→bad), `r` = P(bad→good) per packet;
     /// loss probability `loss_good` in the good state and `loss_bad` in the bad state.
-    GilbertElliott { p: f64, r: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
     Trace(LossTrace),
 }
 
@@ -37,7 +44,12 @@ impl LossModel {
     pub fn mean_loss_rate(&self) -> f64 {
         match self {
             LossModel::Bernoulli { p } => *p,
-            LossModel::GilbertElliott { p, r, loss_good, loss_bad } => {
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => {
                 let bad_share = if p + r > 0.0 { p / (p + r) } else { 0.0 };
                 loss_bad * bad_share + loss_good * (1.0 - bad_share)
             }
@@ -61,7 +73,11 @@ pub struct LossProcess {
 
 impl LossProcess {
     pub fn new(model: LossModel) -> LossProcess {
-        LossProcess { model, in_bad_state: false, trace_position: 0 }
+        LossProcess {
+            model,
+            in_bad_state: false,
+            trace_position: 0,
+        }
     }
 
     pub fn model(&self) -> &LossModel {
@@ -76,12 +92,21 @@ impl LossProcess {
     pub fn next_is_lost(&mut self, rng: &mut RngStream) -> bool {
         match &self.model {
             LossModel::Bernoulli { p } => rng.bernoulli(*p),
-            &LossModel::GilbertElliott { p, r, loss_good, loss_bad } => {
+            &LossModel::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => {
                 let leave = if self.in_bad_state { r } else { p };
                 if rng.bernoulli(leave) {
                     self.in_bad_state = !self.in_bad_state;
                 }
-                rng.bernoulli(if self.in_bad_state { loss_bad } else { loss_good })
+                rng.bernoulli(if self.in_bad_state {
+                    loss_bad
+                } else {
+                    loss_good
+                })
             }
             LossModel::Trace(trace) => {
                 if trace.lost.is_empty() {
@@ -119,7 +144,11 @@ pub fn parse_loss_trace(text: &str, origin: &str) -> Result<LossTrace, TraceErro
         lost.push(parse_loss_flag(value).map_err(|m| TraceError::new(origin, Some(line_no), m))?);
     }
     if lost.is_empty() {
-        return Err(TraceError::new(origin, None, "empty loss trace: expected one `0` (delivered) or `1` (lost) per line"));
+        return Err(TraceError::new(
+            origin,
+            None,
+            "empty loss trace: expected one `0` (delivered) or `1` (lost) per line",
+        ));
     }
     Ok(LossTrace { lost })
 }
@@ -128,7 +157,9 @@ fn parse_loss_flag(value: &str) -> Result<bool, String> {
     match value {
         "0" => Ok(false),
         "1" => Ok(true),
-        other => Err(format!("invalid entry \"{other}\": expected `0` (delivered) or `1` (lost)")),
+        other => Err(format!(
+            "invalid entry \"{other}\": expected `0` (delivered) or `1` (lost)"
+        )),
     }
 }
 
@@ -141,7 +172,11 @@ pub struct Lossy<L> {
 
 impl<L: Link> Lossy<L> {
     pub fn new(inner: L, model: LossModel, rng: RngStream) -> Lossy<L> {
-        Lossy { inner, process: LossProcess::new(model), rng }
+        Lossy {
+            inner,
+            process: LossProcess::new(model),
+            rng,
+        }
     }
 }
 

@@ -20,11 +20,18 @@ fn server_down_10_to_20() -> Intermittent<FifoLink> {
 }
 
 fn delivered(id: u64, at: Time) -> LinkOutput {
-    LinkOutput::Delivered { at, pkt: packet(id) }
+    LinkOutput::Delivered {
+        at,
+        pkt: packet(id),
+    }
 }
 
 fn link_down(id: u64, at: Time) -> LinkOutput {
-    LinkOutput::Dropped { at, pkt: packet(id), cause: DropCause::LinkDown }
+    LinkOutput::Dropped {
+        at,
+        pkt: packet(id),
+        cause: DropCause::LinkDown,
+    }
 }
 
 /// Polls only when the link's own timeout says so, until `end`, as an event loop would.
@@ -52,14 +59,29 @@ fn schedule_accepts_sorted_disjoint_windows() {
 #[test]
 fn schedule_rejects_empty_reversed_unsorted_and_overlapping_windows() {
     let cases: [(Vec<(Time, Time)>, &str); 4] = [
-        (vec![(ms(1), ms(1))], "down window 1 [0.001000000 s, 0.001000000 s) is empty or reversed"),
-        (vec![(ms(1), ms(2)), (ms(5), ms(3))], "down window 2 [0.005000000 s, 0.003000000 s) is empty or reversed"),
-        (vec![(ms(1), ms(4)), (ms(3), ms(6))], "down window 2 starts at 0.003000000 s, before window 1 ends at 0.004000000 s"),
-        (vec![(ms(5), ms(6)), (ms(1), ms(2))], "must be sorted and must not overlap"),
+        (
+            vec![(ms(1), ms(1))],
+            "down window 1 [0.001000000 s, 0.001000000 s) is empty or reversed",
+        ),
+        (
+            vec![(ms(1), ms(2)), (ms(5), ms(3))],
+            "down window 2 [0.005000000 s, 0.003000000 s) is empty or reversed",
+        ),
+        (
+            vec![(ms(1), ms(4)), (ms(3), ms(6))],
+            "down window 2 starts at 0.003000000 s, before window 1 ends at 0.004000000 s",
+        ),
+        (
+            vec![(ms(5), ms(6)), (ms(1), ms(2))],
+            "must be sorted and must not overlap",
+        ),
     ];
     for (windows, needle) in cases {
         let error = Schedule::new(windows.clone()).expect_err("should be rejected");
-        assert!(error.contains(needle), "{windows:?}: \"{error}\" lacks \"{needle}\"");
+        assert!(
+            error.contains(needle),
+            "{windows:?}: \"{error}\" lacks \"{needle}\""
+        );
     }
 }
 
@@ -67,10 +89,20 @@ fn schedule_rejects_empty_reversed_unsorted_and_overlapping_windows() {
 fn arrivals_are_refused_while_down_and_accepted_again_after() {
     let mut link = server_down_10_to_20();
     assert!(link.has_room(1500));
-    assert_eq!(link.enqueue(ms(10), packet(0)), Err((packet(0), DropCause::LinkDown)));
-    assert_eq!(link.enqueue(Time(ms(20).0 - 1), packet(1)), Err((packet(1), DropCause::LinkDown)));
+    assert_eq!(
+        link.enqueue(ms(10), packet(0)),
+        Err((packet(0), DropCause::LinkDown))
+    );
+    assert_eq!(
+        link.enqueue(Time(ms(20).0 - 1), packet(1)),
+        Err((packet(1), DropCause::LinkDown))
+    );
     assert!(!link.has_room(1500));
-    assert_eq!(link.poll_timeout(), Some(ms(20)), "wakes the caller when the link returns");
+    assert_eq!(
+        link.poll_timeout(),
+        Some(ms(20)),
+        "wakes the caller when the link returns"
+    );
     assert_eq!(link.poll(ms(20)), None);
     assert!(link.has_room(1500));
     assert_eq!(link.enqueue(ms(20), packet(2)), Ok(()));
@@ -109,7 +141,10 @@ fn queue_is_flushed_at_the_window_start_in_time_order() {
     for id in 5..7 {
         link.enqueue(ms(20), packet(id)).unwrap();
     }
-    let after: Vec<LinkOutput> = run_on_timeouts(&mut link, ms(100)).into_iter().map(|(_, o)| o).collect();
+    let after: Vec<LinkOutput> = run_on_timeouts(&mut link, ms(100))
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
     assert_eq!(after, vec![delivered(5, ms(21)), delivered(6, ms(22))]);
 }
 
@@ -137,12 +172,20 @@ fn a_lazy_caller_gets_the_same_outputs_in_the_same_order() {
 #[test]
 fn packets_already_propagating_still_arrive() {
     let model = DelayModel::Constant(Dur::from_millis(50));
-    let delayed = Delayed::new(FifoLink::new(Dur::from_millis(1), 10), model, false, RngStream::derive(1, "prop"));
+    let delayed = Delayed::new(
+        FifoLink::new(Dur::from_millis(1), 10),
+        model,
+        false,
+        RngStream::derive(1, "prop"),
+    );
     let mut link = Intermittent::new(delayed, window_10_to_20());
     for id in 0..5 {
         link.enqueue(ms(8), packet(id)).unwrap();
     }
-    let outputs: Vec<LinkOutput> = run_on_timeouts(&mut link, ms(100)).into_iter().map(|(_, o)| o).collect();
+    let outputs: Vec<LinkOutput> = run_on_timeouts(&mut link, ms(100))
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
     assert_eq!(
         outputs,
         vec![
@@ -176,7 +219,10 @@ fn every_window_flushes_and_each_recovery_is_reported() {
         }
     }
     // 20 and 40: the link returns; 24 and 28: deliveries; 10 and 30: flushes.
-    assert_eq!(wakeups, vec![ms(10), ms(20), ms(24), ms(28), ms(30), ms(40)]);
+    assert_eq!(
+        wakeups,
+        vec![ms(10), ms(20), ms(24), ms(28), ms(30), ms(40)]
+    );
     assert_eq!(
         outputs,
         vec![
@@ -238,7 +284,8 @@ proptest! {
         for output in &outputs {
             match output {
                 LinkOutput::Delivered { at, .. } => {
-                    prop_assert!(schedule.window_at(*at).map_or(true, |(from, _)| from == *at));
+                    let strictly_inside = matches!(schedule.window_at(*at), Some((from, _)) if from != *at);
+                    prop_assert!(!strictly_inside, "delivered at {} inside a window", at);
                 }
                 LinkOutput::Dropped { at, cause, .. } => {
                     prop_assert_eq!(*cause, DropCause::LinkDown);

@@ -20,7 +20,10 @@ fn delivered_ids(outputs: &[LinkOutput]) -> Vec<u64> {
 
 fn assert_time_ordered(outputs: &[LinkOutput]) {
     let times: Vec<Time> = outputs.iter().map(output_time).collect();
-    assert!(times.windows(2).all(|w| w[0] <= w[1]), "outputs out of time order: {times:?}");
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "outputs out of time order: {times:?}"
+    );
 }
 
 /// Offers packets at the given instants through `link`, polling as time advances, and returns
@@ -38,14 +41,24 @@ fn run(link: &mut impl Link, arrivals: &[Time]) -> Vec<(Time, LinkOutput)> {
 }
 
 fn delay_of(delay: Dur, reorder: bool, seed: u64) -> Delayed<FifoLink> {
-    Delayed::new(FifoLink::zero_time(), DelayModel::Constant(delay), reorder, RngStream::derive(seed, "delay"))
+    Delayed::new(
+        FifoLink::zero_time(),
+        DelayModel::Constant(delay),
+        reorder,
+        RngStream::derive(seed, "delay"),
+    )
 }
 
 #[test]
 fn constant_delay_adds_to_the_inner_delivery_time() {
     // 1 ms of service per packet, then 10 ms of propagation.
     let inner = FifoLink::new(Dur::from_millis(1), 100);
-    let mut link = Delayed::new(inner, DelayModel::Constant(Dur::from_millis(10)), false, RngStream::derive(1, "c"));
+    let mut link = Delayed::new(
+        inner,
+        DelayModel::Constant(Dur::from_millis(10)),
+        false,
+        RngStream::derive(1, "c"),
+    );
     for id in 0..3 {
         link.enqueue(ms(0), packet(id)).unwrap();
     }
@@ -68,7 +81,13 @@ fn zero_delay_delivers_at_the_same_instant() {
     let mut link = delay_of(Dur::ZERO, false, 2);
     link.enqueue(ms(5), packet(0)).unwrap();
     assert_eq!(link.poll_timeout(), Some(ms(5)));
-    assert_eq!(link.poll(ms(5)), Some(LinkOutput::Delivered { at: ms(5), pkt: packet(0) }));
+    assert_eq!(
+        link.poll(ms(5)),
+        Some(LinkOutput::Delivered {
+            at: ms(5),
+            pkt: packet(0)
+        })
+    );
     assert_eq!(link.poll(ms(5)), None);
     assert_eq!(link.poll_timeout(), None);
 }
@@ -85,20 +104,45 @@ fn nothing_is_handed_out_before_it_is_due() {
 #[test]
 fn inner_drops_pass_through_at_their_own_time_and_in_time_order() {
     let script = vec![
-        LinkOutput::Delivered { at: ms(1), pkt: packet(0) },
-        LinkOutput::Dropped { at: ms(5), pkt: packet(1), cause: DropCause::LinkDown },
-        LinkOutput::Delivered { at: ms(6), pkt: packet(2) },
+        LinkOutput::Delivered {
+            at: ms(1),
+            pkt: packet(0),
+        },
+        LinkOutput::Dropped {
+            at: ms(5),
+            pkt: packet(1),
+            cause: DropCause::LinkDown,
+        },
+        LinkOutput::Delivered {
+            at: ms(6),
+            pkt: packet(2),
+        },
     ];
     let model = DelayModel::Constant(Dur::from_millis(10));
-    let mut link = Delayed::new(ScriptedLink::new(script), model, false, RngStream::derive(4, "s"));
+    let mut link = Delayed::new(
+        ScriptedLink::new(script),
+        model,
+        false,
+        RngStream::derive(4, "s"),
+    );
     // A lazy caller polls once at 100 ms and still gets everything in time order.
     let outputs = drain(&mut link, ms(100));
     assert_eq!(
         outputs,
         vec![
-            LinkOutput::Dropped { at: ms(5), pkt: packet(1), cause: DropCause::LinkDown },
-            LinkOutput::Delivered { at: ms(11), pkt: packet(0) },
-            LinkOutput::Delivered { at: ms(16), pkt: packet(2) },
+            LinkOutput::Dropped {
+                at: ms(5),
+                pkt: packet(1),
+                cause: DropCause::LinkDown
+            },
+            LinkOutput::Delivered {
+                at: ms(11),
+                pkt: packet(0)
+            },
+            LinkOutput::Delivered {
+                at: ms(16),
+                pkt: packet(2)
+            },
         ]
     );
 }
@@ -106,7 +150,12 @@ fn inner_drops_pass_through_at_their_own_time_and_in_time_order() {
 #[test]
 fn flush_empties_the_inner_link_but_not_the_packets_in_flight() {
     let inner = FifoLink::new(Dur::from_millis(1), 100);
-    let mut link = Delayed::new(inner, DelayModel::Constant(Dur::from_millis(10)), false, RngStream::derive(5, "f"));
+    let mut link = Delayed::new(
+        inner,
+        DelayModel::Constant(Dur::from_millis(10)),
+        false,
+        RngStream::derive(5, "f"),
+    );
     for id in 0..4 {
         link.enqueue(ms(0), packet(id)).unwrap();
     }
@@ -116,32 +165,58 @@ fn flush_empties_the_inner_link_but_not_the_packets_in_flight() {
     assert_eq!(flushed.iter().map(|p| p.id).collect::<Vec<_>>(), vec![2, 3]);
     let outputs = drain(&mut link, ms(100));
     assert_eq!(delivered_ids(&outputs), vec![0, 1]);
-    assert_eq!(outputs.iter().map(output_time).collect::<Vec<_>>(), vec![ms(11), ms(12)]);
+    assert_eq!(
+        outputs.iter().map(output_time).collect::<Vec<_>>(),
+        vec![ms(11), ms(12)]
+    );
 }
 
 #[test]
 fn queue_and_room_are_the_inner_links() {
     let inner = FifoLink::new(Dur::from_millis(1), 1);
-    let mut link = Delayed::new(inner, DelayModel::Constant(Dur::ZERO), false, RngStream::derive(6, "q"));
+    let mut link = Delayed::new(
+        inner,
+        DelayModel::Constant(Dur::ZERO),
+        false,
+        RngStream::derive(6, "q"),
+    );
     link.enqueue(ms(0), packet(0)).unwrap();
     link.enqueue(ms(0), packet(1)).unwrap();
     assert_eq!(link.queue().packets, 1);
     assert!(!link.has_room(1500));
-    assert_eq!(link.enqueue(ms(0), packet(2)), Err((packet(2), DropCause::Queue)));
+    assert_eq!(
+        link.enqueue(ms(0), packet(2)),
+        Err((packet(2), DropCause::Queue))
+    );
 }
 
 #[test]
 fn reorder_mode_lets_packets_overtake_when_jitter_exceeds_spacing() {
     // 0.1 ms spacing against a 5 ms standard deviation.
-    let model = DelayModel::Normal { mean: Dur::from_millis(10), cv: 0.5 };
-    let mut link = Delayed::new(FifoLink::zero_time(), model, true, RngStream::derive(7, "reorder"));
+    let model = DelayModel::Normal {
+        mean: Dur::from_millis(10),
+        cv: 0.5,
+    };
+    let mut link = Delayed::new(
+        FifoLink::zero_time(),
+        model,
+        true,
+        RngStream::derive(7, "reorder"),
+    );
     let arrivals: Vec<Time> = (0..2000).map(|i| Time(i * 100_000)).collect();
-    let outputs: Vec<LinkOutput> = run(&mut link, &arrivals).into_iter().map(|(_, o)| o).collect();
+    let outputs: Vec<LinkOutput> = run(&mut link, &arrivals)
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
     assert_time_ordered(&outputs);
     let ids = delivered_ids(&outputs);
     let mut sorted = ids.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, (0..2000).collect::<Vec<_>>(), "every packet is delivered exactly once");
+    assert_eq!(
+        sorted,
+        (0..2000).collect::<Vec<_>>(),
+        "every packet is delivered exactly once"
+    );
     let overtaken = ids.windows(2).filter(|w| w[1] < w[0]).count();
     println!("reorder mode: {overtaken} of 1999 neighbouring pairs inverted");
     assert!(overtaken > 500, "only {overtaken} inversions");
@@ -149,13 +224,27 @@ fn reorder_mode_lets_packets_overtake_when_jitter_exceeds_spacing() {
 
 #[test]
 fn fifo_mode_holds_back_a_packet_drawn_shorter_than_its_predecessor() {
-    let model = DelayModel::Normal { mean: Dur::from_millis(10), cv: 0.5 };
-    let mut link = Delayed::new(FifoLink::zero_time(), model, false, RngStream::derive(7, "reorder"));
+    let model = DelayModel::Normal {
+        mean: Dur::from_millis(10),
+        cv: 0.5,
+    };
+    let mut link = Delayed::new(
+        FifoLink::zero_time(),
+        model,
+        false,
+        RngStream::derive(7, "reorder"),
+    );
     let arrivals: Vec<Time> = (0..2000).map(|i| Time(i * 100_000)).collect();
-    let outputs: Vec<LinkOutput> = run(&mut link, &arrivals).into_iter().map(|(_, o)| o).collect();
+    let outputs: Vec<LinkOutput> = run(&mut link, &arrivals)
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
     assert_eq!(delivered_ids(&outputs), (0..2000).collect::<Vec<_>>());
     // Holding back makes many deliveries coincide with the one before.
-    let ties = outputs.windows(2).filter(|w| output_time(&w[0]) == output_time(&w[1])).count();
+    let ties = outputs
+        .windows(2)
+        .filter(|w| output_time(&w[0]) == output_time(&w[1]))
+        .count();
     assert!(ties > 100, "only {ties} held-back deliveries");
 }
 

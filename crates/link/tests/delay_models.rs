@@ -1,13 +1,17 @@
 //! Statistical and exact checks of the delay models (seeded, hence deterministic).
 
 use multiconn_core::{Dur, RngStream, Time};
-use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel, DelaySampler, EmpiricalDelay};
+use multiconn_link::delay::{
+    parse_delay_series, parse_histogram, DelayModel, DelaySampler, EmpiricalDelay,
+};
 use std::path::{Path, PathBuf};
 
 const SAMPLES: usize = 1_000_000;
 
 fn data_file(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -29,7 +33,10 @@ fn moments(n: usize, mut draw: impl FnMut() -> Dur) -> (f64, f64) {
 
 fn assert_close(what: &str, measured: f64, expected: f64, relative: f64) {
     let error = (measured - expected).abs() / expected;
-    assert!(error <= relative, "{what}: measured {measured}, expected {expected} (relative error {error:.5} > {relative})");
+    assert!(
+        error <= relative,
+        "{what}: measured {measured}, expected {expected} (relative error {error:.5} > {relative})"
+    );
     println!("{what}: measured {measured:.6}, expected {expected:.6}, relative error {error:.6}");
 }
 
@@ -65,7 +72,10 @@ fn normal_with_large_cv_matches_the_truncated_moments() {
     let expected_second = (mu * mu + sigma * sigma) * cdf_a + mu * sigma * pdf_a;
     let expected_sd = (expected_second - expected_mean * expected_mean).sqrt();
 
-    let model = DelayModel::Normal { mean: Dur::from_millis(20), cv: 0.5 };
+    let model = DelayModel::Normal {
+        mean: Dur::from_millis(20),
+        cv: 0.5,
+    };
     let mut rng = RngStream::derive(12, "normal/cv0.5");
     let mut zeros = 0usize;
     let (m, sd) = moments(SAMPLES, || {
@@ -74,12 +84,20 @@ fn normal_with_large_cv_matches_the_truncated_moments() {
         d
     });
     assert_close("normal cv=0.5 truncated mean (ns)", m, expected_mean, 0.005);
-    assert_close("normal cv=0.5 truncated cv", sd / m, expected_sd / expected_mean, 0.02);
+    assert_close(
+        "normal cv=0.5 truncated cv",
+        sd / m,
+        expected_sd / expected_mean,
+        0.02,
+    );
     // The truncation really happens, at the rate Phi(-2).
     let p_zero = 1.0 - cdf_a;
     let se = (p_zero * (1.0 - p_zero) / SAMPLES as f64).sqrt();
     let share = zeros as f64 / SAMPLES as f64;
-    assert!((share - p_zero).abs() < 4.0 * se, "share of zero delays {share}, expected {p_zero}");
+    assert!(
+        (share - p_zero).abs() < 4.0 * se,
+        "share of zero delays {share}, expected {p_zero}"
+    );
 }
 
 /// The histogram mean computed straight from the file text, bins at their midpoints and the
@@ -90,7 +108,7 @@ fn independent_histogram_mean_ms(text: &str) -> f64 {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let cols: Vec<f64> = l
-                .split(|c: char| c == '\t' || c == ',' || c == ' ')
+                .split(['\t', ',', ' '])
                 .filter(|s| !s.is_empty())
                 .map(|s| s.trim_end_matches("ms").parse().unwrap())
                 .collect();
@@ -98,9 +116,18 @@ fn independent_histogram_mean_ms(text: &str) -> f64 {
         })
         .collect();
     let n = rows.len();
-    let width = |i: usize| if i + 1 < n { rows[i + 1].0 - rows[i].0 } else { rows[n - 1].0 - rows[n - 2].0 };
+    let width = |i: usize| {
+        if i + 1 < n {
+            rows[i + 1].0 - rows[i].0
+        } else {
+            rows[n - 1].0 - rows[n - 2].0
+        }
+    };
     let total: f64 = rows.iter().map(|r| r.1).sum();
-    (0..n).map(|i| rows[i].1 * (rows[i].0 + width(i) / 2.0)).sum::<f64>() / total
+    (0..n)
+        .map(|i| rows[i].1 * (rows[i].0 + width(i) / 2.0))
+        .sum::<f64>()
+        / total
 }
 
 /// Draws from the histogram and checks the mean, the share of every bin (within 5 standard
@@ -109,7 +136,12 @@ fn check_empirical_sampler(name: &str, text: &str, seed: u64) {
     let hist = parse_histogram(text, name).unwrap();
     let expected_mean_ms = independent_histogram_mean_ms(text);
     let model = DelayModel::Empirical(hist.clone());
-    assert_close(&format!("{name}: model mean (ms)"), model.mean().as_millis_f64(), expected_mean_ms, 1e-6);
+    assert_close(
+        &format!("{name}: model mean (ms)"),
+        model.mean().as_millis_f64(),
+        expected_mean_ms,
+        1e-6,
+    );
 
     let sampler = DelaySampler::new(model);
     let mut rng = RngStream::derive(seed, name);
@@ -119,7 +151,12 @@ fn check_empirical_sampler(name: &str, text: &str, seed: u64) {
         hits[bin_of(&hist, d.as_millis_f64())] += 1;
         d
     });
-    assert_close(&format!("{name}: sampled mean (ms)"), mean_ns / 1e6, expected_mean_ms, 0.01);
+    assert_close(
+        &format!("{name}: sampled mean (ms)"),
+        mean_ns / 1e6,
+        expected_mean_ms,
+        0.01,
+    );
     check_bin_shares(name, &hist, &hits);
 }
 
@@ -127,8 +164,13 @@ fn bin_of(hist: &EmpiricalDelay, ms: f64) -> usize {
     let n = hist.lower_ms.len();
     let upper = hist.lower_ms[n - 1] + (hist.lower_ms[n - 1] - hist.lower_ms[n - 2]);
     // Allow for the nanosecond rounding of the drawn delay.
-    assert!(ms >= hist.lower_ms[0] - 1e-6 && ms <= upper + 1e-6, "draw {ms} ms outside the histogram");
-    hist.lower_ms.partition_point(|&l| l <= ms + 1e-9).saturating_sub(1)
+    assert!(
+        ms >= hist.lower_ms[0] - 1e-6 && ms <= upper + 1e-6,
+        "draw {ms} ms outside the histogram"
+    );
+    hist.lower_ms
+        .partition_point(|&l| l <= ms + 1e-9)
+        .saturating_sub(1)
 }
 
 fn check_bin_shares(name: &str, hist: &EmpiricalDelay, hits: &[usize]) {
@@ -142,13 +184,23 @@ fn check_bin_shares(name: &str, hist: &EmpiricalDelay, hits: &[usize]) {
         let se = (p * (1.0 - p) / SAMPLES as f64).sqrt();
         let share = h as f64 / SAMPLES as f64;
         // Bins near a boundary may swap a few draws through nanosecond rounding.
-        assert!((share - p).abs() <= 5.0 * se + 1e-5, "{name}: bin {i} share {share}, expected {p}");
+        assert!(
+            (share - p).abs() <= 5.0 * se + 1e-5,
+            "{name}: bin {i} share {share}, expected {p}"
+        );
     }
 }
 
 #[test]
 fn empirical_sampler_matches_synthetic_histograms() {
-    for (i, name) in ["delay_hist_counts.tsv", "delay_hist_frequencies.csv", "delay_hist_spaces.txt"].iter().enumerate() {
+    for (i, name) in [
+        "delay_hist_counts.tsv",
+        "delay_hist_frequencies.csv",
+        "delay_hist_spaces.txt",
+    ]
+    .iter()
+    .enumerate()
+    {
         check_empirical_sampler(name, &data_file(name), 100 + i as u64);
     }
 }
@@ -188,11 +240,16 @@ fn a_single_bin_histogram_is_a_point_mass() {
 
 #[test]
 fn direct_sampling_and_the_prepared_sampler_draw_the_same_values() {
-    let model = DelayModel::Empirical(parse_histogram(&data_file("delay_hist_counts.tsv"), "counts").unwrap());
+    let model = DelayModel::Empirical(
+        parse_histogram(&data_file("delay_hist_counts.tsv"), "counts").unwrap(),
+    );
     let sampler = DelaySampler::new(model.clone());
     let (mut a, mut b) = (RngStream::derive(5, "same"), RngStream::derive(5, "same"));
     for _ in 0..1000 {
-        assert_eq!(model.sample(Time::ZERO, &mut a), sampler.sample(Time::ZERO, &mut b));
+        assert_eq!(
+            model.sample(Time::ZERO, &mut a),
+            sampler.sample(Time::ZERO, &mut b)
+        );
     }
 }
 
@@ -222,6 +279,9 @@ fn series_holds_its_first_value_before_it_starts() {
     let model = DelayModel::Series(series);
     let mut rng = RngStream::derive(1, "late");
     assert_eq!(model.sample(Time::ZERO, &mut rng), Dur::from_millis(8));
-    assert_eq!(model.sample(Time::from_secs_f64(5.25), &mut rng), Dur::from_millis(7));
+    assert_eq!(
+        model.sample(Time::from_secs_f64(5.25), &mut rng),
+        Dur::from_millis(7)
+    );
     assert_eq!(model.mean(), Dur::from_millis(6));
 }

@@ -20,12 +20,19 @@ fn series_error(text: &str) -> TraceError {
 
 fn assert_error(error: TraceError, line: Option<usize>, needle: &str) {
     assert_eq!(error.line, line, "wrong line in {error}");
-    assert!(error.message.contains(needle), "message \"{}\" lacks \"{needle}\"", error.message);
+    assert!(
+        error.message.contains(needle),
+        "message \"{}\" lacks \"{needle}\"",
+        error.message
+    );
 }
 
 #[test]
 fn histogram_accepts_tabs_commas_spaces_and_ms_suffixes() {
-    let expected = EmpiricalDelay { lower_ms: vec![1.0, 1.5, 2.0], weights: vec![3.0, 0.0, 1.0] };
+    let expected = EmpiricalDelay {
+        lower_ms: vec![1.0, 1.5, 2.0],
+        weights: vec![3.0, 0.0, 1.0],
+    };
     for text in [
         "1\t3\n1.5\t0\n2\t1\n",
         "1,3\n1.5,0\n2,1",
@@ -33,7 +40,11 @@ fn histogram_accepts_tabs_commas_spaces_and_ms_suffixes() {
         "1ms\t3\n1.5 ms\t0\n2ms\t1\n",
         "1.0,3.0\r\n1.5,0\r\n\r\n2,1e0\r\n\r\n",
     ] {
-        assert_eq!(parse_histogram(text, "h").unwrap(), expected, "input {text:?}");
+        assert_eq!(
+            parse_histogram(text, "h").unwrap(),
+            expected,
+            "input {text:?}"
+        );
     }
 }
 
@@ -41,15 +52,39 @@ fn histogram_accepts_tabs_commas_spaces_and_ms_suffixes() {
 fn histogram_rejects_bad_rows_with_their_line() {
     assert_error(histogram_error("1\t3\n2\n"), Some(2), "found 1 column(s)");
     assert_error(histogram_error("1\t3\t4\n"), Some(1), "found 3 column(s)");
-    assert_error(histogram_error("1\t3\n\nabc\t4\n"), Some(3), "invalid bin lower bound \"abc\"");
+    assert_error(
+        histogram_error("1\t3\n\nabc\t4\n"),
+        Some(3),
+        "invalid bin lower bound \"abc\"",
+    );
     assert_error(histogram_error("-1\t3\n"), Some(1), "milliseconds >= 0");
-    assert_error(histogram_error("1\t3\n2\tmany\n"), Some(2), "invalid weight \"many\"");
-    assert_error(histogram_error("1\t-2\n"), Some(1), "count or relative frequency >= 0");
+    assert_error(
+        histogram_error("1\t3\n2\tmany\n"),
+        Some(2),
+        "invalid weight \"many\"",
+    );
+    assert_error(
+        histogram_error("1\t-2\n"),
+        Some(1),
+        "count or relative frequency >= 0",
+    );
     assert_error(histogram_error("1\tNaN\n"), Some(1), "invalid weight");
     assert_error(histogram_error("1\tinf\n"), Some(1), "finite");
-    assert_error(histogram_error("1\t1\n2\t1\n2\t1\n"), Some(3), "strictly increasing");
-    assert_error(histogram_error("2\t1\n1\t1\n"), Some(2), "strictly increasing");
-    assert_error(histogram_error("1 ms ms\t1\n"), Some(1), "invalid bin lower bound");
+    assert_error(
+        histogram_error("1\t1\n2\t1\n2\t1\n"),
+        Some(3),
+        "strictly increasing",
+    );
+    assert_error(
+        histogram_error("2\t1\n1\t1\n"),
+        Some(2),
+        "strictly increasing",
+    );
+    assert_error(
+        histogram_error("1 ms ms\t1\n"),
+        Some(1),
+        "invalid bin lower bound",
+    );
 }
 
 #[test]
@@ -61,7 +96,14 @@ fn histogram_rejects_empty_and_weightless_files() {
 
 #[test]
 fn histogram_error_names_file_and_line() {
-    assert_eq!(histogram_error("1\t3\n2\n").to_string().split(':').take(2).collect::<Vec<_>>(), ["h.csv", "2"]);
+    assert_eq!(
+        histogram_error("1\t3\n2\n")
+            .to_string()
+            .split(':')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["h.csv", "2"]
+    );
 }
 
 #[test]
@@ -79,16 +121,48 @@ fn series_parses_points() {
 
 #[test]
 fn series_rejects_bad_input_with_its_line() {
-    assert_error(series_error(""), None, "expected the header `time_s,delay_ms`");
-    assert_error(series_error("0,10\n"), Some(1), "expected the header `time_s,delay_ms`, found \"0,10\"");
-    assert_error(series_error("\ntime,delay\n"), Some(2), "expected the header");
+    assert_error(
+        series_error(""),
+        None,
+        "expected the header `time_s,delay_ms`",
+    );
+    assert_error(
+        series_error("0,10\n"),
+        Some(1),
+        "expected the header `time_s,delay_ms`, found \"0,10\"",
+    );
+    assert_error(
+        series_error("\ntime,delay\n"),
+        Some(2),
+        "expected the header",
+    );
     assert_error(series_error("time_s,delay_ms\n"), None, "no rows");
-    assert_error(series_error("time_s,delay_ms\n0,1\n1\n"), Some(3), "found 1 column(s)");
-    assert_error(series_error("time_s,delay_ms\n0,1\nx,1\n"), Some(3), "invalid time \"x\"");
-    assert_error(series_error("time_s,delay_ms\n-1,1\n"), Some(2), "seconds >= 0");
-    assert_error(series_error("time_s,delay_ms\n0,-1\n"), Some(2), "invalid delay \"-1\"");
+    assert_error(
+        series_error("time_s,delay_ms\n0,1\n1\n"),
+        Some(3),
+        "found 1 column(s)",
+    );
+    assert_error(
+        series_error("time_s,delay_ms\n0,1\nx,1\n"),
+        Some(3),
+        "invalid time \"x\"",
+    );
+    assert_error(
+        series_error("time_s,delay_ms\n-1,1\n"),
+        Some(2),
+        "seconds >= 0",
+    );
+    assert_error(
+        series_error("time_s,delay_ms\n0,-1\n"),
+        Some(2),
+        "invalid delay \"-1\"",
+    );
     assert_error(series_error("time_s,delay_ms\n0,inf\n"), Some(2), "finite");
-    assert_error(series_error("time_s,delay_ms\n1,1\n2,1\n1.5,1\n"), Some(4), "non-decreasing");
+    assert_error(
+        series_error("time_s,delay_ms\n1,1\n2,1\n1.5,1\n"),
+        Some(4),
+        "non-decreasing",
+    );
 }
 
 proptest! {

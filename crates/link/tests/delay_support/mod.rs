@@ -6,7 +6,14 @@ use multiconn_link::{Link, LinkOutput, QueueState};
 use std::collections::VecDeque;
 
 pub fn packet(id: u64) -> Packet {
-    Packet { id, flow: FlowId(0), size: 1500, seq: id, created: Time::ZERO, hop: 0 }
+    Packet {
+        id,
+        flow: FlowId(0),
+        size: 1500,
+        seq: id,
+        created: Time::ZERO,
+        hop: 0,
+    }
 }
 
 pub fn ms(v: u64) -> Time {
@@ -35,7 +42,12 @@ pub struct FifoLink {
 
 impl FifoLink {
     pub fn new(service: Dur, capacity: usize) -> FifoLink {
-        FifoLink { service, capacity, waiting: VecDeque::new(), in_service: None }
+        FifoLink {
+            service,
+            capacity,
+            waiting: VecDeque::new(),
+            in_service: None,
+        }
     }
 
     pub fn zero_time() -> FifoLink {
@@ -93,7 +105,9 @@ pub struct ScriptedLink {
 
 impl ScriptedLink {
     pub fn new(script: Vec<LinkOutput>) -> ScriptedLink {
-        ScriptedLink { script: script.into() }
+        ScriptedLink {
+            script: script.into(),
+        }
     }
 }
 
