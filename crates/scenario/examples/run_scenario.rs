@@ -1,0 +1,48 @@
+//! Runs a scenario file to the end and prints events/s, simulated/wall time and peak memory:
+//! `cargo run --release -p multiconn-scenario --example run_scenario -- FILE [KEY=VALUE ...]`.
+
+use multiconn_scenario::{load, Origin, Simulation};
+use std::path::Path;
+use std::time::Instant;
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(file) = args.first() else {
+        eprintln!("usage: run_scenario FILE [KEY=VALUE ...]");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| {
+        eprintln!("{file}: {e}");
+        std::process::exit(2)
+    });
+    let sets: Vec<(String, String)> = args[1..]
+        .iter()
+        .map(|a| multiconn_scenario::overrides::split_assignment(a).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }))
+        .collect();
+    let base_dir = Path::new(file).parent().unwrap_or(Path::new(".")).to_path_buf();
+    let scenario = load(&text, &Origin { name: file.clone(), base_dir }, &sets).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let started = Instant::now();
+    let mut sim = Simulation::new(&scenario, None).expect("simulation builds");
+    sim.run_to_end();
+    let wall = started.elapsed().as_secs_f64();
+    let events = sim.events();
+    let sim_s = sim.now().as_secs_f64();
+    let _ = sim.finish();
+    println!(
+        "{{\"events\": {events}, \"wall_s\": {wall:.4}, \"sim_s\": {sim_s}, \"events_per_s\": {:.0}, \"sim_over_wall\": {:.1}, \"peak_rss_kib\": {}}}",
+        events as f64 / wall,
+        sim_s / wall,
+        peak_rss_kib().unwrap_or(0)
+    );
+}
