@@ -1,6 +1,7 @@
 """Building the time-series DataFrame from the native columns, and writing it reproducibly.
 
-Numbers keep their native types (float64, int64); text columns become categoricals. Parquet
+Numbers keep their native types (float64, int64); text columns become categoricals. A
+column's type comes from its values; the documented types are used only for empty columns. Parquet
 files are written so that the same frame always gives the same bytes: no pandas index or
 pandas metadata, fixed zstd compression, no timestamps.
 """
@@ -25,19 +26,20 @@ COLUMN_DTYPES: dict[str, str] = {
     "drops_queue": "int64",
     "drops_random_loss": "int64",
     "drops_link_down": "int64",
-    "queue_packets": "int64",
-    "queue_bytes": "int64",
+    "queue_packets": "float64",
+    "queue_bytes": "float64",
 }
-"""The documented columns and their dtypes (an empty column carries no type of its own)."""
+"""The documented columns and their dtypes, for empty columns (which carry no type of their
+own). Queue columns are floats: NaN on flow rows, which have no queue."""
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
 
 
 def _dtype_of(name: str, values: Sequence[object]) -> str:
-    if name in COLUMN_DTYPES:
-        return COLUMN_DTYPES[name]
-    first = values[0] if len(values) else ""
+    if not len(values):
+        return COLUMN_DTYPES.get(name, "category")
+    first = values[0]
     if isinstance(first, bool):
         return "bool"
     if isinstance(first, int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -26,19 +27,25 @@ def _drops(drops: Any) -> str:
     if not isinstance(drops, Mapping):
         return "-"
     parts = (drops.get("queue", 0), drops.get("random_loss", 0), drops.get("link_down", 0))
-    return " / ".join(str(p) for p in parts)
+    return "/".join(str(p) for p in parts)
+
+
+def _table(title: str, headers: tuple[str, ...], text_columns: int) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i < text_columns else "right", no_wrap=True)
+    return table
 
 
 def flows_table(summary: Mapping[str, Any]) -> Table:
-    table = Table(title="Flows", title_justify="left")
-    for header in ("flow", "transport", "app", "sent MB", "delivered MB", "goodput Mbit/s",
-                   "done at s", "drops q/loss/down"):
-        table.add_column(header, justify="left" if header in ("flow", "transport", "app") else "right")
+    """One row per flow: transport/app, MB sent and delivered, goodput, completion, drops."""
+    table = _table("Flows", ("flow", "type", "sent MB", "recv MB", "Mbit/s", "done s",
+                             "drops q/l/d"), 2)
     for flow in summary.get("flows") or []:
         table.add_row(
             str(flow.get("name", "?")),
-            str(flow.get("transport", "")),
-            str(flow.get("app", "")),
+            f"{flow.get('transport', '?')}/{flow.get('app', '?')}",
             _megabytes(flow.get("bytes_sent")),
             _megabytes(flow.get("bytes_delivered")),
             _num(flow.get("goodput_mbps"), ".3f"),
@@ -49,9 +56,9 @@ def flows_table(summary: Mapping[str, Any]) -> Table:
 
 
 def links_table(summary: Mapping[str, Any]) -> Table:
-    table = Table(title="Links", title_justify="left")
-    for header in ("link", "direction", "delivered MB", "utilization %", "drops q/loss/down"):
-        table.add_column(header, justify="left" if header in ("link", "direction") else "right")
+    """One row per link direction: MB delivered, utilization, drops."""
+    table = _table("Links", ("link", "direction", "recv MB", "util %",
+                             "drops q/l/d"), 2)
     for link in summary.get("links") or []:
         util = link.get("utilization")
         table.add_row(
@@ -68,15 +75,13 @@ def headline(summary: Mapping[str, Any]) -> str:
     """One line: scenario, seed, simulated and wall time, events, fairness."""
     events = summary.get("events")
     parts = [
-        f"scenario {summary.get('scenario', '?')}",
-        f"seed {summary.get('seed', '?')}",
+        f"{summary.get('scenario', '?')} (seed {summary.get('seed', '?')}):",
         f"{_num(summary.get('sim_time_s'), '.3f')} s simulated in "
-        f"{_num(summary.get('wall_time_s'), '.2f')} s",
-        f"{events:,} events" if isinstance(events, int) else "",
-        f"Jain fairness {_num(summary.get('jain_fairness'), '.3f')}"
-        if summary.get("jain_fairness") is not None else "",
+        f"{_num(summary.get('wall_time_s'), '.2f')} s,",
+        f"{events:,} events," if isinstance(events, int) else "",
+        f"Jain {_num(summary.get('jain_fairness'), '.3f')}",
     ]
-    return ", ".join(p for p in parts if p)
+    return " ".join(p for p in parts if p).rstrip(",")
 
 
 def print_summary(summary: Mapping[str, Any], console: Console) -> None:
@@ -84,3 +89,4 @@ def print_summary(summary: Mapping[str, Any], console: Console) -> None:
     console.print(headline(summary), highlight=False)
     console.print(flows_table(summary))
     console.print(links_table(summary))
+    console.print("drops q/l/d: queue overflow / random loss / link down", highlight=False)
