@@ -61,8 +61,9 @@ impl RateModel {
     }
     /// Bits the link could carry in [from, to) if always busy.
     ///
-    /// O(log n) for `Fixed` and `Opportunities`; `Steps` first builds its prefix sums in O(n),
-    /// so repeated queries should go through [`RateServer::capacity_bits`], which keeps them.
+    /// The cost does not depend on the window length, but trace models are first prepared in
+    /// O(n) (copied, sorted, prefix sums); repeated queries should go through
+    /// [`RateServer::capacity_bits`], which keeps the prepared table and answers in O(log n).
     pub fn capacity_bits(&self, from: Time, to: Time) -> f64 {
         Table::new(self).capacity_bits(from, to)
     }
