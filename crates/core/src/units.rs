@@ -63,14 +63,24 @@ impl Rate {
 /// Splits `"20 Mbit/s"` into `(20.0, "Mbit/s")`; the space is optional.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(i, c)| {
-            !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == '-' || c == '+') && i == 0)
-                || ((c == 'e' || c == 'E') && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
-        })
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let bytes = s.as_bytes();
+    let mut end = 0;
+    while end < bytes.len() {
+        let c = bytes[end];
+        let after_exponent = end > 0 && matches!(bytes[end - 1], b'e' | b'E');
+        let exponent = matches!(c, b'e' | b'E')
+            && end > 0
+            && bytes.get(end + 1).is_some_and(|d| d.is_ascii_digit() || *d == b'-' || *d == b'+');
+        let ok = c.is_ascii_digit()
+            || c == b'.'
+            || c == b'_'
+            || ((c == b'-' || c == b'+') && (end == 0 || after_exponent))
+            || exponent;
+        if !ok {
+            break;
+        }
+        end += 1;
+    }
     let num: String = s[..end].chars().filter(|&c| c != '_').collect();
     let value: f64 = num.parse().ok()?;
     if !value.is_finite() {
