@@ -1,0 +1,58 @@
+"""Shared fixtures for the Python tests: paths, a CLI runner, and the `native` marker.
+
+Tests marked `native` need the compiled extension `multiconn._core`. Without it they are
+skipped with a reason saying how to build it; with MULTICONN_REQUIRE_NATIVE=1 (as `make test`
+sets) a missing extension stops the session with an error instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multiconn import _native
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "scenarios"
+
+NATIVE_MISSING = (
+    f"multiconn._core is not built ({_native.IMPORT_ERROR}); run `make setup` or `pip install .`"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _native.available():
+        return
+    if os.environ.get("MULTICONN_REQUIRE_NATIVE") == "1":
+        pytest.exit(NATIVE_MISSING, returncode=1)
+    skip = pytest.mark.skip(reason=NATIVE_MISSING)
+    for item in items:
+        if "native" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_cli(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs `python -m multiconn ARGS` and captures its output."""
+    env = dict(os.environ, COLUMNS="100", PYTHONIOENCODING="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "multiconn", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES

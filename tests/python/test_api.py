@@ -1,0 +1,185 @@
+"""The Python API: run() on paths, strings and dicts; the time series; writing; the GIL."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import multiconn
+from multiconn import _core
+
+pytestmark = pytest.mark.native
+
+COLUMNS = [
+    "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps",
+    "drops_queue", "drops_random_loss", "drops_link_down", "queue_packets", "queue_bytes",
+]
+SHORT = {"run.duration": "2 s"}
+
+
+def without_wall_time(summary: dict) -> dict:
+    return {k: v for k, v in summary.items() if k != "wall_time_s"}
+
+
+def test_path_string_and_dict_give_the_same_summary(examples: Path) -> None:
+    path = examples / "bulk.toml"
+    text = path.read_text(encoding="utf-8")
+    from_path = multiconn.run(path, overrides=SHORT)
+    from_str_path = multiconn.run(str(path), overrides=SHORT)
+    from_text = multiconn.run(text, overrides=SHORT)
+    from_dict = multiconn.run(tomllib.loads(text), overrides=SHORT)
+    expected = without_wall_time(from_path.summary)
+    assert expected["events"] > 0
+    for other in (from_str_path, from_text, from_dict):
+        assert without_wall_time(other.summary) == expected
+        pd.testing.assert_frame_equal(other.timeseries, from_path.timeseries)
+
+
+def test_timeseries_has_the_documented_columns(examples: Path) -> None:
+    frame = multiconn.run(examples / "cbr_lossy.toml", overrides=SHORT).timeseries
+    assert list(frame.columns) == COLUMNS
+    assert len(frame) > 0
+    assert frame["time_s"].dtype == "float64"
+    assert frame["throughput_mbps"].dtype == "float64"
+    for name in ("bytes_delivered", "drops_queue", "drops_random_loss", "drops_link_down"):
+        assert frame[name].dtype == "int64", name
+    for name in ("kind", "name", "direction"):
+        assert isinstance(frame[name].dtype, pd.CategoricalDtype), name
+    assert set(frame["kind"]) == {"flow", "link"}
+    assert set(frame.loc[frame["kind"] == "flow", "direction"]) == {""}
+
+
+def test_timeseries_bytes_add_up_to_the_summary(examples: Path) -> None:
+    result = multiconn.run(examples / "cbr_lossy.toml", seed=3, overrides=SHORT)
+    frame = result.timeseries
+    flows = frame[frame["kind"] == "flow"].groupby("name", observed=True)["bytes_delivered"].sum()
+    assert result.summary["flows"]
+    for flow in result.summary["flows"]:
+        assert flow["bytes_delivered"] > 0
+        assert flows[flow["name"]] == flow["bytes_delivered"]
+    links = frame[frame["kind"] == "link"].groupby(["name", "direction"], observed=True)
+    per_link = links["bytes_delivered"].sum()
+    for link in result.summary["links"]:
+        assert per_link[(link["name"], link["direction"])] == link["bytes_delivered"]
+
+
+def test_overrides_as_dict_and_pairs_with_typed_values(examples: Path) -> None:
+    path = examples / "bulk.toml"
+    by_dict = multiconn.run(path, overrides={"run.duration": "1 s", "run.seed": 9})
+    by_pairs = multiconn.run(path, overrides=[("run.duration", "1 s"), ("run.seed", 9)])
+    assert by_dict.summary["seed"] == 9
+    assert by_dict.scenario["run"]["seed"] == 9
+    assert without_wall_time(by_dict.summary) == without_wall_time(by_pairs.summary)
+
+
+def test_seed_argument_overrides_the_scenario_seed(examples: Path) -> None:
+    result = multiconn.run(examples / "bulk.toml", seed=123, overrides={"run.duration": "1 s"})
+    assert result.summary["seed"] == 123
+
+
+def test_summary_has_wall_time_right_after_events(examples: Path) -> None:
+    summary = multiconn.run(examples / "bulk.toml", overrides=SHORT).summary
+    keys = list(summary)
+    assert keys[keys.index("events") + 1] == "wall_time_s"
+    assert summary["wall_time_s"] >= 0.0
+
+
+def test_invalid_scenario_raises_scenario_error() -> None:
+    with pytest.raises(multiconn.ScenarioError) as info:
+        multiconn.run({"run": {"duration": "1 s"}, "link": [{"name": "x", "colour": 1}]})
+    assert isinstance(info.value, ValueError)
+    assert "\n" not in str(info.value)
+
+
+def test_validate_returns_the_resolved_scenario(examples: Path) -> None:
+    resolved = multiconn.validate(examples / "bulk.toml", overrides={"link.bottleneck.rate": "30 Mbit/s"})
+    assert resolved["link"][0]["rate"] == "30 Mbit/s"
+    assert resolved["name"] == "bulk"
+
+
+def test_write_creates_the_result_files(examples: Path, tmp_path: Path) -> None:
+    result = multiconn.run(examples / "bulk.toml", overrides=SHORT)
+    out = tmp_path / "deep" / "out"
+    written = result.write(out, csv=True)
+    names = sorted(p.name for p in written)
+    assert names == ["scenario.json", "summary.json", "timeseries.csv", "timeseries.parquet"]
+    text = (out / "summary.json").read_text(encoding="utf-8")
+    assert text.endswith("}\n") and json.loads(text) == result.summary
+    assert json.loads((out / "scenario.json").read_text()) == result.scenario
+    back = pd.read_parquet(out / "timeseries.parquet")
+    pd.testing.assert_frame_equal(back, result.timeseries)
+    csv = pd.read_csv(out / "timeseries.csv", keep_default_na=False, na_values=[""])
+    assert list(csv.columns) == COLUMNS and len(csv) == len(result.timeseries)
+
+
+def test_native_simulation_can_finish_once(examples: Path) -> None:
+    text = (examples / "bulk.toml").read_text()
+    sim = _core.Simulation(text, "bulk.toml", str(examples), [("run.duration", "1 s")], 5)
+    assert sim.end_time_s == 1.0 and not sim.done and sim.events == 0
+    assert sim.run_until(0.5) is False
+    assert sim.now_s == 0.5 and sim.events > 0
+    assert sim.run_until(10.0) is True and sim.done
+    summary, columns = sim.finish()
+    assert json.loads(summary)["seed"] == 5
+    assert list(columns)[:2] == ["time_s", "kind"]
+    with pytest.raises(RuntimeError):
+        sim.finish()
+    with pytest.raises(RuntimeError):
+        sim.run_until(2.0)
+
+
+def test_run_leaves_the_gil_free(examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another thread advances while Rust runs a chunk; the main thread holds the GIL otherwise.
+
+    With a huge switch interval the interpreter never takes the GIL from the main thread, so the
+    counter can only move inside `run_until` if that call releases the GIL.
+    """
+    counter = 0
+    moved_during_chunks = 0
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def count() -> None:
+        nonlocal counter
+        ready.set()
+        while not stop.is_set():
+            counter += 1
+            time.sleep(0.0001)
+
+    real = _core.Simulation
+
+    class Probe:
+        def __init__(self, *args: object) -> None:
+            self._sim = real(*args)
+
+        def run_until(self, t_s: float) -> bool:
+            nonlocal moved_during_chunks
+            before = counter
+            done = self._sim.run_until(t_s)
+            moved_during_chunks += counter - before
+            return done
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._sim, name)
+
+    monkeypatch.setattr(_core, "Simulation", Probe)
+    thread = threading.Thread(target=count, daemon=True)
+    thread.start()
+    ready.wait()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        result = multiconn.run(examples / "bulk.toml", overrides={"run.duration": "300 s"})
+    finally:
+        sys.setswitchinterval(interval)
+        stop.set()
+        thread.join()
+    assert result.summary["events"] > 0
+    assert moved_during_chunks > 0

@@ -1,0 +1,94 @@
+"""The CLI on good input: help, version, run outputs, and internal-error reporting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import multiconn
+from multiconn import cli as cli_module
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["validate"]])
+def test_help_has_a_description_and_an_example(command: list[str], cli) -> None:
+    proc = cli(*command, "--help")
+    assert proc.returncode == 0
+    assert "example:" in proc.stdout and "multiconn" in proc.stdout
+
+
+def test_version(cli) -> None:
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"multiconn {multiconn.__version__}"
+
+
+@pytest.mark.native
+def test_run_writes_files_and_prints_tables(cli, examples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = cli("run", examples / "bulk.toml", "--out", out, "--set", "run.duration=2s", "--csv")
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} == {
+        "summary.json", "timeseries.parquet", "timeseries.csv", "scenario.json",
+    }
+    assert "Flows" in proc.stdout and "Links" in proc.stdout and "bottleneck" in proc.stdout
+    assert json.loads((out / "scenario.json").read_text())["run"]["duration"] == "2s"
+
+
+@pytest.mark.native
+def test_run_json_prints_the_summary(cli, examples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = cli("run", examples / "bulk.toml", "--out", out, "--seed", "4", "--json",
+               "--set", "run.duration=1s")
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed == json.loads((out / "summary.json").read_text())
+    assert printed["seed"] == 4 and printed["flows"][0]["name"] == "bulk"
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("name", ["bulk.toml", "cbr_lossy.toml", "trace_lte.toml"])
+def test_examples_validate(name: str, cli, examples: Path) -> None:
+    if name == "trace_lte.toml":
+        trace = examples / "../../../shared/data/traces/mahimahi/ATT-LTE-driving-2016.down"
+        if not trace.exists():
+            pytest.skip("the shared trace collection is not beside the repository")
+    proc = cli("validate", examples / name)
+    assert proc.returncode == 0, proc.stderr
+    assert "valid" in proc.stdout
+
+
+@pytest.mark.native
+def test_validate_json(cli, examples: Path) -> None:
+    proc = cli("validate", examples / "bulk.toml", "--json", "--set", "flow.bulk.size=10MB")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["flow"][0]["size"] == "10MB"
+
+
+class PanicException(BaseException):
+    """Stands in for pyo3_runtime.PanicException (same name, also a BaseException)."""
+
+
+@pytest.mark.parametrize(
+    "error, kind", [(RuntimeError("boom\nsecond line"), "RuntimeError"), (PanicException("boom"), "Rust panic")]
+)
+def test_internal_error_is_one_line_exit_1(
+    error: BaseException, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def explode(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr("multiconn.runner.run", explode)
+    (tmp_path / "s.toml").write_text('name = "x"\n')
+    code = cli_module.main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith(f"multiconn: internal error: {kind}: boom")
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+    code = cli_module.main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out"), "--verbose"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" in err and err.rstrip().splitlines()[-1].startswith("multiconn: internal error")

@@ -1,0 +1,108 @@
+"""Bad input to the CLI: exit code 2 and exactly one `multiconn: error:` line naming the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HEADER = '[run]\nduration = "2 s"\n\n'
+FLOW = """
+[[flow]]
+name = "bulk"
+from = "server"
+to = "client"
+transport = "udp"
+app = "bulk"
+"""
+
+
+def link(body: str) -> str:
+    return f'[[link]]\nname = "bottleneck"\nbetween = ["server", "client"]\nqueue = "100 packets"\n{body}\n'
+
+
+GOOD = HEADER + link('rate = "40 Mbit/s"') + FLOW
+
+# name -> (scenario text, extra files, extra CLI args, words the message must contain)
+CASES: dict[str, tuple[str, dict[str, str], list[str], list[str]]] = {
+    "missing_required_field": (
+        HEADER + '[[link]]\nname = "bottleneck"\nrate = "40 Mbit/s"\nqueue = "100 packets"\n' + FLOW,
+        {}, [], ["between"],
+    ),
+    "wrong_unit": (HEADER + link('rate = "40 Mbit"') + FLOW, {}, [], ["rate", "40 Mbit"]),
+    "negative_rate": (HEADER + link('rate = "-40 Mbit/s"') + FLOW, {}, [], ["rate", "negative"]),
+    "empty_trace": (
+        HEADER + link('rate = { model = "mahimahi", file = "empty.down" }') + FLOW,
+        {"empty.down": ""}, [], ["empty.down", "empty"],
+    ),
+    "malformed_trace": (
+        HEADER + link('rate = { model = "mahimahi", file = "bad.down" }') + FLOW,
+        {"bad.down": "10\n20\nabc\n40\n"}, [], ["bad.down", "abc"],
+    ),
+    "unknown_key": (HEADER + link('rate = "40 Mbit/s"\ncolour = "red"') + FLOW, {}, [], ["colour"]),
+    "override_path_missing": (GOOD, {}, ["--set", "link.nosuch.rate=1Mbit/s"], ["nosuch"]),
+    "override_malformed": (GOOD, {}, ["--set", "link.bottleneck.rate"], ["--set", "KEY=VALUE"]),
+}
+
+
+def assert_one_error_line(stderr: str, *words: str) -> str:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("multiconn: error: "), lines[0]
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_scenario_is_one_error_line(case: str, command: str, tmp_path: Path, cli) -> None:
+    text, files, args, words = CASES[case]
+    (tmp_path / "scenario.toml").write_text(text)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    out = tmp_path / "out"
+    extra = ["--out", out] if command == "run" else []
+    proc = cli(command, "scenario.toml", *extra, *args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_error_line(proc.stderr, *words)
+    assert proc.stdout == ""
+    assert not out.exists(), "nothing may be written when the run did not happen"
+
+
+@pytest.mark.native
+def test_good_scenario_of_the_error_cases_is_accepted(tmp_path: Path, cli) -> None:
+    # Guards the cases above: they must fail for the reason given, not for a broken base text.
+    (tmp_path / "scenario.toml").write_text(GOOD)
+    proc = cli("validate", "scenario.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_scenario_file(tmp_path: Path, cli) -> None:
+    proc = cli("run", "nosuch.toml", "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert_one_error_line(proc.stderr, "nosuch.toml")
+
+
+def test_scenario_path_is_a_directory(tmp_path: Path, cli) -> None:
+    proc = cli("validate", tmp_path)
+    assert proc.returncode == 2
+    assert_one_error_line(proc.stderr, "directory")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["run", "x.toml"], ["--out"]),
+        (["run", "x.toml", "--out", "o", "--seed", "-3"], ["--seed"]),
+        (["run", "x.toml", "--out", "o", "--seed", "abc"], ["--seed"]),
+        (["frobnicate"], ["frobnicate"]),
+        ([], ["COMMAND"]),
+    ],
+)
+def test_usage_errors_are_one_line(args: list[str], words: list[str], cli) -> None:
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert_one_error_line(proc.stderr, *words)

@@ -1,0 +1,76 @@
+"""Output files without the native module: reproducible Parquet, summary layout, CSV."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from multiconn.frame import build_frame, write_parquet
+from multiconn.result import RunResult, json_text, with_wall_time
+
+COLUMNS = {
+    "time_s": [0.0, 0.0, 0.1, 0.1],
+    "kind": ["flow", "link", "flow", "link"],
+    "name": ["bulk", "bottleneck", "bulk", "bottleneck"],
+    "direction": ["", "forward", "", "forward"],
+    "bytes_delivered": [1500, 1500, 3000, 3000],
+    "throughput_mbps": [0.12, 0.12, 0.24, 0.24],
+    "queue_packets": [float("nan"), 3.0, float("nan"), 4.0],
+}
+
+
+def test_frame_types_follow_the_values() -> None:
+    frame = build_frame(COLUMNS)
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame["time_s"].dtype == "float64"
+    assert frame["bytes_delivered"].dtype == "int64"
+    assert frame["queue_packets"].dtype == "float64"
+    assert isinstance(frame["name"].dtype, pd.CategoricalDtype)
+    assert list(frame["name"]) == COLUMNS["name"]
+
+
+def test_empty_frame_keeps_the_documented_types() -> None:
+    frame = build_frame({"time_s": [], "kind": [], "bytes_delivered": []})
+    assert frame["time_s"].dtype == "float64"
+    assert frame["bytes_delivered"].dtype == "int64"
+    assert isinstance(frame["kind"].dtype, pd.CategoricalDtype)
+
+
+def test_parquet_writes_are_byte_identical(tmp_path: Path) -> None:
+    write_parquet(build_frame(COLUMNS), tmp_path / "a.parquet")
+    write_parquet(build_frame(COLUMNS), tmp_path / "b.parquet")
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+def test_parquet_has_no_index_and_no_pandas_metadata(tmp_path: Path) -> None:
+    frame = build_frame(COLUMNS)
+    write_parquet(frame, tmp_path / "t.parquet")
+    parquet = pq.ParquetFile(tmp_path / "t.parquet")
+    assert parquet.schema_arrow.names == list(COLUMNS)
+    assert b"pandas" not in (parquet.schema_arrow.metadata or {})
+    assert parquet.metadata.row_group(0).column(0).compression == "ZSTD"
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "t.parquet"), frame)
+
+
+def test_wall_time_goes_right_after_events() -> None:
+    summary = with_wall_time({"seed": 1, "events": 10, "flows": []}, 0.5)
+    assert list(summary) == ["seed", "events", "wall_time_s", "flows"]
+    assert with_wall_time({"seed": 1}, 0.5) == {"seed": 1, "wall_time_s": 0.5}
+
+
+def test_write_layout(tmp_path: Path) -> None:
+    result = RunResult(
+        summary={"scenario": "é", "events": 1, "wall_time_s": 0.1},
+        timeseries=build_frame(COLUMNS),
+        scenario={"name": "é"},
+    )
+    written = result.write(tmp_path / "new" / "dir")
+    assert sorted(p.name for p in written) == ["scenario.json", "summary.json", "timeseries.parquet"]
+    raw = (tmp_path / "new" / "dir" / "summary.json").read_bytes()
+    assert raw.endswith(b"}\n") and "é".encode() in raw and b'\n  "events": 1,' in raw
+    assert json.loads(raw) == result.summary
+    assert json_text({"a": 1}) == '{\n  "a": 1\n}\n'
+    assert not list((tmp_path / "new" / "dir").glob(".*tmp"))
