@@ -9,8 +9,8 @@
 //!   are allowed only at the end.
 //! * [`parse_bitrate_csv`] reads a per-second bitrate CSV with a header row, such as the
 //!   G-NetTrack Pro logs of the UCC 5G dataset (`Timestamp` as `YYYY.MM.DD_HH.MM.SS`,
-//!   `DL_bitrate`/`UL_bitrate` in kbit/s). Fields are comma-separated, optionally in double
-//!   quotes (`""` for a literal quote); columns are found by header name. Time starts at the
+//!   `DL_bitrate`/`UL_bitrate` in kbit/s). Fields are read by the `csv` crate (RFC 4180 quoting,
+//!   surrounding whitespace trimmed); columns are found by header name. Time starts at the
 //!   first row and each sample holds for one second. Real logs skip and repeat seconds, so:
 //!   **samples with the same second are averaged, and a missing second holds the value of the
 //!   previous second present.** Time going backwards is an error. The period is
@@ -128,16 +128,32 @@ pub fn parse_bitrate_csv(text: &str, origin: &str, format: &BitrateCsvFormat) ->
             format!("bps_per_unit must be a finite positive number, got {}", format.bps_per_unit),
         ));
     }
-    let lines = content_lines(text, origin)?;
-    let Some((&(header_line, header_text), rows)) = lines.split_first() else {
-        return Err(TraceError::new(origin, Some(1), "empty file: expected a header row naming the columns"));
+    // Blank lines are checked on the raw text (the CSV reader would skip them silently).
+    content_lines(text, origin)?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let line_of = |r: &csv::StringRecord| r.position().map(|p| p.line() as usize);
+    let read_err = |e: csv::Error| {
+        let line = e.position().map(|p| p.line() as usize);
+        TraceError::new(origin, line, format!("malformed CSV: {e}"))
     };
-    let header = split_csv_fields(header_text).map_err(|m| TraceError::new(origin, Some(header_line), m))?;
-    let columns = Columns::find(&header, format).map_err(|m| TraceError::new(origin, Some(header_line), m))?;
+    let header = match records.next() {
+        Some(r) => r.map_err(read_err)?,
+        None => return Err(TraceError::new(origin, Some(1), "empty file: expected a header row naming the columns")),
+    };
+    let header_fields: Vec<String> = header.iter().map(String::from).collect();
+    let columns = Columns::find(&header_fields, format).map_err(|m| TraceError::new(origin, line_of(&header), m))?;
     let mut per_second = PerSecondRates::new(format.bps_per_unit);
-    for (row_index, &(line, row_text)) in rows.iter().enumerate() {
-        let err = |message: String| TraceError::new(origin, Some(line), message);
-        let fields = split_csv_fields(row_text).map_err(err)?;
+    let mut fields: Vec<String> = Vec::new();
+    for (row_index, record) in records.enumerate() {
+        let record = record.map_err(read_err)?;
+        let err = |message: String| TraceError::new(origin, line_of(&record), message);
+        fields.clear();
+        fields.extend(record.iter().map(String::from));
         let time = columns.time_of(&fields, row_index).map_err(err)?;
         let value = columns.rate_of(&fields).map_err(err)?;
         per_second.add(time, value).map_err(err)?;
@@ -203,35 +219,6 @@ impl<'f> Columns<'f> {
             format!("column \"{}\": expected a finite non-negative number, got \"{}\"", excerpt(name), excerpt(text))
         })
     }
-}
-
-/// Splits one CSV line into fields: commas separate, double quotes protect commas, `""` inside
-/// quotes is a literal quote. Fields are not trimmed here.
-fn split_csv_fields(line: &str) -> Result<Vec<String>, String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut in_quotes = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, in_quotes) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            ('"', true) => in_quotes = false,
-            ('"', false) if field.trim().is_empty() => {
-                field.clear();
-                in_quotes = true;
-            }
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    if in_quotes {
-        return Err("unterminated quoted field: a quoted field must end with \" on the same line".into());
-    }
-    fields.push(field);
-    Ok(fields.into_iter().map(|f| f.trim().to_string()).collect())
 }
 
 /// Seconds since 1970-01-01 00:00:00 of a G-NetTrack timestamp `YYYY.MM.DD_HH.MM.SS`, read as
@@ -374,12 +361,5 @@ mod tests {
         assert_eq!(gnettrack_seconds("2020.01.01 00.00.00"), None);
         assert_eq!(gnettrack_seconds("2020.01.01_00.00"), None);
         assert_eq!(gnettrack_seconds("2020.01.01_00.00.00.00"), None);
-    }
-
-    #[test]
-    fn csv_fields_honour_quotes() {
-        assert_eq!(split_csv_fields("a, b ,c").unwrap(), ["a", "b", "c"]);
-        assert_eq!(split_csv_fields("\"x,y\",\"say \"\"hi\"\"\",").unwrap(), ["x,y", "say \"hi\"", ""]);
-        assert!(split_csv_fields("\"open").is_err());
     }
 }
