@@ -16,8 +16,6 @@ from rich.progress import (
     ProgressColumn,
     Task,
     TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.text import Text
 
@@ -36,10 +34,28 @@ class _EventsColumn(ProgressColumn):
         return Text(f"{task.fields.get('events', 0):,} events", style="progress.data.speed")
 
 
+def _clock(seconds: float | None) -> str:
+    if seconds is None or seconds != seconds or seconds == float("inf"):
+        return "-:--:--"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+class _WallColumn(ProgressColumn):
+    """Wall time since the run started, and the time left at the current pace."""
+
+    def render(self, task: Task) -> Text:
+        wall = float(task.fields.get("wall_s", 0.0))
+        left = None
+        if task.total is not None and task.completed > 0:
+            left = wall * max(task.total - task.completed, 0.0) / task.completed
+        return Text(f"{_clock(wall)} ETA {_clock(left)}", style="progress.elapsed")
+
+
 class RunProgress:
     """Context manager fed with (simulated time, events) after every step of a run."""
 
-    def __init__(self, total_s: float | None, enabled: bool, label: str = "simulating") -> None:
+    def __init__(self, total_s: float | None, enabled: bool, label: str = "sim") -> None:
         self._total = total_s
         self._label = label
         self._enabled = enabled
@@ -59,24 +75,25 @@ class RunProgress:
     ) -> None:
         self.close()
 
-    def _open(self) -> None:
+    def _open(self, sim_time_s: float, events: int) -> None:
         console = Console(stderr=True)
         if not (console.is_terminal or console.is_jupyter):
             self._enabled = False
             return
         self._progress = Progress(
             TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=16),
             _SimTimeColumn(),
             _EventsColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            _WallColumn(),
             console=console,
             transient=True,
         )
         self._progress.start()
-        self._task = self._progress.add_task(self._label, total=self._total, events=0)
+        self._task = self._progress.add_task(
+            self._label, total=self._total, completed=sim_time_s, events=events,
+            wall_s=time.monotonic() - self._started,
+        )
 
     def update(self, sim_time_s: float, events: int) -> None:
         """Reports progress; opens the bar once the run has lasted DELAY_S of wall time."""
@@ -85,11 +102,13 @@ class RunProgress:
         if self._progress is None:
             if time.monotonic() - self._started < DELAY_S:
                 return
-            self._open()
-            if self._progress is None:
-                return
+            self._open(sim_time_s, events)
+            return
         assert self._task is not None
-        self._progress.update(self._task, completed=sim_time_s, events=events)
+        self._progress.update(
+            self._task, completed=sim_time_s, events=events,
+            wall_s=time.monotonic() - self._started,
+        )
 
     def close(self) -> None:
         """Removes the bar, if it was shown."""
