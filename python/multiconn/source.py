@@ -12,12 +12,12 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 import tomli_w
 
-ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
-OverridesLike = Union[Mapping[str, Any], Iterable[tuple[str, Any]], None]
+ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
+OverridesLike: TypeAlias = "Mapping[str, Any] | Iterable[tuple[str, Any]] | None"
 
 
 class ScenarioFileError(OSError):

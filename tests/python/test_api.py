@@ -9,10 +9,9 @@ import time
 import tomllib
 from pathlib import Path
 
+import multiconn
 import pandas as pd
 import pytest
-
-import multiconn
 from multiconn import _core
 
 pytestmark = pytest.mark.native

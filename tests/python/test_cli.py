@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import multiconn
+import pytest
 from multiconn import cli as cli_module
 
 

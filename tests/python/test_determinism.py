@@ -31,8 +31,8 @@ def test_same_seed_gives_identical_files(cli, examples: Path, tmp_path: Path) ->
     # Byte-identical apart from the wall_time_s line.
     lines_a = (a / "summary.json").read_text().splitlines()
     lines_b = (b / "summary.json").read_text().splitlines()
-    differing = [x for x, y in zip(lines_a, lines_b) if x != y]
     assert len(lines_a) == len(lines_b)
+    differing = [x for x, y in zip(lines_a, lines_b, strict=True) if x != y]
     assert all('"wall_time_s"' in line for line in differing)
 
 

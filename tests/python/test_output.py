@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
-
 from multiconn.frame import build_frame, write_parquet
 from multiconn.result import RunResult, json_text, with_wall_time
 

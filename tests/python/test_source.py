@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
-
 from multiconn.source import (
     ScenarioFileError,
     normalize_overrides,
