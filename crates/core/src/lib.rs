@@ -12,8 +12,8 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use packet::{FlowId, LinkId, Packet};
-pub use recorder::{DropCause, NullRecorder, Recorder};
+pub use packet::{FlowId, LinkId, Packet, Payload};
+pub use recorder::{DropCause, NullRecorder, Recorder, TransportSample};
 pub use rng::RngStream;
 pub use time::{Dur, Time};
 pub use units::{Bytes, Rate};

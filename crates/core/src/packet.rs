@@ -2,9 +2,43 @@
 //!
 //! A packet carries only what the network needs to move and account for it: a run-unique id,
 //! the flow it belongs to, its size on the wire, a per-flow sequence number and its creation
-//! time. What a transport puts inside stays in the transport's own state, keyed by `seq`.
+//! time. A transport attaches what its peer must read (frames, segment header) as an opaque
+//! [`Payload`]; links never look inside it.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
 use crate::time::Time;
+
+/// What a transport endpoint put inside a packet for its peer, shared (not copied) when a
+/// packet is duplicated. Equality is identity: two payloads are equal if they are the same
+/// allocation.
+#[derive(Clone)]
+pub struct Payload(pub Arc<dyn Any + Send + Sync>);
+
+impl Payload {
+    pub fn new<T: Any + Send + Sync>(value: T) -> Payload {
+        Payload(Arc::new(value))
+    }
+    /// The content, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Payload) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for Payload {}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Payload(..)")
+    }
+}
 
 /// Index of a flow in its scenario (order of declaration).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,4 +61,6 @@ pub struct Packet {
     pub created: Time,
     /// How many links of its route it has crossed so far.
     pub hop: u16,
+    /// Transport content for the receiving endpoint; `None` for plain UDP traffic.
+    pub payload: Option<Payload>,
 }

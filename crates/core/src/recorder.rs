@@ -5,7 +5,7 @@
 //! costs a few additions per packet and never allocates.
 
 use crate::packet::{FlowId, LinkId};
-use crate::time::Time;
+use crate::time::{Dur, Time};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -16,18 +16,39 @@ pub enum DropCause {
     RandomLoss,
     /// The link was down (availability window).
     LinkDown,
+    /// The receiving host's UDP socket buffer was full (Linux `Udp: RcvbufErrors`).
+    UdpBuffer,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 3] = [DropCause::Queue, DropCause::RandomLoss, DropCause::LinkDown];
+    pub const ALL: [DropCause; 4] = [DropCause::Queue, DropCause::RandomLoss, DropCause::LinkDown, DropCause::UdpBuffer];
 
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Queue => "queue",
             DropCause::RandomLoss => "random_loss",
             DropCause::LinkDown => "link_down",
+            DropCause::UdpBuffer => "udp_buffer",
         }
     }
+}
+
+/// A transport sender's state after an event, for time series. Counters are cumulative since
+/// the connection started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportSample {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Bytes sent and not yet acknowledged or declared lost.
+    pub bytes_in_flight: u64,
+    /// Smoothed RTT (RFC 9002 / RFC 6298); zero before the first sample.
+    pub srtt: Dur,
+    /// Packets (QUIC) or segments (TCP) sent again because they were declared lost.
+    pub retransmissions: u64,
+    /// Of those, how many turned out unnecessary (the original was acknowledged later).
+    pub spurious_retransmissions: u64,
+    /// Packets declared lost by loss detection.
+    pub lost: u64,
 }
 
 pub trait Recorder {
@@ -43,6 +64,8 @@ pub trait Recorder {
     fn flow_delivered(&mut self, now: Time, flow: FlowId, bytes: u64);
     /// A packet of a flow was dropped somewhere on its route.
     fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, bytes: u32);
+    /// A transport flow's sender state changed (after an ACK, a send or a timer).
+    fn flow_transport(&mut self, _now: Time, _flow: FlowId, _sample: &TransportSample) {}
 }
 
 /// Discards everything; for tests and benchmarks of models alone.

@@ -26,7 +26,7 @@ pub struct Counters {
     pub bytes_delivered: u64,
     pub packets_delivered: u64,
     pub bytes_sent: u64,
-    pub drops: [u64; 3],
+    pub drops: [u64; 4],
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns.
     pub queue_packet_ns: u128,
     pub queue_byte_ns: u128,
@@ -43,6 +43,7 @@ fn cause_index(cause: DropCause) -> usize {
         DropCause::Queue => 0,
         DropCause::RandomLoss => 1,
         DropCause::LinkDown => 2,
+        DropCause::UdpBuffer => 3,
     }
 }
 

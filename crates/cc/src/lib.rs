@@ -1,0 +1,212 @@
+//! multiconn-cc: congestion control shared by the TCP and QUIC models.
+//!
+//! * [`rtt`]: the RTT estimator of RFC 9002 §5 (and the RFC 6298 / aioquic update orders).
+//! * [`Controller`]: the interface every algorithm implements, fed by the transport's loss
+//!   recovery; [`build`] is the factory that turns a [`CcConfig`] into one.
+//! * [`newreno`] (RFC 9002 appendix B, RFC 6582 behaviour for TCP), [`cubic`] (RFC 9438 with
+//!   [`hystart`] HyStart++ of RFC 9406 as an option), [`bbr`] (BBR v1,
+//!   draft-cardwell-iccrg-bbr-congestion-control-00).
+//! * [`delivery`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR.
+//! * [`pacer`]: the token-bucket pacer of RFC 9002 §7.7 with the aioquic and ngtcp2 variants.
+//!
+//! Windows and byte counts are `u64` bytes; times are integer nanoseconds. Controllers never
+//! read a clock: every call carries `now`.
+
+pub mod bbr;
+pub mod cubic;
+pub mod delivery;
+pub mod hystart;
+pub mod newreno;
+pub mod pacer;
+pub mod rtt;
+
+use multiconn_core::{Rate, Time};
+use serde::Deserialize;
+
+pub use delivery::{DeliveryRateEstimator, RateSample, SentRateState};
+pub use pacer::{Pacer, PacerConfig};
+pub use rtt::{RttEstimator, RttVarRule};
+
+/// Which algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    #[serde(alias = "reno")]
+    NewReno,
+    Cubic,
+    Bbr,
+}
+
+impl CcKind {
+    pub const ALL: [CcKind; 3] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::NewReno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CcKind> {
+        match s {
+            "newreno" | "reno" => Some(CcKind::NewReno),
+            "cubic" => Some(CcKind::Cubic),
+            "bbr" => Some(CcKind::Bbr),
+            _ => None,
+        }
+    }
+}
+
+/// Where the controller is: reported in time series and qlog `congestion_state_updated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcState {
+    SlowStart,
+    CongestionAvoidance,
+    /// Inside a recovery period (no further reduction until it ends).
+    Recovery,
+    /// BBR's own phases, named as the draft names them.
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl CcState {
+    /// The qlog name (`slow_start`, `congestion_avoidance`, `recovery`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CcState::SlowStart => "slow_start",
+            CcState::CongestionAvoidance => "congestion_avoidance",
+            CcState::Recovery => "recovery",
+            CcState::Startup => "startup",
+            CcState::Drain => "drain",
+            CcState::ProbeBw => "probe_bw",
+            CcState::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// Everything that parameterises a controller. Implementation profiles fill it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcConfig {
+    pub kind: CcKind,
+    /// Largest datagram (QUIC) or segment (TCP MSS) in bytes: the window's unit.
+    pub max_datagram_size: u64,
+    /// Initial window, bytes (RFC 9002: min(10·MDS, max(2·MDS, 14720)); TCP: 10·MSS).
+    pub initial_window: u64,
+    /// Floor of the window after a reduction, bytes (RFC 9002: 2·MDS).
+    pub minimum_window: u64,
+    /// Window after a retransmission timeout / persistent congestion, bytes (TCP: 1 MSS;
+    /// QUIC: the minimum window).
+    pub loss_window: u64,
+    /// NewReno multiplicative decrease (RFC 9002: 0.5).
+    pub reno_beta: f64,
+    /// CUBIC β (RFC 9438: 0.7) and C (0.4).
+    pub cubic_beta: f64,
+    pub cubic_c: f64,
+    /// CUBIC fast convergence (RFC 9438 §4.7).
+    pub fast_convergence: bool,
+    /// HyStart++ (RFC 9406) in slow start, for NewReno and CUBIC.
+    pub hystart: bool,
+    /// Base the reduction on bytes in flight after removing the lost packets instead of on
+    /// cwnd (aioquic's rule); `false` uses cwnd.
+    pub reduce_from_flight: bool,
+    /// Stop window growth when the sender is application- or flow-control-limited
+    /// (RFC 9002 §7.8). aioquic does not check.
+    pub app_limited_check: bool,
+}
+
+impl CcConfig {
+    /// RFC 9002 defaults for a QUIC sender with datagrams of `mds` bytes.
+    pub fn quic_default(kind: CcKind, mds: u64) -> CcConfig {
+        CcConfig {
+            kind,
+            max_datagram_size: mds,
+            initial_window: (10 * mds).min((2 * mds).max(14720)),
+            minimum_window: 2 * mds,
+            loss_window: 2 * mds,
+            reno_beta: 0.5,
+            cubic_beta: 0.7,
+            cubic_c: 0.4,
+            fast_convergence: true,
+            hystart: false,
+            reduce_from_flight: false,
+            app_limited_check: true,
+        }
+    }
+
+    /// Linux-like defaults for a TCP sender with segments of `mss` bytes (IW10, RFC 6928).
+    pub fn tcp_default(kind: CcKind, mss: u64) -> CcConfig {
+        CcConfig { initial_window: 10 * mss, loss_window: mss, ..CcConfig::quic_default(kind, mss) }
+    }
+}
+
+/// Packets newly acknowledged by one ACK, summarised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckEvent {
+    /// Bytes newly acknowledged (ack-eliciting and in flight).
+    pub bytes_acked: u64,
+    /// Send time of the most recently sent of the newly acknowledged packets.
+    pub largest_acked_sent: Time,
+    /// Bytes in flight before these packets were removed.
+    pub prior_in_flight: u64,
+    /// Bytes in flight after.
+    pub bytes_in_flight: u64,
+    /// The sender was application- or flow-control-limited (not cwnd-limited) when the acked
+    /// packets were sent: growth should be suppressed (RFC 9002 §7.8).
+    pub app_limited: bool,
+    /// Delivery-rate sample from this ACK, if the transport tracks one (BBR needs it).
+    pub rate_sample: Option<RateSample>,
+}
+
+/// Packets declared lost by one run of loss detection, summarised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossEvent {
+    /// Bytes of the lost in-flight packets.
+    pub bytes_lost: u64,
+    /// Send time of the most recently sent lost packet (decides whether a new recovery period
+    /// starts: RFC 9002 §7.3.2).
+    pub largest_lost_sent: Time,
+    /// Bytes in flight after the lost packets were removed.
+    pub bytes_in_flight: u64,
+    /// Bytes in flight before they were removed.
+    pub prior_in_flight: u64,
+}
+
+/// A congestion controller. The transport calls these as its loss recovery sees events; the
+/// controller answers with a window and, optionally, its own pacing rate.
+pub trait Controller: Send + std::fmt::Debug {
+    /// A packet carrying `bytes` that counts in flight was sent; `bytes_in_flight` includes it.
+    fn on_packet_sent(&mut self, now: Time, bytes: u64, bytes_in_flight: u64);
+    /// An ACK newly acknowledged packets. `rtt` has already been updated with its sample.
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator);
+    /// Loss detection declared packets lost (a congestion event unless it falls in the current
+    /// recovery period).
+    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator);
+    /// Persistent congestion (RFC 9002 §7.6) or a TCP retransmission timeout: collapse to the
+    /// loss window.
+    fn on_persistent_congestion(&mut self, now: Time);
+    /// The last congestion event turned out spurious (the "lost" packets were acknowledged);
+    /// controllers that support it restore their state from before the event.
+    fn on_spurious_congestion(&mut self, _now: Time) {}
+    /// Congestion window in bytes.
+    fn window(&self) -> u64;
+    /// Slow-start threshold in bytes; `None` while infinite.
+    fn ssthresh(&self) -> Option<u64>;
+    fn state(&self) -> CcState;
+    /// A pacing rate the controller wants (BBR); `None` = pace from cwnd / smoothed RTT.
+    fn pacing_rate(&self) -> Option<Rate> {
+        None
+    }
+    fn kind(&self) -> CcKind;
+}
+
+/// The factory: a controller for `cfg`.
+pub fn build(cfg: &CcConfig) -> Box<dyn Controller> {
+    match cfg.kind {
+        CcKind::NewReno => Box::new(newreno::NewReno::new(cfg.clone())),
+        CcKind::Cubic => Box::new(cubic::Cubic::new(cfg.clone())),
+        CcKind::Bbr => Box::new(bbr::Bbr::new(cfg.clone())),
+    }
+}

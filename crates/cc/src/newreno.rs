@@ -1,0 +1,198 @@
+//! NewReno per RFC 9002 appendix B (byte-counted, one reduction per round trip), which is also
+//! the window behaviour of TCP NewReno with SACK recovery (RFC 5681, RFC 6582, RFC 6675).
+//!
+//! * Slow start: `cwnd += acked` while `cwnd < ssthresh` (optionally HyStart++, RFC 9406).
+//! * Congestion avoidance: `cwnd += mds · acked / cwnd`, accumulated in bytes so that one
+//!   window of ACKs adds exactly one datagram.
+//! * Congestion event: if the newest lost packet was sent after the current recovery period
+//!   started, a new period starts: `ssthresh = cwnd · β` (β = 0.5), `cwnd = max(ssthresh,
+//!   minimum_window)`. ACKs of packets sent before the period started do not grow the window.
+//! * Persistent congestion / RTO: `cwnd = loss_window`, recovery ends.
+
+use crate::hystart::HyStart;
+use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
+use multiconn_core::Time;
+
+#[derive(Debug, Clone)]
+pub struct NewReno {
+    cfg: CcConfig,
+    cwnd: u64,
+    ssthresh: u64,
+    recovery_start: Option<Time>,
+    /// Bytes acknowledged in congestion avoidance not yet turned into window.
+    ca_acked: u64,
+    hystart: Option<HyStart>,
+    /// State before the last reduction, for undo after a spurious congestion event.
+    before_reduction: Option<(u64, u64)>,
+}
+
+impl NewReno {
+    pub fn new(cfg: CcConfig) -> NewReno {
+        let hystart = cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size));
+        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cfg }
+    }
+
+    fn in_recovery(&self, sent: Time) -> bool {
+        self.recovery_start.is_some_and(|start| sent <= start)
+    }
+}
+
+impl Controller for NewReno {
+    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+        if let Some(h) = &mut self.hystart {
+            h.on_packet_sent(now);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        if self.in_recovery(ack.largest_acked_sent) {
+            return;
+        }
+        self.recovery_start = None;
+        if self.cfg.app_limited_check && ack.app_limited {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            let divisor = match &mut self.hystart {
+                Some(h) => {
+                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), self.cwnd);
+                    if h.should_exit_slow_start() {
+                        self.ssthresh = self.cwnd;
+                        return;
+                    }
+                    h.growth_divisor()
+                }
+                None => 1,
+            };
+            self.cwnd += ack.bytes_acked / divisor;
+            return;
+        }
+        self.ca_acked += ack.bytes_acked;
+        if self.ca_acked >= self.cwnd {
+            self.ca_acked -= self.cwnd;
+            self.cwnd += self.cfg.max_datagram_size;
+        }
+    }
+
+    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
+        if self.in_recovery(loss.largest_lost_sent) {
+            return;
+        }
+        self.before_reduction = Some((self.cwnd, self.ssthresh));
+        self.recovery_start = Some(now);
+        let base = if self.cfg.reduce_from_flight { loss.bytes_in_flight } else { self.cwnd };
+        self.ssthresh = ((base as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window);
+        self.cwnd = self.ssthresh;
+        self.ca_acked = 0;
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion_event();
+        }
+    }
+
+    fn on_persistent_congestion(&mut self, _now: Time) {
+        if self.before_reduction.is_none() {
+            self.before_reduction = Some((self.cwnd, self.ssthresh));
+        }
+        self.ssthresh = ((self.cwnd as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window).min(self.ssthresh);
+        self.cwnd = self.cfg.loss_window;
+        self.recovery_start = None;
+        self.ca_acked = 0;
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        if let Some((cwnd, ssthresh)) = self.before_reduction.take() {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = ssthresh;
+            self.recovery_start = None;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> Option<u64> {
+        (self.ssthresh != u64::MAX).then_some(self.ssthresh)
+    }
+    fn state(&self) -> CcState {
+        if self.recovery_start.is_some() {
+            CcState::Recovery
+        } else if self.cwnd < self.ssthresh {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+    fn kind(&self) -> CcKind {
+        CcKind::NewReno
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RttVarRule;
+    use multiconn_core::Dur;
+
+    const MDS: u64 = 1200;
+
+    fn ack(bytes: u64, sent: Time) -> AckEvent {
+        AckEvent { bytes_acked: bytes, largest_acked_sent: sent, prior_in_flight: 0, bytes_in_flight: 0, app_limited: false, rate_sample: None }
+    }
+    fn loss(sent: Time, in_flight: u64) -> LossEvent {
+        LossEvent { bytes_lost: MDS, largest_lost_sent: sent, bytes_in_flight: in_flight, prior_in_flight: in_flight + MDS }
+    }
+    fn rtt() -> RttEstimator {
+        RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002)
+    }
+
+    #[test]
+    fn slow_start_doubles_then_halves_once_per_round_trip() {
+        let mut cc = NewReno::new(CcConfig::quic_default(CcKind::NewReno, MDS));
+        assert_eq!(cc.window(), 12000);
+        cc.on_ack(Time(10), &ack(12000, Time(1)), &rtt());
+        assert_eq!(cc.window(), 24000);
+        cc.on_congestion_event(Time(100), &loss(Time(50), 0), &rtt());
+        assert_eq!((cc.window(), cc.ssthresh()), (12000, Some(12000)));
+        // A second loss of a packet sent before recovery started does not reduce again.
+        cc.on_congestion_event(Time(110), &loss(Time(90), 0), &rtt());
+        assert_eq!(cc.window(), 12000);
+        // ACK of a pre-recovery packet: no growth, still in recovery.
+        cc.on_ack(Time(120), &ack(MDS, Time(99)), &rtt());
+        assert_eq!((cc.window(), cc.state()), (12000, CcState::Recovery));
+        // ACK of a packet sent after recovery began ends it; congestion avoidance adds one MDS per window.
+        cc.on_ack(Time(200), &ack(6000, Time(150)), &rtt());
+        assert_eq!(cc.state(), CcState::CongestionAvoidance);
+        assert_eq!(cc.window(), 12000);
+        cc.on_ack(Time(210), &ack(6000, Time(160)), &rtt());
+        assert_eq!(cc.window(), 12000 + MDS);
+    }
+
+    #[test]
+    fn floor_at_minimum_window_and_collapse_on_persistent_congestion() {
+        let mut cc = NewReno::new(CcConfig::quic_default(CcKind::NewReno, MDS));
+        for i in 0..5 {
+            cc.on_congestion_event(Time(1000 * (i + 1)), &loss(Time(1000 * (i + 1) - 1), 0), &rtt());
+        }
+        assert_eq!(cc.window(), 2 * MDS);
+        cc.on_persistent_congestion(Time(10_000));
+        assert_eq!(cc.window(), 2 * MDS);
+    }
+
+    #[test]
+    fn app_limited_acks_do_not_grow_the_window() {
+        let mut cc = NewReno::new(CcConfig::quic_default(CcKind::NewReno, MDS));
+        let mut a = ack(12000, Time(1));
+        a.app_limited = true;
+        cc.on_ack(Time(10), &a, &rtt());
+        assert_eq!(cc.window(), 12000);
+    }
+
+    #[test]
+    fn spurious_event_is_undone() {
+        let mut cc = NewReno::new(CcConfig::quic_default(CcKind::NewReno, MDS));
+        cc.on_ack(Time(10), &ack(12000, Time(1)), &rtt());
+        cc.on_congestion_event(Time(100), &loss(Time(50), 0), &rtt());
+        cc.on_spurious_congestion(Time(120));
+        assert_eq!((cc.window(), cc.ssthresh()), (24000, None));
+    }
+}

@@ -1,0 +1,202 @@
+//! RTT estimation per RFC 9002 §5, with the update-order variants real stacks use.
+//!
+//! * `latest_rtt` is the raw sample; `min_rtt` the minimum of raw samples (no ack-delay
+//!   adjustment).
+//! * Before the first sample: `smoothed_rtt = initial_rtt`, `rttvar = initial_rtt / 2`. The
+//!   first sample sets `smoothed_rtt = latest`, `rttvar = latest / 2`.
+//! * Later samples: `ack_delay` is capped at `max_ack_delay` (once the handshake is confirmed),
+//!   `adjusted = latest − ack_delay` if that is still ≥ `min_rtt`, then
+//!   `smoothed = 7/8·smoothed + 1/8·adjusted` and `rttvar = 3/4·rttvar + 1/4·|smoothed − adjusted|`.
+//!
+//! [`RttVarRule`] chooses which `smoothed` the rttvar update sees: RFC 9002 §5.3 pseudocode
+//! updates rttvar with the *previous* smoothed RTT (as RFC 6298 does and ngtcp2 and Linux do);
+//! aioquic uses |min_rtt − latest_rtt|. All arithmetic is integer nanoseconds with truncating
+//! division, so timer values are reproducible bit for bit.
+
+use multiconn_core::Dur;
+
+/// RFC 9002 kGranularity.
+pub const GRANULARITY: Dur = Dur::from_millis(1);
+/// RFC 9002 kInitialRtt.
+pub const INITIAL_RTT: Dur = Dur::from_millis(333);
+
+/// How rttvar is updated from a sample (see the module header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RttVarRule {
+    /// `rttvar = 3/4·rttvar + 1/4·|smoothed_prev − adjusted|`, then smoothed (RFC 9002 §5.3
+    /// pseudocode, RFC 6298 §2.3, ngtcp2, Linux).
+    Rfc9002,
+    /// aioquic: `rttvar = 3/4·rttvar + 1/4·|min_rtt − latest_rtt|`, latest floored at 1 ms.
+    Aioquic,
+}
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    latest: Dur,
+    smoothed: Dur,
+    rttvar: Dur,
+    min: Dur,
+    has_sample: bool,
+    initial: Dur,
+    rule: RttVarRule,
+}
+
+impl RttEstimator {
+    pub fn new(initial_rtt: Dur, rule: RttVarRule) -> RttEstimator {
+        RttEstimator {
+            latest: Dur::ZERO,
+            smoothed: initial_rtt,
+            rttvar: Dur(initial_rtt.0 / 2),
+            min: Dur::MAX,
+            has_sample: false,
+            initial: initial_rtt,
+            rule,
+        }
+    }
+
+    /// Takes one RTT sample. `ack_delay` is the peer's reported delay, already capped by the
+    /// caller at its max_ack_delay when the handshake is confirmed (zero for TCP).
+    pub fn update(&mut self, latest_rtt: Dur, ack_delay: Dur) {
+        let latest = match self.rule {
+            RttVarRule::Aioquic => latest_rtt.max(GRANULARITY),
+            RttVarRule::Rfc9002 => latest_rtt,
+        };
+        self.latest = latest;
+        self.min = self.min.min(latest);
+        if !self.has_sample {
+            self.has_sample = true;
+            self.smoothed = latest;
+            self.rttvar = Dur(latest.0 / 2);
+            return;
+        }
+        let adjusted = if latest.0 >= self.min.0.saturating_add(ack_delay.0) { Dur(latest.0 - ack_delay.0) } else { latest };
+        let deviation = match self.rule {
+            RttVarRule::Rfc9002 => self.smoothed.0.abs_diff(adjusted.0),
+            RttVarRule::Aioquic => self.min.0.abs_diff(latest.0),
+        };
+        self.rttvar = Dur((3 * self.rttvar.0 + deviation) / 4);
+        self.smoothed = Dur((7 * self.smoothed.0 + adjusted.0) / 8);
+    }
+
+    pub fn has_sample(&self) -> bool {
+        self.has_sample
+    }
+    pub fn latest(&self) -> Dur {
+        self.latest
+    }
+    pub fn smoothed(&self) -> Dur {
+        self.smoothed
+    }
+    pub fn rttvar(&self) -> Dur {
+        self.rttvar
+    }
+    /// Minimum RTT seen; `initial_rtt` before the first sample.
+    pub fn min(&self) -> Dur {
+        if self.has_sample {
+            self.min
+        } else {
+            self.initial
+        }
+    }
+    pub fn initial(&self) -> Dur {
+        self.initial
+    }
+
+    /// RFC 9002 §6.2.1 base probe timeout, before backoff:
+    /// `smoothed + max(4·rttvar, kGranularity) + max_ack_delay`.
+    pub fn pto_base(&self, max_ack_delay: Dur) -> Dur {
+        self.smoothed + Dur((4 * self.rttvar.0).max(GRANULARITY.0)) + max_ack_delay
+    }
+
+    /// RFC 9002 §6.1.2 time threshold: `num/den · max(smoothed, latest)`, floored at
+    /// kGranularity when `floor` (aioquic omits the floor).
+    pub fn loss_delay(&self, num: u64, den: u64, floor: bool) -> Dur {
+        let d = Dur(self.smoothed.0.max(self.latest.0) * num / den);
+        if floor {
+            d.max(GRANULARITY)
+        } else {
+            d
+        }
+    }
+
+    /// RFC 6298 §2 retransmission timeout: `smoothed + max(G, 4·rttvar)` clamped to
+    /// [`min_rto`, `max_rto`]; `initial_rto` before the first sample.
+    pub fn rto(&self, clock_granularity: Dur, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> Dur {
+        if !self.has_sample {
+            return initial_rto;
+        }
+        let rto = self.smoothed + Dur((4 * self.rttvar.0).max(clock_granularity.0));
+        rto.max(min_rto).min(max_rto)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Dur {
+        Dur::from_millis(v)
+    }
+
+    #[test]
+    fn before_any_sample_pto_is_about_one_second() {
+        let r = RttEstimator::new(INITIAL_RTT, RttVarRule::Rfc9002);
+        // 333 + 4 · 166.5 = 999 ms (RFC 9002 §6.2.2).
+        assert_eq!(r.pto_base(Dur::ZERO), Dur(333_000_000 + 4 * 166_500_000));
+        assert!(!r.has_sample());
+    }
+
+    #[test]
+    fn first_sample_sets_smoothed_and_half_variance() {
+        let mut r = RttEstimator::new(INITIAL_RTT, RttVarRule::Rfc9002);
+        r.update(ms(100), ms(10));
+        assert_eq!((r.smoothed(), r.rttvar(), r.min(), r.latest()), (ms(100), ms(50), ms(100), ms(100)));
+    }
+
+    #[test]
+    fn later_samples_follow_the_ewma_with_ack_delay_adjustment() {
+        let mut r = RttEstimator::new(INITIAL_RTT, RttVarRule::Rfc9002);
+        r.update(ms(100), Dur::ZERO);
+        // adjusted = 120 − 10 = 110 (still ≥ min 100).
+        r.update(ms(120), ms(10));
+        assert_eq!(r.rttvar(), Dur((3 * 50_000_000 + 10_000_000) / 4));
+        assert_eq!(r.smoothed(), Dur((7 * 100_000_000 + 110_000_000) / 8));
+        // ack delay that would take the sample below min_rtt is ignored.
+        let (s, v) = (r.smoothed(), r.rttvar());
+        r.update(ms(105), ms(20));
+        assert_eq!(r.rttvar(), Dur((3 * v.0 + s.0.abs_diff(105_000_000)) / 4));
+        assert_eq!(r.smoothed(), Dur((7 * s.0 + 105_000_000) / 8));
+        assert_eq!(r.min(), ms(100));
+    }
+
+    #[test]
+    fn aioquic_rule_uses_min_rtt_deviation_and_floors_latest() {
+        let mut r = RttEstimator::new(INITIAL_RTT, RttVarRule::Aioquic);
+        r.update(Dur::from_micros(200), Dur::ZERO);
+        assert_eq!(r.latest(), ms(1));
+        r.update(ms(41), Dur::ZERO);
+        assert_eq!(r.rttvar(), Dur((3 * 500_000 + 40_000_000) / 4));
+    }
+
+    #[test]
+    fn loss_delay_is_nine_eighths_of_the_larger_rtt_with_a_floor() {
+        let mut r = RttEstimator::new(INITIAL_RTT, RttVarRule::Rfc9002);
+        r.update(Dur::from_micros(400), Dur::ZERO);
+        assert_eq!(r.loss_delay(9, 8, true), GRANULARITY);
+        assert_eq!(r.loss_delay(9, 8, false), Dur(450_000));
+        r.update(ms(80), Dur::ZERO);
+        assert_eq!(r.loss_delay(9, 8, true), Dur(80_000_000 * 9 / 8));
+    }
+
+    #[test]
+    fn rto_is_clamped_per_rfc6298() {
+        let mut r = RttEstimator::new(ms(1000), RttVarRule::Rfc9002);
+        assert_eq!(r.rto(ms(1), ms(200), ms(120_000), ms(1000)), ms(1000));
+        r.update(ms(10), Dur::ZERO);
+        assert_eq!(r.rto(ms(1), ms(200), ms(120_000), ms(1000)), ms(200));
+        r.update(ms(400), Dur::ZERO);
+        let expect = r.smoothed() + Dur(4 * r.rttvar().0);
+        assert_eq!(r.rto(ms(1), ms(200), ms(120_000), ms(1000)), expect);
+    }
+}

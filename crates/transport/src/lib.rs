@@ -1,0 +1,102 @@
+//! multiconn-transport: what the TCP and QUIC models share.
+//!
+//! * [`Endpoint`]: the sans-IO interface of one end of a connection. The simulator hands it
+//!   packets and timer expiries and polls it for packets to send, the time it next needs
+//!   attention and application events.
+//! * [`Workload`]: what the applications at the two ends do (a download, or requests and
+//!   responses over several streams) and [`AppEvent`]: what they observe.
+//! * [`profile`]: implementation profiles (`aioquic`, `ngtcp2`, `linux-tcp`, ...) as data.
+//! * [`udp_socket`]: the receiving host's UDP socket buffer, counted as Linux counts it.
+//!
+//! Roles: the *client* opens the connection and asks; the *server* answers. In a scenario the
+//! flow's `from` node is the server (the data sender) and `to` the client.
+
+pub mod profile;
+pub mod udp_socket;
+
+use multiconn_cc::CcKind;
+use multiconn_core::{FlowId, Packet, Time, TransportSample};
+
+pub use profile::{Profile, ProfileError};
+pub use udp_socket::{UdpSocket, UdpSocketConfig};
+
+/// What the applications do over the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// The client sends one request of `request_size` bytes; the server answers with `size`
+    /// bytes (`None`: it never stops) on one stream.
+    Download { size: Option<u64>, request_size: u64 },
+    /// The client sends `count` requests of `request_size` bytes, keeping up to `parallel`
+    /// outstanding, each on its own stream (QUIC) or in turn on the one byte stream (TCP);
+    /// the server answers each with `response_size` bytes.
+    Requests { count: u32, parallel: u32, request_size: u64, response_size: u64 },
+}
+
+/// What the applications observe, polled from the endpoint where it happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    /// The handshake let this endpoint's application send data (client: 1 RTT for QUIC, at
+    /// once with 0-RTT, 2 RTT for TCP + TLS 1.3).
+    CanSend,
+    /// `bytes` of application data were delivered in order to this endpoint's application
+    /// (goodput; requests at the server, responses at the client).
+    Delivered { bytes: u64 },
+    /// One response (or the download) was completely received by the client.
+    ResponseComplete { index: u32, bytes: u64 },
+    /// Everything the workload asked for has been received by the client.
+    Finished,
+}
+
+/// Which end of the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// Everything needed to build the two endpoints of one connection.
+#[derive(Clone, Debug)]
+pub struct ConnectionParams {
+    pub flow: FlowId,
+    /// When the client starts the handshake.
+    pub start: Time,
+    pub workload: Workload,
+    pub profile: Profile,
+    pub cc: CcKind,
+    /// Largest IP packet either end sends (e.g. 1500 B); datagram and segment sizes derive
+    /// from it and the profile.
+    pub max_packet_size: u32,
+    /// QUIC: the client holds a session ticket and sends its request as 0-RTT data.
+    pub resume: bool,
+    /// QUIC: collect qlog events.
+    pub qlog: bool,
+}
+
+/// One end of a connection, sans-IO.
+pub trait Endpoint: Send {
+    /// A packet of this connection arrived from the network (after the host's socket buffer).
+    fn handle_packet(&mut self, now: Time, pkt: Packet);
+    /// The next packet to put on the network at `now`, or `None` when the window, pacing or
+    /// lack of data holds it back. Callers poll until `None`. `next_id` is the run-wide packet
+    /// id counter: take one id per packet.
+    fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet>;
+    /// When the endpoint next needs `handle_timeout` (loss, PTO/RTO, delayed ACK, pacing,
+    /// application start); `None` when idle.
+    fn poll_timeout(&self) -> Option<Time>;
+    fn handle_timeout(&mut self, now: Time);
+    /// Application events since the last call, oldest first.
+    fn poll_event(&mut self) -> Option<AppEvent>;
+    /// The sending side's state (meaningful at the data sender).
+    fn sample(&self) -> TransportSample;
+    /// Controller state name for time series and qlog (`slow_start`, `recovery`, ...).
+    fn cc_state(&self) -> &'static str;
+    /// qlog events (JSON objects of the main schema, one per line without the RS prefix)
+    /// collected since the last call; empty unless `qlog` was set.
+    fn drain_qlog(&mut self, _out: &mut Vec<String>) {}
+}
+
+/// Builds the two endpoints of a connection for one transport.
+pub trait TransportFactory {
+    /// (client, server)
+    fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>);
+}
