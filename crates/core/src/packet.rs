@@ -61,6 +61,22 @@ pub struct Packet {
     pub created: Time,
     /// How many links of its route it has crossed so far.
     pub hop: u16,
+    /// Which of its flow's routes it follows (0: the flow's own route from `from` to `to`;
+    /// 1: the reverse route, for ACKs and requests). Set by the simulator, not by transports.
+    pub route: u16,
     /// Transport content for the receiving endpoint; `None` for plain UDP traffic.
     pub payload: Option<Payload>,
+}
+
+impl Packet {
+    /// A packet at its first hop on route 0, without transport content.
+    pub fn new(id: u64, flow: FlowId, size: u32, seq: u64, created: Time) -> Packet {
+        Packet { id, flow, size, seq, created, hop: 0, route: 0, payload: None }
+    }
+
+    /// The same packet carrying `payload`.
+    pub fn with_payload(mut self, payload: Payload) -> Packet {
+        self.payload = Some(payload);
+        self
+    }
 }

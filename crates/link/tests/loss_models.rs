@@ -15,6 +15,7 @@ fn packet(id: u64) -> Packet {
         seq: id,
         created: Time::ZERO,
         hop: 0,
+        route: 0,
         payload: None,
     }
 }

@@ -13,6 +13,7 @@ pub fn packet(id: u64) -> Packet {
         seq: id,
         created: Time::ZERO,
         hop: 0,
+        route: 0,
         payload: None,
     }
 }
