@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds and runs the ns-3 counterpart of the bulk benchmark (bench/ns3/bulk_send.cc).
+#
+#   bench/ns3/run.sh [BUILD_DIR] [PROGRAM OPTIONS...]
+#
+# BUILD_DIR defaults to target/ns3 (relative to the repository root); an argument starting
+# with "--" is taken as a program option. The binary is rebuilt only when bulk_send.cc is
+# newer than it. Program options: --cc=newreno|cubic, --duration=SECONDS, --bytes=N,
+# --rate=40Mbps, --delay=10ms, --queue=100, --mss=1448, --buf=BYTES.
+# Prints the program's JSON line. Exits 3 if ns-3 is not installed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+src="$here/bulk_send.cc"
+
+build_dir="$root/target/ns3"
+if [[ $# -gt 0 && "$1" != --* ]]; then
+    build_dir="$1"
+    shift
+fi
+
+modules=(ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control)
+
+if [[ -f /usr/include/ns3/core-module.h ]] && pkg-config --exists "${modules[@]}" 2>/dev/null; then
+    # ns-3.37's .pc files carry a stray "-I/usr;" in Cflags: keep only well-formed flags.
+    cflags=()
+    for flag in $(pkg-config --cflags "${modules[@]}"); do
+        [[ "$flag" == *';'* || "$flag" == *'\'* ]] || cflags+=("$flag")
+    done
+    # They also name absolute paths of optional libraries (GSL, SQLite) that only their -dev
+    # packages provide; the ns-3 libraries already depend on the runtime ones, so skip any
+    # such path that is missing.
+    libs=()
+    for flag in $(pkg-config --libs "${modules[@]}"); do
+        [[ "$flag" == /* && ! -e "$flag" ]] || libs+=("$flag")
+    done
+elif [[ -f /usr/include/ns3/core-module.h ]] && compgen -G "/usr/lib/*/libns3-core.so" >/dev/null; then
+    cflags=(-I/usr/include)
+    libs=(-lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control)
+else
+    cat >&2 <<'EOF'
+ns-3 is not installed. On Debian or Ubuntu install the development package (ns-3.37 on Debian 12):
+
+    sudo apt-get install libns3-dev
+
+then run this script again.
+EOF
+    exit 3
+fi
+
+mkdir -p "$build_dir"
+bin="$build_dir/bulk_send"
+if [[ ! -x "$bin" || "$src" -nt "$bin" ]]; then
+    echo "building $bin" >&2
+    g++ -std=c++17 -O2 -DNDEBUG "${cflags[@]}" -o "$bin.tmp" "$src" "${libs[@]}"
+    mv "$bin.tmp" "$bin"
+fi
+
+exec "$bin" "$@"
