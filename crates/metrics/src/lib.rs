@@ -5,7 +5,7 @@
 //! mean queue length in each bin. Totals are kept alongside. [`jain_index`] is Jain's fairness
 //! index (Jain, Chiu and Hawe, DEC-TR-301, 1984).
 
-use multiconn_core::{DropCause, Dur, FlowId, LinkId, Recorder, Time};
+use multiconn_core::{DropCause, Dur, FlowId, LinkId, Recorder, Time, TransportSample};
 
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one takes all.
 /// `None` for an empty set or when every value is zero (fairness is undefined).
@@ -30,6 +30,9 @@ pub struct Counters {
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns.
     pub queue_packet_ns: u128,
     pub queue_byte_ns: u128,
+    /// Transport flows: the sender's state at the last event in the bin (carried over from
+    /// earlier bins when nothing happened in this one).
+    pub transport: Option<TransportSample>,
 }
 
 impl Counters {
@@ -152,11 +155,17 @@ impl BinnedRecorder {
         }
         let n_bins = (end.0.div_ceil(self.bin.0)) as usize;
         let rows = |s: &Series| -> Vec<BinRow> {
+            let mut carried: Option<TransportSample> = None;
             (0..n_bins)
                 .map(|i| {
                     let start = Time(i as u64 * self.bin.0);
                     let stop = Time(((i as u64 + 1) * self.bin.0).min(end.0));
-                    BinRow { start, length: stop - start, counters: s.bins.get(i).copied().unwrap_or_default() }
+                    let mut counters = s.bins.get(i).copied().unwrap_or_default();
+                    match counters.transport {
+                        Some(t) => carried = Some(t),
+                        None => counters.transport = carried,
+                    }
+                    BinRow { start, length: stop - start, counters }
                 })
                 .collect()
         };
@@ -213,6 +222,13 @@ impl Recorder for BinnedRecorder {
         s.bin(idx).drops[cause_index(cause)] += 1;
         s.total.drops[cause_index(cause)] += 1;
     }
+
+    fn flow_transport(&mut self, now: Time, flow: FlowId, sample: &TransportSample) {
+        let idx = self.index(now);
+        let s = &mut self.flows[flow.0 as usize];
+        s.bin(idx).transport = Some(*sample);
+        s.total.transport = Some(*sample);
+    }
 }
 
 #[cfg(test)]
@@ -267,6 +283,19 @@ mod tests {
         assert_eq!(means, vec![5.0, 5.0, 0.0]);
         assert_eq!(links[0][2].length, Dur::from_millis(50));
         assert_eq!(links[0][0].mean_queue_bytes(), 7500.0);
+    }
+
+    #[test]
+    fn transport_state_is_the_last_in_its_bin_and_carries_over_empty_bins() {
+        let mut r = BinnedRecorder::new(Dur::from_millis(100), 1, 0);
+        let at = |cwnd| TransportSample { cwnd, ..Default::default() };
+        r.flow_transport(Time(10_000_000), FlowId(0), &at(10));
+        r.flow_transport(Time(90_000_000), FlowId(0), &at(20));
+        r.flow_transport(Time(310_000_000), FlowId(0), &at(40));
+        let (flows, _) = r.finish(Time(400_000_000));
+        let cwnds: Vec<u64> = flows[0].iter().map(|b| b.counters.transport.unwrap().cwnd).collect();
+        assert_eq!(cwnds, vec![20, 20, 20, 40]);
+        assert_eq!(r.flow_total(FlowId(0)).transport.unwrap().cwnd, 40);
     }
 
     #[test]
