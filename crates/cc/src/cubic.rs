@@ -1,25 +1,604 @@
-//! Placeholder: replaced by the real implementation in this change set.
+//! CUBIC per RFC 9438, with byte-counted windows and RFC 9002's recovery periods.
+//!
+//! * Slow start as [`crate::newreno`] (optionally HyStart++, RFC 9406, see [`crate::hystart`]).
+//! * Congestion avoidance follows `W_cubic(t) = C·(t − K)³ + W_max` in segments of
+//!   `max_datagram_size`, with `K = cbrt((W_max − cwnd_epoch)/C)`. The epoch starts at the
+//!   first ACK that may grow the window in congestion avoidance (after the recovery period, as
+//!   Linux does); if `cwnd_epoch ≥ W_max` then `K = 0` and `W_max = cwnd_epoch` (the RFC's rule
+//!   after a timeout, and what a slow start that ends without loss needs).
+//! * Per ACK: `target = W_cubic(t + smoothed_rtt)` clamped to `[cwnd, 1.5·cwnd]`, and cwnd grows
+//!   by `(target − cwnd)·acked/cwnd` bytes (§4.4, §4.5). The Reno-friendly estimate `W_est`
+//!   grows by `α·MDS·acked/cwnd` with `α = 3(1 − β)/(1 + β)` until it reaches `cwnd_prior`,
+//!   then `α = 1`; while `W_cubic(t) < W_est`, cwnd follows `W_est` (§4.3). Both growths keep
+//!   their remainders, so no byte is lost to integer division.
+//! * `t` excludes application-limited time: an app-limited ACK (with `app_limited_check`) does
+//!   not grow the window and moves the epoch start forward by the time since the previous ACK.
+//! * Congestion event (at most one per recovery period, as in [`crate::newreno`]): fast
+//!   convergence `W_max = cwnd·(1 + β)/2` if `cwnd < W_max`, else `W_max = cwnd`;
+//!   `cwnd_prior = cwnd`; `ssthresh = max(β·cwnd, minimum_window)` (β·bytes in flight with
+//!   `reduce_from_flight`); `cwnd = ssthresh`; a new epoch begins at the end of recovery.
+//! * Persistent congestion / RTO: `cwnd = loss_window`; `ssthresh = β·cwnd` unless the current
+//!   recovery period already reduced it; `W_max` is forgotten, so the next epoch uses `K = 0`,
+//!   `W_max = cwnd_epoch` (§4.8).
+//! * A spurious congestion event restores the whole state saved before it (§4.9).
+//!
+//! Floating point is used only to evaluate `W_cubic` and `K` (the cube root is computed with
+//! Newton steps on basic IEEE operations so it is the same on every platform).
 
-use crate::newreno::NewReno;
+use crate::hystart::HyStart;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
-use multiconn_core::Time;
+use multiconn_core::{Dur, Time};
+
+/// Fixed-point scale of α in the Reno-friendly estimate.
+const ALPHA_ONE: u64 = 1 << 16;
+
+/// The current congestion-avoidance epoch.
+#[derive(Debug, Clone, PartialEq)]
+struct Epoch {
+    /// Epoch start, moved forward over application-limited time.
+    start: Time,
+    /// K in seconds.
+    k: f64,
+    /// The curve's plateau, bytes (W_max, or cwnd_epoch when that is larger).
+    origin: u64,
+    cwnd_epoch: u64,
+}
+
+/// Everything a spurious congestion event must restore.
+#[derive(Debug, Clone, PartialEq)]
+struct Saved {
+    cwnd: u64,
+    ssthresh: u64,
+    w_max: u64,
+    cwnd_prior: u64,
+    w_est: u64,
+    epoch: Option<Epoch>,
+}
 
 #[derive(Debug, Clone)]
-pub struct Cubic(NewReno);
+pub struct Cubic {
+    cfg: CcConfig,
+    cwnd: u64,
+    ssthresh: u64,
+    recovery_start: Option<Time>,
+    hystart: Option<HyStart>,
+    /// Window before the last reduction after fast convergence, bytes; 0 = none yet.
+    w_max: u64,
+    /// cwnd just before the last reduction, bytes.
+    cwnd_prior: u64,
+    /// Reno-friendly estimate W_est, bytes.
+    w_est: u64,
+    epoch: Option<Epoch>,
+    /// α·2^16 for β = cfg.cubic_beta.
+    alpha_reno: u64,
+    /// Remainder numerators of the two congestion-avoidance growths (units: 1/cwnd bytes for
+    /// the curve, 1/(cwnd·2^16) bytes for W_est) and of slow-start growth under CSS.
+    curve_rem: u128,
+    est_rem: u128,
+    ss_rem: u64,
+    last_ack: Option<Time>,
+    saved: Option<Saved>,
+}
 
 impl Cubic {
     pub fn new(cfg: CcConfig) -> Cubic {
-        Cubic(NewReno::new(cfg))
+        let hystart = cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size));
+        let beta = cfg.cubic_beta;
+        let alpha_reno = ((3.0 * (1.0 - beta) / (1.0 + beta)) * ALPHA_ONE as f64).round().max(0.0) as u64;
+        Cubic {
+            cwnd: cfg.initial_window,
+            ssthresh: u64::MAX,
+            recovery_start: None,
+            hystart,
+            w_max: 0,
+            cwnd_prior: 0,
+            w_est: 0,
+            epoch: None,
+            alpha_reno,
+            curve_rem: 0,
+            est_rem: 0,
+            ss_rem: 0,
+            last_ack: None,
+            saved: None,
+            cfg,
+        }
+    }
+
+    fn in_recovery(&self, sent: Time) -> bool {
+        self.recovery_start.is_some_and(|start| sent <= start)
+    }
+
+    fn mds(&self) -> u64 {
+        self.cfg.max_datagram_size.max(1)
+    }
+
+    /// W_max of the last congestion event in bytes (after fast convergence); 0 before any.
+    pub fn w_max(&self) -> u64 {
+        self.w_max
+    }
+    /// cwnd just before the last reduction, bytes.
+    pub fn cwnd_prior(&self) -> u64 {
+        self.cwnd_prior
+    }
+    /// The Reno-friendly estimate W_est, bytes.
+    pub fn w_est(&self) -> u64 {
+        self.w_est
+    }
+    /// K of the current epoch in seconds; `None` outside an epoch.
+    pub fn k(&self) -> Option<f64> {
+        self.epoch.as_ref().map(|e| e.k)
+    }
+    /// Start of the current epoch (shifted over application-limited time).
+    pub fn epoch_start(&self) -> Option<Time> {
+        self.epoch.as_ref().map(|e| e.start)
+    }
+    /// The α currently applied to W_est.
+    pub fn alpha(&self) -> f64 {
+        self.current_alpha() as f64 / ALPHA_ONE as f64
+    }
+    /// `W_cubic(t)` of the current epoch in bytes, `t` since the epoch start.
+    pub fn w_cubic(&self, t: Dur) -> Option<u64> {
+        self.epoch.as_ref().map(|e| w_cubic_bytes(e, t, self.cfg.cubic_c, self.mds()))
+    }
+
+    fn current_alpha(&self) -> u64 {
+        if self.w_est >= self.cwnd_prior {
+            ALPHA_ONE
+        } else {
+            self.alpha_reno
+        }
+    }
+
+    fn start_epoch(&mut self, now: Time) {
+        let cwnd = self.cwnd;
+        let (k, origin) = if self.w_max > cwnd {
+            let segs = (self.w_max - cwnd) as f64 / self.mds() as f64;
+            (cbrt(segs / self.cfg.cubic_c), self.w_max)
+        } else {
+            self.w_max = cwnd;
+            (0.0, cwnd)
+        };
+        self.epoch = Some(Epoch { start: now, k, origin, cwnd_epoch: cwnd });
+        self.w_est = cwnd;
+        self.curve_rem = 0;
+        self.est_rem = 0;
+    }
+
+    fn congestion_avoidance(&mut self, now: Time, acked: u64, srtt: Dur) {
+        if self.epoch.is_none() {
+            self.start_epoch(now);
+        }
+        let epoch = self.epoch.as_ref().expect("epoch started above");
+        let mds = self.mds();
+        let t = now.since(epoch.start);
+        let w_cubic_now = w_cubic_bytes(epoch, t, self.cfg.cubic_c, mds);
+        let w_cubic_next = w_cubic_bytes(epoch, t + srtt, self.cfg.cubic_c, mds);
+        let cwnd = self.cwnd.max(1);
+
+        // Reno-friendly estimate: α·MDS per window of ACKs.
+        let num = self.est_rem + self.current_alpha() as u128 * acked as u128 * mds as u128;
+        let den = cwnd as u128 * ALPHA_ONE as u128;
+        self.w_est = self.w_est.saturating_add((num / den).min(u64::MAX as u128) as u64);
+        self.est_rem = num % den;
+
+        if w_cubic_now < self.w_est {
+            self.cwnd = self.cwnd.max(self.w_est);
+            return;
+        }
+        let target = w_cubic_next.clamp(cwnd, cwnd.saturating_add(cwnd / 2));
+        let num = self.curve_rem + (target - cwnd) as u128 * acked as u128;
+        let inc = (num / cwnd as u128).min(u64::MAX as u128) as u64;
+        self.curve_rem = num % cwnd as u128;
+        self.cwnd = self.cwnd.saturating_add(inc);
+    }
+
+    fn save(&mut self) {
+        self.saved = Some(Saved {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            w_max: self.w_max,
+            cwnd_prior: self.cwnd_prior,
+            w_est: self.w_est,
+            epoch: self.epoch.clone(),
+        });
     }
 }
 
+/// `C·(t − K)³ + origin` in bytes for a window unit of `mds` bytes, floored at zero.
+fn w_cubic_bytes(e: &Epoch, t: Dur, c: f64, mds: u64) -> u64 {
+    // Beyond an hour past K the curve has long left any useful range; cap to stay finite.
+    let dt = (t.as_secs_f64() - e.k).min(3600.0);
+    let w = c * dt * dt * dt * mds as f64 + e.origin as f64;
+    if w <= 0.0 {
+        0
+    } else if w >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        w as u64
+    }
+}
+
+/// Cube root of `x ≥ 0` by Newton's method from a power-of-two guess; only +, −, ×, ÷, so
+/// the result does not depend on the platform's libm.
+pub fn cbrt(x: f64) -> f64 {
+    if x.is_nan() || x <= 0.0 {
+        return 0.0;
+    }
+    let exp = ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    let mut y = f64::from_bits(((exp / 3 + 1023) as u64) << 52);
+    for _ in 0..64 {
+        let next = (2.0 * y + x / (y * y)) / 3.0;
+        if next == y {
+            break;
+        }
+        y = next;
+    }
+    y
+}
+
 impl Controller for Cubic {
-    fn on_packet_sent(&mut self, now: Time, bytes: u64, bif: u64) { self.0.on_packet_sent(now, bytes, bif) }
-    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) { self.0.on_ack(now, ack, rtt) }
-    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) { self.0.on_congestion_event(now, loss, rtt) }
-    fn on_persistent_congestion(&mut self, now: Time) { self.0.on_persistent_congestion(now) }
-    fn window(&self) -> u64 { self.0.window() }
-    fn ssthresh(&self) -> Option<u64> { self.0.ssthresh() }
-    fn state(&self) -> CcState { self.0.state() }
-    fn kind(&self) -> CcKind { CcKind::Cubic }
+    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+        if let Some(h) = &mut self.hystart {
+            h.on_packet_sent(now);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        let since_last = self.last_ack.map_or(Dur::ZERO, |last| now.since(last));
+        self.last_ack = Some(now);
+        if self.in_recovery(ack.largest_acked_sent) {
+            return;
+        }
+        self.recovery_start = None;
+        if self.cfg.app_limited_check && ack.app_limited {
+            // Application-limited time does not count towards t.
+            if let Some(e) = &mut self.epoch {
+                e.start = (e.start + since_last).min(now);
+            }
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            let divisor = match &mut self.hystart {
+                Some(h) => {
+                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), self.cwnd);
+                    if h.should_exit_slow_start() {
+                        self.ssthresh = self.cwnd;
+                        return;
+                    }
+                    h.growth_divisor()
+                }
+                None => 1,
+            };
+            let grow = self.ss_rem + ack.bytes_acked;
+            self.cwnd = self.cwnd.saturating_add(grow / divisor);
+            self.ss_rem = grow % divisor;
+            return;
+        }
+        self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());
+    }
+
+    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
+        if self.in_recovery(loss.largest_lost_sent) {
+            return;
+        }
+        self.save();
+        self.recovery_start = Some(now);
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion_event();
+        }
+        let beta = self.cfg.cubic_beta;
+        self.w_max = if self.cfg.fast_convergence && self.cwnd < self.w_max {
+            (self.cwnd as f64 * (1.0 + beta) / 2.0) as u64
+        } else {
+            self.cwnd
+        };
+        self.cwnd_prior = self.cwnd;
+        let base = if self.cfg.reduce_from_flight { loss.bytes_in_flight } else { self.cwnd };
+        self.ssthresh = ((base as f64 * beta) as u64).max(self.cfg.minimum_window);
+        self.cwnd = self.ssthresh;
+        self.epoch = None;
+        self.ss_rem = 0;
+    }
+
+    fn on_persistent_congestion(&mut self, _now: Time) {
+        if self.saved.is_none() {
+            self.save();
+        }
+        // Inside a recovery period the congestion event has already set ssthresh (Linux does
+        // not lower it again when an RTO interrupts fast recovery either).
+        if self.recovery_start.is_none() {
+            let reduced = ((self.cwnd as f64 * self.cfg.cubic_beta) as u64).max(self.cfg.minimum_window);
+            self.ssthresh = self.ssthresh.min(reduced);
+            self.cwnd_prior = self.cwnd;
+        }
+        self.cwnd = self.cfg.loss_window;
+        self.w_max = 0;
+        self.epoch = None;
+        self.recovery_start = None;
+        self.ss_rem = 0;
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion_event();
+        }
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        let Some(s) = self.saved.take() else { return };
+        self.recovery_start = None;
+        if s.cwnd > self.cwnd {
+            self.cwnd = s.cwnd;
+            self.ssthresh = s.ssthresh;
+            self.w_max = s.w_max;
+            self.cwnd_prior = s.cwnd_prior;
+            self.w_est = s.w_est;
+            self.epoch = s.epoch;
+            self.curve_rem = 0;
+            self.est_rem = 0;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> Option<u64> {
+        (self.ssthresh != u64::MAX).then_some(self.ssthresh)
+    }
+    fn state(&self) -> CcState {
+        if self.recovery_start.is_some() {
+            CcState::Recovery
+        } else if self.cwnd < self.ssthresh {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+    fn kind(&self) -> CcKind {
+        CcKind::Cubic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::newreno::NewReno;
+    use crate::RttVarRule;
+
+    const MDS: u64 = 1200;
+    const MS: u64 = 1_000_000;
+
+    fn ack(bytes: u64, sent: Time) -> AckEvent {
+        AckEvent { bytes_acked: bytes, largest_acked_sent: sent, prior_in_flight: 0, bytes_in_flight: 0, app_limited: false, rate_sample: None }
+    }
+    fn loss(sent: Time) -> LossEvent {
+        LossEvent { bytes_lost: MDS, largest_lost_sent: sent, bytes_in_flight: 0, prior_in_flight: MDS }
+    }
+    fn rtt_of(ms: u64) -> RttEstimator {
+        let mut r = RttEstimator::new(Dur::from_millis(ms), RttVarRule::Rfc9002);
+        r.update(Dur::from_millis(ms), Dur::ZERO);
+        r
+    }
+    fn cfg() -> CcConfig {
+        CcConfig::quic_default(CcKind::Cubic, MDS)
+    }
+
+    /// Slow start to exactly `pkts` packets, then one loss at `t_loss`.
+    fn grown_then_lost(cc: &mut dyn Controller, pkts: u64, t_loss: Time, rtt: &RttEstimator) {
+        let start = cc.window();
+        cc.on_ack(Time(1), &ack(pkts * MDS - start, Time(0)), rtt);
+        assert_eq!(cc.window(), pkts * MDS);
+        cc.on_congestion_event(t_loss, &loss(Time(t_loss.0 - 1)), rtt);
+    }
+
+    /// One round trip: at `t`, a full window is acknowledged in MDS-sized ACKs spread over the
+    /// RTT, every packet sent one RTT earlier.
+    fn round(cc: &mut dyn Controller, t: Time, rtt_ms: u64, rtt: &RttEstimator) {
+        let n = (cc.window() / MDS).max(1);
+        for i in 0..n {
+            let now = Time(t.0 + i * rtt_ms * MS / n);
+            cc.on_ack(now, &ack(MDS, Time(now.0 - rtt_ms * MS)), rtt);
+        }
+    }
+
+    #[test]
+    fn cbrt_matches_the_library_cube_root() {
+        for x in [1e-9, 0.5, 1.0, 2.0, 27.0, 75.0, 750.0, 1e6, 1.23e15] {
+            assert!((cbrt(x) - f64::cbrt(x)).abs() <= 1e-12 * f64::cbrt(x), "{x}");
+        }
+        assert_eq!(cbrt(0.0), 0.0);
+    }
+
+    #[test]
+    fn reduction_k_and_curve_follow_rfc_formulas() {
+        let rtt = rtt_of(100);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 100, Time(1000 * MS), &rtt);
+        // β = 0.7: ssthresh = cwnd = 70 packets, W_max = 100 packets, cwnd_prior = 100.
+        assert_eq!((cc.window(), cc.ssthresh(), cc.w_max(), cc.cwnd_prior()), (84_000, Some(84_000), 120_000, 120_000));
+        assert_eq!(cc.state(), CcState::Recovery);
+        assert_eq!(cc.k(), None);
+        // The first ACK of a post-recovery packet starts the epoch: K = cbrt((100 − 70)/0.4).
+        let t0 = Time(1100 * MS);
+        cc.on_ack(t0, &ack(MDS, Time(1001 * MS)), &rtt);
+        assert_eq!(cc.state(), CcState::CongestionAvoidance);
+        let k = cc.k().unwrap();
+        assert!((k - f64::cbrt(30.0 / 0.4)).abs() < 1e-12, "{k}");
+        assert_eq!(cc.epoch_start(), Some(t0));
+        for t in [0.0, 1.0, 2.5, k, 6.0, 10.0] {
+            let expect = (0.4 * (t - k).powi(3) + 100.0) * MDS as f64;
+            let got = cc.w_cubic(Dur::from_secs_f64(t)).unwrap() as f64;
+            assert!((got - expect).abs() <= 1.0, "t={t}: {got} vs {expect}");
+        }
+        // Driven by one window of ACKs per RTT, cwnd tracks W_cubic(t) (it aims one RTT ahead and
+        // gets there within the round) and plateaus at W_max around t = K.
+        let mut t = t0;
+        while t.since(t0).as_secs_f64() < 8.0 {
+            t = t + Dur::from_millis(100);
+            round(&mut cc, t, 100, &rtt);
+            let elapsed = (t.0 + 100 * MS - t0.0) as f64 / 1e9;
+            let curve = (0.4 * (elapsed - k).powi(3) + 100.0) * MDS as f64;
+            let w = cc.window() as f64;
+            assert!((w - curve).abs() / curve < 0.03, "t={elapsed}: cwnd {w} vs W_cubic {curve}");
+        }
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_to_0_85_cwnd() {
+        let rtt = rtt_of(100);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 1000, Time(1000 * MS), &rtt);
+        assert_eq!(cc.w_max(), 1000 * MDS);
+        // Regrow to 800 packets (below W_max) and lose again.
+        let mut t = Time(1100 * MS);
+        while cc.window() < 800 * MDS {
+            round(&mut cc, t, 100, &rtt);
+            t = t + Dur::from_millis(100);
+        }
+        let w = cc.window();
+        assert!(w < 1000 * MDS);
+        cc.on_congestion_event(t, &loss(Time(t.0 - 1)), &rtt);
+        assert_eq!(cc.w_max(), (w as f64 * 0.85) as u64);
+        assert_eq!(cc.window(), (w as f64 * 0.7) as u64);
+        // Without fast convergence W_max is simply the window.
+        let mut plain = Cubic::new(CcConfig { fast_convergence: false, ..cfg() });
+        grown_then_lost(&mut plain, 1000, Time(1000 * MS), &rtt);
+        plain.on_ack(Time(1100 * MS), &ack(MDS, Time(1050 * MS)), &rtt);
+        let w = plain.window();
+        assert!(w > 700 * MDS && w < 1000 * MDS);
+        plain.on_congestion_event(Time(1200 * MS), &loss(Time(1150 * MS)), &rtt);
+        assert_eq!(plain.w_max(), w);
+    }
+
+    #[test]
+    fn reno_friendly_alpha_switches_to_one_at_cwnd_prior() {
+        // Small window, short RTT: the Reno estimate beats the curve for many rounds.
+        let rtt = rtt_of(10);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 20, Time(100 * MS), &rtt);
+        assert_eq!(cc.cwnd_prior(), 20 * MDS);
+        let mut t = Time(110 * MS);
+        let (mut below, mut above) = (0, 0);
+        for _ in 0..30 {
+            let (est_before, alpha_before) = (cc.w_est(), cc.alpha());
+            round(&mut cc, t, 10, &rtt);
+            t = t + Dur::from_millis(10);
+            if est_before == 0 {
+                continue; // the epoch started inside this round
+            }
+            let grew = (cc.w_est() - est_before) as f64 / MDS as f64;
+            if cc.w_est() < cc.cwnd_prior() {
+                assert!((alpha_before - 9.0 / 17.0).abs() < 1e-4);
+                assert!((0.45..=0.54).contains(&grew), "below cwnd_prior W_est grew {grew}");
+                below += 1;
+            } else if est_before >= cc.cwnd_prior() {
+                assert_eq!(alpha_before, 1.0);
+                assert!((0.9..=1.01).contains(&grew), "above cwnd_prior W_est grew {grew}");
+                above += 1;
+            }
+            // In this region the window is the Reno estimate.
+            assert_eq!(cc.window(), cc.w_est());
+        }
+        assert!(below >= 8 && above >= 5, "{below} {above}");
+    }
+
+    #[test]
+    fn regains_ninety_percent_of_w_max_much_faster_than_newreno() {
+        let rtt = rtt_of(100);
+        let rounds_to_90 = |cc: &mut dyn Controller| {
+            grown_then_lost(cc, 1000, Time(1000 * MS), &rtt);
+            let mut t = Time(1101 * MS);
+            let mut rounds = 0;
+            while cc.window() < 900 * MDS && rounds < 1000 {
+                round(cc, t, 100, &rtt);
+                t = t + Dur::from_millis(100);
+                rounds += 1;
+            }
+            rounds
+        };
+        let cubic = rounds_to_90(&mut Cubic::new(cfg()));
+        let reno = rounds_to_90(&mut NewReno::new(CcConfig { kind: CcKind::NewReno, ..cfg() }));
+        // NewReno: 500 → 900 packets at one per RTT. CUBIC: W_cubic reaches 900 at
+        // t = K − cbrt(100/0.4) ≈ 2.8 s, one RTT earlier because it aims one RTT ahead.
+        assert_eq!(reno, 400);
+        assert!((26..=30).contains(&cubic), "cubic took {cubic} rounds");
+    }
+
+    #[test]
+    fn app_limited_acks_freeze_growth_and_shift_the_epoch() {
+        let rtt = rtt_of(100);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 100, Time(1000 * MS), &rtt);
+        cc.on_ack(Time(1100 * MS), &ack(MDS, Time(1001 * MS)), &rtt);
+        let (w, start) = (cc.window(), cc.epoch_start().unwrap());
+        for i in 1..=50 {
+            let mut a = ack(MDS, Time((1100 + 100 * i) * MS));
+            a.app_limited = true;
+            cc.on_ack(Time((1100 + 100 * i) * MS + 100 * MS), &a, &rtt);
+        }
+        assert_eq!(cc.window(), w);
+        // Everything from the last growing ACK to the last app-limited one is excluded.
+        assert_eq!(cc.epoch_start(), Some(start + Dur::from_millis(5100)));
+        // Without the check the same ACKs grow the window.
+        let mut unchecked = Cubic::new(CcConfig { app_limited_check: false, ..cfg() });
+        grown_then_lost(&mut unchecked, 100, Time(1000 * MS), &rtt);
+        let before = unchecked.window();
+        round(&mut unchecked, Time(1100 * MS), 100, &rtt);
+        round(&mut unchecked, Time(1200 * MS), 100, &rtt);
+        assert!(unchecked.window() > before);
+    }
+
+    #[test]
+    fn one_reduction_per_recovery_period_and_persistent_congestion() {
+        let rtt = rtt_of(100);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 100, Time(1000 * MS), &rtt);
+        cc.on_congestion_event(Time(1050 * MS), &loss(Time(999 * MS)), &rtt);
+        assert_eq!(cc.window(), 84_000);
+        cc.on_ack(Time(1060 * MS), &ack(MDS, Time(990 * MS)), &rtt);
+        assert_eq!((cc.window(), cc.state()), (84_000, CcState::Recovery));
+        cc.on_persistent_congestion(Time(2000 * MS));
+        assert_eq!(cc.window(), 2 * MDS);
+        assert_eq!(cc.state(), CcState::SlowStart);
+        assert_eq!(cc.ssthresh(), Some(84_000));
+        // Slow start back to ssthresh, then an epoch with K = 0 and W_max = cwnd_epoch.
+        cc.on_ack(Time(2100 * MS), &ack(82_000, Time(2001 * MS)), &rtt);
+        cc.on_ack(Time(2101 * MS), &ack(MDS, Time(2002 * MS)), &rtt);
+        assert_eq!(cc.k(), Some(0.0));
+        assert_eq!(cc.w_max(), 84_400);
+    }
+
+    #[test]
+    fn spurious_event_restores_saved_state() {
+        let rtt = rtt_of(100);
+        let mut cc = Cubic::new(cfg());
+        grown_then_lost(&mut cc, 100, Time(1000 * MS), &rtt);
+        cc.on_ack(Time(1100 * MS), &ack(MDS, Time(1001 * MS)), &rtt);
+        let (w, wmax, k) = (cc.window(), cc.w_max(), cc.k());
+        cc.on_congestion_event(Time(1200 * MS), &loss(Time(1150 * MS)), &rtt);
+        assert!(cc.window() < w);
+        cc.on_spurious_congestion(Time(1250 * MS));
+        assert_eq!((cc.window(), cc.w_max(), cc.k(), cc.ssthresh()), (w, wmax, k, Some(84_000)));
+        assert_eq!(cc.state(), CcState::CongestionAvoidance);
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_before_loss() {
+        let mut cc = Cubic::new(CcConfig { hystart: true, ..cfg() });
+        let mut rtt = rtt_of(50);
+        let mut t = 0u64;
+        // RTT rises by 20 ms from the fourth round on.
+        for r in 0..12u64 {
+            let sample = if r < 3 { 50 } else { 70 };
+            rtt.update(Dur::from_millis(sample), Dur::ZERO);
+            let n = cc.window() / MDS;
+            for _ in 0..n {
+                cc.on_packet_sent(Time(t), MDS, 0);
+            }
+            for i in 0..n {
+                cc.on_ack(Time(t + sample * MS + i), &ack(MDS, Time(t)), &rtt);
+            }
+            t += 100 * MS;
+        }
+        assert_eq!(cc.state(), CcState::CongestionAvoidance);
+        assert_eq!(cc.ssthresh(), Some(cc.w_max()));
+        assert!(cc.k() == Some(0.0));
+    }
 }
