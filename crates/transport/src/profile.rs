@@ -146,6 +146,8 @@ pub enum ProfileError {
 const BUILTIN: &[(&str, &str)] = &[
     ("rfc9002", include_str!("../profiles/rfc9002.toml")),
     ("linux-tcp", include_str!("../profiles/linux-tcp.toml")),
+    ("aioquic", include_str!("../profiles/aioquic.toml")),
+    ("ngtcp2", include_str!("../profiles/ngtcp2.toml")),
 ];
 
 impl TransportKind {
@@ -240,5 +242,42 @@ mod tests {
     fn unknown_profile_lists_the_available_ones() {
         let e = Profile::builtin("quiche", TransportKind::Quic).unwrap_err();
         assert!(e.to_string().contains("rfc9002"), "{e}");
+        assert!(e.to_string().contains("aioquic") && e.to_string().contains("ngtcp2"), "{e}");
+        assert!(!e.to_string().contains("linux-tcp"), "{e}");
+    }
+
+    #[test]
+    fn builtin_names_are_split_by_transport() {
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp"]);
+        assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
+    }
+
+    #[test]
+    fn aioquic_refuses_bbr_and_names_what_it_offers() {
+        let p = Profile::builtin("aioquic", TransportKind::Quic).unwrap();
+        let e = p.cc_config(CcKind::Bbr, 1200).unwrap_err();
+        assert_eq!(e, ProfileError::CcNotOffered { profile: "aioquic".into(), cc: "bbr", offered: "newreno, cubic".into() });
+        assert!(e.to_string().contains("offers: newreno, cubic"), "{e}");
+        assert!(p.cc_config(CcKind::Cubic, 1200).is_ok());
+    }
+
+    #[test]
+    fn aioquic_and_ngtcp2_knobs_reach_the_controller() {
+        let a = Profile::builtin("aioquic", TransportKind::Quic).unwrap();
+        let cfg = a.cc_config(a.cc.default, 1200).unwrap();
+        assert_eq!((cfg.kind, cfg.initial_window, cfg.minimum_window), (CcKind::NewReno, 12_000, 2_400));
+        assert!(!cfg.app_limited_check && !cfg.hystart);
+        assert_eq!((a.pacing.factor, a.pacing.burst), (1.0, BurstRule::Aioquic));
+        assert_eq!((a.recovery.rttvar_rule, a.recovery.time_threshold_floor, a.recovery.persistent_congestion), (RttVarRule::Aioquic, false, false));
+        assert_eq!(a.packet.max_payload, Some(1200));
+
+        let n = Profile::builtin("ngtcp2", TransportKind::Quic).unwrap();
+        let cfg = n.cc_config(n.cc.default, 1444).unwrap();
+        // No explicit initial window: RFC 9002 min(10·MDS, max(2·MDS, 14720)).
+        assert_eq!((cfg.kind, cfg.initial_window), (CcKind::Cubic, 14_440));
+        assert!(cfg.hystart && cfg.app_limited_check && !cfg.reduce_from_flight);
+        assert_eq!((n.pacing.factor, n.pacing.burst), (1.25, BurstRule::SendQuantum));
+        assert!(n.cc_config(CcKind::Bbr, 1444).is_ok());
     }
 }
