@@ -1,25 +1,784 @@
-//! Placeholder: replaced by the real implementation in this change set.
+//! BBR v1 per draft-cardwell-iccrg-bbr-congestion-control-00, following Linux `tcp_bbr.c` where
+//! the draft leaves details open.
+//!
+//! * Model: `btl_bw` is a windowed maximum of delivery-rate samples over 10 rounds (samples
+//!   marked application-limited are used only if they raise the maximum); `min_rtt` is the
+//!   lowest RTT of the last 10 s (a sample replaces it only if strictly lower, or once the
+//!   10 s have expired). RTT samples come from the rate sample (`rs.rtt`, as Linux), falling
+//!   back to the estimator's latest RTT when the ACK carries no rate sample.
+//! * Rounds are counted by send times: a round ends when a packet sent after it began is
+//!   acknowledged (equivalent to Linux's `prior_delivered ≥ next_rtt_delivered`).
+//! * Startup: pacing gain 2/ln 2 ≈ 2.885, cwnd gain 2. The pipe is full when three rounds in a
+//!   row fail to raise `btl_bw` by 25 %; then Drain (pacing gain 1/2.885) until bytes in flight
+//!   ≤ the gain-1 target window; then ProbeBW, cycling pacing gains
+//!   [1.25, 0.75, 1, 1, 1, 1, 1, 1] (a phase lasts one `min_rtt`; 1.25 also waits for in-flight
+//!   to reach 1.25·BDP or a loss, 0.75 ends early once in-flight ≤ BDP). ProbeBW starts at a
+//!   phase drawn from the seven non-draining ones as Linux does, but from a hash of the entry
+//!   time instead of a random number, so runs are reproducible yet flows entering at
+//!   different times are not synchronised.
+//! * ProbeRTT: when `min_rtt` has not been refreshed for 10 s, cwnd drops to 4 segments until
+//!   in-flight is that low, is held there for max(200 ms, one round), after which `min_rtt`'s
+//!   timestamp is refreshed and the previous cwnd restored. Samples of packets sent during
+//!   ProbeRTT count as application-limited (Linux marks the connection app-limited there).
+//! * cwnd: `target = cwnd_gain·BDP + 3 segments` (Linux's quantization budget with a send
+//!   quantum of one segment); after the pipe is full `cwnd = min(cwnd + acked, target)`,
+//!   before it `cwnd += acked` while below the target (or while less than the initial window
+//!   has been delivered); never below 4 segments; before `min_rtt` is known the target is the
+//!   initial window.
+//! * Pacing: `pacing_gain · btl_bw · 0.99` (Linux's 1 % margin); before the pipe is full the
+//!   rate only rises. Before any bandwidth sample it is `2.885 · cwnd / srtt` from the first
+//!   RTT sample, and `2.885 · cwnd / 1 ms` before any RTT sample (Linux's nominal RTT).
+//! * Loss, as Linux v1: each congestion event takes the lost bytes off cwnd; the first in a
+//!   recovery period (RFC 9002 §7.3.2 rule) saves cwnd and starts packet conservation for one
+//!   round (`cwnd = max(cwnd, in_flight + acked)`), floored at `minimum_window`. When the
+//!   recovery period ends cwnd is restored to at least the saved value. Persistent congestion
+//!   sets `cwnd = loss_window` and starts such a period without conservation. A spurious event
+//!   ends recovery, restores the saved cwnd and restarts full-bandwidth detection's count.
+//!   Not modelled: the long-term (policer) bandwidth estimate, ACK-aggregation extra cwnd,
+//!   idle-restart handling and TSO-dependent quantization.
 
-use crate::newreno::NewReno;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
-use multiconn_core::Time;
+use multiconn_core::{Dur, Rate, Time};
 
-#[derive(Debug, Clone)]
-pub struct Bbr(NewReno);
+/// Fixed-point unit of gains (Linux's BBR_UNIT).
+pub const BBR_UNIT: u64 = 256;
+/// 2/ln 2, rounded up as Linux does.
+pub const HIGH_GAIN: u64 = BBR_UNIT * 2885 / 1000 + 1;
+pub const DRAIN_GAIN: u64 = BBR_UNIT * 1000 / 2885;
+pub const CWND_GAIN: u64 = BBR_UNIT * 2;
+/// Startup and Drain use a cwnd gain of 2 (Linux v1 uses HIGH_GAIN there).
+pub const STARTUP_CWND_GAIN: u64 = BBR_UNIT * 2;
+pub const PACING_GAIN_CYCLE: [u64; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+/// ProbeBW starts at index `CYCLE_LEN − 1 − r` (then advances once), `r < CYCLE_RAND`.
+const CYCLE_RAND: u64 = 7;
+/// Rounds of the max-bandwidth filter.
+pub const BW_FILTER_ROUNDS: u64 = 10;
+pub const MIN_RTT_WINDOW: Dur = Dur::from_secs(10);
+pub const PROBE_RTT_DURATION: Dur = Dur::from_millis(200);
+/// Minimum cwnd and ProbeRTT's cwnd, in segments.
+pub const MIN_CWND_SEGMENTS: u64 = 4;
+/// Full-bandwidth detection: growth below 25 % for 3 rounds.
+const FULL_BW_NUM: u64 = 5;
+const FULL_BW_DEN: u64 = 4;
+const FULL_BW_ROUNDS: u32 = 3;
+const PACING_MARGIN_PERCENT: u64 = 1;
+const QUANTUM_SEGMENTS: u64 = 3;
 
-impl Bbr {
-    pub fn new(cfg: CcConfig) -> Bbr {
-        Bbr(NewReno::new(cfg))
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BbrMode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// Windowed maximum over "time" measured in rounds, keeping the best, second-best and
+/// third-best samples of the window's sub-periods (Kathleen Nichols' algorithm, as in Linux's
+/// `win_minmax`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaxFilter {
+    /// (round, value), best first.
+    s: [(u64, u64); 3],
+}
+
+impl MaxFilter {
+    pub fn get(&self) -> u64 {
+        self.s[0].1
+    }
+
+    pub fn reset(&mut self, t: u64, v: u64) {
+        self.s = [(t, v); 3];
+    }
+
+    /// Adds sample `v` taken at round `t`; the window covers `win` rounds.
+    pub fn update(&mut self, win: u64, t: u64, v: u64) -> u64 {
+        let new = (t, v);
+        if v >= self.s[0].1 || t.saturating_sub(self.s[2].0) > win {
+            self.reset(t, v);
+            return v;
+        }
+        if v >= self.s[1].1 {
+            self.s[1] = new;
+            self.s[2] = new;
+        } else if v >= self.s[2].1 {
+            self.s[2] = new;
+        }
+        let age = t.saturating_sub(self.s[0].0);
+        if age > win {
+            // The best sample left the window: promote the others, maybe twice.
+            self.s = [self.s[1], self.s[2], new];
+            if t.saturating_sub(self.s[0].0) > win {
+                self.s = [self.s[1], self.s[2], new];
+            }
+        } else if self.s[1].0 == self.s[0].0 && age > win / 4 {
+            // A quarter of the window passed without a second choice: take one from now.
+            self.s[1] = new;
+            self.s[2] = new;
+        } else if self.s[2].0 == self.s[1].0 && age > win / 2 {
+            self.s[2] = new;
+        }
+        self.s[0].1
     }
 }
 
+#[derive(Debug, Clone)]
+pub struct Bbr {
+    cfg: CcConfig,
+    mode: BbrMode,
+    cwnd: u64,
+    ssthresh: Option<u64>,
+    /// Current pacing rate in bit/s.
+    pacing_rate: u64,
+    has_seen_rtt: bool,
+    bw: MaxFilter,
+    rounds: u64,
+    round_first_sent: Option<Time>,
+    round_start: bool,
+    min_rtt: Option<Dur>,
+    min_rtt_stamp: Time,
+    full_bw: u64,
+    full_bw_count: u32,
+    full_bw_reached: bool,
+    pacing_gain: u64,
+    cwnd_gain: u64,
+    cycle_index: usize,
+    cycle_stamp: Time,
+    probe_rtt_done: Option<Time>,
+    probe_rtt_round_done: bool,
+    /// Send time of the last packet sent in ProbeRTT: samples up to it are app-limited.
+    probe_rtt_last_sent: Option<Time>,
+    prior_cwnd: u64,
+    recovery_start: Option<Time>,
+    packet_conservation: bool,
+    lost_since_ack: bool,
+    delivered: u64,
+}
+
+impl Bbr {
+    pub fn new(cfg: CcConfig) -> Bbr {
+        let cwnd = cfg.initial_window;
+        let mut bbr = Bbr {
+            mode: BbrMode::Startup,
+            cwnd,
+            ssthresh: None,
+            pacing_rate: 0,
+            has_seen_rtt: false,
+            bw: MaxFilter::default(),
+            rounds: 0,
+            round_first_sent: None,
+            round_start: false,
+            min_rtt: None,
+            min_rtt_stamp: Time::ZERO,
+            full_bw: 0,
+            full_bw_count: 0,
+            full_bw_reached: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: STARTUP_CWND_GAIN,
+            cycle_index: 0,
+            cycle_stamp: Time::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            probe_rtt_last_sent: None,
+            prior_cwnd: 0,
+            recovery_start: None,
+            packet_conservation: false,
+            lost_since_ack: false,
+            delivered: 0,
+            cfg,
+        };
+        bbr.init_pacing_rate(Dur::from_millis(1));
+        bbr
+    }
+
+    pub fn mode(&self) -> BbrMode {
+        self.mode
+    }
+    /// The bottleneck-bandwidth estimate in bit/s.
+    pub fn btl_bw(&self) -> Rate {
+        Rate(self.bw.get())
+    }
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain as f64 / BBR_UNIT as f64
+    }
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain as f64 / BBR_UNIT as f64
+    }
+    /// Rounds counted so far.
+    pub fn rounds(&self) -> u64 {
+        self.rounds
+    }
+    /// Bandwidth-delay product in bytes from the current model; `None` before `min_rtt`.
+    pub fn bdp(&self) -> Option<u64> {
+        self.min_rtt.map(|rtt| bdp_bytes(self.bw.get(), rtt))
+    }
+
+    fn mds(&self) -> u64 {
+        self.cfg.max_datagram_size.max(1)
+    }
+
+    fn min_cwnd(&self) -> u64 {
+        MIN_CWND_SEGMENTS * self.mds()
+    }
+
+    fn in_recovery(&self, sent: Time) -> bool {
+        self.recovery_start.is_some_and(|start| sent <= start)
+    }
+
+    /// `gain · BDP + quantum`, or the initial window before `min_rtt` is known.
+    fn target_cwnd(&self, gain: u64) -> u64 {
+        let Some(rtt) = self.min_rtt else { return self.cfg.initial_window };
+        let bdp = bdp_bytes(self.bw.get(), rtt) as u128;
+        let scaled = (bdp * gain as u128).div_ceil(BBR_UNIT as u128).min(u64::MAX as u128 / 2) as u64;
+        scaled + QUANTUM_SEGMENTS * self.mds()
+    }
+
+    fn init_pacing_rate(&mut self, rtt: Dur) {
+        let rtt_ns = rtt.0.max(1) as u128;
+        let bw = self.cwnd as u128 * 8 * 1_000_000_000 / rtt_ns;
+        self.pacing_rate = pacing_from_bw(bw, HIGH_GAIN);
+    }
+
+    fn save_cwnd(&mut self) {
+        self.prior_cwnd = if self.recovery_start.is_none() && self.mode != BbrMode::ProbeRtt {
+            self.cwnd
+        } else {
+            self.prior_cwnd.max(self.cwnd)
+        };
+    }
+
+    fn update_round(&mut self, ack: &AckEvent) {
+        self.round_start = false;
+        if self.round_first_sent.is_some_and(|first| ack.largest_acked_sent >= first) {
+            self.rounds += 1;
+            self.round_start = true;
+            self.round_first_sent = None;
+            self.packet_conservation = false;
+        }
+    }
+
+    fn sample_app_limited(&self, ack: &AckEvent) -> bool {
+        ack.rate_sample.is_some_and(|rs| rs.is_app_limited) || self.probe_rtt_last_sent.is_some_and(|t| ack.largest_acked_sent <= t)
+    }
+
+    fn update_bw(&mut self, ack: &AckEvent) {
+        let Some(rs) = ack.rate_sample else { return };
+        let bw = rs.delivery_rate.bps();
+        if !self.sample_app_limited(ack) || bw >= self.bw.get() {
+            self.bw.update(BW_FILTER_ROUNDS, self.rounds, bw);
+        }
+    }
+
+    fn update_cycle_phase(&mut self, now: Time, ack: &AckEvent) {
+        if self.mode != BbrMode::ProbeBw {
+            return;
+        }
+        let gain = PACING_GAIN_CYCLE[self.cycle_index];
+        let full_length = self.min_rtt.is_some_and(|rtt| now.since(self.cycle_stamp) > rtt);
+        let inflight = ack.prior_in_flight;
+        let next = if gain == BBR_UNIT {
+            full_length
+        } else if gain > BBR_UNIT {
+            full_length && (self.lost_since_ack || inflight >= self.target_cwnd(gain))
+        } else {
+            full_length || inflight <= self.target_cwnd(BBR_UNIT)
+        };
+        if next {
+            self.advance_cycle(now);
+        }
+    }
+
+    fn advance_cycle(&mut self, now: Time) {
+        self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
+        self.cycle_stamp = now;
+    }
+
+    fn check_full_bw_reached(&mut self, ack: &AckEvent) {
+        if self.full_bw_reached || !self.round_start {
+            return;
+        }
+        match ack.rate_sample {
+            Some(rs) if !rs.is_app_limited => {}
+            _ => return,
+        }
+        let max = self.bw.get();
+        if max as u128 * FULL_BW_DEN as u128 >= self.full_bw as u128 * FULL_BW_NUM as u128 && max > 0 {
+            self.full_bw = max;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        self.full_bw_reached = self.full_bw_count >= FULL_BW_ROUNDS;
+    }
+
+    fn check_drain(&mut self, now: Time, ack: &AckEvent) {
+        if self.mode == BbrMode::Startup && self.full_bw_reached {
+            self.mode = BbrMode::Drain;
+            self.ssthresh = Some(self.target_cwnd(BBR_UNIT));
+        }
+        if self.mode == BbrMode::Drain && ack.bytes_in_flight <= self.target_cwnd(BBR_UNIT) {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: Time) {
+        self.mode = BbrMode::ProbeBw;
+        let r = splitmix64(now.0) % CYCLE_RAND;
+        self.cycle_index = PACING_GAIN_CYCLE.len() - 1 - r as usize;
+        self.advance_cycle(now);
+    }
+
+    fn reset_mode(&mut self, now: Time) {
+        if self.full_bw_reached {
+            self.enter_probe_bw(now);
+        } else {
+            self.mode = BbrMode::Startup;
+        }
+    }
+
+    fn update_min_rtt(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        let expired = self.min_rtt.is_some() && now > self.min_rtt_stamp + MIN_RTT_WINDOW;
+        let sample = match ack.rate_sample {
+            Some(rs) => Some(rs.rtt),
+            None => rtt.has_sample().then(|| rtt.latest()),
+        };
+        if let Some(s) = sample.filter(|s| s.0 > 0) {
+            if self.min_rtt.map_or(true, |m| s < m) || expired {
+                self.min_rtt = Some(s);
+                self.min_rtt_stamp = now;
+            }
+        }
+        if expired && self.mode != BbrMode::ProbeRtt {
+            self.save_cwnd();
+            self.mode = BbrMode::ProbeRtt;
+            self.probe_rtt_done = None;
+        }
+        if self.mode != BbrMode::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done {
+            None if ack.bytes_in_flight <= self.min_cwnd() => {
+                self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                self.probe_rtt_round_done = false;
+                // The hold also lasts at least one full round from here.
+                self.round_first_sent = None;
+            }
+            None => {}
+            Some(done) => {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && now > done {
+                    self.min_rtt_stamp = now;
+                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    self.probe_rtt_done = None;
+                    self.reset_mode(now);
+                }
+            }
+        }
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            BbrMode::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
+            BbrMode::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN),
+            BbrMode::ProbeBw => (PACING_GAIN_CYCLE[self.cycle_index], CWND_GAIN),
+            BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
+        };
+    }
+
+    fn set_pacing_rate(&mut self) {
+        let bw = self.bw.get();
+        if bw == 0 {
+            return;
+        }
+        let rate = pacing_from_bw(bw as u128, self.pacing_gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn set_cwnd(&mut self, ack: &AckEvent) {
+        let acked = ack.bytes_acked;
+        if acked > 0 {
+            if self.packet_conservation {
+                let floor = self.cfg.minimum_window;
+                self.cwnd = self.cwnd.max(ack.bytes_in_flight.saturating_add(acked)).max(floor);
+            } else {
+                let target = self.target_cwnd(self.cwnd_gain);
+                if self.full_bw_reached {
+                    self.cwnd = self.cwnd.saturating_add(acked).min(target);
+                } else if self.cwnd < target || self.delivered < self.cfg.initial_window {
+                    self.cwnd = self.cwnd.saturating_add(acked);
+                }
+                self.cwnd = self.cwnd.max(self.min_cwnd());
+            }
+        }
+        if self.mode == BbrMode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.min_cwnd());
+        }
+    }
+}
+
+/// `bw` (bit/s) times `rtt`, in bytes.
+fn bdp_bytes(bw: u64, rtt: Dur) -> u64 {
+    (bw as u128 * rtt.0 as u128 / 8_000_000_000).min(u64::MAX as u128 / 4) as u64
+}
+
+/// `gain · bw · (1 − margin)` in bit/s, at least 1.
+fn pacing_from_bw(bw: u128, gain: u64) -> u64 {
+    let rate = bw * gain as u128 / BBR_UNIT as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100;
+    rate.clamp(1, u64::MAX as u128) as u64
+}
+
+/// A fixed 64-bit mix (SplitMix64's finaliser), to draw the ProbeBW start phase from a time.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl Controller for Bbr {
-    fn on_packet_sent(&mut self, now: Time, bytes: u64, bif: u64) { self.0.on_packet_sent(now, bytes, bif) }
-    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) { self.0.on_ack(now, ack, rtt) }
-    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) { self.0.on_congestion_event(now, loss, rtt) }
-    fn on_persistent_congestion(&mut self, now: Time) { self.0.on_persistent_congestion(now) }
-    fn window(&self) -> u64 { self.0.window() }
-    fn ssthresh(&self) -> Option<u64> { self.0.ssthresh() }
-    fn state(&self) -> CcState { self.0.state() }
-    fn kind(&self) -> CcKind { CcKind::Bbr }
+    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+        if self.round_first_sent.is_none() {
+            self.round_first_sent = Some(now);
+        }
+        if self.mode == BbrMode::ProbeRtt {
+            self.probe_rtt_last_sent = Some(now);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        self.delivered = self.delivered.saturating_add(ack.bytes_acked);
+        if self.recovery_start.is_some() && !self.in_recovery(ack.largest_acked_sent) {
+            self.recovery_start = None;
+            self.packet_conservation = false;
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+        }
+        if !self.has_seen_rtt && rtt.has_sample() {
+            self.has_seen_rtt = true;
+            self.init_pacing_rate(rtt.smoothed());
+        }
+        self.update_round(ack);
+        self.update_bw(ack);
+        self.update_cycle_phase(now, ack);
+        self.check_full_bw_reached(ack);
+        self.check_drain(now, ack);
+        self.update_min_rtt(now, ack, rtt);
+        self.update_gains();
+        self.set_pacing_rate();
+        self.set_cwnd(ack);
+        self.lost_since_ack = false;
+    }
+
+    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
+        self.lost_since_ack = true;
+        let floor = self.cfg.minimum_window;
+        if self.in_recovery(loss.largest_lost_sent) {
+            self.cwnd = self.cwnd.saturating_sub(loss.bytes_lost).max(floor);
+            return;
+        }
+        self.save_cwnd();
+        self.recovery_start = Some(now);
+        // One round of packet conservation, the round starting now.
+        self.packet_conservation = true;
+        self.round_first_sent = None;
+        self.cwnd = loss.bytes_in_flight.max(floor);
+        if self.mode == BbrMode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.min_cwnd().max(floor));
+        }
+    }
+
+    fn on_persistent_congestion(&mut self, now: Time) {
+        self.save_cwnd();
+        self.recovery_start = Some(now);
+        self.packet_conservation = false;
+        self.cwnd = self.cfg.loss_window;
+        self.full_bw = 0;
+        self.full_bw_count = 0;
+        self.round_first_sent = None;
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        if self.recovery_start.take().is_some() {
+            self.packet_conservation = false;
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+            if self.mode == BbrMode::ProbeRtt {
+                self.cwnd = self.cwnd.min(self.min_cwnd());
+            }
+        }
+        self.full_bw = 0;
+        self.full_bw_count = 0;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> Option<u64> {
+        self.ssthresh
+    }
+    fn state(&self) -> CcState {
+        match self.mode {
+            BbrMode::Startup => CcState::Startup,
+            BbrMode::Drain => CcState::Drain,
+            BbrMode::ProbeBw => CcState::ProbeBw,
+            BbrMode::ProbeRtt => CcState::ProbeRtt,
+        }
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        (self.pacing_rate > 0).then_some(Rate(self.pacing_rate))
+    }
+    fn kind(&self) -> CcKind {
+        CcKind::Bbr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RateSample, RttVarRule};
+
+    const MDS: u64 = 1200;
+    const MS: u64 = 1_000_000;
+
+    fn cfg() -> CcConfig {
+        CcConfig::quic_default(CcKind::Bbr, MDS)
+    }
+
+    fn rtt_of(ms: u64) -> RttEstimator {
+        let mut r = RttEstimator::new(Dur::from_millis(ms), RttVarRule::Rfc9002);
+        r.update(Dur::from_millis(ms), Dur::ZERO);
+        r
+    }
+
+    /// A bottleneck of `rate` bit/s with a fixed base RTT: every round the controller sends
+    /// what its window allows (capped at what the link carries in one RTT plus the window's
+    /// excess, which queues), and each ACK brings a sample of `min(rate, sent/RTT)`.
+    struct Pipe {
+        rate: u64,
+        rtt_ms: u64,
+        now: Time,
+        rtt: RttEstimator,
+        /// Pacing gain and mode after every ACK.
+        gains: Vec<f64>,
+        modes: Vec<BbrMode>,
+    }
+
+    impl Pipe {
+        fn new(rate: u64, rtt_ms: u64) -> Pipe {
+            Pipe { rate, rtt_ms, now: Time::ZERO, rtt: rtt_of(rtt_ms), gains: Vec::new(), modes: Vec::new() }
+        }
+
+        /// One round; `sample_rate` overrides the measured rate.
+        fn round(&mut self, cc: &mut Bbr, sample_rate: Option<u64>) {
+            let n = (cc.window() / MDS).max(1);
+            let start = self.now;
+            for i in 0..n {
+                cc.on_packet_sent(start, MDS, (i + 1) * MDS);
+            }
+            let bdp = bdp_bytes(self.rate, Dur::from_millis(self.rtt_ms));
+            // Queueing delay of what exceeds the BDP.
+            let queue = (n * MDS).saturating_sub(bdp);
+            let rtt = Dur(self.rtt_ms * MS + (queue as u128 * 8 * 1_000_000_000 / self.rate as u128) as u64);
+            let measured = sample_rate.unwrap_or_else(|| self.rate.min((n * MDS) as u64 * 8_000 / self.rtt_ms));
+            for i in 0..n {
+                let now = Time(start.0 + rtt.0 + i * 1000);
+                let rs = RateSample {
+                    delivery_rate: Rate(measured),
+                    delivered: n * MDS,
+                    interval: rtt,
+                    is_app_limited: false,
+                    prior_delivered: 0,
+                    rtt,
+                };
+                let ack = AckEvent {
+                    bytes_acked: MDS,
+                    largest_acked_sent: start,
+                    prior_in_flight: (n - i) * MDS,
+                    bytes_in_flight: (n - i - 1) * MDS,
+                    app_limited: false,
+                    rate_sample: Some(rs),
+                };
+                cc.on_ack(now, &ack, &self.rtt);
+                self.gains.push(cc.pacing_gain());
+                self.modes.push(cc.mode());
+            }
+            self.now = Time(start.0 + rtt.0 + n * 1000);
+        }
+    }
+
+    #[test]
+    fn max_filter_keeps_the_window_maximum_and_expires_it() {
+        let mut f = MaxFilter::default();
+        f.update(10, 0, 100);
+        for t in 1..=10 {
+            assert_eq!(f.update(10, t, 50), 100);
+        }
+        // Round 11: the 100 is older than the window; 50 (from later rounds) remains.
+        assert_eq!(f.update(10, 11, 40), 50);
+        assert_eq!(f.update(10, 12, 200), 200);
+    }
+
+    #[test]
+    fn constant_rate_reaches_full_bw_then_drains_to_probe_bw_with_two_bdp() {
+        // 12 Mbit/s, 40 ms: BDP = 60 000 bytes.
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(cfg());
+        let mut modes = Vec::new();
+        for _ in 0..12 {
+            pipe.round(&mut cc, Some(12_000_000));
+            modes.push(cc.mode());
+        }
+        // Round 1 sets the estimate, three rounds without growth fill the pipe: the fourth ACKed
+        // round ends Startup; Drain empties in-flight within its first round.
+        assert_eq!(cc.btl_bw(), Rate(12_000_000));
+        assert!(cc.full_bw_reached());
+        let first_not_startup = modes.iter().position(|m| *m != BbrMode::Startup).unwrap();
+        assert!(first_not_startup <= 4, "{modes:?}");
+        assert_eq!(modes.last(), Some(&BbrMode::ProbeBw));
+        // Per ACK: Startup, then Drain, then ProbeBW, never back.
+        let mut phases = pipe.modes.clone();
+        phases.dedup();
+        assert_eq!(phases, [BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw]);
+        assert_eq!(cc.bdp(), Some(60_000));
+        assert_eq!(cc.window(), 2 * 60_000 + 3 * MDS);
+        assert_eq!(cc.ssthresh(), Some(60_000 + 3 * MDS));
+        let rate = cc.pacing_rate().unwrap().bps();
+        let gain = rate as f64 / (12e6 * 0.99);
+        assert!([1.25, 0.75, 1.0].iter().any(|g| (gain - g).abs() < 1e-6), "{gain}");
+    }
+
+    #[test]
+    fn startup_exits_three_rounds_after_growth_stops() {
+        let mut pipe = Pipe::new(100_000_000, 50);
+        let mut cc = Bbr::new(cfg());
+        let mut rounds_in_startup = 0;
+        while cc.mode() == BbrMode::Startup && rounds_in_startup < 50 {
+            pipe.round(&mut cc, None);
+            rounds_in_startup += 1;
+        }
+        // The window doubles per round from 10 packets until the 100 Mbit/s · 50 ms BDP
+        // (625 000 bytes) limits the samples, about 6 rounds; then three rounds of no growth.
+        assert!((8..=12).contains(&rounds_in_startup), "{rounds_in_startup}");
+        let bw = cc.btl_bw().bps();
+        assert!(bw >= 90_000_000 && bw <= 100_000_000, "{bw}");
+        assert!(cc.pacing_gain() < 1.0 || cc.mode() == BbrMode::ProbeBw);
+    }
+
+    #[test]
+    fn probe_bw_cycles_through_all_gains() {
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(cfg());
+        for _ in 0..10 {
+            pipe.round(&mut cc, Some(12_000_000));
+        }
+        assert_eq!(cc.mode(), BbrMode::ProbeBw);
+        pipe.gains.clear();
+        for _ in 0..40 {
+            pipe.round(&mut cc, Some(12_000_000));
+        }
+        let seen = &pipe.gains;
+        assert!(seen.contains(&1.25) && seen.contains(&0.75) && seen.contains(&1.0));
+        // 0.75 always follows 1.25; the probing phase comes back every eight phases.
+        let probes = seen.windows(2).filter(|w| w[0] != 1.25 && w[1] == 1.25).count();
+        let drains = seen.windows(2).filter(|w| w[0] == 1.25 && w[1] == 0.75).count();
+        assert!(probes >= 4 && drains >= probes - 1, "{probes} {drains}");
+        assert!(seen.windows(2).all(|w| !(w[0] == 1.25 && w[1] == 1.0)));
+    }
+
+    #[test]
+    fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(cfg());
+        let mut entered = None;
+        while pipe.now < Time(12_000 * MS) {
+            pipe.round(&mut cc, Some(12_000_000));
+            if cc.mode() == BbrMode::ProbeRtt {
+                entered = Some(pipe.now);
+                break;
+            }
+        }
+        let entered = entered.expect("ProbeRTT");
+        let min_rtt_set = 40 * MS; // the first round's ACKs
+        assert!(entered.0 > min_rtt_set + 10_000 * MS && entered.0 < min_rtt_set + 10_200 * MS, "{entered}");
+        assert_eq!(cc.window(), 4 * MDS);
+        assert_eq!(cc.state(), CcState::ProbeRtt);
+        // Held at 4 packets for at least 200 ms, then back to ProbeBW with the old window.
+        let mut held = Dur::ZERO;
+        while cc.mode() == BbrMode::ProbeRtt {
+            assert!(cc.window() <= 4 * MDS);
+            let before = pipe.now;
+            pipe.round(&mut cc, Some(12_000_000));
+            held = held + pipe.now.since(before);
+        }
+        assert!(held >= PROBE_RTT_DURATION && held < Dur::from_millis(400), "{held}");
+        assert_eq!(cc.mode(), BbrMode::ProbeBw);
+        assert!(cc.window() >= 2 * 60_000, "{}", cc.window());
+        assert_eq!(cc.min_rtt(), Some(Dur::from_millis(40)));
+        // The refreshed timestamp puts the next ProbeRTT another 10 s away.
+        while pipe.now < Time(entered.0 + 9_500 * MS) {
+            pipe.round(&mut cc, Some(12_000_000));
+            assert_ne!(cc.mode(), BbrMode::ProbeRtt);
+        }
+    }
+
+    #[test]
+    fn app_limited_low_samples_do_not_lower_the_estimate() {
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(cfg());
+        for _ in 0..6 {
+            pipe.round(&mut cc, Some(12_000_000));
+        }
+        let rs = RateSample { delivery_rate: Rate(1_000_000), delivered: MDS, interval: Dur::from_millis(40), is_app_limited: true, prior_delivered: 0, rtt: Dur::from_millis(40) };
+        // Twelve rounds of low app-limited samples: the 10-round window would have expired.
+        for r in 0..12u64 {
+            let t = Time(pipe.now.0 + r * 50 * MS);
+            cc.on_packet_sent(t, MDS, MDS);
+            let ack = AckEvent { bytes_acked: MDS, largest_acked_sent: t, prior_in_flight: MDS, bytes_in_flight: 0, app_limited: true, rate_sample: Some(rs) };
+            cc.on_ack(Time(t.0 + 40 * MS), &ack, &pipe.rtt);
+        }
+        assert_eq!(cc.btl_bw(), Rate(12_000_000));
+    }
+
+    #[test]
+    fn initial_pacing_uses_nominal_then_measured_rtt() {
+        let mut cc = Bbr::new(cfg());
+        // 12 000 bytes per 1 ms at 2.885 (Linux's rounded-up gain 739/256), less 1 %.
+        let expect = (12_000u128 * 8 * 1000 * HIGH_GAIN as u128 / 256 * 99 / 100) as u64;
+        assert_eq!(cc.pacing_rate(), Some(Rate(expect)));
+        let ack = AckEvent { bytes_acked: 0, largest_acked_sent: Time(0), prior_in_flight: 0, bytes_in_flight: 0, app_limited: false, rate_sample: None };
+        cc.on_ack(Time(100 * MS), &ack, &rtt_of(100));
+        let expect = (12_000u128 * 8 * 10 * HIGH_GAIN as u128 / 256 * 99 / 100) as u64;
+        assert_eq!(cc.pacing_rate(), Some(Rate(expect)));
+    }
+
+    #[test]
+    fn loss_enters_conservation_and_restores_cwnd_after_recovery() {
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(cfg());
+        for _ in 0..10 {
+            pipe.round(&mut cc, Some(12_000_000));
+        }
+        let w = cc.window();
+        let t = pipe.now;
+        let loss = LossEvent { bytes_lost: 2 * MDS, largest_lost_sent: Time(t.0 - 1), bytes_in_flight: 30 * MDS, prior_in_flight: 32 * MDS };
+        cc.on_congestion_event(t, &loss, &pipe.rtt);
+        assert_eq!(cc.window(), 30 * MDS);
+        // Conservation: in-flight + acked.
+        let ack = AckEvent { bytes_acked: MDS, largest_acked_sent: Time(t.0 - 1), prior_in_flight: 31 * MDS, bytes_in_flight: 30 * MDS, app_limited: false, rate_sample: None };
+        cc.on_ack(Time(t.0 + 1000), &ack, &pipe.rtt);
+        assert_eq!(cc.window(), 31 * MDS);
+        // A packet sent after the period began is acknowledged: recovery ends, cwnd restored.
+        let ack = AckEvent { bytes_acked: MDS, largest_acked_sent: Time(t.0 + 1), prior_in_flight: MDS, bytes_in_flight: 0, app_limited: false, rate_sample: None };
+        cc.on_ack(Time(t.0 + 41 * MS), &ack, &pipe.rtt);
+        assert_eq!(cc.window(), w);
+        cc.on_persistent_congestion(Time(t.0 + 50 * MS));
+        assert_eq!(cc.window(), 2 * MDS);
+    }
 }
