@@ -5,7 +5,12 @@
 //! larger than the initial window; aioquic uses N = 1 and a depth of
 //! max(2·MDS, min(cwnd/4, 16·MDS)); ngtcp2 uses N = 1.25 with a send quantum of
 //! max(10·MDS, min(64 KiB, 1 ms worth of bytes)).
+//!
+//! Before the first RTT sample the two implementations do not pace at all (aioquic has no rate
+//! until a sample; ngtcp2 takes 1 ms as the RTT), while RFC 9002 paces with kInitialRtt:
+//! [`Pacer::earliest_send_rtt`] applies that per burst rule.
 
+use crate::RttEstimator;
 use multiconn_core::{Dur, Rate, Time};
 use serde::Deserialize;
 
@@ -48,8 +53,9 @@ impl Pacer {
 
     fn rate_bytes_per_s(&self, cwnd: u64, srtt: Dur, rate: Option<Rate>) -> f64 {
         match rate {
-            Some(r) => r.bps() as f64 / 8.0,
-            None => self.cfg.factor * cwnd as f64 / srtt.as_secs_f64().max(1e-6),
+            Some(r) if r.bps() > 0 => r.bps() as f64 / 8.0,
+            // Floor the window at one datagram so a zero window cannot stall the bucket.
+            _ => self.cfg.factor * cwnd.max(self.cfg.max_datagram_size) as f64 / srtt.as_secs_f64().max(1e-6),
         }
     }
 
@@ -65,7 +71,7 @@ impl Pacer {
     fn refill(&mut self, now: Time, cwnd: u64, srtt: Dur, rate: Option<Rate>) {
         let r = self.rate_bytes_per_s(cwnd, srtt, rate);
         let elapsed = now.since(self.last).as_secs_f64();
-        self.last = now;
+        self.last = self.last.max(now);
         self.tokens = (self.tokens + elapsed * r).min(self.depth(cwnd, r).max(self.cfg.max_datagram_size as f64));
     }
 
@@ -76,15 +82,33 @@ impl Pacer {
             return now;
         }
         self.refill(now, cwnd, srtt, rate);
-        if self.tokens >= bytes as f64 {
+        // A packet larger than the bucket leaves once the bucket is full.
+        let r = self.rate_bytes_per_s(cwnd, srtt, rate);
+        let need = (bytes as f64).min(self.depth(cwnd, r).max(self.cfg.max_datagram_size as f64));
+        if self.tokens >= need {
             return now;
         }
-        let r = self.rate_bytes_per_s(cwnd, srtt, rate);
-        let wait = Dur::from_secs_f64((bytes as f64 - self.tokens) / r).max(Dur(1));
+        let wait = Dur::from_secs_f64((need - self.tokens) / r).max(Dur(1));
         now + wait
     }
 
-    /// A packet of `bytes` left (pure ACKs are not paced and should not be reported).
+    /// [`Pacer::earliest_send`] with the smoothed RTT taken from `rtt`, applying each rule's
+    /// behaviour before the first RTT sample: the aioquic and ngtcp2 rules do not pace then
+    /// (the bucket is left untouched), the RFC 9002 rule paces with the initial RTT. A
+    /// controller rate (`rate`) is always used.
+    pub fn earliest_send_rtt(&mut self, now: Time, bytes: u64, cwnd: u64, rtt: &RttEstimator, rate: Option<Rate>) -> Time {
+        if self.cfg.enabled && rate.is_none() && !rtt.has_sample() && self.cfg.burst != BurstRule::InitialWindow {
+            // Unpaced: make sure the packet leaves no debt behind for when pacing starts.
+            self.tokens = self.tokens.max(bytes as f64);
+            self.last = self.last.max(now);
+            return now;
+        }
+        self.earliest_send(now, bytes, cwnd, rtt.smoothed(), rate)
+    }
+
+    /// A packet of `bytes` left (pure ACKs are not paced and should not be reported). Sending
+    /// at the time [`Pacer::earliest_send`] named, without asking again, leaves the bucket in
+    /// debt until the refill catches up.
     pub fn on_sent(&mut self, bytes: u64) {
         if self.cfg.enabled {
             self.tokens -= bytes as f64;
@@ -116,5 +140,81 @@ mod tests {
         }
         let expect = 1000.0 * 1200.0 / (1.25 * 120_000.0 / 0.1);
         assert!((now.as_secs_f64() - expect).abs() < 0.002, "{}", now.as_secs_f64());
+    }
+
+    /// Sends `n` packets as early as allowed from `start`; returns the departure times.
+    fn departures(p: &mut Pacer, start: Time, n: usize, cwnd: u64, srtt: Dur, rate: Option<Rate>) -> Vec<Time> {
+        let mut now = start;
+        (0..n)
+            .map(|_| {
+                now = p.earliest_send(now, 1200, cwnd, srtt, rate);
+                p.on_sent(1200);
+                now
+            })
+            .collect()
+    }
+
+    #[test]
+    fn aioquic_rule_rate_and_depth() {
+        let cfg = PacerConfig { enabled: true, factor: 1.0, burst: BurstRule::Aioquic, max_datagram_size: 1200, initial_window: 12000 };
+        let mut p = Pacer::new(cfg);
+        // cwnd 48 000: depth max(2400, min(12 000, 19 200)) = 12 000 bytes = 10 packets.
+        let (cwnd, srtt) = (48_000, Dur::from_millis(100));
+        let t = departures(&mut p, Time(1_000_000_000), 30, cwnd, srtt, None);
+        assert_eq!(t.iter().filter(|x| **x == t[0]).count(), 10);
+        // Then one packet per MDS / (cwnd / srtt) = 2.5 ms.
+        let gap = t[29].since(t[10]).as_secs_f64() / 19.0;
+        assert!((gap - 0.0025).abs() < 1e-6, "{gap}");
+        // Small window: the 2·MDS floor.
+        let mut p = Pacer::new(cfg);
+        let t = departures(&mut p, Time(1_000_000_000), 5, 4800, srtt, None);
+        assert_eq!(t.iter().filter(|x| **x == t[0]).count(), 2);
+    }
+
+    #[test]
+    fn ngtcp2_interval_per_byte_is_srtt_over_1_25_cwnd() {
+        let cfg = PacerConfig { enabled: true, factor: 1.25, burst: BurstRule::SendQuantum, max_datagram_size: 1200, initial_window: 12000 };
+        let mut p = Pacer::new(cfg);
+        let (cwnd, srtt) = (120_000, Dur::from_millis(50));
+        let t = departures(&mut p, Time(1_000_000_000), 200, cwnd, srtt, None);
+        let per_byte = srtt.as_secs_f64() / (1.25 * cwnd as f64);
+        let gap = t[199].since(t[100]).as_secs_f64() / 99.0;
+        assert!((gap - 1200.0 * per_byte).abs() < 1e-7, "{gap}");
+        // Burst: 3 Mbyte/s → 1 ms = 3000 bytes < 10·MDS, so the quantum is 12 000 bytes.
+        assert_eq!(t.iter().filter(|x| **x == t[0]).count(), 10);
+    }
+
+    #[test]
+    fn controller_rate_overrides_the_window_rate() {
+        let cfg = PacerConfig { enabled: true, factor: 1.25, burst: BurstRule::InitialWindow, max_datagram_size: 1200, initial_window: 12000 };
+        let mut p = Pacer::new(cfg);
+        let t = departures(&mut p, Time(0), 110, 1_000_000, Dur::from_millis(10), Some(Rate(9_600_000)));
+        // 1200 bytes at 9.6 Mbit/s = 1 ms apart after the 10-packet burst.
+        let gap = t[109].since(t[10]).as_secs_f64() / 99.0;
+        assert!((gap - 0.001).abs() < 1e-7, "{gap}");
+    }
+
+    #[test]
+    fn no_pacing_before_the_first_rtt_sample_for_aioquic_and_ngtcp2() {
+        use crate::RttVarRule;
+        let mut rtt = RttEstimator::new(Dur::from_millis(333), RttVarRule::Rfc9002);
+        for burst in [BurstRule::Aioquic, BurstRule::SendQuantum, BurstRule::InitialWindow] {
+            let cfg = PacerConfig { enabled: true, factor: 1.25, burst, max_datagram_size: 1200, initial_window: 12000 };
+            let mut p = Pacer::new(cfg);
+            let mut unpaced = 0;
+            for _ in 0..20 {
+                if p.earliest_send_rtt(Time(0), 1200, 12_000, &rtt, None) == Time(0) {
+                    p.on_sent(1200);
+                    unpaced += 1;
+                }
+            }
+            let expect = if burst == BurstRule::InitialWindow { 10 } else { 20 };
+            assert_eq!(unpaced, expect, "{burst:?}");
+        }
+        rtt.update(Dur::from_millis(50), Dur::ZERO);
+        let cfg = PacerConfig { enabled: true, factor: 1.0, burst: BurstRule::Aioquic, max_datagram_size: 1200, initial_window: 12000 };
+        let mut p = Pacer::new(cfg);
+        p.on_sent(12_000);
+        assert!(p.earliest_send_rtt(Time(0), 1200, 12_000, &rtt, None) > Time(0));
     }
 }
