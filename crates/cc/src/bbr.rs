@@ -586,7 +586,7 @@ mod tests {
             // Queueing delay of what exceeds the BDP.
             let queue = (n * MDS).saturating_sub(bdp);
             let rtt = Dur(self.rtt_ms * MS + (queue as u128 * 8 * 1_000_000_000 / self.rate as u128) as u64);
-            let measured = sample_rate.unwrap_or_else(|| self.rate.min((n * MDS) as u64 * 8_000 / self.rtt_ms));
+            let measured = sample_rate.unwrap_or_else(|| self.rate.min((n * MDS) * 8_000 / self.rtt_ms));
             for i in 0..n {
                 let now = Time(start.0 + rtt.0 + i * 1000);
                 let rs = RateSample {
@@ -667,7 +667,7 @@ mod tests {
         // (625 000 bytes) limits the samples, about 6 rounds; then three rounds of no growth.
         assert!((8..=12).contains(&rounds_in_startup), "{rounds_in_startup}");
         let bw = cc.btl_bw().bps();
-        assert!(bw >= 90_000_000 && bw <= 100_000_000, "{bw}");
+        assert!((90_000_000..=100_000_000).contains(&bw), "{bw}");
         assert!(cc.pacing_gain() < 1.0 || cc.mode() == BbrMode::ProbeBw);
     }
 

@@ -431,7 +431,7 @@ mod tests {
         // gets there within the round) and plateaus at W_max around t = K.
         let mut t = t0;
         while t.since(t0).as_secs_f64() < 8.0 {
-            t = t + Dur::from_millis(100);
+            t += Dur::from_millis(100);
             round(&mut cc, t, 100, &rtt);
             let elapsed = (t.0 + 100 * MS - t0.0) as f64 / 1e9;
             let curve = (0.4 * (elapsed - k).powi(3) + 100.0) * MDS as f64;
@@ -450,7 +450,7 @@ mod tests {
         let mut t = Time(1100 * MS);
         while cc.window() < 800 * MDS {
             round(&mut cc, t, 100, &rtt);
-            t = t + Dur::from_millis(100);
+            t += Dur::from_millis(100);
         }
         let w = cc.window();
         assert!(w < 1000 * MDS);
@@ -479,7 +479,7 @@ mod tests {
         for _ in 0..30 {
             let (est_before, alpha_before) = (cc.w_est(), cc.alpha());
             round(&mut cc, t, 10, &rtt);
-            t = t + Dur::from_millis(10);
+            t += Dur::from_millis(10);
             if est_before == 0 {
                 continue; // the epoch started inside this round
             }
@@ -508,7 +508,7 @@ mod tests {
             let mut rounds = 0;
             while cc.window() < 900 * MDS && rounds < 1000 {
                 round(cc, t, 100, &rtt);
-                t = t + Dur::from_millis(100);
+                t += Dur::from_millis(100);
                 rounds += 1;
             }
             rounds

@@ -60,7 +60,7 @@ proptest! {
         let mut now = Time(0);
         let mut in_flight = 0u64;
         for ev in events {
-            now = now + Dur::from_millis(1);
+            now += Dur::from_millis(1);
             match ev {
                 Ev::Send { bytes } => {
                     in_flight += bytes;
@@ -100,7 +100,7 @@ proptest! {
                 }
                 Ev::Persistent => cc.on_persistent_congestion(now),
                 Ev::Spurious => cc.on_spurious_congestion(now),
-                Ev::Idle { ms } => now = now + Dur::from_millis(ms),
+                Ev::Idle { ms } => now += Dur::from_millis(ms),
             }
             let w = cc.window();
             prop_assert!(w >= floor, "{:?}: window {} below floor {}", cfg.kind, w, floor);
