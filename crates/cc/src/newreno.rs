@@ -93,7 +93,11 @@ impl Controller for NewReno {
         if self.before_reduction.is_none() {
             self.before_reduction = Some((self.cwnd, self.ssthresh));
         }
-        self.ssthresh = ((self.cwnd as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window).min(self.ssthresh);
+        // A timeout outside recovery is itself the congestion signal (RFC 5681 §3.1); inside a
+        // recovery period ssthresh was already lowered by that period's loss event.
+        if self.recovery_start.is_none() {
+            self.ssthresh = ((self.cwnd as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window);
+        }
         self.cwnd = self.cfg.loss_window;
         self.recovery_start = None;
         self.ca_acked = 0;
