@@ -1,5 +1,59 @@
-//! multiconn-tcp: a sans-IO model of one TCP connection carrying TLS 1.3.
+//! multiconn-tcp: a sans-IO model of one TCP connection carrying TLS 1.3, in the style of
+//! Linux with default sysctls (profile `linux-tcp`).
+//!
+//! * [`segment`]: the segment inside a packet and its size on the wire.
+//! * [`handshake`]: SYN, SYN-ACK, ACK and option negotiation; [`app`]: TLS 1.3 and the
+//!   workload on the byte stream.
+//! * [`sender`]: send buffer, ACK processing, SACK/RACK-TLP loss recovery, RTO, controller;
+//!   built from [`scoreboard`] (RFC 6675), [`rack`] (RFC 8985) and [`rto`] (RFC 6298).
+//! * [`receiver`]: reassembly, SACK and D-SACK generation, delayed ACKs, advertised window;
+//!   [`autotune`]: Linux receive-buffer autotuning.
+//! * [`connection`]: [`TcpEndpoint`], one end as a [`multiconn_transport::Endpoint`];
+//!   [`TcpFactory`] builds both ends.
+
+pub mod app;
+pub mod autotune;
+pub mod connection;
+pub mod handshake;
 pub mod rack;
+pub mod receiver;
 pub mod rto;
 pub mod scoreboard;
 pub mod segment;
+pub mod sender;
+
+pub use connection::TcpEndpoint;
+pub use segment::Segment;
+
+use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportFactory};
+
+/// Builds TCP connections.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpFactory;
+
+impl TcpFactory {
+    pub fn new() -> TcpFactory {
+        TcpFactory
+    }
+
+    /// (client, server), or the profile's refusal of the congestion controller.
+    pub fn try_connect(&self, params: &ConnectionParams) -> Result<(TcpEndpoint, TcpEndpoint), ProfileError> {
+        Ok((TcpEndpoint::new(Role::Client, params)?, TcpEndpoint::new(Role::Server, params)?))
+    }
+}
+
+impl TransportFactory for TcpFactory {
+    /// (client, server). A controller the profile does not offer falls back to the
+    /// profile's default one (scenarios are validated against the profile before this).
+    fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let (c, s) = match self.try_connect(params) {
+            Ok(pair) => pair,
+            Err(_) => {
+                let mut p = params.clone();
+                p.cc = p.profile.cc.default;
+                self.try_connect(&p).unwrap_or_else(|e| panic!("profile {} offers no usable controller: {e}", p.profile.name))
+            }
+        };
+        (Box::new(c), Box::new(s))
+    }
+}

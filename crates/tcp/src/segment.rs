@@ -114,6 +114,16 @@ impl Segment {
     }
 }
 
+/// The timestamp clock: virtual nanoseconds plus one, so that 0 means "nothing to echo".
+pub fn ts_from_time(t: multiconn_core::Time) -> u64 {
+    t.0.saturating_add(1)
+}
+
+/// The instant an echoed timestamp stands for; `None` for 0 (no echo).
+pub fn ts_to_time(v: u64) -> Option<multiconn_core::Time> {
+    v.checked_sub(1).map(multiconn_core::Time)
+}
+
 /// How many SACK blocks fit next to the other options (RFC 2018 §3: 3 with timestamps, 4
 /// without).
 pub fn max_sack_blocks(timestamps: bool) -> usize {

@@ -1,0 +1,319 @@
+//! One end of a TCP connection as an [`Endpoint`]: glues the handshake, the sender, the
+//! receiver and the application together and builds segments (RFC 9293 §3.10 event
+//! processing, ACKs piggybacked on data, §3.8.6.3).
+
+use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
+use multiconn_core::{FlowId, Packet, Payload, Time, TransportSample};
+use multiconn_transport::profile::{TcpKnobs, TransportKind};
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, ProfileError, Role};
+
+use crate::app::App;
+use crate::autotune::RcvBuf;
+use crate::handshake::{Handshake, PeerOptions, State};
+use crate::receiver::{Receiver, ReceiverConfig};
+use crate::rto::RtoTimer;
+use crate::segment::{max_sack_blocks, mss_for, ts_from_time, Flags, SackBlocks, Segment, Timestamps};
+use crate::sender::{Sender, SenderConfig};
+
+/// Window scale shift Linux picks for a receive buffer of up to `space` bytes
+/// (`tcp_select_initial_window`).
+pub fn wscale_for(space: u64) -> u8 {
+    let mut space = space;
+    let mut ws = 0u8;
+    while space > 65535 && ws < 14 {
+        space >>= 1;
+        ws += 1;
+    }
+    ws
+}
+
+pub struct TcpEndpoint {
+    role: Role,
+    flow: FlowId,
+    start: Time,
+    mss: u64,
+    sack: bool,
+    timestamps: bool,
+    our_wscale: u8,
+    hs: Handshake,
+    sender: Sender,
+    receiver: Receiver,
+    app: App,
+    /// Bytes the application still wants to write (saturates for an endless download).
+    pending_write: u64,
+    pkt_seq: u64,
+}
+
+impl std::fmt::Debug for TcpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpEndpoint").field("role", &self.role).field("state", &self.hs.state()).field("sender", &self.sender).finish()
+    }
+}
+
+impl TcpEndpoint {
+    /// One end of the connection `params` describes; fails if the profile does not offer
+    /// the congestion controller.
+    pub fn new(role: Role, params: &ConnectionParams) -> Result<TcpEndpoint, ProfileError> {
+        let profile = &params.profile;
+        let knobs: TcpKnobs = match &profile.tcp {
+            Some(k) => k.clone(),
+            None => Profile::default_for(TransportKind::Tcp).tcp.expect("the default TCP profile has TCP knobs"),
+        };
+        let mss = mss_for(params.max_packet_size, knobs.timestamps, profile.packet.max_payload) as u64;
+        let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
+        let rec = &profile.recovery;
+        let rtt = RttEstimator::new(rec.initial_rtt, rec.rttvar_rule);
+        let timer = || RtoTimer::new(rec.granularity, rec.min_rto, rec.max_rto, rec.initial_rto);
+        let pacer = Pacer::new(PacerConfig {
+            enabled: profile.pacing.enabled || params.cc == CcKind::Bbr,
+            factor: profile.pacing.factor,
+            burst: profile.pacing.burst,
+            max_datagram_size: mss,
+            initial_window: cc_cfg.initial_window,
+        });
+        let sender_cfg = SenderConfig {
+            mss,
+            dup_thresh: rec.packet_threshold.max(1),
+            rack_tlp: knobs.rack_tlp,
+            sack: knobs.sack,
+            timestamps: knobs.timestamps,
+            time_threshold: rec.time_threshold,
+            wmem: knobs.wmem,
+            granularity: rec.granularity,
+        };
+        let sender = Sender::new(sender_cfg, 1, rtt, timer(), multiconn_cc::build(&cc_cfg), pacer);
+        let our_wscale = wscale_for(knobs.rmem[2].max(knobs.rmem[1]));
+        let rcv_cfg = ReceiverConfig {
+            mss,
+            ack_threshold: profile.ack.ack_eliciting_threshold,
+            max_ack_delay: profile.ack.max_ack_delay,
+            immediate_ack_on_reorder: profile.ack.immediate_ack_on_reorder,
+            sack: knobs.sack,
+            timestamps: knobs.timestamps,
+            wscale: our_wscale,
+        };
+        let buf = RcvBuf::new(knobs.rmem, knobs.autotune, knobs.adv_win_fraction, mss);
+        Ok(TcpEndpoint {
+            role,
+            flow: params.flow,
+            start: params.start,
+            mss,
+            sack: knobs.sack,
+            timestamps: knobs.timestamps,
+            our_wscale,
+            hs: Handshake::new(role, timer()),
+            sender,
+            receiver: Receiver::new(rcv_cfg, buf, 1),
+            app: App::new(role, params.workload),
+            pending_write: 0,
+            pkt_seq: 0,
+        })
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+    pub fn state(&self) -> State {
+        self.hs.state()
+    }
+    pub fn sender(&self) -> &Sender {
+        &self.sender
+    }
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    fn negotiate(&mut self, peer: PeerOptions) {
+        let sack = self.sack && peer.sack;
+        let ts = self.timestamps && peer.timestamps;
+        let (ours, theirs) = match peer.wscale {
+            Some(w) => (self.our_wscale, w),
+            None => (0, 0),
+        };
+        self.sack = sack;
+        self.timestamps = ts;
+        self.our_wscale = ours;
+        self.sender.negotiate(sack, ts);
+        self.receiver.negotiate(sack, ts, ours);
+        self.sender.set_peer_window(peer.window, theirs);
+        if ts {
+            self.receiver.set_ts_recent(peer.tsval);
+        }
+    }
+
+    fn on_established(&mut self, now: Time) {
+        if let Some(sample) = self.hs.on_established(now) {
+            self.sender.rtt_mut().update(sample, multiconn_core::Dur::ZERO);
+        }
+        self.receiver.start(now);
+        let w = self.app.on_established();
+        self.pending_write = self.pending_write.saturating_add(w);
+        self.fill_send_buffer();
+    }
+
+    fn fill_send_buffer(&mut self) {
+        let n = self.pending_write.min(self.sender.writable());
+        if n > 0 {
+            self.sender.write(n);
+            self.pending_write -= n;
+        }
+        self.sender.set_more_pending(self.pending_write > 0);
+    }
+
+    fn build(&mut self, now: Time, seq: u64, len: u32, syn: bool) -> Segment {
+        let ts = if syn && self.role == Role::Client {
+            self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr: 0 })
+        } else {
+            self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr: self.receiver.ts_recent() })
+        };
+        if syn {
+            let is_ack = self.role == Role::Server;
+            let offer_ws = self.role == Role::Client || self.hs.peer().is_some_and(|p| p.wscale.is_some());
+            return Segment {
+                seq: 0,
+                ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
+                flags: Flags { syn: true, ack: is_ack },
+                window: self.receiver.syn_window(),
+                wscale: offer_ws.then_some(self.our_wscale),
+                sack_permitted: self.sack,
+                mss: Some(self.mss as u32),
+                ts,
+                sack: SackBlocks::new(),
+                len: 0,
+            };
+        }
+        let info = self.receiver.build_ack(max_sack_blocks(self.timestamps));
+        Segment {
+            seq,
+            ack: info.ack,
+            flags: Flags { syn: false, ack: true },
+            window: info.window,
+            wscale: None,
+            sack_permitted: false,
+            mss: None,
+            ts: ts.map(|t| Timestamps { tsecr: info.tsecr, ..t }),
+            sack: info.sack,
+            len,
+        }
+    }
+
+    fn packet(&mut self, now: Time, next_id: &mut u64, seg: Segment) -> Packet {
+        let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now).with_payload(Payload::new(seg));
+        *next_id += 1;
+        self.pkt_seq += 1;
+        p
+    }
+
+    fn process(&mut self, now: Time, seg: &Segment) {
+        let out = self.receiver.on_segment(now, seg);
+        if out.in_order > 0 {
+            self.receiver.read(now, u64::MAX);
+            let w = self.app.on_received(self.receiver.copied());
+            self.pending_write = self.pending_write.saturating_add(w);
+        }
+        self.sender.on_ack(now, seg);
+        self.fill_send_buffer();
+    }
+}
+
+impl Endpoint for TcpEndpoint {
+    fn handle_packet(&mut self, now: Time, pkt: Packet) {
+        let Some(payload) = pkt.payload else { return };
+        let Some(seg) = payload.get::<Segment>() else { return };
+        if seg.flags.syn {
+            match (self.role, self.hs.state(), seg.flags.ack) {
+                (Role::Server, State::Idle, false) => {
+                    self.hs.on_syn(seg);
+                    if let Some(peer) = self.hs.peer() {
+                        self.negotiate(peer);
+                    }
+                }
+                (Role::Server, State::SynReceived, false) => self.hs.on_syn(seg),
+                (Role::Client, State::SynSent, true) if seg.ack == 1 => {
+                    self.hs.on_syn_ack(seg);
+                    if let Some(peer) = self.hs.peer() {
+                        self.negotiate(peer);
+                    }
+                    self.on_established(now);
+                    self.receiver.force_ack();
+                }
+                (_, State::Established, _) => self.receiver.force_ack(),
+                _ => {}
+            }
+            return;
+        }
+        match self.hs.state() {
+            State::Established => self.process(now, seg),
+            State::SynReceived if seg.flags.ack && seg.ack == 1 => {
+                self.on_established(now);
+                self.process(now, seg);
+            }
+            _ => {}
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        if self.role == Role::Client && self.hs.state() == State::Idle && now >= self.start {
+            self.hs.open();
+        }
+        if self.hs.control_due() {
+            let seg = self.build(now, 0, 0, true);
+            let rtt = self.sender.rtt().clone();
+            self.hs.on_control_sent(now, &rtt);
+            return Some(self.packet(now, next_id, seg));
+        }
+        if !self.hs.established() {
+            return None;
+        }
+        if let Some(d) = self.sender.poll_data(now) {
+            self.fill_send_buffer();
+            let seg = self.build(now, d.seq, d.len, false);
+            return Some(self.packet(now, next_id, seg));
+        }
+        if self.receiver.ack_due() {
+            let seg = self.build(now, self.sender.scoreboard().snd_nxt(), 0, false);
+            return Some(self.packet(now, next_id, seg));
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        let start = (self.role == Role::Client && self.hs.state() == State::Idle).then_some(self.start);
+        let (delack, sender) = if self.hs.established() { (self.receiver.delack_deadline(), self.sender.next_timeout()) } else { (None, None) };
+        [start, self.hs.deadline(), delack, sender].into_iter().flatten().min()
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        if self.role == Role::Client && self.hs.state() == State::Idle && now >= self.start {
+            self.hs.open();
+        }
+        self.hs.on_timeout(now);
+        if self.hs.established() {
+            self.receiver.on_timeout(now);
+            self.sender.on_timeout(now);
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<AppEvent> {
+        self.app.poll_event()
+    }
+
+    fn sample(&self) -> TransportSample {
+        let rtt = self.sender.rtt();
+        TransportSample {
+            cwnd: self.sender.controller().window(),
+            bytes_in_flight: self.sender.scoreboard().pipe(),
+            srtt: if rtt.has_sample() { rtt.smoothed() } else { multiconn_core::Dur::ZERO },
+            retransmissions: self.sender.retransmissions(),
+            spurious_retransmissions: self.sender.spurious_retransmissions(),
+            lost: self.sender.lost(),
+        }
+    }
+
+    fn cc_state(&self) -> &'static str {
+        self.sender.controller().state().name()
+    }
+}

@@ -1,0 +1,147 @@
+//! The three-way handshake (RFC 9293 §3.5) and option negotiation: MSS (§3.7.1), window
+//! scale and timestamps only when both SYNs carry them (RFC 7323 §2.2, §3.2), SACK only when
+//! both sent SACK-permitted (RFC 2018 §2). SYN and SYN-ACK are retransmitted on the RFC 6298
+//! initial RTO with exponential backoff (§5.5, §5.7); the handshake yields an RTT sample only
+//! if its SYN was sent once (Karn's rule).
+
+use multiconn_cc::RttEstimator;
+use multiconn_core::{Dur, Time};
+use multiconn_transport::Role;
+
+use crate::rto::RtoTimer;
+use crate::segment::Segment;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Client before its start time; server listening.
+    Idle,
+    SynSent,
+    SynReceived,
+    Established,
+}
+
+/// What the peer's SYN (or SYN-ACK) offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeerOptions {
+    pub window: u16,
+    pub wscale: Option<u8>,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub mss: Option<u32>,
+    pub tsval: u64,
+}
+
+impl PeerOptions {
+    pub fn from_syn(seg: &Segment) -> PeerOptions {
+        PeerOptions {
+            window: seg.window,
+            wscale: seg.wscale.map(|w| w.min(14)),
+            sack: seg.sack_permitted,
+            timestamps: seg.ts.is_some(),
+            mss: seg.mss,
+            tsval: seg.ts.map_or(0, |t| t.tsval),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Handshake {
+    role: Role,
+    state: State,
+    send_pending: bool,
+    sent_at: Option<Time>,
+    retransmitted: bool,
+    timer: RtoTimer,
+    peer: Option<PeerOptions>,
+}
+
+impl Handshake {
+    pub fn new(role: Role, timer: RtoTimer) -> Handshake {
+        Handshake { role, state: State::Idle, send_pending: false, sent_at: None, retransmitted: false, timer, peer: None }
+    }
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    pub fn established(&self) -> bool {
+        self.state == State::Established
+    }
+    pub fn peer(&self) -> Option<PeerOptions> {
+        self.peer
+    }
+    /// A SYN (client) or SYN-ACK (server) should leave now.
+    pub fn control_due(&self) -> bool {
+        self.send_pending && matches!(self.state, State::SynSent | State::SynReceived)
+    }
+    pub fn deadline(&self) -> Option<Time> {
+        if matches!(self.state, State::SynSent | State::SynReceived) {
+            self.timer.deadline()
+        } else {
+            None
+        }
+    }
+
+    /// Client: the application opens the connection.
+    pub fn open(&mut self) {
+        if self.role == Role::Client && self.state == State::Idle {
+            self.state = State::SynSent;
+            self.send_pending = true;
+        }
+    }
+
+    /// Server: a SYN arrived. A repeated SYN makes the SYN-ACK go again.
+    pub fn on_syn(&mut self, seg: &Segment) {
+        if self.role != Role::Server {
+            return;
+        }
+        match self.state {
+            State::Idle => {
+                self.peer = Some(PeerOptions::from_syn(seg));
+                self.state = State::SynReceived;
+                self.send_pending = true;
+            }
+            State::SynReceived => self.send_pending = true,
+            _ => {}
+        }
+    }
+
+    /// Client: the SYN-ACK arrived.
+    pub fn on_syn_ack(&mut self, seg: &Segment) {
+        if self.role == Role::Client && self.state == State::SynSent {
+            self.peer = Some(PeerOptions::from_syn(seg));
+        }
+    }
+
+    /// The SYN or SYN-ACK left at `now`.
+    pub fn on_control_sent(&mut self, now: Time, rtt: &RttEstimator) {
+        self.send_pending = false;
+        if self.sent_at.is_some() {
+            self.retransmitted = true;
+        }
+        self.sent_at = Some(now);
+        self.timer.restart(now, rtt);
+    }
+
+    pub fn on_timeout(&mut self, now: Time) {
+        if matches!(self.state, State::SynSent | State::SynReceived) && self.timer.expired(now) {
+            self.timer.on_expired();
+            self.send_pending = true;
+        }
+    }
+
+    /// Our SYN was acknowledged: established. Returns the RTT sample it gives, if any.
+    pub fn on_established(&mut self, now: Time) -> Option<Dur> {
+        if self.state == State::Established {
+            return None;
+        }
+        self.state = State::Established;
+        self.send_pending = false;
+        self.timer.stop();
+        match (self.sent_at, self.retransmitted) {
+            (Some(t), false) => Some(now.since(t)),
+            _ => None,
+        }
+    }
+}

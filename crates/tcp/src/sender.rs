@@ -1,0 +1,640 @@
+//! The sending half of a connection: send buffer, segmentation, ACK processing, loss
+//! recovery and the congestion controller.
+//!
+//! * ACK processing per RFC 9293 §3.10.7.4 (window update) and RFC 6675 §5 (SACK
+//!   scoreboard update, DupAcks); RTT samples per RFC 6298 §3 with Karn's rule, or from the
+//!   timestamps echo (RFC 7323 §4) when every newly acknowledged segment was retransmitted.
+//! * Loss detection: RACK (RFC 8985 §6) when enabled, else RFC 6675 `IsLost` and DupThresh
+//!   duplicate ACKs (RFC 5681 §3.2; RFC 6582 partial ACKs without SACK).
+//! * Recovery (RFC 6675 §5, RFC 6582 §3.2): one congestion event per episode, recovery point
+//!   = snd_nxt at entry, sending while `pipe + segment ≤ cwnd` with NextSeg rule 1 (lost
+//!   segments first) then new data. PRR is not modelled.
+//! * Tail loss probe (RFC 8985 §7): PTO = 2·SRTT (+ WCDelAckT = 200 ms when one segment is
+//!   outstanding), capped by the RTO; the probe sends new data or retransmits the last
+//!   segment; `tlp_high_seq` decides afterwards whether a loss was repaired (Linux
+//!   `tcp_process_tlp_ack`).
+//! * RTO (RFC 6298 §5): everything not SACKed is marked lost and sent again from `snd_una`
+//!   (go-back-N through the scoreboard), the controller collapses to the loss window.
+//! * Spurious retransmissions (RFC 2883 §5, RFC 3522 Eifel): counted from D-SACK blocks when
+//!   SACK is on, from the timestamps echo of the ACK that advances past a retransmitted head
+//!   segment otherwise. When every retransmission of a recovery episode proved spurious, the
+//!   controller's reduction is undone.
+//! * Send buffer: Linux autotunes `sk_sndbuf` to about twice the congestion window
+//!   (`tcp_sndbuf_expand`); modelled as max(wmem[1], min(wmem[2], 2·cwnd)) in payload bytes,
+//!   never shrinking. The application may hold that many bytes unacknowledged and unsent.
+
+use std::collections::VecDeque;
+
+use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
+use multiconn_core::{Dur, Time};
+
+use crate::rack::Rack;
+use crate::rto::RtoTimer;
+use crate::scoreboard::{Scoreboard, SentSegment};
+use crate::segment::{ts_to_time, Segment};
+
+/// RFC 8985 §7.2 WCDelAckT: worst-case delayed-ACK timer.
+pub const WORST_CASE_DELAYED_ACK: Dur = Dur::from_millis(200);
+/// Retransmissions remembered for D-SACK matching.
+const RETX_LOG: usize = 4096;
+
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub mss: u64,
+    pub dup_thresh: u64,
+    pub rack_tlp: bool,
+    /// SACK negotiated with the peer.
+    pub sack: bool,
+    /// Timestamps negotiated with the peer.
+    pub timestamps: bool,
+    pub time_threshold: [u64; 2],
+    pub wmem: [u64; 3],
+    pub granularity: Dur,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EpisodeKind {
+    /// Fast recovery (SACK/RACK/dupacks).
+    Fast,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Episode {
+    kind: EpisodeKind,
+    point: u64,
+    start: Time,
+    retrans: u32,
+    spurious: u32,
+    undone: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Retx {
+    start: u64,
+    end: u64,
+    time: Time,
+    counted: bool,
+}
+
+/// A data segment to put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataSend {
+    pub seq: u64,
+    pub len: u32,
+    pub retransmission: bool,
+}
+
+pub struct Sender {
+    cfg: SenderConfig,
+    sb: Scoreboard,
+    rack: Rack,
+    rto: RtoTimer,
+    rtt: RttEstimator,
+    cc: Box<dyn Controller>,
+    pacer: Pacer,
+    delivery: DeliveryRateEstimator,
+    /// Peer's window in bytes and its scale shift.
+    snd_wnd: u64,
+    peer_wscale: u8,
+    /// End of the data the application has written (sequence number).
+    stream_end: u64,
+    sndbuf: u64,
+    episode: Option<Episode>,
+    dupacks: u64,
+    tlp_deadline: Option<Time>,
+    /// (TLP.end_seq, the probe was a retransmission)
+    tlp_high: Option<(u64, bool)>,
+    probe_pending: bool,
+    rack_deadline: Option<Time>,
+    pacing_deadline: Option<Time>,
+    retx_log: VecDeque<Retx>,
+    retransmissions: u64,
+    spurious: u64,
+    lost: u64,
+    timeouts: u64,
+    congestion_events: u64,
+    undos: u64,
+    more_pending: bool,
+    /// End of the last sub-MSS segment sent (Minshall's Nagle check).
+    small_end: Option<u64>,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender").field("snd_una", &self.sb.snd_una()).field("snd_nxt", &self.sb.snd_nxt()).field("cc", &self.cc).finish()
+    }
+}
+
+impl Sender {
+    /// `start`: the first data sequence number (ISN + 1).
+    pub fn new(cfg: SenderConfig, start: u64, rtt: RttEstimator, rto: RtoTimer, cc: Box<dyn Controller>, pacer: Pacer) -> Sender {
+        let sndbuf = cfg.wmem[1].max(cfg.wmem[0]);
+        let mut s = Sender {
+            rack: Rack::new(cfg.time_threshold),
+            sb: Scoreboard::new(start),
+            rto,
+            rtt,
+            cc,
+            pacer,
+            delivery: DeliveryRateEstimator::new(),
+            snd_wnd: 65535,
+            peer_wscale: 0,
+            stream_end: start,
+            sndbuf,
+            episode: None,
+            dupacks: 0,
+            tlp_deadline: None,
+            tlp_high: None,
+            probe_pending: false,
+            rack_deadline: None,
+            pacing_deadline: None,
+            retx_log: VecDeque::new(),
+            retransmissions: 0,
+            spurious: 0,
+            lost: 0,
+            timeouts: 0,
+            congestion_events: 0,
+            undos: 0,
+            more_pending: false,
+            small_end: None,
+            cfg,
+        };
+        s.grow_sndbuf();
+        s
+    }
+
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn rtt_mut(&mut self) -> &mut RttEstimator {
+        &mut self.rtt
+    }
+    pub fn controller(&self) -> &dyn Controller {
+        self.cc.as_ref()
+    }
+    pub fn rto_timer(&self) -> &RtoTimer {
+        &self.rto
+    }
+    pub fn retransmissions(&self) -> u64 {
+        self.retransmissions
+    }
+    pub fn spurious_retransmissions(&self) -> u64 {
+        self.spurious
+    }
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+    /// Retransmission timeouts so far.
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+    /// Window reductions so far (recovery episodes, TLP-detected losses; RTOs not included).
+    pub fn congestion_events(&self) -> u64 {
+        self.congestion_events
+    }
+    /// Reductions undone because every retransmission of their episode was spurious.
+    pub fn undos(&self) -> u64 {
+        self.undos
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.episode.is_some()
+    }
+    pub fn peer_window(&self) -> u64 {
+        self.snd_wnd
+    }
+    pub fn sndbuf(&self) -> u64 {
+        self.sndbuf
+    }
+
+    /// Options negotiated in the handshake.
+    pub fn negotiate(&mut self, sack: bool, timestamps: bool) {
+        self.cfg.sack = sack;
+        self.cfg.timestamps = timestamps;
+    }
+
+    /// Window information from the peer's SYN or SYN-ACK (unscaled) and its shift for later.
+    pub fn set_peer_window(&mut self, syn_window: u16, peer_wscale: u8) {
+        self.snd_wnd = syn_window as u64;
+        self.peer_wscale = peer_wscale.min(14);
+    }
+
+    /// Bytes the application may still write into the send buffer.
+    pub fn writable(&self) -> u64 {
+        self.sndbuf.saturating_sub(self.stream_end - self.sb.snd_una())
+    }
+    pub fn write(&mut self, bytes: u64) {
+        self.stream_end += bytes;
+    }
+    /// Unsent bytes in the send buffer.
+    pub fn unsent(&self) -> u64 {
+        self.stream_end - self.sb.snd_nxt()
+    }
+
+    fn grow_sndbuf(&mut self) {
+        let want = (2 * self.cc.window()).min(self.cfg.wmem[2]).max(self.cfg.wmem[1]);
+        self.sndbuf = self.sndbuf.max(want);
+    }
+
+    /// When a timer of the sender next fires.
+    pub fn next_timeout(&self) -> Option<Time> {
+        [self.rto.deadline(), self.tlp_deadline, self.rack_deadline, self.pacing_deadline].into_iter().flatten().min()
+    }
+
+    /// Processes the ACK fields of an arriving segment.
+    pub fn on_ack(&mut self, now: Time, seg: &Segment) {
+        if !seg.flags.ack || seg.flags.syn {
+            return;
+        }
+        let ack = seg.ack;
+        let prior_una = self.sb.snd_una();
+        if ack > self.sb.snd_nxt() || ack < prior_una {
+            return;
+        }
+        self.snd_wnd = (seg.window as u64) << self.peer_wscale;
+        let prior_in_flight = self.sb.pipe();
+        let tsecr = seg.ts.filter(|_| self.cfg.timestamps).and_then(|t| ts_to_time(t.tsecr));
+        let min_rtt = self.rtt.min();
+
+        // D-SACK (RFC 2883 §4): the first block lies below the cumulative ACK or inside the second.
+        let blocks: &[(u64, u64)] = if self.cfg.sack { seg.sack.as_slice() } else { &[] };
+        let mut sack_from = 0;
+        if let Some(&(a, b)) = blocks.first() {
+            let inside_second = blocks.get(1).is_some_and(|&(c, d)| a >= c && b <= d);
+            if a < b && (a < ack || inside_second) {
+                self.on_dsack(a, b);
+                sack_from = 1;
+            }
+        }
+
+        let mut newly = 0u64;
+        let mut newest: Option<SentSegment> = None;
+        let mut rtt_sample: Option<Dur> = None;
+        let mut head_retx: Option<SentSegment> = None;
+        {
+            let rack = &mut self.rack;
+            let delivery = &mut self.delivery;
+            let use_rack = self.cfg.rack_tlp;
+            let mut on_delivered = |s: &SentSegment| {
+                newly += s.len();
+                if use_rack {
+                    rack.on_delivered(now, s, min_rtt, tsecr);
+                }
+                delivery.on_packet_acked(now, s.len(), &s.rate);
+                if newest.map_or(true, |n| s.last_sent >= n.last_sent) {
+                    newest = Some(*s);
+                }
+                if s.tx_count == 1 {
+                    let r = now.since(s.last_sent);
+                    rtt_sample = Some(rtt_sample.map_or(r, |x: Dur| x.min(r)));
+                }
+            };
+            for &(a, b) in &blocks[sack_from..] {
+                if a < b {
+                    self.sb.sack(a, b, &mut on_delivered);
+                }
+            }
+            let mut first = true;
+            self.sb.ack(ack, |s| {
+                if first && s.tx_count > 1 {
+                    head_retx = Some(*s);
+                }
+                first = false;
+                on_delivered(s);
+            });
+        }
+        let advanced = ack > prior_una;
+
+        // RTT (Karn; timestamps when only retransmissions were acknowledged).
+        let sample = rtt_sample.or_else(|| if newly > 0 { tsecr.map(|t| now.since(t)) } else { None });
+        if let Some(r) = sample {
+            self.rtt.update(r, Dur::ZERO);
+            self.rto.reset_backoff();
+        }
+
+        // Eifel detection without SACK.
+        if !self.cfg.sack {
+            if let (Some(h), Some(echo)) = (head_retx, tsecr) {
+                if echo < h.last_sent {
+                    self.count_spurious(h.start, h.end, now);
+                }
+            }
+        }
+
+        // Duplicate ACKs.
+        if advanced {
+            self.dupacks = 0;
+        } else if seg.len == 0 && self.sb.outstanding() > 0 {
+            self.dupacks += 1;
+        }
+
+        // Episode end.
+        if let Some(ep) = self.episode {
+            if self.sb.snd_una() >= ep.point {
+                self.episode = None;
+            }
+        }
+
+        let (lost_bytes, largest_lost_sent) = self.detect_losses(now, advanced);
+        if lost_bytes > 0 && self.episode.is_none() {
+            self.enter_recovery(now, lost_bytes, largest_lost_sent);
+        }
+
+        self.process_tlp_ack(now, ack, advanced, newly > 0);
+
+        if newly > 0 {
+            let rate_sample = self.delivery.take_sample(self.rtt.min());
+            let app_limited = newest.is_some_and(|n| n.rate.is_app_limited);
+            let ev = AckEvent {
+                bytes_acked: newly,
+                largest_acked_sent: newest.map_or(now, |n| n.last_sent),
+                prior_in_flight,
+                bytes_in_flight: self.sb.pipe(),
+                app_limited,
+                rate_sample,
+            };
+            self.cc.on_ack(now, &ev, &self.rtt);
+            self.grow_sndbuf();
+        }
+
+        // RFC 6298 §5.2/5.3.
+        if advanced {
+            if self.sb.outstanding() > 0 {
+                self.rto.restart(now, &self.rtt);
+            } else {
+                self.rto.stop();
+            }
+        }
+        if advanced || newly > 0 {
+            self.arm_tlp(now);
+        }
+    }
+
+    fn on_dsack(&mut self, a: u64, b: u64) {
+        if let Some((high, true)) = self.tlp_high {
+            if a < high && b >= high {
+                self.tlp_high = None;
+            }
+        }
+        let mut hits = Vec::new();
+        for e in self.retx_log.iter_mut() {
+            if !e.counted && e.start >= a && e.end <= b {
+                e.counted = true;
+                hits.push(e.time);
+            }
+        }
+        for t in hits {
+            self.spurious += 1;
+            self.note_spurious_in_episode(t, t);
+        }
+    }
+
+    fn count_spurious(&mut self, start: u64, end: u64, now: Time) {
+        let mut when = None;
+        for e in self.retx_log.iter_mut().rev() {
+            if !e.counted && e.start == start && e.end == end {
+                e.counted = true;
+                when = Some(e.time);
+                break;
+            }
+        }
+        if let Some(t) = when {
+            self.spurious += 1;
+            self.note_spurious_in_episode(t, now);
+        }
+    }
+
+    fn note_spurious_in_episode(&mut self, retx_time: Time, now: Time) {
+        let Some(ep) = self.episode.as_mut() else { return };
+        if retx_time < ep.start || ep.undone {
+            return;
+        }
+        ep.spurious += 1;
+        if ep.spurious >= ep.retrans && ep.retrans > 0 {
+            ep.undone = true;
+            self.undos += 1;
+            self.cc.on_spurious_congestion(now);
+            self.episode = None;
+        }
+    }
+
+    /// Runs loss detection; returns (bytes newly lost, send time of the newest of them).
+    fn detect_losses(&mut self, now: Time, advanced: bool) -> (u64, Time) {
+        let mut bytes = 0u64;
+        let mut count = 0u64;
+        let mut newest = Time::ZERO;
+        let mut note = |s: &SentSegment| {
+            bytes += s.len();
+            count += 1;
+            newest = newest.max(s.last_sent);
+        };
+        if self.cfg.rack_tlp {
+            let reo = self.rack.reo_wnd(self.episode.is_some(), self.sb.sacked_segments(), self.cfg.dup_thresh, self.rtt.min(), self.rtt.smoothed());
+            self.rack_deadline = self.rack.detect_loss(now, &mut self.sb, reo, &mut note);
+        }
+        if !self.cfg.rack_tlp || !self.cfg.sack {
+            if self.cfg.sack {
+                self.sb.mark_lost_by_sack(self.cfg.dup_thresh, self.cfg.mss, &mut note);
+            }
+            let head_lost = match self.episode {
+                None => self.dupacks >= self.cfg.dup_thresh,
+                // RFC 6582 partial ACK: the next hole is lost too.
+                Some(ep) => !self.cfg.sack && ep.kind == EpisodeKind::Fast && advanced && self.sb.snd_una() < ep.point,
+            };
+            if head_lost && self.sb.mark_lost(0) {
+                if let Some(s) = self.sb.get(0) {
+                    note(s);
+                }
+            }
+        }
+        self.lost += count;
+        (bytes, newest)
+    }
+
+    fn enter_recovery(&mut self, now: Time, lost_bytes: u64, largest_lost_sent: Time) {
+        self.episode = Some(Episode { kind: EpisodeKind::Fast, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
+        let ev = LossEvent { bytes_lost: lost_bytes, largest_lost_sent, bytes_in_flight: self.sb.pipe(), prior_in_flight: self.sb.pipe() + lost_bytes };
+        self.cc.on_congestion_event(now, &ev, &self.rtt);
+        self.congestion_events += 1;
+        self.tlp_deadline = None;
+    }
+
+    /// Linux `tcp_process_tlp_ack`.
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, advanced: bool, new_info: bool) {
+        let Some((high, is_retx)) = self.tlp_high else { return };
+        if ack < high {
+            return;
+        }
+        if !is_retx {
+            self.tlp_high = None;
+        } else if ack > high {
+            self.tlp_high = None;
+            if self.episode.is_none() {
+                let ev = LossEvent { bytes_lost: self.cfg.mss, largest_lost_sent: now, bytes_in_flight: self.sb.pipe(), prior_in_flight: self.sb.pipe() };
+                self.cc.on_congestion_event(now, &ev, &self.rtt);
+                self.congestion_events += 1;
+            }
+        } else if !advanced && !new_info {
+            self.tlp_high = None;
+        }
+    }
+
+    fn arm_tlp(&mut self, now: Time) {
+        self.tlp_deadline = None;
+        if !(self.cfg.rack_tlp && self.cfg.sack) || self.episode.is_some() || self.tlp_high.is_some() || self.sb.outstanding() == 0 || !self.rtt.has_sample() {
+            return;
+        }
+        let mut pto = Dur(2 * self.rtt.smoothed().0);
+        if self.sb.outstanding() <= self.cfg.mss {
+            pto = pto + WORST_CASE_DELAYED_ACK;
+        }
+        pto = pto.max(self.cfg.granularity);
+        let at = now + pto;
+        let rto_at = self.rto.deadline().unwrap_or(now + self.rto.rto(&self.rtt));
+        self.tlp_deadline = Some(at.min(rto_at));
+    }
+
+    /// Timers: RTO, tail loss probe, RACK reorder timer, pacing.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.pacing_deadline.is_some_and(|d| d <= now) {
+            self.pacing_deadline = None;
+        }
+        if self.rto.expired(now) {
+            self.on_rto(now);
+            return;
+        }
+        if self.tlp_deadline.is_some_and(|d| d <= now) {
+            self.tlp_deadline = None;
+            if self.sb.outstanding() > 0 && self.episode.is_none() {
+                self.probe_pending = true;
+            }
+            self.rto.restart(now, &self.rtt);
+        }
+        if self.rack_deadline.is_some_and(|d| d <= now) {
+            self.rack_deadline = None;
+            let (bytes, newest) = self.detect_losses(now, false);
+            if bytes > 0 && self.episode.is_none() {
+                self.enter_recovery(now, bytes, newest);
+            }
+        }
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        self.rto.on_expired();
+        if self.sb.outstanding() == 0 {
+            return;
+        }
+        self.timeouts += 1;
+        self.lost += self.sb.mark_all_lost();
+        self.rack.clear_sent();
+        self.cc.on_persistent_congestion(now);
+        self.episode = Some(Episode { kind: EpisodeKind::Loss, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
+        self.tlp_high = None;
+        self.tlp_deadline = None;
+        self.rack_deadline = None;
+        self.probe_pending = false;
+        self.dupacks = 0;
+    }
+
+    /// The next data segment to send at `now`, if the windows, pacing and data allow.
+    pub fn poll_data(&mut self, now: Time) -> Option<DataSend> {
+        let probe = self.probe_pending;
+        let pipe = self.sb.pipe();
+        let cwnd = self.cc.window();
+        // What would go next: NextSeg rule 1, then new data.
+        let retx = self.sb.next_lost();
+        let (seq, len, is_retx, idx) = if let Some(i) = retx.filter(|_| !probe) {
+            let s = self.sb.get(i)?;
+            (s.start, s.len(), true, Some(i))
+        } else if let Some(len) = self.new_data_len() {
+            (self.sb.snd_nxt(), len, false, None)
+        } else if probe {
+            let i = self.sb.last_unsacked()?;
+            let s = self.sb.get(i)?;
+            (s.start, s.len(), true, Some(i))
+        } else {
+            if pipe < cwnd {
+                self.delivery.on_app_limited(pipe);
+            }
+            return None;
+        };
+        if !probe {
+            if pipe + len > cwnd {
+                return None;
+            }
+            let srtt = self.rtt.smoothed();
+            let at = self.pacer.earliest_send(now, len, cwnd, srtt, self.cc.pacing_rate());
+            if at > now {
+                self.pacing_deadline = Some(at);
+                return None;
+            }
+        }
+        self.probe_pending = false;
+        let rate = self.delivery.on_packet_sent(now, pipe);
+        match idx {
+            Some(i) => {
+                self.sb.on_retransmitted(i, now, rate);
+                let tx = self.sb.get(i).map_or(1, |s| s.tx_count);
+                self.rack.on_sent(now, seq, tx);
+                self.retransmissions += 1;
+                if self.retx_log.len() >= RETX_LOG {
+                    self.retx_log.pop_front();
+                }
+                self.retx_log.push_back(Retx { start: seq, end: seq + len, time: now, counted: false });
+                if let Some(ep) = self.episode.as_mut() {
+                    ep.retrans += 1;
+                }
+            }
+            None => {
+                self.sb.on_sent(len, now, rate);
+                self.rack.on_sent(now, seq, 1);
+            }
+        }
+        if probe {
+            self.tlp_high = Some((self.sb.snd_nxt(), is_retx));
+        }
+        self.cc.on_packet_sent(now, len, self.sb.pipe());
+        self.pacer.on_sent(len);
+        self.rto.start_if_idle(now, &self.rtt);
+        if !is_retx && !probe {
+            self.arm_tlp(now);
+        }
+        Some(DataSend { seq, len: len as u32, retransmission: is_retx })
+    }
+
+    /// The application has more to write than the send buffer holds now.
+    pub fn set_more_pending(&mut self, more: bool) {
+        self.more_pending = more;
+    }
+
+    /// Length of the next new segment, or `None`. Sender-side silly window avoidance
+    /// (RFC 9293 §3.8.6.2.1) with Linux's Nagle variant (Minshall: a sub-MSS segment waits
+    /// only while another sub-MSS segment is unacknowledged), and no sub-MSS segment while the
+    /// application is still filling the send buffer.
+    fn new_data_len(&mut self) -> Option<u64> {
+        let avail = self.unsent();
+        if avail == 0 {
+            return None;
+        }
+        let right = self.sb.snd_una() + self.snd_wnd;
+        let allowed = right.saturating_sub(self.sb.snd_nxt());
+        let len = self.cfg.mss.min(avail).min(allowed);
+        let outstanding = self.sb.outstanding() > 0;
+        let hold = len == 0
+            || (len < self.cfg.mss
+                && outstanding
+                && (len < avail || self.more_pending || self.small_end.is_some_and(|e| e > self.sb.snd_una())));
+        if hold {
+            self.delivery.on_app_limited(self.sb.pipe());
+            return None;
+        }
+        if len < self.cfg.mss {
+            self.small_end = Some(self.sb.snd_nxt() + len);
+        }
+        Some(len)
+    }
+}
