@@ -27,7 +27,8 @@ pub enum RttVarRule {
     /// `rttvar = 3/4·rttvar + 1/4·|smoothed_prev − adjusted|`, then smoothed (RFC 9002 §5.3
     /// pseudocode, RFC 6298 §2.3, ngtcp2, Linux).
     Rfc9002,
-    /// aioquic: `rttvar = 3/4·rttvar + 1/4·|min_rtt − latest_rtt|`, latest floored at 1 ms.
+    /// aioquic: `rttvar = 3/4·rttvar + 1/4·|min_rtt − latest_rtt|` with latest floored at 1 ms
+    /// and reduced by the ack delay (see `update_aioquic`).
     Aioquic,
 }
 
@@ -58,25 +59,41 @@ impl RttEstimator {
     /// Takes one RTT sample. `ack_delay` is the peer's reported delay, already capped by the
     /// caller at its max_ack_delay when the handshake is confirmed (zero for TCP).
     pub fn update(&mut self, latest_rtt: Dur, ack_delay: Dur) {
-        let latest = match self.rule {
-            RttVarRule::Aioquic => latest_rtt.max(GRANULARITY),
-            RttVarRule::Rfc9002 => latest_rtt,
-        };
-        self.latest = latest;
-        self.min = self.min.min(latest);
+        if self.rule == RttVarRule::Aioquic {
+            return self.update_aioquic(latest_rtt, ack_delay);
+        }
+        self.latest = latest_rtt;
+        self.min = self.min.min(latest_rtt);
         if !self.has_sample {
             self.has_sample = true;
-            self.smoothed = latest;
-            self.rttvar = Dur(latest.0 / 2);
+            self.smoothed = latest_rtt;
+            self.rttvar = Dur(latest_rtt.0 / 2);
             return;
         }
-        let adjusted = if latest.0 >= self.min.0.saturating_add(ack_delay.0) { Dur(latest.0 - ack_delay.0) } else { latest };
-        let deviation = match self.rule {
-            RttVarRule::Rfc9002 => self.smoothed.0.abs_diff(adjusted.0),
-            RttVarRule::Aioquic => self.min.0.abs_diff(latest.0),
-        };
-        self.rttvar = Dur((3 * self.rttvar.0 + deviation) / 4);
+        let adjusted = if latest_rtt.0 >= self.min.0.saturating_add(ack_delay.0) { Dur(latest_rtt.0 - ack_delay.0) } else { latest_rtt };
+        self.rttvar = Dur((3 * self.rttvar.0 + self.smoothed.0.abs_diff(adjusted.0)) / 4);
         self.smoothed = Dur((7 * self.smoothed.0 + adjusted.0) / 8);
+    }
+
+    /// aioquic's `QuicPacketRecovery.on_ack_received`: the sample is floored at 1 ms for
+    /// min_rtt and the later samples, the ack delay is subtracted from `latest` itself when it
+    /// stays above min_rtt (strictly), the first sample is taken unfloored, and rttvar follows
+    /// |min_rtt − latest|.
+    fn update_aioquic(&mut self, latest_rtt: Dur, ack_delay: Dur) {
+        let mut latest = latest_rtt.max(GRANULARITY);
+        self.min = self.min.min(latest);
+        if latest.0 > self.min.0.saturating_add(ack_delay.0) {
+            latest = Dur(latest.0 - ack_delay.0);
+        }
+        self.latest = latest;
+        if !self.has_sample {
+            self.has_sample = true;
+            self.smoothed = latest_rtt;
+            self.rttvar = Dur(latest_rtt.0 / 2);
+            return;
+        }
+        self.rttvar = Dur((3 * self.rttvar.0 + self.min.0.abs_diff(latest.0)) / 4);
+        self.smoothed = Dur((7 * self.smoothed.0 + latest.0) / 8);
     }
 
     pub fn has_sample(&self) -> bool {
@@ -172,11 +189,15 @@ mod tests {
 
     #[test]
     fn aioquic_rule_uses_min_rtt_deviation_and_floors_latest() {
-        let mut r = RttEstimator::new(INITIAL_RTT, RttVarRule::Aioquic);
+        let mut r = RttEstimator::new(Dur::from_millis(100), RttVarRule::Aioquic);
         r.update(Dur::from_micros(200), Dur::ZERO);
-        assert_eq!(r.latest(), ms(1));
-        r.update(ms(41), Dur::ZERO);
-        assert_eq!(r.rttvar(), Dur((3 * 500_000 + 40_000_000) / 4));
+        // min_rtt and latest are floored, the first smoothed value is not.
+        assert_eq!((r.latest(), r.min(), r.smoothed(), r.rttvar()), (ms(1), ms(1), Dur::from_micros(200), Dur::from_micros(100)));
+        // 41 ms with 5 ms ack delay: latest becomes 36 ms; rttvar uses |min − latest| = 35 ms.
+        r.update(ms(41), ms(5));
+        assert_eq!(r.latest(), ms(36));
+        assert_eq!(r.rttvar(), Dur((3 * 100_000 + 35_000_000) / 4));
+        assert_eq!(r.smoothed(), Dur((7 * 200_000 + 36_000_000) / 8));
     }
 
     #[test]
