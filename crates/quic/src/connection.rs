@@ -1,0 +1,1051 @@
+//! One QUIC connection endpoint, sans-IO (RFC 9000, RFC 9001 handshake timing, RFC 9002
+//! recovery): it turns received datagrams and timer expiries into frames processed, and
+//! assembles outgoing datagrams under the congestion window, pacing, flow control and the
+//! anti-amplification limit (RFC 9000 §8.1).
+//!
+//! Sending (one datagram per `poll_transmit`): Initial, Handshake and 1-RTT (or 0-RTT)
+//! packets are coalesced in that order (§12.2); ACK frames go in every packet of a space with
+//! something new to acknowledge and alone only when due; ACK-only packets are neither paced nor
+//! congestion controlled (RFC 9002 §7); PTO probes ignore the window and pacing (§6.2.4);
+//! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1).
+
+use std::collections::VecDeque;
+
+use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator};
+use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, Workload};
+
+use crate::flow_control::{RecvWindow, SendCredit};
+use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
+use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
+use crate::packet::{
+    header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD,
+    MIN_INITIAL_DATAGRAM, MIN_PN_AND_PAYLOAD,
+};
+use crate::qlog::QlogSink;
+use crate::receiver::{AckPolicy, AckState};
+use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
+use crate::streams::{SendBuffer, Streams};
+
+/// Flow-control and connection-ID defaults for profiles without a `[quic]` table.
+const DEFAULT_WINDOW: u64 = 16 << 20;
+const DEFAULT_DCID_LEN: usize = 8;
+/// Smallest room worth starting a STREAM or CRYPTO frame in.
+const MIN_FRAME_ROOM: usize = 8;
+
+/// Cumulative counters of one endpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    /// UDP payload bytes.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Packets carrying retransmitted STREAM or CRYPTO data.
+    pub retransmissions: u64,
+    pub ack_only_packets: u64,
+    pub probes_sent: u64,
+    /// Received packets dropped: duplicates, no keys (yet or any more), no payload.
+    pub duplicates: u64,
+    pub undecryptable: u64,
+    /// Frames ignored as invalid (bad ACK ranges, flow-control violations, unknown streams).
+    pub invalid_frames: u64,
+    /// Stream bytes delivered to the application.
+    pub delivered: u64,
+}
+
+/// What the application at this end does.
+#[derive(Clone, Debug)]
+struct App {
+    workload: Workload,
+    started: bool,
+    next_request: u32,
+    open: u32,
+    completed: u32,
+    finished: bool,
+}
+
+impl App {
+    fn total_requests(&self) -> u32 {
+        match self.workload {
+            Workload::Download { .. } => 1,
+            Workload::Requests { count, .. } => count,
+        }
+    }
+    fn parallel(&self) -> u32 {
+        match self.workload {
+            Workload::Download { .. } => 1,
+            Workload::Requests { parallel, .. } => parallel.max(1),
+        }
+    }
+    fn request_size(&self) -> u64 {
+        match self.workload {
+            Workload::Download { request_size, .. } | Workload::Requests { request_size, .. } => request_size,
+        }
+    }
+    fn response_size(&self) -> Option<u64> {
+        match self.workload {
+            Workload::Download { size, .. } => size,
+            Workload::Requests { response_size, .. } => Some(response_size),
+        }
+    }
+}
+
+/// A QUIC endpoint (client or server) implementing [`Endpoint`].
+#[derive(Debug)]
+pub struct Connection {
+    role: Role,
+    flow: FlowId,
+    start: Time,
+    started: bool,
+    /// Largest UDP payload.
+    mds: usize,
+    dcid_len: usize,
+    hs: Handshake,
+    recovery: Recovery,
+    pacer: Pacer,
+    rx: [AckState; 3],
+    streams: Streams,
+    conn_send: SendCredit,
+    conn_recv: RecvWindow,
+    max_data_pending: bool,
+    msd_pending: Vec<u64>,
+    handshake_done_pending: bool,
+    probes: [u8; 3],
+    anti_deadlock: Option<Space>,
+    pacing_release: Option<Time>,
+    app_limited: bool,
+    address_validated: bool,
+    app: App,
+    events: VecDeque<AppEvent>,
+    qlog: Option<QlogSink>,
+    seq: u64,
+    stats: ConnectionStats,
+    // Scratch buffers reused across calls.
+    outcome: Outcome,
+    hs_events: Vec<HandshakeEvent>,
+    probe_contents: Vec<SentContent>,
+}
+
+fn mds_for(params: &ConnectionParams) -> usize {
+    let path = params.max_packet_size.saturating_sub(IP_UDP_OVERHEAD);
+    let cap = params.profile.packet.max_payload.unwrap_or(u32::MAX);
+    path.min(cap).max(64) as usize
+}
+
+impl Connection {
+    /// The endpoint of `role` for `params`, with default handshake message sizes.
+    pub fn new(params: &ConnectionParams, role: Role) -> Connection {
+        Connection::with_handshake(params, role, HandshakeSizes::default())
+    }
+
+    /// The endpoint of `role` with the given handshake message sizes.
+    pub fn with_handshake(params: &ConnectionParams, role: Role, sizes: HandshakeSizes) -> Connection {
+        let profile = &params.profile;
+        let mds = mds_for(params);
+        let cc_cfg = profile
+            .cc_config(params.cc, mds as u64)
+            .or_else(|_| profile.cc_config(profile.cc.default, mds as u64))
+            .unwrap_or_else(|_| CcConfig::quic_default(params.cc, mds as u64));
+        let controller = multiconn_cc::build(&cc_cfg);
+        let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
+        let max_ack_delay = profile.ack.max_ack_delay;
+        let recovery = Recovery::new(
+            RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay),
+            rtt,
+            controller,
+            role == Role::Server,
+        );
+        let pacer = Pacer::new(PacerConfig {
+            enabled: profile.pacing.enabled,
+            factor: profile.pacing.factor,
+            burst: profile.pacing.burst,
+            max_datagram_size: mds as u64,
+            initial_window: cc_cfg.initial_window,
+        });
+        let (max_data, max_stream_data, fraction, dcid_len) = match &profile.quic {
+            Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
+            None => (DEFAULT_WINDOW, DEFAULT_WINDOW, 0.5, DEFAULT_DCID_LEN),
+        };
+        let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true };
+        let data_policy = AckPolicy {
+            delay_acks: true,
+            threshold: profile.ack.ack_eliciting_threshold.max(1),
+            max_ack_delay,
+            immediate_on_reorder: profile.ack.immediate_ack_on_reorder,
+        };
+        Connection {
+            role,
+            flow: params.flow,
+            start: params.start,
+            started: false,
+            mds,
+            dcid_len: dcid_len.min(20),
+            hs: Handshake::new(role, params.resume, sizes),
+            recovery,
+            pacer,
+            rx: [AckState::new(immediate), AckState::new(immediate), AckState::new(data_policy)],
+            streams: Streams::new(max_stream_data, max_stream_data, fraction),
+            conn_send: SendCredit::new(max_data),
+            conn_recv: RecvWindow::new(max_data, fraction),
+            max_data_pending: false,
+            msd_pending: Vec::new(),
+            handshake_done_pending: false,
+            probes: [0; 3],
+            anti_deadlock: None,
+            pacing_release: None,
+            app_limited: false,
+            address_validated: role == Role::Client,
+            app: App { workload: params.workload, started: false, next_request: 0, open: 0, completed: 0, finished: false },
+            events: VecDeque::new(),
+            qlog: params.qlog.then(|| QlogSink::new(params.start)),
+            seq: 0,
+            stats: ConnectionStats::default(),
+            outcome: Outcome::default(),
+            hs_events: Vec::new(),
+            probe_contents: Vec::new(),
+        }
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    pub fn stats(&self) -> ConnectionStats {
+        self.stats
+    }
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+    pub fn handshake(&self) -> &Handshake {
+        &self.hs
+    }
+    /// Largest UDP payload this endpoint sends.
+    pub fn max_datagram_size(&self) -> usize {
+        self.mds
+    }
+    pub fn streams(&self) -> &Streams {
+        &self.streams
+    }
+    /// Sets a stream's scheduling priority (lower numbers are served first).
+    pub fn set_stream_priority(&mut self, stream_id: u64, priority: u8) {
+        self.streams.set_priority(stream_id, priority);
+    }
+    /// The server's address is validated (always true at the client).
+    pub fn address_validated(&self) -> bool {
+        self.address_validated
+    }
+
+    // ---------------------------------------------------------------- start and application
+
+    fn maybe_start(&mut self, now: Time) {
+        if self.started || self.role != Role::Client || now < self.start {
+            return;
+        }
+        self.started = true;
+        self.hs.start();
+        if self.hs.has_zero_rtt_keys {
+            self.app_can_send();
+        }
+    }
+
+    fn app_can_send(&mut self) {
+        if self.app.started {
+            return;
+        }
+        self.app.started = true;
+        self.events.push_back(AppEvent::CanSend);
+        if self.role == Role::Client {
+            self.open_requests();
+        }
+    }
+
+    fn open_requests(&mut self) {
+        while self.app.next_request < self.app.total_requests() && self.app.open < self.app.parallel() {
+            let id = 4 * self.app.next_request as u64;
+            let size = self.app.request_size();
+            if let Some(s) = self.streams.get_or_open(id) {
+                s.send = SendBuffer::new(Some(size), true);
+            }
+            self.streams.schedule(id);
+            self.app.next_request += 1;
+            self.app.open += 1;
+        }
+    }
+
+    /// All incoming data of stream `id` was delivered.
+    fn on_stream_received(&mut self, id: u64) {
+        match self.role {
+            Role::Server => {
+                let size = self.app.response_size();
+                if let Some(s) = self.streams.get_mut(id) {
+                    s.send = SendBuffer::new(size, true);
+                }
+                self.streams.schedule(id);
+            }
+            Role::Client => {
+                let bytes = self.streams.get(id).and_then(|s| s.recv.final_size()).unwrap_or(0);
+                self.events.push_back(AppEvent::ResponseComplete { index: (id / 4) as u32, bytes });
+                self.app.completed += 1;
+                self.app.open = self.app.open.saturating_sub(1);
+                if self.app.completed >= self.app.total_requests() && !self.app.finished {
+                    self.app.finished = true;
+                    self.events.push_back(AppEvent::Finished);
+                }
+                self.open_requests();
+            }
+        }
+        self.maybe_close(id);
+    }
+
+    fn maybe_close(&mut self, id: u64) {
+        if let Some(s) = self.streams.get(id) {
+            let sent_all = self.role == Role::Client || s.send.end().is_some();
+            if s.recv.is_complete() && s.recv_reported && sent_all && s.send.is_done() {
+                self.streams.close(id);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- receiving
+
+    fn on_datagram(&mut self, now: Time, pkt: &Packet) {
+        let Some(payload) = pkt.payload.as_ref() else {
+            self.stats.undecryptable += 1;
+            return;
+        };
+        let Some(dg) = payload.get::<Datagram>() else {
+            self.stats.undecryptable += 1;
+            return;
+        };
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
+        for p in dg.packets() {
+            self.on_packet(now, p);
+        }
+        self.update_amplification(now);
+    }
+
+    fn keys_for_receiving(&self, ptype: PacketType) -> bool {
+        match ptype {
+            PacketType::Initial => !self.recovery.is_discarded(Space::Initial),
+            PacketType::Handshake => self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake),
+            PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys,
+            PacketType::OneRtt => match self.role {
+                Role::Client => self.hs.has_one_rtt_keys,
+                Role::Server => self.hs.complete,
+            },
+        }
+    }
+
+    fn on_packet(&mut self, now: Time, p: &QuicPacket) {
+        if !self.keys_for_receiving(p.ptype) {
+            self.stats.undecryptable += 1;
+            return;
+        }
+        let space = p.ptype.space();
+        if !self.rx[space.index()].on_packet(now, p.pn, p.is_ack_eliciting()) {
+            self.stats.duplicates += 1;
+            return;
+        }
+        self.stats.packets_received += 1;
+        if let Some(q) = &mut self.qlog {
+            q.packet_received(now, p);
+        }
+        if self.role == Role::Server && p.ptype == PacketType::Handshake {
+            // RFC 9000 §8.1: a Handshake packet proves the address; RFC 9001 §4.9.1.
+            self.address_validated = true;
+            self.discard(now, Space::Initial);
+        }
+        for f in &p.frames {
+            self.on_frame(now, space, f);
+        }
+    }
+
+    fn on_frame(&mut self, now: Time, space: Space, f: &Frame) {
+        match f {
+            Frame::Padding(_) | Frame::Ping => {}
+            Frame::Ack(a) => {
+                if a.ranges().any(|r| r.is_err()) {
+                    self.stats.invalid_frames += 1;
+                    return;
+                }
+                let mut out = std::mem::take(&mut self.outcome);
+                out.clear();
+                let before = self.recovery.stats().invalid_acks;
+                self.recovery.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
+                if self.recovery.stats().invalid_acks != before {
+                    self.stats.invalid_frames += 1;
+                }
+                self.apply_outcome(now, &out);
+                self.outcome = out;
+            }
+            Frame::Crypto { offset, len } => {
+                let mut evs = std::mem::take(&mut self.hs_events);
+                evs.clear();
+                self.hs.on_crypto(space, *offset, *len as u64, &mut evs);
+                for ev in &evs {
+                    self.on_handshake_event(now, *ev);
+                }
+                self.hs_events = evs;
+            }
+            Frame::Stream { id, offset, len, fin } => self.on_stream_frame(*id, *offset, *len as u64, *fin),
+            Frame::MaxData(v) => {
+                if self.conn_send.raise(*v) {
+                    self.streams.unblock_connection();
+                }
+            }
+            Frame::MaxStreamData { id, max } => {
+                if let Some(s) = self.streams.get_mut(*id) {
+                    if s.send_credit.raise(*max) {
+                        self.streams.schedule(*id);
+                    }
+                }
+            }
+            Frame::HandshakeDone => {
+                if self.role == Role::Client && space == Space::Data && !self.hs.confirmed {
+                    self.hs.confirmed = true;
+                    self.recovery.set_handshake_confirmed(now);
+                    self.discard(now, Space::Initial);
+                    self.discard(now, Space::Handshake);
+                }
+            }
+        }
+    }
+
+    fn on_handshake_event(&mut self, now: Time, ev: HandshakeEvent) {
+        match ev {
+            HandshakeEvent::HandshakeKeys => self.recovery.set_has_handshake_keys(),
+            HandshakeEvent::OneRttKeys => self.app_can_send(),
+            HandshakeEvent::Complete => {
+                if self.role == Role::Server {
+                    self.handshake_done_pending = true;
+                    self.recovery.set_handshake_confirmed(now);
+                    self.discard(now, Space::Initial);
+                    self.discard(now, Space::Handshake);
+                }
+            }
+        }
+    }
+
+    fn on_stream_frame(&mut self, id: u64, offset: u64, len: u64, fin: bool) {
+        let exists = self.streams.get(id).is_some();
+        if !exists && (self.role == Role::Client || self.streams.is_closed(id)) {
+            // Late duplicate for a finished stream, or a stream we never opened.
+            if !self.streams.is_closed(id) {
+                self.stats.invalid_frames += 1;
+            }
+            return;
+        }
+        let conn_received = self.conn_recv.received;
+        let Some(s) = self.streams.get_or_open(id) else {
+            self.stats.invalid_frames += 1;
+            return;
+        };
+        let end = offset.saturating_add(len);
+        let before = s.recv.highest();
+        let grow = end.saturating_sub(before);
+        if !s.recv_window.on_received(end) || !self.conn_recv.on_received(conn_received + grow) {
+            self.stats.invalid_frames += 1;
+            return;
+        }
+        let delivered = s.recv.on_data(offset, len, fin);
+        let mut msd = None;
+        if delivered > 0 && s.recv.final_size().is_none() {
+            msd = s.recv_window.on_consumed(delivered);
+        } else if delivered > 0 {
+            s.recv_window.consumed += delivered;
+        }
+        if msd.is_some() && !s.max_stream_data_pending {
+            s.max_stream_data_pending = true;
+            self.msd_pending.push(id);
+        }
+        let complete = s.recv.is_complete() && !s.recv_reported;
+        if complete {
+            s.recv_reported = true;
+        }
+        if delivered > 0 {
+            self.stats.delivered += delivered;
+            self.events.push_back(AppEvent::Delivered { bytes: delivered });
+            if self.conn_recv.on_consumed(delivered).is_some() {
+                self.max_data_pending = true;
+            }
+        }
+        if complete {
+            self.on_stream_received(id);
+        }
+    }
+
+    fn discard(&mut self, now: Time, space: Space) {
+        if space == Space::Data || self.recovery.is_discarded(space) {
+            return;
+        }
+        self.recovery.discard_space(now, space);
+        self.probes[space.index()] = 0;
+        if self.anti_deadlock == Some(space) {
+            self.anti_deadlock = None;
+        }
+    }
+
+    /// Acts on the frames of acknowledged, lost and spuriously lost packets.
+    fn apply_outcome(&mut self, now: Time, out: &Outcome) {
+        for p in &out.acked {
+            self.on_packet_acked(p);
+        }
+        for p in &out.spurious {
+            self.on_packet_acked(p);
+        }
+        for p in &out.lost {
+            self.on_packet_lost(now, p);
+        }
+    }
+
+    fn on_packet_acked(&mut self, p: &PacketOutcome) {
+        let Some(c) = &p.content else { return };
+        let Some(dg) = c.payload.get::<Datagram>() else { return };
+        let Some(pkt) = dg.get(c.index as usize) else { return };
+        let space = pkt.ptype.space();
+        for f in &pkt.frames {
+            match f {
+                Frame::Crypto { offset, len } => {
+                    if let Some(b) = self.hs.send_buffer(space) {
+                        b.on_acked(*offset, *len as u64, false);
+                    }
+                }
+                Frame::Stream { id, offset, len, fin } => {
+                    if let Some(s) = self.streams.get_mut(*id) {
+                        s.send.on_acked(*offset, *len as u64, *fin);
+                        self.maybe_close(*id);
+                    }
+                }
+                Frame::Ack(a) => self.rx[space.index()].on_ack_acked(a.largest),
+                _ => {}
+            }
+        }
+    }
+
+    fn on_packet_lost(&mut self, now: Time, p: &PacketOutcome) {
+        let Some(c) = &p.content else { return };
+        let Some(dg) = c.payload.get::<Datagram>() else { return };
+        let Some(pkt) = dg.get(c.index as usize) else { return };
+        if let Some(q) = &mut self.qlog {
+            q.packet_lost(now, pkt.ptype, pkt.pn);
+        }
+        self.requeue(pkt);
+    }
+
+    /// Queues a packet's retransmittable frames to be sent again.
+    fn requeue(&mut self, pkt: &QuicPacket) {
+        let space = pkt.ptype.space();
+        for f in &pkt.frames {
+            match f {
+                Frame::Crypto { offset, len } => {
+                    if !self.recovery.is_discarded(space) {
+                        if let Some(b) = self.hs.send_buffer(space) {
+                            b.on_lost(*offset, *len as u64, false);
+                        }
+                    }
+                }
+                Frame::Stream { id, offset, len, fin } => {
+                    if let Some(s) = self.streams.get_mut(*id) {
+                        s.send.on_lost(*offset, *len as u64, *fin);
+                        self.streams.schedule(*id);
+                    }
+                }
+                Frame::MaxData(v) => {
+                    if *v == self.conn_recv.max {
+                        self.max_data_pending = true;
+                    }
+                }
+                Frame::MaxStreamData { id, max } => {
+                    if let Some(s) = self.streams.get_mut(*id) {
+                        if *max == s.recv_window.max && s.recv.final_size().is_none() && !s.max_stream_data_pending {
+                            s.max_stream_data_pending = true;
+                            self.msd_pending.push(*id);
+                        }
+                    }
+                }
+                Frame::HandshakeDone => self.handshake_done_pending = true,
+                Frame::Padding(_) | Frame::Ping | Frame::Ack(_) => {}
+            }
+        }
+    }
+
+    fn update_amplification(&mut self, now: Time) {
+        if self.role == Role::Server {
+            let at_limit = !self.address_validated && self.amplification_allowance() < MIN_INITIAL_DATAGRAM as u64 / 4;
+            self.recovery.set_at_amplification_limit(now, at_limit);
+        }
+    }
+
+    /// Bytes the server may still send before its client's address is validated.
+    fn amplification_allowance(&self) -> u64 {
+        if self.address_validated {
+            u64::MAX
+        } else {
+            (3 * self.stats.bytes_received).saturating_sub(self.stats.bytes_sent)
+        }
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    fn data_packet_type(&self) -> Option<PacketType> {
+        if self.hs.has_one_rtt_keys {
+            Some(PacketType::OneRtt)
+        } else if self.role == Role::Client && self.hs.has_zero_rtt_keys && self.started {
+            Some(PacketType::ZeroRtt)
+        } else {
+            None
+        }
+    }
+
+    fn packet_type(&self, space: Space) -> Option<PacketType> {
+        match space {
+            Space::Initial if !self.recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
+            Space::Handshake if self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake) => {
+                Some(PacketType::Handshake)
+            }
+            Space::Data => self.data_packet_type(),
+            _ => None,
+        }
+    }
+
+    /// Ack-eliciting data waits in `space` (ignoring the window and pacing).
+    fn has_data(&self, space: Space) -> bool {
+        match space {
+            Space::Initial => self.hs.send[0].has_retransmit() || self.hs.send[0].has_new(),
+            Space::Handshake => self.hs.send[1].has_retransmit() || self.hs.send[1].has_new(),
+            Space::Data => {
+                self.handshake_done_pending
+                    || self.max_data_pending
+                    || !self.msd_pending.is_empty()
+                    || self.streams.front().is_some()
+            }
+        }
+    }
+
+    fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool) -> Option<QuicPacket> {
+        let pn = self.recovery.next_pn(space);
+        let pn_len = pn_len(pn, self.recovery.largest_acked(space));
+        let overhead = overhead_estimate(ptype, self.dcid_len, self.dcid_len, pn_len);
+        if room < overhead + MIN_PN_AND_PAYLOAD {
+            return None;
+        }
+        let mut avail = room - overhead;
+        let mut frames = Vec::new();
+        let rx = &self.rx[space.index()];
+        let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
+        let ack_due = ack.is_some() && rx.ack_due(now);
+        if let Some(a) = ack {
+            let sz = a.wire_size();
+            if sz <= avail {
+                avail -= sz;
+                frames.push(Frame::Ack(a));
+            }
+        }
+        let mut retransmit = false;
+        if eliciting {
+            retransmit = self.fill(space, ptype, &mut frames, &mut avail);
+            if probe && !frames.iter().any(Frame::is_ack_eliciting) {
+                // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
+                let mut contents = std::mem::take(&mut self.probe_contents);
+                contents.clear();
+                self.recovery.oldest_unacked(space, 1, &mut contents);
+                for c in &contents {
+                    if let Some(pkt) = c.payload.get::<Datagram>().and_then(|d| d.get(c.index as usize)) {
+                        self.requeue(pkt);
+                    }
+                }
+                contents.clear();
+                self.probe_contents = contents;
+                retransmit |= self.fill(space, ptype, &mut frames, &mut avail);
+            }
+            if probe && !frames.iter().any(Frame::is_ack_eliciting) && avail >= 1 {
+                frames.push(Frame::Ping);
+            }
+        }
+        let has_ack = matches!(frames.first(), Some(Frame::Ack(_)));
+        let eliciting_frames = frames.iter().any(Frame::is_ack_eliciting);
+        if !eliciting_frames && !(has_ack && ack_due) {
+            // Put back nothing: fill() added nothing ack-eliciting and an ACK alone is not due.
+            return None;
+        }
+        let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
+        if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
+            let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
+            frames.push(Frame::Padding(pad as u32));
+            payload += pad;
+        }
+        let size = header_size(ptype, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
+        if retransmit {
+            self.stats.retransmissions += 1;
+        }
+        Some(QuicPacket { ptype, pn, pn_len, frames, size: size as u32 })
+    }
+
+    /// Adds ack-eliciting frames of `space` while they fit; true if any carries
+    /// retransmitted data.
+    fn fill(&mut self, space: Space, ptype: PacketType, frames: &mut Vec<Frame>, avail: &mut usize) -> bool {
+        let mut retransmit = false;
+        match space {
+            Space::Initial | Space::Handshake => {
+                let Some(buf) = self.hs.send_buffer(space) else { return false };
+                while *avail >= MIN_FRAME_ROOM {
+                    let room = *avail;
+                    let Some(c) = buf.next_chunk(u64::MAX, |off, want| fit_data(room, want, |l| crypto_overhead(off, l))) else {
+                        break;
+                    };
+                    let f = Frame::Crypto { offset: c.offset, len: c.len as u32 };
+                    *avail -= f.wire_size();
+                    retransmit |= c.retransmit;
+                    frames.push(f);
+                }
+            }
+            Space::Data => {
+                if self.handshake_done_pending && ptype == PacketType::OneRtt && self.role == Role::Server && *avail >= 1 {
+                    self.handshake_done_pending = false;
+                    frames.push(Frame::HandshakeDone);
+                    *avail -= 1;
+                }
+                if self.max_data_pending {
+                    let f = Frame::MaxData(self.conn_recv.max);
+                    if f.wire_size() <= *avail {
+                        *avail -= f.wire_size();
+                        frames.push(f);
+                        self.max_data_pending = false;
+                    }
+                }
+                while let Some(&id) = self.msd_pending.last() {
+                    let Some(s) = self.streams.get_mut(id) else {
+                        self.msd_pending.pop();
+                        continue;
+                    };
+                    let f = Frame::MaxStreamData { id, max: s.recv_window.max };
+                    if f.wire_size() > *avail {
+                        break;
+                    }
+                    s.max_stream_data_pending = false;
+                    *avail -= f.wire_size();
+                    frames.push(f);
+                    self.msd_pending.pop();
+                }
+                retransmit |= self.fill_streams(frames, avail);
+            }
+        }
+        retransmit
+    }
+
+    fn fill_streams(&mut self, frames: &mut Vec<Frame>, avail: &mut usize) -> bool {
+        let mut retransmit = false;
+        while *avail >= MIN_FRAME_ROOM {
+            let Some(id) = self.streams.front() else { break };
+            let conn_credit = self.conn_send.available();
+            let Some(s) = self.streams.get_mut(id) else {
+                self.streams.rotate(false);
+                continue;
+            };
+            let credit = s.send_credit.available().min(conn_credit);
+            let room = *avail;
+            match s.send.next_chunk(credit, |off, want| fit_data(room, want, |l| stream_overhead(id, off, l))) {
+                Some(c) => {
+                    if !c.retransmit {
+                        s.send_credit.used += c.len;
+                        self.conn_send.used += c.len;
+                    }
+                    retransmit |= c.retransmit;
+                    let again = s.can_send(self.conn_send.available());
+                    let blocked_on_conn = !again && s.send.has_new() && s.send.new_bytes() > 0 && s.send_credit.available() > 0;
+                    let f = Frame::Stream { id, offset: c.offset, len: c.len as u32, fin: c.fin };
+                    *avail -= f.wire_size();
+                    frames.push(f);
+                    self.streams.rotate(again);
+                    if blocked_on_conn {
+                        self.streams.block_on_connection(id);
+                    }
+                }
+                None => {
+                    if s.can_send(conn_credit) {
+                        // Data waits but did not fit in what is left of this packet.
+                        break;
+                    }
+                    let blocked_on_conn = s.send.has_new() && s.send.new_bytes() > 0 && s.send_credit.available() > 0;
+                    self.streams.rotate(false);
+                    if blocked_on_conn {
+                        self.streams.block_on_connection(id);
+                    }
+                }
+            }
+        }
+        retransmit
+    }
+
+    fn transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        self.maybe_start(now);
+        if !self.started && self.role == Role::Client {
+            return None;
+        }
+        let allowance = self.amplification_allowance();
+        if allowance < MIN_INITIAL_DATAGRAM as u64 / 4 {
+            self.update_amplification(now);
+            return None;
+        }
+        let budget = (self.mds as u64).min(allowance) as usize;
+
+        // Probes first: they ignore the congestion window and pacing.
+        let probe_space = Space::ALL
+            .into_iter()
+            .find(|s| (self.probes[s.index()] > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+        for s in Space::ALL {
+            if self.packet_type(s).is_none() {
+                self.probes[s.index()] = 0;
+                if self.anti_deadlock == Some(s) {
+                    self.anti_deadlock = None;
+                }
+            }
+        }
+
+        let spaces: [Option<PacketType>; 3] = [
+            self.packet_type(Space::Initial),
+            self.packet_type(Space::Handshake),
+            self.packet_type(Space::Data),
+        ];
+        let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
+        let cwnd = self.recovery.cwnd();
+        let in_flight = self.recovery.bytes_in_flight();
+        let cwnd_room = in_flight + self.mds as u64 <= cwnd;
+        let mut eliciting_ok = probe_space.is_some();
+        if probe_space.is_none() {
+            if !has_data {
+                if cwnd_room {
+                    self.app_limited = true;
+                    self.recovery.on_app_limited();
+                }
+            } else if !cwnd_room {
+                self.app_limited = false;
+            } else {
+                self.app_limited = false;
+                let rate = self.recovery.controller().pacing_rate();
+                let t = self.pacer.earliest_send(now, self.mds as u64, cwnd, self.recovery.rtt().smoothed(), rate);
+                if t > now {
+                    self.pacing_release = Some(t);
+                } else {
+                    self.pacing_release = None;
+                    eliciting_ok = true;
+                }
+            }
+        }
+
+        let mut packets: Vec<QuicPacket> = Vec::new();
+        let mut remaining = budget;
+        let mut probe_used = None;
+        for space in Space::ALL {
+            let Some(ptype) = spaces[space.index()] else { continue };
+            let probe = probe_space == Some(space);
+            let eliciting = if probe_space.is_some() { probe } else { eliciting_ok };
+            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe) {
+                if probe {
+                    probe_used = Some(space);
+                }
+                remaining = remaining.saturating_sub(p.size as usize);
+                packets.push(p);
+            }
+        }
+        if packets.is_empty() {
+            return None;
+        }
+
+        // RFC 9000 §14.1: pad datagrams with ack-eliciting Initial packets to 1200 bytes.
+        let needs_padding = packets.iter().any(|p| p.ptype == PacketType::Initial && p.is_ack_eliciting());
+        let total: usize = packets.iter().map(|p| p.size as usize).sum();
+        let target = MIN_INITIAL_DATAGRAM.min(budget);
+        if needs_padding && total < target {
+            let dcid = self.dcid_len;
+            let last = packets.last_mut().expect("non-empty");
+            pad_packet(last, target - total, dcid);
+        }
+
+        let in_flight_any = packets.iter().any(|p| p.counts_in_flight());
+        if let Some(space) = probe_used {
+            self.stats.probes_sent += 1;
+            if self.anti_deadlock == Some(space) {
+                self.anti_deadlock = None;
+            } else {
+                self.probes[space.index()] = self.probes[space.index()].saturating_sub(1);
+            }
+        }
+        let sent_handshake = packets.iter().any(|p| p.ptype == PacketType::Handshake);
+
+        // Register and emit.
+        let mut it = packets.into_iter();
+        let first = it.next().expect("non-empty");
+        let dg = Datagram { first, coalesced: it.collect() };
+        let udp_size = dg.size();
+        if let Some(q) = &mut self.qlog {
+            for p in dg.packets() {
+                q.packet_sent(now, p);
+            }
+        }
+        let payload = Payload::new(dg);
+        let dg = payload.get::<Datagram>().expect("just built");
+        let app_limited = self.app_limited;
+        for (i, p) in dg.packets().enumerate() {
+            let space = p.ptype.space();
+            let in_flight = p.counts_in_flight();
+            let ack_eliciting = p.is_ack_eliciting();
+            if let Some(Frame::Ack(_)) = p.frames.first() {
+                self.rx[space.index()].on_ack_sent();
+            }
+            self.stats.packets_sent += 1;
+            if !ack_eliciting {
+                self.stats.ack_only_packets += 1;
+            }
+            self.recovery.on_packet_sent(
+                space,
+                SentPacketInfo {
+                    pn: p.pn,
+                    time_sent: now,
+                    size: p.size,
+                    ack_eliciting,
+                    in_flight,
+                    app_limited,
+                    content: Some(SentContent { payload: payload.clone(), index: i as u8 }),
+                },
+            );
+        }
+        if in_flight_any {
+            self.pacer.on_sent(udp_size as u64);
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += udp_size as u64;
+        if self.role == Role::Client && sent_handshake {
+            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+            // Handshake packet.
+            self.discard(now, Space::Initial);
+        }
+        self.update_amplification(now);
+        self.seq += 1;
+        let id = *next_id;
+        *next_id += 1;
+        Some(Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload))
+    }
+
+    fn after_event(&mut self, now: Time) {
+        if let Some(q) = &mut self.qlog {
+            let rec = &self.recovery;
+            q.metrics(now, rec.rtt(), rec.cwnd(), rec.bytes_in_flight());
+            q.congestion_state(now, rec.controller().state().name());
+        }
+    }
+}
+
+/// Grows a packet by about `extra` bytes of PADDING, keeping its size exact (the Length field
+/// of a long header may grow with it).
+fn pad_packet(p: &mut QuicPacket, extra: usize, dcid_len: usize) {
+    let target = p.size as usize + extra;
+    let payload: usize = p.frames.iter().map(Frame::wire_size).sum();
+    let mut pad = extra;
+    for _ in 0..3 {
+        let size = header_size(p.ptype, dcid_len, dcid_len, p.pn_len, payload + pad) + payload + pad + AEAD_TAG;
+        if size == target || (size < target && pad == extra) {
+            break;
+        }
+        if size > target {
+            pad -= (size - target).min(pad);
+        } else {
+            pad += target - size;
+        }
+    }
+    match p.frames.last_mut() {
+        Some(Frame::Padding(n)) => *n += pad as u32,
+        _ => p.frames.push(Frame::Padding(pad as u32)),
+    }
+    let payload: usize = p.frames.iter().map(Frame::wire_size).sum();
+    p.size = (header_size(p.ptype, dcid_len, dcid_len, p.pn_len, payload) + payload + AEAD_TAG) as u32;
+}
+
+impl Endpoint for Connection {
+    fn handle_packet(&mut self, now: Time, pkt: Packet) {
+        self.maybe_start(now);
+        if self.role == Role::Server {
+            self.started = true;
+        }
+        self.on_datagram(now, &pkt);
+        self.after_event(now);
+    }
+
+    fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        let p = self.transmit(now, next_id);
+        if p.is_some() {
+            self.after_event(now);
+        }
+        p
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        let mut t: Option<Time> = None;
+        let mut consider = |x: Option<Time>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t: Time| t.min(x)));
+            }
+        };
+        if self.role == Role::Client && !self.started {
+            consider(Some(self.start));
+        }
+        consider(self.recovery.loss_detection_timer());
+        for s in Space::ALL {
+            if self.packet_type(s).is_some() {
+                consider(self.rx[s.index()].deadline());
+            }
+        }
+        consider(self.pacing_release);
+        t
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        self.maybe_start(now);
+        if self.pacing_release.is_some_and(|t| t <= now) {
+            self.pacing_release = None;
+        }
+        for s in Space::ALL {
+            self.rx[s.index()].on_timeout(now);
+        }
+        let mut out = std::mem::take(&mut self.outcome);
+        out.clear();
+        match self.recovery.on_timeout(now, &mut out) {
+            TimeoutAction::None | TimeoutAction::LossDetected => {}
+            TimeoutAction::Probe { space, count } => self.probes[space.index()] = count,
+            TimeoutAction::AntiDeadlock { space } => self.anti_deadlock = Some(space),
+        }
+        self.apply_outcome(now, &out);
+        self.outcome = out;
+        self.after_event(now);
+    }
+
+    fn poll_event(&mut self) -> Option<AppEvent> {
+        self.events.pop_front()
+    }
+
+    fn sample(&self) -> TransportSample {
+        let rtt = self.recovery.rtt();
+        let st = self.recovery.stats();
+        TransportSample {
+            cwnd: self.recovery.cwnd(),
+            bytes_in_flight: self.recovery.bytes_in_flight(),
+            srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
+            retransmissions: self.stats.retransmissions,
+            spurious_retransmissions: st.spurious_losses,
+            lost: st.lost_packets,
+        }
+    }
+
+    fn cc_state(&self) -> &'static str {
+        self.recovery.controller().state().name()
+    }
+
+    fn drain_qlog(&mut self, out: &mut Vec<String>) {
+        if let Some(q) = &mut self.qlog {
+            q.drain(out);
+        }
+    }
+}

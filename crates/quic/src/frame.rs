@@ -1,0 +1,117 @@
+//! The frames the model exchanges (RFC 9000 §19) and their exact sizes on the wire.
+//!
+//! Data is not carried, only its position and length: a STREAM frame says which bytes of which
+//! stream it holds. Sizes count the frame type, every field with its varint length (§16) and
+//! the data bytes, so packet sizes are those a real encoder would produce. STREAM frames always
+//! carry the Length field (type 0x0a–0x0f), and the Offset field when it is not zero (§19.8).
+
+use crate::ack_ranges::AckFrame;
+use crate::varint;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// `n` PADDING frames (type 0x00, one byte each).
+    Padding(u32),
+    Ping,
+    Ack(AckFrame),
+    Crypto { offset: u64, len: u32 },
+    Stream { id: u64, offset: u64, len: u32, fin: bool },
+    MaxData(u64),
+    MaxStreamData { id: u64, max: u64 },
+    HandshakeDone,
+}
+
+impl Frame {
+    /// Bytes on the wire.
+    pub fn wire_size(&self) -> usize {
+        match self {
+            Frame::Padding(n) => *n as usize,
+            Frame::Ping | Frame::HandshakeDone => 1,
+            Frame::Ack(a) => a.wire_size(),
+            Frame::Crypto { offset, len } => crypto_overhead(*offset, *len as u64) + *len as usize,
+            Frame::Stream { id, offset, len, .. } => stream_overhead(*id, *offset, *len as u64) + *len as usize,
+            Frame::MaxData(v) => 1 + varint::len(*v),
+            Frame::MaxStreamData { id, max } => 1 + varint::len(*id) + varint::len(*max),
+        }
+    }
+
+    /// Everything except ACK and PADDING elicits an acknowledgement (RFC 9000 §13.2).
+    pub fn is_ack_eliciting(&self) -> bool {
+        !matches!(self, Frame::Padding(_) | Frame::Ack(_))
+    }
+
+    /// The qlog frame_type name.
+    pub fn qlog_name(&self) -> &'static str {
+        match self {
+            Frame::Padding(_) => "padding",
+            Frame::Ping => "ping",
+            Frame::Ack(_) => "ack",
+            Frame::Crypto { .. } => "crypto",
+            Frame::Stream { .. } => "stream",
+            Frame::MaxData(_) => "max_data",
+            Frame::MaxStreamData { .. } => "max_stream_data",
+            Frame::HandshakeDone => "handshake_done",
+        }
+    }
+}
+
+/// STREAM frame bytes other than data: type, Stream ID, Offset (if non-zero), Length.
+#[inline]
+pub fn stream_overhead(id: u64, offset: u64, len: u64) -> usize {
+    1 + varint::len(id) + if offset > 0 { varint::len(offset) } else { 0 } + varint::len(len)
+}
+
+/// CRYPTO frame bytes other than data: type, Offset, Length.
+#[inline]
+pub fn crypto_overhead(offset: u64, len: u64) -> usize {
+    1 + varint::len(offset) + varint::len(len)
+}
+
+/// The largest data length `n ≤ want` such that a frame with `overhead(n)` plus `n` bytes fits
+/// in `room` bytes; `None` if not even an empty frame fits.
+pub fn fit_data(room: usize, want: u64, overhead: impl Fn(u64) -> usize) -> Option<u64> {
+    let mut n = want.min(room as u64);
+    loop {
+        let total = overhead(n) + n as usize;
+        if total <= room {
+            break;
+        }
+        if n == 0 {
+            return None;
+        }
+        n = n.saturating_sub((total - room) as u64);
+    }
+    // Shrinking may have shortened the Length field: take back the byte it freed.
+    while n < want && overhead(n + 1) + n as usize + 1 <= room {
+        n += 1;
+    }
+    Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_frame_sizes_use_varint_lengths() {
+        let f = Frame::Stream { id: 0, offset: 0, len: 1000, fin: false };
+        assert_eq!(f.wire_size(), 1 + 1 + 2 + 1000);
+        let f = Frame::Stream { id: 4, offset: 20_000, len: 1200, fin: true };
+        assert_eq!(f.wire_size(), 1 + 1 + 4 + 2 + 1200);
+        assert_eq!(Frame::MaxData(16 << 20).wire_size(), 1 + 4);
+    }
+
+    #[test]
+    fn fit_data_fills_the_room_exactly() {
+        for room in 3..3000usize {
+            let Some(n) = fit_data(room, 1 << 20, |len| stream_overhead(8, 70_000, len)) else {
+                assert!(stream_overhead(8, 70_000, 0) > room);
+                continue;
+            };
+            let used = stream_overhead(8, 70_000, n) + n as usize;
+            assert!(used <= room);
+            // one more byte would not fit
+            assert!(stream_overhead(8, 70_000, n + 1) + n as usize + 1 > room, "room {room} n {n}");
+        }
+    }
+}
