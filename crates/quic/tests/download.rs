@@ -119,3 +119,4 @@ fn requests_complete_on_parallel_streams() {
     ids.dedup();
     assert_eq!(ids, (0..10).map(|i| 4 * i).collect::<Vec<u64>>());
 }
+

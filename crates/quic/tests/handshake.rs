@@ -1,0 +1,99 @@
+mod support;
+
+use multiconn_core::{Rate, Time};
+use multiconn_quic::packet::PacketType;
+use multiconn_quic::{HandshakeSizes, QuicFactory};
+use multiconn_transport::{AppEvent, Role};
+use support::*;
+
+fn can_send(events: &[(Time, AppEvent)]) -> Option<Time> {
+    Harness::first(events, |e| *e == AppEvent::CanSend)
+}
+
+fn first_delivery(events: &[(Time, AppEvent)]) -> Option<Time> {
+    Harness::first(events, |e| matches!(e, AppEvent::Delivered { .. }))
+}
+
+#[test]
+fn client_can_send_exactly_one_rtt_after_start() {
+    let start = Time::from_secs_f64(1.5);
+    let p = params(download(50_000), start);
+    let mut h = Harness::new(&p, ms(10), None);
+    h.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
+    assert_eq!(can_send(&h.client_events), Some(start + ms(20)));
+    assert_eq!(can_send(&h.server_events), Some(start + ms(10)), "0.5-RTT data allowed at the server");
+    // The client's first datagram is a lone Initial padded to 1200 bytes of UDP payload.
+    let first = &h.log[0];
+    assert_eq!((first.from, first.sent, first.udp_size()), (Role::Client, start, 1200));
+    assert!(has_packet_type(&first.pkt, PacketType::Initial));
+    // The first response byte arrives 2 RTT after start.
+    assert_eq!(first_delivery(&h.client_events), Some(start + ms(40)));
+    // HANDSHAKE_DONE confirms the client's handshake; both discard Initial and Handshake keys.
+    assert!(h.client.handshake().confirmed && h.server.handshake().confirmed);
+}
+
+#[test]
+fn can_send_time_includes_serialization_of_both_flights() {
+    let rate = Rate::from_mbps(10.0);
+    let p = params(download(50_000), Time::ZERO);
+    let mut h = Harness::new(&p, ms(10), Some(rate));
+    h.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
+    let client_initial = h.log[0].pkt.size as u64;
+    assert_eq!(client_initial, 1228);
+    let server_at = Time::ZERO + rate.tx_time(client_initial) + ms(10);
+    let flight: Vec<_> = h.log.iter().filter(|w| w.from == Role::Server && w.sent == server_at).collect();
+    assert_eq!(flight.len(), 3, "ServerHello + EE/Certificate/CertificateVerify/Finished in three datagrams");
+    assert!(flight.iter().all(|w| has_packet_type(&w.pkt, PacketType::Handshake)));
+    let ser: u64 = flight.iter().map(|w| rate.tx_time(w.pkt.size as u64).0).sum();
+    let expected = server_at + multiconn_core::Dur(ser) + ms(10);
+    assert_eq!(can_send(&h.client_events), Some(expected));
+}
+
+#[test]
+fn resumption_sends_the_request_as_0rtt_and_saves_one_rtt() {
+    let start = Time::from_secs_f64(0.25);
+    let mut p = params(download(50_000), start);
+    let mut full = Harness::new(&p, ms(10), None);
+    full.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
+    p.resume = true;
+    let mut resumed = Harness::new(&p, ms(10), None);
+    resumed.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
+    assert_eq!(can_send(&resumed.client_events), Some(start));
+    // The request travels in a 0-RTT packet coalesced with the Initial.
+    let first = &resumed.log[0];
+    assert!(has_packet_type(&first.pkt, PacketType::ZeroRtt) && has_packet_type(&first.pkt, PacketType::Initial));
+    assert_eq!(first.udp_size(), 1200);
+    let a = first_delivery(&full.client_events).unwrap();
+    let b = first_delivery(&resumed.client_events).unwrap();
+    assert_eq!(a.since(b), ms(20), "one RTT earlier");
+    assert_eq!(b, start + ms(20));
+    assert_eq!(Harness::delivered(&resumed.client_events), 50_000);
+}
+
+#[test]
+fn server_respects_the_anti_amplification_limit() {
+    let f = QuicFactory { handshake: HandshakeSizes { certificate: 9000, ..HandshakeSizes::default() } };
+    let p = params(download(20_000), Time::ZERO);
+    let mut h = Harness::with_factory(&f, &p, ms(10), Some(Rate::from_mbps(100.0)));
+    h.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
+    // Until a client Handshake packet reaches the server, the server sends at most 3× what
+    // it received.
+    let validated_at = h
+        .log
+        .iter()
+        .filter(|w| w.from == Role::Client && !w.dropped && has_packet_type(&w.pkt, PacketType::Handshake))
+        .map(|w| w.arrival)
+        .min()
+        .expect("client handshake packet");
+    let mut blocked = false;
+    for w in h.log.iter().filter(|w| w.from == Role::Server && w.sent < validated_at) {
+        let sent: u64 = h.log.iter().filter(|x| x.from == Role::Server && x.sent <= w.sent).map(|x| x.udp_size()).sum();
+        let recv: u64 = h.log.iter().filter(|x| x.from == Role::Client && x.arrival <= w.sent).map(|x| x.udp_size()).sum();
+        assert!(sent <= 3 * recv, "sent {sent} received {recv}");
+        blocked |= sent + 1472 > 3 * recv;
+    }
+    assert!(blocked, "the 9 kB certificate does not fit in the first flight");
+    // The handshake needs more than one round trip.
+    let cs = can_send(&h.client_events).unwrap();
+    assert!(cs > Time::ZERO + ms(30), "{cs}");
+}

@@ -1,0 +1,215 @@
+//! RFC 9002 timer arithmetic on scripted RTT samples, checked to the nanosecond.
+mod support;
+
+use multiconn_cc::{CcKind, RttEstimator};
+use multiconn_core::{Dur, Time};
+use multiconn_quic::packet::Space;
+use multiconn_quic::recovery::{Outcome, Recovery, RecoveryConfig, SentPacketInfo, TimeoutAction};
+use multiconn_transport::Profile;
+use support::*;
+
+const MDS: u64 = 1200;
+
+fn recovery(profile: &Profile) -> Recovery {
+    let cc = multiconn_cc::build(&profile.cc_config(CcKind::NewReno, MDS).unwrap());
+    let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
+    let mut r = Recovery::new(RecoveryConfig::from_knobs(&profile.recovery, profile.ack.max_ack_delay), rtt, cc, true);
+    r.set_handshake_confirmed(Time::ZERO);
+    r
+}
+
+fn send(r: &mut Recovery, t: Time) -> u64 {
+    let pn = r.next_pn(Space::Data);
+    let info = SentPacketInfo { pn, time_sent: t, size: MDS as u32, ack_eliciting: true, in_flight: true, app_limited: false, content: None };
+    assert!(r.on_packet_sent(Space::Data, info));
+    pn
+}
+
+fn send_ack_only(r: &mut Recovery, t: Time) -> u64 {
+    let pn = r.next_pn(Space::Data);
+    let info = SentPacketInfo { pn, time_sent: t, size: 50, ack_eliciting: false, in_flight: false, app_limited: false, content: None };
+    assert!(r.on_packet_sent(Space::Data, info));
+    pn
+}
+
+fn ack(r: &mut Recovery, now: Time, ranges: &[(u64, u64)], delay: Dur) -> Outcome {
+    let mut out = Outcome::default();
+    r.on_ack_received(now, Space::Data, ranges.iter().copied(), delay, &mut out);
+    out
+}
+
+fn t(ms_: f64) -> Time {
+    Time::from_secs_f64(ms_ / 1000.0)
+}
+
+fn pto_base(r: &Recovery, mad: Dur) -> Dur {
+    let rtt = r.rtt();
+    rtt.smoothed() + Dur((4 * rtt.rttvar().0).max(1_000_000)) + mad
+}
+
+#[test]
+fn pto_deadline_is_exact_with_exponential_backoff() {
+    let p = rfc9002();
+    let mad = p.ack.max_ack_delay;
+    let mut r = recovery(&p);
+    send(&mut r, t(0.0));
+    send(&mut r, t(1.0));
+    ack(&mut r, t(100.0), &[(0, 0)], Dur::ZERO);
+    // second sample 139 ms with 10 ms ack delay (capped at max_ack_delay after confirmation).
+    ack(&mut r, t(140.0), &[(0, 1)], ms(10));
+    let rtt = r.rtt();
+    assert_eq!(rtt.smoothed(), Dur((7 * 100_000_000 + 129_000_000) / 8));
+    assert_eq!(rtt.rttvar(), Dur((3 * 50_000_000 + 29_000_000) / 4));
+    let base = pto_base(&r, mad);
+    assert_eq!(base, r.rtt().pto_base(mad));
+
+    let last = t(200.0);
+    send(&mut r, last);
+    assert_eq!(r.loss_detection_timer(), Some(last + base), "k = 0");
+    let mut out = Outcome::default();
+    // Not due a nanosecond early.
+    assert_eq!(r.on_timeout(Time((last + base).0 - 1), &mut out), TimeoutAction::None);
+    let fire1 = last + base;
+    assert_eq!(r.on_timeout(fire1, &mut out), TimeoutAction::Probe { space: Space::Data, count: 2 });
+    assert_eq!(r.pto_count(), 1);
+    assert!(out.lost.is_empty(), "a PTO declares nothing lost");
+    assert_eq!(r.loss_detection_timer(), Some(last + Dur(2 * base.0)), "k = 1 before the probe leaves");
+    send(&mut r, fire1);
+    assert_eq!(r.loss_detection_timer(), Some(fire1 + Dur(2 * base.0)), "k = 1 from the probe");
+    let fire2 = fire1 + Dur(2 * base.0);
+    assert_eq!(r.on_timeout(fire2, &mut out), TimeoutAction::Probe { space: Space::Data, count: 2 });
+    send(&mut r, fire2);
+    assert_eq!(r.loss_detection_timer(), Some(fire2 + Dur(4 * base.0)), "k = 2");
+    // An ACK resets the backoff.
+    ack(&mut r, fire2 + ms(50), &[(4, 4)], Dur::ZERO);
+    assert_eq!(r.pto_count(), 0);
+}
+
+#[test]
+fn no_application_pto_before_handshake_confirmation() {
+    let p = rfc9002();
+    let cc = multiconn_cc::build(&p.cc_config(CcKind::NewReno, MDS).unwrap());
+    let rtt = RttEstimator::new(p.recovery.initial_rtt, p.recovery.rttvar_rule);
+    let mut r = Recovery::new(RecoveryConfig::from_knobs(&p.recovery, p.ack.max_ack_delay), rtt, cc, true);
+    send(&mut r, t(0.0));
+    assert_eq!(r.loss_detection_timer(), None);
+    r.set_handshake_confirmed(t(5.0));
+    // Before any RTT sample: 333 + 4·166.5 + 25 ms.
+    assert_eq!(r.loss_detection_timer(), Some(t(0.0) + Dur(333_000_000 + 666_000_000 + 25_000_000)));
+}
+
+#[test]
+fn time_threshold_loss_at_nine_eighths_of_the_rtt() {
+    let mut r = recovery(&rfc9002());
+    send(&mut r, t(0.0));
+    send(&mut r, t(10.0));
+    let out = ack(&mut r, t(110.0), &[(1, 1)], Dur::ZERO);
+    assert!(out.lost.is_empty(), "one packet below the largest: not lost by packet threshold");
+    // latest = smoothed = 100 ms: loss delay 112.5 ms from packet 0's send time.
+    let expect = t(0.0) + Dur(100_000_000 * 9 / 8);
+    assert_eq!(r.loss_time(Space::Data), Some(expect));
+    assert_eq!(r.loss_detection_timer(), Some(expect));
+    let mut out = Outcome::default();
+    assert_eq!(r.on_timeout(expect, &mut out), TimeoutAction::LossDetected);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(r.bytes_in_flight(), 0);
+    // max(smoothed, latest): a larger latest RTT stretches the delay.
+    let mut r = recovery(&rfc9002());
+    send(&mut r, t(0.0));
+    ack(&mut r, t(100.0), &[(0, 0)], Dur::ZERO);
+    send(&mut r, t(100.0));
+    send(&mut r, t(101.0));
+    ack(&mut r, t(301.0), &[(2, 2)], Dur::ZERO); // latest 200 ms, smoothed 112.5 ms
+    assert_eq!(r.rtt().latest(), ms(200));
+    assert_eq!(r.loss_time(Space::Data), Some(t(100.0) + Dur(200_000_000 * 9 / 8)));
+}
+
+#[test]
+fn packet_threshold_declares_packets_three_below_the_largest_lost() {
+    let mut r = recovery(&rfc9002());
+    for i in 0..6 {
+        send(&mut r, t(i as f64));
+    }
+    let out = ack(&mut r, t(50.0), &[(3, 3)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0]);
+    assert!(r.loss_time(Space::Data).is_some(), "packets 1 and 2 wait for the time threshold");
+    let out = ack(&mut r, t(51.0), &[(3, 4)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(r.stats().lost_packets, 2);
+    // One congestion event per detection run; the second falls in the same recovery period.
+    assert_eq!(r.stats().congestion_events, 2);
+    assert_eq!(r.cwnd(), 12_000 / 2);
+}
+
+/// Sends packet A at `t_a` and B `span` later (both lost), then an ACK-only packet and acks
+/// only that one: A and B are lost in one detection run with nothing acknowledged between.
+fn persistent_congestion_case(profile: &Profile, span_delta: i64) -> (bool, u64, Dur) {
+    let mut r = recovery(profile);
+    send(&mut r, t(0.0));
+    ack(&mut r, t(100.0), &[(0, 0)], Dur::ZERO); // srtt 100, rttvar 50
+    let duration = Dur(pto_base(&r, profile.ack.max_ack_delay).0 * profile.recovery.persistent_congestion_threshold as u64);
+    assert_eq!(duration, ms((100 + 200 + 25) * 3));
+    let a = t(200.0);
+    let b = Time((a.0 as i64 + duration.0 as i64 + span_delta) as u64);
+    send(&mut r, a);
+    send(&mut r, b);
+    for k in 1..=3 {
+        send_ack_only(&mut r, b + ms(k));
+    }
+    let out = ack(&mut r, b + ms(20), &[(5, 5)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![1, 2], "both lost by packet threshold");
+    assert!(!out.rtt_updated, "an ACK of an ACK-only packet is no RTT sample");
+    (out.persistent_congestion, r.cwnd(), duration)
+}
+
+#[test]
+fn persistent_congestion_exactly_when_the_span_exceeds_the_duration() {
+    let p = rfc9002();
+    let (pc, cwnd, _) = persistent_congestion_case(&p, 1);
+    assert!(pc);
+    assert_eq!(cwnd, 2 * MDS, "collapsed to the minimum window");
+    let (pc, cwnd, _) = persistent_congestion_case(&p, 0);
+    assert!(!pc, "equal to the duration is not more than it");
+    // Slow start grew the window by the first packet, then the congestion event halved it.
+    assert_eq!(cwnd, (12_000 + MDS) / 2);
+    let (pc, _, _) = persistent_congestion_case(&p, -1);
+    assert!(!pc);
+}
+
+#[test]
+fn persistent_congestion_off_like_aioquic() {
+    let mut p = rfc9002();
+    p.recovery.persistent_congestion = false;
+    let (pc, cwnd, _) = persistent_congestion_case(&p, 1_000_000);
+    assert!(!pc);
+    assert_eq!(cwnd, (12_000 + MDS) / 2, "an ordinary congestion event only");
+}
+
+#[test]
+fn acknowledged_lost_packet_is_spurious_and_undoes_the_reduction() {
+    let mut r = recovery(&rfc9002());
+    for i in 0..5 {
+        send(&mut r, t(i as f64));
+    }
+    let out = ack(&mut r, t(60.0), &[(3, 4)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(r.cwnd(), 6_000);
+    let out = ack(&mut r, t(61.0), &[(3, 4), (0, 0)], Dur::ZERO);
+    assert_eq!(out.spurious.len(), 1);
+    assert_eq!(r.cwnd(), 6_000, "one of two lost packets was spurious: no undo yet");
+    let out = ack(&mut r, t(62.0), &[(0, 4)], Dur::ZERO);
+    assert_eq!(out.spurious.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(r.stats().spurious_losses, 2);
+    assert_eq!(r.stats().spurious_congestion_events, 1);
+    assert!(r.cwnd() >= 12_000, "reduction undone: {}", r.cwnd());
+}
+
+#[test]
+fn invalid_acks_are_ignored() {
+    let mut r = recovery(&rfc9002());
+    send(&mut r, t(0.0));
+    let out = ack(&mut r, t(10.0), &[(0, 7)], Dur::ZERO);
+    assert!(out.acked.is_empty());
+    assert_eq!(r.stats().invalid_acks, 1);
+    assert_eq!(r.bytes_in_flight(), MDS);
+}
