@@ -332,7 +332,8 @@ impl Scoreboard {
         }
         let from = self.mark_hint.max(self.snd_una);
         let Some(mut i) = self.index_of(from) else { return };
-        let mut below: u64 = self.sacked.iter().take_while(|r| r.1 <= self.segs[i].start).map(|r| r.1 - r.0).sum();
+        let first = self.segs[i].start;
+        let mut below: u64 = self.sacked.iter().take_while(|r| r.0 < first).map(|r| r.1.min(first) - r.0).sum();
         while i < self.segs.len() {
             let s = self.segs[i];
             if s.sacked {
@@ -479,6 +480,26 @@ mod tests {
         sb.on_retransmitted(0, Time(50), SentRateState::default());
         assert_eq!(sb.next_lost(), Some(1));
         assert_eq!(sb.pipe(), 600);
+        sb.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn is_lost_resumes_inside_a_sacked_range() {
+        let mut sb = board(12);
+        sb.sack(101, 401, |_| ());
+        let mut lost = Vec::new();
+        sb.mark_lost_by_sack(3, 100, |s| lost.push(s.start));
+        assert_eq!(lost, vec![1]);
+        // The next call starts inside the SACKed range; nothing above 401 may be marked.
+        sb.sack(501, 601, |_| ());
+        sb.mark_lost_by_sack(3, 100, |s| lost.push(s.start));
+        assert_eq!(lost, vec![1]);
+        sb.sack(701, 801, |_| ());
+        sb.mark_lost_by_sack(3, 100, |s| lost.push(s.start));
+        assert_eq!(lost, vec![1], "401 has exactly 2·SMSS above: not yet");
+        sb.sack(901, 1001, |_| ());
+        sb.mark_lost_by_sack(3, 100, |s| lost.push(s.start));
+        assert_eq!(lost, vec![1, 401]);
         sb.check_invariants().unwrap();
     }
 

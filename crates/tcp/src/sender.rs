@@ -117,6 +117,8 @@ pub struct Sender {
     congestion_events: u64,
     undos: u64,
     more_pending: bool,
+    /// Entering recovery: one retransmission may ignore cwnd.
+    fast_retransmit: bool,
     /// End of the last sub-MSS segment sent (Minshall's Nagle check).
     small_end: Option<u64>,
 }
@@ -158,6 +160,7 @@ impl Sender {
             congestion_events: 0,
             undos: 0,
             more_pending: false,
+            fast_retransmit: false,
             small_end: None,
             cfg,
         };
@@ -461,6 +464,8 @@ impl Sender {
         self.cc.on_congestion_event(now, &ev, &self.rtt);
         self.congestion_events += 1;
         self.tlp_deadline = None;
+        // RFC 6675 §5 step 4.3: the first retransmission goes at once, whatever the window.
+        self.fast_retransmit = true;
     }
 
     /// Linux `tcp_process_tlp_ack`.
@@ -503,11 +508,13 @@ impl Sender {
         if self.pacing_deadline.is_some_and(|d| d <= now) {
             self.pacing_deadline = None;
         }
-        if self.rto.expired(now) {
+        // A probe due no later than the RTO replaces it (Linux arms one timer for both).
+        let tlp_first = self.tlp_deadline.is_some_and(|d| d <= now && self.rto.deadline().map_or(true, |r| d <= r));
+        if self.rto.expired(now) && !tlp_first {
             self.on_rto(now);
             return;
         }
-        if self.tlp_deadline.is_some_and(|d| d <= now) {
+        if tlp_first {
             self.tlp_deadline = None;
             if self.sb.outstanding() > 0 && self.episode.is_none() {
                 self.probe_pending = true;
@@ -562,7 +569,8 @@ impl Sender {
             }
             return None;
         };
-        if !probe {
+        let fast = self.fast_retransmit && is_retx && !probe;
+        if !probe && !fast {
             if pipe + len > cwnd {
                 return None;
             }
@@ -574,6 +582,9 @@ impl Sender {
             }
         }
         self.probe_pending = false;
+        if is_retx {
+            self.fast_retransmit = false;
+        }
         let rate = self.delivery.on_packet_sent(now, pipe);
         match idx {
             Some(i) => {
