@@ -40,6 +40,7 @@ demo: setup
 bench: setup
 	cargo bench --workspace
 	$(VPY) bench/bench_bulk.py
+	$(VPY) bench/bench_transport.py
 
 clean-venv:
 	rm -rf $(VENV)

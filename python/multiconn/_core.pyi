@@ -39,5 +39,7 @@ class Simulation:
         """The resolved scenario (after overrides) as JSON."""
     def run_until(self, t_s: float) -> bool:
         """Runs (GIL released) until virtual time `t_s`, the limit, or all flows done; returns done."""
-    def finish(self) -> tuple[str, dict[str, list[float] | list[int] | list[str]]]:
+    def finish(
+        self,
+    ) -> tuple[str, dict[str, list[float] | list[int] | list[str]], list[tuple[str, str]]]:
         """Ends the run: summary JSON and time-series columns. May be called once."""

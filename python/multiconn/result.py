@@ -1,7 +1,7 @@
 """`RunResult`: what a run returns, and how it is written to an output folder.
 
-Files: `summary.json`, `timeseries.parquet`, `scenario.json` and, on request,
-`timeseries.csv`. Each is written to a temporary name then renamed, so an interrupted write
+Files: `summary.json`, `timeseries.parquet`, `scenario.json`, on request `timeseries.csv`,
+and `qlog/<flow>_<client|server>.sqlog` for QUIC flows with `qlog = true`. Each is written to a temporary name then renamed, so an interrupted write
 never leaves a half file behind. Only `wall_time_s` in summary.json differs between two runs of
 the same scenario and seed.
 """
@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import pandas as pd
 from .frame import write_csv, write_parquet
 
 SUMMARY_FILE = "summary.json"
+QLOG_DIR = "qlog"
 TIMESERIES_FILE = "timeseries.parquet"
 TIMESERIES_CSV_FILE = "timeseries.csv"
 SCENARIO_FILE = "scenario.json"
@@ -66,12 +67,15 @@ class RunResult:
 
     * `summary`: the run's summary (flows, links, fairness, seed, `wall_time_s`, ...);
     * `timeseries`: one row per (time bin, flow or link direction);
-    * `scenario`: the resolved scenario, after overrides.
+    * `scenario`: the resolved scenario, after overrides;
+    * `qlog`: for QUIC flows with `qlog = true`, file name -> qlog text (JSON-SEQ), written
+      into the `qlog/` folder.
     """
 
     summary: dict[str, Any]
     timeseries: pd.DataFrame
     scenario: dict[str, Any]
+    qlog: dict[str, str] = field(default_factory=dict)
 
     def write(self, out_dir: str | os.PathLike[str], csv: bool = False) -> list[Path]:
         """Writes the result files into `out_dir` (created if missing); returns their paths."""
@@ -89,4 +93,8 @@ class RunResult:
         if csv:
             put(TIMESERIES_CSV_FILE, lambda p: write_csv(self.timeseries, p))
         put(SCENARIO_FILE, _write_text(json_text(self.scenario)))
+        if self.qlog:
+            (folder / QLOG_DIR).mkdir(exist_ok=True)
+            for name, text in self.qlog.items():
+                put(f"{QLOG_DIR}/{name}", _write_text(text))
         return written

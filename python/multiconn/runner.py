@@ -84,11 +84,12 @@ def run(
             bar.update(sim.now_s, sim.events)
             if target >= end:
                 break
-    summary_json, columns = sim.finish()
+    summary_json, columns, qlog = sim.finish()
     wall_time_s = time.perf_counter() - started
     summary = with_wall_time(json.loads(summary_json), wall_time_s)
     return RunResult(
         summary=summary,
         timeseries=build_frame(columns),
         scenario=json.loads(sim.scenario_json),
+        qlog=dict(qlog),
     )

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.native
 
 COLUMNS = [
     "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps",
-    "drops_queue", "drops_random_loss", "drops_link_down", "queue_packets", "queue_bytes",
+    "drops_queue", "drops_random_loss", "drops_link_down", "drops_udp_buffer",
+    "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight", "srtt_ms",
+    "retransmissions", "spurious_retransmissions",
 ]
 SHORT = {"run.duration": "2 s"}
 
@@ -125,7 +127,8 @@ def test_native_simulation_can_finish_once(examples: Path) -> None:
     assert sim.run_until(0.5) is False
     assert sim.now_s == 0.5 and sim.events > 0
     assert sim.run_until(10.0) is True and sim.done
-    summary, columns = sim.finish()
+    summary, columns, qlog = sim.finish()
+    assert qlog == []
     assert json.loads(summary)["seed"] == 5
     assert list(columns)[:2] == ["time_s", "kind"]
     with pytest.raises(RuntimeError):

@@ -129,10 +129,57 @@ impl<E> EventQueue<E> {
     }
 }
 
+/// A wake-up for one owner (a link, an endpoint) that never cancels events.
+///
+/// Owners whose wanted wake-up time moves on nearly every input would otherwise cancel and
+/// reschedule an event each time. Instead, an event is scheduled only when the new time is
+/// earlier than the one already pending; a pending event that fires before it is needed is a
+/// spurious wake-up the owner ignores (sans-IO models act only on what is due at `now`), after
+/// which the owner is re-armed. The event order stays deterministic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LazyTimer {
+    pending: Option<Time>,
+}
+
+impl LazyTimer {
+    /// The owner wants to wake at `want`: returns the time to schedule an event at, or `None`
+    /// when an event at or before `want` is already pending (or nothing is wanted).
+    pub fn arm(&mut self, want: Option<Time>) -> Option<Time> {
+        match want {
+            Some(t) if self.pending.map_or(true, |p| t < p) => {
+                self.pending = Some(t);
+                Some(t)
+            }
+            _ => None,
+        }
+    }
+
+    /// An event of this owner fired at `now`.
+    pub fn fired(&mut self, now: Time) {
+        if self.pending.is_some_and(|p| p <= now) {
+            self.pending = None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn lazy_timer_schedules_only_earlier_wake_ups() {
+        let mut t = LazyTimer::default();
+        assert_eq!(t.arm(Some(Time(10))), Some(Time(10)));
+        assert_eq!(t.arm(Some(Time(20))), None, "an earlier wake-up is pending");
+        assert_eq!(t.arm(Some(Time(10))), None);
+        assert_eq!(t.arm(Some(Time(5))), Some(Time(5)));
+        assert_eq!(t.arm(None), None);
+        t.fired(Time(5));
+        assert_eq!(t.arm(Some(Time(20))), Some(Time(20)), "nothing pending after the earliest fired");
+        t.fired(Time(10)); // the stale event at 10 fires; 20 is still pending
+        assert_eq!(t.arm(Some(Time(20))), None);
+    }
 
     #[test]
     fn ties_break_by_insertion_order() {

@@ -164,9 +164,10 @@ impl PySimulation {
         })
     }
 
-    /// Ends the run. Returns the summary JSON and the time-series columns as an
-    /// insertion-ordered dict of lists. May be called once.
-    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>)> {
+    /// Ends the run. Returns the summary JSON, the time-series columns as an
+    /// insertion-ordered dict of lists, and the qlog files as (file name, text) pairs.
+    /// May be called once.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>, Vec<(String, String)>)> {
         let output = py.allow_threads(|| {
             let sim = self.inner.lock().map_err(|_| poisoned())?.take().ok_or_else(finished)?;
             PyResult::Ok(sim.finish())
@@ -181,7 +182,8 @@ impl PySimulation {
             };
             columns.set_item(name, list)?;
         }
-        Ok((output.summary_json, columns))
+        let qlog = output.qlog.into_iter().map(|q| (q.file_name, q.text)).collect();
+        Ok((output.summary_json, columns, qlog))
     }
 
     fn __repr__(&self) -> String {

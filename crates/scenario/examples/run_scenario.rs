@@ -38,11 +38,18 @@ fn main() {
     let wall = started.elapsed().as_secs_f64();
     let events = sim.events();
     let sim_s = sim.now().as_secs_f64();
-    let _ = sim.finish();
+    let out = sim.finish();
+    let summary: serde_json::Value = serde_json::from_str(&out.summary_json).expect("summary is JSON");
+    let flow = &summary["flows"][0];
+    let packets: u64 = summary["links"].as_array().map_or(0, |ls| ls.iter().filter_map(|l| l["packets_delivered"].as_u64()).sum());
     println!(
-        "{{\"events\": {events}, \"wall_s\": {wall:.4}, \"sim_s\": {sim_s}, \"events_per_s\": {:.0}, \"sim_over_wall\": {:.1}, \"peak_rss_kib\": {}}}",
+        "{{\"events\": {events}, \"wall_s\": {wall:.4}, \"sim_s\": {sim_s}, \"events_per_s\": {:.0}, \"sim_over_wall\": {:.1}, \"peak_rss_kib\": {}, \"link_packets\": {packets}, \"ns_per_packet\": {:.1}, \"goodput_mbps\": {}, \"bytes_delivered\": {}, \"completion_s\": {}}}",
         events as f64 / wall,
         sim_s / wall,
-        peak_rss_kib().unwrap_or(0)
+        peak_rss_kib().unwrap_or(0),
+        if packets > 0 { wall * 1e9 / packets as f64 } else { 0.0 },
+        flow["goodput_mbps"],
+        flow["bytes_delivered"],
+        flow["completion_s"],
     );
 }

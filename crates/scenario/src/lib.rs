@@ -9,6 +9,7 @@
 
 pub mod diagnostics;
 pub mod overrides;
+pub mod qlog;
 pub mod report;
 pub mod resolve;
 pub mod schema;
@@ -150,6 +151,8 @@ pub struct RunOutput {
     pub summary_json: String,
     /// The time series, one entry per column, in a fixed order.
     pub columns: Vec<(String, Column)>,
+    /// qlog files of the QUIC flows that asked for them.
+    pub qlog: Vec<qlog::QlogFile>,
 }
 
 /// The seed used when neither the command line nor the scenario gives one.
@@ -198,6 +201,15 @@ impl Simulation {
         let end = self.world.end_time();
         let summary = report::summary(&self.world, &self.name, self.seed, end);
         let columns = report::timeseries(&mut self.world, end);
-        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns }
+        let mut qlogs = Vec::new();
+        for f in &self.world.flows {
+            if let (Some(conn), Some(spec)) = (&f.conn, &f.spec.connection) {
+                if spec.qlog {
+                    qlogs.push(qlog::qlog_file(&self.name, &f.spec.name, "client", &conn.qlog_client));
+                    qlogs.push(qlog::qlog_file(&self.name, &f.spec.name, "server", &conn.qlog_server));
+                }
+            }
+        }
+        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs }
     }
 }

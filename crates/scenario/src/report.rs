@@ -40,11 +40,13 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
             let active = active_until.since(f.spec.start).as_secs_f64();
             let goodput = if active > 0.0 { total.bytes_delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
             goodputs.push(goodput);
-            let completion = match f.spec.size {
-                Some(size) if f.sink.payload >= size => f.sink.last_arrival.map(|t| tidy(t.as_secs_f64())),
+            let since_start = |t: Time| tidy(t.since(f.spec.start).as_secs_f64());
+            let completion = match (&f.conn, f.spec.size) {
+                (Some(_), _) => f.done_at.map(since_start),
+                (None, Some(size)) if f.sink.payload >= size => f.sink.last_arrival.map(since_start),
                 _ => None,
             };
-            json!({
+            let mut flow = json!({
                 "name": f.spec.name,
                 "transport": f.spec.transport.name(),
                 "app": f.spec.app.name(),
@@ -53,9 +55,37 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 "packets_delivered": total.packets_delivered,
                 "goodput_mbps": tidy(goodput),
                 "completion_s": completion,
-                "reordered_packets": f.sink.reordered,
                 "drops": drops_json(total),
-            })
+            });
+            let m = flow.as_object_mut().expect("an object");
+            match (&f.conn, &f.spec.connection) {
+                (Some(conn), Some(spec)) => {
+                    let t = conn.last_sample;
+                    m.insert("cc".into(), json!(spec.cc.name()));
+                    m.insert("profile".into(), json!(spec.profile.name));
+                    m.insert("handshake_s".into(), json!(conn.can_send_at.map(since_start)));
+                    m.insert("first_byte_s".into(), json!(conn.first_byte_at.map(since_start)));
+                    m.insert("retransmissions".into(), json!(t.retransmissions));
+                    m.insert("spurious_retransmissions".into(), json!(t.spurious_retransmissions));
+                    m.insert("lost_packets".into(), json!(t.lost));
+                    m.insert("final_cwnd_bytes".into(), json!(t.cwnd));
+                    m.insert("final_srtt_ms".into(), json!(tidy(t.srtt.as_millis_f64())));
+                    let responses: Vec<Value> = conn.responses.iter().map(|(i, at)| json!({"index": i, "completion_s": since_start(*at)})).collect();
+                    if !responses.is_empty() {
+                        m.insert("responses".into(), Value::Array(responses));
+                    }
+                    if let Some(sock) = &conn.socket {
+                        m.insert(
+                            "udp_socket".into(),
+                            json!({"capacity_bytes": sock.capacity(), "peak_bytes": sock.peak_charged(), "drops": sock.drops()}),
+                        );
+                    }
+                }
+                _ => {
+                    m.insert("reordered_packets".into(), json!(f.sink.reordered));
+                }
+            }
+            flow
         })
         .collect();
     let links: Vec<Value> = world
@@ -94,8 +124,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
     })
 }
 
-/// Column names of the time-series table, in order.
-pub const COLUMNS: [&str; 11] = [
+/// Column names of the time-series table, in order. Transport columns are empty (NaN) for
+/// links and UDP flows; `retransmissions` and `spurious_retransmissions` count per bin.
+pub const COLUMNS: [&str; 17] = [
     "time_s",
     "kind",
     "name",
@@ -105,8 +136,14 @@ pub const COLUMNS: [&str; 11] = [
     "drops_queue",
     "drops_random_loss",
     "drops_link_down",
+    "drops_udp_buffer",
     "queue_packets",
     "queue_bytes",
+    "cwnd_bytes",
+    "bytes_in_flight",
+    "srtt_ms",
+    "retransmissions",
+    "spurious_retransmissions",
 ];
 
 /// One row per (entity, bin): every flow's bins, then every link direction's.
@@ -118,11 +155,32 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let mut direction = Vec::new();
     let mut bytes = Vec::new();
     let mut mbps = Vec::new();
-    let mut drops: [Vec<i64>; 3] = Default::default();
+    let mut drops: [Vec<i64>; 4] = Default::default();
     let mut q_packets = Vec::new();
     let mut q_bytes = Vec::new();
+    let mut cwnd = Vec::new();
+    let mut in_flight = Vec::new();
+    let mut srtt = Vec::new();
+    let mut retx = Vec::new();
+    let mut spurious = Vec::new();
     let mut push = |k: &str, n: &str, d: &str, rows: &[BinRow], is_link: bool| {
+        let mut before = (0u64, 0u64);
         for r in rows {
+            match r.counters.transport {
+                Some(t) => {
+                    cwnd.push(t.cwnd as f64);
+                    in_flight.push(t.bytes_in_flight as f64);
+                    srtt.push(tidy(t.srtt.as_millis_f64()));
+                    retx.push((t.retransmissions - before.0) as f64);
+                    spurious.push((t.spurious_retransmissions - before.1) as f64);
+                    before = (t.retransmissions, t.spurious_retransmissions);
+                }
+                None => {
+                    for c in [&mut cwnd, &mut in_flight, &mut srtt, &mut retx, &mut spurious] {
+                        c.push(f64::NAN);
+                    }
+                }
+            }
             time_s.push(tidy(r.start.as_secs_f64()));
             kind.push(k.to_string());
             name.push(n.to_string());
@@ -142,7 +200,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     for (l, rows) in world.links.iter().zip(&link_rows) {
         push("link", &l.spec.name, l.spec.direction.name(), rows, true);
     }
-    let [d_queue, d_loss, d_down] = drops;
+    let [d_queue, d_loss, d_down, d_udp] = drops;
     let columns = vec![
         Column::F64(time_s),
         Column::Str(kind),
@@ -153,8 +211,14 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::I64(d_queue),
         Column::I64(d_loss),
         Column::I64(d_down),
+        Column::I64(d_udp),
         Column::F64(q_packets),
         Column::F64(q_bytes),
+        Column::F64(cwnd),
+        Column::F64(in_flight),
+        Column::F64(srtt),
+        Column::F64(retx),
+        Column::F64(spurious),
     ];
     COLUMNS.iter().map(|c| c.to_string()).zip(columns).collect()
 }

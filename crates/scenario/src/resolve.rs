@@ -13,6 +13,9 @@ use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
 use multiconn_link::loss::{parse_loss_trace, LossModel};
 use multiconn_link::rate::RateModel;
 use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
+use multiconn_cc::CcKind;
+use multiconn_transport::profile::TransportKind;
+use multiconn_transport::{Profile, UdpSocketConfig, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +72,26 @@ pub struct Flow {
     pub stop: Option<Time>,
     /// Indices into the link-direction list, in order.
     pub route: Vec<usize>,
+    /// The same links in the opposite direction, from `to` back to `from` (ACKs, requests).
+    pub reverse_route: Vec<usize>,
+    /// TCP and QUIC flows: the connection's settings.
+    pub connection: Option<ConnectionSpec>,
 }
+
+/// What a TCP or QUIC flow runs.
+#[derive(Debug, Clone)]
+pub struct ConnectionSpec {
+    pub profile: Profile,
+    pub cc: CcKind,
+    pub workload: Workload,
+    pub resume: bool,
+    pub qlog: bool,
+    /// QUIC: the receiving host's UDP socket.
+    pub udp_socket: Option<UdpSocketConfig>,
+}
+
+/// The request a download starts with (an HTTP GET of typical size).
+pub const DEFAULT_REQUEST_SIZE: u64 = 100;
 
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -145,13 +167,13 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         if flow_names.insert(f.name.clone(), i).is_some() {
             return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
         }
-        flows.push(resolve_flow(f, &file.link, &link_index)?);
+        flows.push(resolve_flow(f, &file.link, &link_index, &mut files)?);
     }
     if flows.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
     }
     if file.run.duration.is_none() {
-        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none()) {
+        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none() && f.app != AppKind::Requests) {
             return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
         }
     }
@@ -299,17 +321,21 @@ fn resolve_loss(spec: &LossSpec, path: &[&str], files: &mut Files) -> Result<Los
     })
 }
 
-fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<Flow, FieldError> {
+fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Flow, FieldError> {
     let name = f.name.as_str();
     let path = |field: &'static str| vec!["flow", name, field];
-    if f.transport != Transport::Udp {
-        return Err(err(&path("transport"), format!("transport \"{}\" is not available in this version of multiconn; available: \"udp\"", f.transport.name())));
-    }
     let packet_size = f.packet_size.unwrap_or(Bytes(DEFAULT_PACKET_SIZE as u64)).0;
     if !(MIN_PACKET_SIZE..=MAX_PACKET_SIZE).contains(&packet_size) {
         return Err(err(&path("packet_size"), format!("must lie between {MIN_PACKET_SIZE} B and {MAX_PACKET_SIZE} B (headers included), got {packet_size} B")));
     }
     match (f.app, f.rate) {
+        (AppKind::Cbr, _) if f.transport != Transport::Udp => {
+            return Err(err(&path("app"), format!("app \"cbr\" runs over udp only; a {} flow takes app = \"bulk\" or \"requests\"", f.transport.name())))
+        }
+        (AppKind::Requests, _) if f.transport == Transport::Udp => {
+            return Err(err(&path("app"), "app \"requests\" needs a transport with streams: transport = \"tcp\" or \"quic\""))
+        }
+        (AppKind::Requests, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate")),
         (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
         (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
         (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
@@ -364,6 +390,8 @@ fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&st
     if at != f.to {
         return Err(err(&path("route"), format!("the route ends at \"{at}\", not at \"{}\"", f.to)));
     }
+    let reverse_route = route.iter().rev().map(|&d| d ^ 1).collect();
+    let connection = resolve_connection(f, files)?;
     Ok(Flow {
         name: f.name.clone(),
         transport: f.transport,
@@ -374,5 +402,138 @@ fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&st
         start,
         stop,
         route,
+        reverse_route,
+        connection,
     })
+}
+
+/// Settings that only TCP and QUIC flows take, and the connection they describe.
+fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<ConnectionSpec>, FieldError> {
+    let name = f.name.as_str();
+    let path = |field: &'static str| vec!["flow", name, field];
+    let kind = match f.transport {
+        Transport::Udp => {
+            let given = [
+                ("cc", f.cc.is_some()),
+                ("profile", f.profile.is_some()),
+                ("resume", f.resume.is_some()),
+                ("qlog", f.qlog.is_some()),
+                ("requests", f.requests.is_some()),
+                ("parallel", f.parallel.is_some()),
+                ("request_size", f.request_size.is_some()),
+                ("response_size", f.response_size.is_some()),
+                ("receiver", f.receiver.is_some()),
+            ];
+            if let Some((field, _)) = given.iter().find(|(_, set)| *set) {
+                return Err(err(&path(field), "only tcp and quic flows take this setting; this flow is udp"));
+            }
+            return Ok(None);
+        }
+        Transport::Tcp => TransportKind::Tcp,
+        Transport::Quic => TransportKind::Quic,
+    };
+    if f.stop.is_some() {
+        return Err(err(&path("stop"), format!("a {} flow ends when its transfer is done or the run ends: give a size or run.duration instead of stop", kind.name())));
+    }
+    let mut profile = match &f.profile {
+        None => Profile::default_for(kind),
+        Some(p) if p.ends_with(".toml") => {
+            let (text, origin) = files.read(p, &path("profile"))?;
+            let prof = Profile::from_toml(&text, &origin).map_err(|e| err(&path("profile"), e.to_string()))?;
+            if prof.transport != kind {
+                return Err(err(&path("profile"), format!("profile \"{}\" is for {}, but this flow is {}", prof.name, prof.transport.name(), kind.name())));
+            }
+            prof
+        }
+        Some(p) => Profile::builtin(p, kind).map_err(|e| err(&path("profile"), e.to_string()))?,
+    };
+    let cc = match &f.cc {
+        None => profile.cc.default,
+        Some(c) => CcKind::parse(c).ok_or_else(|| err(&path("cc"), format!("unknown congestion control \"{c}\"; available: newreno, cubic, bbr")))?,
+    };
+    if !profile.cc.allowed.contains(&cc) {
+        let offered: Vec<&str> = profile.cc.allowed.iter().map(|c| c.name()).collect();
+        return Err(err(&path("cc"), format!("profile \"{}\" does not offer \"{}\"; it offers: {}", profile.name, cc.name(), offered.join(", "))));
+    }
+    if kind == TransportKind::Tcp && f.resume == Some(true) {
+        return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));
+    }
+    if kind == TransportKind::Tcp && f.qlog == Some(true) {
+        return Err(err(&path("qlog"), "qlog describes quic connections; a tcp flow has none"));
+    }
+    let workload = match f.app {
+        AppKind::Bulk => {
+            for (field, set) in [("requests", f.requests.is_some()), ("parallel", f.parallel.is_some()), ("response_size", f.response_size.is_some())] {
+                if set {
+                    return Err(err(&path(field), "only app = \"requests\" takes this setting"));
+                }
+            }
+            Workload::Download { size: f.size.map(|b| b.0), request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0) }
+        }
+        AppKind::Requests => {
+            if f.size.is_some() {
+                return Err(err(&path("size"), "app = \"requests\" takes requests and response_size instead of size"));
+            }
+            let count = f.requests.ok_or_else(|| err(&path("requests"), "app = \"requests\" needs the number of requests, e.g. requests = 10"))?;
+            let response = f.response_size.ok_or_else(|| err(&path("response_size"), "app = \"requests\" needs response_size, e.g. response_size = \"1 MB\""))?;
+            let parallel = f.parallel.unwrap_or(1);
+            if count == 0 {
+                return Err(err(&path("requests"), "at least one request"));
+            }
+            if parallel == 0 {
+                return Err(err(&path("parallel"), "at least one request must be outstanding at a time"));
+            }
+            if response.0 == 0 {
+                return Err(err(&path("response_size"), "responses must be at least 1 B"));
+            }
+            Workload::Requests { count, parallel, request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0), response_size: response.0 }
+        }
+        AppKind::Cbr => unreachable!("cbr over tcp/quic is refused before"),
+    };
+    if f.request_size == Some(Bytes(0)) {
+        return Err(err(&path("request_size"), "requests must be at least 1 B"));
+    }
+    let recv = f.receiver.clone();
+    let rpath = |field: &'static str| vec!["flow", name, "receiver", field];
+    let mut udp_socket = None;
+    if let Some(r) = &recv {
+        let udp_fields = [("udp_rcvbuf", r.udp_rcvbuf.is_some()), ("rmem_default", r.rmem_default.is_some()), ("rmem_max", r.rmem_max.is_some()), ("truesize", r.truesize.is_some()), ("read_rate", r.read_rate.is_some()), ("read_cost", r.read_cost.is_some())];
+        if kind == TransportKind::Tcp {
+            if let Some((field, _)) = udp_fields.iter().find(|(_, set)| *set) {
+                return Err(err(&rpath(field), "a UDP socket setting; this flow is tcp (its receive buffer is receiver.tcp_rmem)"));
+            }
+        }
+        if kind == TransportKind::Quic && r.tcp_rmem.is_some() {
+            return Err(err(&rpath("tcp_rmem"), "a TCP setting; this flow is quic (its socket buffer is receiver.udp_rcvbuf)"));
+        }
+        if let Some(rmem) = r.tcp_rmem {
+            if !(rmem[0].0 <= rmem[1].0 && rmem[1].0 <= rmem[2].0) || rmem[0].0 == 0 {
+                return Err(err(&rpath("tcp_rmem"), "must be [min, default, max] with 0 < min ≤ default ≤ max"));
+            }
+            if let Some(tcp) = &mut profile.tcp {
+                tcp.rmem = [rmem[0].0, rmem[1].0, rmem[2].0];
+            }
+        }
+        if r.read_rate.is_some_and(|x| x.bps() == 0) {
+            return Err(err(&rpath("read_rate"), "must be positive (leave it out for a reader as fast as arrivals)"));
+        }
+        for (field, v) in [("udp_rcvbuf", r.udp_rcvbuf), ("rmem_default", r.rmem_default), ("rmem_max", r.rmem_max), ("truesize", r.truesize)] {
+            if v == Some(Bytes(0)) {
+                return Err(err(&rpath(field), "must be at least 1 B"));
+            }
+        }
+    }
+    if kind == TransportKind::Quic {
+        let defaults = UdpSocketConfig::default();
+        let r = recv.unwrap_or(ReceiverSection { udp_rcvbuf: None, rmem_default: None, rmem_max: None, truesize: None, read_rate: None, read_cost: None, tcp_rmem: None });
+        udp_socket = Some(UdpSocketConfig {
+            requested: r.udp_rcvbuf.map(|b| b.0),
+            rmem_default: r.rmem_default.map_or(defaults.rmem_default, |b| b.0),
+            rmem_max: r.rmem_max.map_or(defaults.rmem_max, |b| b.0),
+            charge_per_datagram: r.truesize.map(|b| b.0),
+            read_rate: r.read_rate,
+            read_cost: r.read_cost.unwrap_or(Dur::ZERO),
+        });
+    }
+    Ok(Some(ConnectionSpec { profile, cc, workload, resume: f.resume.unwrap_or(false), qlog: f.qlog.unwrap_or(false), udp_socket }))
 }

@@ -84,6 +84,8 @@ pub enum AppKind {
     Bulk,
     /// Constant bit rate.
     Cbr,
+    /// Requests and responses over several streams (TCP, QUIC).
+    Requests,
 }
 
 impl AppKind {
@@ -91,6 +93,7 @@ impl AppKind {
         match self {
             AppKind::Bulk => "bulk",
             AppKind::Cbr => "cbr",
+            AppKind::Requests => "requests",
         }
     }
 }
@@ -113,6 +116,41 @@ pub struct FlowSection {
     pub stop: Option<Dur>,
     /// Link names in order; default: the one link between `from` and `to`.
     pub route: Option<Vec<String>>,
+    /// TCP/QUIC congestion control: newreno, cubic or bbr (default: the profile's).
+    pub cc: Option<String>,
+    /// TCP/QUIC implementation profile: a built-in name or a path to a profile TOML file.
+    pub profile: Option<String>,
+    /// QUIC: resume a session and send the request as 0-RTT data.
+    pub resume: Option<bool>,
+    /// QUIC: write a qlog file per endpoint.
+    pub qlog: Option<bool>,
+    /// app = "requests": how many requests, how many outstanding at once, and their sizes.
+    pub requests: Option<u32>,
+    pub parallel: Option<u32>,
+    pub request_size: Option<Bytes>,
+    pub response_size: Option<Bytes>,
+    /// The receiving host (the `to` node) of a TCP/QUIC flow.
+    pub receiver: Option<ReceiverSection>,
+}
+
+/// The receiving host: its UDP socket buffer (QUIC), TCP receive buffer and application reader.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverSection {
+    /// SO_RCVBUF requested by the application (the kernel doubles it, up to 2·rmem_max).
+    pub udp_rcvbuf: Option<Bytes>,
+    /// net.core.rmem_default (212992).
+    pub rmem_default: Option<Bytes>,
+    /// net.core.rmem_max (212992).
+    pub rmem_max: Option<Bytes>,
+    /// Memory charged per datagram instead of the skb truesize model.
+    pub truesize: Option<Bytes>,
+    /// How fast the application reads datagrams (IP bytes per second); default: at once.
+    pub read_rate: Option<Rate>,
+    /// Application time per datagram read.
+    pub read_cost: Option<Dur>,
+    /// net.ipv4.tcp_rmem: [min, default, max].
+    pub tcp_rmem: Option<[Bytes; 3]>,
 }
 
 /// `"40 Mbit/s"` or a table tagged by `model`.

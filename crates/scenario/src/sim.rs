@@ -1,16 +1,23 @@
 //! The simulation world: link directions, flows and the event loop that connects them.
 //!
-//! Events are link wake-ups (a link's `poll_timeout` came due) and source wake-ups (a CBR
-//! packet is due, or a flow starts). Same-time events fire in the order they were scheduled.
-//! After every interaction with a link its timer is re-armed from `poll_timeout`, so links
-//! stay sans-IO. A saturating (bulk) UDP source is refilled whenever its first link has room:
-//! after each delivery or drop of that link, in round-robin order among the flows sharing it.
+//! Events are link wake-ups (a link's `poll_timeout` came due), UDP source wake-ups (a CBR
+//! packet is due, or a flow starts), transport endpoint wake-ups (an endpoint's
+//! `poll_timeout`) and socket wake-ups (the receiving application can read the next datagram).
+//! Same-time events fire in the order they were scheduled. After every interaction with a
+//! model its timer is re-armed from its `poll_timeout`, so models stay sans-IO.
+//!
+//! * UDP: a saturating (bulk) source is refilled whenever its first link has room: after each
+//!   delivery or drop of that link, in round-robin order among the flows sharing it.
+//! * TCP/QUIC: the server (`from`) sends on the flow's route, the client (`to`) on the reverse
+//!   route. Datagrams reaching a QUIC client pass its host's UDP socket buffer first; overflow
+//!   is a `udp_buffer` drop. After every input the endpoint is drained of packets and events.
 
 use crate::resolve::{Flow, LinkDirection, Resolved};
-use crate::schema::AppKind;
+use crate::schema::{AppKind, Transport};
 use multiconn_app::{SourceConfig, Traffic, UdpSink, UdpSource};
-use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time};
-use multiconn_engine::{EventQueue, TimerId};
+use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time, TransportSample};
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, TransportFactory, UdpSocket};
+use multiconn_engine::{EventQueue, LazyTimer, TimerId};
 use multiconn_link::delay::Delayed;
 use multiconn_link::loss::Lossy;
 use multiconn_link::availability::Intermittent;
@@ -22,12 +29,14 @@ use multiconn_metrics::BinnedRecorder;
 pub enum Event {
     LinkWake(usize),
     SourceWake(usize),
+    EndpointWake(usize, Role),
+    SocketWake(usize),
 }
 
 pub struct LinkState {
     pub spec: LinkDirection,
     link: Box<dyn Link + Send>,
-    timer: Option<(Time, TimerId)>,
+    timer: LazyTimer,
     last_queue: QueueState,
     /// Bulk flows whose first hop is this link.
     feeders: Vec<usize>,
@@ -36,11 +45,36 @@ pub struct LinkState {
 
 pub struct FlowState {
     pub spec: Flow,
+    /// UDP flows.
     pub source: UdpSource,
     pub sink: UdpSink,
     pub in_flight: u64,
     timer: Option<(Time, TimerId)>,
     pub done_at: Option<Time>,
+    /// TCP and QUIC flows.
+    pub conn: Option<Box<ConnState>>,
+}
+
+/// One TCP or QUIC connection: its two endpoints, the client host's UDP socket, and what the
+/// applications observed.
+pub struct ConnState {
+    pub client: Box<dyn Endpoint>,
+    pub server: Box<dyn Endpoint>,
+    client_timer: LazyTimer,
+    server_timer: LazyTimer,
+    pub socket: Option<UdpSocket>,
+    socket_timer: LazyTimer,
+    /// When the client's application could first send (handshake done, or 0-RTT).
+    pub can_send_at: Option<Time>,
+    /// When the first response byte reached the client's application.
+    pub first_byte_at: Option<Time>,
+    /// Completion time of each response, in order of completion.
+    pub responses: Vec<(u32, Time)>,
+    pub last_sample: TransportSample,
+    pub cc_state: &'static str,
+    /// qlog events (JSON text, one per event) of the client and the server.
+    pub qlog_client: Vec<String>,
+    pub qlog_server: Vec<String>,
 }
 
 pub struct World {
@@ -51,6 +85,8 @@ pub struct World {
     pub end: Time,
     next_packet_id: u64,
     flows_done: usize,
+    /// Scratch space for packets an endpoint emits in one poll round.
+    outbox: Vec<Packet>,
 }
 
 fn build_link(spec: &LinkDirection, seed: u64) -> Box<dyn Link + Send> {
@@ -76,7 +112,7 @@ impl World {
             .map(|spec| LinkState {
                 link: build_link(spec, seed),
                 spec: spec.clone(),
-                timer: None,
+                timer: LazyTimer::default(),
                 last_queue: QueueState::default(),
                 feeders: Vec::new(),
                 next_feeder: 0,
@@ -88,10 +124,10 @@ impl World {
             .enumerate()
             .map(|(i, f)| {
                 let traffic = match f.app {
-                    AppKind::Bulk => Traffic::Bulk,
+                    AppKind::Bulk | AppKind::Requests => Traffic::Bulk,
                     AppKind::Cbr => Traffic::Cbr(f.cbr_rate.expect("validated: cbr flows have a rate")),
                 };
-                if f.app == AppKind::Bulk {
+                if f.app == AppKind::Bulk && f.connection.is_none() {
                     links[f.route[0]].feeders.push(i);
                 }
                 FlowState {
@@ -108,14 +144,19 @@ impl World {
                     in_flight: 0,
                     timer: None,
                     done_at: None,
+                    conn: build_connection(FlowId(i as u32), f),
                 }
             })
             .collect();
         let end = resolved.duration.map_or(Time::MAX, |d| Time(d.0));
         let recorder = BinnedRecorder::new(resolved.bin, flows.len(), links.len());
-        let mut world = World { queue: EventQueue::new(), links, flows, recorder, end, next_packet_id: 0, flows_done: 0 };
+        let mut world = World { queue: EventQueue::new(), links, flows, recorder, end, next_packet_id: 0, flows_done: 0, outbox: Vec::new() };
         for f in 0..world.flows.len() {
-            if world.flows[f].spec.app == AppKind::Bulk {
+            if world.flows[f].conn.is_some() {
+                // The endpoints say when they start (the client's handshake at the flow's start).
+                world.arm_endpoint(f, Role::Client);
+                world.arm_endpoint(f, Role::Server);
+            } else if world.flows[f].spec.app == AppKind::Bulk {
                 // Bulk sending starts here; after that the first link's back-pressure drives it.
                 let start = world.flows[f].spec.start;
                 world.queue.schedule(start, Event::SourceWake(f));
@@ -138,12 +179,28 @@ impl World {
             let Some((now, event)) = self.queue.pop_until(limit) else { break };
             match event {
                 Event::LinkWake(l) => {
-                    self.links[l].timer = None;
+                    self.links[l].timer.fired(now);
                     self.service_link(l, now);
                 }
                 Event::SourceWake(f) => {
                     self.flows[f].timer = None;
                     self.service_source(f, now);
+                }
+                Event::EndpointWake(f, role) => {
+                    let conn = self.conn_mut(f);
+                    conn.timer_mut(role).fired(now);
+                    let ep = conn.endpoint_mut(role);
+                    // A wake-up armed for an earlier deadline may find nothing due any more.
+                    if ep.poll_timeout().is_some_and(|t| t <= now) {
+                        ep.handle_timeout(now);
+                        self.pump(f, role, now);
+                    } else {
+                        self.arm_endpoint(f, role);
+                    }
+                }
+                Event::SocketWake(f) => {
+                    self.conn_mut(f).socket_timer.fired(now);
+                    self.read_socket(f, now);
                 }
             }
         }
@@ -192,15 +249,8 @@ impl World {
 
     fn arm_link(&mut self, l: usize) {
         let want = self.links[l].link.poll_timeout();
-        let link = &mut self.links[l];
-        if link.timer.map(|(t, _)| t) == want {
-            return;
-        }
-        if let Some((_, id)) = link.timer.take() {
-            self.queue.cancel(id);
-        }
-        if let Some(t) = want {
-            link.timer = Some((t, self.queue.schedule(t, Event::LinkWake(l))));
+        if let Some(t) = self.links[l].timer.arm(want) {
+            self.queue.schedule(t, Event::LinkWake(l));
         }
     }
 
@@ -255,8 +305,10 @@ impl World {
         self.recorder.link_dropped(now, LinkId(l as u32), cause, pkt.size);
         let f = pkt.flow.0 as usize;
         self.recorder.flow_dropped(now, pkt.flow, cause, pkt.size);
-        self.flows[f].in_flight -= 1;
-        self.check_done(f, now);
+        if self.flows[f].conn.is_none() {
+            self.flows[f].in_flight -= 1;
+            self.check_done(f, now);
+        }
     }
 
     fn service_link(&mut self, l: usize, now: Time) {
@@ -266,8 +318,11 @@ impl World {
                     self.recorder.link_delivered(at, LinkId(l as u32), pkt.size);
                     pkt.hop += 1;
                     let f = pkt.flow.0 as usize;
-                    match self.flows[f].spec.route.get(pkt.hop as usize).copied() {
+                    let spec = &self.flows[f].spec;
+                    let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
+                    match route.get(pkt.hop as usize).copied() {
                         Some(next) => self.offer(next, pkt, at),
+                        None if self.flows[f].conn.is_some() => self.arrive_at_endpoint(f, pkt, at),
                         None => self.arrive(f, pkt, at),
                     }
                 }
@@ -309,6 +364,184 @@ impl World {
         if flow.done_at.is_none() && flow.in_flight == 0 && flow.source.is_finished(now) {
             flow.done_at = Some(now);
             self.flows_done += 1;
+        }
+    }
+}
+
+fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
+    let spec = f.connection.as_ref()?;
+    let params = ConnectionParams {
+        flow,
+        start: f.start,
+        workload: spec.workload,
+        profile: spec.profile.clone(),
+        cc: spec.cc,
+        max_packet_size: f.packet_size,
+        resume: spec.resume,
+        qlog: spec.qlog,
+    };
+    let (client, server) = match f.transport {
+        Transport::Quic => multiconn_quic::QuicFactory::new().connect(&params),
+        Transport::Tcp => multiconn_tcp::TcpFactory::new().connect(&params),
+        Transport::Udp => unreachable!("udp flows have no connection"),
+    };
+    Some(Box::new(ConnState {
+        client,
+        server,
+        client_timer: LazyTimer::default(),
+        server_timer: LazyTimer::default(),
+        socket: spec.udp_socket.clone().map(UdpSocket::new),
+        socket_timer: LazyTimer::default(),
+        can_send_at: None,
+        first_byte_at: None,
+        responses: Vec::new(),
+        last_sample: TransportSample::default(),
+        cc_state: "",
+        qlog_client: Vec::new(),
+        qlog_server: Vec::new(),
+    }))
+}
+
+impl ConnState {
+    fn endpoint_mut(&mut self, role: Role) -> &mut dyn Endpoint {
+        match role {
+            Role::Client => self.client.as_mut(),
+            Role::Server => self.server.as_mut(),
+        }
+    }
+    fn timer_mut(&mut self, role: Role) -> &mut LazyTimer {
+        match role {
+            Role::Client => &mut self.client_timer,
+            Role::Server => &mut self.server_timer,
+        }
+    }
+}
+
+impl World {
+    fn conn_mut(&mut self, f: usize) -> &mut ConnState {
+        self.flows[f].conn.as_deref_mut().expect("transport events only concern transport flows")
+    }
+
+    fn arm_endpoint(&mut self, f: usize, role: Role) {
+        let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
+        let want = conn.endpoint_mut(role).poll_timeout();
+        if let Some(t) = conn.timer_mut(role).arm(want) {
+            self.queue.schedule(t, Event::EndpointWake(f, role));
+        }
+    }
+
+    /// After any input to an endpoint: sends what it wants to send, handles its application
+    /// events, records its state and re-arms its timer.
+    fn pump(&mut self, f: usize, role: Role, now: Time) {
+        let mut outbox = std::mem::take(&mut self.outbox);
+        let flow = FlowId(f as u32);
+        {
+            let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
+            let ep = conn.endpoint_mut(role);
+            while let Some(pkt) = ep.poll_transmit(now, &mut self.next_packet_id) {
+                outbox.push(pkt);
+            }
+        }
+        let route = match role {
+            Role::Server => 0,
+            Role::Client => 1,
+        };
+        for mut pkt in outbox.drain(..) {
+            pkt.route = route;
+            pkt.hop = 0;
+            if role == Role::Server {
+                self.recorder.flow_sent(now, flow, pkt.size);
+            }
+            let first = if route == 0 { self.flows[f].spec.route[0] } else { self.flows[f].spec.reverse_route[0] };
+            self.offer(first, pkt, now);
+        }
+        self.outbox = outbox;
+        loop {
+            let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
+            let Some(event) = conn.endpoint_mut(role).poll_event() else { break };
+            if role == Role::Client {
+                self.client_event(f, event, now);
+            }
+        }
+        let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
+        match role {
+            Role::Server => {
+                let sample = conn.server.sample();
+                conn.cc_state = conn.server.cc_state();
+                if sample != conn.last_sample {
+                    conn.last_sample = sample;
+                    self.recorder.flow_transport(now, flow, &sample);
+                }
+                let q = &mut conn.qlog_server;
+                conn.server.drain_qlog(q);
+            }
+            Role::Client => {
+                let q = &mut conn.qlog_client;
+                conn.client.drain_qlog(q);
+            }
+        }
+        self.arm_endpoint(f, role);
+    }
+
+    fn client_event(&mut self, f: usize, event: AppEvent, now: Time) {
+        let conn = self.conn_mut(f);
+        match event {
+            AppEvent::CanSend => {
+                conn.can_send_at.get_or_insert(now);
+            }
+            AppEvent::Delivered { bytes } => {
+                conn.first_byte_at.get_or_insert(now);
+                self.recorder.flow_delivered(now, FlowId(f as u32), bytes);
+            }
+            AppEvent::ResponseComplete { index, .. } => conn.responses.push((index, now)),
+            AppEvent::Finished => {
+                if self.flows[f].done_at.is_none() {
+                    self.flows[f].done_at = Some(now);
+                    self.flows_done += 1;
+                }
+            }
+        }
+    }
+
+    /// A packet reached the end of its route: the client (through its UDP socket, for QUIC)
+    /// or the server.
+    fn arrive_at_endpoint(&mut self, f: usize, pkt: Packet, now: Time) {
+        if pkt.route != 0 {
+            self.conn_mut(f).server.handle_packet(now, pkt);
+            self.pump(f, Role::Server, now);
+            return;
+        }
+        let conn = self.conn_mut(f);
+        match conn.socket.as_mut() {
+            None => {
+                conn.client.handle_packet(now, pkt);
+                self.pump(f, Role::Client, now);
+            }
+            Some(socket) => {
+                if let Err(pkt) = socket.offer(now, pkt) {
+                    self.recorder.flow_dropped(now, pkt.flow, DropCause::UdpBuffer, pkt.size);
+                }
+                self.read_socket(f, now);
+            }
+        }
+    }
+
+    /// The client application reads what its socket lets it read now.
+    fn read_socket(&mut self, f: usize, now: Time) {
+        let mut read_any = false;
+        loop {
+            let conn = self.conn_mut(f);
+            let Some(pkt) = conn.socket.as_mut().and_then(|s| s.poll_read(now)) else { break };
+            conn.client.handle_packet(now, pkt);
+            read_any = true;
+        }
+        if read_any {
+            self.pump(f, Role::Client, now);
+        }
+        let conn = self.conn_mut(f);
+        let want = conn.socket.as_ref().and_then(|s| s.poll_timeout());
+        if let Some(t) = conn.socket_timer.arm(want) {
+            self.queue.schedule(t, Event::SocketWake(f));
         }
     }
 }
