@@ -148,10 +148,12 @@ impl Harness {
             while self.c2s.next_arrival().is_some_and(|t| t <= self.now) {
                 let (_, p) = self.c2s.queue.pop_front().unwrap();
                 self.server.handle_packet(self.now, p);
+                self.transmit();
             }
             while self.s2c.next_arrival().is_some_and(|t| t <= self.now) {
                 let (_, p) = self.s2c.queue.pop_front().unwrap();
                 self.client.handle_packet(self.now, p);
+                self.transmit();
             }
             if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
                 self.client.handle_timeout(self.now);
