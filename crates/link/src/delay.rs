@@ -16,7 +16,7 @@ use crate::{Link, LinkOutput, QueueState, TraceError};
 use multiconn_core::{DropCause, Dur, Packet, RngStream, Time};
 use rand_distr::{Distribution, StandardNormal};
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// An empirical delay distribution: bins `[lower_i, lower_{i+1})` with weights.
 #[derive(Debug, Clone, PartialEq)]
@@ -420,8 +420,12 @@ pub struct Delayed<L> {
     sampler: DelaySampler,
     reorder: bool,
     rng: RngStream,
-    /// Min-heap by (due, arrival).
+    /// Reorder mode: min-heap by (due, arrival).
     pending: BinaryHeap<Reverse<Pending>>,
+    /// FIFO mode: deliveries and drops, each already in (due, arrival) order, so two queues
+    /// replace the heap.
+    fifo_delivered: VecDeque<Pending>,
+    fifo_dropped: VecDeque<Pending>,
     arrivals: u64,
     /// Due time of the latest delivery scheduled, the floor for the next one in FIFO mode.
     last_delivery_due: Time,
@@ -435,6 +439,8 @@ impl<L: Link> Delayed<L> {
             reorder,
             rng,
             pending: BinaryHeap::new(),
+            fifo_delivered: VecDeque::new(),
+            fifo_dropped: VecDeque::new(),
             arrivals: 0,
             last_delivery_due: Time::ZERO,
         }
@@ -442,7 +448,33 @@ impl<L: Link> Delayed<L> {
 
     /// Packets that left the inner link and are still on their way.
     pub fn propagating(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.fifo_delivered.len() + self.fifo_dropped.len()
+    }
+
+    /// The next output in (due, arrival) order.
+    fn next_pending(&self) -> Option<&Pending> {
+        if self.reorder {
+            return self.pending.peek().map(|Reverse(p)| p);
+        }
+        match (self.fifo_delivered.front(), self.fifo_dropped.front()) {
+            (Some(a), Some(b)) => Some(if (a.due, a.arrival) <= (b.due, b.arrival) { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn pop_pending(&mut self) -> Option<Pending> {
+        if self.reorder {
+            return self.pending.pop().map(|Reverse(p)| p);
+        }
+        let take_delivered = match (self.fifo_delivered.front(), self.fifo_dropped.front()) {
+            (Some(a), Some(b)) => (a.due, a.arrival) <= (b.due, b.arrival),
+            (a, _) => a.is_some(),
+        };
+        if take_delivered {
+            self.fifo_delivered.pop_front()
+        } else {
+            self.fifo_dropped.pop_front()
+        }
     }
 
     /// Takes every inner output due by `now` and schedules it.
@@ -453,19 +485,20 @@ impl<L: Link> Delayed<L> {
     }
 
     fn schedule(&mut self, output: LinkOutput) {
-        let (due, output) = match output {
+        let (due, output, delivered) = match output {
             LinkOutput::Delivered { at, pkt } => {
                 let due = self.delivery_time(at);
-                (due, LinkOutput::Delivered { at: due, pkt })
+                (due, LinkOutput::Delivered { at: due, pkt }, true)
             }
-            dropped @ LinkOutput::Dropped { at, .. } => (at, dropped),
+            dropped @ LinkOutput::Dropped { at, .. } => (at, dropped, false),
         };
-        self.pending.push(Reverse(Pending {
-            due,
-            arrival: self.arrivals,
-            output,
-        }));
+        let p = Pending { due, arrival: self.arrivals, output };
         self.arrivals += 1;
+        match (self.reorder, delivered) {
+            (true, _) => self.pending.push(Reverse(p)),
+            (false, true) => self.fifo_delivered.push_back(p),
+            (false, false) => self.fifo_dropped.push_back(p),
+        }
     }
 
     fn delivery_time(&mut self, left_inner_at: Time) -> Time {
@@ -486,13 +519,13 @@ impl<L: Link> Link for Delayed<L> {
     }
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         self.drain_inner(now);
-        if self.pending.peek()?.0.due > now {
+        if self.next_pending()?.due > now {
             return None;
         }
-        self.pending.pop().map(|Reverse(p)| p.output)
+        self.pop_pending().map(|p| p.output)
     }
     fn poll_timeout(&self) -> Option<Time> {
-        let propagating = self.pending.peek().map(|Reverse(p)| p.due);
+        let propagating = self.next_pending().map(|p| p.due);
         match (self.inner.poll_timeout(), propagating) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
