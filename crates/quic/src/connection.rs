@@ -633,7 +633,7 @@ impl Connection {
             return None;
         }
         let mut avail = room - overhead;
-        let mut frames = Vec::new();
+        let mut frames = Vec::with_capacity(3);
         let rx = &self.rx[space.index()];
         let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
         let ack_due = ack.is_some() && rx.ack_due(now);
@@ -785,6 +785,14 @@ impl Connection {
         if !self.started && self.role == Role::Client {
             return None;
         }
+        // Fast exit: held back by pacing with no ACK due and no probe to send.
+        if self.pacing_release.is_some_and(|t| t > now)
+            && self.probes == [0; 3]
+            && self.anti_deadlock.is_none()
+            && !Space::ALL.iter().any(|s| self.rx[s.index()].ack_due(now))
+        {
+            return None;
+        }
         let allowance = self.amplification_allowance();
         if allowance < MIN_INITIAL_DATAGRAM as u64 / 4 {
             self.update_amplification(now);
@@ -836,7 +844,8 @@ impl Connection {
             }
         }
 
-        let mut packets: Vec<QuicPacket> = Vec::new();
+        let mut packets: [Option<QuicPacket>; 3] = [None, None, None];
+        let mut count = 0;
         let mut remaining = budget;
         let mut probe_used = None;
         for space in Space::ALL {
@@ -848,24 +857,27 @@ impl Connection {
                     probe_used = Some(space);
                 }
                 remaining = remaining.saturating_sub(p.size as usize);
-                packets.push(p);
+                packets[count] = Some(p);
+                count += 1;
             }
         }
-        if packets.is_empty() {
+        if count == 0 {
             return None;
         }
+        let packets = &mut packets[..count];
 
         // RFC 9000 §14.1: pad datagrams with ack-eliciting Initial packets to 1200 bytes.
-        let needs_padding = packets.iter().any(|p| p.ptype == PacketType::Initial && p.is_ack_eliciting());
-        let total: usize = packets.iter().map(|p| p.size as usize).sum();
+        let needs_padding = packets.iter().flatten().any(|p| p.ptype == PacketType::Initial && p.is_ack_eliciting());
+        let total: usize = packets.iter().flatten().map(|p| p.size as usize).sum();
         let target = MIN_INITIAL_DATAGRAM.min(budget);
         if needs_padding && total < target {
             let dcid = self.dcid_len;
-            let last = packets.last_mut().expect("non-empty");
-            pad_packet(last, target - total, dcid);
+            if let Some(Some(last)) = packets.last_mut() {
+                pad_packet(last, target - total, dcid);
+            }
         }
 
-        let in_flight_any = packets.iter().any(|p| p.counts_in_flight());
+        let in_flight_any = packets.iter().flatten().any(|p| p.counts_in_flight());
         if let Some(space) = probe_used {
             self.stats.probes_sent += 1;
             if self.anti_deadlock == Some(space) {
@@ -874,11 +886,11 @@ impl Connection {
                 self.probes[space.index()] = self.probes[space.index()].saturating_sub(1);
             }
         }
-        let sent_handshake = packets.iter().any(|p| p.ptype == PacketType::Handshake);
+        let sent_handshake = packets.iter().flatten().any(|p| p.ptype == PacketType::Handshake);
 
         // Register and emit.
-        let mut it = packets.into_iter();
-        let first = it.next().expect("non-empty");
+        let mut it = packets.iter_mut().filter_map(Option::take);
+        let first = it.next()?;
         let dg = Datagram { first, coalesced: it.collect() };
         let udp_size = dg.size();
         if let Some(q) = &mut self.qlog {

@@ -47,17 +47,33 @@ pub struct Pipe {
     queue: VecDeque<(Time, Packet)>,
     pub count: u64,
     pub drop: DropFn,
+    /// Drop-tail: a datagram is dropped when the backlog waiting for serialization exceeds this.
+    pub max_backlog: Option<Dur>,
+    pub tail_drops: u64,
 }
 
 impl Pipe {
     pub fn new(delay: Dur, rate: Option<Rate>) -> Pipe {
-        Pipe { delay, rate, busy_until: Time::ZERO, queue: VecDeque::new(), count: 0, drop: Box::new(|_, _| false) }
+        Pipe {
+            delay,
+            rate,
+            busy_until: Time::ZERO,
+            queue: VecDeque::new(),
+            count: 0,
+            drop: Box::new(|_, _| false),
+            max_backlog: None,
+            tail_drops: 0,
+        }
     }
 
     /// Returns (arrival time, dropped).
     fn send(&mut self, now: Time, pkt: Packet) -> (Time, bool) {
         let index = self.count;
         self.count += 1;
+        if self.max_backlog.is_some_and(|b| self.busy_until.since(now) > b) {
+            self.tail_drops += 1;
+            return (self.busy_until + self.delay, true);
+        }
         let begin = now.max(self.busy_until);
         let done = begin + self.rate.map_or(Dur::ZERO, |r| r.tx_time(pkt.size as u64));
         self.busy_until = done;
@@ -119,6 +135,9 @@ pub struct Harness {
     pub client_events: Vec<(Time, AppEvent)>,
     pub server_events: Vec<(Time, AppEvent)>,
     pub log: Vec<Wire>,
+    /// Keep `log` (off for long runs).
+    pub record: bool,
+    pub datagrams: u64,
     pub steps: u64,
 }
 
@@ -139,6 +158,8 @@ impl Harness {
             client_events: Vec::new(),
             server_events: Vec::new(),
             log: Vec::new(),
+            record: true,
+            datagrams: 0,
             steps: 0,
         }
     }
@@ -152,12 +173,19 @@ impl Harness {
                     Role::Server => (&mut self.server, &mut self.s2c),
                 };
                 let Some(pkt) = ep.poll_transmit(now, &mut self.next_id) else { break };
-                let (arrival, dropped) = pipe.send(now, pkt.clone());
-                self.log.push(Wire { sent: now, arrival, from: role, dropped, pkt });
+                self.datagrams += 1;
+                if self.record {
+                    let (arrival, dropped) = pipe.send(now, pkt.clone());
+                    self.log.push(Wire { sent: now, arrival, from: role, dropped, pkt });
+                } else {
+                    pipe.send(now, pkt);
+                }
             }
         }
         while let Some(e) = self.client.poll_event() {
-            self.client_events.push((now, e));
+            if self.record || !matches!(e, AppEvent::Delivered { .. }) {
+                self.client_events.push((now, e));
+            }
         }
         while let Some(e) = self.server.poll_event() {
             self.server_events.push((now, e));
