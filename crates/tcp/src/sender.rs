@@ -102,6 +102,8 @@ pub struct Sender {
     stream_end: u64,
     sndbuf: u64,
     episode: Option<Episode>,
+    /// The episode that ended last, still open to an undo.
+    last_episode: Option<Episode>,
     dupacks: u64,
     tlp_deadline: Option<Time>,
     /// (TLP.end_seq, the probe was a retransmission)
@@ -146,6 +148,7 @@ impl Sender {
             stream_end: start,
             sndbuf,
             episode: None,
+            last_episode: None,
             dupacks: 0,
             tlp_deadline: None,
             tlp_high: None,
@@ -338,7 +341,7 @@ impl Sender {
         // Episode end.
         if let Some(ep) = self.episode {
             if self.sb.snd_una() >= ep.point {
-                self.episode = None;
+                self.last_episode = self.episode.take();
             }
         }
 
@@ -411,8 +414,12 @@ impl Sender {
         }
     }
 
+    /// A retransmission sent at `retx_time` proved spurious: it counts against the current
+    /// episode, or against the last one after it ended (Linux keeps `undo_marker` until the
+    /// next episode), since D-SACKs often arrive after the repair.
     fn note_spurious_in_episode(&mut self, retx_time: Time, now: Time) {
-        let Some(ep) = self.episode.as_mut() else { return };
+        let in_current = self.episode.is_some();
+        let Some(ep) = self.episode.as_mut().or(self.last_episode.as_mut()) else { return };
         if retx_time < ep.start || ep.undone {
             return;
         }
@@ -421,7 +428,9 @@ impl Sender {
             ep.undone = true;
             self.undos += 1;
             self.cc.on_spurious_congestion(now);
-            self.episode = None;
+            if in_current {
+                self.last_episode = self.episode.take();
+            }
         }
     }
 
@@ -459,6 +468,7 @@ impl Sender {
     }
 
     fn enter_recovery(&mut self, now: Time, lost_bytes: u64, largest_lost_sent: Time) {
+        self.last_episode = None;
         self.episode = Some(Episode { kind: EpisodeKind::Fast, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
         let ev = LossEvent { bytes_lost: lost_bytes, largest_lost_sent, bytes_in_flight: self.sb.pipe(), prior_in_flight: self.sb.pipe() + lost_bytes };
         self.cc.on_congestion_event(now, &ev, &self.rtt);
@@ -539,6 +549,7 @@ impl Sender {
         self.lost += self.sb.mark_all_lost();
         self.rack.clear_sent();
         self.cc.on_persistent_congestion(now);
+        self.last_episode = None;
         self.episode = Some(Episode { kind: EpisodeKind::Loss, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
         self.tlp_high = None;
         self.tlp_deadline = None;

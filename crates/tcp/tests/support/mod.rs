@@ -43,6 +43,8 @@ pub struct Pipe {
     queue: VecDeque<(Time, Packet)>,
     tx_count: HashMap<u64, u32>,
     pub drop: Option<DropRule>,
+    /// Extra delay for some packets (reordering): (segment, transmission count).
+    pub extra_delay: Option<Box<dyn FnMut(&Segment, u32) -> Option<Dur>>>,
     /// (send time, segment) of everything offered to the pipe, dropped or not.
     pub log: Vec<(Time, Segment, bool)>,
     pub keep_log: bool,
@@ -51,7 +53,7 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: Dur) -> Pipe {
-        Pipe { delay, rate: None, queue_limit: None, busy_until: Time::ZERO, queue: VecDeque::new(), tx_count: HashMap::new(), drop: None, log: Vec::new(), keep_log: true, dropped: 0 }
+        Pipe { delay, rate: None, queue_limit: None, busy_until: Time::ZERO, queue: VecDeque::new(), tx_count: HashMap::new(), drop: None, extra_delay: None, log: Vec::new(), keep_log: true, dropped: 0 }
     }
 
     fn push(&mut self, now: Time, p: Packet) {
@@ -70,6 +72,7 @@ impl Pipe {
                 dropped = true;
             }
         }
+        let extra = self.extra_delay.as_mut().and_then(|f| f(&seg, n)).unwrap_or(Dur::ZERO);
         if self.keep_log {
             self.log.push((now, seg, dropped));
         }
@@ -80,7 +83,9 @@ impl Pipe {
         let tx = self.rate.map_or(Dur::ZERO, |r| r.tx_time(p.size as u64));
         let start = if self.busy_until > now { self.busy_until } else { now };
         self.busy_until = start + tx;
-        self.queue.push_back((self.busy_until + self.delay, p));
+        let arrival = self.busy_until + self.delay + extra;
+        let at = self.queue.partition_point(|(t, _)| *t <= arrival);
+        self.queue.insert(at, (arrival, p));
     }
 
     fn next_arrival(&self) -> Option<Time> {
