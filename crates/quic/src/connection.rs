@@ -785,13 +785,19 @@ impl Connection {
         if !self.started && self.role == Role::Client {
             return None;
         }
-        // Fast exit: held back by pacing with no ACK due and no probe to send.
-        if self.pacing_release.is_some_and(|t| t > now)
-            && self.probes == [0; 3]
-            && self.anti_deadlock.is_none()
-            && !Space::ALL.iter().any(|s| self.rx[s.index()].ack_due(now))
-        {
-            return None;
+        // Fast exits when only ack-eliciting data could go out and something holds it back.
+        let probe_pending = self.probes != [0; 3] || self.anti_deadlock.is_some();
+        if !probe_pending && !self.rx.iter().any(|r| r.ack_due(now)) {
+            if self.pacing_release.is_some_and(|t| t > now) {
+                return None;
+            }
+            if !Space::ALL.iter().any(|s| self.has_data(*s) && self.packet_type(*s).is_some()) {
+                if self.recovery.bytes_in_flight() + self.mds as u64 <= self.recovery.cwnd() {
+                    self.app_limited = true;
+                    self.recovery.on_app_limited();
+                }
+                return None;
+            }
         }
         let allowance = self.amplification_allowance();
         if allowance < MIN_INITIAL_DATAGRAM as u64 / 4 {
@@ -1005,11 +1011,8 @@ impl Endpoint for Connection {
             consider(Some(self.start));
         }
         consider(self.recovery.loss_detection_timer());
-        for s in Space::ALL {
-            if self.packet_type(s).is_some() {
-                consider(self.rx[s.index()].deadline());
-            }
-        }
+        // Only application data has delayed ACKs (Initial and Handshake are acknowledged at once).
+        consider(self.rx[Space::Data.index()].deadline());
         consider(self.pacing_release);
         t
     }
