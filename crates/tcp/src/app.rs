@@ -33,10 +33,23 @@ struct Plan {
 impl Plan {
     fn from(w: Workload) -> Plan {
         match w {
-            Workload::Download { size, request_size } => Plan { count: 1, parallel: 1, request_size, response_size: size },
-            Workload::Requests { count, parallel, request_size, response_size } => {
-                Plan { count, parallel: parallel.max(1), request_size, response_size: Some(response_size) }
-            }
+            Workload::Download { size, request_size } => Plan {
+                count: 1,
+                parallel: 1,
+                request_size,
+                response_size: size,
+            },
+            Workload::Requests {
+                count,
+                parallel,
+                request_size,
+                response_size,
+            } => Plan {
+                count,
+                parallel: parallel.max(1),
+                request_size,
+                response_size: Some(response_size),
+            },
         }
     }
 }
@@ -115,14 +128,18 @@ impl App {
         let app_now = self.received.saturating_sub(SERVER_FLIGHT);
         let app_before = before.saturating_sub(SERVER_FLIGHT);
         if app_now > app_before {
-            self.events.push_back(AppEvent::Delivered { bytes: app_now - app_before });
+            self.events.push_back(AppEvent::Delivered {
+                bytes: app_now - app_before,
+            });
         }
         write.saturating_add(self.complete_responses(app_now))
     }
 
     fn send_requests(&mut self) -> Write {
         let mut w: Write = 0;
-        while self.requests_sent < self.plan.count && self.requests_sent - self.responses_done < self.plan.parallel {
+        while self.requests_sent < self.plan.count
+            && self.requests_sent - self.responses_done < self.plan.parallel
+        {
             self.requests_sent += 1;
             w = w.saturating_add(self.plan.request_size);
         }
@@ -130,14 +147,19 @@ impl App {
     }
 
     fn complete_responses(&mut self, app_bytes: u64) -> Write {
-        let Some(size) = self.plan.response_size else { return 0 };
+        let Some(size) = self.plan.response_size else {
+            return 0;
+        };
         let mut w: Write = 0;
         while self.handshake_done && self.responses_done < self.requests_sent {
             let end = (self.responses_done as u64 + 1).saturating_mul(size);
             if app_bytes < end {
                 break;
             }
-            self.events.push_back(AppEvent::ResponseComplete { index: self.responses_done, bytes: size });
+            self.events.push_back(AppEvent::ResponseComplete {
+                index: self.responses_done,
+                bytes: size,
+            });
             self.responses_done += 1;
             w = w.saturating_add(self.send_requests());
         }
@@ -162,7 +184,9 @@ impl App {
         let app_now = self.received.saturating_sub(hs);
         let app_before = before.saturating_sub(hs);
         if app_now > app_before {
-            self.events.push_back(AppEvent::Delivered { bytes: app_now - app_before });
+            self.events.push_back(AppEvent::Delivered {
+                bytes: app_now - app_before,
+            });
         }
         while self.handshake_done && self.requests_seen < self.plan.count {
             let end = (self.requests_seen as u64 + 1).saturating_mul(self.plan.request_size);
@@ -182,7 +206,12 @@ mod tests {
 
     #[test]
     fn client_and_server_walk_through_pipelined_requests() {
-        let w = Workload::Requests { count: 3, parallel: 2, request_size: 100, response_size: 1000 };
+        let w = Workload::Requests {
+            count: 3,
+            parallel: 2,
+            request_size: 100,
+            response_size: 1000,
+        };
         let mut c = App::new(Role::Client, w);
         let mut s = App::new(Role::Server, w);
         assert_eq!(c.on_established(), CLIENT_HELLO);
@@ -193,14 +222,23 @@ mod tests {
         assert_eq!(s.on_received(CLIENT_HELLO + CLIENT_FINISHED + 200), 1000);
         assert_eq!(c.on_received(SERVER_FLIGHT + 1500), 100);
         assert_eq!(c.poll_event(), Some(AppEvent::Delivered { bytes: 1500 }));
-        assert_eq!(c.poll_event(), Some(AppEvent::ResponseComplete { index: 0, bytes: 1000 }));
+        assert_eq!(
+            c.poll_event(),
+            Some(AppEvent::ResponseComplete {
+                index: 0,
+                bytes: 1000
+            })
+        );
         assert_eq!(c.on_received(SERVER_FLIGHT + 3000), 0);
         assert!(c.finished());
     }
 
     #[test]
     fn endless_download_never_finishes() {
-        let w = Workload::Download { size: None, request_size: 50 };
+        let w = Workload::Download {
+            size: None,
+            request_size: 50,
+        };
         let mut s = App::new(Role::Server, w);
         s.on_received(CLIENT_HELLO);
         assert_eq!(s.on_received(CLIENT_HELLO + CLIENT_FINISHED + 50), u64::MAX);

@@ -12,7 +12,9 @@ use crate::autotune::RcvBuf;
 use crate::handshake::{Handshake, PeerOptions, State};
 use crate::receiver::{Receiver, ReceiverConfig};
 use crate::rto::RtoTimer;
-use crate::segment::{max_sack_blocks, mss_for, ts_from_time, Flags, SackBlocks, Segment, Timestamps};
+use crate::segment::{
+    max_sack_blocks, mss_for, ts_from_time, Flags, SackBlocks, Segment, Timestamps,
+};
 use crate::sender::{Sender, SenderConfig};
 
 /// Window scale shift Linux picks for a receive buffer of up to `space` bytes
@@ -46,7 +48,11 @@ pub struct TcpEndpoint {
 
 impl std::fmt::Debug for TcpEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TcpEndpoint").field("role", &self.role).field("state", &self.hs.state()).field("sender", &self.sender).finish()
+        f.debug_struct("TcpEndpoint")
+            .field("role", &self.role)
+            .field("state", &self.hs.state())
+            .field("sender", &self.sender)
+            .finish()
     }
 }
 
@@ -57,9 +63,15 @@ impl TcpEndpoint {
         let profile = &params.profile;
         let knobs: TcpKnobs = match &profile.tcp {
             Some(k) => k.clone(),
-            None => Profile::default_for(TransportKind::Tcp).tcp.expect("the default TCP profile has TCP knobs"),
+            None => Profile::default_for(TransportKind::Tcp)
+                .tcp
+                .expect("the default TCP profile has TCP knobs"),
         };
-        let mss = mss_for(params.max_packet_size, knobs.timestamps, profile.packet.max_payload) as u64;
+        let mss = mss_for(
+            params.max_packet_size,
+            knobs.timestamps,
+            profile.packet.max_payload,
+        ) as u64;
         let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
         let rec = &profile.recovery;
         let rtt = RttEstimator::new(rec.initial_rtt, rec.rttvar_rule);
@@ -81,7 +93,14 @@ impl TcpEndpoint {
             wmem: knobs.wmem,
             granularity: rec.granularity,
         };
-        let sender = Sender::new(sender_cfg, 1, rtt, timer(), multiconn_cc::build(&cc_cfg), pacer);
+        let sender = Sender::new(
+            sender_cfg,
+            1,
+            rtt,
+            timer(),
+            multiconn_cc::build(&cc_cfg),
+            pacer,
+        );
         let our_wscale = wscale_for(knobs.rmem[2].max(knobs.rmem[1]));
         let rcv_cfg = ReceiverConfig {
             mss,
@@ -146,7 +165,9 @@ impl TcpEndpoint {
 
     fn on_established(&mut self, now: Time) {
         if let Some(sample) = self.hs.on_established(now) {
-            self.sender.rtt_mut().update(sample, multiconn_core::Dur::ZERO);
+            self.sender
+                .rtt_mut()
+                .update(sample, multiconn_core::Dur::ZERO);
         }
         self.receiver.start(now);
         let w = self.app.on_established();
@@ -165,17 +186,27 @@ impl TcpEndpoint {
 
     fn build(&mut self, now: Time, seq: u64, len: u32, syn: bool) -> Segment {
         let ts = if syn && self.role == Role::Client {
-            self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr: 0 })
+            self.timestamps.then(|| Timestamps {
+                tsval: ts_from_time(now),
+                tsecr: 0,
+            })
         } else {
-            self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr: self.receiver.ts_recent() })
+            self.timestamps.then(|| Timestamps {
+                tsval: ts_from_time(now),
+                tsecr: self.receiver.ts_recent(),
+            })
         };
         if syn {
             let is_ack = self.role == Role::Server;
-            let offer_ws = self.role == Role::Client || self.hs.peer().is_some_and(|p| p.wscale.is_some());
+            let offer_ws =
+                self.role == Role::Client || self.hs.peer().is_some_and(|p| p.wscale.is_some());
             return Segment {
                 seq: 0,
                 ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
-                flags: Flags { syn: true, ack: is_ack },
+                flags: Flags {
+                    syn: true,
+                    ack: is_ack,
+                },
                 window: self.receiver.syn_window(),
                 wscale: offer_ws.then_some(self.our_wscale),
                 sack_permitted: self.sack,
@@ -189,19 +220,26 @@ impl TcpEndpoint {
         Segment {
             seq,
             ack: info.ack,
-            flags: Flags { syn: false, ack: true },
+            flags: Flags {
+                syn: false,
+                ack: true,
+            },
             window: info.window,
             wscale: None,
             sack_permitted: false,
             mss: None,
-            ts: ts.map(|t| Timestamps { tsecr: info.tsecr, ..t }),
+            ts: ts.map(|t| Timestamps {
+                tsecr: info.tsecr,
+                ..t
+            }),
             sack: info.sack,
             len,
         }
     }
 
     fn packet(&mut self, now: Time, next_id: &mut u64, seg: Segment) -> Packet {
-        let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now).with_payload(Payload::new(seg));
+        let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now)
+            .with_payload(Payload::new(seg));
         *next_id += 1;
         self.pkt_seq += 1;
         p
@@ -222,7 +260,9 @@ impl TcpEndpoint {
 impl Endpoint for TcpEndpoint {
     fn handle_packet(&mut self, now: Time, pkt: Packet) {
         let Some(payload) = pkt.payload else { return };
-        let Some(seg) = payload.get::<Segment>() else { return };
+        let Some(seg) = payload.get::<Segment>() else {
+            return;
+        };
         if seg.flags.syn {
             match (self.role, self.hs.state(), seg.flags.ack) {
                 (Role::Server, State::Idle, false) => {
@@ -281,9 +321,17 @@ impl Endpoint for TcpEndpoint {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        let start = (self.role == Role::Client && self.hs.state() == State::Idle).then_some(self.start);
-        let (delack, sender) = if self.hs.established() { (self.receiver.delack_deadline(), self.sender.next_timeout()) } else { (None, None) };
-        [start, self.hs.deadline(), delack, sender].into_iter().flatten().min()
+        let start =
+            (self.role == Role::Client && self.hs.state() == State::Idle).then_some(self.start);
+        let (delack, sender) = if self.hs.established() {
+            (self.receiver.delack_deadline(), self.sender.next_timeout())
+        } else {
+            (None, None)
+        };
+        [start, self.hs.deadline(), delack, sender]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn handle_timeout(&mut self, now: Time) {
@@ -306,7 +354,11 @@ impl Endpoint for TcpEndpoint {
         TransportSample {
             cwnd: self.sender.controller().window(),
             bytes_in_flight: self.sender.scoreboard().pipe(),
-            srtt: if rtt.has_sample() { rtt.smoothed() } else { multiconn_core::Dur::ZERO },
+            srtt: if rtt.has_sample() {
+                rtt.smoothed()
+            } else {
+                multiconn_core::Dur::ZERO
+            },
             retransmissions: self.sender.retransmissions(),
             spurious_retransmissions: self.sender.spurious_retransmissions(),
             lost: self.sender.lost(),

@@ -57,7 +57,15 @@ pub struct Handshake {
 
 impl Handshake {
     pub fn new(role: Role, timer: RtoTimer) -> Handshake {
-        Handshake { role, state: State::Idle, send_pending: false, sent_at: None, retransmitted: false, timer, peer: None }
+        Handshake {
+            role,
+            state: State::Idle,
+            send_pending: false,
+            sent_at: None,
+            retransmitted: false,
+            timer,
+            peer: None,
+        }
     }
     pub fn state(&self) -> State {
         self.state

@@ -37,8 +37,14 @@ impl TcpFactory {
     }
 
     /// (client, server), or the profile's refusal of the congestion controller.
-    pub fn try_connect(&self, params: &ConnectionParams) -> Result<(TcpEndpoint, TcpEndpoint), ProfileError> {
-        Ok((TcpEndpoint::new(Role::Client, params)?, TcpEndpoint::new(Role::Server, params)?))
+    pub fn try_connect(
+        &self,
+        params: &ConnectionParams,
+    ) -> Result<(TcpEndpoint, TcpEndpoint), ProfileError> {
+        Ok((
+            TcpEndpoint::new(Role::Client, params)?,
+            TcpEndpoint::new(Role::Server, params)?,
+        ))
     }
 }
 
@@ -51,7 +57,12 @@ impl TransportFactory for TcpFactory {
             Err(_) => {
                 let mut p = params.clone();
                 p.cc = p.profile.cc.default;
-                self.try_connect(&p).unwrap_or_else(|e| panic!("profile {} offers no usable controller: {e}", p.profile.name))
+                self.try_connect(&p).unwrap_or_else(|e| {
+                    panic!(
+                        "profile {} offers no usable controller: {e}",
+                        p.profile.name
+                    )
+                })
             }
         };
         (Box::new(c), Box::new(s))

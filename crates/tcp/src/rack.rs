@@ -44,7 +44,15 @@ impl Rack {
     /// `time_threshold` = [num, den]: reo_wnd = min_rtt · (num − den)/den ([5, 4]: min_rtt/4).
     pub fn new(time_threshold: [u64; 2]) -> Rack {
         let den = time_threshold[1].max(1);
-        Rack { xmit: None, rtt: Dur::ZERO, reord: false, fack: 0, reo_num: time_threshold[0].saturating_sub(den), reo_den: den, sent: VecDeque::new() }
+        Rack {
+            xmit: None,
+            rtt: Dur::ZERO,
+            reord: false,
+            fack: 0,
+            reo_num: time_threshold[0].saturating_sub(den),
+            reo_den: den,
+            sent: VecDeque::new(),
+        }
     }
 
     pub fn rtt(&self) -> Dur {
@@ -75,7 +83,9 @@ impl Rack {
         if seg.tx_count > 1 && (echo.is_some_and(|e| e < seg.last_sent) || rtt < min_rtt) {
             return;
         }
-        let newer = self.xmit.map_or(true, |(t, s)| sent_after(seg.last_sent, seg.end, t, s));
+        let newer = self
+            .xmit
+            .map_or(true, |(t, s)| sent_after(seg.last_sent, seg.end, t, s));
         if newer {
             self.xmit = Some((seg.last_sent, seg.end));
             self.rtt = rtt;
@@ -83,7 +93,14 @@ impl Rack {
     }
 
     /// §6.2 step 4.
-    pub fn reo_wnd(&self, in_recovery: bool, sacked_segments: u64, dup_thresh: u64, min_rtt: Dur, srtt: Dur) -> Dur {
+    pub fn reo_wnd(
+        &self,
+        in_recovery: bool,
+        sacked_segments: u64,
+        dup_thresh: u64,
+        min_rtt: Dur,
+        srtt: Dur,
+    ) -> Dur {
         if !self.reord && (in_recovery || sacked_segments >= dup_thresh) {
             return Dur::ZERO;
         }
@@ -99,7 +116,13 @@ impl Rack {
     /// §6.2 step 5: marks lost every outstanding transmission sent before `RACK.xmit_ts` more
     /// than `RACK.rtt + reo_wnd` ago, calling `lost` for each; returns when the reorder timer
     /// should fire next.
-    pub fn detect_loss(&mut self, now: Time, sb: &mut Scoreboard, reo_wnd: Dur, mut lost: impl FnMut(&SentSegment)) -> Option<Time> {
+    pub fn detect_loss(
+        &mut self,
+        now: Time,
+        sb: &mut Scoreboard,
+        reo_wnd: Dur,
+        mut lost: impl FnMut(&SentSegment),
+    ) -> Option<Time> {
         let (rx_time, rx_seq) = self.xmit?;
         let mut i = 0;
         while i < self.sent.len() {

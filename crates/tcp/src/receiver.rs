@@ -155,7 +155,9 @@ impl Receiver {
             if seg.seq <= self.last_ack_sent && ts.tsval >= self.ts_recent {
                 self.ts_recent = ts.tsval;
             }
-            if let Some(echo) = crate::segment::ts_to_time(ts.tsecr).filter(|_| seg.len as u64 >= self.cfg.mss) {
+            if let Some(echo) =
+                crate::segment::ts_to_time(ts.tsecr).filter(|_| seg.len as u64 >= self.cfg.mss)
+            {
                 self.buf.on_ts_sample(now.since(echo));
             }
         }
@@ -171,7 +173,10 @@ impl Receiver {
             out.duplicate = true;
             return out;
         }
-        let limit = self.right_edge.max(self.rcv_nxt + self.window_bytes()).max(self.rcv_nxt + self.cfg.mss);
+        let limit = self
+            .right_edge
+            .max(self.rcv_nxt + self.window_bytes())
+            .max(self.rcv_nxt + self.cfg.mss);
         if start >= limit {
             // Beyond the window: drop and tell the sender where we are.
             self.ack_now = true;
@@ -240,7 +245,11 @@ impl Receiver {
         let i = self.ooo.partition_point(|r| r.1 < a);
         let j = self.ooo.partition_point(|r| r.0 <= b);
         let removed: u64 = self.ooo[i..j].iter().map(|r| r.1 - r.0).sum();
-        let merged = if i < j { (a.min(self.ooo[i].0), b.max(self.ooo[j - 1].1)) } else { (a, b) };
+        let merged = if i < j {
+            (a.min(self.ooo[i].0), b.max(self.ooo[j - 1].1))
+        } else {
+            (a, b)
+        };
         self.ooo.splice(i..j, std::iter::once(merged));
         self.ooo_bytes = self.ooo_bytes - removed + (merged.1 - merged.0);
     }
@@ -281,9 +290,16 @@ impl Receiver {
         let ws = self.cfg.wscale;
         let want = self.rcv_nxt + self.window_bytes();
         let keep = self.right_edge.saturating_sub(self.rcv_nxt);
-        let field = ((want - self.rcv_nxt) >> ws).max(keep.div_ceil(1u64 << ws)).min(65535);
+        let field = ((want - self.rcv_nxt) >> ws)
+            .max(keep.div_ceil(1u64 << ws))
+            .min(65535);
         self.right_edge = self.right_edge.max(self.rcv_nxt + (field << ws));
-        AckInfo { ack: self.rcv_nxt, window: field as u16, sack, tsecr: self.ts_recent }
+        AckInfo {
+            ack: self.rcv_nxt,
+            window: field as u16,
+            sack,
+            tsecr: self.ts_recent,
+        }
     }
 
     /// The window for our SYN or SYN-ACK (never scaled, at most 65535).
@@ -322,12 +338,18 @@ mod tests {
         Segment {
             seq,
             ack: 1,
-            flags: Flags { syn: false, ack: true },
+            flags: Flags {
+                syn: false,
+                ack: true,
+            },
             window: 100,
             wscale: None,
             sack_permitted: false,
             mss: None,
-            ts: Some(Timestamps { tsval: seq, tsecr: 0 }),
+            ts: Some(Timestamps {
+                tsval: seq,
+                tsecr: 0,
+            }),
             sack: SackBlocks::new(),
             len,
         }

@@ -22,12 +22,24 @@ pub struct RtoTimer {
 
 impl RtoTimer {
     pub fn new(granularity: Dur, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RtoTimer {
-        RtoTimer { granularity, min_rto, max_rto, initial_rto, backoff: 0, deadline: None }
+        RtoTimer {
+            granularity,
+            min_rto,
+            max_rto,
+            initial_rto,
+            backoff: 0,
+            deadline: None,
+        }
     }
 
     /// The current timeout: the RFC 6298 value for `rtt`, times 2^backoff, at most max_rto.
     pub fn rto(&self, rtt: &RttEstimator) -> Dur {
-        let base = rtt.rto(self.granularity, self.min_rto, self.max_rto, self.initial_rto);
+        let base = rtt.rto(
+            self.granularity,
+            self.min_rto,
+            self.max_rto,
+            self.initial_rto,
+        );
         let factor = 1u64 << self.backoff.min(MAX_BACKOFF);
         Dur(base.0.saturating_mul(factor)).min(self.max_rto.max(base))
     }
@@ -88,7 +100,10 @@ mod tests {
             seen.push(t.rto(&rtt).0 / 1_000_000);
             t.on_expired();
         }
-        assert_eq!(seen, vec![1000, 2000, 4000, 8000, 16000, 32000, 64000, 120000, 120000, 120000]);
+        assert_eq!(
+            seen,
+            vec![1000, 2000, 4000, 8000, 16000, 32000, 64000, 120000, 120000, 120000]
+        );
     }
 
     #[test]

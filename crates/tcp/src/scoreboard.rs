@@ -149,9 +149,19 @@ impl Scoreboard {
     /// Applies `f` to segment `idx`, keeping the counters right.
     fn modify(&mut self, idx: usize, f: impl FnOnce(&mut SentSegment)) {
         let seg = &mut self.segs[idx];
-        let (pipe0, lp0, sack0, len0) = (seg.pipe_bytes(), seg.needs_retransmission(), seg.sacked, seg.len());
+        let (pipe0, lp0, sack0, len0) = (
+            seg.pipe_bytes(),
+            seg.needs_retransmission(),
+            seg.sacked,
+            seg.len(),
+        );
         f(seg);
-        let (pipe1, lp1, sack1, len1) = (seg.pipe_bytes(), seg.needs_retransmission(), seg.sacked, seg.len());
+        let (pipe1, lp1, sack1, len1) = (
+            seg.pipe_bytes(),
+            seg.needs_retransmission(),
+            seg.sacked,
+            seg.len(),
+        );
         let start = seg.start;
         self.pipe = self.pipe - pipe0 + pipe1;
         self.lost_pending = self.lost_pending - lp0 as u64 + lp1 as u64;
@@ -201,7 +211,9 @@ impl Scoreboard {
     /// Declares segment `idx` lost (or its outstanding retransmission). Returns whether that
     /// changed anything.
     pub fn mark_lost(&mut self, idx: usize) -> bool {
-        let Some(s) = self.segs.get(idx) else { return false };
+        let Some(s) = self.segs.get(idx) else {
+            return false;
+        };
         if s.sacked || s.needs_retransmission() {
             return false;
         }
@@ -296,7 +308,11 @@ impl Scoreboard {
                 cursor = self.sacked[k].1;
                 continue;
             }
-            let gap_end = if k < self.sacked.len() { self.sacked[k].0.min(b) } else { b };
+            let gap_end = if k < self.sacked.len() {
+                self.sacked[k].0.min(b)
+            } else {
+                b
+            };
             // Mark the segments wholly inside [cursor, gap_end).
             let mut i = self.segs.partition_point(|s| s.start < cursor);
             let mut run: Option<(u64, u64)> = None;
@@ -325,15 +341,27 @@ impl Scoreboard {
     /// RFC 6675 `IsLost` with the byte rule: marks lost every segment with more than
     /// (DupThresh − 1)·SMSS bytes SACKed above it, calling `lost` for each. Amortised O(1):
     /// segments already judged are not looked at again.
-    pub fn mark_lost_by_sack(&mut self, dup_thresh: u64, mss: u64, mut lost: impl FnMut(&SentSegment)) {
+    pub fn mark_lost_by_sack(
+        &mut self,
+        dup_thresh: u64,
+        mss: u64,
+        mut lost: impl FnMut(&SentSegment),
+    ) {
         let limit = dup_thresh.saturating_sub(1) * mss;
         if self.sacked_bytes <= limit {
             return;
         }
         let from = self.mark_hint.max(self.snd_una);
-        let Some(mut i) = self.index_of(from) else { return };
+        let Some(mut i) = self.index_of(from) else {
+            return;
+        };
         let first = self.segs[i].start;
-        let mut below: u64 = self.sacked.iter().take_while(|r| r.0 < first).map(|r| r.1.min(first) - r.0).sum();
+        let mut below: u64 = self
+            .sacked
+            .iter()
+            .take_while(|r| r.0 < first)
+            .map(|r| r.1.min(first) - r.0)
+            .sum();
         while i < self.segs.len() {
             let s = self.segs[i];
             if s.sacked {
@@ -380,7 +408,10 @@ impl Scoreboard {
         let mut union: Vec<(u64, u64)> = Vec::new();
         for s in &self.segs {
             if s.start != expect || s.end <= s.start {
-                return Err(format!("segment {:?} does not follow {expect}", (s.start, s.end)));
+                return Err(format!(
+                    "segment {:?} does not follow {expect}",
+                    (s.start, s.end)
+                ));
             }
             expect = s.end;
             if s.lost && s.sacked {
@@ -398,16 +429,25 @@ impl Scoreboard {
             if s.needs_retransmission() {
                 lp += 1;
                 if s.start < self.retx_hint {
-                    return Err(format!("lost segment {} below the retransmission hint {}", s.start, self.retx_hint));
+                    return Err(format!(
+                        "lost segment {} below the retransmission hint {}",
+                        s.start, self.retx_hint
+                    ));
                 }
             }
         }
         if expect != self.snd_nxt {
-            return Err(format!("segments end at {expect}, snd_nxt {}", self.snd_nxt));
+            return Err(format!(
+                "segments end at {expect}, snd_nxt {}",
+                self.snd_nxt
+            ));
         }
         for w in self.sacked.windows(2) {
             if w[0].1 >= w[1].0 {
-                return Err(format!("SACKed ranges {:?} and {:?} overlap or touch", w[0], w[1]));
+                return Err(format!(
+                    "SACKed ranges {:?} and {:?} overlap or touch",
+                    w[0], w[1]
+                ));
             }
         }
         if let Some(r) = self.sacked.first() {
@@ -416,17 +456,36 @@ impl Scoreboard {
             }
         }
         if union != self.sacked {
-            return Err(format!("ranges {:?} differ from SACKed segments {:?}", self.sacked, union));
+            return Err(format!(
+                "ranges {:?} differ from SACKed segments {:?}",
+                self.sacked, union
+            ));
         }
-        if (pipe, sb, ss, lp) != (self.pipe, self.sacked_bytes, self.sacked_segments, self.lost_pending) {
+        if (pipe, sb, ss, lp)
+            != (
+                self.pipe,
+                self.sacked_bytes,
+                self.sacked_segments,
+                self.lost_pending,
+            )
+        {
             return Err(format!(
                 "counters (pipe, sacked bytes, sacked segments, lost) {:?} != recomputed {:?}",
-                (self.pipe, self.sacked_bytes, self.sacked_segments, self.lost_pending),
+                (
+                    self.pipe,
+                    self.sacked_bytes,
+                    self.sacked_segments,
+                    self.lost_pending
+                ),
                 (pipe, sb, ss, lp)
             ));
         }
         if self.pipe > self.outstanding() {
-            return Err(format!("pipe {} > outstanding {}", self.pipe, self.outstanding()));
+            return Err(format!(
+                "pipe {} > outstanding {}",
+                self.pipe,
+                self.outstanding()
+            ));
         }
         Ok(())
     }

@@ -103,8 +103,16 @@ impl Segment {
         if self.flags.syn {
             return SYN_OPTIONS;
         }
-        let ts = if self.ts.is_some() { TIMESTAMPS_OPTION } else { 0 };
-        let sack = if self.sack.is_empty() { 0 } else { (2 + 8 * self.sack.len() as u32).next_multiple_of(4) };
+        let ts = if self.ts.is_some() {
+            TIMESTAMPS_OPTION
+        } else {
+            0
+        };
+        let sack = if self.sack.is_empty() {
+            0
+        } else {
+            (2 + 8 * self.sack.len() as u32).next_multiple_of(4)
+        };
         ts + sack
     }
 
@@ -150,7 +158,10 @@ mod tests {
         let mut s = Segment {
             seq: 1,
             ack: 1,
-            flags: Flags { syn: false, ack: true },
+            flags: Flags {
+                syn: false,
+                ack: true,
+            },
             window: 0,
             wscale: None,
             sack_permitted: false,

@@ -127,13 +127,24 @@ pub struct Sender {
 
 impl std::fmt::Debug for Sender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sender").field("snd_una", &self.sb.snd_una()).field("snd_nxt", &self.sb.snd_nxt()).field("cc", &self.cc).finish()
+        f.debug_struct("Sender")
+            .field("snd_una", &self.sb.snd_una())
+            .field("snd_nxt", &self.sb.snd_nxt())
+            .field("cc", &self.cc)
+            .finish()
     }
 }
 
 impl Sender {
     /// `start`: the first data sequence number (ISN + 1).
-    pub fn new(cfg: SenderConfig, start: u64, rtt: RttEstimator, rto: RtoTimer, cc: Box<dyn Controller>, pacer: Pacer) -> Sender {
+    pub fn new(
+        cfg: SenderConfig,
+        start: u64,
+        rtt: RttEstimator,
+        rto: RtoTimer,
+        cc: Box<dyn Controller>,
+        pacer: Pacer,
+    ) -> Sender {
         let sndbuf = cfg.wmem[1].max(cfg.wmem[0]);
         let mut s = Sender {
             rack: Rack::new(cfg.time_threshold),
@@ -231,7 +242,8 @@ impl Sender {
 
     /// Bytes the application may still write into the send buffer.
     pub fn writable(&self) -> u64 {
-        self.sndbuf.saturating_sub(self.stream_end - self.sb.snd_una())
+        self.sndbuf
+            .saturating_sub(self.stream_end - self.sb.snd_una())
     }
     pub fn write(&mut self, bytes: u64) {
         self.stream_end += bytes;
@@ -242,13 +254,23 @@ impl Sender {
     }
 
     fn grow_sndbuf(&mut self) {
-        let want = (2 * self.cc.window()).min(self.cfg.wmem[2]).max(self.cfg.wmem[1]);
+        let want = (2 * self.cc.window())
+            .min(self.cfg.wmem[2])
+            .max(self.cfg.wmem[1]);
         self.sndbuf = self.sndbuf.max(want);
     }
 
     /// When a timer of the sender next fires.
     pub fn next_timeout(&self) -> Option<Time> {
-        [self.rto.deadline(), self.tlp_deadline, self.rack_deadline, self.pacing_deadline].into_iter().flatten().min()
+        [
+            self.rto.deadline(),
+            self.tlp_deadline,
+            self.rack_deadline,
+            self.pacing_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Processes the ACK fields of an arriving segment.
@@ -263,11 +285,18 @@ impl Sender {
         }
         self.snd_wnd = (seg.window as u64) << self.peer_wscale;
         let prior_in_flight = self.sb.pipe();
-        let tsecr = seg.ts.filter(|_| self.cfg.timestamps).and_then(|t| ts_to_time(t.tsecr));
+        let tsecr = seg
+            .ts
+            .filter(|_| self.cfg.timestamps)
+            .and_then(|t| ts_to_time(t.tsecr));
         let min_rtt = self.rtt.min();
 
         // D-SACK (RFC 2883 §4): the first block lies below the cumulative ACK or inside the second.
-        let blocks: &[(u64, u64)] = if self.cfg.sack { seg.sack.as_slice() } else { &[] };
+        let blocks: &[(u64, u64)] = if self.cfg.sack {
+            seg.sack.as_slice()
+        } else {
+            &[]
+        };
         let mut sack_from = 0;
         if let Some(&(a, b)) = blocks.first() {
             let inside_second = blocks.get(1).is_some_and(|&(c, d)| a >= c && b <= d);
@@ -316,7 +345,13 @@ impl Sender {
         let advanced = ack > prior_una;
 
         // RTT (Karn; timestamps when only retransmissions were acknowledged).
-        let sample = rtt_sample.or_else(|| if newly > 0 { tsecr.map(|t| now.since(t)) } else { None });
+        let sample = rtt_sample.or_else(|| {
+            if newly > 0 {
+                tsecr.map(|t| now.since(t))
+            } else {
+                None
+            }
+        });
         if let Some(r) = sample {
             self.rtt.update(r, Dur::ZERO);
             self.rto.reset_backoff();
@@ -419,7 +454,9 @@ impl Sender {
     /// next episode), since D-SACKs often arrive after the repair.
     fn note_spurious_in_episode(&mut self, retx_time: Time, now: Time) {
         let in_current = self.episode.is_some();
-        let Some(ep) = self.episode.as_mut().or(self.last_episode.as_mut()) else { return };
+        let Some(ep) = self.episode.as_mut().or(self.last_episode.as_mut()) else {
+            return;
+        };
         if retx_time < ep.start || ep.undone {
             return;
         }
@@ -445,17 +482,29 @@ impl Sender {
             newest = newest.max(s.last_sent);
         };
         if self.cfg.rack_tlp {
-            let reo = self.rack.reo_wnd(self.episode.is_some(), self.sb.sacked_segments(), self.cfg.dup_thresh, self.rtt.min(), self.rtt.smoothed());
+            let reo = self.rack.reo_wnd(
+                self.episode.is_some(),
+                self.sb.sacked_segments(),
+                self.cfg.dup_thresh,
+                self.rtt.min(),
+                self.rtt.smoothed(),
+            );
             self.rack_deadline = self.rack.detect_loss(now, &mut self.sb, reo, &mut note);
         }
         if !self.cfg.rack_tlp || !self.cfg.sack {
             if self.cfg.sack {
-                self.sb.mark_lost_by_sack(self.cfg.dup_thresh, self.cfg.mss, &mut note);
+                self.sb
+                    .mark_lost_by_sack(self.cfg.dup_thresh, self.cfg.mss, &mut note);
             }
             let head_lost = match self.episode {
                 None => self.dupacks >= self.cfg.dup_thresh,
                 // RFC 6582 partial ACK: the next hole is lost too.
-                Some(ep) => !self.cfg.sack && ep.kind == EpisodeKind::Fast && advanced && self.sb.snd_una() < ep.point,
+                Some(ep) => {
+                    !self.cfg.sack
+                        && ep.kind == EpisodeKind::Fast
+                        && advanced
+                        && self.sb.snd_una() < ep.point
+                }
             };
             if head_lost && self.sb.mark_lost(0) {
                 if let Some(s) = self.sb.get(0) {
@@ -469,8 +518,20 @@ impl Sender {
 
     fn enter_recovery(&mut self, now: Time, lost_bytes: u64, largest_lost_sent: Time) {
         self.last_episode = None;
-        self.episode = Some(Episode { kind: EpisodeKind::Fast, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
-        let ev = LossEvent { bytes_lost: lost_bytes, largest_lost_sent, bytes_in_flight: self.sb.pipe(), prior_in_flight: self.sb.pipe() + lost_bytes };
+        self.episode = Some(Episode {
+            kind: EpisodeKind::Fast,
+            point: self.sb.snd_nxt(),
+            start: now,
+            retrans: 0,
+            spurious: 0,
+            undone: false,
+        });
+        let ev = LossEvent {
+            bytes_lost: lost_bytes,
+            largest_lost_sent,
+            bytes_in_flight: self.sb.pipe(),
+            prior_in_flight: self.sb.pipe() + lost_bytes,
+        };
         self.cc.on_congestion_event(now, &ev, &self.rtt);
         self.congestion_events += 1;
         self.tlp_deadline = None;
@@ -480,7 +541,9 @@ impl Sender {
 
     /// Linux `tcp_process_tlp_ack`.
     fn process_tlp_ack(&mut self, now: Time, ack: u64, advanced: bool, new_info: bool) {
-        let Some((high, is_retx)) = self.tlp_high else { return };
+        let Some((high, is_retx)) = self.tlp_high else {
+            return;
+        };
         if ack < high {
             return;
         }
@@ -489,7 +552,12 @@ impl Sender {
         } else if ack > high {
             self.tlp_high = None;
             if self.episode.is_none() {
-                let ev = LossEvent { bytes_lost: self.cfg.mss, largest_lost_sent: now, bytes_in_flight: self.sb.pipe(), prior_in_flight: self.sb.pipe() };
+                let ev = LossEvent {
+                    bytes_lost: self.cfg.mss,
+                    largest_lost_sent: now,
+                    bytes_in_flight: self.sb.pipe(),
+                    prior_in_flight: self.sb.pipe(),
+                };
                 self.cc.on_congestion_event(now, &ev, &self.rtt);
                 self.congestion_events += 1;
             }
@@ -500,7 +568,12 @@ impl Sender {
 
     fn arm_tlp(&mut self, now: Time) {
         self.tlp_deadline = None;
-        if !(self.cfg.rack_tlp && self.cfg.sack) || self.episode.is_some() || self.tlp_high.is_some() || self.sb.outstanding() == 0 || !self.rtt.has_sample() {
+        if !(self.cfg.rack_tlp && self.cfg.sack)
+            || self.episode.is_some()
+            || self.tlp_high.is_some()
+            || self.sb.outstanding() == 0
+            || !self.rtt.has_sample()
+        {
             return;
         }
         let mut pto = Dur(2 * self.rtt.smoothed().0);
@@ -519,7 +592,9 @@ impl Sender {
             self.pacing_deadline = None;
         }
         // A probe due no later than the RTO replaces it (Linux arms one timer for both).
-        let tlp_first = self.tlp_deadline.is_some_and(|d| d <= now && self.rto.deadline().map_or(true, |r| d <= r));
+        let tlp_first = self
+            .tlp_deadline
+            .is_some_and(|d| d <= now && self.rto.deadline().map_or(true, |r| d <= r));
         if self.rto.expired(now) && !tlp_first {
             self.on_rto(now);
             return;
@@ -550,7 +625,14 @@ impl Sender {
         self.rack.clear_sent();
         self.cc.on_persistent_congestion(now);
         self.last_episode = None;
-        self.episode = Some(Episode { kind: EpisodeKind::Loss, point: self.sb.snd_nxt(), start: now, retrans: 0, spurious: 0, undone: false });
+        self.episode = Some(Episode {
+            kind: EpisodeKind::Loss,
+            point: self.sb.snd_nxt(),
+            start: now,
+            retrans: 0,
+            spurious: 0,
+            undone: false,
+        });
         self.tlp_high = None;
         self.tlp_deadline = None;
         self.rack_deadline = None;
@@ -586,7 +668,9 @@ impl Sender {
                 return None;
             }
             let srtt = self.rtt.smoothed();
-            let at = self.pacer.earliest_send(now, len, cwnd, srtt, self.cc.pacing_rate());
+            let at = self
+                .pacer
+                .earliest_send(now, len, cwnd, srtt, self.cc.pacing_rate());
             if at > now {
                 self.pacing_deadline = Some(at);
                 return None;
@@ -606,7 +690,12 @@ impl Sender {
                 if self.retx_log.len() >= RETX_LOG {
                     self.retx_log.pop_front();
                 }
-                self.retx_log.push_back(Retx { start: seq, end: seq + len, time: now, counted: false });
+                self.retx_log.push_back(Retx {
+                    start: seq,
+                    end: seq + len,
+                    time: now,
+                    counted: false,
+                });
                 if let Some(ep) = self.episode.as_mut() {
                     ep.retrans += 1;
                 }
@@ -625,7 +714,11 @@ impl Sender {
         if !is_retx && !probe {
             self.arm_tlp(now);
         }
-        Some(DataSend { seq, len: len as u32, retransmission: is_retx })
+        Some(DataSend {
+            seq,
+            len: len as u32,
+            retransmission: is_retx,
+        })
     }
 
     /// The application has more to write than the send buffer holds now.
@@ -649,7 +742,9 @@ impl Sender {
         let hold = len == 0
             || (len < self.cfg.mss
                 && outstanding
-                && (len < avail || self.more_pending || self.small_end.is_some_and(|e| e > self.sb.snd_una())));
+                && (len < avail
+                    || self.more_pending
+                    || self.small_end.is_some_and(|e| e > self.sb.snd_una())));
         if hold {
             self.delivery.on_app_limited(self.sb.pipe());
             return None;

@@ -7,7 +7,10 @@ use multiconn_transport::Workload;
 use support::*;
 
 fn endless() -> Workload {
-    Workload::Download { size: None, request_size: 200 }
+    Workload::Download {
+        size: None,
+        request_size: 200,
+    }
 }
 
 #[test]
@@ -18,14 +21,26 @@ fn window_grows_past_64k_and_stays_under_the_max() {
     h.s2c.rate = Some(Rate(100_000_000));
     h.s2c.keep_log = false;
     h.run_until(Time(6_000_000_000), |_| false);
-    let windows: Vec<u64> = h.c2s.log.iter().filter(|(_, s, _)| !s.flags.syn).map(|(_, s, _)| (s.window as u64) << 7).collect();
+    let windows: Vec<u64> = h
+        .c2s
+        .log
+        .iter()
+        .filter(|(_, s, _)| !s.flags.syn)
+        .map(|(_, s, _)| (s.window as u64) << 7)
+        .collect();
     let max = *windows.iter().max().unwrap();
     let cap = (knobs.rmem[2] as f64 * knobs.adv_win_fraction) as u64;
     assert!(max > 4 * 65535, "window only reached {max}");
     assert!(windows.iter().all(|&w| w <= cap), "window above {cap}");
     assert!(h.client.receiver().buffer().rcvbuf() <= knobs.rmem[2]);
     // The right edge only moves forward.
-    let edges: Vec<u64> = h.c2s.log.iter().filter(|(_, s, _)| !s.flags.syn).map(|(_, s, _)| s.ack + ((s.window as u64) << 7)).collect();
+    let edges: Vec<u64> = h
+        .c2s
+        .log
+        .iter()
+        .filter(|(_, s, _)| !s.flags.syn)
+        .map(|(_, s, _)| s.ack + ((s.window as u64) << 7))
+        .collect();
     assert!(edges.windows(2).all(|w| w[1] >= w[0]));
     // 100 Mbit/s for most of 6 s: far more than a 64 KB window allows (64 KB / 100 ms = 5 Mbit/s).
     let delivered = Harness::delivered(&h.client_events);

@@ -8,7 +8,10 @@ use support::*;
 
 #[test]
 fn bulk_40mbit_20s_through_a_drop_tail_queue() {
-    let p = params(Workload::Download { size: None, request_size: 200 });
+    let p = params(Workload::Download {
+        size: None,
+        request_size: 200,
+    });
     let mut h = Harness::new(&p, ms(10));
     h.s2c.rate = Some(Rate(40_000_000));
     h.s2c.queue_limit = Some(100);
@@ -23,7 +26,11 @@ fn bulk_40mbit_20s_through_a_drop_tail_queue() {
     assert!(goodput > 0.85 * 40e6 * 1448.0 / 1500.0, "goodput {goodput}");
     let s = h.server.sample();
     assert!(h.s2c.dropped > 0 && s.retransmissions >= h.s2c.dropped.min(s.retransmissions));
-    assert!(s.retransmissions <= h.s2c.dropped + 2 * h.server.sender().timeouts() * 100, "{s:?} dropped {}", h.s2c.dropped);
+    assert!(
+        s.retransmissions <= h.s2c.dropped + 2 * h.server.sender().timeouts() * 100,
+        "{s:?} dropped {}",
+        h.s2c.dropped
+    );
     assert!(s.bytes_in_flight <= h.server.sender().scoreboard().outstanding());
     eprintln!(
         "bulk: {:.1} Mbit/s goodput, {} drops, {:?}, {} timeouts, {} events in {:?}",

@@ -22,7 +22,12 @@ fn client_can_send_two_rtts_after_start() {
     // The server learns the request at 2.5 RTT and the first response byte arrives at 3 RTT.
     let server_can = Harness::event_time(&h.server_events, AppEvent::CanSend).unwrap();
     assert_eq!(server_can, p.start + ms(50));
-    let first = h.client_events.iter().find(|(_, e)| matches!(e, AppEvent::Delivered { .. })).unwrap().0;
+    let first = h
+        .client_events
+        .iter()
+        .find(|(_, e)| matches!(e, AppEvent::Delivered { .. }))
+        .unwrap()
+        .0;
     assert_eq!(first, p.start + ms(60));
 }
 
@@ -33,12 +38,25 @@ fn clean_download_delivers_every_byte_once_in_order() {
     let end = h.run_to_finish(Time(10_000_000_000));
     assert_eq!(Harness::delivered(&h.client_events), size);
     assert_eq!(Harness::delivered(&h.server_events), 200);
-    let complete: Vec<_> = h.client_events.iter().filter(|(_, e)| matches!(e, AppEvent::ResponseComplete { .. })).collect();
+    let complete: Vec<_> = h
+        .client_events
+        .iter()
+        .filter(|(_, e)| matches!(e, AppEvent::ResponseComplete { .. }))
+        .collect();
     assert_eq!(complete.len(), 1);
-    assert_eq!(complete[0].1, AppEvent::ResponseComplete { index: 0, bytes: size });
+    assert_eq!(
+        complete[0].1,
+        AppEvent::ResponseComplete {
+            index: 0,
+            bytes: size
+        }
+    );
     assert_eq!(h.client_events.last().unwrap().1, AppEvent::Finished);
     let s = multiconn_transport::Endpoint::sample(&h.server);
-    assert_eq!((s.retransmissions, s.lost, s.spurious_retransmissions), (0, 0, 0));
+    assert_eq!(
+        (s.retransmissions, s.lost, s.spurious_retransmissions),
+        (0, 0, 0)
+    );
     // Slow start from IW10 over a 20 ms RTT with no bottleneck: ~7 rounds after the 3 RTT setup.
     assert!(end < Time(ms(60 + 20 * 8).0), "{end}");
     // Full-sized data segments are 1500 B on the wire.

@@ -20,7 +20,11 @@ fn harness(rack_tlp: bool) -> Harness {
 fn check_complete(h: &Harness) {
     assert_eq!(Harness::delivered(&h.client_events), SIZE);
     assert_eq!(h.client_events.last().unwrap().1, AppEvent::Finished);
-    let after_finish = h.client_events.iter().skip_while(|(_, e)| *e != AppEvent::Finished).count();
+    let after_finish = h
+        .client_events
+        .iter()
+        .skip_while(|(_, e)| *e != AppEvent::Finished)
+        .count();
     assert_eq!(after_finish, 1);
 }
 
@@ -39,14 +43,34 @@ fn single_loss_is_repaired_by_fast_retransmit() {
         h.run_to_finish(Time(20_000_000_000));
         check_complete(&h);
         let s = h.server.sample();
-        assert_eq!((s.retransmissions, s.spurious_retransmissions), (1, 0), "rack {rack}");
+        assert_eq!(
+            (s.retransmissions, s.spurious_retransmissions),
+            (1, 0),
+            "rack {rack}"
+        );
         assert_eq!(s.lost, 1);
-        assert_eq!((h.server.sender().timeouts(), h.server.sender().congestion_events()), (0, 1), "rack {rack}");
+        assert_eq!(
+            (
+                h.server.sender().timeouts(),
+                h.server.sender().congestion_events()
+            ),
+            (0, 1),
+            "rack {rack}"
+        );
         // Repaired about one round trip after the loss (20 ms RTT), long before min_rto.
-        let tx: Vec<Time> = h.s2c.log.iter().filter(|(_, s, _)| s.seq == response_seq(mss, 40) && s.len > 0).map(|(t, _, _)| *t).collect();
+        let tx: Vec<Time> = h
+            .s2c
+            .log
+            .iter()
+            .filter(|(_, s, _)| s.seq == response_seq(mss, 40) && s.len > 0)
+            .map(|(t, _, _)| *t)
+            .collect();
         assert_eq!(tx.len(), 2);
         assert!(tx[1] - tx[0] < ms(40), "rack {rack}: {:?}", tx[1] - tx[0]);
-        assert!(h.server.sample().cwnd < clean_cwnd(rack), "the window was reduced");
+        assert!(
+            h.server.sample().cwnd < clean_cwnd(rack),
+            "the window was reduced"
+        );
     }
 }
 
@@ -55,7 +79,10 @@ fn burst_loss_is_repaired_in_one_recovery_with_one_reduction() {
     for rack in [true, false] {
         let mut h = harness(rack);
         let mss = h.server.mss();
-        let holes: Vec<u64> = [30, 31, 32, 35, 37].iter().map(|&k| response_seq(mss, k)).collect();
+        let holes: Vec<u64> = [30, 31, 32, 35, 37]
+            .iter()
+            .map(|&k| response_seq(mss, k))
+            .collect();
         h.s2c.drop = Some(drop_first(holes));
         let mut cwnd_before = 0;
         h.run_until(Time(20_000_000_000), |h| {
@@ -66,8 +93,19 @@ fn burst_loss_is_repaired_in_one_recovery_with_one_reduction() {
         });
         check_complete(&h);
         let s = h.server.sample();
-        assert_eq!((s.retransmissions, s.lost, s.spurious_retransmissions), (5, 5, 0), "rack {rack}");
-        assert_eq!((h.server.sender().timeouts(), h.server.sender().congestion_events()), (0, 1), "rack {rack}");
+        assert_eq!(
+            (s.retransmissions, s.lost, s.spurious_retransmissions),
+            (5, 5, 0),
+            "rack {rack}"
+        );
+        assert_eq!(
+            (
+                h.server.sender().timeouts(),
+                h.server.sender().congestion_events()
+            ),
+            (0, 1),
+            "rack {rack}"
+        );
         assert!(cwnd_before > 0);
     }
 }
@@ -129,7 +167,9 @@ fn rto_retransmits_everything_not_sacked_go_back_n() {
     let drops: Vec<u64> = (20..30).map(|k| response_seq(mss, k)).collect();
     let first = drops[0];
     let d2 = drops.clone();
-    h.s2c.drop = Some(Box::new(move |s, n| (n == 1 && d2.contains(&s.seq)) || (s.seq == first && n <= 2)));
+    h.s2c.drop = Some(Box::new(move |s, n| {
+        (n == 1 && d2.contains(&s.seq)) || (s.seq == first && n <= 2)
+    }));
     h.run_to_finish(Time(20_000_000_000));
     check_complete(&h);
     assert!(h.server.sender().timeouts() >= 1);

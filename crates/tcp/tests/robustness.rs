@@ -49,7 +49,7 @@ proptest! {
         let mut id = 1_000_000u64;
         let mut now = h.now;
         for (i, s) in segs.into_iter().enumerate() {
-            now = now + ms(1);
+            now += ms(1);
             let p = Packet::new(id, FlowId(0), 100, 0, now).with_payload(Payload::new(s));
             id += 1;
             if i % 2 == 0 { h.client.handle_packet(now, p) } else { h.server.handle_packet(now, p) }
@@ -86,7 +86,16 @@ fn factory_endpoints_complete_a_download_through_the_trait() {
         if done {
             break;
         }
-        let next = [to_server.first().map(|x| x.0), to_client.first().map(|x| x.0), c.poll_timeout(), s.poll_timeout()].into_iter().flatten().min().unwrap();
+        let next = [
+            to_server.first().map(|x| x.0),
+            to_client.first().map(|x| x.0),
+            c.poll_timeout(),
+            s.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap();
         now = next;
         while to_server.first().is_some_and(|x| x.0 <= now) {
             s.handle_packet(now, to_server.remove(0).1);

@@ -12,7 +12,13 @@ fn backoff_doubles_and_clamps_on_scripted_samples() {
     let mut rtt = RttEstimator::new(ms(1000), RttVarRule::Rfc9002);
     let mut t = RtoTimer::new(ms(1), min, max, ms(1000));
     // No sample: the initial RTO, doubling up to max_rto.
-    let seq: Vec<Dur> = (0..4).map(|_| { let r = t.rto(&rtt); t.on_expired(); r }).collect();
+    let seq: Vec<Dur> = (0..4)
+        .map(|_| {
+            let r = t.rto(&rtt);
+            t.on_expired();
+            r
+        })
+        .collect();
     assert_eq!(seq, vec![ms(1000), ms(2000), ms(3000), ms(3000)]);
     // Samples 300, 260, 500 ms (Karn-valid): backoff cleared; RTO = SRTT + 4·RTTVAR per §2.3.
     let mut srtt = 0u64;
@@ -56,7 +62,13 @@ fn retransmission_gaps(max_rto: Dur) -> Vec<Dur> {
     // Black hole for the server's data once the handshake is done.
     h.s2c.drop = Some(Box::new(|s, _| s.len > 0));
     h.run_until(Time(8_000_000_000), |_| false);
-    let tx: Vec<Time> = h.s2c.log.iter().filter(|(_, s, _)| s.seq == 1 && s.len > 0).map(|(t, _, _)| *t).collect();
+    let tx: Vec<Time> = h
+        .s2c
+        .log
+        .iter()
+        .filter(|(_, s, _)| s.seq == 1 && s.len > 0)
+        .map(|(t, _, _)| *t)
+        .collect();
     tx.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
@@ -66,5 +78,8 @@ fn the_head_is_retransmitted_with_exponential_backoff() {
     let gaps = retransmission_gaps(ms(120_000));
     assert_eq!(&gaps[..5], &[ms(200), ms(400), ms(800), ms(1600), ms(3200)]);
     let gaps = retransmission_gaps(ms(1000));
-    assert_eq!(&gaps[..6], &[ms(200), ms(400), ms(800), ms(1000), ms(1000), ms(1000)]);
+    assert_eq!(
+        &gaps[..6],
+        &[ms(200), ms(400), ms(800), ms(1000), ms(1000), ms(1000)]
+    );
 }

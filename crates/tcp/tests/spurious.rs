@@ -14,7 +14,9 @@ fn reordered_segment_counts_as_spurious_and_the_reduction_is_undone() {
     h.s2c.rate = Some(Rate(40_000_000));
     let mss = h.server.mss();
     let late = response_seq(mss, 40);
-    h.s2c.extra_delay = Some(Box::new(move |s, n| (s.seq == late && n == 1).then_some(ms(30))));
+    h.s2c.extra_delay = Some(Box::new(move |s, n| {
+        (s.seq == late && n == 1).then_some(ms(30))
+    }));
     let mut cwnd_before = 0;
     let mut cwnd_reduced = 0;
     h.run_until(Time(20_000_000_000), |h| {
@@ -28,9 +30,17 @@ fn reordered_segment_counts_as_spurious_and_the_reduction_is_undone() {
     });
     assert_eq!(Harness::delivered(&h.client_events), 1_000_000);
     let s = h.server.sample();
-    assert_eq!((s.retransmissions, s.spurious_retransmissions), (1, 1), "{s:?}");
+    assert_eq!(
+        (s.retransmissions, s.spurious_retransmissions),
+        (1, 1),
+        "{s:?}"
+    );
     assert_eq!(h.server.sender().congestion_events(), 1);
     assert!(cwnd_reduced < cwnd_before);
     assert_eq!(h.server.sender().undos(), 1);
-    assert!(s.cwnd >= cwnd_before, "undo restores the window: {} < {cwnd_before}", s.cwnd);
+    assert!(
+        s.cwnd >= cwnd_before,
+        "undo restores the window: {} < {cwnd_before}",
+        s.cwnd
+    );
 }

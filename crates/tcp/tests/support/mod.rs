@@ -7,8 +7,8 @@ use std::collections::{HashMap, VecDeque};
 use multiconn_cc::CcKind;
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time};
 use multiconn_tcp::{Segment, TcpEndpoint};
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, Role, Workload};
 use multiconn_transport::profile::TransportKind;
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, Role, Workload};
 
 pub fn ms(v: u64) -> Dur {
     Dur::from_millis(v)
@@ -28,12 +28,18 @@ pub fn params(workload: Workload) -> ConnectionParams {
 }
 
 pub fn download(size: u64) -> Workload {
-    Workload::Download { size: Some(size), request_size: 200 }
+    Workload::Download {
+        size: Some(size),
+        request_size: 200,
+    }
 }
 
 /// Decides whether a packet is dropped: (segment, how many times this sequence number was
 /// sent with data before, including this one).
 pub type DropRule = Box<dyn FnMut(&Segment, u32) -> bool>;
+
+/// Extra delay for a packet (reordering), same arguments as [`DropRule`].
+pub type DelayRule = Box<dyn FnMut(&Segment, u32) -> Option<Dur>>;
 
 pub struct Pipe {
     pub delay: Dur,
@@ -44,7 +50,7 @@ pub struct Pipe {
     tx_count: HashMap<u64, u32>,
     pub drop: Option<DropRule>,
     /// Extra delay for some packets (reordering): (segment, transmission count).
-    pub extra_delay: Option<Box<dyn FnMut(&Segment, u32) -> Option<Dur>>>,
+    pub extra_delay: Option<DelayRule>,
     /// (send time, segment) of everything offered to the pipe, dropped or not.
     pub log: Vec<(Time, Segment, bool)>,
     pub keep_log: bool,
@@ -53,11 +59,28 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: Dur) -> Pipe {
-        Pipe { delay, rate: None, queue_limit: None, busy_until: Time::ZERO, queue: VecDeque::new(), tx_count: HashMap::new(), drop: None, extra_delay: None, log: Vec::new(), keep_log: true, dropped: 0 }
+        Pipe {
+            delay,
+            rate: None,
+            queue_limit: None,
+            busy_until: Time::ZERO,
+            queue: VecDeque::new(),
+            tx_count: HashMap::new(),
+            drop: None,
+            extra_delay: None,
+            log: Vec::new(),
+            keep_log: true,
+            dropped: 0,
+        }
     }
 
     fn push(&mut self, now: Time, p: Packet) {
-        let seg = p.payload.as_ref().and_then(|x| x.get::<Segment>()).cloned().expect("segment payload");
+        let seg = p
+            .payload
+            .as_ref()
+            .and_then(|x| x.get::<Segment>())
+            .cloned()
+            .expect("segment payload");
         let n = if seg.len > 0 {
             let c = self.tx_count.entry(seg.seq).or_insert(0);
             *c += 1;
@@ -67,12 +90,20 @@ impl Pipe {
         };
         let mut dropped = self.drop.as_mut().is_some_and(|d| d(&seg, n));
         if let Some(limit) = self.queue_limit {
-            let waiting = self.queue.iter().filter(|(t, _)| *t > now + self.delay).count();
+            let waiting = self
+                .queue
+                .iter()
+                .filter(|(t, _)| *t > now + self.delay)
+                .count();
             if waiting >= limit {
                 dropped = true;
             }
         }
-        let extra = self.extra_delay.as_mut().and_then(|f| f(&seg, n)).unwrap_or(Dur::ZERO);
+        let extra = self
+            .extra_delay
+            .as_mut()
+            .and_then(|f| f(&seg, n))
+            .unwrap_or(Dur::ZERO);
         if self.keep_log {
             self.log.push((now, seg, dropped));
         }
@@ -81,7 +112,11 @@ impl Pipe {
             return;
         }
         let tx = self.rate.map_or(Dur::ZERO, |r| r.tx_time(p.size as u64));
-        let start = if self.busy_until > now { self.busy_until } else { now };
+        let start = if self.busy_until > now {
+            self.busy_until
+        } else {
+            now
+        };
         self.busy_until = start + tx;
         let arrival = self.busy_until + self.delay + extra;
         let at = self.queue.partition_point(|(t, _)| *t <= arrival);
@@ -142,7 +177,15 @@ impl Harness {
             if stop(self) {
                 return true;
             }
-            let next = [self.c2s.next_arrival(), self.s2c.next_arrival(), self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
+            let next = [
+                self.c2s.next_arrival(),
+                self.s2c.next_arrival(),
+                self.client.poll_timeout(),
+                self.server.poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let Some(next) = next else { return false };
             if next > limit {
                 self.now = limit;
@@ -170,16 +213,31 @@ impl Harness {
     }
 
     pub fn client_finished(&self) -> bool {
-        self.client_events.iter().any(|(_, e)| *e == AppEvent::Finished)
+        self.client_events
+            .iter()
+            .any(|(_, e)| *e == AppEvent::Finished)
     }
 
     pub fn run_to_finish(&mut self, limit: Time) -> Time {
-        assert!(self.run_until(limit, |h| h.client_finished()), "not finished by {limit}; server {:?}", self.server);
+        assert!(
+            self.run_until(limit, |h| h.client_finished()),
+            "not finished by {limit}; server {:?}",
+            self.server
+        );
         self.now
     }
 
     pub fn delivered(events: &[(Time, AppEvent)]) -> u64 {
-        events.iter().map(|(_, e)| if let AppEvent::Delivered { bytes } = e { *bytes } else { 0 }).sum()
+        events
+            .iter()
+            .map(|(_, e)| {
+                if let AppEvent::Delivered { bytes } = e {
+                    *bytes
+                } else {
+                    0
+                }
+            })
+            .sum()
     }
 
     pub fn event_time(events: &[(Time, AppEvent)], want: AppEvent) -> Option<Time> {
