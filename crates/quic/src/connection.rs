@@ -19,8 +19,8 @@ use crate::flow_control::{RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
 use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
 use crate::packet::{
-    header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD,
-    MIN_INITIAL_DATAGRAM, MIN_PN_AND_PAYLOAD,
+    header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_INITIAL_DATAGRAM,
+    MIN_PN_AND_PAYLOAD,
 };
 use crate::qlog::QlogSink;
 use crate::receiver::{AckPolicy, AckState};
@@ -152,12 +152,7 @@ impl Connection {
         let controller = multiconn_cc::build(&cc_cfg);
         let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
         let max_ack_delay = profile.ack.max_ack_delay;
-        let recovery = Recovery::new(
-            RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay),
-            rtt,
-            controller,
-            role == Role::Server,
-        );
+        let recovery = Recovery::new(RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay), rtt, controller, role == Role::Server);
         let pacer = Pacer::new(PacerConfig {
             enabled: profile.pacing.enabled,
             factor: profile.pacing.factor,
@@ -603,9 +598,7 @@ impl Connection {
     fn packet_type(&self, space: Space) -> Option<PacketType> {
         match space {
             Space::Initial if !self.recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
-            Space::Handshake if self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake) => {
-                Some(PacketType::Handshake)
-            }
+            Space::Handshake if self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake) => Some(PacketType::Handshake),
             Space::Data => self.data_packet_type(),
             _ => None,
         }
@@ -616,12 +609,7 @@ impl Connection {
         match space {
             Space::Initial => self.hs.send[0].has_retransmit() || self.hs.send[0].has_new(),
             Space::Handshake => self.hs.send[1].has_retransmit() || self.hs.send[1].has_new(),
-            Space::Data => {
-                self.handshake_done_pending
-                    || self.max_data_pending
-                    || !self.msd_pending.is_empty()
-                    || self.streams.front().is_some()
-            }
+            Space::Data => self.handshake_done_pending || self.max_data_pending || !self.msd_pending.is_empty() || self.streams.front().is_some(),
         }
     }
 
@@ -667,7 +655,7 @@ impl Connection {
         }
         let has_ack = matches!(frames.first(), Some(Frame::Ack(_)));
         let eliciting_frames = frames.iter().any(Frame::is_ack_eliciting);
-        if !eliciting_frames && !(has_ack && ack_due) {
+        if !(eliciting_frames || has_ack && ack_due) {
             // Put back nothing: fill() added nothing ack-eliciting and an ACK alone is not due.
             return None;
         }
@@ -807,9 +795,8 @@ impl Connection {
         let budget = (self.mds as u64).min(allowance) as usize;
 
         // Probes first: they ignore the congestion window and pacing.
-        let probe_space = Space::ALL
-            .into_iter()
-            .find(|s| (self.probes[s.index()] > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+        let probe_space =
+            Space::ALL.into_iter().find(|s| (self.probes[s.index()] > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
         for s in Space::ALL {
             if self.packet_type(s).is_none() {
                 self.probes[s.index()] = 0;
@@ -819,11 +806,7 @@ impl Connection {
             }
         }
 
-        let spaces: [Option<PacketType>; 3] = [
-            self.packet_type(Space::Initial),
-            self.packet_type(Space::Handshake),
-            self.packet_type(Space::Data),
-        ];
+        let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
         let cwnd = self.recovery.cwnd();
         let in_flight = self.recovery.bytes_in_flight();

@@ -14,10 +14,21 @@ pub enum Frame {
     Padding(u32),
     Ping,
     Ack(AckFrame),
-    Crypto { offset: u64, len: u32 },
-    Stream { id: u64, offset: u64, len: u32, fin: bool },
+    Crypto {
+        offset: u64,
+        len: u32,
+    },
+    Stream {
+        id: u64,
+        offset: u64,
+        len: u32,
+        fin: bool,
+    },
     MaxData(u64),
-    MaxStreamData { id: u64, max: u64 },
+    MaxStreamData {
+        id: u64,
+        max: u64,
+    },
     HandshakeDone,
 }
 
@@ -82,7 +93,7 @@ pub fn fit_data(room: usize, want: u64, overhead: impl Fn(u64) -> usize) -> Opti
         n = n.saturating_sub((total - room) as u64);
     }
     // Shrinking may have shortened the Length field: take back the byte it freed.
-    while n < want && overhead(n + 1) + n as usize + 1 <= room {
+    while n < want && overhead(n + 1) + (n as usize) < room {
         n += 1;
     }
     Some(n)

@@ -43,10 +43,7 @@ impl QuicFactory {
 
     /// The two endpoints as concrete types: (client, server).
     pub fn connect_pair(&self, params: &ConnectionParams) -> (Connection, Connection) {
-        (
-            Connection::with_handshake(params, Role::Client, self.handshake),
-            Connection::with_handshake(params, Role::Server, self.handshake),
-        )
+        (Connection::with_handshake(params, Role::Client, self.handshake), Connection::with_handshake(params, Role::Server, self.handshake))
     }
 }
 

@@ -40,9 +40,9 @@ pub fn header_line(role: Role, title: &str) -> String {
 /// Writes a whole JSON-SEQ file: header and events, each record preceded by 0x1E and followed
 /// by a newline.
 pub fn write_json_seq(out: &mut impl std::io::Write, role: Role, title: &str, events: &[String]) -> std::io::Result<()> {
-    write!(out, "{RECORD_SEPARATOR}{}\n", header_line(role, title))?;
+    writeln!(out, "{RECORD_SEPARATOR}{}", header_line(role, title))?;
     for e in events {
-        write!(out, "{RECORD_SEPARATOR}{e}\n")?;
+        writeln!(out, "{RECORD_SEPARATOR}{e}")?;
     }
     Ok(())
 }
@@ -122,14 +122,8 @@ impl QlogSink {
 
     /// Emits `recovery:metrics_updated` with the fields that changed since the last one.
     pub fn metrics(&mut self, now: Time, rtt: &RttEstimator, cwnd: u64, bytes_in_flight: u64) {
-        let m = Metrics {
-            cwnd,
-            bytes_in_flight,
-            smoothed_rtt: rtt.smoothed(),
-            min_rtt: rtt.min(),
-            latest_rtt: rtt.latest(),
-            rtt_variance: rtt.rttvar(),
-        };
+        let m =
+            Metrics { cwnd, bytes_in_flight, smoothed_rtt: rtt.smoothed(), min_rtt: rtt.min(), latest_rtt: rtt.latest(), rtt_variance: rtt.rttvar() };
         let old = self.last;
         if old == Some(m) {
             return;

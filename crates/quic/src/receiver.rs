@@ -83,10 +83,7 @@ impl AckState {
         if ack_eliciting {
             self.eliciting_since_ack += 1;
             let out_of_order = prev.is_some_and(|l| pn < l || pn > l + 1);
-            if !self.policy.delay_acks
-                || self.eliciting_since_ack >= self.policy.threshold
-                || (self.policy.immediate_on_reorder && out_of_order)
-            {
+            if !self.policy.delay_acks || self.eliciting_since_ack >= self.policy.threshold || (self.policy.immediate_on_reorder && out_of_order) {
                 self.immediate = true;
             } else if self.deadline.is_none() {
                 self.deadline = Some(now + self.policy.max_ack_delay);

@@ -373,23 +373,14 @@ impl Recovery {
     pub fn oldest_unacked(&self, space: Space, n: usize, out: &mut Vec<SentContent>) {
         let sp = &self.spaces[space.index()];
         let start = sp.cursor.saturating_sub(sp.base) as usize;
-        out.extend(
-            sp.sent.iter().skip(start).filter(|p| p.state == State::Outstanding && p.ack_eliciting).filter_map(|p| p.content.clone()).take(n),
-        );
+        out.extend(sp.sent.iter().skip(start).filter(|p| p.state == State::Outstanding && p.ack_eliciting).filter_map(|p| p.content.clone()).take(n));
     }
 
     // ---- acknowledgements ----
 
     /// Processes an ACK frame's ranges (inclusive, any order) received in `space`
     /// (RFC 9002 A.7). `ack_delay` is the decoded ACK Delay field.
-    pub fn on_ack_received(
-        &mut self,
-        now: Time,
-        space: Space,
-        ranges: impl Iterator<Item = (u64, u64)>,
-        ack_delay: Dur,
-        out: &mut Outcome,
-    ) {
+    pub fn on_ack_received(&mut self, now: Time, space: Space, ranges: impl Iterator<Item = (u64, u64)>, ack_delay: Dur, out: &mut Outcome) {
         let si = space.index();
         if self.spaces[si].discarded {
             return;

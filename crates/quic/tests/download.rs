@@ -73,11 +73,7 @@ fn download_survives_scripted_losses_including_lost_retransmissions_and_tail() {
     assert!(st.probes_sent >= 1, "the lost tail needs a PTO probe: {st:?}");
     assert!(h.server.recovery().stats().pto_expirations >= 1);
     // Offset 400_000 went out at least three times.
-    let sends = h
-        .log
-        .iter()
-        .filter(|w| stream_frames(&w.pkt).iter().any(|(_, off, len, _)| *off <= 400_000 && 400_000 < off + len))
-        .count();
+    let sends = h.log.iter().filter(|w| stream_frames(&w.pkt).iter().any(|(_, off, len, _)| *off <= 400_000 && 400_000 < off + len)).count();
     assert!(sends >= 3, "{sends}");
 }
 
@@ -106,17 +102,11 @@ fn requests_complete_on_parallel_streams() {
     assert_eq!(idx, (0..10).collect::<Vec<_>>());
     assert_eq!(Harness::delivered(&h.client_events), 400_000);
     assert_eq!(Harness::delivered(&h.server_events), 3_000);
-    assert!(max_open <= 3 && max_open >= 2, "{max_open}");
+    assert!((2..=3).contains(&max_open), "{max_open}");
     // Requests went out on streams 0, 4, ..., 36.
-    let mut ids: Vec<u64> = h
-        .log
-        .iter()
-        .filter(|w| w.from == multiconn_transport::Role::Client)
-        .flat_map(|w| stream_frames(&w.pkt))
-        .map(|f| f.0)
-        .collect();
+    let mut ids: Vec<u64> =
+        h.log.iter().filter(|w| w.from == multiconn_transport::Role::Client).flat_map(|w| stream_frames(&w.pkt)).map(|f| f.0).collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids, (0..10).map(|i| 4 * i).collect::<Vec<u64>>());
 }
-

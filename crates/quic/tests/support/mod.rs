@@ -21,16 +21,7 @@ pub fn rfc9002() -> Profile {
 }
 
 pub fn params(workload: Workload, start: Time) -> ConnectionParams {
-    ConnectionParams {
-        flow: FlowId(0),
-        start,
-        workload,
-        profile: rfc9002(),
-        cc: CcKind::NewReno,
-        max_packet_size: 1500,
-        resume: false,
-        qlog: false,
-    }
+    ConnectionParams { flow: FlowId(0), start, workload, profile: rfc9002(), cc: CcKind::NewReno, max_packet_size: 1500, resume: false, qlog: false }
 }
 
 pub fn download(size: u64) -> Workload {
@@ -54,16 +45,7 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: Dur, rate: Option<Rate>) -> Pipe {
-        Pipe {
-            delay,
-            rate,
-            busy_until: Time::ZERO,
-            queue: VecDeque::new(),
-            count: 0,
-            drop: Box::new(|_, _| false),
-            max_backlog: None,
-            tail_drops: 0,
-        }
+        Pipe { delay, rate, busy_until: Time::ZERO, queue: VecDeque::new(), count: 0, drop: Box::new(|_, _| false), max_backlog: None, tail_drops: 0 }
     }
 
     /// Returns (arrival time, dropped).
