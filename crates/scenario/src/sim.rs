@@ -528,14 +528,11 @@ impl World {
 
     /// The client application reads what its socket lets it read now.
     fn read_socket(&mut self, f: usize, now: Time) {
-        let mut read_any = false;
+        // The endpoint is drained after every datagram, so ACKs are not bunched.
         loop {
             let conn = self.conn_mut(f);
             let Some(pkt) = conn.socket.as_mut().and_then(|s| s.poll_read(now)) else { break };
             conn.client.handle_packet(now, pkt);
-            read_any = true;
-        }
-        if read_any {
             self.pump(f, Role::Client, now);
         }
         let conn = self.conn_mut(f);
