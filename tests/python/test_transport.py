@@ -57,7 +57,7 @@ def test_quic_qlog_files_are_json_seq_with_the_main_events(cli, examples: Path, 
     assert server[0]["trace"]["vantage_point"]["type"] == "server"
     assert client[0]["trace"]["vantage_point"]["type"] == "client"
     names = {r["name"] for r in server[1:]}
-    for expected in ("quic:packet_sent", "quic:packet_received", "recovery:packet_lost",
+    for expected in ("transport:packet_sent", "transport:packet_received", "recovery:packet_lost",
                      "recovery:metrics_updated", "recovery:congestion_state_updated"):
         assert expected in names, expected
     times = [r["time"] for r in server[1:]]

@@ -2,8 +2,9 @@
 //! -recovery-events), serialised as JSON-SEQ (RFC 7464) the way qvis reads it: a header record
 //! ([`header_line`]) then one record per event, each preceded by the record separator 0x1E.
 //!
-//! Events carry `time` in milliseconds relative to the connection start, a `name` and `data`:
-//! `quic:packet_sent` / `quic:packet_received` (header, raw length, frames),
+//! Events carry `time` in milliseconds relative to the connection start, a `name` and `data`,
+//! named as qlog 0.3 names them (quiche and qvis use these): `transport:packet_sent` /
+//! `transport:packet_received` (header, raw length, frames),
 //! `recovery:packet_lost`, `recovery:metrics_updated` (only the fields that changed) and
 //! `recovery:congestion_state_updated`.
 
@@ -109,11 +110,11 @@ impl QlogSink {
     }
 
     pub fn packet_sent(&mut self, now: Time, p: &QuicPacket) {
-        self.packet(now, "quic:packet_sent", p);
+        self.packet(now, "transport:packet_sent", p);
     }
 
     pub fn packet_received(&mut self, now: Time, p: &QuicPacket) {
-        self.packet(now, "quic:packet_received", p);
+        self.packet(now, "transport:packet_received", p);
     }
 
     pub fn packet_lost(&mut self, now: Time, ptype: PacketType, pn: u64) {

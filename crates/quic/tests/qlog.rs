@@ -26,7 +26,7 @@ fn qlog_events_parse_and_carry_the_required_fields() {
 
     let parsed: Vec<Value> = server.iter().map(|s| serde_json::from_str(s).expect("valid JSON")).collect();
     let names: BTreeSet<&str> = parsed.iter().map(|e| e["name"].as_str().unwrap()).collect();
-    for n in ["quic:packet_sent", "quic:packet_received", "recovery:packet_lost", "recovery:metrics_updated", "recovery:congestion_state_updated"] {
+    for n in ["transport:packet_sent", "transport:packet_received", "recovery:packet_lost", "recovery:metrics_updated", "recovery:congestion_state_updated"] {
         assert!(names.contains(n), "{n} missing from {names:?}");
     }
     let mut last = 0.0;
@@ -36,7 +36,7 @@ fn qlog_events_parse_and_carry_the_required_fields() {
         last = t;
         let d = &e["data"];
         match e["name"].as_str().unwrap() {
-            "quic:packet_sent" | "quic:packet_received" => {
+            "transport:packet_sent" | "transport:packet_received" => {
                 assert!(d["header"]["packet_type"].is_string());
                 assert!(d["header"]["packet_number"].is_u64());
                 assert!(d["raw"]["length"].as_u64().unwrap() > 16);
@@ -52,15 +52,15 @@ fn qlog_events_parse_and_carry_the_required_fields() {
         }
     }
     // The first server event is the reception of the client's Initial, one delay after start.
-    assert_eq!(parsed[0]["name"], "quic:packet_received");
+    assert_eq!(parsed[0]["name"], "transport:packet_received");
     assert_eq!(parsed[0]["time"].as_f64().unwrap(), 10.0 + 1228.0 * 8.0 / 20e6 * 1000.0);
     let sent_types: BTreeSet<&str> =
-        parsed.iter().filter(|e| e["name"] == "quic:packet_sent").map(|e| e["data"]["header"]["packet_type"].as_str().unwrap()).collect();
+        parsed.iter().filter(|e| e["name"] == "transport:packet_sent").map(|e| e["data"]["header"]["packet_type"].as_str().unwrap()).collect();
     assert_eq!(sent_types, ["1RTT", "handshake", "initial"].into_iter().collect());
     // Some metrics event reports an RTT and a window.
     assert!(parsed.iter().any(|e| e["data"]["smoothed_rtt"].is_f64()));
     assert!(parsed.iter().any(|e| e["data"]["congestion_window"].is_u64()));
-    let client_first: Value = client.iter().map(|s| serde_json::from_str::<Value>(s).unwrap()).find(|e| e["name"] == "quic:packet_sent").unwrap();
+    let client_first: Value = client.iter().map(|s| serde_json::from_str::<Value>(s).unwrap()).find(|e| e["name"] == "transport:packet_sent").unwrap();
     assert_eq!(client_first["time"].as_f64(), Some(0.0), "the client's Initial leaves at the start");
     assert_eq!(client_first["data"]["raw"]["length"], 1200);
 

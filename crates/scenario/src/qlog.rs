@@ -40,7 +40,7 @@ mod tests {
 
     #[test]
     fn every_record_is_separated_and_parses() {
-        let f = qlog_file("s", "bulk", "client", &[r#"{"time":1.5,"name":"quic:packet_sent","data":{}}"#.to_string()]);
+        let f = qlog_file("s", "bulk", "client", &[r#"{"time":1.5,"name":"transport:packet_sent","data":{}}"#.to_string()]);
         assert_eq!(f.file_name, "bulk_client.sqlog");
         let records: Vec<&str> = f.text.split(RECORD_SEPARATOR).filter(|r| !r.is_empty()).collect();
         assert_eq!(records.len(), 2);
@@ -48,6 +48,6 @@ mod tests {
         assert_eq!(header["qlog_format"], "JSON-SEQ");
         assert_eq!(header["trace"]["vantage_point"]["type"], "client");
         let event: serde_json::Value = serde_json::from_str(records[1].trim_end()).unwrap();
-        assert_eq!(event["name"], "quic:packet_sent");
+        assert_eq!(event["name"], "transport:packet_sent");
     }
 }

@@ -19,7 +19,7 @@ use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Tim
 use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, TransportFactory, UdpSocket};
 use multiconn_engine::{EventQueue, LazyTimer, TimerId};
 use multiconn_link::delay::Delayed;
-use multiconn_link::loss::Lossy;
+use multiconn_link::loss::{LossModel, Lossy};
 use multiconn_link::availability::Intermittent;
 use multiconn_link::queue::DropTailLink;
 use multiconn_link::{Link, LinkOutput, QueueState};
@@ -94,6 +94,8 @@ fn build_link(spec: &LinkDirection, seed: u64) -> Box<dyn Link + Send> {
     let base = DropTailLink::new(spec.rate.clone(), spec.queue);
     let delayed = Delayed::new(base, spec.delay.clone(), spec.reorder, RngStream::derive(seed, &format!("{label}/delay")));
     let lossy: Box<dyn Link + Send> = match &spec.loss {
+        // A zero Bernoulli probability loses nothing: skip the per-packet random draw.
+        Some(LossModel::Bernoulli { p }) if *p == 0.0 => Box::new(delayed),
         Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),
         None => Box::new(delayed),
     };
