@@ -328,10 +328,7 @@ impl Endpoint for TcpEndpoint {
         } else {
             (None, None)
         };
-        [start, self.hs.deadline(), delack, sender]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest(earliest(start, self.hs.deadline()), earliest(delack, sender))
     }
 
     fn handle_timeout(&mut self, now: Time) {
@@ -367,5 +364,13 @@ impl Endpoint for TcpEndpoint {
 
     fn cc_state(&self) -> &'static str {
         self.sender.controller().state().name()
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
     }
 }

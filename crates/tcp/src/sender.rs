@@ -262,15 +262,11 @@ impl Sender {
 
     /// When a timer of the sender next fires.
     pub fn next_timeout(&self) -> Option<Time> {
-        [
-            self.rto.deadline(),
-            self.tlp_deadline,
-            self.rack_deadline,
-            self.pacing_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        earliest(earliest(self.rto.deadline(), self.tlp_deadline), earliest(self.rack_deadline, self.pacing_deadline))
     }
 
     /// Processes the ACK fields of an arriving segment.
