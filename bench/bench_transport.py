@@ -58,7 +58,7 @@ def ns3(*args: str) -> dict | None:
 
 def main() -> None:
     build_runner()
-    console = Console()
+    console = Console(width=130)
     results: dict[str, dict] = {}
     for transport in ("tcp", "quic"):
         for cc in ("newreno", "cubic"):
