@@ -3,8 +3,8 @@
 //! processing, ACKs piggybacked on data, §3.8.6.3).
 
 use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
-use multiconn_core::{FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::profile::{TcpKnobs, TransportKind};
+use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
+use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
 use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, ProfileError, Role};
 
 use crate::app::App;
@@ -75,7 +75,12 @@ impl TcpEndpoint {
         let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
         let rec = &profile.recovery;
         let rtt = RttEstimator::new(rec.initial_rtt, rec.rttvar_rule);
-        let timer = || RtoTimer::new(rec.granularity, rec.min_rto, rec.max_rto, rec.initial_rto);
+        let timer = || match rec.rto_rule {
+            RtoRule::Rfc6298 => RtoTimer::new(rec.granularity, rec.min_rto, rec.max_rto, rec.initial_rto),
+            // Linux floors the variance term at min_rto: pass it as the granularity G of
+            // srtt + max(G, 4·rttvar) and leave no separate floor.
+            RtoRule::Linux => RtoTimer::new(rec.min_rto.max(rec.granularity), Dur::ZERO, rec.max_rto, rec.initial_rto),
+        };
         let pacer = Pacer::new(PacerConfig {
             enabled: profile.pacing.enabled || params.cc == CcKind::Bbr,
             factor: profile.pacing.factor,

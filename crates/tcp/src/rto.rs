@@ -92,6 +92,20 @@ mod tests {
     }
 
     #[test]
+    fn linux_rule_keeps_min_rto_above_the_smoothed_rtt() {
+        // Built as the linux-tcp profile builds it: min_rto as the variance floor, no clamp.
+        let linux = RtoTimer::new(ms(200), Dur::ZERO, ms(120_000), ms(1000));
+        let mut rtt = RttEstimator::new(ms(1000), RttVarRule::Rfc9002);
+        rtt.update(ms(40), Dur::ZERO);
+        for _ in 0..40 {
+            rtt.update(ms(40), Dur::ZERO);
+        }
+        // rttvar has decayed far below 50 ms: Linux gives srtt + 200 ms, RFC 6298 the 200 ms floor.
+        assert_eq!(linux.rto(&rtt), rtt.smoothed() + ms(200));
+        assert_eq!(timer().rto(&rtt), ms(200));
+    }
+
+    #[test]
     fn initial_rto_doubles_until_max() {
         let rtt = RttEstimator::new(ms(1000), RttVarRule::Rfc9002);
         let mut t = timer();

@@ -4,6 +4,7 @@ mod support;
 use multiconn_cc::{RttEstimator, RttVarRule};
 use multiconn_core::{Dur, Time};
 use multiconn_tcp::rto::RtoTimer;
+use multiconn_transport::profile::RtoRule;
 use support::*;
 
 #[test]
@@ -54,10 +55,11 @@ fn backoff_doubles_and_clamps_on_scripted_samples() {
     assert_eq!(t.rto(&fast), ms(400));
 }
 
-fn retransmission_gaps(max_rto: Dur) -> Vec<Dur> {
+fn retransmission_gaps(max_rto: Dur, rule: RtoRule) -> Vec<Dur> {
     let mut p = params(download(100_000));
     p.profile.tcp.as_mut().unwrap().rack_tlp = false;
     p.profile.recovery.max_rto = max_rto;
+    p.profile.recovery.rto_rule = rule;
     let mut h = Harness::new(&p, ms(10));
     // Black hole for the server's data once the handshake is done.
     h.s2c.drop = Some(Box::new(|s, _| s.len > 0));
@@ -75,9 +77,12 @@ fn retransmission_gaps(max_rto: Dur) -> Vec<Dur> {
 #[test]
 fn the_head_is_retransmitted_with_exponential_backoff() {
     // SYN-ACK RTT sample 20 ms → RTO = max(200 ms, 20 + 4·10) = 200 ms.
-    let gaps = retransmission_gaps(ms(120_000));
+    let gaps = retransmission_gaps(ms(120_000), RtoRule::Rfc6298);
     assert_eq!(&gaps[..5], &[ms(200), ms(400), ms(800), ms(1600), ms(3200)]);
-    let gaps = retransmission_gaps(ms(1000));
+    // Linux: 20 + max(4·10, 200) = 220 ms.
+    let gaps = retransmission_gaps(ms(120_000), RtoRule::Linux);
+    assert_eq!(&gaps[..4], &[ms(220), ms(440), ms(880), ms(1760)]);
+    let gaps = retransmission_gaps(ms(1000), RtoRule::Rfc6298);
     assert_eq!(
         &gaps[..6],
         &[ms(200), ms(400), ms(800), ms(1000), ms(1000), ms(1000)]

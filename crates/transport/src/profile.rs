@@ -73,6 +73,19 @@ pub struct RecoveryKnobs {
     pub min_rto: Dur,
     pub max_rto: Dur,
     pub initial_rto: Dur,
+    /// How the RTO follows from the RTT estimate.
+    pub rto_rule: RtoRule,
+}
+
+/// RTO from the RTT estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoRule {
+    /// RFC 6298 §2: `srtt + max(G, 4·rttvar)`, then at least `min_rto`.
+    Rfc6298,
+    /// Linux (`tcp_set_rto`): the variance term is floored at `min_rto` instead, so the RTO is
+    /// `srtt + max(4·rttvar, min_rto)` — always above the smoothed RTT by at least `min_rto`.
+    Linux,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
