@@ -87,6 +87,17 @@ impl CcState {
     }
 }
 
+/// The state of a loss-based window (NewReno, CUBIC): in recovery, below ssthresh, or above.
+pub(crate) fn loss_based_state(in_recovery: bool, cwnd: u64, ssthresh: u64) -> CcState {
+    if in_recovery {
+        CcState::Recovery
+    } else if cwnd < ssthresh {
+        CcState::SlowStart
+    } else {
+        CcState::CongestionAvoidance
+    }
+}
+
 /// Everything that parameterises a controller. Implementation profiles fill it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcConfig {

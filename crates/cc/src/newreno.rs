@@ -118,13 +118,7 @@ impl Controller for NewReno {
         (self.ssthresh != u64::MAX).then_some(self.ssthresh)
     }
     fn state(&self) -> CcState {
-        if self.recovery_start.is_some() {
-            CcState::Recovery
-        } else if self.cwnd < self.ssthresh {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        }
+        crate::loss_based_state(self.recovery_start.is_some(), self.cwnd, self.ssthresh)
     }
     fn kind(&self) -> CcKind {
         CcKind::NewReno
