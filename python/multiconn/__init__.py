@@ -6,6 +6,8 @@ multi-connectivity.
     >>> result.summary["flows"][0]["goodput_mbps"]
     >>> result.timeseries.head()
     >>> result.write("out/bulk")
+    >>> multiconn.run_sweep("sweeps/mathis.toml", out="out/mathis", jobs=2)
+    >>> multiconn.load("out/mathis")          # one row per run and flow (pandas)
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from ._native import ScenarioError, available
 from .result import RunResult
 from .runner import run, validate
+from .sweep import SweepError, load, load_sweep, load_timeseries, run_sweep
 
 
 def _version() -> str:
@@ -30,4 +33,7 @@ def _version() -> str:
 
 __version__ = _version()
 
-__all__ = ["RunResult", "ScenarioError", "__version__", "run", "validate"]
+__all__ = [
+    "RunResult", "ScenarioError", "SweepError", "__version__", "load", "load_sweep",
+    "load_timeseries", "run", "run_sweep", "validate",
+]

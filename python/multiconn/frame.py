@@ -73,11 +73,11 @@ def to_arrow(frame: pd.DataFrame) -> pa.Table:
     return table.replace_schema_metadata(None)
 
 
-def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str] | pa.NativeFile) -> None:
     """Writes the frame as Parquet, byte-identically for equal frames."""
     pq.write_table(
         to_arrow(frame),
-        os.fspath(path),
+        path if isinstance(path, pa.NativeFile) else os.fspath(path),
         compression=PARQUET_COMPRESSION,
         compression_level=PARQUET_COMPRESSION_LEVEL,
         use_dictionary=True,
@@ -85,6 +85,13 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
         version="2.6",
         data_page_version="1.0",
     )
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """The Parquet file `write_parquet` would write, in memory."""
+    sink = pa.BufferOutputStream()
+    write_parquet(frame, sink)
+    return sink.getvalue().to_pybytes()
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:

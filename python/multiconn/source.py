@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 
 import tomli_w
 
-ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
+ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any] | ScenarioSource"
 OverridesLike: TypeAlias = "Mapping[str, Any] | Iterable[tuple[str, Any]] | None"
 
 
@@ -60,6 +60,8 @@ def read_scenario_file(path: str | os.PathLike[str]) -> ScenarioSource:
 
 def resolve_source(scenario: ScenarioLike) -> ScenarioSource:
     """Classifies `scenario` as a path, a TOML string or a dict and prepares it."""
+    if isinstance(scenario, ScenarioSource):
+        return scenario
     if isinstance(scenario, Mapping):
         text = tomli_w.dumps(dict(scenario))
         return ScenarioSource(text=text, origin="<dict>", base_dir=os.getcwd())

@@ -1,0 +1,164 @@
+"""Running a sweep into an output directory, resumably.
+
+1. Plan: every point is resolved and validated, so a bad sweep fails before any run.
+2. Register the experiment and its plan in the store.
+3. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`);
+   a run key shared by several plan rows runs once.
+4. Execute the rest on the chosen backend; each outcome is committed as it arrives.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .backends import BACKENDS, BackendError, default_jobs, run_dask, run_local
+from .execute import Outcome
+from .plan import PlannedRun, plan
+from .progress import SweepProgress
+from .spec import SweepError, SweepSpec, load_sweep
+from .store import Store
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed run, with what is needed to reproduce it."""
+
+    experiment: str
+    point: int
+    rep: int
+    seed: int
+    labels: dict[str, str]
+    error: str
+    command: str
+    """A `multiconn run` command line that repeats the run."""
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep did."""
+
+    experiment: str
+    out: str
+    planned: int
+    """Plan rows (points × repetitions)."""
+    unique_runs: int
+    already_done: int
+    ran: int
+    succeeded: int
+    failed: int
+    wall_time_s: float
+    backend: str
+    failures: list[Failure] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["failures"] = [f.__dict__ for f in self.failures]
+        return data
+
+
+def _command(spec: SweepSpec, run: PlannedRun) -> str:
+    from shlex import quote
+
+    origin = spec.scenario.origin
+    sets = " ".join(f"--set {quote(f'{k}={v}')}" for k, v in run.point.overrides)
+    return f"multiconn run {quote(origin)} --seed {run.task.seed} {sets} --out OUT".replace(
+        "  ", " ")
+
+
+def _check_metrics(spec: SweepSpec, outcome: Outcome) -> None:
+    """Stops the sweep early when a requested flow metric is not a summary field."""
+    import json
+
+    from .results import _lookup
+
+    flows = json.loads(outcome.summary_json or "{}").get("flows", [])
+    if not flows:
+        return
+    for metric in spec.metrics:
+        if all(_lookup(flow, metric) is None and metric.split(".")[0] not in flow
+               for flow in flows):
+            fields = sorted({k for flow in flows for k in flow})
+            raise SweepError(f"{spec.path}: metrics.flow: {metric!r} is not a field of the "
+                             f"flow summary (fields: {', '.join(fields)})")
+
+
+def run_sweep(
+    sweep: SweepSpec | str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    jobs: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    repetitions: int | None = None,
+    quick: bool = False,
+    progress: bool = False,
+    retry_failed: bool = False,
+    on_event: Callable[[str], None] | None = None,
+) -> SweepSummary:
+    """Runs a sweep (a file or a parsed spec) into `out`; returns what it did.
+
+    `repetitions` replaces the sweep's count; `quick` runs its smoke version ([quick]);
+    `jobs` defaults to all cores; `backend` is "local" or "dask" (with `scheduler` the
+    address of a running Dask scheduler, otherwise a LocalCluster of `jobs` workers).
+    Raises SweepError before any run when the sweep or one of its points is invalid.
+    """
+    from .. import __version__
+
+    spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
+    if quick:
+        spec = spec.quick_version()
+    if repetitions is not None:
+        spec = spec.with_repetitions(repetitions)
+
+    if backend not in BACKENDS:
+        raise SweepError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if scheduler and backend != "dask":
+        raise SweepError("--scheduler needs --backend dask")
+    if jobs is not None and jobs < 1:
+        raise SweepError(f"--jobs must be at least 1, got {jobs}")
+    jobs = jobs or default_jobs()
+    started = time.perf_counter()
+    runs = plan(spec, __version__)
+    with Store(out) as store:
+        store.register(spec, runs)
+        finished = store.finished_keys()
+        todo: dict[str, PlannedRun] = {}
+        for run in runs:
+            key = run.task.run_key
+            recorded = finished.get(key)
+            if recorded is None or (retry_failed and recorded is False):
+                todo.setdefault(key, run)
+        unique = len({r.task.run_key for r in runs})
+        summary = SweepSummary(spec.name, os.fspath(out), len(runs), unique,
+                               unique - len(todo), 0, 0, 0, 0.0, backend)
+        tasks = [r.task for r in todo.values()]
+        if backend == "local":
+            outcomes = run_local(tasks, jobs, on_event)
+        else:
+            outcomes = run_dask(tasks, jobs, scheduler, on_event)
+        checked = False
+        with SweepProgress(spec.name, len(tasks), progress) as bar:
+            for outcome in outcomes:
+                run = todo[outcome.run_key]
+                if outcome.ok and not checked:
+                    _check_metrics(spec, outcome)
+                    checked = True
+                store.record(outcome, run.task.seed, __version__, run.scenario_json)
+                summary.ran += 1
+                summary.succeeded += outcome.ok
+                summary.failed += not outcome.ok
+                bar.advance(outcome.ok)
+        for record in store.records(spec.name):
+            if record.ok is False:
+                planned = next(r for r in runs if r.task.run_key == record.run_key)
+                summary.failures.append(Failure(
+                    spec.name, record.point, record.rep, record.seed, record.labels,
+                    record.error or "", _command(spec, planned)))
+    summary.wall_time_s = time.perf_counter() - started
+    return summary
+
+
+__all__ = ["BackendError", "Failure", "SweepSummary", "run_sweep"]

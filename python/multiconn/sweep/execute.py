@@ -1,0 +1,65 @@
+"""One run of a sweep, as a worker performs it (in a local process or on a Dask worker).
+
+The outcome carries only deterministic content — the summary without `wall_time_s`, and the
+time series as Parquet bytes — plus the wall time on the side, so that every backend stores
+byte-identical results. Any exception becomes a failed outcome with a one-line error; the
+sweep goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass
+
+from .plan import RunTask
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came of a run."""
+
+    run_key: str
+    ok: bool
+    summary_json: str | None
+    """The run's summary (canonical JSON, no wall time) when it succeeded."""
+    error: str | None
+    """`Type: message` when it failed (the traceback's last line for internal errors)."""
+    wall_time_s: float
+    timeseries: bytes | None = None
+    """The time series as Parquet, when the sweep keeps them."""
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=True)
+
+
+def execute(task: RunTask) -> Outcome:
+    """Performs the run; never raises for a failing scenario."""
+    from ..frame import parquet_bytes
+    from ..runner import run
+    from ..source import ScenarioSource
+
+    started = time.perf_counter()
+    try:
+        source = ScenarioSource(task.scenario_text, task.origin, task.base_dir)
+        result = run(source, seed=task.seed, overrides=list(task.overrides))
+        summary = {k: v for k, v in result.summary.items() if k != "wall_time_s"}
+        series = parquet_bytes(result.timeseries) if task.keep_timeseries else None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # recorded, not raised: one failed run must not stop a sweep
+        # (BaseException: a Rust panic arrives as pyo3's PanicException)
+        kind = type(exc).__name__
+        message = " ".join(str(exc).split()) or traceback.format_exc().strip().splitlines()[-1]
+        return Outcome(task.run_key, False, None, f"{kind}: {message}",
+                       time.perf_counter() - started)
+    return Outcome(task.run_key, True, _canonical(summary), None,
+                   time.perf_counter() - started, series)
+
+
+def execute_batch(tasks: list[RunTask]) -> list[Outcome]:
+    """Several runs in one call (fewer round trips for very short runs)."""
+    return [execute(task) for task in tasks]
