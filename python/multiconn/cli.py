@@ -1,8 +1,9 @@
-"""The `multiconn` command: `run` and `validate` a scenario.
+"""The `multiconn` command: `run` and `validate` a scenario; `sweep`, `list`, `reproduce`,
+`results` and `report` (see multiconn.sweep.commands).
 
-Exit codes: 0 success; 2 bad input (invalid scenario, unreadable file, bad option), reported as
-one line `multiconn: error: <message>` on stderr; 1 an internal error (one line, plus the
-traceback with `--verbose`); 130 interrupted.
+Exit codes: 0 success; 2 bad input (invalid scenario or sweep, unreadable file, bad option),
+reported as one line `multiconn: error: <message>` on stderr; 3 a sweep finished with failed
+runs; 1 an internal error (one line, plus the traceback with `--verbose`); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from typing import Any, NoReturn
 from rich.console import Console
 
 from ._native import ScenarioError
+from .sweep.backends import BackendError
+from .sweep.commands import add_commands
+from .sweep.spec import SweepError
+from .sweep.store import StoreError
 from .result import json_text
 from .source import ScenarioFileError, parse_set_option
 
@@ -48,6 +53,16 @@ def _set_option(text: str) -> tuple[str, str]:
         return parse_set_option(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--set ")) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _seed(text: str) -> int:
@@ -83,12 +98,15 @@ example:
 """
 MAIN_DESCRIPTION = """\
 multiconn is a deterministic packet-level simulator for transport protocols over cellular
-multi-connectivity. Describe links and flows in a TOML scenario, then validate or run it.
+multi-connectivity. Describe links and flows in a TOML scenario, then validate or run it;
+sweep parameters over many runs into a resumable results store, and report them.
 """
 MAIN_EXAMPLE = """\
 example:
   multiconn run examples/scenarios/bulk.toml --out out/demo
-  multiconn run SCENARIO --help
+  multiconn list
+  multiconn reproduce mathis --quick --out out/mathis
+  multiconn COMMAND --help
 """
 
 
@@ -140,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("-v", "--verbose", action="store_true",
                           help="show tracebacks of internal errors")
     validate.set_defaults(handler=cmd_validate)
+    add_commands(commands, _positive_int)
     return parser
 
 
@@ -203,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbose = bool(getattr(args, "verbose", False))
     try:
         return int(args.handler(args))
-    except (ScenarioError, ScenarioFileError, BadInput) as exc:
+    except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
+            BackendError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -140,6 +140,10 @@ class SweepSpec:
     def axes(self) -> tuple[Axis, ...]:
         return tuple(axis for group in self.groups for axis in group)
 
+    @property
+    def point_count(self) -> int:
+        return math.prod(len(group[0].values) for group in self.groups)
+
     def axis(self, name: str) -> Axis:
         for axis in self.axes:
             if axis.name == name:
