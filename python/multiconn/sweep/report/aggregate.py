@@ -1,0 +1,64 @@
+"""Statistics over repetitions: mean, sample standard deviation and count per point and flow.
+
+Input is the `results.load()` table of one experiment. Only successful runs count. The
+output is long: one row per (point, flow, metric) with the point's axis labels, `mean`,
+`std` (ddof=1: NaN, not 0, for fewer than two values) and `n` (the values present: a metric a run
+did not report, such as the completion time of a flow that never finished, is not counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+from ..spec import SweepSpec
+
+RUN_METRICS = ("jain_fairness",)
+"""Per-run columns averaged like the flow metrics."""
+
+
+def ok_rows(frame: pd.DataFrame, spec: SweepSpec,
+            labels: Mapping[int, Mapping[str, str]]) -> pd.DataFrame:
+    """The successful flow rows of `spec`'s experiment, axis columns holding value labels."""
+    rows = frame[(frame["experiment"] == spec.name) & (frame["status"] == "ok")
+                 & frame["flow"].notna()].copy()
+    rows["point"] = rows["point"].astype(int)
+    for axis in spec.axes:
+        rows[axis.name] = [labels[p][axis.name] for p in rows["point"]]
+    return rows.reset_index(drop=True)
+
+
+def numeric_metrics(rows: pd.DataFrame, candidates: Iterable[str]) -> list[str]:
+    """The candidate columns that hold numbers (or nothing at all), in order."""
+    found = []
+    for name in candidates:
+        if name not in rows.columns or name in found:
+            continue
+        column = rows[name]
+        if column.notna().any() and (is_bool_dtype(column) or not is_numeric_dtype(column)):
+            continue
+        found.append(name)
+    return found
+
+
+def summarize(rows: pd.DataFrame, spec: SweepSpec, metrics: Iterable[str]) -> pd.DataFrame:
+    """Mean, std and n of each metric per point and flow (see the module header)."""
+    axes = [a.name for a in spec.axes]
+    metrics = list(metrics)
+    columns = ["point", *axes, "flow", "metric", "mean", "std", "n"]
+    if rows.empty or not metrics:
+        return pd.DataFrame(columns=columns)
+    values = rows[["point", "flow", *metrics]].copy()
+    for name in metrics:
+        values[name] = pd.to_numeric(values[name], errors="coerce").astype("float64")
+    long = values.melt(id_vars=["point", "flow"], value_vars=metrics, var_name="metric")
+    stats = (long.groupby(["point", "flow", "metric"], sort=False)["value"]
+             .agg(mean="mean", std="std", n="count").reset_index())
+    point_axes = rows.drop_duplicates("point").set_index("point")[axes]
+    stats = stats.join(point_axes, on="point")
+    order = {name: i for i, name in enumerate(metrics)}
+    stats["_order"] = stats["metric"].map(order)
+    stats = stats.sort_values(["point", "_order"], kind="stable").drop(columns="_order")
+    return stats[columns].reset_index(drop=True)

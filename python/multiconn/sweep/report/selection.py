@@ -1,0 +1,110 @@
+"""Which results a plot shows: its panels (one figure each), their rows, series and x matching.
+
+A plot fixes the axes it names (`x`, `series`, `where`). Every other axis group with more
+than one value is *free*: the plot is drawn once per combination of the free groups' values,
+each figure named by those labels (`<experiment>-<plot>-<labels>`), rather than averaging
+different configurations together. Axes zipped with a named axis are fixed with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..spec import PlotSpec, SweepSpec
+
+SERIES_JOIN = " · "
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One figure of a plot: the axis labels its rows must have."""
+
+    where: tuple[tuple[str, str], ...]
+    """The plot's own `where`."""
+    free: tuple[tuple[str, str], ...]
+    """The labels chosen for the free axes (empty when nothing is free)."""
+
+    @property
+    def fixed(self) -> tuple[tuple[str, str], ...]:
+        return self.where + self.free
+
+    @property
+    def suffix(self) -> str:
+        """The file-name suffix: the free labels, file-name safe."""
+        return "".join("-" + re.sub(r"[^A-Za-z0-9_.]+", "_", label).strip("_")
+                       for _, label in self.free)
+
+    @property
+    def caption(self) -> str:
+        return ", ".join(f"{name} = {label}" for name, label in self.fixed)
+
+
+def panels(spec: SweepSpec, plot: PlotSpec) -> list[Panel]:
+    """The plot's panels, in axis order (one when no axis group is free)."""
+    named = {plot.x, plot.series, *(name for name, _ in plot.where)}
+    free_groups = [group for group in spec.groups
+                   if len(group[0].values) > 1 and not any(a.name in named for a in group)]
+    choices = itertools.product(*(range(len(group[0].values)) for group in free_groups))
+    return [Panel(plot.where, tuple((axis.name, axis.values[i].label)
+                                    for group, i in zip(free_groups, combo) for axis in group))
+            for combo in choices]
+
+
+def select(rows: pd.DataFrame, panel: Panel, flow: str | None = None) -> pd.DataFrame:
+    """The rows (flow rows or summary rows) with the panel's labels (and of `flow` only)."""
+    keep = pd.Series(True, index=rows.index)
+    for name, label in panel.fixed:
+        keep &= rows[name] == label
+    if flow is not None:
+        keep &= rows["flow"] == flow
+    return rows[keep]
+
+
+def series_labels(data: pd.DataFrame, plot: PlotSpec) -> pd.Series:
+    """Each row's series label: the `series` axis label, plus the flow when several flows
+    would otherwise be averaged together. A plot with one series names it after its flow
+    (or after y, when x is the flow)."""
+    parts = []
+    if plot.series is not None:
+        parts.append(data[plot.series].astype(str))
+    if plot.series != "flow" and plot.x != "flow" and data["flow"].nunique() > 1:
+        parts.append(data["flow"].astype(str))
+    if not parts:
+        single = str(data["flow"].iloc[0]) if plot.x != "flow" and len(data) else plot.y
+        return pd.Series(single, index=data.index, dtype=object)
+    labels = parts[0]
+    for part in parts[1:]:
+        labels = labels + SERIES_JOIN + part
+    return labels
+
+
+def x_position(spec: SweepSpec, x: str, label: str) -> float | None:
+    """The numeric position of an x label on a numeric axis (None otherwise)."""
+    if x == "flow":
+        return None
+    axis = spec.axis(x)
+    if not axis.numeric:
+        return None
+    return next(float(v.value) for v in axis.values if v.label == label)
+
+
+def x_matches(spec: SweepSpec, x: str, ref_x: float | str, label: str) -> bool:
+    """Whether a reference's x value names the point with x label `label`."""
+    if isinstance(ref_x, (int, float)):
+        position = x_position(spec, x, label)
+        if position is not None:
+            return math.isclose(float(ref_x), position, rel_tol=1e-9, abs_tol=1e-12)
+        return number_text(ref_x) == label
+    return ref_x == label
+
+
+def number_text(value: float | str) -> str:
+    """A reference's x value as text (`1` rather than `1.0`)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
