@@ -1,0 +1,124 @@
+"""The sweep commands of the CLI: sweep, list, reproduce, results; errors and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.native
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+
+
+def sweep_file(folder: Path, body: str) -> Path:
+    path = folder / "s.toml"
+    path.write_text(f'[experiment]\nname = "s"\nscenario = "{BULK}"\nrepetitions = 2\n'
+                    '[set]\n"run.duration" = "1 s"\n' + body)
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[params]\n"link.bottleneck.bogus" = [1, 2]\n', "unknown field `bogus`"),
+    ('[params]\n"link.bottleneck.loss" = { from = 3, to = 1, step = 1, unit = "%" }\n',
+     "empty range"),
+    ('[params]\n"link.bottleneck.rate" = ["10 Mbit/s", "20 parsecs"]\n',
+     'point 1 (link.bottleneck.rate=20 parsecs)'),
+])
+def test_a_malformed_sweep_fails_before_any_run(cli, tmp_path, body, message):
+    out = tmp_path / "out"
+    result = cli("sweep", sweep_file(tmp_path, body), "--out", out)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("multiconn: error: ")
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (out / "results.sqlite").exists()
+
+
+def test_sweep_then_results_in_every_format(cli, tmp_path):
+    path = sweep_file(tmp_path, '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", '
+                                '"20 Mbit/s"]\n')
+    out = tmp_path / "out"
+    result = cli("sweep", path, "--out", out, "--jobs", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["planned"], summary["ran"], summary["failed"]) == (4, 4, 0)
+
+    csv = cli("results", out)
+    assert csv.returncode == 0, csv.stderr
+    frame = pd.read_csv(io.StringIO(csv.stdout))
+    assert list(frame["value"]) == [10.0, 10.0, 20.0, 20.0]
+    assert frame["goodput_mbps"].between(0.9 * frame["value"], frame["value"]).all()
+
+    as_json = json.loads(cli("results", out, "--format", "json").stdout)
+    assert [row["rep"] for row in as_json] == [0, 1, 0, 1]
+    assert as_json[0]["goodput_mbps"] == pytest.approx(frame["goodput_mbps"][0])
+
+    parquet = tmp_path / "r.parquet"
+    assert cli("results", out, "--format", "parquet", "-o", parquet).returncode == 0
+    assert pd.read_parquet(parquet)["seed"].tolist() == frame["seed"].tolist()
+    missing = cli("results", out, "--format", "parquet")
+    assert missing.returncode == 2 and "--output" in missing.stderr
+
+    again = cli("sweep", path, "--out", out, "--json")
+    assert json.loads(again.stdout)["already_done"] == 4
+
+
+def test_results_of_a_folder_without_a_store_is_bad_input(cli, tmp_path):
+    result = cli("results", tmp_path)
+    assert result.returncode == 2
+    assert "holds no results" in result.stderr
+
+
+def test_list_shows_the_catalogue_one_line_each(cli):
+    result = cli("list")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    names = [line.split()[0] for line in lines]
+    assert {"mathis", "fairness", "udp-rcvbuf", "download-time", "cc-rtt"} <= set(names)
+    entries = json.loads(cli("list", "--json").stdout)
+    mathis = next(e for e in entries if e["name"] == "mathis")
+    assert mathis["runs"] == mathis["points"] * mathis["repetitions"] == 100
+    assert mathis["quick_runs"] < mathis["runs"]
+
+
+def test_list_takes_extra_catalogue_folders(cli, tmp_path):
+    sweep_file(tmp_path, "")
+    result = cli("list", "--catalog", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert any(line.split()[0] == "s" for line in result.stdout.splitlines())
+    (tmp_path / "broken.toml").write_text("[experiment]\nscenario = 3\n")
+    broken = cli("list", "--catalog", tmp_path)
+    assert broken.returncode == 2 and "broken.toml: experiment.scenario" in broken.stderr
+
+
+def test_reproduce_quick_runs_the_smoke_version(cli, tmp_path):
+    out = tmp_path / "out"
+    result = cli("reproduce", "mathis", "--quick", "--out", out, "--no-report", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["experiment"] == "mathis" and summary["ran"] == 8
+    frame = pd.read_csv(io.StringIO(cli("results", out).stdout))
+    assert set(frame["link.path.forward.loss"]) == {1.0, 2.0}
+    assert set(frame["protocol"]) == {"TCP", "QUIC"}
+    unknown = cli("reproduce", "nope", "--out", out)
+    assert unknown.returncode == 2 and "no experiment named 'nope'" in unknown.stderr
+
+
+@pytest.mark.parametrize("command", ["sweep", "list", "reproduce", "results", "report"])
+def test_every_command_has_help(cli, command):
+    result = cli(command, "--help")
+    assert result.returncode == 0
+    assert "usage: multiconn " + command in result.stdout
+
+
+def test_bad_option_values_are_usage_errors(cli, tmp_path):
+    result = cli("sweep", sweep_file(tmp_path, ""), "--out", tmp_path / "o", "--jobs", "0")
+    assert result.returncode == 2 and "--jobs" in result.stderr
+    result = cli("sweep", sweep_file(tmp_path, ""), "--out", tmp_path / "o", "--scheduler",
+                 "tcp://x:1")
+    assert result.returncode == 2 and "--scheduler needs --backend dask" in result.stderr

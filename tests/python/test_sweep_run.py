@@ -1,0 +1,216 @@
+"""Running sweeps: the results table, resuming, failures, kill -9, and the Dask backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from multiconn import load, run_sweep
+from multiconn.sweep import driver
+from multiconn.sweep.results import export
+from multiconn.sweep.spec import SweepError
+
+pytestmark = pytest.mark.native
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+SHARE = ROOT / "examples" / "scenarios" / "tcp_quic_share.toml"
+
+
+def write_sweep(folder: Path, body: str, scenario: Path = BULK, reps: int = 2,
+                name: str = "t") -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(f'[experiment]\nname = "{name}"\nscenario = "{scenario}"\n'
+                    f'repetitions = {reps}\n' + body)
+    return path
+
+
+RATES = '''
+[set]
+"run.duration" = "1 s"
+"link.bottleneck.loss" = "1 %"
+
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]
+"flow.bulk.transport" = ["udp", "quic"]
+'''
+
+
+def test_results_table_has_one_row_per_run_and_flow(tmp_path):
+    summary = run_sweep(write_sweep(tmp_path, RATES), tmp_path / "out", jobs=2)
+    assert (summary.planned, summary.ran, summary.succeeded, summary.failed) == (8, 8, 8, 0)
+    frame = load(tmp_path / "out")
+    assert len(frame) == 8
+    for column in ["experiment", "parameter", "value", "link.bottleneck.rate",
+                   "flow.bulk.transport", "rep", "seed", "flow", "transport", "cc", "profile",
+                   "goodput_mbps", "bytes_delivered", "completion_s", "jain_fairness"]:
+        assert column in frame.columns, column
+    assert list(frame["point"]) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert list(frame["rep"]) == [0, 1] * 4
+    assert set(frame["parameter"]) == {"link.bottleneck.rate"}
+    assert list(frame["value"]) == [10.0] * 4 + [20.0] * 4
+    assert list(frame["transport"]) == ["udp", "udp", "quic", "quic"] * 2
+    assert (frame["seed"].diff().fillna(1) != 0).all()
+    # The two repetitions differ (random loss with different seeds), the points too.
+    quic = frame[frame["transport"] == "quic"]
+    assert quic["goodput_mbps"].nunique() == 4
+    # Each run saw its own point's rate.
+    assert (frame["goodput_mbps"] < frame["value"]).all()
+    assert (frame["goodput_mbps"] > 0.3 * frame["value"]).all()
+    # Each row is the run's own summary.
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        stored = dict(db.execute("SELECT run_key, summary_json FROM runs"))
+    first = json.loads(stored[frame["run_key"][0]])
+    assert first["flows"][0]["goodput_mbps"] == frame["goodput_mbps"][0]
+    assert "wall_time_s" not in first
+
+
+def test_rerunning_skips_what_is_done_and_more_repetitions_add_only_new_runs(tmp_path):
+    path = write_sweep(tmp_path, RATES)
+    run_sweep(path, tmp_path / "out", jobs=1)
+    before = export(load(tmp_path / "out"), "csv", None)
+    again = run_sweep(path, tmp_path / "out", jobs=1)
+    assert (again.already_done, again.ran) == (8, 0)
+    more = run_sweep(path, tmp_path / "out", jobs=2, repetitions=3)
+    assert (more.planned, more.already_done, more.ran) == (12, 8, 4)
+    frame = load(tmp_path / "out")
+    assert len(frame) == 12
+    kept = frame[frame["rep"] < 2].reset_index(drop=True)
+    assert export(kept, "csv", None) == before
+
+
+def test_a_failed_run_is_recorded_with_its_error_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    real_plan = driver.plan
+
+    def plan_with_a_broken_point(spec, version, on_point=None):
+        runs = real_plan(spec, version, on_point)
+        broken = runs[2]
+        task = broken.task.__class__(**{**broken.task.__dict__,
+                                        "overrides": (("link.bottleneck.rate", "oops"),)})
+        runs[2] = broken.__class__(broken.point, broken.rep, task, broken.scenario_json)
+        return runs
+
+    monkeypatch.setattr(driver, "plan", plan_with_a_broken_point)
+    summary = run_sweep(write_sweep(tmp_path, RATES), tmp_path / "out", jobs=2)
+    assert (summary.succeeded, summary.failed) == (7, 1)
+    (failure,) = summary.failures
+    assert (failure.point, failure.rep) == (1, 0)
+    assert "ScenarioError" in failure.error and 'invalid rate "oops"' in failure.error
+    assert failure.command.startswith("multiconn run ") and f"--seed {failure.seed}" in \
+        failure.command
+    frame = load(tmp_path / "out")
+    row = frame[frame["status"] == "failed"]
+    assert len(row) == 1 and row["flow"].isna().all() and "oops" in row["error"].iloc[0]
+    # A re-run keeps the failure (the run is deterministic) unless asked to retry it.
+    again = run_sweep(write_sweep(tmp_path, RATES), tmp_path / "out", jobs=2)
+    assert again.ran == 0 and len(again.failures) == 1
+
+
+def test_a_metric_that_is_not_a_summary_field_stops_the_sweep(tmp_path):
+    path = write_sweep(tmp_path, RATES + '[metrics]\nflow = ["goodput_mbit"]\n')
+    with pytest.raises(SweepError, match="metrics.flow: 'goodput_mbit' is not a field"):
+        run_sweep(path, tmp_path / "out", jobs=1)
+
+
+def test_extra_metrics_and_nested_fields_become_columns(tmp_path):
+    path = write_sweep(tmp_path, RATES + '[metrics]\nflow = ["drops.random_loss", '
+                                         '"packets_delivered"]\n', reps=1)
+    run_sweep(path, tmp_path / "out", jobs=1)
+    frame = load(tmp_path / "out")
+    assert (frame["drops.random_loss"] > 0).all()
+    assert (frame["packets_delivered"] > 0).all()
+
+
+SLOW = '''
+[set]
+"run.duration" = "40 s"
+
+[params]
+"link.bottleneck.rate" = ["30 Mbit/s", "40 Mbit/s", "50 Mbit/s"]
+"link.bottleneck.delay" = ["5 ms", "10 ms", "20 ms", "30 ms"]
+
+[metrics]
+timeseries = true
+'''
+
+
+def _recorded(out: Path) -> int:
+    try:
+        with sqlite3.connect(out / "results.sqlite", timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def _store_files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "timeseries").glob("*.parquet"))}
+
+
+def test_kill_9_then_resume_gives_exactly_the_uninterrupted_results(tmp_path):
+    scenario = tmp_path / "quic.toml"
+    scenario.write_text(BULK.read_text().replace('transport = "udp"', 'transport = "quic"'))
+    path = write_sweep(tmp_path, SLOW, scenario, reps=2)
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    proc = subprocess.Popen([sys.executable, "-m", "multiconn", "sweep", str(path), "--out",
+                             str(killed), "--jobs", "2", "--quiet"], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while _recorded(killed) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_at_kill = _recorded(killed)
+    assert 3 <= done_at_kill < 24, "the sweep should be killed part-way"
+
+    resumed = subprocess.run([sys.executable, "-m", "multiconn", "sweep", str(path), "--out",
+                              str(killed), "--jobs", "2", "--json"],
+                             capture_output=True, text=True, check=True)
+    report = json.loads(resumed.stdout)
+    assert report["already_done"] == done_at_kill
+    assert report["ran"] == 24 - done_at_kill
+    run_sweep(path, whole, jobs=2)
+
+    with sqlite3.connect(killed / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*), COUNT(DISTINCT run_key) FROM runs").fetchone() \
+            == (24, 24)
+        assert db.execute("SELECT COUNT(*) FROM plan").fetchone()[0] == 24
+    assert export(load(killed), "csv", None) == export(load(whole), "csv", None)
+    assert _store_files(killed) == _store_files(whole)
+
+
+def test_dask_local_cluster_gives_byte_identical_results(tmp_path):
+    pytest.importorskip("dask.distributed")
+    path = write_sweep(tmp_path, '''
+[set]
+"run.duration" = "2 s"
+"link.bottleneck.loss" = "0.5 %"
+[params]
+"flow.tcp.cc" = ["newreno", "cubic"]
+"link.bottleneck.queue" = ["20 packets", "67 packets"]
+[metrics]
+timeseries = true
+''', SHARE, reps=2)
+    local = run_sweep(path, tmp_path / "local", jobs=2, backend="local")
+    dask = run_sweep(path, tmp_path / "dask", jobs=2, backend="dask")
+    assert local.ran == dask.ran == 8
+    for fmt in ("csv", "json"):
+        assert export(load(tmp_path / "local"), fmt, None) == \
+            export(load(tmp_path / "dask"), fmt, None)
+    export(load(tmp_path / "local"), "parquet", tmp_path / "l.parquet")
+    export(load(tmp_path / "dask"), "parquet", tmp_path / "d.parquet")
+    assert (tmp_path / "l.parquet").read_bytes() == (tmp_path / "d.parquet").read_bytes()
+    assert _store_files(tmp_path / "local") == _store_files(tmp_path / "dask")
+    queries = "SELECT run_key, seed, scenario_json, summary_json FROM runs ORDER BY run_key"
+    with sqlite3.connect(tmp_path / "local" / "results.sqlite") as a, \
+            sqlite3.connect(tmp_path / "dask" / "results.sqlite") as b:
+        assert a.execute(queries).fetchall() == b.execute(queries).fetchall()
+    frame = load(tmp_path / "local")
+    assert len(frame) == 16 and frame["jain_fairness"].between(0.5, 1.0).all()
+    assert isinstance(frame, pd.DataFrame)

@@ -1,0 +1,218 @@
+"""Sweep files: parsing, expansion into points, seeds, the quick version, and the errors a
+malformed file gives before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from multiconn.sweep.plan import derive_seed, plan, points
+from multiconn.sweep.spec import SweepError, parse_sweep_text
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+
+
+def sweep(body: str, scenario: Path = BULK, **experiment: object) -> str:
+    """Sweep text with `[experiment] name = "t"`, the scenario and `experiment` fields."""
+    extra = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in experiment.items())
+    return f'[experiment]\nname = "t"\nscenario = "{scenario}"\n{extra}' + body
+
+
+def parse(text: str, path: str = "/tmp/t.toml"):
+    return parse_sweep_text(text, path)
+
+
+def test_params_are_crossed_and_values_keep_their_units():
+    spec = parse(sweep('''
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s", "40 Mbit/s"]
+"flow.bulk.transport" = ["tcp", "quic"]
+'''))
+    rate = spec.axis("link.bottleneck.rate")
+    assert rate.numeric and rate.unit == "Mbit/s"
+    assert [v.value for v in rate.values] == [10.0, 20.0, 40.0]
+    assert not spec.axis("flow.bulk.transport").numeric
+    pts = points(spec)
+    assert len(pts) == 6 == spec.point_count
+    assert dict(pts[1].labels) == {"link.bottleneck.rate": "10 Mbit/s",
+                                   "flow.bulk.transport": "quic"}
+    assert pts[1].overrides == (("link.bottleneck.rate", "10 Mbit/s"),
+                                ("flow.bulk.transport", "quic"))
+    assert spec.parameter == "link.bottleneck.rate"
+
+
+def test_zip_advances_axes_together():
+    spec = parse(sweep('''
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]
+"link.bottleneck.delay" = ["5 ms", "50 ms"]
+''', combine="zip"))
+    pts = points(spec)
+    assert [dict(p.labels) for p in pts] == [
+        {"link.bottleneck.rate": "10 Mbit/s", "link.bottleneck.delay": "5 ms"},
+        {"link.bottleneck.rate": "20 Mbit/s", "link.bottleneck.delay": "50 ms"},
+    ]
+
+
+def test_ranges_include_their_end_and_variants_and_labels_make_axes():
+    spec = parse(sweep('''
+[params]
+"link.bottleneck.loss" = { from = 0, to = 2, step = 0.5, unit = "%" }
+
+[[axis]]
+name = "series"
+[[axis.variant]]
+label = "QUIC"
+set = { "flow.bulk.transport" = "quic", "flow.bulk.cc" = "cubic" }
+[[axis.variant]]
+label = "TCP"
+set = { "flow.bulk.transport" = "tcp" }
+
+[[axis]]
+name = "ratio"
+labels = ["1:1", "3:1"]
+zip = { "link.bottleneck.rate" = ["20 Mbit/s", "30 Mbit/s"], "link.bottleneck.delay" = ["10 ms", "20 ms"] }
+'''))
+    loss = spec.axis("link.bottleneck.loss")
+    assert [v.label for v in loss.values] == ["0 %", "0.5 %", "1 %", "1.5 %", "2 %"]
+    assert spec.point_count == 5 * 2 * 2
+    first = points(spec)[0]
+    assert first.overrides == (("link.bottleneck.loss", "0 %"),
+                               ("flow.bulk.transport", "quic"), ("flow.bulk.cc", "cubic"),
+                               ("link.bottleneck.rate", "20 Mbit/s"),
+                               ("link.bottleneck.delay", "10 ms"))
+    assert dict(first.labels)["ratio"] == "1:1"
+
+
+def test_log_range_with_count():
+    spec = parse(sweep('[params]\n"link.bottleneck.delay" = { from = 1, to = 100, count = 3, '
+                       'scale = "log", unit = "ms" }\n'))
+    assert [v.value for v in spec.axis("link.bottleneck.delay").values] == [1.0, 10.0, 100.0]
+
+
+def test_seeds_are_deterministic_per_point_and_independent_of_the_repetition_count():
+    body = '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]\n'
+    a = parse(sweep(body, repetitions=2))
+    b = parse(sweep(body, repetitions=5))
+    pa, pb = points(a), points(b)
+    seeds_a = [derive_seed(a, p, r) for p in pa for r in range(2)]
+    seeds_b = [derive_seed(b, p, r) for p in pb for r in range(2)]
+    assert seeds_a == seeds_b
+    assert len(set(seeds_a)) == 4
+    assert all(0 <= s < 2**63 for s in seeds_a)
+    common = parse(sweep(body, seeds="common"))
+    cp = points(common)
+    assert derive_seed(common, cp[0], 0) == derive_seed(common, cp[1], 0)
+    assert derive_seed(common, cp[0], 0) != derive_seed(common, cp[0], 1)
+    renamed = parse(sweep(body).replace('name = "t"', 'name = "u"'))
+    assert derive_seed(renamed, points(renamed)[0], 0) != seeds_a[0]
+
+
+@pytest.mark.native
+def test_plan_keys_change_with_the_scenario_the_seed_and_the_version():
+    spec = parse(sweep('[params]\n"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]\n',
+                       repetitions=2))
+    runs = plan(spec, "1.0")
+    keys = [r.task.run_key for r in runs]
+    assert len(set(keys)) == 4
+    assert [r.task.run_key for r in plan(spec, "1.0")] == keys
+    assert all(a != b for a, b in zip(keys, [r.task.run_key for r in plan(spec, "1.1")]))
+
+
+@pytest.mark.native
+def test_a_trace_file_content_is_part_of_the_run_key(tmp_path):
+    trace = tmp_path / "t.down"
+    trace.write_text("1\n2\n3\n")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(BULK.read_text().replace(
+        'rate = "40 Mbit/s"', 'rate = { model = "mahimahi", file = "t.down" }'))
+    spec = parse(sweep("", scenario))
+    before = plan(spec, "1")[0].task.run_key
+    trace.write_text("1\n2\n3\n4\n")
+    assert plan(spec, "1")[0].task.run_key != before
+
+
+def test_quick_version_keeps_chosen_values_and_shortens():
+    spec = parse(sweep('''
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s", "40 Mbit/s"]
+[quick]
+repetitions = 1
+set = { "run.duration" = "1 s" }
+values = { "link.bottleneck.rate" = ["20 Mbit/s"] }
+''', repetitions=10))
+    quick = spec.quick_version()
+    assert quick.repetitions == 1 and quick.is_quick
+    assert [v.label for v in quick.axis("link.bottleneck.rate").values] == ["20 Mbit/s"]
+    assert points(quick)[0].overrides == (("run.duration", "1 s"),
+                                          ("link.bottleneck.rate", "20 Mbit/s"))
+    # The same point keeps its seed in the quick version.
+    full_point = points(spec)[1]
+    assert derive_seed(quick, points(quick)[0], 0) == derive_seed(spec, full_point, 0)
+
+
+def test_spec_round_trips_through_its_stored_form():
+    spec = parse(sweep('''
+[params]
+"link.bottleneck.rate" = { from = 10, to = 30, step = 10, unit = "Mbit/s" }
+[[plot]]
+x = "link.bottleneck.rate"
+y = "goodput_mbps"
+[[plot.reference]]
+source = "paper"
+x = [10, 20]
+y = [9.5, 19]
+'''))
+    from multiconn.sweep.spec import SweepSpec
+    import json
+
+    assert SweepSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[params]\n"link.bottleneck.rate" = []\n', "params.link.bottleneck.rate: empty list"),
+    ('[params]\n"link.bottleneck.loss" = { from = 2, to = 1, step = 0.5 }\n',
+     "params.link.bottleneck.loss: empty range"),
+    ('[params]\n"link.bottleneck.loss" = { from = 0, to = 1, step = 0 }\n',
+     "params.link.bottleneck.loss.step: expected a number above zero"),
+    ('[params]\n"link.bottleneck.loss" = { from = 0, to = 1 }\n',
+     "give exactly one of 'step' and 'count'"),
+    ('[params]\nrate = [1, 2]\n', "params.rate: 'rate' is not a scenario parameter path"),
+    ('[parms]\n', "parms: unknown field"),
+    ('[params]\n"link.bottleneck.rate" = ["1 Mbit/s", "1 Mbit/s"]\n', "appears twice"),
+    ('[[axis]]\nname = "x"\nlabels = ["a"]\nzip = { "link.bottleneck.rate" = ["1 Mbit/s", '
+     '"2 Mbit/s"] }\n', "zipped axes need the same number of values"),
+    ('[[axis]]\nparam = "flow.bulk.transport"\nvalues = ["tcp"]\nname = "flow"\n',
+     "may not be named 'flow'"),
+    ('[[plot]]\nx = "nope"\ny = "goodput_mbps"\n', "plot[0].x: no axis named 'nope'"),
+    ('[params]\n"flow.bulk.transport" = ["tcp"]\n[[plot]]\nx = "flow.bulk.transport"\n'
+     'y = "goodput_mbps"\n', "is not numeric"),
+    ('[quick]\nvalues = { "link.bottleneck.rate" = ["1 Mbit/s"] }\n',
+     "quick.values.link.bottleneck.rate: no such axis"),
+    ('[experiment]\n', "invalid TOML"),
+])
+def test_malformed_sweep_files_name_the_field(body, message):
+    with pytest.raises(SweepError) as err:
+        parse(sweep(body))
+    assert str(err.value).startswith("/tmp/t.toml: ")
+    assert message in str(err.value)
+
+
+def test_missing_scenario_file_is_named(tmp_path):
+    with pytest.raises(SweepError, match="experiment.scenario: cannot read scenario file"):
+        parse(f'[experiment]\nscenario = "nope.toml"\n', str(tmp_path / "s.toml"))
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("override, message", [
+    ('"link.bottleneck.bogus" = [1, 2]', "unknown field `bogus`"),
+    ('"link.nolink.rate" = ["1 Mbit/s"]', 'there is no link named "nolink"'),
+    ('"link.bottleneck.rate" = ["5 furlongs"]', 'invalid rate "5 furlongs"'),
+])
+def test_points_are_validated_before_any_run(override, message):
+    spec = parse(sweep(f"[params]\n{override}\n"))
+    with pytest.raises(SweepError) as err:
+        plan(spec, "1")
+    assert str(err.value).startswith("/tmp/t.toml: point 0 (")
+    assert message in str(err.value)
