@@ -108,6 +108,13 @@ def _new_figure() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+def _legend(fig: Figure, ax: Axes, title: str | None) -> None:
+    """The legend below the axes, where it cannot hide data; titled by the series axis."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3),
+               fontsize="small", title=title, title_fontsize="small", frameon=False)
+
+
 def _reference_label(ref: Reference) -> str:
     named = ref.series or ref.flow
     return f"{ref.source}{SERIES_JOIN}{named}" if named else ref.source
@@ -242,7 +249,7 @@ def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, data: pd.D
         ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
         ax.set_xlabel(x_label(spec, plot))
         ax.set_ylabel(plot.ylabel or metric_label(plot.y))
-        ax.legend(fontsize="small")
+        _legend(fig, ax, plot.series)
         _save(fig, out / "figures", stem)
     return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
                       f"figures/{stem}.svg")
