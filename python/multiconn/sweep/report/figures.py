@@ -108,16 +108,22 @@ def _new_figure() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def _legend(fig: Figure, ax: Axes, title: str | None) -> None:
+def _legend(fig: Figure, ax: Axes, title: str | None, plot_y: str) -> None:
     """The legend below the axes, where it cannot hide data; titled by the series axis."""
     handles, labels = ax.get_legend_handles_labels()
+    if labels == [plot_y]:
+        return  # one unnamed series: nothing to tell apart
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3),
                fontsize="small", title=title, title_fontsize="small", frameon=False)
 
 
+def _reference_named(ref: Reference) -> list[str]:
+    """The series label parts a reference names (its series, its flow)."""
+    return [part for part in (ref.series, ref.flow) if part is not None]
+
+
 def _reference_label(ref: Reference) -> str:
-    named = ref.series or ref.flow
-    return f"{ref.source}{SERIES_JOIN}{named}" if named else ref.source
+    return SERIES_JOIN.join([ref.source, *_reference_named(ref)])
 
 
 def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> None:
@@ -172,8 +178,8 @@ def _bar_position(spec: SweepSpec, plot: PlotSpec, ref: Reference, ref_x: float 
     index = next((i for i, x in enumerate(xs) if x_matches(spec, plot.x, ref_x, x)), None)
     if index is None:
         return None
-    named = ref.series or ref.flow
-    own = [s for s in series if named is not None and named in s.split(SERIES_JOIN)]
+    named = set(_reference_named(ref))
+    own = [s for s in series if named and named <= set(s.split(SERIES_JOIN))]
     return centers[(xs[index], own[0])] if len(own) == 1 else float(index)
 
 
@@ -249,7 +255,7 @@ def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, data: pd.D
         ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
         ax.set_xlabel(x_label(spec, plot))
         ax.set_ylabel(plot.ylabel or metric_label(plot.y))
-        _legend(fig, ax, plot.series)
+        _legend(fig, ax, plot.series, plot.y)
         _save(fig, out / "figures", stem)
     return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
                       f"figures/{stem}.svg")
