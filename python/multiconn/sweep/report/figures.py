@@ -9,14 +9,14 @@ searchable), SVG ids use a fixed salt, and neither format records a date or the 
 * `timeseries`: y over time in repetition `rep` of the selected points, one line per flow
   (or link direction), or per `series` axis label.
 
-References are drawn as black markers labelled with their source.
+References are drawn as black markers labelled with their source (on a time series, at
+their x in seconds).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +55,10 @@ METRIC_LABELS = {
 }
 
 
+class NothingToDraw(Exception):
+    """The selected runs hold no values to draw (the message says why)."""
+
+
 @dataclass(frozen=True)
 class FigureFile:
     """A drawn panel (or why there is nothing to draw)."""
@@ -90,12 +94,6 @@ def plot_title(plot: PlotSpec) -> str:
     return f"{metric_label(plot.y)} against {against}"
 
 
-@contextmanager
-def _style() -> Iterator[None]:
-    with matplotlib.rc_context(RC):
-        yield
-
-
 def _save(fig: Figure, folder: Path, stem: str) -> None:
     fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
     fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
@@ -126,6 +124,12 @@ def _reference_label(ref: Reference) -> str:
     return SERIES_JOIN.join([ref.source, *_reference_named(ref)])
 
 
+def _plot_reference(ax: Axes, ref: Reference, marker: str, xs: list[float],
+                    ys: list[float]) -> None:
+    ax.plot(xs, ys, linestyle="none", marker=marker, color="black", markersize=8,
+            markeredgewidth=1.5, label=_reference_label(ref))
+
+
 def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> None:
     assert plot.x is not None
     data = data.assign(_x=[x_position(spec, plot.x, label) for label in data[plot.x]])
@@ -136,8 +140,7 @@ def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) ->
     for marker, ref in zip(_markers(), plot.references):
         xs = [float(x) if isinstance(x, (int, float)) else _label_position(spec, plot.x, x)
               for x in ref.x]
-        ax.plot(xs, ref.y, linestyle="none", marker=marker, color="black", markersize=8,
-                markeredgewidth=1.5, label=_reference_label(ref))
+        _plot_reference(ax, ref, marker, xs, list(ref.y))
     if plot.logx:
         ax.set_xscale("log")
 
@@ -165,9 +168,7 @@ def _draw_bar(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> 
         points = [(_bar_position(spec, plot, ref, ref_x, xs, series, centers), y)
                   for ref_x, y in zip(ref.x, ref.y)]
         points = [(p, y) for p, y in points if p is not None]
-        ax.plot([p for p, _ in points], [y for _, y in points], linestyle="none",
-                marker=marker, color="black", markersize=8, markeredgewidth=1.5,
-                label=_reference_label(ref))
+        _plot_reference(ax, ref, marker, [p for p, _ in points], [y for _, y in points])
 
 
 def _bar_position(spec: SweepSpec, plot: PlotSpec, ref: Reference, ref_x: float | str,
@@ -193,7 +194,7 @@ def _draw_timeseries(ax: Axes, runs: pd.DataFrame, plot: PlotSpec, folder: Path)
     for _, run in runs.iterrows():
         series = load_timeseries(folder, run["run_key"])
         if plot.y not in series.columns:
-            raise LookupError(f"no time-series column {plot.y!r}")
+            raise NothingToDraw(f"the time series have no column {plot.y}")
         series = series[series[plot.y].notna()]
         if plot.flow is not None:
             series = series[(series["kind"] == "flow") & (series["name"] == plot.flow)]
@@ -208,7 +209,10 @@ def _draw_timeseries(ax: Axes, runs: pd.DataFrame, plot: PlotSpec, folder: Path)
                                             else f"{prefix}{SERIES_JOIN}{own}")
         ax.plot(line["time_s"], line[plot.y], linewidth=1.2, label=label)
     if not lines:
-        raise LookupError("the selected runs recorded no values")
+        raise NothingToDraw(f"the selected runs recorded no {plot.y}")
+    for marker, ref in zip(_markers(), plot.references):
+        xs = [float(x) if isinstance(x, (int, float)) else math.nan for x in ref.x]
+        _plot_reference(ax, ref, marker, xs, list(ref.y))
 
 
 def draw_plot(spec: SweepSpec, plot: PlotSpec, panel_list: list[Panel], summary: pd.DataFrame,
@@ -241,7 +245,7 @@ def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, data: pd.D
     if data.empty:
         return FigureFile(stem, title, panel.caption, None, None,
                           f"no successful run has {plot.y} here")
-    with _style():
+    with matplotlib.rc_context(RC):
         fig, ax = _new_figure()
         try:
             if plot.kind == "line":
@@ -250,8 +254,8 @@ def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, data: pd.D
                 _draw_bar(ax, data, spec, plot)
             else:
                 _draw_timeseries(ax, data, plot, folder)
-        except (LookupError, FileNotFoundError) as exc:
-            return FigureFile(stem, title, panel.caption, None, None, str(exc).strip("'\""))
+        except (NothingToDraw, FileNotFoundError) as exc:
+            return FigureFile(stem, title, panel.caption, None, None, str(exc))
         ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
         ax.set_xlabel(x_label(spec, plot))
         ax.set_ylabel(plot.ylabel or metric_label(plot.y))
