@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..spec import DEFAULT_FLOW_METRICS, Axis, PlotSpec, SweepSpec
+from ..spec import Axis, PlotSpec, SweepSpec
 from ..store import RunRecord
 from .aggregate import RUN_METRICS, numeric_metrics, ok_rows, summarize
 from .compare import Comparison, compare_plot
@@ -93,7 +93,7 @@ def experiment_content(spec: SweepSpec, frame: pd.DataFrame, records: list[RunRe
     labels = {r.point: r.labels for r in records}
     rows = ok_rows(frame, spec, labels)
     plot_specs = spec.plots or default_plots(spec)
-    metrics = numeric_metrics(rows, [*DEFAULT_FLOW_METRICS, *spec.metrics, *RUN_METRICS,
+    metrics = numeric_metrics(rows, [*spec.metrics, *RUN_METRICS,
                                      *(p.y for p in plot_specs if p.kind != "timeseries")])
     summary = summarize(rows, spec, metrics)
     table_metrics = [m for m in metrics if m in spec.metrics or m in RUN_METRICS]
