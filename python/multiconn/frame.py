@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # pandas and pyarrow load on first use: `import multiconn` stays quick
+    import pandas as pd
+    import pyarrow as pa
 
 COLUMN_DTYPES: dict[str, str] = {
     "time_s": "float64",
@@ -50,6 +51,8 @@ def _dtype_of(name: str, values: Sequence[object]) -> str:
 
 
 def _series(name: str, values: Sequence[object]) -> pd.Series:
+    import pandas as pd
+
     dtype = _dtype_of(name, values)
     if dtype == "category":
         text = pd.Series(list(values), dtype=object, name=name)
@@ -59,6 +62,8 @@ def _series(name: str, values: Sequence[object]) -> pd.Series:
 
 def build_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
     """A DataFrame with the columns in the order given."""
+    import pandas as pd
+
     if not columns:
         return pd.DataFrame({name: pd.Series([], dtype=d) for name, d in COLUMN_DTYPES.items()})
     lengths = {len(v) for v in columns.values()}
@@ -69,12 +74,17 @@ def build_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
 
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """The frame as an Arrow table without index and without pandas metadata."""
+    import pyarrow as pa
+
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return table.replace_schema_metadata(None)
 
 
 def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str] | pa.NativeFile) -> None:
     """Writes the frame as Parquet, byte-identically for equal frames."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     pq.write_table(
         to_arrow(frame),
         path if isinstance(path, pa.NativeFile) else os.fspath(path),
@@ -89,6 +99,8 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str] | pa.NativeF
 
 def parquet_bytes(frame: pd.DataFrame) -> bytes:
     """The Parquet file `write_parquet` would write, in memory."""
+    import pyarrow as pa
+
     sink = pa.BufferOutputStream()
     write_parquet(frame, sink)
     return sink.getvalue().to_pybytes()

@@ -14,11 +14,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .frame import write_csv, write_parquet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY_FILE = "summary.json"
 QLOG_DIR = "qlog"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ._native import core
@@ -23,6 +24,8 @@ MIN_STEP_S = 0.01
 """Smallest chunk of virtual time, in seconds."""
 OPEN_ENDED_STEP_S = 1.0
 """Chunk used when the run has no practical time limit (every flow stops by size)."""
+UNCHUNKED_STEP_S = 3600.0
+"""Chunk of an unchunked run without a finite time limit."""
 OPEN_ENDED_S = 1e9
 """Time limits beyond this (about 30 years) count as no limit."""
 
@@ -67,15 +70,45 @@ def run(
     CLI's `--set`. With `progress=True`, a progress bar appears on stderr once the run has
     lasted about a second. Raises `ScenarioError` for an invalid scenario.
     """
+    started = time.perf_counter()
+    finished = simulate(scenario_or_path, seed, overrides, progress=progress)
+    wall_time_s = time.perf_counter() - started
+    summary = with_wall_time(json.loads(finished.summary_json), wall_time_s)
+    return RunResult(
+        summary=summary,
+        timeseries=build_frame(finished.columns),
+        scenario=json.loads(finished.scenario_json),
+        qlog=dict(finished.qlog),
+    )
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished run as the native side hands it over (no DataFrame built yet)."""
+
+    summary_json: str
+    columns: dict[str, Any]
+    scenario_json: str
+    qlog: list[tuple[str, str]]
+
+
+def simulate(
+    scenario_or_path: ScenarioLike,
+    seed: int | None = None,
+    overrides: OverridesLike = None,
+    progress: bool = False,
+    chunked: bool = True,
+) -> Finished:
+    """Runs a scenario and returns the native results. `chunked=False` runs it in one call
+    (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers."""
     source = resolve_source(scenario_or_path)
     pairs = normalize_overrides(overrides)
     seed = _check_seed(seed)
-    started = time.perf_counter()
     sim = core().Simulation(source.text, source.origin, source.base_dir, pairs, seed)
     end = sim.end_time_s
-    step = _step(end)
+    step = _step(end) if chunked else (end if math.isfinite(end) else UNCHUNKED_STEP_S)
     total = end if step != OPEN_ENDED_STEP_S else None
-    with RunProgress(total, enabled=progress) as bar:
+    with RunProgress(total, enabled=progress and chunked) as bar:
         target = 0.0
         done = sim.done
         while not done:
@@ -85,11 +118,4 @@ def run(
             if target >= end:
                 break
     summary_json, columns, qlog = sim.finish()
-    wall_time_s = time.perf_counter() - started
-    summary = with_wall_time(json.loads(summary_json), wall_time_s)
-    return RunResult(
-        summary=summary,
-        timeseries=build_frame(columns),
-        scenario=json.loads(sim.scenario_json),
-        qlog=dict(qlog),
-    )
+    return Finished(summary_json, columns, sim.scenario_json, list(qlog))

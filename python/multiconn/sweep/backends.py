@@ -23,11 +23,42 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from .execute import Outcome, execute
+from .execute import Outcome, execute, execute_batch
 from .plan import RunTask
 
 BACKENDS = ("local", "dask")
-IN_FLIGHT_PER_WORKER = 4
+IN_FLIGHT_PER_WORKER = 3
+"""Batches queued per worker, so that no worker waits for the driver."""
+TARGET_BATCH_S = 0.05
+"""Work per batch: short runs are sent in batches, so each round trip carries ~50 ms."""
+MAX_BATCH = 64
+
+
+class Batcher:
+    """Cuts the queue into batches sized from the runs' mean duration so far.
+
+    The first batches hold one run each; once runs are seen to be short, batches grow to
+    about TARGET_BATCH_S of work, but never so large that the workers would run out of
+    batches before the queue ends.
+    """
+
+    def __init__(self, tasks: Iterable[RunTask], slots: int) -> None:
+        self.queue = deque(tasks)
+        self.slots = max(slots, 1)
+        self._runs = 0
+        self._seconds = 0.0
+
+    def observe(self, outcomes: list[Outcome]) -> None:
+        self._runs += len(outcomes)
+        self._seconds += sum(o.wall_time_s for o in outcomes)
+
+    def next_batch(self) -> list[RunTask]:
+        size = 1
+        if self._runs:
+            mean = max(self._seconds / self._runs, 1e-6)
+            size = int(min(max(TARGET_BATCH_S / mean, 1), MAX_BATCH))
+            size = max(1, min(size, len(self.queue) // self.slots))
+        return [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
 
 
 class BackendError(RuntimeError):
@@ -48,40 +79,42 @@ def _crashed(task: RunTask, exc: BaseException) -> Outcome:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers,
-                               mp_context=multiprocessing.get_context("forkserver"))
+    context = multiprocessing.get_context("forkserver")
+    # The fork server imports the worker code once; each worker is forked from it ready.
+    context.set_forkserver_preload(["multiconn.sweep.execute"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def run_local(tasks: Iterable[RunTask], jobs: int,
               on_start: Callable[[str], None] | None = None) -> Iterator[Outcome]:
     """Runs tasks on `jobs` local processes; yields outcomes in completion order."""
-    queue = deque(tasks)
+    batcher = Batcher(tasks, jobs * IN_FLIGHT_PER_WORKER)
     if on_start is not None:
         on_start(f"{jobs} local worker process{'es' if jobs != 1 else ''}")
-    while queue:
-        suspects = yield from _drain(queue, jobs)
+    while batcher.queue:
+        suspects = yield from _drain(batcher, jobs)
         for task in suspects:  # the pool broke: find the culprit by running each alone
             yield _run_alone(task)
 
 
-def _drain(queue: deque[RunTask], workers: int) -> Generator[Outcome, None, list[RunTask]]:
-    """Feeds a pool from `queue` until it is empty; returns the runs in flight if the pool
-    broke."""
+def _drain(batcher: Batcher, workers: int) -> Generator[Outcome, None, list[RunTask]]:
+    """Feeds a pool until the queue is empty; returns the runs in flight if the pool broke."""
     pool = _pool(workers)
-    in_flight: dict[Future[Outcome], RunTask] = {}
+    in_flight: dict[Future[list[Outcome]], list[RunTask]] = {}
     try:
-        while queue or in_flight:
-            while queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
-                task = queue.popleft()
-                in_flight[pool.submit(execute, task)] = task
+        while batcher.queue or in_flight:
+            while batcher.queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
+                batch = batcher.next_batch()
+                in_flight[pool.submit(execute_batch, batch)] = batch
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
                 try:
-                    outcome = future.result()
+                    outcomes = future.result()
                 except BrokenProcessPool:
-                    return list(in_flight.values())
+                    return [task for batch in in_flight.values() for task in batch]
                 del in_flight[future]
-                yield outcome
+                batcher.observe(outcomes)
+                yield from outcomes
         return []
     finally:
         pool.shutdown(wait=not in_flight, cancel_futures=True)
@@ -121,16 +154,18 @@ def run_dask(tasks: Iterable[RunTask], jobs: int, scheduler: str | None,
         if on_start is not None:
             on_start(where)
         slots = max(sum(client.nthreads().values()), 1) * IN_FLIGHT_PER_WORKER
-        queue = list(tasks)
-        queue.reverse()
+        batcher = Batcher(tasks, slots)
         stream = as_completed()
-        for _ in range(min(slots, len(queue))):
-            stream.add(client.submit(execute, queue.pop(), pure=False))
+        for _ in range(slots):
+            if batcher.queue:
+                stream.add(client.submit(execute_batch, batcher.next_batch(), pure=False))
         for future in stream:
-            yield future.result()
+            outcomes = future.result()
             future.release()
-            if queue:
-                stream.add(client.submit(execute, queue.pop(), pure=False))
+            batcher.observe(outcomes)
+            yield from outcomes
+            if batcher.queue:
+                stream.add(client.submit(execute_batch, batcher.next_batch(), pure=False))
     finally:
         client.close()
         if cluster is not None:

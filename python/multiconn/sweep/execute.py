@@ -38,16 +38,17 @@ def _canonical(value: object) -> str:
 
 def execute(task: RunTask) -> Outcome:
     """Performs the run; never raises for a failing scenario."""
-    from ..frame import parquet_bytes
-    from ..runner import run
+    from ..frame import build_frame, parquet_bytes
+    from ..runner import simulate
     from ..source import ScenarioSource
 
     started = time.perf_counter()
     try:
         source = ScenarioSource(task.scenario_text, task.origin, task.base_dir)
-        result = run(source, seed=task.seed, overrides=list(task.overrides))
-        summary = {k: v for k, v in result.summary.items() if k != "wall_time_s"}
-        series = parquet_bytes(result.timeseries) if task.keep_timeseries else None
+        finished = simulate(source, task.seed, list(task.overrides), chunked=False)
+        summary = json.loads(finished.summary_json)
+        summary.pop("wall_time_s", None)
+        series = parquet_bytes(build_frame(finished.columns)) if task.keep_timeseries else None
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # recorded, not raised: one failed run must not stop a sweep

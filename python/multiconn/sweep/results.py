@@ -14,13 +14,14 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..frame import write_csv, write_parquet
 from .spec import DEFAULT_FLOW_METRICS
 from .store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXPORT_FORMATS = ("csv", "parquet", "json")
 FLOW_FIELDS = ("transport", "cc", "profile", "app")
@@ -36,6 +37,8 @@ def _lookup(data: Any, dotted: str) -> Any:
 
 def _column(values: list[Any]) -> pd.Series:
     """Numbers stay numbers when every present value is one; anything else becomes text."""
+    import pandas as pd
+
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
         if all(isinstance(v, int) for v in present):
@@ -53,6 +56,8 @@ def load(folder: str | os.PathLike[str], experiment: str | None = None,
     `experiment` keeps one experiment; `timing=True` adds each run's `wall_time_s` (which
     differs between runs of the same scenario and seed, unlike every other column).
     """
+    import pandas as pd
+
     with Store(folder, create=False) as store:
         specs = {s.name: s for s in store.experiments()}
         records = store.records(experiment)
@@ -93,6 +98,8 @@ def load(folder: str | os.PathLike[str], experiment: str | None = None,
 
 
 def _json_value(value: Any) -> Any:
+    import pandas as pd
+
     if value is None or value is pd.NA:
         return None
     if isinstance(value, float) and not math.isfinite(value):
@@ -131,4 +138,6 @@ def load_timeseries(folder: str | os.PathLike[str], run_key: str) -> pd.DataFram
     if not path.is_file():
         raise FileNotFoundError(f"no time series for run {run_key} in '{folder}' (does the "
                                 "sweep set [metrics] timeseries = true?)")
+    import pandas as pd
+
     return pd.read_parquet(path)
