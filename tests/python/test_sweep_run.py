@@ -214,3 +214,13 @@ timeseries = true
     frame = load(tmp_path / "local")
     assert len(frame) == 16 and frame["jain_fairness"].between(0.5, 1.0).all()
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_a_store_written_by_an_incompatible_version_is_a_clear_error(tmp_path):
+    from multiconn.sweep.store import StoreError
+
+    run_sweep(write_sweep(tmp_path, RATES, reps=1), tmp_path / "out", jobs=1)
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        db.execute("UPDATE experiments SET spec_json = '{\"name\": \"t\"}'")
+    with pytest.raises(StoreError, match="stored spec of experiment 't'.*cannot be read"):
+        load(tmp_path / "out")

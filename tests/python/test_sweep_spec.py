@@ -191,6 +191,10 @@ y = [9.5, 19]
     ('[quick]\nvalues = { "link.bottleneck.rate" = ["1 Mbit/s"] }\n',
      "quick.values.link.bottleneck.rate: no such axis"),
     ('[experiment]\n', "invalid TOML"),
+    ('[params]\n"link.bottleneck.rate" = [1, 2]\n[[plot]]\nx = "link.bottleneck.rate"\n'
+     'y = "goodput"\n', "plot[0].y: 'goodput' is not a result metric"),
+    ('[metrics]\ntimeseries = true\n[[plot]]\nkind = "timeseries"\ny = "goodput_mbps"\n',
+     "plot[0].y: 'goodput_mbps' is not a time-series column"),
 ])
 def test_malformed_sweep_files_name_the_field(body, message):
     with pytest.raises(SweepError) as err:

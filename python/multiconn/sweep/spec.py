@@ -32,6 +32,13 @@ RESERVED_COLUMNS = frozenset({
 })
 """Result-table columns; an axis may not take one of these names."""
 DEFAULT_FLOW_METRICS = ("goodput_mbps", "bytes_delivered", "completion_s")
+RUN_METRICS = ("jain_fairness",)
+TIMESERIES_COLUMNS = (
+    "bytes_delivered", "throughput_mbps", "drops_queue", "drops_random_loss", "drops_link_down",
+    "drops_udp_buffer", "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight",
+    "srtt_ms", "retransmissions", "spurious_retransmissions",
+)
+"""The numeric columns of a run's time series (see README, Metrics)."""
 """Flow summary fields every result row carries; `[metrics] flow` adds more."""
 
 _NUMBER_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*?)?\s*$")
@@ -501,7 +508,16 @@ def _references(r: _Reader, raw: Any, where: str) -> tuple[Reference, ...]:
     return tuple(refs)
 
 
-def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...]) -> tuple[PlotSpec, ...]:
+def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str) -> None:
+    allowed = TIMESERIES_COLUMNS if kind == "timeseries" else (*metrics, *RUN_METRICS)
+    if y not in allowed:
+        what = "time-series column" if kind == "timeseries" else \
+            "result metric (add flow summary fields with [metrics] flow = [...])"
+        raise r.fail(where, f"{y!r} is not a {what}; expected one of {', '.join(allowed)}")
+
+
+def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
+           metrics: tuple[str, ...]) -> tuple[PlotSpec, ...]:
     if not isinstance(raw, list):
         raise r.fail("plot", "expected an array of tables [[plot]]")
     names = {a.name: a for a in axes}
@@ -513,6 +529,7 @@ def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...]) -> tuple[PlotSpec, ...]
                                "title", "xlabel", "ylabel", "logx", "reference"))
         kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
         y = r.string(item, "y", w)
+        _check_y(r, kind, y, metrics, f"{w}.y")
         x = r.string(item, "x", w, None)
         series = r.string(item, "series", w, None)
         if kind == "line":
@@ -671,7 +688,7 @@ def parse_sweep_text(text: str, path: str | os.PathLike[str]) -> SweepSpec:
         overrides=r.overrides(data.get("set", {}), "set"),
         metrics=metrics,
         keep_timeseries=r.boolean(metrics_table, "timeseries", "metrics", False),
-        plots=_plots(r, data.get("plot", []), axes),
+        plots=_plots(r, data.get("plot", []), axes, metrics),
         quick=_quick(r, data["quick"], axes) if "quick" in data else None,
     )
     if any(p.kind == "timeseries" for p in spec.plots) and not spec.keep_timeseries:
@@ -698,5 +715,6 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
 
 __all__ = [
     "Axis", "AxisValue", "PlotSpec", "QuickSpec", "Reference", "SweepError", "SweepSpec",
-    "load_sweep", "parse_sweep_text", "DEFAULT_FLOW_METRICS", "RESERVED_COLUMNS",
+    "load_sweep", "parse_sweep_text", "DEFAULT_FLOW_METRICS", "RESERVED_COLUMNS", "RUN_METRICS",
+    "TIMESERIES_COLUMNS",
 ]

@@ -182,8 +182,16 @@ class Store:
 
     def experiments(self) -> list[SweepSpec]:
         """The registered experiments, by name."""
-        return [SweepSpec.from_dict(json.loads(text)) for (text,) in self._db.execute(
-            "SELECT spec_json FROM experiments ORDER BY name")]
+        specs = []
+        for name, text in self._db.execute(
+                "SELECT name, spec_json FROM experiments ORDER BY name"):
+            try:
+                specs.append(SweepSpec.from_dict(json.loads(text)))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise StoreError(f"the stored spec of experiment {name!r} in '{self.folder}' "
+                                 f"cannot be read by this multiconn ({type(exc).__name__}: "
+                                 f"{exc}); run the sweep again into a new folder") from exc
+        return specs
 
     def records(self, experiment: str | None = None,
                 finished_only: bool = True) -> list[RunRecord]:
