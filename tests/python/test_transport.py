@@ -69,3 +69,7 @@ def test_tcp_flow_refuses_quic_only_settings(cli, examples: Path) -> None:
                "--set", "flow.bulk.resume=true")
     assert proc.returncode == 2
     assert "flow.bulk.resume" in proc.stderr and "0-RTT" in proc.stderr
+    proc = cli("validate", examples / "bulk.toml", "--set", "flow.bulk.transport=tcp",
+               "--set", "flow.bulk.address_token=true")
+    assert proc.returncode == 2
+    assert "flow.bulk.address_token" in proc.stderr and "amplification" in proc.stderr

@@ -192,7 +192,9 @@ impl Connection {
             anti_deadlock: None,
             pacing_release: None,
             app_limited: false,
-            address_validated: role == Role::Client,
+            // A server validates a client that presents a token on its first Initial (RFC 9000
+            // §8.1.3); the server sends nothing before that Initial, so it is valid from here.
+            address_validated: role == Role::Client || params.address_token,
             app: App { workload: params.workload, started: false, next_request: 0, open: 0, completed: 0, finished: false },
             events: VecDeque::new(),
             qlog: params.qlog.then(|| QlogSink::new(params.start)),

@@ -85,6 +85,7 @@ pub struct ConnectionSpec {
     pub cc: CcKind,
     pub workload: Workload,
     pub resume: bool,
+    pub address_token: bool,
     pub qlog: bool,
     /// QUIC: the receiving host's UDP socket.
     pub udp_socket: Option<UdpSocketConfig>,
@@ -417,6 +418,7 @@ fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<Conne
                 ("cc", f.cc.is_some()),
                 ("profile", f.profile.is_some()),
                 ("resume", f.resume.is_some()),
+                ("address_token", f.address_token.is_some()),
                 ("qlog", f.qlog.is_some()),
                 ("requests", f.requests.is_some()),
                 ("parallel", f.parallel.is_some()),
@@ -457,6 +459,9 @@ fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<Conne
     }
     if kind == TransportKind::Tcp && f.resume == Some(true) {
         return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));
+    }
+    if kind == TransportKind::Tcp && f.address_token == Some(true) {
+        return Err(err(&path("address_token"), "an address-validation token is a quic feature (RFC 9000 §8.1.3); a tcp server has no amplification limit"));
     }
     if kind == TransportKind::Tcp && f.qlog == Some(true) {
         return Err(err(&path("qlog"), "qlog describes quic connections; a tcp flow has none"));
@@ -535,5 +540,5 @@ fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<Conne
             read_cost: r.read_cost.unwrap_or(Dur::ZERO),
         });
     }
-    Ok(Some(ConnectionSpec { profile, cc, workload, resume: f.resume.unwrap_or(false), qlog: f.qlog.unwrap_or(false), udp_socket }))
+    Ok(Some(ConnectionSpec { profile, cc, workload, resume: f.resume.unwrap_or(false), address_token: f.address_token.unwrap_or(false), qlog: f.qlog.unwrap_or(false), udp_socket }))
 }

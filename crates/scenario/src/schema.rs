@@ -122,6 +122,8 @@ pub struct FlowSection {
     pub profile: Option<String>,
     /// QUIC: resume a session and send the request as 0-RTT data.
     pub resume: Option<bool>,
+    /// QUIC: the client presents an address-validation token (no anti-amplification limit).
+    pub address_token: Option<bool>,
     /// QUIC: write a qlog file per endpoint.
     pub qlog: Option<bool>,
     /// app = "requests": how many requests, how many outstanding at once, and their sizes.

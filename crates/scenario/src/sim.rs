@@ -380,6 +380,7 @@ fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
         cc: spec.cc,
         max_packet_size: f.packet_size,
         resume: spec.resume,
+        address_token: spec.address_token,
         qlog: spec.qlog,
     };
     let (client, server) = match f.transport {

@@ -68,6 +68,10 @@ pub struct ConnectionParams {
     pub max_packet_size: u32,
     /// QUIC: the client holds a session ticket and sends its request as 0-RTT data.
     pub resume: bool,
+    /// QUIC: the client's Initial carries an address-validation token from an earlier
+    /// connection (a NEW_TOKEN frame, RFC 9000 §8.1.3), so the server may send before the
+    /// handshake completes without the 3x anti-amplification limit.
+    pub address_token: bool,
     /// QUIC: collect qlog events.
     pub qlog: bool,
 }

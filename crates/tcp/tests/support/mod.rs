@@ -22,7 +22,7 @@ pub fn params(workload: Workload) -> ConnectionParams {
         profile: Profile::default_for(TransportKind::Tcp),
         cc: CcKind::NewReno,
         max_packet_size: 1500,
-        resume: false,
+        resume: false, address_token: false,
         qlog: false,
     }
 }
