@@ -41,6 +41,7 @@ bench: setup
 	cargo bench --workspace
 	$(VPY) bench/bench_bulk.py
 	$(VPY) bench/bench_transport.py
+	$(VPY) bench/bench_sweep.py
 
 clean-venv:
 	rm -rf $(VENV)
