@@ -220,3 +220,11 @@ def test_points_are_validated_before_any_run(override, message):
         plan(spec, "1")
     assert str(err.value).startswith("/tmp/t.toml: point 0 (")
     assert message in str(err.value)
+
+
+def test_timeseries_plots_choose_flows_links_or_both():
+    base = '[metrics]\ntimeseries = true\n[[plot]]\nkind = "timeseries"\ny = "throughput_mbps"\n'
+    assert parse(sweep(base)).plots[0].show == "flows"
+    assert parse(sweep(base + 'show = "links"\n')).plots[0].show == "links"
+    with pytest.raises(SweepError, match=r"plot\[0\]\.show: expected one of flows, links"):
+        parse(sweep(base + 'show = "queues"\n'))

@@ -24,6 +24,7 @@ from ..source import ScenarioFileError, ScenarioSource, override_value, read_sce
 COMBINE_MODES = ("cross", "zip")
 SEED_MODES = ("per-point", "common")
 PLOT_KINDS = ("line", "bar", "timeseries")
+TIMESERIES_SHOW = ("flows", "links", "both")
 MAX_RANGE_VALUES = 100_000
 RESERVED_COLUMNS = frozenset({
     "experiment", "parameter", "value", "point", "rep", "seed", "run_key", "status", "error",
@@ -88,7 +89,8 @@ class PlotSpec:
     * `line`: y against the numeric axis x, one line per series, mean ± std over reps;
     * `bar`: grouped bars of y per x label (x may be "flow"), mean ± std over reps;
     * `timeseries`: a time-series column (y) over time for one repetition (`rep`) of the
-      points selected by `where`, one line per series (default: per flow).
+      points selected by `where`, one line per flow (`show = "flows"`, the default), per link
+      direction (`"links"`) or both.
 
     `series` is an axis name or "flow"; `where` fixes other axes (axis name -> label);
     `flow` keeps only one flow's rows.
@@ -107,6 +109,8 @@ class PlotSpec:
     ylabel: str | None = None
     logx: bool = False
     references: tuple[Reference, ...] = ()
+    show: str = "flows"
+    """timeseries: draw the rows of "flows", "links" (one line per direction) or "both"."""
 
 
 @dataclass(frozen=True)
@@ -526,7 +530,7 @@ def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
         w = f"plot[{i}]"
         item = r.table(item, w)
         r.check_keys(item, w, ("name", "kind", "x", "y", "series", "flow", "where", "rep",
-                               "title", "xlabel", "ylabel", "logx", "reference"))
+                               "title", "xlabel", "ylabel", "logx", "reference", "show"))
         kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
         y = r.string(item, "y", w)
         _check_y(r, kind, y, metrics, f"{w}.y")
@@ -546,6 +550,8 @@ def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
                 raise r.fail(f"{w}.x", f"no axis named {x!r} (axes: {', '.join(names) or 'none'})")
         elif x is not None:
             raise r.fail(f"{w}.x", "a timeseries plot is drawn over time; it takes no 'x'")
+        if "show" in item and kind != "timeseries":
+            raise r.fail(f"{w}.show", "only a timeseries plot takes 'show'")
         if series is not None and series != "flow" and series not in names:
             raise r.fail(f"{w}.series", f"no axis named {series!r} (axes: "
                                         f"{', '.join(names) or 'none'}, or \"flow\")")
@@ -565,6 +571,7 @@ def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
             title=r.string(item, "title", w, None), xlabel=r.string(item, "xlabel", w, None),
             ylabel=r.string(item, "ylabel", w, None), logx=r.boolean(item, "logx", w, False),
             references=_references(r, item.get("reference", []), f"{w}.reference"),
+            show=r.choice(item, "show", w, TIMESERIES_SHOW, "flows"),
         ))
     seen = [p.name for p in plots]
     for name in seen:

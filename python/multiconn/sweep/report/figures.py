@@ -7,7 +7,7 @@ searchable), SVG ids use a fixed salt, and neither format records a date or the 
 * `line`: mean ± std (error bars) of y per series against a numeric axis;
 * `bar`: grouped bars of the mean with std error bars, per x label and series;
 * `timeseries`: y over time in repetition `rep` of the selected points, one line per flow
-  (or link direction), or per `series` axis label.
+  and/or link direction (the plot's `show`), labelled by `series` axis label too.
 
 References are drawn as black markers labelled with their source (on a time series, at
 their x in seconds).
@@ -196,6 +196,8 @@ def _draw_timeseries(ax: Axes, runs: pd.DataFrame, plot: PlotSpec, folder: Path)
         if plot.y not in series.columns:
             raise NothingToDraw(f"the time series have no column {plot.y}")
         series = series[series[plot.y].notna()]
+        if plot.show != "both":
+            series = series[series["kind"] == ("flow" if plot.show == "flows" else "link")]
         if plot.flow is not None:
             series = series[(series["kind"] == "flow") & (series["name"] == plot.flow)]
         prefix = str(run[plot.series]) if plot.series not in (None, "flow") else None
