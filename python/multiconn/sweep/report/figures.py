@@ -26,6 +26,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from ..results import load_timeseries
 from ..spec import PlotSpec, Reference, SweepSpec
@@ -143,6 +144,12 @@ def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) ->
         _plot_reference(ax, ref, marker, xs, list(ref.y))
     if plot.logx:
         ax.set_xscale("log")
+        # Ticks at the swept and referenced values, as plain numbers (0.1, not 10^-1).
+        ticks = sorted({float(v.value) for v in spec.axis(plot.x).values} |
+                       {float(x) for ref in plot.references for x in ref.x
+                        if isinstance(x, (int, float)) and x > 0})
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _label_position(spec: SweepSpec, x: str, label: str) -> float:
