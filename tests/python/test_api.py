@@ -19,6 +19,7 @@ pytestmark = pytest.mark.native
 COLUMNS = [
     "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps",
     "drops_queue", "drops_random_loss", "drops_link_down", "drops_udp_buffer",
+    "drops_pdcp_late", "drops_pdcp_window",
     "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight", "srtt_ms",
     "retransmissions", "spurious_retransmissions",
 ]

@@ -64,6 +64,9 @@ pub struct Packet {
     /// Which of its flow's routes it follows (0: the flow's own route from `from` to `to`;
     /// 1: the reverse route, for ACKs and requests). Set by the simulator, not by transports.
     pub route: u16,
+    /// Sequence number a lower-layer entity the packet is crossing stamped on it (a PDCP
+    /// split bearer's SN); meaningful only between that entity's two sides.
+    pub lower_sn: u32,
     /// Transport content for the receiving endpoint; `None` for plain UDP traffic.
     pub payload: Option<Payload>,
 }
@@ -71,7 +74,7 @@ pub struct Packet {
 impl Packet {
     /// A packet at its first hop on route 0, without transport content.
     pub fn new(id: u64, flow: FlowId, size: u32, seq: u64, created: Time) -> Packet {
-        Packet { id, flow, size, seq, created, hop: 0, route: 0, payload: None }
+        Packet { id, flow, size, seq, created, hop: 0, route: 0, lower_sn: 0, payload: None }
     }
 
     /// The same packet carrying `payload`.

@@ -18,10 +18,16 @@ pub enum DropCause {
     LinkDown,
     /// The receiving host's UDP socket buffer was full (Linux `Udp: RcvbufErrors`).
     UdpBuffer,
+    /// A PDCP receiver discarded it: its COUNT had already been delivered or given up at
+    /// t-Reordering expiry (a late copy under duplication is not counted).
+    PdcpLate,
+    /// A PDCP transmitter refused it: the reordering window was full (or COUNT exhausted).
+    PdcpWindow,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 4] = [DropCause::Queue, DropCause::RandomLoss, DropCause::LinkDown, DropCause::UdpBuffer];
+    pub const ALL: [DropCause; 6] =
+        [DropCause::Queue, DropCause::RandomLoss, DropCause::LinkDown, DropCause::UdpBuffer, DropCause::PdcpLate, DropCause::PdcpWindow];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -29,6 +35,8 @@ impl DropCause {
             DropCause::RandomLoss => "random_loss",
             DropCause::LinkDown => "link_down",
             DropCause::UdpBuffer => "udp_buffer",
+            DropCause::PdcpLate => "pdcp_late",
+            DropCause::PdcpWindow => "pdcp_window",
         }
     }
 }

@@ -26,7 +26,7 @@ pub struct Counters {
     pub bytes_delivered: u64,
     pub packets_delivered: u64,
     pub bytes_sent: u64,
-    pub drops: [u64; 4],
+    pub drops: [u64; DropCause::ALL.len()],
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns.
     pub queue_packet_ns: u128,
     pub queue_byte_ns: u128,
@@ -47,6 +47,8 @@ fn cause_index(cause: DropCause) -> usize {
         DropCause::RandomLoss => 1,
         DropCause::LinkDown => 2,
         DropCause::UdpBuffer => 3,
+        DropCause::PdcpLate => 4,
+        DropCause::PdcpWindow => 5,
     }
 }
 

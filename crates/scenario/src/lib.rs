@@ -14,6 +14,7 @@ pub mod report;
 pub mod resolve;
 pub mod schema;
 pub mod sim;
+pub mod split;
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
 use multiconn_core::Time;

@@ -12,7 +12,7 @@ use std::str::FromStr;
 use toml_edit::{DocumentMut, Item, Table, Value};
 
 /// Top-level keys that hold arrays of named tables.
-const ARRAYS_OF_TABLES: [&str; 2] = ["link", "flow"];
+const ARRAYS_OF_TABLES: [&str; 3] = ["link", "flow", "split"];
 
 /// Applies one override; the error says which key and why.
 pub fn apply(doc: &mut DocumentMut, key: &str, raw_value: &str) -> Result<(), String> {

@@ -85,6 +85,13 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                     m.insert("reordered_packets".into(), json!(f.sink.reordered));
                 }
             }
+            if f.entities.iter().any(Option::is_some) {
+                let mut pdcp = Map::new();
+                for e in f.entities.iter().flatten() {
+                    pdcp.insert(world_split_name(world, *e), split_json(world, *e));
+                }
+                m.insert("pdcp".into(), Value::Object(pdcp));
+            }
             flow
         })
         .collect();
@@ -124,9 +131,40 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
     })
 }
 
+fn world_split_name(world: &World, e: usize) -> String {
+    world.split_specs[world.splits[e].split].name.clone()
+}
+
+/// What one flow's PDCP entities of a split did.
+fn split_json(world: &World, e: usize) -> Value {
+    let entity = &world.splits[e];
+    let tx = entity.tx.stats();
+    let rx = entity.rx.stats();
+    let m = &entity.measures;
+    let leg_names: Vec<String> = entity.legs.iter().map(|&l| world.links[l].spec.name.clone()).collect();
+    let mean_delay = if rx.delivered > 0 { m.reorder_delay_sum.as_millis_f64() / rx.delivered as f64 } else { 0.0 };
+    json!({
+        "legs": leg_names,
+        "pdus_sent": tx.pdus,
+        "bytes_sent": tx.bytes,
+        "window_full": tx.window_full,
+        "pdus_arrived": m.arrivals,
+        "delivered": rx.delivered,
+        "out_of_order": m.held,
+        "late_discards": rx.late_discards,
+        "duplicate_discards": rx.duplicate_discards,
+        "timer_expiries": rx.timer_expiries,
+        "given_up": rx.given_up,
+        "reorder_delay_mean_ms": tidy(mean_delay),
+        "reorder_delay_max_ms": tidy(m.reorder_delay_max.as_millis_f64()),
+        "max_burst": m.max_burst,
+        "max_buffered": m.max_buffered,
+    })
+}
+
 /// Column names of the time-series table, in order. Transport columns are empty (NaN) for
 /// links and UDP flows; `retransmissions` and `spurious_retransmissions` count per bin.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 19] = [
     "time_s",
     "kind",
     "name",
@@ -137,6 +175,8 @@ pub const COLUMNS: [&str; 17] = [
     "drops_random_loss",
     "drops_link_down",
     "drops_udp_buffer",
+    "drops_pdcp_late",
+    "drops_pdcp_window",
     "queue_packets",
     "queue_bytes",
     "cwnd_bytes",
@@ -155,7 +195,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let mut direction = Vec::new();
     let mut bytes = Vec::new();
     let mut mbps = Vec::new();
-    let mut drops: [Vec<i64>; 4] = Default::default();
+    let mut drops: [Vec<i64>; DropCause::ALL.len()] = Default::default();
     let mut q_packets = Vec::new();
     let mut q_bytes = Vec::new();
     let mut cwnd = Vec::new();
@@ -200,7 +240,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     for (l, rows) in world.links.iter().zip(&link_rows) {
         push("link", &l.spec.name, l.spec.direction.name(), rows, true);
     }
-    let [d_queue, d_loss, d_down, d_udp] = drops;
+    let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
     let columns = vec![
         Column::F64(time_s),
         Column::Str(kind),
@@ -212,6 +252,8 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::I64(d_loss),
         Column::I64(d_down),
         Column::I64(d_udp),
+        Column::I64(d_late),
+        Column::I64(d_window),
         Column::F64(q_packets),
         Column::F64(q_bytes),
         Column::F64(cwnd),

@@ -6,7 +6,7 @@
 //! field path it comes from.
 
 use crate::schema::*;
-use multiconn_core::units::QueueLimit;
+use multiconn_core::units::{Probability, QueueLimit};
 use multiconn_core::{Bytes, Dur, Rate, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
@@ -14,6 +14,7 @@ use multiconn_link::loss::{parse_loss_trace, LossModel};
 use multiconn_link::rate::RateModel;
 use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
 use multiconn_cc::CcKind;
+use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitPolicy, TransmitterConfig};
 use multiconn_transport::profile::TransportKind;
 use multiconn_transport::{Profile, UdpSocketConfig, Workload};
 use std::collections::HashMap;
@@ -70,13 +71,41 @@ pub struct Flow {
     pub size: Option<u64>,
     pub start: Time,
     pub stop: Option<Time>,
-    /// Indices into the link-direction list, in order.
-    pub route: Vec<usize>,
-    /// The same links in the opposite direction, from `to` back to `from` (ACKs, requests).
-    pub reverse_route: Vec<usize>,
+    /// Hops from `from` to `to`, in order.
+    pub route: Vec<Hop>,
+    /// From `to` back to `from` (ACKs, requests): the same links in the opposite direction,
+    /// and a split's uplink leg where the route crosses a split.
+    pub reverse_route: Vec<Hop>,
     /// TCP and QUIC flows: the connection's settings.
     pub connection: Option<ConnectionSpec>,
 }
+
+/// One hop of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hop {
+    /// A link direction (index into the link-direction list).
+    Link(usize),
+    /// A split bearer crossed from one side to the other: `split` indexes the split list,
+    /// `legs` are the two legs' link directions in the crossing direction.
+    Split { split: usize, legs: [usize; 2] },
+}
+
+/// A PDCP split bearer, ready to build (one transmitting and one receiving entity per flow
+/// crossing it).
+#[derive(Debug, Clone)]
+pub struct Split {
+    pub name: String,
+    pub tx: TransmitterConfig,
+    pub rx: ReceiverConfig,
+    pub processing_delay: Dur,
+    /// Adaptive policy: the period of the legs' feedback.
+    pub feedback: Option<Dur>,
+}
+
+/// The t-Reordering value of the seed study's testbed.
+pub const DEFAULT_T_REORDERING: Dur = Dur::from_millis(200);
+pub const DEFAULT_BATCH_SIZE: u32 = 100;
+pub const DEFAULT_FEEDBACK: Dur = Dur::from_millis(10);
 
 /// What a TCP or QUIC flow runs.
 #[derive(Debug, Clone)]
@@ -101,6 +130,7 @@ pub struct Resolved {
     pub seed: Option<u64>,
     pub bin: Dur,
     pub links: Vec<LinkDirection>,
+    pub splits: Vec<Split>,
     pub flows: Vec<Flow>,
 }
 
@@ -159,6 +189,21 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         }
     }
 
+    let mut splits = Vec::new();
+    let mut split_index: HashMap<&str, usize> = HashMap::new();
+    for (i, sp) in file.split.iter().enumerate() {
+        if !valid_name(&sp.name) {
+            return Err(err(&["split", &format!("[{i}]"), "name"], format!("\"{}\" is not a valid name: use letters, digits, '_' and '-'", sp.name)));
+        }
+        if link_index.contains_key(sp.name.as_str()) {
+            return Err(err(&["split", &sp.name, "name"], format!("a link is also named \"{}\"; routes name links and splits alike, so names must differ", sp.name)));
+        }
+        if split_index.insert(&sp.name, splits.len()).is_some() {
+            return Err(err(&["split", &sp.name, "name"], format!("two splits are named \"{}\"", sp.name)));
+        }
+        splits.push(resolve_split(sp, &file.link, &link_index)?);
+    }
+
     let mut flows = Vec::new();
     let mut flow_names = HashMap::new();
     for (i, f) in file.flow.iter().enumerate() {
@@ -168,7 +213,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         if flow_names.insert(f.name.clone(), i).is_some() {
             return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
         }
-        flows.push(resolve_flow(f, &file.link, &link_index, &mut files)?);
+        flows.push(resolve_flow(f, file, &link_index, &split_index, &mut files)?);
     }
     if flows.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
@@ -184,6 +229,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         seed: file.run.seed,
         bin,
         links,
+        splits,
         flows,
     })
 }
@@ -322,7 +368,13 @@ fn resolve_loss(spec: &LossSpec, path: &[&str], files: &mut Files) -> Result<Los
     })
 }
 
-fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Flow, FieldError> {
+fn resolve_flow(
+    f: &FlowSection,
+    file: &ScenarioFile,
+    link_index: &HashMap<&str, usize>,
+    split_index: &HashMap<&str, usize>,
+    files: &mut Files,
+) -> Result<Flow, FieldError> {
     let name = f.name.as_str();
     let path = |field: &'static str| vec!["flow", name, field];
     let packet_size = f.packet_size.unwrap_or(Bytes(DEFAULT_PACKET_SIZE as u64)).0;
@@ -355,6 +407,7 @@ fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&st
     if f.from == f.to {
         return Err(err(&path("to"), "a flow must go to another node"));
     }
+    let links = &file.link;
     let route_names: Vec<String> = match &f.route {
         Some(r) if r.is_empty() => return Err(err(&path("route"), "a route needs at least one link")),
         Some(r) => r.clone(),
@@ -370,28 +423,50 @@ fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&st
             }
         }
     };
-    let mut at = f.from.as_str();
-    let mut route = Vec::new();
-    for hop in &route_names {
-        let &li = link_index.get(hop.as_str()).ok_or_else(|| {
-            let known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
-            err(&path("route"), format!("there is no link named \"{hop}\" (links: {})", known.join(", ")))
-        })?;
+    // The direction index of link `li` leaving node `at`, and the node it reaches.
+    let step = |li: usize, at: &str, hop: &str| -> Result<(usize, String), FieldError> {
         let l = &links[li];
-        let (dir, next) = if l.between[0] == at {
-            (0, l.between[1].as_str())
+        if l.between[0] == at {
+            Ok((2 * li, l.between[1].clone()))
         } else if l.between[1] == at {
-            (1, l.between[0].as_str())
+            Ok((2 * li + 1, l.between[0].clone()))
         } else {
-            return Err(err(&path("route"), format!("link \"{hop}\" joins \"{}\" and \"{}\", but the route is at \"{at}\" there", l.between[0], l.between[1])));
-        };
-        route.push(2 * li + dir);
+            Err(err(&path("route"), format!("\"{hop}\" joins \"{}\" and \"{}\", but the route is at \"{at}\" there", l.between[0], l.between[1])))
+        }
+    };
+    let mut at = f.from.clone();
+    let mut route = Vec::new();
+    let mut reverse_route = Vec::new();
+    for hop in &route_names {
+        if let Some(&si) = split_index.get(hop.as_str()) {
+            let sp = &file.split[si];
+            let [a, b] = [link_index[sp.legs[0].as_str()], link_index[sp.legs[1].as_str()]];
+            let (da, next) = step(a, &at, hop)?;
+            let (db, _) = step(b, &at, hop)?;
+            let up = sp.uplink.as_deref().map_or(a, |u| link_index[u]);
+            let (dup, _) = step(up, &at, hop)?;
+            route.push(Hop::Split { split: si, legs: [da, db] });
+            reverse_route.push(Hop::Link(dup ^ 1));
+            at = next;
+            continue;
+        }
+        let &li = link_index.get(hop.as_str()).ok_or_else(|| {
+            let mut known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+            known.extend(file.split.iter().map(|s| s.name.as_str()));
+            err(&path("route"), format!("there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
+        })?;
+        let (d, next) = step(li, &at, hop)?;
+        route.push(Hop::Link(d));
+        reverse_route.push(Hop::Link(d ^ 1));
         at = next;
     }
     if at != f.to {
         return Err(err(&path("route"), format!("the route ends at \"{at}\", not at \"{}\"", f.to)));
     }
-    let reverse_route = route.iter().rev().map(|&d| d ^ 1).collect();
+    reverse_route.reverse();
+    if f.transport == Transport::Udp && f.app == AppKind::Bulk && matches!(route[0], Hop::Split { .. }) {
+        return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
+    }
     let connection = resolve_connection(f, files)?;
     Ok(Flow {
         name: f.name.clone(),
@@ -405,6 +480,89 @@ fn resolve_flow(f: &FlowSection, links: &[LinkSection], link_index: &HashMap<&st
         route,
         reverse_route,
         connection,
+    })
+}
+
+fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
+    let name = sp.name.as_str();
+    let path = |field: &'static str| vec!["split", name, field];
+    let known = || links.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
+    for leg in &sp.legs {
+        if !link_index.contains_key(leg.as_str()) {
+            return Err(err(&path("legs"), format!("there is no link named \"{leg}\" (links: {})", known())));
+        }
+    }
+    if sp.legs[0] == sp.legs[1] {
+        return Err(err(&path("legs"), "the two legs must be different links"));
+    }
+    let [a, b] = [&links[link_index[sp.legs[0].as_str()]], &links[link_index[sp.legs[1].as_str()]]];
+    let mut ends_a = a.between.clone();
+    let mut ends_b = b.between.clone();
+    ends_a.sort();
+    ends_b.sort();
+    if ends_a != ends_b {
+        return Err(err(&path("legs"), format!(
+            "both legs must join the same two nodes: \"{}\" joins {} and {}, \"{}\" joins {} and {}",
+            a.name, a.between[0], a.between[1], b.name, b.between[0], b.between[1]
+        )));
+    }
+    if let Some(up) = &sp.uplink {
+        if !sp.legs.contains(up) {
+            return Err(err(&path("uplink"), format!("must be one of the legs (\"{}\" or \"{}\")", sp.legs[0], sp.legs[1])));
+        }
+    }
+    let rat = match sp.rat.unwrap_or(RatName::Nr) {
+        RatName::Nr => Rat::Nr,
+        RatName::Lte => Rat::Lte,
+    };
+    let bits = sp.sn_length.unwrap_or(18);
+    let sn = SnLength::new(bits).filter(|&sn| header_bytes(rat, sn).is_some()).ok_or_else(|| {
+        let allowed = if rat == Rat::Nr { "12 or 18 (NR)" } else { "7, 12, 15 or 18 (LTE)" };
+        err(&path("sn_length"), format!("{bits} bits is not a PDCP SN length here; allowed: {allowed}"))
+    })?;
+    let t_reordering = match sp.t_reordering {
+        None => Some(DEFAULT_T_REORDERING),
+        Some(TReordering::After(d)) => Some(d),
+        Some(TReordering::Infinity) => None,
+    };
+    let ppath = |field: &'static str| vec!["split", name, "policy", field];
+    let share = |p: Option<Probability>, field: &'static str| -> Result<f64, FieldError> {
+        let v = p.map_or(0.5, |p| p.0);
+        if !(0.0..=1.0).contains(&v) {
+            return Err(err(&ppath(field), format!("the share of the first leg must lie between 0 and 1 (or 0 % and 100 %), got {v}")));
+        }
+        Ok(v)
+    };
+    let mut feedback = None;
+    let policy = match sp.policy.clone().unwrap_or(PolicySection::Batch { size: DEFAULT_BATCH_SIZE, share: None }) {
+        PolicySection::Batch { size, share: s } => {
+            if size == 0 {
+                return Err(err(&ppath("size"), "a batch holds at least one packet"));
+            }
+            SplitPolicy::Batch { size, share: share(s, "share")? }
+        }
+        PolicySection::Alternate {} => SplitPolicy::Alternate,
+        PolicySection::Ratio { share: s } => SplitPolicy::Ratio { share: share(Some(s), "share")? },
+        PolicySection::Duplicate {} => SplitPolicy::Duplicate,
+        PolicySection::Adaptive { signal, feedback: period } => {
+            let period = period.unwrap_or(DEFAULT_FEEDBACK);
+            if period == Dur::ZERO {
+                return Err(err(&ppath("feedback"), "the feedback period must be positive, e.g. \"10 ms\""));
+            }
+            feedback = Some(period);
+            let signal = match signal.unwrap_or(SignalName::Delay) {
+                SignalName::Delay => AdaptiveSignal::Delay,
+                SignalName::Queue => AdaptiveSignal::Queue,
+            };
+            SplitPolicy::Adaptive { signal }
+        }
+    };
+    Ok(Split {
+        name: sp.name.clone(),
+        tx: TransmitterConfig { rat, sn, policy },
+        rx: ReceiverConfig { sn, t_reordering, reordering: sp.reordering.unwrap_or(true) },
+        processing_delay: sp.processing_delay.unwrap_or(Dur::ZERO),
+        feedback,
     })
 }
 

@@ -20,6 +20,8 @@ pub struct ScenarioFile {
     pub link: Vec<LinkSection>,
     #[serde(default)]
     pub flow: Vec<FlowSection>,
+    #[serde(default)]
+    pub split: Vec<SplitSection>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -153,6 +155,96 @@ pub struct ReceiverSection {
     pub read_cost: Option<Dur>,
     /// net.ipv4.tcp_rmem: [min, default, max].
     pub tcp_rmem: Option<[Bytes; 3]>,
+}
+
+/// A PDCP split bearer (dual connectivity): two links joining the same two nodes, used as one
+/// hop of a route. The side a route enters numbers each packet and sends it over one leg or
+/// both; the other side reorders (TS 38.323 §5.2.2) and passes packets on in order. The
+/// opposite direction of a flow crossing it takes the `uplink` leg alone.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitSection {
+    pub name: String,
+    pub legs: [String; 2],
+    /// The leg for the opposite direction (default: the first leg).
+    pub uplink: Option<String>,
+    /// How packets are spread over the legs (default: batch of 100, half on each leg).
+    pub policy: Option<PolicySection>,
+    /// "nr" (default) or "lte": the receiving algorithm and the header size.
+    pub rat: Option<RatName>,
+    /// PDCP SN length in bits: NR 12 or 18 (default 18), LTE 7, 12, 15 or 18.
+    pub sn_length: Option<u8>,
+    /// t-Reordering: a duration (default 200 ms) or "infinity".
+    pub t_reordering: Option<TReordering>,
+    /// In-order delivery at the receiving side (default true).
+    pub reordering: Option<bool>,
+    /// Time each side (the numbering proxy and the reordering proxy) holds a packet.
+    pub processing_delay: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatName {
+    Nr,
+    Lte,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalName {
+    Delay,
+    Queue,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum PolicySection {
+    /// `size` packets per batch; the first `share` of each batch on the first leg.
+    Batch {
+        size: u32,
+        #[serde(default)]
+        share: Option<Probability>,
+    },
+    /// One packet per leg in turn.
+    Alternate {},
+    /// Per packet, interleaved: `share` of the packets on the first leg.
+    Ratio { share: Probability },
+    /// Every packet on both legs.
+    Duplicate {},
+    /// Each packet on the leg that the legs' periodic feedback favours.
+    Adaptive {
+        #[serde(default)]
+        signal: Option<SignalName>,
+        /// Feedback period (default 10 ms).
+        #[serde(default)]
+        feedback: Option<Dur>,
+    },
+}
+
+/// A t-Reordering value: a duration or "infinity".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TReordering {
+    After(Dur),
+    Infinity,
+}
+
+impl<'de> Deserialize<'de> for TReordering {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TReordering;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration such as \"200 ms\", or \"infinity\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<TReordering, E> {
+                if s.trim().eq_ignore_ascii_case("infinity") {
+                    return Ok(TReordering::Infinity);
+                }
+                Dur::deserialize(de::value::StrDeserializer::<E>::new(s)).map(TReordering::After)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `"40 Mbit/s"` or a table tagged by `model`.

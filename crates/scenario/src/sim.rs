@@ -12,7 +12,8 @@
 //!   route. Datagrams reaching a QUIC client pass its host's UDP socket buffer first; overflow
 //!   is a `udp_buffer` drop. After every input the endpoint is drained of packets and events.
 
-use crate::resolve::{Flow, LinkDirection, Resolved};
+use crate::resolve::{Flow, Hop, LinkDirection, Resolved};
+use crate::split::{Arrival, SplitEntity};
 use crate::schema::{AppKind, Transport};
 use multiconn_app::{SourceConfig, Traffic, UdpSink, UdpSource};
 use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time, TransportSample};
@@ -24,6 +25,7 @@ use multiconn_link::availability::Intermittent;
 use multiconn_link::queue::DropTailLink;
 use multiconn_link::{Link, LinkOutput, QueueState};
 use multiconn_metrics::BinnedRecorder;
+use multiconn_pdcp::{Legs, RxOutcome, SplitPolicy};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
@@ -31,6 +33,7 @@ pub enum Event {
     SourceWake(usize),
     EndpointWake(usize, Role),
     SocketWake(usize),
+    SplitWake(usize),
 }
 
 pub struct LinkState {
@@ -53,6 +56,8 @@ pub struct FlowState {
     pub done_at: Option<Time>,
     /// TCP and QUIC flows.
     pub conn: Option<Box<ConnState>>,
+    /// Per hop of its route: the split entity serving it, if that hop is a split.
+    pub entities: Vec<Option<usize>>,
 }
 
 /// One TCP or QUIC connection: its two endpoints, the client host's UDP socket, and what the
@@ -81,12 +86,17 @@ pub struct World {
     pub queue: EventQueue<Event>,
     pub links: Vec<LinkState>,
     pub flows: Vec<FlowState>,
+    /// One per (split, flow crossing it).
+    pub splits: Vec<SplitEntity>,
+    pub split_specs: Vec<crate::resolve::Split>,
     pub recorder: BinnedRecorder,
     pub end: Time,
     next_packet_id: u64,
     flows_done: usize,
     /// Scratch space for packets an endpoint emits in one poll round.
     outbox: Vec<Packet>,
+    /// Scratch space for packets a split entity passes on.
+    forward: Vec<Packet>,
 }
 
 fn build_link(spec: &LinkDirection, seed: u64) -> Box<dyn Link + Send> {
@@ -130,7 +140,8 @@ impl World {
                     AppKind::Cbr => Traffic::Cbr(f.cbr_rate.expect("validated: cbr flows have a rate")),
                 };
                 if f.app == AppKind::Bulk && f.connection.is_none() {
-                    links[f.route[0]].feeders.push(i);
+                    let Hop::Link(first) = f.route[0] else { unreachable!("validated: a bulk udp route starts with a link") };
+                    links[first].feeders.push(i);
                 }
                 FlowState {
                     source: UdpSource::new(SourceConfig {
@@ -147,12 +158,38 @@ impl World {
                     timer: None,
                     done_at: None,
                     conn: build_connection(FlowId(i as u32), f),
+                    entities: vec![None; f.route.len()],
                 }
             })
             .collect();
+        let mut flows = flows;
+        let mut splits = Vec::new();
+        for (i, flow) in flows.iter_mut().enumerate() {
+            for (h, hop) in flow.spec.route.iter().enumerate() {
+                if let Hop::Split { split, legs } = *hop {
+                    flow.entities[h] = Some(splits.len());
+                    splits.push(SplitEntity::new(split, &resolved.splits[split], i, legs));
+                }
+            }
+        }
         let end = resolved.duration.map_or(Time::MAX, |d| Time(d.0));
         let recorder = BinnedRecorder::new(resolved.bin, flows.len(), links.len());
-        let mut world = World { queue: EventQueue::new(), links, flows, recorder, end, next_packet_id: 0, flows_done: 0, outbox: Vec::new() };
+        let mut world = World {
+            queue: EventQueue::new(),
+            links,
+            flows,
+            splits,
+            split_specs: resolved.splits.clone(),
+            recorder,
+            end,
+            next_packet_id: 0,
+            flows_done: 0,
+            outbox: Vec::new(),
+            forward: Vec::new(),
+        };
+        for e in 0..world.splits.len() {
+            world.arm_split(e);
+        }
         for f in 0..world.flows.len() {
             if world.flows[f].conn.is_some() {
                 // The endpoints say when they start (the client's handshake at the flow's start).
@@ -203,6 +240,10 @@ impl World {
                 Event::SocketWake(f) => {
                     self.conn_mut(f).socket_timer.fired(now);
                     self.read_socket(f, now);
+                }
+                Event::SplitWake(e) => {
+                    self.splits[e].timer.fired(now);
+                    self.service_split(e, now);
                 }
             }
         }
@@ -279,7 +320,7 @@ impl World {
 
     /// Keeps the first link of a saturating flow supplied while it has room.
     fn fill_bulk(&mut self, f: usize, now: Time) {
-        let first = self.flows[f].spec.route[0];
+        let Hop::Link(first) = self.flows[f].spec.route[0] else { unreachable!("validated: a bulk udp route starts with a link") };
         let size = self.flows[f].spec.packet_size;
         while self.flows[f].source.wants_to_send(now) && self.links[first].link.has_room(size) {
             let Some(pkt) = self.flows[f].source.poll_transmit(now, &mut self.next_packet_id) else { break };
@@ -290,8 +331,39 @@ impl World {
     fn send(&mut self, f: usize, pkt: Packet, now: Time) {
         self.recorder.flow_sent(now, FlowId(f as u32), multiconn_app::payload_of(&pkt) as u32);
         self.flows[f].in_flight += 1;
-        let first = self.flows[f].spec.route[0];
-        self.offer(first, pkt, now);
+        self.enter_hop(pkt, now);
+    }
+
+    /// Hands a packet to the hop of its route it is at (`pkt.hop`): a link, or a split.
+    fn enter_hop(&mut self, pkt: Packet, now: Time) {
+        let f = pkt.flow.0 as usize;
+        let spec = &self.flows[f].spec;
+        let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
+        match route[pkt.hop as usize] {
+            Hop::Link(l) => self.offer(l, pkt, now),
+            Hop::Split { .. } => {
+                let e = self.flows[f].entities[pkt.hop as usize].expect("every split hop has its entity");
+                if let Some(pkt) = self.splits[e].enter(now, pkt) {
+                    self.split_transmit(e, pkt, now);
+                }
+                self.arm_split(e);
+            }
+        }
+    }
+
+    /// A packet has crossed the hop it was at: on to the next hop, or to its destination.
+    fn leave_hop(&mut self, mut pkt: Packet, now: Time) {
+        pkt.hop += 1;
+        let f = pkt.flow.0 as usize;
+        let spec = &self.flows[f].spec;
+        let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
+        if (pkt.hop as usize) < route.len() {
+            self.enter_hop(pkt, now);
+        } else if self.flows[f].conn.is_some() {
+            self.arrive_at_endpoint(f, pkt, now);
+        } else {
+            self.arrive(f, pkt, now);
+        }
     }
 
     /// Hands a packet to link `l`.
@@ -316,16 +388,13 @@ impl World {
     fn service_link(&mut self, l: usize, now: Time) {
         while let Some(out) = self.links[l].link.poll(now) {
             match out {
-                LinkOutput::Delivered { at, mut pkt } => {
+                LinkOutput::Delivered { at, pkt } => {
                     self.recorder.link_delivered(at, LinkId(l as u32), pkt.size);
-                    pkt.hop += 1;
                     let f = pkt.flow.0 as usize;
-                    let spec = &self.flows[f].spec;
-                    let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
-                    match route.get(pkt.hop as usize).copied() {
-                        Some(next) => self.offer(next, pkt, at),
-                        None if self.flows[f].conn.is_some() => self.arrive_at_endpoint(f, pkt, at),
-                        None => self.arrive(f, pkt, at),
+                    match self.flows[f].entities.get(pkt.hop as usize).copied().flatten() {
+                        // Route 0 at a split hop: the packet came over one of its legs.
+                        Some(e) if pkt.route == 0 => self.split_receive(e, l, pkt, at),
+                        _ => self.leave_hop(pkt, at),
                     }
                 }
                 LinkOutput::Dropped { at, pkt, cause } => self.dropped(l, pkt, cause, at),
@@ -455,8 +524,7 @@ impl World {
             if role == Role::Server {
                 self.recorder.flow_sent(now, flow, pkt.size);
             }
-            let first = if route == 0 { self.flows[f].spec.route[0] } else { self.flows[f].spec.reverse_route[0] };
-            self.offer(first, pkt, now);
+            self.enter_hop(pkt, now);
         }
         self.outbox = outbox;
         loop {
@@ -543,5 +611,93 @@ impl World {
         if let Some(t) = conn.socket_timer.arm(want) {
             self.queue.schedule(t, Event::SocketWake(f));
         }
+    }
+}
+
+/// Split bearers: numbering, the legs, reordering.
+impl World {
+    fn arm_split(&mut self, e: usize) {
+        let want = self.splits[e].poll_timeout();
+        if let Some(t) = self.splits[e].timer.arm(want) {
+            self.queue.schedule(t, Event::SplitWake(e));
+        }
+    }
+
+    /// Numbers a packet and sends it over its leg(s).
+    fn split_transmit(&mut self, e: usize, mut pkt: Packet, now: Time) {
+        let entity = &mut self.splits[e];
+        match entity.tx.send(now, pkt.size) {
+            Ok(pdu) => {
+                entity.note_sent(pdu.count, now);
+                pkt.size = pdu.size;
+                pkt.lower_sn = pdu.sn;
+                let legs = entity.legs;
+                match pdu.legs {
+                    Legs::One(i) => self.offer(legs[i], pkt, now),
+                    Legs::Both => {
+                        let f = pkt.flow.0 as usize;
+                        if self.flows[f].conn.is_none() {
+                            self.flows[f].in_flight += 1;
+                        }
+                        self.offer(legs[0], pkt.clone(), now);
+                        self.offer(legs[1], pkt, now);
+                    }
+                }
+            }
+            Err(_) => {
+                // Window full or COUNT exhausted: the proxy drops the packet.
+                let f = pkt.flow.0 as usize;
+                self.recorder.flow_dropped(now, pkt.flow, DropCause::PdcpWindow, pkt.size);
+                if self.flows[f].conn.is_none() {
+                    self.flows[f].in_flight -= 1;
+                    self.check_done(f, now);
+                }
+            }
+        }
+    }
+
+    /// A PDU came over leg link `l` to the receiving side of entity `e`.
+    fn split_receive(&mut self, e: usize, l: usize, pkt: Packet, now: Time) {
+        let mut forward = std::mem::take(&mut self.forward);
+        let entity = &mut self.splits[e];
+        let leg = entity.leg_of(l);
+        let (flow, size) = (pkt.flow, pkt.size);
+        let duplicating = matches!(entity.tx_policy(), SplitPolicy::Duplicate);
+        if let Arrival::Discarded(outcome) = entity.arrive(now, leg, pkt, &mut forward) {
+            let f = flow.0 as usize;
+            // A late copy under duplication is the spare copy of a delivered packet, not a loss.
+            if outcome == RxOutcome::Late && !duplicating {
+                self.recorder.flow_dropped(now, flow, DropCause::PdcpLate, size);
+            }
+            if self.flows[f].conn.is_none() {
+                self.flows[f].in_flight -= 1;
+                self.check_done(f, now);
+            }
+        }
+        self.pass_on(e, &mut forward, now);
+        self.forward = forward;
+    }
+
+    fn service_split(&mut self, e: usize, now: Time) {
+        while let Some(pkt) = self.splits[e].pop_numbering(now) {
+            self.split_transmit(e, pkt, now);
+        }
+        let mut forward = std::mem::take(&mut self.forward);
+        self.splits[e].service_receiver(now, &mut forward);
+        if self.splits[e].report_due(now) {
+            let legs = self.splits[e].legs;
+            let queued = legs.map(|l| self.links[l].link.queue().bytes);
+            self.splits[e].report(now, queued);
+        }
+        self.pass_on(e, &mut forward, now);
+        self.forward = forward;
+    }
+
+    /// Sends on what the receiving side of entity `e` released.
+    fn pass_on(&mut self, e: usize, forward: &mut Vec<Packet>, now: Time) {
+        for pkt in forward.drain(..) {
+            self.leave_hop(pkt, now);
+        }
+        self.arm_split(e);
     }
 }

@@ -33,16 +33,22 @@ RESERVED_COLUMNS = frozenset({
 })
 """Result-table columns; an axis may not take one of these names."""
 DEFAULT_FLOW_METRICS = ("goodput_mbps", "bytes_delivered", "completion_s")
+"""Flow summary fields every result row carries; `[metrics] flow` adds more."""
 RUN_METRICS = ("jain_fairness",)
 TIMESERIES_COLUMNS = (
     "bytes_delivered", "throughput_mbps", "drops_queue", "drops_random_loss", "drops_link_down",
-    "drops_udp_buffer", "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight",
+    "drops_udp_buffer", "drops_pdcp_late", "drops_pdcp_window", "queue_packets", "queue_bytes",
+    "cwnd_bytes", "bytes_in_flight",
     "srtt_ms", "retransmissions", "spurious_retransmissions",
 )
 """The numeric columns of a run's time series (see README, Metrics)."""
-"""Flow summary fields every result row carries; `[metrics] flow` adds more."""
 
-_NUMBER_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*?)?\s*$")
+# A unit starts with a letter or "%": "1:1" or "90/10" are labels, not numbers with a unit.
+_NUMBER_WITH_UNIT = re.compile(
+    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*((?:[^\W\d_]|%).*?)?\s*$")
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
+                  "min": 60.0, "h": 3600.0}
+"""Duration units and their length in seconds (as the simulator reads them)."""
 
 
 class SweepError(ValueError):
@@ -86,14 +92,16 @@ class Reference:
 class PlotSpec:
     """A figure of the report.
 
-    * `line`: y against the numeric axis x, one line per series, mean ± std over reps;
-    * `bar`: grouped bars of y per x label (x may be "flow"), mean ± std over reps;
+    * `line`: y against the axis x, one line per series, mean ± std over reps (a numeric
+      axis at its values, any other at evenly spaced positions in the axis's order);
+    * `bar`: grouped bars of y per x label (x may be "flow"), mean ± std over reps, with the
+      group's mean of the metric `annotate` written above each group;
     * `timeseries`: a time-series column (y) over time for one repetition (`rep`) of the
       points selected by `where`, one line per flow (`show = "flows"`, the default), per link
-      direction (`"links"`) or both.
+      direction (`"links"`) or both, optionally averaged over a trailing window (`smooth`).
 
-    `series` is an axis name or "flow"; `where` fixes other axes (axis name -> label);
-    `flow` keeps only one flow's rows.
+    `series` is an axis name or "flow"; `where` fixes other axes (axis name -> the labels
+    kept, any of them); `flow` keeps only one flow's rows.
     """
 
     name: str
@@ -102,7 +110,7 @@ class PlotSpec:
     x: str | None = None
     series: str | None = None
     flow: str | None = None
-    where: tuple[tuple[str, str], ...] = ()
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
     rep: int = 0
     title: str | None = None
     xlabel: str | None = None
@@ -111,6 +119,12 @@ class PlotSpec:
     references: tuple[Reference, ...] = ()
     show: str = "flows"
     """timeseries: draw the rows of "flows", "links" (one line per direction) or "both"."""
+    annotate: str | None = None
+    """bar: a metric whose mean over each x group's rows is written above the group."""
+    annotate_label: str | None = None
+    """bar: the annotation's label (None: the metric's name)."""
+    smooth: float | None = None
+    """timeseries: the trailing moving-average window in seconds (None: no smoothing)."""
 
 
 @dataclass(frozen=True)
@@ -196,10 +210,15 @@ class SweepSpec:
                            for v in d["values"])
             return Axis(d["name"], values, bool(d["numeric"]), d.get("unit"))
 
+        def where(items: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+            # Stores written before list-valued `where` hold one label per axis.
+            return tuple((str(k), (v,) if isinstance(v, str) else tuple(map(str, v)))
+                         for k, v in items)
+
         def plot(d: Mapping[str, Any]) -> PlotSpec:
             refs = tuple(Reference(r["source"], tuple(r["x"]), tuple(r["y"]), r.get("series"),
                                    r.get("flow")) for r in d.get("references", ()))
-            return PlotSpec(**{**d, "where": pairs(d.get("where", ())), "references": refs})
+            return PlotSpec(**{**d, "where": where(d.get("where", ())), "references": refs})
 
         quick = data.get("quick")
         return SweepSpec(
@@ -520,64 +539,116 @@ def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str
         raise r.fail(where, f"{y!r} is not a {what}; expected one of {', '.join(allowed)}")
 
 
+PLOT_KEYS = ("name", "kind", "x", "y", "series", "flow", "where", "rep", "title", "xlabel",
+             "ylabel", "logx", "reference", "show", "annotate", "annotate_label", "smooth")
+
+
 def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
            metrics: tuple[str, ...]) -> tuple[PlotSpec, ...]:
     if not isinstance(raw, list):
         raise r.fail("plot", "expected an array of tables [[plot]]")
     names = {a.name: a for a in axes}
-    plots = []
-    for i, item in enumerate(raw):
-        w = f"plot[{i}]"
-        item = r.table(item, w)
-        r.check_keys(item, w, ("name", "kind", "x", "y", "series", "flow", "where", "rep",
-                               "title", "xlabel", "ylabel", "logx", "reference", "show"))
-        kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
-        y = r.string(item, "y", w)
-        _check_y(r, kind, y, metrics, f"{w}.y")
-        x = r.string(item, "x", w, None)
-        series = r.string(item, "series", w, None)
-        if kind == "line":
-            if x is None:
-                raise r.fail(w, "a line plot needs 'x' (an axis name)")
-            if x not in names:
-                raise r.fail(f"{w}.x", f"no axis named {x!r} (axes: {', '.join(names) or 'none'})")
-            if not names[x].numeric:
-                raise r.fail(f"{w}.x", f"axis {x!r} is not numeric; use kind = \"bar\"")
-        elif kind == "bar":
-            if x is None:
-                raise r.fail(w, "a bar plot needs 'x' (an axis name or \"flow\")")
-            if x != "flow" and x not in names:
-                raise r.fail(f"{w}.x", f"no axis named {x!r} (axes: {', '.join(names) or 'none'})")
-        elif x is not None:
-            raise r.fail(f"{w}.x", "a timeseries plot is drawn over time; it takes no 'x'")
-        if "show" in item and kind != "timeseries":
-            raise r.fail(f"{w}.show", "only a timeseries plot takes 'show'")
-        if series is not None and series != "flow" and series not in names:
-            raise r.fail(f"{w}.series", f"no axis named {series!r} (axes: "
-                                        f"{', '.join(names) or 'none'}, or \"flow\")")
-        where_table = r.table(item.get("where", {}), f"{w}.where")
-        where = []
-        for key, label in where_table.items():
-            if key not in names:
-                raise r.fail(f"{w}.where.{key}", "no such axis")
-            label = _label_of(label) if not isinstance(label, str) else label
-            if label not in [v.label for v in names[key].values]:
-                raise r.fail(f"{w}.where.{key}", f"axis {key!r} has no value {label!r}")
-            where.append((key, label))
-        plots.append(PlotSpec(
-            name=r.string(item, "name", w, f"plot{i + 1}"), kind=kind, y=y, x=x, series=series,
-            flow=r.string(item, "flow", w, None), where=tuple(where),
-            rep=r.integer(item, "rep", w, 0, 0),
-            title=r.string(item, "title", w, None), xlabel=r.string(item, "xlabel", w, None),
-            ylabel=r.string(item, "ylabel", w, None), logx=r.boolean(item, "logx", w, False),
-            references=_references(r, item.get("reference", []), f"{w}.reference"),
-            show=r.choice(item, "show", w, TIMESERIES_SHOW, "flows"),
-        ))
+    plots = tuple(_plot(r, item, i, names, metrics) for i, item in enumerate(raw))
     seen = [p.name for p in plots]
     for name in seen:
         if seen.count(name) > 1:
             raise r.fail("plot", f"two plots are named {name!r}")
-    return tuple(plots)
+    return plots
+
+
+def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
+          metrics: tuple[str, ...]) -> PlotSpec:
+    w = f"plot[{i}]"
+    item = r.table(raw, w)
+    r.check_keys(item, w, PLOT_KEYS)
+    kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
+    y = r.string(item, "y", w)
+    _check_y(r, kind, y, metrics, f"{w}.y")
+    x = _plot_x(r, item, kind, names, w)
+    series = r.string(item, "series", w, None)
+    if series is not None and series != "flow" and series not in names:
+        raise r.fail(f"{w}.series", f"no axis named {series!r} (axes: "
+                                    f"{', '.join(names) or 'none'}, or \"flow\")")
+    if series is not None and series == x:
+        raise r.fail(f"{w}.series", f"{series!r} is already the plot's x")
+    for key, only in (("show", "timeseries"), ("smooth", "timeseries"), ("annotate", "bar")):
+        if key in item and kind != only:
+            raise r.fail(f"{w}.{key}", f"only a {only} plot takes '{key}'")
+    if "annotate_label" in item and "annotate" not in item:
+        raise r.fail(f"{w}.annotate_label", "labels the 'annotate' metric; give 'annotate' too")
+    annotate = r.string(item, "annotate", w, None)
+    if annotate is not None:
+        _check_y(r, kind, annotate, metrics, f"{w}.annotate")
+    logx = r.boolean(item, "logx", w, False)
+    if logx and (x is None or x == "flow" or not names[x].numeric):
+        raise r.fail(f"{w}.logx", "a log x needs a numeric axis as x")
+    return PlotSpec(
+        name=r.string(item, "name", w, f"plot{i + 1}"), kind=kind, y=y, x=x, series=series,
+        flow=r.string(item, "flow", w, None),
+        where=_where(r, item.get("where", {}), names, f"{w}.where"),
+        rep=r.integer(item, "rep", w, 0, 0),
+        title=r.string(item, "title", w, None), xlabel=r.string(item, "xlabel", w, None),
+        ylabel=r.string(item, "ylabel", w, None), logx=logx,
+        references=_references(r, item.get("reference", []), f"{w}.reference"),
+        show=r.choice(item, "show", w, TIMESERIES_SHOW, "flows"),
+        annotate=annotate, annotate_label=r.string(item, "annotate_label", w, None),
+        smooth=_duration(r, item["smooth"], f"{w}.smooth") if "smooth" in item else None,
+    )
+
+
+def _plot_x(r: _Reader, item: Mapping[str, Any], kind: str, names: dict[str, Axis],
+            w: str) -> str | None:
+    """The plot's x: an axis (a line plot), an axis or "flow" (a bar plot), none (time)."""
+    x = r.string(item, "x", w, None)
+    if kind == "timeseries":
+        if x is not None:
+            raise r.fail(f"{w}.x", "a timeseries plot is drawn over time; it takes no 'x'")
+        return None
+    takes = "an axis name" if kind == "line" else "an axis name or \"flow\""
+    if x is None:
+        raise r.fail(w, f"a {kind} plot needs 'x' ({takes})")
+    if x not in names and (kind == "line" or x != "flow"):
+        raise r.fail(f"{w}.x", f"no axis named {x!r} (axes: {', '.join(names) or 'none'})")
+    return x
+
+
+def _where(r: _Reader, raw: Any, names: dict[str, Axis],
+           where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`where = { axis = label | [labels] }`: the labels each named axis keeps."""
+    result = []
+    for key, given in r.table(raw, where).items():
+        w = f"{where}.{key}"
+        if key not in names:
+            raise r.fail(w, "no such axis")
+        items = given if isinstance(given, list) else [given]
+        if not items:
+            raise r.fail(w, "empty array: list at least one value of the axis")
+        result.append((key, _axis_labels(r, names[key], items, w)))
+    return tuple(result)
+
+
+def _axis_labels(r: _Reader, axis: Axis, items: list[Any], where: str) -> tuple[str, ...]:
+    """Values named by their labels (numbers allowed for numeric labels), each once."""
+    known = [v.label for v in axis.values]
+    labels: list[str] = []
+    for item in items:
+        label = item if isinstance(item, str) else _label_of(item)
+        if label not in known:
+            raise r.fail(where, f"axis {axis.name!r} has no value {label!r} (values: "
+                                f"{', '.join(known)})")
+        if label in labels:
+            raise r.fail(where, f"value {label!r} appears twice")
+        labels.append(label)
+    return tuple(labels)
+
+
+def _duration(r: _Reader, value: Any, where: str) -> float:
+    """Seconds of a duration such as "1 s" or "500 ms" (above zero)."""
+    parts = _split_number(value) if isinstance(value, str) else None
+    if parts is None or parts[1] not in DURATION_UNITS or parts[0] <= 0:
+        raise r.fail(where, f"expected a duration above zero such as \"1 s\" or \"500 ms\" "
+                            f"(units: {', '.join(DURATION_UNITS)}), got {_kind(value)}")
+    return parts[0] * DURATION_UNITS[parts[1]]
 
 
 def _quick(r: _Reader, raw: Any, axes: tuple[Axis, ...]) -> QuickSpec:
@@ -591,15 +662,7 @@ def _quick(r: _Reader, raw: Any, axes: tuple[Axis, ...]) -> QuickSpec:
             raise r.fail(w, "no such axis")
         if not isinstance(labels, list) or not labels:
             raise r.fail(w, "expected a non-empty array of values of that axis")
-        known = [v.label for v in names[key].values]
-        shown = []
-        for label in labels:
-            text = label if isinstance(label, str) else _label_of(label)
-            if text not in known:
-                raise r.fail(w, f"axis {key!r} has no value {text!r} (values: "
-                                f"{', '.join(known)})")
-            shown.append(text)
-        values.append((key, tuple(shown)))
+        values.append((key, _axis_labels(r, names[key], labels, w)))
     return QuickSpec(
         repetitions=r.integer(table, "repetitions", "quick", 1, 1, 1_000_000),
         overrides=r.overrides(table.get("set", {}), "quick.set"),
@@ -722,6 +785,6 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
 
 __all__ = [
     "Axis", "AxisValue", "PlotSpec", "QuickSpec", "Reference", "SweepError", "SweepSpec",
-    "load_sweep", "parse_sweep_text", "DEFAULT_FLOW_METRICS", "RESERVED_COLUMNS", "RUN_METRICS",
-    "TIMESERIES_COLUMNS",
+    "load_sweep", "parse_sweep_text", "DEFAULT_FLOW_METRICS", "DURATION_UNITS", "RESERVED_COLUMNS",
+    "RUN_METRICS", "TIMESERIES_COLUMNS",
 ]
