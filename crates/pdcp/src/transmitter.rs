@@ -1,11 +1,32 @@
 //! The transmitting PDCP entity at the split point of a DC split bearer (TS 38.323 §5.2.1,
 //! §5.11 duplication; the split algorithm itself is not standardised, pdcp-dc.md §4.3).
 //!
-//! STUB: signatures only; bodies to be written.
+//! Numbering (§5.2.1): each SDU gets the next COUNT, starting at 0 (or wherever
+//! [`Transmitter::starting_at`] says), and its PDU carries `SN = COUNT mod 2^SN_len` behind a
+//! header of [`header_bytes`]. COUNT 2^32 − 1 is the last one a bearer may use: after it,
+//! [`Transmitter::send`] refuses with [`TxRefusal::CountExhausted`] (the bearer must be
+//! re-keyed; pdcp-dc.md TV17).
+//!
+//! Window guard (pdcp-dc.md TV12, §7.6): the receiver interprets an SN relative to its
+//! `RX_DELIV`, so a PDU `Window_Size` or more COUNTs beyond it reads as old and is discarded.
+//! [`Transmitter::on_delivered`] tells the entity the receiver's `RX_DELIV`; `send` refuses
+//! with [`TxRefusal::WindowFull`], consuming no COUNT, while `Window_Size − 1` PDUs are
+//! outstanding beyond it (the cap srsRAN applies).
+//!
+//! Routing: each PDU goes on leg 0, leg 1, or both (duplication, §5.11: every data PDU on both
+//! RLC legs; the receiver's duplicate discard removes the second copy). How a split bearer
+//! divides PDUs between its legs is left to the implementation; [`SplitPolicy`] offers fixed
+//! patterns (batches, alternation, smooth weighted round-robin) and an adaptive choice from
+//! per-leg flow-control reports in the spirit of the TS 38.425 DL DATA DELIVERY STATUS
+//! (queue-based and earliest-arrival policies, pdcp-dc.md §4.3 items 4 and 5). Every policy is
+//! deterministic. Legs are numbered 0 and 1.
 
 use multiconn_core::{Dur, Time};
 
 use crate::receiver::SnLength;
+
+/// The largest COUNT a bearer may use (COUNT is 32 bits).
+const MAX_COUNT: i64 = (1 << 32) - 1;
 
 /// Radio access technology of the PDCP entity: sets the data-PDU header size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,8 +39,13 @@ pub enum Rat {
 /// LTE 7 bit → 1, 12 bit → 2, 15 bit → 2, 18 bit → 3. `None` for a combination the RAT does
 /// not define (NR 7 or 15 bit).
 pub fn header_bytes(rat: Rat, sn: SnLength) -> Option<u32> {
-    let _ = (rat, sn);
-    todo!()
+    match (rat, sn.bits()) {
+        (Rat::Lte, 7) => Some(1),
+        (Rat::Nr | Rat::Lte, 12) => Some(2),
+        (Rat::Lte, 15) => Some(2),
+        (Rat::Nr | Rat::Lte, 18) => Some(3),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,17 +56,42 @@ pub enum AdaptiveSignal {
     Queue,
 }
 
+/// How PDUs are divided between leg 0 and leg 1. Shares are leg 0's fraction, in [0, 1]
+/// (values outside are clamped, NaN reads as 0); "round" is to the nearest integer, halves up.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SplitPolicy {
     /// Batches of `size` PDUs: the first round(size · share) on leg 0, the rest on leg 1.
+    /// A `size` of 0 is taken as 1.
     Batch { size: u32, share: f64 },
     /// Leg 0, leg 1, leg 0, ...
     Alternate,
     /// Per PDU, interleaved (smooth weighted round-robin): leg 0 carries `share` of the PDUs.
+    /// `share` is read as the fraction p/q nearest to it with q ≤ 2^20 (a convergent of its
+    /// continued fraction: 0.3 is exactly 3/10), and PDUs follow nginx's smooth weighted
+    /// round-robin with weights p and q − p, ties to leg 0. In closed form the k-th PDU goes
+    /// to leg 0 exactly when round(k · p/q) increases, so after any n PDUs leg 0 has carried
+    /// round(n · p/q) of them, and exactly p of every q from the start.
     Ratio { share: f64 },
     /// Every PDU on both legs (§5.11).
     Duplicate,
     /// Each PDU on the leg the latest leg reports favour.
+    ///
+    /// Per leg, from [`Transmitter::on_leg_report`]:
+    /// * rate (bytes/s): `delivered_bytes / interval`, smoothed with gain 1/4. A report
+    ///   measures the leg's capacity only if the leg was backlogged at both ends of the
+    ///   interval (the previous report and this one both show queued bytes): then the sample
+    ///   enters the average even when it is low, so a stalled leg reads as stalled. Otherwise
+    ///   the leg may have sat idle for part of the interval and the sample is only a lower
+    ///   bound: it can raise the estimate (or give the first one, if anything was delivered)
+    ///   but never lower it, so an idle leg does not read as slow.
+    /// * base delay: the smallest `min_delay` ever reported (zero until one is).
+    /// * backlog (bytes): queued bytes at the last report + bytes sent on the leg since −
+    ///   rate · time since the report, floored at 0.
+    ///
+    /// [`AdaptiveSignal::Delay`] picks the leg with the smallest base delay + (backlog + PDU
+    /// size) / rate (a leg whose rate estimate is 0 never wins), [`AdaptiveSignal::Queue`]
+    /// the smallest backlog. Until both legs have a rate estimate, PDUs alternate as in
+    /// [`SplitPolicy::Alternate`]. Ties go to leg 0.
     Adaptive { signal: AdaptiveSignal },
 }
 
@@ -51,6 +102,7 @@ pub struct TransmitterConfig {
     pub policy: SplitPolicy,
 }
 
+/// The leg or legs a PDU is sent on. A leg is 0 or 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Legs {
     One(usize),
@@ -88,6 +140,8 @@ pub struct LegReport {
     pub min_delay: Option<Dur>,
 }
 
+/// What the entity has sent: PDUs and bytes (PDU size, header included) per leg, a
+/// duplicated PDU counting on both; and how many `send` calls the window guard refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxStats {
     pub pdus: [u64; 2],
@@ -95,37 +149,225 @@ pub struct TxStats {
     pub window_full: u64,
 }
 
+/// What the adaptive policy knows of one leg.
+#[derive(Debug, Clone, Copy, Default)]
+struct LegEstimate {
+    /// Bytes per second.
+    rate: Option<f64>,
+    base_delay: Option<Dur>,
+    /// Queued bytes at the last report.
+    queued: u64,
+    last_report: Option<Time>,
+    /// Bytes sent on the leg since the last report.
+    sent_since: u64,
+}
+
+impl LegEstimate {
+    fn update(&mut self, now: Time, r: LegReport) {
+        if r.interval > Dur::ZERO {
+            let sample = r.delivered_bytes as f64 / r.interval.as_secs_f64();
+            let busy = self.queued > 0 && r.queued_bytes > 0;
+            self.rate = match self.rate {
+                None if busy || r.delivered_bytes > 0 => Some(sample),
+                None => None,
+                Some(rate) if busy || sample > rate => Some(rate + (sample - rate) / 4.0),
+                Some(rate) => Some(rate),
+            };
+        }
+        if let Some(d) = r.min_delay {
+            self.base_delay = Some(self.base_delay.map_or(d, |b| b.min(d)));
+        }
+        self.queued = r.queued_bytes;
+        self.last_report = Some(now);
+        self.sent_since = 0;
+    }
+
+    /// Estimated bytes still queued at `now`.
+    fn backlog(&self, now: Time) -> f64 {
+        let drained = match (self.rate, self.last_report) {
+            (Some(rate), Some(at)) => rate * now.since(at).as_secs_f64(),
+            _ => 0.0,
+        };
+        ((self.queued + self.sent_since) as f64 - drained).max(0.0)
+    }
+
+    /// Estimated arrival delay of a PDU of `size` bytes sent at `now`, in seconds.
+    fn arrival(&self, now: Time, size: u32) -> f64 {
+        match self.rate {
+            Some(rate) if rate > 0.0 => {
+                self.base_delay.unwrap_or(Dur::ZERO).as_secs_f64() + (self.backlog(now) + f64::from(size)) / rate
+            }
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// The transmitting PDCP entity of one split bearer.
+#[derive(Debug, Clone)]
 pub struct Transmitter {
-    _cfg: TransmitterConfig,
+    cfg: TransmitterConfig,
+    header: u32,
+    count_next: i64,
+    /// The receiver's RX_DELIV as last reported (initially the first COUNT).
+    rx_deliv: i64,
+    /// PDUs routed so far: the position in a batch or pattern.
+    routed: u64,
+    /// A `Ratio` share as p/q.
+    ratio: (u64, u64),
+    legs: [LegEstimate; 2],
+    stats: TxStats,
 }
 
 impl Transmitter {
+    /// An entity whose first COUNT is 0.
+    ///
+    /// The RAT and SN length must be a combination [`header_bytes`] accepts; callers validate
+    /// configurations with it. Panics otherwise.
     pub fn new(cfg: TransmitterConfig) -> Transmitter {
-        Transmitter { _cfg: cfg }
+        Transmitter::starting_at(cfg, 0)
     }
+
+    /// An entity whose first COUNT is `count` (test vectors start near a wrap or near the end
+    /// of the COUNT space); the receiver is taken to be at RX_DELIV = `count`. Panics as
+    /// [`Transmitter::new`] does.
     pub fn starting_at(cfg: TransmitterConfig, count: i64) -> Transmitter {
-        let _ = count;
-        Transmitter { _cfg: cfg }
+        let header = header_bytes(cfg.rat, cfg.sn)
+            .unwrap_or_else(|| panic!("{:?} PDCP has no {}-bit SN", cfg.rat, cfg.sn.bits()));
+        debug_assert!(count >= 0, "COUNT is non-negative");
+        let ratio = match cfg.policy {
+            SplitPolicy::Ratio { share } => fraction(clamp_share(share)),
+            _ => (1, 2),
+        };
+        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], stats: TxStats::default() }
     }
+
+    /// Data PDU header bytes for this entity's RAT and SN length.
     pub fn header_bytes(&self) -> u32 {
-        todo!()
+        self.header
     }
+
+    /// Numbers an SDU of `sdu_size` bytes and routes it. Refused, with nothing consumed, when
+    /// the COUNT space is exhausted or the receiver's window is full.
     pub fn send(&mut self, now: Time, sdu_size: u32) -> Result<Pdu, TxRefusal> {
-        let _ = (now, sdu_size);
-        todo!()
+        if self.count_next > MAX_COUNT {
+            return Err(TxRefusal::CountExhausted);
+        }
+        if self.outstanding() >= self.cfg.sn.window() - 1 {
+            self.stats.window_full += 1;
+            return Err(TxRefusal::WindowFull);
+        }
+        let count = self.count_next;
+        let size = sdu_size.saturating_add(self.header);
+        let legs = self.route(now, size);
+        self.count_next += 1;
+        self.routed += 1;
+        let on = match legs {
+            Legs::One(leg) => [leg == 0, leg == 1],
+            Legs::Both => [true, true],
+        };
+        for (leg, on) in on.into_iter().enumerate() {
+            if on {
+                self.stats.pdus[leg] += 1;
+                self.stats.bytes[leg] += u64::from(size);
+                self.legs[leg].sent_since += u64::from(size);
+            }
+        }
+        Ok(Pdu { count, sn: count.rem_euclid(self.cfg.sn.modulus()) as u32, legs, size })
     }
+
+    /// The receiver's RX_DELIV (from a status report, or the DDDS's highest delivered SN + 1).
+    /// Values below the last one are stale and ignored; values beyond the next COUNT cannot
+    /// come from a receiver of this entity and are capped there.
     pub fn on_delivered(&mut self, rx_deliv: i64) {
-        let _ = rx_deliv;
-        todo!()
+        if rx_deliv > self.rx_deliv {
+            self.rx_deliv = rx_deliv.min(self.count_next);
+        }
     }
+
+    /// A flow-control report from `leg` (0 or 1) made at `now`; see [`SplitPolicy::Adaptive`]
+    /// for what is kept. Reports are recorded under every policy, but only the adaptive one
+    /// uses them. Any other leg number is a caller's bug (a debug assertion; ignored in
+    /// release builds).
     pub fn on_leg_report(&mut self, now: Time, leg: usize, report: LegReport) {
-        let _ = (now, leg, report);
-        todo!()
+        debug_assert!(leg < 2, "a split bearer has legs 0 and 1, not {leg}");
+        if let Some(estimate) = self.legs.get_mut(leg) {
+            estimate.update(now, report);
+        }
     }
+
+    /// PDUs numbered beyond the receiver's last known RX_DELIV.
     pub fn outstanding(&self) -> i64 {
-        todo!()
+        self.count_next - self.rx_deliv
     }
+
     pub fn stats(&self) -> TxStats {
-        todo!()
+        self.stats
     }
+
+    fn route(&self, now: Time, size: u32) -> Legs {
+        let k = self.routed;
+        let leg = match self.cfg.policy {
+            SplitPolicy::Duplicate => return Legs::Both,
+            SplitPolicy::Alternate => (k % 2) as usize,
+            SplitPolicy::Batch { size: batch, share } => {
+                let batch = u64::from(batch.max(1));
+                let first = (batch as f64 * clamp_share(share)).round() as u64;
+                usize::from(k % batch >= first)
+            }
+            SplitPolicy::Ratio { .. } => {
+                // round(n · p/q), halves up, is floor((2np + q) / 2q).
+                let (p, q) = self.ratio;
+                let on_leg0 = |n: u64| (2 * n * p + q) / (2 * q);
+                usize::from(on_leg0(k + 1) == on_leg0(k))
+            }
+            SplitPolicy::Adaptive { signal } => {
+                let [a, b] = &self.legs;
+                if a.rate.is_none() || b.rate.is_none() {
+                    (k % 2) as usize
+                } else {
+                    let (x, y) = match signal {
+                        AdaptiveSignal::Delay => (a.arrival(now, size), b.arrival(now, size)),
+                        AdaptiveSignal::Queue => (a.backlog(now), b.backlog(now)),
+                    };
+                    usize::from(y < x)
+                }
+            }
+        };
+        Legs::One(leg)
+    }
+}
+
+fn clamp_share(share: f64) -> f64 {
+    if share.is_nan() {
+        0.0
+    } else {
+        share.clamp(0.0, 1.0)
+    }
+}
+
+/// The continued-fraction convergent p/q of `x` ∈ [0, 1] that equals it, or the last one
+/// with q ≤ 2^20.
+fn fraction(x: f64) -> (u64, u64) {
+    const MAX_DEN: u64 = 1 << 20;
+    // Convergents h/k from h₋₂/k₋₂ = 0/1 and h₋₁/k₋₁ = 1/0.
+    let (mut h0, mut k0, mut h1, mut k1) = (0u64, 1u64, 1u64, 0u64);
+    let mut r = x;
+    loop {
+        let a = r.floor();
+        if a > MAX_DEN as f64 {
+            break;
+        }
+        let a = a as u64;
+        let (h2, k2) = (a * h1 + h0, a * k1 + k0);
+        if k2 > MAX_DEN {
+            break;
+        }
+        (h0, k0, h1, k1) = (h1, k1, h2, k2);
+        let rest = r - a as f64;
+        if h1 as f64 / k1 as f64 == x || rest <= 0.0 {
+            break;
+        }
+        r = 1.0 / rest;
+    }
+    (h1, k1)
 }
