@@ -83,6 +83,19 @@ fn ratio_one_third_never_runs_two_on_leg_0() {
 }
 
 #[test]
+fn ratio_is_exact_at_half_way_points() {
+    // 81/122: after 183 PDUs leg 0 is owed exactly 121.5; rounding half up must give it the
+    // 122nd, as nginx's integer credits do (tie to leg 0). In floating point 183 · (81/122)
+    // comes out just below 121.5.
+    let mut tx = Transmitter::new(cfg(18, SplitPolicy::Ratio { share: 81.0 / 122.0 }));
+    let sent = legs(&mut tx, 244);
+    assert_eq!(sent, nginx_swrr([81, 41], 244));
+    assert_eq!(sent[..61].iter().filter(|&&l| l == 0).count(), 41);
+    assert_eq!(sent[..183].iter().filter(|&&l| l == 0).count(), 122);
+    assert_eq!(sent[..122].iter().filter(|&&l| l == 0).count(), 81);
+}
+
+#[test]
 fn duplicate_sends_every_pdu_on_both_legs() {
     let mut tx = Transmitter::new(cfg(12, SplitPolicy::Duplicate));
     for count in 0..5 {
