@@ -186,8 +186,8 @@ y = [9.5, 19]
     ('[[axis]]\nparam = "flow.bulk.transport"\nvalues = ["tcp"]\nname = "flow"\n',
      "may not be named 'flow'"),
     ('[[plot]]\nx = "nope"\ny = "goodput_mbps"\n', "plot[0].x: no axis named 'nope'"),
-    ('[params]\n"flow.bulk.transport" = ["tcp"]\n[[plot]]\nx = "flow.bulk.transport"\n'
-     'y = "goodput_mbps"\n', "is not numeric"),
+    ('[params]\n"flow.bulk.transport" = ["tcp", "quic"]\n[[plot]]\nx = "flow.bulk.transport"\n'
+     'y = "goodput_mbps"\nlogx = true\n', "plot[0].logx: a log x needs a numeric axis"),
     ('[quick]\nvalues = { "link.bottleneck.rate" = ["1 Mbit/s"] }\n',
      "quick.values.link.bottleneck.rate: no such axis"),
     ('[experiment]\n', "invalid TOML"),
@@ -228,3 +228,136 @@ def test_timeseries_plots_choose_flows_links_or_both():
     assert parse(sweep(base + 'show = "links"\n')).plots[0].show == "links"
     with pytest.raises(SweepError, match=r"plot\[0\]\.show: expected one of flows, links"):
         parse(sweep(base + 'show = "queues"\n'))
+
+
+STACKS = '''
+[[axis]]
+name = "stack"
+[[axis.variant]]
+label = "QUIC 212 kB buffer"
+set = { "flow.bulk.transport" = "quic" }
+[[axis.variant]]
+label = "QUIC 25 MB buffer"
+set = { "flow.bulk.transport" = "quic", "flow.bulk.receiver.udp_rcvbuf" = "25 MB" }
+[[axis.variant]]
+label = "TCP"
+set = { "flow.bulk.transport" = "tcp" }
+[params]
+"link.bottleneck.queue" = ["50 packets", "100 packets", "150 packets"]
+[metrics]
+timeseries = true
+'''
+"""Three stacks crossed with three queue sizes, for the plot field tests."""
+
+
+def plot_of(fields: str):
+    """The single [[plot]] of the STACKS sweep with these fields."""
+    return parse(sweep(STACKS + "[[plot]]\n" + fields)).plots[0]
+
+
+def test_bar_plot_annotates_its_groups_with_a_metric():
+    plot = plot_of('kind = "bar"\nx = "link.bottleneck.queue"\ny = "goodput_mbps"\n'
+                   'series = "flow"\nannotate = "jain_fairness"\nannotate_label = "JFI"\n')
+    assert (plot.series, plot.annotate, plot.annotate_label) == ("flow", "jain_fairness", "JFI")
+    plain = plot_of('kind = "bar"\nx = "stack"\ny = "goodput_mbps"\nannotate = "completion_s"\n')
+    assert (plain.annotate, plain.annotate_label) == ("completion_s", None)
+
+
+def test_where_keeps_one_label_or_a_list_of_labels():
+    plot = plot_of('kind = "line"\nx = "link.bottleneck.queue"\ny = "goodput_mbps"\n'
+                   'series = "stack"\nwhere = { stack = ["TCP", "QUIC 25 MB buffer"] }\n')
+    assert plot.where == (("stack", ("TCP", "QUIC 25 MB buffer")),)
+    single = plot_of('kind = "bar"\nx = "stack"\ny = "goodput_mbps"\n'
+                     'where = { "link.bottleneck.queue" = "100 packets" }\n')
+    assert single.where == (("link.bottleneck.queue", ("100 packets",)),)
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("1 s", 1.0), ("500 ms", 0.5), ("2min", 120.0), ("250 us", 250e-6), ("0.1 s", 0.1),
+])
+def test_timeseries_smooth_is_a_duration(text, seconds):
+    plot = plot_of(f'kind = "timeseries"\ny = "throughput_mbps"\nsmooth = "{text}"\n')
+    assert plot.smooth == pytest.approx(seconds)
+    assert plot_of('kind = "timeseries"\ny = "throughput_mbps"\n').smooth is None
+
+
+def test_ratio_labels_make_a_categorical_axis_a_line_plot_can_use():
+    spec = parse(sweep('''
+[[axis]]
+name = "ratio"
+labels = ["1:1", "2:1", "3:1"]
+zip = { "link.bottleneck.rate" = ["20 Mbit/s", "30 Mbit/s", "40 Mbit/s"] }
+[[plot]]
+kind = "line"
+x = "ratio"
+y = "goodput_mbps"
+'''))
+    ratio = spec.axis("ratio")
+    assert not ratio.numeric and ratio.unit is None
+    assert [v.value for v in ratio.values] == ["1:1", "2:1", "3:1"]
+    assert spec.plots[0].x == "ratio"
+    assert spec.axis("link.bottleneck.rate").numeric
+
+
+def test_new_plot_fields_round_trip_and_old_stored_where_reads():
+    from multiconn.sweep.spec import SweepSpec
+    import json
+
+    spec = parse(sweep(STACKS + '''
+[[plot]]
+kind = "bar"
+x = "link.bottleneck.queue"
+y = "goodput_mbps"
+series = "flow"
+annotate = "jain_fairness"
+annotate_label = "JFI"
+where = { stack = ["TCP", "QUIC 212 kB buffer"] }
+[[plot]]
+kind = "timeseries"
+y = "throughput_mbps"
+smooth = "1 s"
+rep = 1
+where = { stack = "TCP" }
+'''))
+    stored = json.loads(json.dumps(spec.to_dict()))
+    assert SweepSpec.from_dict(stored) == spec
+    stored["plots"][1]["where"] = [["stack", "TCP"]]  # one label per axis, as stored before
+    assert SweepSpec.from_dict(stored).plots[1].where == (("stack", ("TCP",)),)
+
+
+BAR = 'kind = "bar"\nx = "link.bottleneck.queue"\ny = "goodput_mbps"\nseries = "flow"\n'
+SERIES = 'kind = "timeseries"\ny = "throughput_mbps"\n'
+
+
+@pytest.mark.parametrize("fields, message", [
+    (BAR + 'annotate = "jfi"\n', "plot[0].annotate: 'jfi' is not a result metric"),
+    (BAR + 'annotate = "throughput_mbps"\n',
+     "plot[0].annotate: 'throughput_mbps' is not a result metric"),
+    (BAR + 'annotate_label = "JFI"\n', "plot[0].annotate_label: labels the 'annotate' metric"),
+    (BAR + 'annotate = "jain_fairness"\nannotate_label = ""\n',
+     "plot[0].annotate_label: expected a non-empty string"),
+    ('kind = "line"\nx = "link.bottleneck.queue"\ny = "goodput_mbps"\n'
+     'annotate = "jain_fairness"\n', "plot[0].annotate: only a bar plot takes 'annotate'"),
+    (SERIES + 'smooth = "fast"\n', "plot[0].smooth: expected a duration above zero"),
+    (SERIES + 'smooth = "1 furlong"\n', "plot[0].smooth: expected a duration above zero"),
+    (SERIES + 'smooth = "0 s"\n', "plot[0].smooth: expected a duration above zero"),
+    (SERIES + 'smooth = 1\n', "plot[0].smooth: expected a duration above zero"),
+    (BAR + 'smooth = "1 s"\n', "plot[0].smooth: only a timeseries plot takes 'smooth'"),
+    (BAR + 'where = { stack = [] }\n', "plot[0].where.stack: empty array"),
+    (BAR + 'where = { stack = ["TCP", "QUIC"] }\n',
+     "plot[0].where.stack: axis 'stack' has no value 'QUIC'"),
+    (BAR + 'where = { stack = ["TCP", "TCP"] }\n',
+     "plot[0].where.stack: value 'TCP' appears twice"),
+    (BAR + 'where = { cc = ["TCP"] }\n', "plot[0].where.cc: no such axis"),
+    ('kind = "bar"\nx = "stack"\ny = "goodput_mbps"\nseries = "stack"\n',
+     "plot[0].series: 'stack' is already the plot's x"),
+    ('kind = "bar"\nx = "queue"\ny = "goodput_mbps"\n', "plot[0].x: no axis named 'queue'"),
+    ('kind = "line"\nx = "flow"\ny = "goodput_mbps"\n', "plot[0].x: no axis named 'flow'"),
+    (BAR.replace('"flow"', '"cc"'), "plot[0].series: no axis named 'cc'"),
+])
+def test_malformed_plot_fields_name_the_field(fields, message):
+    with pytest.raises(SweepError) as err:
+        plot_of(fields)
+    assert str(err.value).startswith("/tmp/t.toml: ")
+    assert "\n" not in str(err.value)
+    assert message in str(err.value)

@@ -1,15 +1,18 @@
 """Statistics over repetitions: mean, sample standard deviation and count per point and flow.
 
 Input is the `results.load()` table of one experiment. Only successful runs count. The
-output is long: one row per (point, flow, metric) with the point's axis labels, `mean`,
-`std` (ddof=1: NaN, not 0, for fewer than two values) and `n` (the values present: a metric a run
-did not report, such as the completion time of a flow that never finished, is not counted).
+output of `summarize` is long: one row per (point, flow, metric) with the point's axis labels,
+`mean`, `std` (ddof=1: NaN, not 0, for fewer than two values) and `n` (the values present: a
+metric a run did not report, such as the completion time of a flow that never finished, is not
+counted). `group_means` averages a metric over groups of rows (a bar plot's annotations);
+`trailing_mean` smooths a time series.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -62,3 +65,28 @@ def summarize(rows: pd.DataFrame, spec: SweepSpec, metrics: Iterable[str]) -> pd
     stats["_order"] = stats["metric"].map(order)
     stats = stats.sort_values(["point", "_order"], kind="stable").drop(columns="_order")
     return stats[columns].reset_index(drop=True)
+
+
+def group_means(rows: pd.DataFrame, by: str, metric: str) -> dict[str, float]:
+    """The mean of `metric` over the rows of each value of column `by` (groups without a
+    value are left out). A per-run metric, repeated on each flow's row, counts once per run."""
+    if rows.empty:
+        return {}
+    values = rows[[by, "point", "rep", metric]]
+    if metric in RUN_METRICS:
+        values = values.drop_duplicates([by, "point", "rep"])
+    numbers = pd.to_numeric(values[metric], errors="coerce").astype("float64")
+    means = numbers.groupby(values[by].astype(str), sort=False).mean().dropna()
+    return {str(label): float(mean) for label, mean in means.items()}
+
+
+def trailing_mean(times: np.ndarray, values: np.ndarray, window: float) -> np.ndarray:
+    """Each sample's mean over the samples in (t - window, t]; `times` ascend. The first
+    `window` of a series averages the samples so far."""
+    # Bin times are sums of a float bin width: a sample lying a rounding error inside the
+    # window's open start still counts as outside it.
+    tolerance = window * 1e-9
+    first = np.searchsorted(times, times - window + tolerance, side="right")
+    last = np.arange(1, len(times) + 1)
+    sums = np.concatenate(([0.0], np.cumsum(values, dtype="float64")))
+    return (sums[last] - sums[first]) / (last - first)

@@ -63,7 +63,7 @@ def compare_plot(summary: pd.DataFrame, spec: SweepSpec, plot: PlotSpec,
     result = []
     for panel in panel_list:
         data = select(summary[summary["metric"] == plot.y], panel, plot.flow)
-        data = data.assign(_series=series_labels(data, plot))
+        data = data.assign(_series=series_labels(data, spec, plot))
         for ref in plot.references:
             named = reference_rows(data, plot, ref)
             for ref_x, published in zip(ref.x, ref.y):

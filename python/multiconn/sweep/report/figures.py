@@ -4,10 +4,13 @@ Figures are `matplotlib.figure.Figure` objects on an Agg canvas (no pyplot, no g
 backend). Output is byte-deterministic: SVG text stays text (`svg.fonttype = none`, so it is
 searchable), SVG ids use a fixed salt, and neither format records a date or the software.
 
-* `line`: mean ± std (error bars) of y per series against a numeric axis;
-* `bar`: grouped bars of the mean with std error bars, per x label and series;
+* `line`: mean ± std (error bars) of y per series against x: a numeric axis at its values,
+  any other axis at evenly spaced positions in the axis's order, ticked with its labels;
+* `bar`: grouped bars of the mean with std error bars, per x label and series, with the
+  group's mean of the `annotate` metric written above each group ("JFI 0.99");
 * `timeseries`: y over time in repetition `rep` of the selected points, one line per flow
-  and/or link direction (the plot's `show`), labelled by `series` axis label too.
+  and/or link direction ("leg1 forward"; the plot's `show`), labelled by the `series` axis
+  label too, optionally averaged over a trailing window (`smooth`).
 
 References are drawn as black markers labelled with their source (on a time series, at
 their x in seconds).
@@ -30,7 +33,9 @@ from matplotlib.ticker import NullFormatter
 
 from ..results import load_timeseries
 from ..spec import PlotSpec, Reference, SweepSpec
-from .selection import SERIES_JOIN, Panel, select, series_labels, x_matches, x_position
+from .aggregate import group_means, trailing_mean
+from .selection import (SERIES_JOIN, Panel, label_axes, legend_title, number_text, select,
+                        series_labels, x_labels, x_matches)
 
 FIGURE_SIZE = (6.4, 4.0)
 PNG_DPI = 120
@@ -42,6 +47,9 @@ RC = {
     "grid.alpha": 0.3,
 }
 REFERENCE_MARKERS = ("x", "+", "D", "^", "s", "v")
+ANNOTATION_COLOR = "tab:purple"
+ANNOTATION_HEADROOM = 0.12
+"""The share of the y range added above the bars for the annotations."""
 METRIC_LABELS = {
     "goodput_mbps": "goodput (Mbit/s)",
     "throughput_mbps": "throughput (Mbit/s)",
@@ -95,7 +103,14 @@ def plot_title(plot: PlotSpec) -> str:
     return f"{metric_label(plot.y)} against {against}"
 
 
-def _save(fig: Figure, folder: Path, stem: str) -> None:
+def y_label(plot: PlotSpec) -> str:
+    if plot.ylabel:
+        return plot.ylabel
+    label = metric_label(plot.y)
+    return f"{label}, {plot.smooth:g} s mean" if plot.smooth else label
+
+
+def save_figure(fig: Figure, folder: Path, stem: str) -> None:
     fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
     fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
                 metadata={"Software": None})
@@ -133,16 +148,18 @@ def _plot_reference(ax: Axes, ref: Reference, marker: str, xs: list[float],
 
 def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> None:
     assert plot.x is not None
-    data = data.assign(_x=[x_position(spec, plot.x, label) for label in data[plot.x]])
+    positions = _line_positions(spec, plot)
+    data = data.assign(_x=data[plot.x].map(positions).astype("float64"))
     for label, group in data.groupby("_series", sort=False):
         group = group.sort_values("_x")
         ax.errorbar(group["_x"], group["mean"], yerr=group["std"], marker="o",
                     markersize=4, capsize=4, label=str(label))
     for marker, ref in zip(_markers(), plot.references):
-        xs = [float(x) if isinstance(x, (int, float)) else _label_position(spec, plot.x, x)
-              for x in ref.x]
+        xs = [_reference_position(spec, plot.x, positions, x) for x in ref.x]
         _plot_reference(ax, ref, marker, xs, list(ref.y))
-    if plot.logx:
+    if not spec.axis(plot.x).numeric:
+        ax.set_xticks(list(positions.values()), list(positions))
+    elif plot.logx:
         ax.set_xscale("log")
         # Ticks at the swept and referenced values, as plain numbers (0.1, not 10^-1).
         ticks = sorted({float(v.value) for v in spec.axis(plot.x).values} |
@@ -152,13 +169,29 @@ def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) ->
         ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def _label_position(spec: SweepSpec, x: str, label: str) -> float:
-    """A reference's x given as a label ("10 Mbit/s"): that value's position, else NaN."""
-    return next((float(v.value) for v in spec.axis(x).values if v.label == label), math.nan)
+def _line_positions(spec: SweepSpec, plot: PlotSpec) -> dict[str, float]:
+    """Where each x label is drawn: its value on a numeric axis; otherwise 0, 1, 2, ... in the
+    axis's order (of the labels `where` keeps)."""
+    assert plot.x is not None
+    axis = spec.axis(plot.x)
+    if axis.numeric:
+        return {v.label: float(v.value) for v in axis.values}
+    return {label: float(i) for i, label in enumerate(x_labels(spec, plot) or [])}
 
 
-def _draw_bar(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> None:
-    xs = list(pd.unique(data[plot.x]))
+def _reference_position(spec: SweepSpec, x: str, positions: dict[str, float],
+                        ref_x: float | str) -> float:
+    """A reference's x on a line plot: a number on a numeric axis, else the position of the
+    label it names ("10 Mbit/s", "2:1"); NaN when it names no label."""
+    if isinstance(ref_x, (int, float)) and spec.axis(x).numeric:
+        return float(ref_x)
+    return positions.get(number_text(ref_x), math.nan)
+
+
+def _draw_bar(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec,
+              notes: dict[str, float]) -> None:
+    assert plot.x is not None
+    xs = _bar_groups(spec, plot, data)
     series = list(pd.unique(data["_series"]))
     width = 0.8 / len(series)
     centers: dict[tuple[str, str], float] = {}
@@ -176,6 +209,32 @@ def _draw_bar(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> 
                   for ref_x, y in zip(ref.x, ref.y)]
         points = [(p, y) for p, y in points if p is not None]
         _plot_reference(ax, ref, marker, [p for p, _ in points], [y for _, y in points])
+    if plot.annotate is not None:
+        _annotate_groups(ax, data, plot, xs, notes)
+
+
+def _bar_groups(spec: SweepSpec, plot: PlotSpec, data: pd.DataFrame) -> list[str]:
+    """The x labels with bars: in the axis's order, or as the flows come when x is "flow"."""
+    assert plot.x is not None
+    present = list(pd.unique(data[plot.x].astype(str)))
+    order = x_labels(spec, plot)
+    return present if order is None else [x for x in order if x in present]
+
+
+def _annotate_groups(ax: Axes, data: pd.DataFrame, plot: PlotSpec, xs: list[str],
+                     notes: dict[str, float]) -> None:
+    """Writes "<label> <mean>" above the highest error bar of each x group."""
+    assert plot.x is not None
+    tops = (data["mean"] + data["std"].fillna(0.0)).groupby(data[plot.x].astype(str)).max()
+    label = plot.annotate_label or plot.annotate
+    for i, x in enumerate(xs):
+        if x in notes:
+            ax.annotate(f"{label} {notes[x]:.2f}", (i, tops[x]), xytext=(0, 4),
+                        textcoords="offset points", ha="center", va="bottom",
+                        fontsize="small", color=ANNOTATION_COLOR)
+    # Texts do not widen the y range: make room for them above the tallest group.
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + ANNOTATION_HEADROOM * (high - low))
 
 
 def _bar_position(spec: SweepSpec, plot: PlotSpec, ref: Reference, ref_x: float | str,
@@ -196,46 +255,92 @@ def _markers() -> Iterator[str]:
         yield from REFERENCE_MARKERS
 
 
-def _draw_timeseries(ax: Axes, runs: pd.DataFrame, plot: PlotSpec, folder: Path) -> None:
-    lines = []
-    for _, run in runs.iterrows():
-        series = load_timeseries(folder, run["run_key"])
-        if plot.y not in series.columns:
-            raise NothingToDraw(f"the time series have no column {plot.y}")
-        series = series[series[plot.y].notna()]
-        if plot.show != "both":
-            series = series[series["kind"] == ("flow" if plot.show == "flows" else "link")]
-        if plot.flow is not None:
-            series = series[(series["kind"] == "flow") & (series["name"] == plot.flow)]
-        prefix = str(run[plot.series]) if plot.series not in (None, "flow") else None
-        for (kind, name, direction), line in series.groupby(
-                ["kind", "name", "direction"], sort=False, observed=True):
-            own = f"{name} ({direction})" if kind == "link" and direction else str(name)
-            lines.append((prefix, own, line))
-    names = {own for _, own, _ in lines}
-    for prefix, own, line in lines:
-        label = own if prefix is None else (prefix if len(names) == 1
-                                            else f"{prefix}{SERIES_JOIN}{own}")
-        ax.plot(line["time_s"], line[plot.y], linewidth=1.2, label=label)
+def _draw_timeseries(ax: Axes, runs: pd.DataFrame, spec: SweepSpec, plot: PlotSpec,
+                     folder: Path) -> None:
+    lines = [line for _, run in runs.iterrows() for line in _run_lines(run, spec, plot, folder)]
     if not lines:
         raise NothingToDraw(f"the selected runs recorded no {plot.y}")
+    names = {own for _, own, _, _ in lines}
+    for prefix, own, times, values in lines:
+        label = own if prefix is None else (prefix if len(names) == 1
+                                            else f"{prefix}{SERIES_JOIN}{own}")
+        ax.plot(times, values, linewidth=1.2, label=label)
     for marker, ref in zip(_markers(), plot.references):
         xs = [float(x) if isinstance(x, (int, float)) else math.nan for x in ref.x]
         _plot_reference(ax, ref, marker, xs, list(ref.y))
 
 
+def _run_lines(run: pd.Series, spec: SweepSpec, plot: PlotSpec,
+               folder: Path) -> list[tuple[str | None, str, np.ndarray, np.ndarray]]:
+    """One run's lines: (prefix from its axis labels, flow or "link direction", times, y)."""
+    series = load_timeseries(folder, run["run_key"])
+    if plot.y not in series.columns:
+        raise NothingToDraw(f"the time series have no column {plot.y}")
+    series = series[series[plot.y].notna()]
+    if plot.show != "both":
+        series = series[series["kind"] == ("flow" if plot.show == "flows" else "link")]
+    if plot.flow is not None:
+        series = series[(series["kind"] == "flow") & (series["name"] == plot.flow)]
+    prefix = SERIES_JOIN.join(str(run[name]) for name in label_axes(spec, plot)) or None
+    lines = []
+    for (kind, name, direction), line in series.groupby(
+            ["kind", "name", "direction"], sort=False, observed=True):
+        own = f"{name} {direction}" if kind == "link" and direction else str(name)
+        line = line.sort_values("time_s")
+        times = line["time_s"].to_numpy("float64")
+        values = line[plot.y].to_numpy("float64")
+        if plot.smooth:
+            values = trailing_mean(times, values, plot.smooth)
+        lines.append((prefix, own, times, values))
+    return lines
+
+
 def draw_plot(spec: SweepSpec, plot: PlotSpec, panel_list: list[Panel], summary: pd.DataFrame,
               rows: pd.DataFrame, folder: Path, out: Path) -> list[FigureFile]:
     """Draws each panel of `plot` into `out/figures/`; time series are read from `folder`."""
-    figures = []
-    for panel in panel_list:
-        stem = f"{spec.name}-{plot.name}{panel.suffix}"
-        data = _panel_data(plot, panel, summary, rows)
-        figures.append(_render(spec, plot, panel, stem, data, folder, out))
-    return figures
+    return [_render(spec, plot, panel, f"{spec.name}-{plot.name}{panel.suffix}", summary,
+                    rows, folder, out) for panel in panel_list]
 
 
-def _panel_data(plot: PlotSpec, panel: Panel, summary: pd.DataFrame,
+def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, summary: pd.DataFrame,
+            rows: pd.DataFrame, folder: Path, out: Path) -> FigureFile:
+    title = plot_title(plot)
+    with matplotlib.rc_context(RC):
+        try:
+            fig = panel_figure(spec, plot, panel, summary, rows, folder)
+        except (NothingToDraw, FileNotFoundError) as exc:
+            return FigureFile(stem, title, panel.caption, None, None, str(exc))
+        save_figure(fig, out / "figures", stem)
+    return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
+                      f"figures/{stem}.svg")
+
+
+def panel_figure(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataFrame,
+                 rows: pd.DataFrame, folder: Path) -> Figure:
+    """One panel of `plot`, drawn from the summary (line, bar) or the runs' time series.
+
+    Raises NothingToDraw (or FileNotFoundError for a missing time series) when the panel
+    has nothing to show.
+    """
+    data = _panel_data(spec, plot, panel, summary, rows)
+    if data.empty:
+        raise NothingToDraw(f"no successful run has {plot.y} here")
+    fig, ax = _new_figure()
+    if plot.kind == "line":
+        _draw_line(ax, data, spec, plot)
+    elif plot.kind == "bar":
+        _draw_bar(ax, data, spec, plot, _annotations(plot, panel, rows))
+    else:
+        _draw_timeseries(ax, data, spec, plot, folder)
+    title = plot_title(plot)
+    ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
+    ax.set_xlabel(x_label(spec, plot))
+    ax.set_ylabel(y_label(plot))
+    _legend(fig, ax, legend_title(spec, plot), plot.y)
+    return fig
+
+
+def _panel_data(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataFrame,
                 rows: pd.DataFrame) -> pd.DataFrame:
     """A panel's runs (time series) or its summary rows of y with their series labels."""
     if plot.kind == "timeseries":
@@ -245,30 +350,11 @@ def _panel_data(plot: PlotSpec, panel: Panel, summary: pd.DataFrame,
     data = data[data["n"] > 0]
     if data.empty:
         return data
-    return data.assign(_series=series_labels(data, plot))
+    return data.assign(_series=series_labels(data, spec, plot))
 
 
-def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, data: pd.DataFrame,
-            folder: Path, out: Path) -> FigureFile:
-    title = plot_title(plot)
-    if data.empty:
-        return FigureFile(stem, title, panel.caption, None, None,
-                          f"no successful run has {plot.y} here")
-    with matplotlib.rc_context(RC):
-        fig, ax = _new_figure()
-        try:
-            if plot.kind == "line":
-                _draw_line(ax, data, spec, plot)
-            elif plot.kind == "bar":
-                _draw_bar(ax, data, spec, plot)
-            else:
-                _draw_timeseries(ax, data, plot, folder)
-        except (NothingToDraw, FileNotFoundError) as exc:
-            return FigureFile(stem, title, panel.caption, None, None, str(exc))
-        ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
-        ax.set_xlabel(x_label(spec, plot))
-        ax.set_ylabel(plot.ylabel or metric_label(plot.y))
-        _legend(fig, ax, plot.series, plot.y)
-        _save(fig, out / "figures", stem)
-    return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
-                      f"figures/{stem}.svg")
+def _annotations(plot: PlotSpec, panel: Panel, rows: pd.DataFrame) -> dict[str, float]:
+    """The `annotate` metric's mean per x label over the panel's rows (of `flow`, if set)."""
+    if plot.annotate is None or plot.x is None:
+        return {}
+    return group_means(select(rows, panel, plot.flow), plot.x, plot.annotate)

@@ -3,7 +3,9 @@
 A plot fixes the axes it names (`x`, `series`, `where`). Every other axis group with more
 than one value is *free*: the plot is drawn once per combination of the free groups' values,
 each figure named by those labels (`<experiment>-<plot>-<labels>`), rather than averaging
-different configurations together. Axes zipped with a named axis are fixed with it.
+different configurations together. Axes zipped with a named axis are fixed with it. A `where`
+that keeps several labels of an axis other than x and series puts them side by side: that
+axis's label becomes part of each series label.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ SERIES_JOIN = " · "
 class Panel:
     """One figure of a plot: the axis labels its rows must have."""
 
-    where: tuple[tuple[str, str], ...]
-    """The plot's own `where`."""
+    where: tuple[tuple[str, tuple[str, ...]], ...]
+    """The plot's own `where`: the labels each named axis keeps."""
     free: tuple[tuple[str, str], ...]
     """The labels chosen for the free axes (empty when nothing is free)."""
 
     @property
-    def fixed(self) -> tuple[tuple[str, str], ...]:
-        return self.where + self.free
+    def fixed(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each constrained axis with the labels its rows may have."""
+        return self.where + tuple((name, (label,)) for name, label in self.free)
 
     @property
     def suffix(self) -> str:
@@ -41,7 +44,9 @@ class Panel:
 
     @property
     def caption(self) -> str:
-        return ", ".join(f"{name} = {label}" for name, label in self.fixed)
+        return ", ".join(f"{name} = {labels[0]}" if len(labels) == 1
+                         else f"{name} ∈ {{{', '.join(labels)}}}"
+                         for name, labels in self.fixed)
 
 
 def panels(spec: SweepSpec, plot: PlotSpec) -> list[Panel]:
@@ -58,20 +63,19 @@ def panels(spec: SweepSpec, plot: PlotSpec) -> list[Panel]:
 def select(rows: pd.DataFrame, panel: Panel, flow: str | None = None) -> pd.DataFrame:
     """The rows (flow rows or summary rows) with the panel's labels (and of `flow` only)."""
     keep = pd.Series(True, index=rows.index)
-    for name, label in panel.fixed:
-        keep &= rows[name] == label
+    for name, labels in panel.fixed:
+        keep &= rows[name].isin(labels)
     if flow is not None:
         keep &= rows["flow"] == flow
     return rows[keep]
 
 
-def series_labels(data: pd.DataFrame, plot: PlotSpec) -> pd.Series:
-    """Each row's series label: the `series` axis label, plus the flow when several flows
-    would otherwise be averaged together. A plot with one series names it after its flow
-    (or after y, when x is the flow)."""
-    parts = []
-    if plot.series is not None:
-        parts.append(data[plot.series].astype(str))
+def series_labels(data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> pd.Series:
+    """Each row's series label: the `series` axis label, the labels of `where` axes that keep
+    several values, and the flow when several flows would otherwise be averaged together. A
+    plot with one series names it after its flow (or after y, when x is the flow)."""
+    names = ["flow"] if plot.series == "flow" else []
+    parts = [data[name].astype(str) for name in [*names, *label_axes(spec, plot)]]
     if plot.series != "flow" and plot.x != "flow" and data["flow"].nunique() > 1:
         parts.append(data["flow"].astype(str))
     if not parts:
@@ -81,6 +85,32 @@ def series_labels(data: pd.DataFrame, plot: PlotSpec) -> pd.Series:
     for part in parts[1:]:
         labels = labels + SERIES_JOIN + part
     return labels
+
+
+def label_axes(spec: SweepSpec, plot: PlotSpec) -> list[str]:
+    """The axes whose labels tell a plot's series apart: `series` (unless it is "flow"),
+    then each `where` axis keeping several labels that x and series do not already fix (an
+    axis zipped with x or series advances with it)."""
+    names = [plot.series] if plot.series not in (None, "flow") else []
+    taken = {a.name for group in spec.groups for a in group
+             if any(axis.name in (plot.x, plot.series) for axis in group)}
+    names.extend(name for name, labels in plot.where if len(labels) > 1 and name not in taken)
+    return names
+
+
+def legend_title(spec: SweepSpec, plot: PlotSpec) -> str | None:
+    """What the series labels are made of ("flow · stack"), None for no series axis."""
+    names = ["flow"] if plot.series == "flow" else []
+    return SERIES_JOIN.join([*names, *label_axes(spec, plot)]) or None
+
+
+def x_labels(spec: SweepSpec, plot: PlotSpec) -> list[str] | None:
+    """The labels of the plot's x axis in axis order, as far as `where` keeps them (None
+    when x is the flow)."""
+    if plot.x is None or plot.x == "flow":
+        return None
+    kept = dict(plot.where).get(plot.x)
+    return [v.label for v in spec.axis(plot.x).values if kept is None or v.label in kept]
 
 
 def x_position(spec: SweepSpec, x: str, label: str) -> float | None:
