@@ -13,6 +13,14 @@
 //! `receive`, so no zero-length timer is ever left pending. With `reordering = false` the
 //! entity delivers every new SDU at once (the switch the seed study turned off), still
 //! discarding duplicates and late copies, as outOfOrderDelivery does (§5.2.2.1).
+//!
+//! Upper-layer procedures: reconfiguring t-Reordering while it runs sets RX_REORD = RX_NEXT
+//! and restarts it with the new value (§5.2.2.3); re-establishment (§5.1.2) of a UM bearer
+//! delivers everything stored in ascending COUNT order and resets the state to 0, while an AM
+//! bearer keeps its state.
+//!
+//! COUNT is 32 bits; the transmitter stops at 2^32 − 1 (the bearer must be re-keyed), so in
+//! valid use no COUNT beyond it is ever derived.
 
 use std::collections::VecDeque;
 
@@ -48,6 +56,15 @@ pub struct ReceiverConfig {
     pub t_reordering: Option<Dur>,
     /// Deliver in COUNT order (the default); `false` delivers on arrival.
     pub reordering: bool,
+}
+
+/// The RLC mode of the bearer, which decides what re-establishment does (§5.1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BearerMode {
+    /// Unacknowledged: stored SDUs go up and the state resets.
+    Um,
+    /// Acknowledged: the state is kept (the transmitter retransmits what was not confirmed).
+    Am,
 }
 
 /// What became of a received PDU.
@@ -183,6 +200,45 @@ impl<T> Receiver<T> {
             self.timer = None;
             self.expire(now, out);
             self.stats.delivered += (out.len() - before) as u64;
+        }
+    }
+
+    /// t-Reordering reconfigured to `t` by upper layers at `now` (§5.2.2.3). If the timer runs,
+    /// RX_REORD = RX_NEXT and it restarts with the new value (zero expires at once, appending
+    /// what that releases to `out`; infinity stops it). If it does not run, the value is only
+    /// stored for the next start. With infinity the timer runs, without ever expiring,
+    /// whenever a gap is awaited (RX_DELIV < RX_NEXT), so a finite value then starts it.
+    pub fn reconfigure_t_reordering(&mut self, now: Time, t: Option<Dur>, out: &mut Vec<(i64, T)>) {
+        let running = self.timer.is_some() || (self.cfg.t_reordering.is_none() && self.rx_deliv < self.rx_next);
+        self.cfg.t_reordering = t;
+        if running {
+            let before = out.len();
+            self.timer = None;
+            self.start_timer(now, out);
+            self.stats.delivered += (out.len() - before) as u64;
+        }
+    }
+
+    /// Re-establishment of the PDCP entity (§5.1.2). UM: t-Reordering stops, every stored SDU
+    /// goes up in ascending COUNT order (appended to `out`, gaps skipped) and RX_NEXT =
+    /// RX_DELIV = 0. AM: nothing changes; stored SDUs wait for the retransmissions and the
+    /// timer keeps running.
+    pub fn reestablish(&mut self, mode: BearerMode, out: &mut Vec<(i64, T)>) {
+        match mode {
+            BearerMode::Am => {}
+            BearerMode::Um => {
+                let before = out.len();
+                self.timer = None;
+                for (i, slot) in self.ring.drain(..).enumerate() {
+                    if let Slot::Held(sdu) = slot {
+                        out.push((self.rx_deliv + i as i64, sdu));
+                    }
+                }
+                self.rx_next = 0;
+                self.rx_deliv = 0;
+                self.rx_reord = 0;
+                self.stats.delivered += (out.len() - before) as u64;
+            }
         }
     }
 

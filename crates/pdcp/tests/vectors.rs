@@ -1,8 +1,11 @@
-//! The PDCP receiver against the test vectors of pdcp-dc.md §6 (TS 38.323 §5.2.2; TS 36.323
-//! split bearers for TV18). NR 12-bit SNs (W = 2048, M = 4096) unless stated; t in ms.
+//! The PDCP receiver against the test vectors of pdcp-dc.md §6 (TS 38.323 §5.2.2; §5.2.2.3
+//! for TV15, §5.1.2 for TV16, the 32-bit COUNT limit for TV17; TS 36.323 split bearers for
+//! TV18). NR 12-bit SNs (W = 2048, M = 4096) unless stated; t in ms.
 
 use multiconn_core::{Dur, Time};
-use multiconn_pdcp::{Receiver, ReceiverConfig, RxOutcome, SnLength};
+use multiconn_pdcp::{
+    BearerMode, Rat, Receiver, ReceiverConfig, RxOutcome, SnLength, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal,
+};
 
 const T: u64 = 200;
 
@@ -248,6 +251,146 @@ fn tv14_reordering_off_delivers_on_arrival_but_still_drops_copies() {
     f.advance(2 * T);
     assert_eq!(f.rx.rx_deliv(), 6);
     assert_eq!(f.rx(2 * T + 1, 5), RxOutcome::Late);
+}
+
+#[test]
+fn tv15_reconfiguring_a_running_timer_moves_rx_reord_to_rx_next_and_restarts() {
+    let mut f = Feed::new(Receiver::new(cfg(12, Some(T))));
+    f.rx(0, 2);
+    f.rx(10, 5);
+    assert_eq!((f.rx.rx_reord(), f.rx.poll_timeout()), (Some(3), Some(at(T))));
+    let mut out = Vec::new();
+    f.rx.reconfigure_t_reordering(at(50), Some(Dur::from_millis(100)), &mut out);
+    assert!(out.is_empty());
+    assert_eq!((f.rx.rx_reord(), f.rx.poll_timeout()), (Some(6), Some(at(150))));
+    // One expiry now covers both gaps (without the reconfiguration, SN 5 would wait for a
+    // second period as in TV3).
+    f.advance(150);
+    assert_eq!(f.delivered, [(150, 2), (150, 5)]);
+    assert_eq!(f.rx.rx_deliv(), 6);
+    assert_eq!(f.rx.poll_timeout(), None);
+    assert_eq!(f.rx.stats().given_up, 4);
+}
+
+#[test]
+fn tv15_reconfiguring_an_idle_timer_only_stores_the_value() {
+    let mut f = Feed::new(Receiver::new(cfg(12, Some(T))));
+    let mut out = Vec::new();
+    f.rx.reconfigure_t_reordering(at(0), Some(Dur::from_millis(50)), &mut out);
+    assert_eq!(f.rx.poll_timeout(), None);
+    f.rx(10, 1);
+    assert_eq!(f.rx.poll_timeout(), Some(at(60)), "the next start uses the new value");
+}
+
+#[test]
+fn tv15_reconfiguring_to_zero_expires_at_once() {
+    let mut f = Feed::new(Receiver::new(cfg(12, Some(T))));
+    f.rx(0, 1);
+    f.rx(1, 3);
+    let mut out = Vec::new();
+    f.rx.reconfigure_t_reordering(at(5), Some(Dur::ZERO), &mut out);
+    assert_eq!(out, [(1, 1), (3, 3)]);
+    assert_eq!((f.rx.rx_deliv(), f.rx.poll_timeout()), (4, None), "no zero-length timer left");
+    assert_eq!(f.rx.stats().delivered, 2);
+}
+
+#[test]
+fn tv15_reconfiguring_to_and_from_infinity() {
+    let mut f = Feed::new(Receiver::new(cfg(12, Some(T))));
+    f.rx(0, 1);
+    let mut out = Vec::new();
+    f.rx.reconfigure_t_reordering(at(5), None, &mut out);
+    assert_eq!(f.rx.poll_timeout(), None, "infinity never expires");
+    f.rx(7, 4);
+    f.advance(10 * T);
+    assert!(f.counts().is_empty());
+    // Infinity runs while the gap is awaited: a finite value restarts it from RX_NEXT = 5.
+    f.rx.reconfigure_t_reordering(at(10 * T), Some(Dur::from_millis(20)), &mut out);
+    assert_eq!((f.rx.rx_reord(), f.rx.poll_timeout()), (Some(5), Some(at(10 * T + 20))));
+    f.advance(10 * T + 20);
+    assert_eq!(f.counts(), [1, 4]);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn tv16_um_reestablishment_flushes_in_count_order_and_resets() {
+    let mut f = Feed::new(Receiver::starting_at(cfg(12, Some(T)), 4094));
+    for sn in [1, 4095, 0] {
+        f.rx(0, sn);
+    }
+    assert!(f.counts().is_empty());
+    let mut out = Vec::new();
+    f.rx.reestablish(BearerMode::Um, &mut out);
+    assert_eq!(out, [(4095, 4095), (4096, 0), (4097, 1)], "ascending COUNT, the gap at 4094 skipped");
+    assert_eq!((f.rx.rx_deliv(), f.rx.rx_next(), f.rx.poll_timeout()), (0, 0, None));
+    assert_eq!(f.rx.stats().delivered, 3);
+    // The new state starts from COUNT 0.
+    assert_eq!(f.rx(1, 0), RxOutcome::Accepted { delivered: 1 });
+    assert_eq!(f.rx(2, 2), RxOutcome::Accepted { delivered: 0 });
+    assert_eq!(f.rx.rx_reord(), Some(3));
+}
+
+#[test]
+fn tv16_um_reestablishment_without_reordering_passes_nothing_twice() {
+    let mut c = cfg(12, Some(T));
+    c.reordering = false;
+    let mut f = Feed::new(Receiver::new(c));
+    f.rx(0, 2);
+    f.rx(0, 3);
+    let mut out = Vec::new();
+    f.rx.reestablish(BearerMode::Um, &mut out);
+    assert!(out.is_empty());
+    assert_eq!((f.rx.rx_deliv(), f.rx.rx_next()), (0, 0));
+}
+
+#[test]
+fn tv16_am_reestablishment_keeps_the_state() {
+    let mut f = Feed::new(Receiver::new(cfg(12, Some(T))));
+    f.rx(0, 1);
+    f.rx(0, 2);
+    let mut out = Vec::new();
+    f.rx.reestablish(BearerMode::Am, &mut out);
+    assert!(out.is_empty());
+    assert_eq!((f.rx.rx_deliv(), f.rx.rx_next(), f.rx.rx_reord(), f.rx.poll_timeout()), (0, 3, Some(2), Some(at(T))));
+    assert_eq!(f.rx(5, 0), RxOutcome::Accepted { delivered: 3 }, "the retransmission fills the gap");
+}
+
+#[test]
+fn tv17_a_receiver_delivers_up_to_the_last_count() {
+    let top = (1i64 << 32) - 1;
+    for bits in [12u8, 18] {
+        let m = 1i64 << bits;
+        let sn = |c: i64| c.rem_euclid(m) as u32;
+        let mut f = Feed::new(Receiver::starting_at(cfg(bits, Some(T)), top - 2));
+        assert_eq!(f.rx.count_of(sn(top)), top);
+        f.rx(0, sn(top));
+        f.rx(1, sn(top - 2));
+        assert_eq!(f.rx(2, sn(top - 1)), RxOutcome::Accepted { delivered: 2 });
+        assert_eq!(f.counts(), [top - 2, top - 1, top], "{bits} bits");
+        assert_eq!((f.rx.rx_deliv(), f.rx.rx_next(), f.rx.poll_timeout()), (top + 1, top + 1, None));
+        assert_eq!(f.rx(3, sn(top - 1)), RxOutcome::Late);
+    }
+}
+
+#[test]
+fn tv17_the_transmitter_stops_at_the_last_count_and_the_receiver_gets_it_all() {
+    let top = (1i64 << 32) - 1;
+    let sn = SnLength::new(12).unwrap();
+    let mut tx = Transmitter::starting_at(TransmitterConfig { rat: Rat::Nr, sn, policy: SplitPolicy::Alternate }, top - 3);
+    let mut f = Feed::new(Receiver::starting_at(cfg(12, Some(T)), top - 3));
+    let mut pdus = Vec::new();
+    while let Ok(pdu) = tx.send(at(0), 100) {
+        pdus.push(pdu);
+    }
+    assert_eq!(tx.send(at(0), 100), Err(TxRefusal::CountExhausted));
+    assert_eq!(pdus.iter().map(|p| p.sn).collect::<Vec<_>>(), [4092, 4093, 4094, 4095]);
+    // Leg 1 (odd positions) arrives first.
+    for pdu in pdus.iter().skip(1).step_by(2).chain(pdus.iter().step_by(2)) {
+        f.rx(1, pdu.sn);
+    }
+    assert_eq!(f.counts(), [top - 3, top - 2, top - 1, top]);
+    tx.on_delivered(f.rx.rx_deliv());
+    assert_eq!(tx.outstanding(), 0);
 }
 
 #[test]
