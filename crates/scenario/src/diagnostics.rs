@@ -54,7 +54,8 @@ fn span_in_inline(t: &InlineTable, path: &[String]) -> Option<Span> {
 
 /// Renders a serde path (`link[0].rate`) in user style (`link.bottleneck.rate`), using the
 /// element names found in `names` (`link` → names of the links in order, same for `flow`).
-pub fn user_path(segments: &[PathSegment], link_names: &[Option<String>], flow_names: &[Option<String>]) -> Vec<String> {
+/// `arrays` gives, per array of named tables (`link`, `flow`, `split`), its elements' names.
+pub fn user_path(segments: &[PathSegment], arrays: &[(&str, Vec<Option<String>>)]) -> Vec<String> {
     let mut out = Vec::new();
     let mut last_key: Option<&str> = None;
     for seg in segments {
@@ -64,11 +65,7 @@ pub fn user_path(segments: &[PathSegment], link_names: &[Option<String>], flow_n
                 last_key = Some(k);
             }
             PathSegment::Index(i) => {
-                let names = match last_key {
-                    Some("link") => link_names,
-                    Some("flow") => flow_names,
-                    _ => &[],
-                };
+                let names: &[Option<String>] = arrays.iter().find(|(k, _)| Some(*k) == last_key).map_or(&[], |(_, n)| n);
                 match names.get(*i).cloned().flatten() {
                     Some(n) => out.push(n),
                     None => {
@@ -114,7 +111,7 @@ mod tests {
     fn serde_paths_become_user_paths() {
         let segs = vec![PathSegment::Key("link".into()), PathSegment::Index(1), PathSegment::Key("rate".into())];
         let names = vec![Some("a".to_string()), Some("b".to_string())];
-        assert_eq!(user_path(&segs, &names, &[]), p("link.b.rate"));
-        assert_eq!(user_path(&segs, &[], &[]), vec!["link[1]".to_string(), "rate".to_string()]);
+        assert_eq!(user_path(&segs, &[("link", names.to_vec())]), p("link.b.rate"));
+        assert_eq!(user_path(&segs, &[]), vec!["link[1]".to_string(), "rate".to_string()]);
     }
 }

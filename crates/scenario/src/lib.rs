@@ -79,7 +79,8 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
     let file: schema::ScenarioFile = {
         let de = toml::Deserializer::new(&final_text);
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = user_path(&segments(e.path()), &names(&doc, "link"), &names(&doc, "flow"));
+            let arrays = ["link", "flow", "split"].map(|k| (k, names(&doc, k)));
+            let path = user_path(&segments(e.path()), &arrays);
             let inner = e.into_inner();
             let place = match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o)) {
                 Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),

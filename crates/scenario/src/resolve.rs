@@ -178,7 +178,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         if !valid_name(&l.name) {
             return Err(err(&["link", &format!("[{i}]"), "name"], format!("\"{}\" is not a valid name: use letters, digits, '_' and '-'", l.name)));
         }
-        if link_index.insert(&l.name, links.len()).is_some() {
+        if link_index.insert(&l.name, i).is_some() {
             return Err(err(&["link", &l.name, "name"], format!("two links are named \"{}\"", l.name)));
         }
         if l.between[0] == l.between[1] {
