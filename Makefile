@@ -42,6 +42,7 @@ bench: setup
 	$(VPY) bench/bench_bulk.py
 	$(VPY) bench/bench_transport.py
 	$(VPY) bench/bench_sweep.py
+	$(VPY) bench/bench_dc.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -109,6 +109,19 @@ def test_reproduce_quick_runs_the_smoke_version(cli, tmp_path):
     assert unknown.returncode == 2 and "no experiment named 'nope'" in unknown.stderr
 
 
+def test_reproduce_takes_several_names_and_globs_into_one_folder(cli, tmp_path):
+    out = tmp_path / "out"
+    result = cli("reproduce", "dc-batch-size*", "mathis", "dc-batch-size", "--quick",
+                 "--out", out, "--no-report", "--json")
+    assert result.returncode == 0, result.stderr
+    names = [s["experiment"] for s in json.loads(result.stdout)]
+    assert names == ["dc-batch-size", "dc-batch-size-fairness", "mathis"]
+    frame = pd.read_csv(io.StringIO(cli("results", out).stdout))
+    assert set(frame["experiment"]) == set(names)
+    nothing = cli("reproduce", "zz-*", "--out", out)
+    assert nothing.returncode == 2 and "matches 'zz-*'" in nothing.stderr
+
+
 @pytest.mark.parametrize("command", ["sweep", "list", "reproduce", "results", "report"])
 def test_every_command_has_help(cli, command):
     result = cli(command, "--help")

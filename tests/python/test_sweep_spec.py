@@ -281,6 +281,17 @@ def test_timeseries_smooth_is_a_duration(text, seconds):
     assert plot_of('kind = "timeseries"\ny = "throughput_mbps"\n').smooth is None
 
 
+def test_timeseries_span_is_a_time_range():
+    plot = plot_of('kind = "timeseries"\ny = "throughput_mbps"\nspan = ["0 s", "1500 ms"]\n')
+    assert plot.span == (0.0, 1.5)
+    assert plot_of('kind = "timeseries"\ny = "throughput_mbps"\n').span is None
+    for bad in ('["5 s", "2 s"]', '["2 s"]', '"2 s"', '["2 s", "later"]'):
+        with pytest.raises(SweepError, match=r"plot\[0\]\.span: expected \[start, end\]"):
+            plot_of(f'kind = "timeseries"\ny = "throughput_mbps"\nspan = {bad}\n')
+    with pytest.raises(SweepError, match="only a timeseries plot takes 'span'"):
+        plot_of('kind = "line"\nx = "link.bottleneck.queue"\ny = "goodput_mbps"\nspan = ["1 s", "2 s"]\n')
+
+
 def test_ratio_labels_make_a_categorical_axis_a_line_plot_can_use():
     spec = parse(sweep('''
 [[axis]]

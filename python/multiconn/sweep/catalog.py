@@ -8,6 +8,8 @@ name without `.toml`.
 
 from __future__ import annotations
 
+import fnmatch
+
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,22 @@ def entries(extra: list[str] | None = None) -> list[Entry]:
             if path.stem not in found:
                 found[path.stem] = Entry(path.stem, path, load_sweep(path))
     return [found[name] for name in sorted(found)]
+
+
+def select(patterns: list[str], extra: list[str] | None = None) -> list[Entry]:
+    """The entries named by `patterns` (names or shell-style globs such as `dc-*`), in the
+    order given, each once; a SweepError names a pattern that matches nothing."""
+    chosen: list[Entry] = []
+    for pattern in patterns:
+        if not any(c in pattern for c in "*?["):
+            found = [find(pattern, extra)]
+        else:
+            found = [e for e in entries(extra) if fnmatch.fnmatchcase(e.name, pattern)]
+            if not found:
+                raise SweepError(f"no experiment in the catalogue matches {pattern!r} "
+                                 "(see `multiconn list`)")
+        chosen.extend(e for e in found if e.name not in {c.name for c in chosen})
+    return chosen
 
 
 def find(name: str, extra: list[str] | None = None) -> Entry:

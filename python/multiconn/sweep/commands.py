@@ -33,12 +33,14 @@ List the experiment catalogue: one line per experiment with its runs (points x r
 and title. Folders in MULTICONN_CATALOG (':'-separated) come before the built-in catalogue.
 """
 REPRODUCE_DESCRIPTION = """\
-Run a catalogue experiment into an output folder, then write its report. --quick runs the
-experiment's smoke version (fewer points, repetitions and shorter runs).
+Run catalogue experiments into an output folder, then write one report. Names may be globs
+('dc-*' is the whole dual-connectivity study). --quick runs each experiment's smoke version
+(fewer points, repetitions and shorter runs).
 """
 REPRODUCE_EXAMPLE = """\
 example:
   multiconn reproduce mathis --quick --out out/mathis-quick
+  multiconn reproduce 'dc-batch-size*' --out out/dc-batch-size
 """
 RESULTS_DESCRIPTION = """\
 Print or write the results of an output folder: one row per run and flow with experiment,
@@ -100,7 +102,9 @@ def add_commands(commands: Any, positive_int: Any) -> None:
     reproduce = commands.add_parser("reproduce", help="run a catalogue experiment and report it",
                                     description=REPRODUCE_DESCRIPTION,
                                     epilog=REPRODUCE_EXAMPLE, formatter_class=fmt)
-    reproduce.add_argument("name", metavar="NAME", help="experiment name (see multiconn list)")
+    reproduce.add_argument("names", nargs="+", metavar="NAME",
+                           help="experiment names or globs such as 'dc-*' (see multiconn list); "
+                                "several share one output folder and one report")
     reproduce.add_argument("--catalog", action="append", metavar="DIR",
                            help="also search this folder of sweep files (repeatable)")
     reproduce.add_argument("--no-report", action="store_true", help="skip the HTML report")
@@ -169,21 +173,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .catalog import find
+    from .catalog import select
 
-    entry = find(args.name, args.catalog)
-    code, summary = _run(args, entry.spec)
+    chosen = select(args.names, args.catalog)
+    code, summaries = 0, []
+    for entry in chosen:
+        entry_code, summary = _run(args, entry.spec)
+        code = max(code, entry_code)
+        summaries.append(summary)
     report_path = None
     if not args.no_report:
         from .report import write_report
 
         report_path = write_report(args.out)
     if args.json:
-        data = summary.to_dict()
-        data["report"] = None if report_path is None else str(report_path)
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data: Any = [s.to_dict() for s in summaries]
+        for d in data:
+            d["report"] = None if report_path is None else str(report_path)
+        sys.stdout.write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n")
     else:
-        _print_summary(summary, args.quiet)
+        for summary in summaries:
+            _print_summary(summary, args.quiet)
         if report_path is not None and not args.quiet:
             Console(stderr=True).print(f"report: {report_path}", highlight=False)
     return code

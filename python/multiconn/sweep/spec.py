@@ -125,6 +125,8 @@ class PlotSpec:
     """bar: the annotation's label (None: the metric's name)."""
     smooth: float | None = None
     """timeseries: the trailing moving-average window in seconds (None: no smoothing)."""
+    span: tuple[float, float] | None = None
+    """timeseries: the time range drawn, in seconds (None: the whole run)."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,9 @@ class SweepSpec:
         def plot(d: Mapping[str, Any]) -> PlotSpec:
             refs = tuple(Reference(r["source"], tuple(r["x"]), tuple(r["y"]), r.get("series"),
                                    r.get("flow")) for r in d.get("references", ()))
-            return PlotSpec(**{**d, "where": where(d.get("where", ())), "references": refs})
+            span = d.get("span")
+            return PlotSpec(**{**d, "where": where(d.get("where", ())), "references": refs,
+                               "span": None if span is None else (float(span[0]), float(span[1]))})
 
         quick = data.get("quick")
         return SweepSpec(
@@ -540,7 +544,8 @@ def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str
 
 
 PLOT_KEYS = ("name", "kind", "x", "y", "series", "flow", "where", "rep", "title", "xlabel",
-             "ylabel", "logx", "reference", "show", "annotate", "annotate_label", "smooth")
+             "ylabel", "logx", "reference", "show", "annotate", "annotate_label", "smooth",
+             "span")
 
 
 def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
@@ -571,7 +576,8 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
                                     f"{', '.join(names) or 'none'}, or \"flow\")")
     if series is not None and series == x:
         raise r.fail(f"{w}.series", f"{series!r} is already the plot's x")
-    for key, only in (("show", "timeseries"), ("smooth", "timeseries"), ("annotate", "bar")):
+    for key, only in (("show", "timeseries"), ("smooth", "timeseries"), ("span", "timeseries"),
+                      ("annotate", "bar")):
         if key in item and kind != only:
             raise r.fail(f"{w}.{key}", f"only a {only} plot takes '{key}'")
     if "annotate_label" in item and "annotate" not in item:
@@ -593,6 +599,7 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
         show=r.choice(item, "show", w, TIMESERIES_SHOW, "flows"),
         annotate=annotate, annotate_label=r.string(item, "annotate_label", w, None),
         smooth=_duration(r, item["smooth"], f"{w}.smooth") if "smooth" in item else None,
+        span=_span(r, item["span"], f"{w}.span") if "span" in item else None,
     )
 
 
@@ -649,6 +656,21 @@ def _duration(r: _Reader, value: Any, where: str) -> float:
         raise r.fail(where, f"expected a duration above zero such as \"1 s\" or \"500 ms\" "
                             f"(units: {', '.join(DURATION_UNITS)}), got {_kind(value)}")
     return parts[0] * DURATION_UNITS[parts[1]]
+
+
+def _span(r: _Reader, value: Any, where: str) -> tuple[float, float]:
+    """A time range ["2 s", "5 s"]: start (may be zero) before end, in seconds."""
+    def seconds(v: Any) -> float | None:
+        parts = _split_number(v) if isinstance(v, str) else None
+        if parts is None or parts[1] not in DURATION_UNITS or parts[0] < 0:
+            return None
+        return parts[0] * DURATION_UNITS[parts[1]]
+
+    bounds = [seconds(v) for v in value] if isinstance(value, list) and len(value) == 2 else None
+    if bounds is None or None in bounds or not bounds[0] < bounds[1]:
+        raise r.fail(where, "expected [start, end] durations with start < end, such as "
+                            f"[\"2 s\", \"5 s\"], got {_kind(value)}")
+    return (bounds[0], bounds[1])
 
 
 def _quick(r: _Reader, raw: Any, axes: tuple[Axis, ...]) -> QuickSpec:

@@ -291,6 +291,9 @@ def _run_lines(run: pd.Series, spec: SweepSpec, plot: PlotSpec,
         values = line[plot.y].to_numpy("float64")
         if plot.smooth:
             values = trailing_mean(times, values, plot.smooth)
+        if plot.span is not None:
+            inside = (times >= plot.span[0]) & (times < plot.span[1])
+            times, values = times[inside], values[inside]
         lines.append((prefix, own, times, values))
     return lines
 

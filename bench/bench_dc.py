@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Benchmark: `multiconn reproduce` of the dual-connectivity batch-size experiment.
+
+Times the throughput sweep (dc-batch-size: 9 batch sizes x 6 stacks x 10 repetitions of a
+100 MB download) and the fairness sweep (dc-batch-size-fairness: 9 x 3 x 10 runs of three
+flows over 180 s) with all local cores, report included, and extrapolates to the study's
+whole Table 3 (every `dc-*` catalogue entry at its repetitions) from the cost per run of each
+kind, weighted by each entry's run count. Writes the numbers as JSON to bench-out/dc.json.
+The goal: the whole Table 3, 10 repetitions each, in under 15 minutes on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from multiconn.sweep.catalog import entries
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = Path(sys.executable).parent / "multiconn"
+
+
+def timed_reproduce(name: str, out: Path, reps: int | None) -> float:
+    cmd = [str(CLI), "reproduce", name, "--out", str(out), "--quiet"]
+    if reps is not None:
+        cmd += ["--reps", str(reps)]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=None,
+                        help="repetitions per point (default: the catalogue's, 10)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-dc-"))
+    try:
+        timings = {}
+        for name in ("dc-batch-size", "dc-batch-size-fairness"):
+            entry = next(e for e in entries() if e.name == name)
+            runs = entry.points * (args.reps or entry.spec.repetitions)
+            seconds = timed_reproduce(name, work / name, args.reps)
+            timings[name] = {"runs": runs, "seconds": round(seconds, 2),
+                             "seconds_per_run": round(seconds / runs, 4)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    # Table 3: every dc-* entry; fairness entries cost like the fairness sweep, the others
+    # (100 MB downloads, fixed rate or trace) like the throughput sweep.
+    table3 = [e for e in entries() if e.name.startswith("dc-")]
+    per_run = {kind: timings[name]["seconds_per_run"]
+               for kind, name in (("fairness", "dc-batch-size-fairness"), ("throughput", "dc-batch-size"))}
+    runs = {"fairness": 0, "throughput": 0}
+    for e in table3:
+        kind = "fairness" if e.name.endswith("-fairness") else "throughput"
+        runs[kind] += e.points * e.spec.repetitions
+    estimate = sum(runs[k] * per_run[k] for k in runs)
+    result = {
+        "cores": os.cpu_count(),
+        "batch_size": timings,
+        "table3_entries": len(table3),
+        "table3_runs": runs,
+        "table3_estimate_s": round(estimate, 1),
+        "goal_s": 15 * 60,
+    }
+    table = Table(title=f"multiconn reproduce, dual connectivity ({os.cpu_count()} cores)")
+    for col in ("sweep", "runs", "wall time", "per run"):
+        table.add_column(col)
+    for name, t in timings.items():
+        table.add_row(name, str(t["runs"]), f"{t['seconds']:.1f} s", f"{1000 * t['seconds_per_run']:.0f} ms")
+    table.add_row("Table 3 (estimate)", str(sum(runs.values())), f"{estimate / 60:.1f} min", "")
+    Console().print(table)
+    out = ROOT / "bench-out"
+    out.mkdir(exist_ok=True)
+    (out / "dc.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
