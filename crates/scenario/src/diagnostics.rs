@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn serde_paths_become_user_paths() {
         let segs = vec![PathSegment::Key("link".into()), PathSegment::Index(1), PathSegment::Key("rate".into())];
-        let names = vec![Some("a".to_string()), Some("b".to_string())];
+        let names = [Some("a".to_string()), Some("b".to_string())];
         assert_eq!(user_path(&segs, &[("link", names.to_vec())]), p("link.b.rate"));
         assert_eq!(user_path(&segs, &[]), vec!["link[1]".to_string(), "rate".to_string()]);
     }

@@ -57,7 +57,7 @@ fn goodput(summary: &Value, flow: usize) -> f64 {
     summary["flows"][flow]["goodput_mbps"].as_f64().unwrap()
 }
 
-fn pdcp<'a>(summary: &'a Value, flow: usize) -> &'a Value {
+fn pdcp(summary: &Value, flow: usize) -> &Value {
     &summary["flows"][flow]["pdcp"]["dc"]
 }
 
