@@ -27,7 +27,7 @@ def _drops(drops: Any) -> str:
     if not isinstance(drops, Mapping):
         return "-"
     parts = (drops.get("queue", 0), drops.get("random_loss", 0), drops.get("link_down", 0),
-             drops.get("udp_buffer", 0))
+             drops.get("udp_buffer", 0), drops.get("pdcp_late", 0) + drops.get("pdcp_window", 0))
     return "/".join(str(p) for p in parts)
 
 
@@ -42,7 +42,7 @@ def _table(title: str, headers: tuple[str, ...], text_columns: int) -> Table:
 def flows_table(summary: Mapping[str, Any]) -> Table:
     """One row per flow: transport/app, MB sent and delivered, goodput, completion, drops."""
     table = _table("Flows", ("flow", "type", "sent MB", "recv MB", "Mbit/s", "done s",
-                             "drops q/l/d/u"), 2)
+                             "drops q/l/d/u/p"), 2)
     for flow in summary.get("flows") or []:
         table.add_row(
             str(flow.get("name", "?")),
@@ -59,7 +59,7 @@ def flows_table(summary: Mapping[str, Any]) -> Table:
 def links_table(summary: Mapping[str, Any]) -> Table:
     """One row per link direction: MB delivered, utilization, drops."""
     table = _table("Links", ("link", "direction", "recv MB", "util %",
-                             "drops q/l/d/u"), 2)
+                             "drops q/l/d/u/p"), 2)
     for link in summary.get("links") or []:
         util = link.get("utilization")
         table.add_row(
@@ -90,4 +90,5 @@ def print_summary(summary: Mapping[str, Any], console: Console) -> None:
     console.print(headline(summary), highlight=False)
     console.print(flows_table(summary))
     console.print(links_table(summary))
-    console.print("drops q/l/d/u: queue overflow / random loss / link down / UDP receive buffer", highlight=False)
+    console.print("drops q/l/d/u/p: queue overflow / random loss / link down / UDP receive buffer"
+                  " / PDCP (late at the reordering side, or refused by a full window)", highlight=False)

@@ -91,3 +91,14 @@ def test_internal_error_is_one_line_exit_1(
     code = cli_module.main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out"), "--verbose"])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" in err and err.rstrip().splitlines()[-1].startswith("multiconn: internal error")
+
+
+def test_the_run_summary_counts_pdcp_drops():
+    from multiconn.report import flows_table
+
+    summary = {"flows": [{"name": "dc", "transport": "quic", "app": "bulk",
+                          "drops": {"queue": 1, "random_loss": 2, "link_down": 0,
+                                    "udp_buffer": 3, "pdcp_late": 4, "pdcp_window": 5}}]}
+    table = flows_table(summary)
+    assert table.columns[-1].header == "drops q/l/d/u/p"
+    assert list(table.columns[-1].cells) == ["1/2/0/3/9"]

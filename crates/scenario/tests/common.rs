@@ -25,6 +25,14 @@ pub fn run(text: &str, seed: Option<u64>) -> (serde_json::Value, RunOutput) {
     (serde_json::from_str(&out.summary_json).unwrap(), out)
 }
 
+/// Runs `text` with `--set` overrides and a seed; returns the summary.
+pub fn run_with(text: &str, sets: &[(&str, &str)], seed: u64) -> serde_json::Value {
+    let scenario = load_with(text, sets).unwrap_or_else(|e| panic!("scenario should load: {e}"));
+    let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
+    sim.run_to_end();
+    serde_json::from_str(&sim.finish().summary_json).unwrap()
+}
+
 /// The shared trace folder beside the repository, if present.
 pub fn shared_traces() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces");

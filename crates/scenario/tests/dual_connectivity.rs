@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{load_with, run};
+use common::{load_with, run, run_with};
 use multiconn_scenario::Simulation;
 use serde_json::Value;
 
@@ -45,13 +45,6 @@ size = "30 MB"
 route = ["dc"]
 receiver = { udp_rcvbuf = "25 MB", rmem_max = "25 MB" }
 "#;
-
-fn run_with(text: &str, sets: &[(&str, &str)], seed: u64) -> Value {
-    let scenario = load_with(text, sets).unwrap_or_else(|e| panic!("scenario should load: {e}"));
-    let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
-    sim.run_to_end();
-    serde_json::from_str(&sim.finish().summary_json).unwrap()
-}
 
 fn goodput(summary: &Value, flow: usize) -> f64 {
     summary["flows"][flow]["goodput_mbps"].as_f64().unwrap()
