@@ -1,5 +1,5 @@
 """The `multiconn` command: `run` and `validate` a scenario; `sweep`, `list`, `reproduce`,
-`results` and `report` (see multiconn.sweep.commands).
+`results` and `report` (see multiconn.sweep.commands); `owd-series` (see multiconn.owdgen).
 
 Exit codes: 0 success; 2 bad input (invalid scenario or sweep, unreadable file, bad option),
 reported as one line `multiconn: error: <message>` on stderr; 3 a sweep finished with failed
@@ -96,6 +96,20 @@ VALIDATE_EXAMPLE = """\
 example:
   multiconn validate examples/scenarios/trace_lte.toml --set run.duration=30s
 """
+OWD_SERIES_DESCRIPTION = """\
+Generate a correlated, LTE-like one-way-delay series and write it as CSV (header
+time_s,delay_ms), the format of a link's delay = { model = "series", file = ... }. The delay
+is a floor (--base-ms) plus a log-normal part (--mean-ms, --cv) correlated in time
+(--correlation-ms), plus occasional spikes (handovers, stalls: --spike-rate per second, each
+--spike-mean-ms higher for about --spike-duration-ms). --preset picks a set of values
+(default lte-moderate); options given explicitly replace the preset's. The same options and
+--seed always give a byte-identical file. A one-line summary is printed unless --quiet.
+"""
+OWD_SERIES_EXAMPLE = """\
+example:
+  multiconn owd-series --preset lte-poor --duration 600s --seed 3 --out path1.csv
+  multiconn owd-series --base-ms 15 --mean-ms 10 --cv 0.5 --spike-rate 0 --out calm.csv
+"""
 MAIN_DESCRIPTION = """\
 multiconn is a deterministic packet-level simulator for transport protocols over cellular
 multi-connectivity. Describe links and flows in a TOML scenario, then validate or run it;
@@ -159,7 +173,50 @@ def build_parser() -> argparse.ArgumentParser:
                           help="show tracebacks of internal errors")
     validate.set_defaults(handler=cmd_validate)
     add_commands(commands, _positive_int)
+    _add_owd_series(commands)
     return parser
+
+
+def _duration_option(text: str) -> float:
+    from .owdgen import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_owd_series(commands: Any) -> None:
+    from .owdgen import PRESETS
+
+    owd = commands.add_parser("owd-series", help="generate an LTE-like one-way-delay series (CSV)",
+                              description=OWD_SERIES_DESCRIPTION, epilog=OWD_SERIES_EXAMPLE,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    owd.add_argument("--out", required=True, metavar="FILE",
+                     help="CSV file to write ('-' for standard output)")
+    owd.add_argument("--preset", choices=tuple(PRESETS), metavar="NAME",
+                     help=f"base values: {', '.join(PRESETS)} (default lte-moderate)")
+    owd.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default 1)")
+    owd.add_argument("--duration", dest="duration_s", type=_duration_option, metavar="TIME",
+                     help="length of the series, with a unit (default 60s)")
+    owd.add_argument("--step", dest="step_s", type=_duration_option, metavar="TIME",
+                     help="sampling interval, with a unit (default 10ms)")
+    numbers = [
+        ("--base-ms", "base_ms", "constant delay floor (ms)"),
+        ("--mean-ms", "mean_ms", "mean of the log-normal part outside spikes (ms)"),
+        ("--cv", "cv", "coefficient of variation of the log-normal part"),
+        ("--correlation-ms", "correlation_ms",
+         "correlation time (ms): lag-one autocorrelation exp(-step/correlation); 0: none"),
+        ("--spike-rate", "spike_rate", "spikes starting per second on average; 0: none"),
+        ("--spike-mean-ms", "spike_mean_ms", "mean extra delay during a spike (ms)"),
+        ("--spike-duration-ms", "spike_duration_ms", "mean length of a spike (ms)"),
+    ]
+    for option, dest, text in numbers:
+        owd.add_argument(option, dest=dest, type=float, metavar="X", help=text)
+    owd.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    owd.add_argument("-v", "--verbose", action="store_true",
+                     help="show tracebacks of internal errors")
+    owd.set_defaults(handler=cmd_owd_series)
 
 
 def _count(resolved: dict[str, Any], *keys: str) -> int | None:
@@ -192,6 +249,36 @@ def _scenario_path(path: str) -> str:
 
     read_scenario_file(path)  # a missing or unreadable file is bad input, reported as such
     return path
+
+
+def cmd_owd_series(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from .owdgen import (OwdSeriesError, OwdSeriesParams, describe, generate, make_params,
+                         to_csv_text)
+
+    values = {f.name: getattr(args, f.name) for f in fields(OwdSeriesParams)}
+    try:
+        series = generate(make_params(args.preset, **values), args.seed)
+    except OwdSeriesError as exc:
+        raise BadInput(f"{exc.option}: {exc.message}") from exc
+    text = to_csv_text(series)
+    if args.out == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        with open(args.out, "wb") as out:
+            out.write(text.encode("ascii"))
+    except OSError as exc:
+        raise BadInput(f"cannot write '{args.out}': {exc.strerror or exc}") from exc
+    if not args.quiet:
+        s = describe(series)
+        spikes = int(s["spikes"])
+        plural = "" if spikes == 1 else "s"
+        print(f"{args.out}: {int(s['points'])} points over {s['duration_s']:g} s; delay mean "
+              f"{s['mean_ms']:.1f} ms, median {s['median_ms']:.1f} ms, 99.9th percentile "
+              f"{s['p999_ms']:.1f} ms, max {s['max_ms']:.1f} ms; {spikes} spike{plural}")
+    return EXIT_OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
