@@ -178,4 +178,7 @@ impl<L: Link> Link for Intermittent<L> {
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.inner.flush(now, out)
     }
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        self.inner.discard_waiting(discard, out)
+    }
 }

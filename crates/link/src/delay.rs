@@ -541,4 +541,7 @@ impl<L: Link> Link for Delayed<L> {
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.inner.flush(now, out)
     }
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        self.inner.discard_waiting(discard, out)
+    }
 }

@@ -56,6 +56,10 @@ pub trait Link {
     /// Removes every packet waiting or in transmission (not those already propagating) and
     /// appends them to `out`; the link is then idle. Used when a link goes down.
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>);
+    /// Removes the waiting packets (not the one in transmission, not those propagating) for
+    /// which `discard` is true and appends them to `out`, in queue order. Used to drop the
+    /// queued PDCP copies of a leg when duplication is deactivated (TS 38.323 §5.11).
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>);
 }
 
 impl<L: Link + ?Sized> Link for Box<L> {
@@ -76,6 +80,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         (**self).flush(now, out)
+    }
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        (**self).discard_waiting(discard, out)
     }
 }
 

@@ -122,4 +122,17 @@ impl Link for DropTailLink {
         self.busy_until = self.busy_until.min(now);
         self.server.reset();
     }
+
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        let mut kept = VecDeque::with_capacity(self.waiting.len());
+        for w in self.waiting.drain(..) {
+            if discard(&w.pkt) {
+                self.waiting_bytes -= w.pkt.size as u64;
+                out.push(w.pkt);
+            } else {
+                kept.push_back(w);
+            }
+        }
+        self.waiting = kept;
+    }
 }

@@ -44,6 +44,7 @@ impl Link for Sink {
         true
     }
     fn flush(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
+    fn discard_waiting(&mut self, _discard: &mut dyn FnMut(&Packet) -> bool, _out: &mut Vec<Packet>) {}
 }
 
 /// Holds at most one packet and refuses the rest as a full queue; delivers 1 ms later.
@@ -80,6 +81,7 @@ impl Link for OneSlot {
     fn flush(&mut self, _now: Time, out: &mut Vec<Packet>) {
         out.extend(self.held.take().map(|(_, p)| p));
     }
+    fn discard_waiting(&mut self, _discard: &mut dyn FnMut(&Packet) -> bool, _out: &mut Vec<Packet>) {}
 }
 
 /// The fate (`true` = lost) of `n` packets offered through a `Lossy` over a sink.

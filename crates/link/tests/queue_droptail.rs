@@ -258,3 +258,22 @@ proptest! {
         prop_assert_eq!(seen, (0..next_id).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn discard_waiting_removes_matching_waiting_packets_only() {
+    let mut link = link_40mbps(QueueLimit::Bytes(10_000));
+    for id in 0..5 {
+        link.enqueue(Time::ZERO, packet(id, if id % 2 == 0 { 1500 } else { 500 })).unwrap();
+    }
+    // Packet 0 is in service; 1..=4 wait (500 + 1500 + 500 + 1500 bytes).
+    assert_eq!(link.queue(), QueueState { packets: 4, bytes: 4000 });
+    let mut out = Vec::new();
+    link.discard_waiting(&mut |p| p.id % 2 == 0, &mut out);
+    // The even packet in service stays; the waiting even ones go, in queue order.
+    assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), [2, 4]);
+    assert_eq!(link.queue(), QueueState { packets: 2, bytes: 1000 });
+    // Service goes on back to back with what is left: 0 (300 µs), 1 and 3 (100 µs each).
+    assert_eq!(drain(&mut link, us(1_000)), [(us(300), 0), (us(400), 1), (us(500), 3)]);
+    // Freed bytes are room again.
+    assert!(link.has_room(1500));
+}

@@ -72,7 +72,8 @@ pub enum SplitPolicy {
     /// to leg 0 exactly when round(k · p/q) increases, so after any n PDUs leg 0 has carried
     /// round(n · p/q) of them, and exactly p of every q from the start.
     Ratio { share: f64 },
-    /// Every PDU on both legs (§5.11).
+    /// Every PDU on both legs (§5.11) while duplication is active; on leg 0 only while a MAC
+    /// CE has deactivated it ([`Transmitter::set_duplication`]).
     Duplicate,
     /// Each PDU on the leg the latest leg reports favour.
     ///
@@ -215,6 +216,8 @@ pub struct Transmitter {
     /// A `Ratio` share as p/q.
     ratio: (u64, u64),
     legs: [LegEstimate; 2],
+    /// Duplication activated (MAC CE, TS 38.321 §5.12); only the duplicate policy reads it.
+    duplication: bool,
     stats: TxStats,
 }
 
@@ -238,7 +241,7 @@ impl Transmitter {
             SplitPolicy::Ratio { share } => fraction(clamp_share(share)),
             _ => (1, 2),
         };
-        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], stats: TxStats::default() }
+        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], duplication: true, stats: TxStats::default() }
     }
 
     /// Data PDU header bytes for this entity's RAT and SN length.
@@ -295,6 +298,18 @@ impl Transmitter {
         }
     }
 
+    /// A MAC CE activates or deactivates duplication (TS 38.323 §5.11, TS 38.321 §5.12). While
+    /// deactivated the duplicate policy sends each PDU on leg 0 only; discarding the copies
+    /// already queued on leg 1 is the caller's job (the legs are not this entity's).
+    /// Under other policies the flag is kept but has no effect.
+    pub fn set_duplication(&mut self, active: bool) {
+        self.duplication = active;
+    }
+
+    pub fn duplication_active(&self) -> bool {
+        self.duplication
+    }
+
     /// PDUs numbered beyond the receiver's last known RX_DELIV.
     pub fn outstanding(&self) -> i64 {
         self.count_next - self.rx_deliv
@@ -307,7 +322,8 @@ impl Transmitter {
     fn route(&self, now: Time, size: u32) -> Legs {
         let k = self.routed;
         let leg = match self.cfg.policy {
-            SplitPolicy::Duplicate => return Legs::Both,
+            SplitPolicy::Duplicate if self.duplication => return Legs::Both,
+            SplitPolicy::Duplicate => 0,
             SplitPolicy::Alternate => (k % 2) as usize,
             SplitPolicy::Batch { size: batch, share } => {
                 let batch = u64::from(batch.max(1));

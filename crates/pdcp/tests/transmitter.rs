@@ -107,6 +107,24 @@ fn duplicate_sends_every_pdu_on_both_legs() {
 }
 
 #[test]
+fn deactivated_duplication_sends_on_leg_0_and_keeps_numbering() {
+    let mut tx = Transmitter::new(cfg(12, SplitPolicy::Duplicate));
+    assert_eq!(tx.send(Time::ZERO, 1000).unwrap().legs, Legs::Both);
+    tx.set_duplication(false);
+    assert!(!tx.duplication_active());
+    let off: Vec<_> = (0..3).map(|_| tx.send(Time::ZERO, 1000).unwrap()).collect();
+    assert!(off.iter().all(|p| p.legs == Legs::One(0)));
+    assert_eq!(off.iter().map(|p| p.count).collect::<Vec<_>>(), [1, 2, 3]);
+    tx.set_duplication(true);
+    assert_eq!(tx.send(Time::ZERO, 1000).unwrap(), Pdu { count: 4, sn: 4, legs: Legs::Both, size: 1002 });
+    assert_eq!(tx.stats().pdus, [5, 2]);
+    // Other policies ignore the flag.
+    let mut alt = Transmitter::new(cfg(12, SplitPolicy::Alternate));
+    alt.set_duplication(false);
+    assert_eq!(legs(&mut alt, 4), [0, 1, 0, 1]);
+}
+
+#[test]
 fn header_sizes() {
     let sn = |b| SnLength::new(b).unwrap();
     assert_eq!(header_bytes(Rat::Nr, sn(12)), Some(2));

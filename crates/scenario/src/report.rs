@@ -159,6 +159,8 @@ fn split_json(world: &World, e: usize) -> Value {
         "reorder_delay_max_ms": tidy(m.reorder_delay_max.as_millis_f64()),
         "max_burst": m.max_burst,
         "max_buffered": m.max_buffered,
+        "retransmitted": m.retransmitted,
+        "discarded_copies": m.discarded_copies,
     })
 }
 

@@ -98,8 +98,13 @@ pub struct Split {
     pub tx: TransmitterConfig,
     pub rx: ReceiverConfig,
     pub processing_delay: Dur,
-    /// Adaptive policy: the period of the legs' feedback.
+    /// The period of the legs' feedback (delivery status reports): set for the adaptive
+    /// policy and for `retransmit_lost`.
     pub feedback: Option<Dur>,
+    /// Resend PDUs lost on a leg over the other one after the next report.
+    pub retransmit_lost: bool,
+    /// Duplicate policy: when duplication is switched (time from the start, active after).
+    pub duplication_switches: Vec<(Dur, bool)>,
 }
 
 /// The t-Reordering value of the seed study's testbed.
@@ -534,6 +539,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
         Ok(v)
     };
     let mut feedback = None;
+    let mut duplication_switches = Vec::new();
     let policy = match sp.policy.clone().unwrap_or(PolicySection::Batch { size: DEFAULT_BATCH_SIZE, share: None }) {
         PolicySection::Batch { size, share: s } => {
             if size == 0 {
@@ -543,7 +549,21 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
         }
         PolicySection::Alternate {} => SplitPolicy::Alternate,
         PolicySection::Ratio { share: s } => SplitPolicy::Ratio { share: share(Some(s), "share")? },
-        PolicySection::Duplicate {} => SplitPolicy::Duplicate,
+        PolicySection::Duplicate { off } => {
+            let mut last_until = None;
+            for (i, &[from, until]) in off.iter().flatten().enumerate() {
+                if from >= until {
+                    return Err(err(&ppath("off"), format!("interval {} runs from {from} to {until}: it must end after it starts", i + 1)));
+                }
+                if last_until.is_some_and(|t| from < t) {
+                    return Err(err(&ppath("off"), format!("interval {} starts at {from}, before the previous one ends: give the intervals in order, without overlap", i + 1)));
+                }
+                last_until = Some(until);
+                duplication_switches.push((from, false));
+                duplication_switches.push((until, true));
+            }
+            SplitPolicy::Duplicate
+        }
         PolicySection::Adaptive { signal, feedback: period } => {
             let period = period.unwrap_or(DEFAULT_FEEDBACK);
             if period == Dur::ZERO {
@@ -557,12 +577,31 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
             SplitPolicy::Adaptive { signal }
         }
     };
+    let retransmit_lost = sp.retransmit_lost.unwrap_or(false);
+    if retransmit_lost && policy == SplitPolicy::Duplicate {
+        return Err(err(&path("retransmit_lost"), "with duplication every PDU is already on both legs; retransmit_lost needs another policy"));
+    }
+    match (sp.ddds_period, feedback) {
+        (Some(_), _) if !retransmit_lost => {
+            return Err(err(&path("ddds_period"), "the report period matters only with retransmit_lost = true (the adaptive policy takes its own `feedback`)"));
+        }
+        (Some(p), Some(f)) if p != f => {
+            return Err(err(&path("ddds_period"), format!("one report period serves both: ddds_period is {p} but policy.feedback is {f}")));
+        }
+        (Some(p), _) if p == Dur::ZERO => {
+            return Err(err(&path("ddds_period"), "the report period must be positive, e.g. \"10 ms\""));
+        }
+        (period, None) if retransmit_lost => feedback = Some(period.unwrap_or(DEFAULT_FEEDBACK)),
+        _ => {}
+    }
     Ok(Split {
         name: sp.name.clone(),
         tx: TransmitterConfig { rat, sn, policy },
         rx: ReceiverConfig { sn, t_reordering, reordering: sp.reordering.unwrap_or(true) },
         processing_delay: sp.processing_delay.unwrap_or(Dur::ZERO),
         feedback,
+        retransmit_lost,
+        duplication_switches,
     })
 }
 

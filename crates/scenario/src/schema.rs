@@ -180,6 +180,12 @@ pub struct SplitSection {
     pub reordering: Option<bool>,
     /// Time each side (the numbering proxy and the reordering proxy) holds a packet.
     pub processing_delay: Option<Dur>,
+    /// PDUs lost on a leg (its random loss: Xn/X2 transport loss) are reported in the next
+    /// delivery status report and resent over the other leg (default false).
+    pub retransmit_lost: Option<bool>,
+    /// Period of the legs' delivery status reports (DDDS) for `retransmit_lost` (default
+    /// 10 ms; the adaptive policy's `feedback` sets the same period).
+    pub ddds_period: Option<Dur>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -209,8 +215,13 @@ pub enum PolicySection {
     Alternate {},
     /// Per packet, interleaved: `share` of the packets on the first leg.
     Ratio { share: Probability },
-    /// Every packet on both legs.
-    Duplicate {},
+    /// Every packet on both legs, except during the `off` intervals ([from, until] from the
+    /// start of the run): there a MAC CE has deactivated duplication, packets take the first
+    /// leg, and at each deactivation the copies waiting on the second leg are discarded.
+    Duplicate {
+        #[serde(default)]
+        off: Option<Vec<[Dur; 2]>>,
+    },
     /// Each packet on the leg that the legs' periodic feedback favours.
     Adaptive {
         #[serde(default)]

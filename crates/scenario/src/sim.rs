@@ -168,7 +168,7 @@ impl World {
             for (h, hop) in flow.spec.route.iter().enumerate() {
                 if let Hop::Split { split, legs } = *hop {
                     flow.entities[h] = Some(splits.len());
-                    splits.push(SplitEntity::new(split, &resolved.splits[split], i, legs));
+                    splits.push(SplitEntity::new(split, &resolved.splits[split], i, h, legs));
                 }
             }
         }
@@ -378,6 +378,16 @@ impl World {
     fn dropped(&mut self, l: usize, pkt: Packet, cause: DropCause, now: Time) {
         self.recorder.link_dropped(now, LinkId(l as u32), cause, pkt.size);
         let f = pkt.flow.0 as usize;
+        // Random loss on a split leg is transport loss the split may recover.
+        let Some(pkt) = (match self.flows[f].entities.get(pkt.hop as usize).copied().flatten() {
+            Some(e) if pkt.route == 0 && cause == DropCause::RandomLoss => {
+                let leg = self.splits[e].leg_of(l);
+                self.splits[e].lost_on_leg(leg, pkt)
+            }
+            _ => Some(pkt),
+        }) else {
+            return;
+        };
         self.recorder.flow_dropped(now, pkt.flow, cause, pkt.size);
         if self.flows[f].conn.is_none() {
             self.flows[f].in_flight -= 1;
@@ -684,13 +694,37 @@ impl World {
         }
         let mut forward = std::mem::take(&mut self.forward);
         self.splits[e].service_receiver(now, &mut forward);
+        if let Some(on) = self.splits[e].switch_due(now) {
+            if !on {
+                self.discard_copies(e, now);
+            }
+        }
         if self.splits[e].report_due(now) {
             let legs = self.splits[e].legs;
             let queued = legs.map(|l| self.links[l].link.queue().bytes);
             self.splits[e].report(now, queued);
+            let mut resend = Vec::new();
+            self.splits[e].take_retransmissions(&mut resend);
+            for (leg, pkt) in resend {
+                self.offer(legs[leg], pkt, now);
+            }
         }
         self.pass_on(e, &mut forward, now);
         self.forward = forward;
+    }
+
+    /// Duplication was switched off: the copies of entity `e`'s PDUs still waiting on the
+    /// second leg go (their twins on the first leg carry the data).
+    fn discard_copies(&mut self, e: usize, now: Time) {
+        let (flow, hop, l) = (self.splits[e].flow, self.splits[e].hop as u16, self.splits[e].legs[1]);
+        let mut gone = Vec::new();
+        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.route == 0 && p.hop == hop, &mut gone);
+        self.splits[e].measures.discarded_copies += gone.len() as u64;
+        if self.flows[flow].conn.is_none() {
+            self.flows[flow].in_flight -= gone.len() as u64;
+            self.check_done(flow, now);
+        }
+        self.note_queue(l, now);
     }
 
     /// Sends on what the receiving side of entity `e` released.

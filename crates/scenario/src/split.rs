@@ -8,6 +8,12 @@
 //! first in, first out. The transmitter learns the receiver's RX_DELIV at once (its window
 //! guard), and, for the adaptive policy, gets a report per leg every feedback period: the
 //! leg's queue, the bytes it delivered and the smallest split-to-receiver delay it saw.
+//!
+//! Two behaviours of pdcp-dc.md TV20 are modelled here too: with `retransmit_lost`, a PDU lost
+//! on a leg (transport loss, detected by its NR-U sequence number) is listed in the next
+//! report and resent over the other leg (TS 38.425 §5.4.2.1 lost NR-U SN ranges); and a MAC CE
+//! switching duplication off or on at scheduled times (TS 38.321 §5.12), after which the
+//! copies still waiting on the second leg are discarded (TS 38.323 §5.11.2).
 //! This module owns the state; the simulator moves packets between it and the links.
 
 use std::collections::VecDeque;
@@ -39,11 +45,17 @@ pub struct RxMeasures {
     pub max_burst: usize,
     /// Most SDUs stored at once.
     pub max_buffered: i64,
+    /// PDUs lost on a leg and resent over the other one.
+    pub retransmitted: u64,
+    /// Copies discarded from the second leg's queue when duplication was switched off.
+    pub discarded_copies: u64,
 }
 
 pub struct SplitEntity {
     pub split: usize,
     pub flow: usize,
+    /// The hop of the flow's route this entity serves.
+    pub hop: usize,
     /// Link directions of the two legs, in the crossing direction.
     pub legs: [usize; 2],
     pub tx: Transmitter,
@@ -66,6 +78,11 @@ pub struct SplitEntity {
     pub measures: RxMeasures,
     /// Scratch space for SDUs the receiver releases.
     released: Vec<(i64, (Time, Packet))>,
+    retransmit_lost: bool,
+    /// PDUs lost on a leg since the last report, with that leg.
+    lost: Vec<(usize, Packet)>,
+    /// Scheduled duplication switches not yet applied (time, active after).
+    switches: VecDeque<(Time, bool)>,
 }
 
 /// What the receiving side did with an arriving PDU.
@@ -77,11 +94,12 @@ pub enum Arrival {
 }
 
 impl SplitEntity {
-    pub fn new(split: usize, spec: &Split, flow: usize, legs: [usize; 2]) -> SplitEntity {
+    pub fn new(split: usize, spec: &Split, flow: usize, hop: usize, legs: [usize; 2]) -> SplitEntity {
         let tx = Transmitter::new(spec.tx);
         SplitEntity {
             split,
             flow,
+            hop,
             legs,
             header: tx.header_bytes(),
             tx,
@@ -99,6 +117,9 @@ impl SplitEntity {
             timer: LazyTimer::default(),
             measures: RxMeasures::default(),
             released: Vec::new(),
+            retransmit_lost: spec.retransmit_lost,
+            lost: Vec::new(),
+            switches: spec.duplication_switches.iter().map(|&(at, on)| (Time::ZERO + at, on)).collect(),
         }
     }
 
@@ -213,9 +234,43 @@ impl SplitEntity {
         self.next_report = Some(now + period);
     }
 
+    /// A PDU of this entity was lost on leg `leg`. With `retransmit_lost` the entity keeps it
+    /// for the next report and returns `None`; otherwise the packet is lost for good.
+    pub fn lost_on_leg(&mut self, leg: usize, pkt: Packet) -> Option<Packet> {
+        if !self.retransmit_lost {
+            return Some(pkt);
+        }
+        self.lost.push((leg, pkt));
+        None
+    }
+
+    /// The PDUs the report just made lists as lost, each with the leg to resend it on.
+    pub fn take_retransmissions(&mut self, out: &mut Vec<(usize, Packet)>) {
+        self.measures.retransmitted += self.lost.len() as u64;
+        out.extend(self.lost.drain(..).map(|(leg, pkt)| (1 - leg, pkt)));
+    }
+
+    /// Applies a duplication switch due by `now`; `Some(false)` when duplication was just
+    /// switched off (the caller then discards the second leg's waiting copies).
+    pub fn switch_due(&mut self, now: Time) -> Option<bool> {
+        let (at, on) = *self.switches.front()?;
+        if at > now {
+            return None;
+        }
+        self.switches.pop_front();
+        self.tx.set_duplication(on);
+        Some(on)
+    }
+
     /// When this entity next needs the simulator's attention.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [self.tx_proxy.front().map(|(t, _)| *t), self.rx_proxy.front().map(|(t, _)| *t), self.rx.poll_timeout(), self.next_report]
+        [
+            self.tx_proxy.front().map(|(t, _)| *t),
+            self.rx_proxy.front().map(|(t, _)| *t),
+            self.rx.poll_timeout(),
+            self.next_report,
+            self.switches.front().map(|(t, _)| *t),
+        ]
             .into_iter()
             .flatten()
             .min()

@@ -238,6 +238,123 @@ fn blockage_of_one_leg_moves_traffic_to_the_other() {
     assert!(goodput(&s, 0) > 7.5, "an 8 Mbit/s stream survives a 200 ms blockage: {}", goodput(&s, 0));
 }
 
+/// TV20(d) legs: every PDU on the SN leg (100 Mbit/s, 10 ms, 2 % Xn transport loss); the MN
+/// leg (10 Mbit/s, 50 ms) carries only what is resent. Reports every 10 ms.
+const XN_LOSS: &str = r#"
+[run]
+duration = "10 s"
+
+[[link]]
+name = "mn"
+between = ["core", "ue"]
+rate = "10 Mbit/s"
+delay = "50 ms"
+queue = "1000 packets"
+
+[[link]]
+name = "sn"
+between = ["core", "ue"]
+rate = "100 Mbit/s"
+delay = "10 ms"
+queue = "1000 packets"
+forward = { loss = "2 %" }
+
+[[split]]
+name = "dc"
+legs = ["mn", "sn"]
+policy = { model = "batch", size = 1, share = 0 }
+retransmit_lost = true
+ddds_period = "10 ms"
+t_reordering = "100 ms"
+
+[[flow]]
+name = "video"
+from = "core"
+to = "ue"
+transport = "udp"
+app = "cbr"
+rate = "8 Mbit/s"
+route = ["dc"]
+"#;
+
+fn count(p: &Value, field: &str) -> u64 {
+    p[field].as_u64().unwrap_or_else(|| panic!("{field} in {p}"))
+}
+
+fn per_leg(p: &Value, field: &str) -> [u64; 2] {
+    let v = p[field].as_array().unwrap_or_else(|| panic!("{field} in {p}"));
+    [v[0].as_u64().unwrap(), v[1].as_u64().unwrap()]
+}
+
+/// TV20(d): a PDU lost on the Xn is reported in the next DDDS and resent over the MN leg. With
+/// t-Reordering longer than report period + MN delay, every one is accepted and nothing is
+/// lost; with a shorter one, every resent PDU arrives after its gap was given up and is
+/// dropped as late.
+#[test]
+fn xn_loss_is_recovered_over_the_other_leg_before_t_reordering_only() {
+    let s = run_with(XN_LOSS, &[], 3);
+    let p = pdcp(&s, 0);
+    let sent = per_leg(p, "pdus_sent");
+    assert_eq!(sent[0], 0, "the MN leg carries no first transmissions: {p}");
+    let resent = count(p, "retransmitted");
+    let share = resent as f64 / sent[1] as f64;
+    assert!((0.01..0.03).contains(&share), "2 % Xn loss: {resent} of {} resent", sent[1]);
+    // Each resent PDU arrives over the MN leg (but those resent in the last 60 ms).
+    let over_mn = per_leg(p, "pdus_arrived")[0];
+    assert!(over_mn <= resent && over_mn + 5 >= resent, "{p}");
+    assert_eq!((count(p, "given_up"), count(p, "late_discards")), (0, 0), "{p}");
+    // Everything sent before the last 100 ms (its sending window) was delivered.
+    assert!(count(p, "delivered") + 70 >= sent[1], "{p}");
+    assert_eq!(s["flows"][0]["drops"]["random_loss"], 0, "recovered PDUs are not flow losses");
+    assert!(goodput(&s, 0) > 7.8, "{}", goodput(&s, 0));
+
+    let late = run_with(XN_LOSS, &[("split.dc.t_reordering", "20 ms")], 3);
+    let p = pdcp(&late, 0);
+    let resent = count(p, "retransmitted");
+    assert!(resent > 0);
+    // The gap is given up ~21.5 ms after the loss; the copy over the MN leg needs ≥ 51 ms.
+    let given_up = count(p, "given_up");
+    assert!(given_up <= resent && given_up + 2 >= resent, "{p}");
+    assert_eq!(count(p, "late_discards"), per_leg(p, "pdus_arrived")[0], "{p}");
+    assert_eq!(late["flows"][0]["drops"]["pdcp_late"].as_u64().unwrap(), count(p, "late_discards"));
+
+    let off = run_with(&XN_LOSS.replace("retransmit_lost = true\nddds_period = \"10 ms\"\n", ""), &[], 3);
+    let p = pdcp(&off, 0);
+    assert_eq!(count(p, "retransmitted"), 0);
+    assert!(count(p, "given_up") > 0, "without recovery the losses stay: {p}");
+}
+
+/// TV20(e): duplication switched off by a MAC CE mid-flow. The slow second leg holds a full
+/// queue of copies; at deactivation the waiting ones are discarded, later PDUs take the first
+/// leg alone, and no SDU is delivered twice.
+#[test]
+fn duplication_switched_off_discards_the_queued_copies() {
+    let dup = [("split.dc.legs", r#"["sn", "mn"]"#), ("split.dc.policy", r#"{ model = "duplicate", off = [["2 s", "20 s"]] }"#)];
+    let s = run_with(UNEQUAL, &dup, 1);
+    let p = pdcp(&s, 0);
+    let sent = per_leg(p, "pdus_sent");
+    let discarded = count(p, "discarded_copies");
+    // 30 Mbit/s into a 10 Mbit/s leg with 1000 packets of queue: full at the switch.
+    assert!((990..=1000).contains(&discarded), "{p}");
+    // The first leg carried every PDU, the second only the first 2 s of them.
+    let share = sent[1] as f64 / sent[0] as f64;
+    assert!((0.18..0.22).contains(&share), "{p}");
+    let mn = s["links"].as_array().unwrap().iter().find(|l| l["name"] == "mn" && l["direction"] == "forward").unwrap();
+    let queue_drops = mn["drops"]["queue"].as_u64().unwrap();
+    // Every copy handed to the second leg arrived, was discarded at the switch, or overflowed.
+    assert_eq!(per_leg(p, "pdus_arrived")[1] + discarded + queue_drops, sent[1], "{p} {mn}");
+    let arrived: u64 = per_leg(p, "pdus_arrived").iter().sum();
+    assert_eq!(count(p, "delivered") + count(p, "duplicate_discards") + count(p, "late_discards"), arrived, "{p}");
+    assert!(count(p, "delivered") <= sent[0], "no SDU twice: {p}");
+    assert!(goodput(&s, 0) > 29.0, "{}", goodput(&s, 0));
+
+    // Switched back on at 4 s, the second leg carries 2 + 6 of the 10 seconds.
+    let back = run_with(UNEQUAL, &[dup[0], ("split.dc.policy", r#"{ model = "duplicate", off = [["2 s", "4 s"]] }"#)], 1);
+    let sent = per_leg(pdcp(&back, 0), "pdus_sent");
+    let share = sent[1] as f64 / sent[0] as f64;
+    assert!((0.78..0.82).contains(&share), "{}", pdcp(&back, 0));
+}
+
 #[test]
 fn split_errors_name_the_field() {
     let bad = [
@@ -247,6 +364,9 @@ fn split_errors_name_the_field() {
         (("split.dc.policy", r#"{ model = "ratio", share = 1.5 }"#), "split.dc.policy"),
         (("split.dc.uplink", "other"), "split.dc.uplink"),
         (("split.dc.t_reordering", "soon"), "split.dc.t_reordering"),
+        (("split.dc.ddds_period", "5 ms"), "split.dc.ddds_period"),
+        (("split.dc.policy", r#"{ model = "duplicate", off = [["3 s", "2 s"]] }"#), "split.dc.policy.off"),
+        (("split.dc.policy", r#"{ model = "duplicate", off = [["1 s", "3 s"], ["2 s", "4 s"]] }"#), "split.dc.policy.off"),
     ];
     for ((key, value), field) in bad {
         let e = load_with(UNEQUAL, &[(key, value)]).err().unwrap_or_else(|| panic!("{key}={value} should be refused"));

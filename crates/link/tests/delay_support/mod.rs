@@ -99,6 +99,17 @@ impl Link for FifoLink {
         out.extend(self.in_service.take().map(|(p, _)| p));
         out.extend(self.waiting.drain(..));
     }
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        let mut kept = VecDeque::new();
+        for p in self.waiting.drain(..) {
+            if discard(&p) {
+                out.push(p);
+            } else {
+                kept.push_back(p);
+            }
+        }
+        self.waiting = kept;
+    }
 }
 
 /// Hands out a fixed list of outputs, each once it is due; accepts nothing.
@@ -135,4 +146,5 @@ impl Link for ScriptedLink {
         false
     }
     fn flush(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
+    fn discard_waiting(&mut self, _discard: &mut dyn FnMut(&Packet) -> bool, _out: &mut Vec<Packet>) {}
 }
