@@ -6,6 +6,8 @@
 //! * [`newreno`] (RFC 9002 appendix B, RFC 6582 behaviour for TCP), [`cubic`] (RFC 9438 with
 //!   [`hystart`] HyStart++ of RFC 9406 as an option), [`bbr`] (BBR v1,
 //!   draft-cardwell-iccrg-bbr-congestion-control-00).
+//! * [`coupled`]: congestion control for the paths of one multipath connection (MPQUIC,
+//!   MPTCP): uncoupled per-path controllers or LIA (RFC 6356), OLIA and BALIA.
 //! * [`delivery`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR.
 //! * [`pacer`]: the token-bucket pacer of RFC 9002 §7.7 with the aioquic and ngtcp2 variants.
 //!
@@ -13,6 +15,7 @@
 //! read a clock: every call carries `now`.
 
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
 pub mod delivery;
 pub mod hystart;
@@ -23,6 +26,7 @@ pub mod rtt;
 use multiconn_core::{Rate, Time};
 use serde::Deserialize;
 
+pub use coupled::{build_multipath, CoupledCc, CoupledKind, MultipathController, UncoupledCc};
 pub use delivery::{DeliveryRateEstimator, RateSample, SentRateState};
 pub use pacer::{Pacer, PacerConfig};
 pub use rtt::{RttEstimator, RttVarRule};

@@ -1,0 +1,556 @@
+//! Congestion control for a connection with several paths (Multipath QUIC) or subflows
+//! (MPTCP): one [`MultipathController`] per connection, keyed by a path index.
+//!
+//! * [`UncoupledCc`] runs an independent single-path [`Controller`] per path (what modern QUIC
+//!   stacks and upstream Linux MPTCP do).
+//! * [`CoupledCc`] couples the congestion-avoidance increase of Reno-style paths:
+//!   - LIA, linked increases (RFC 6356 §3, byte form):
+//!     `alpha = cwnd_total · max_r(cwnd_r/rtt_r²) / (Σ_r cwnd_r/rtt_r)²` and, per ACK of
+//!     `acked` bytes on path i, `cwnd_i += min(alpha·acked·MSS_i/cwnd_total, acked·MSS_i/cwnd_i)`;
+//!   - OLIA (Khalili, Gast, Popovic, Upadhyay, Le Boudec, CoNEXT 2012 and IEEE/ACM ToN 2013):
+//!     `cwnd_r += acked·MSS_r·[(cwnd_r/rtt_r²)/(Σ_p cwnd_p/rtt_p)² + α_r/cwnd_r]`, where α_r
+//!     moves window from the largest-window paths to the best paths (largest ℓ_r/rtt_r², ℓ_r
+//!     the bytes acknowledged between losses) that are not among them;
+//!   - BALIA (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016): with `x_r = cwnd_r/rtt_r` and
+//!     `α_r = max_k x_k / x_r`, `cwnd_r += acked·MSS_r·x_r/(rtt_r·(Σ_k x_k)²)·(1+α_r)/2·(4+α_r)/5`,
+//!     and a loss takes `cwnd_r·min(α_r, 1.5)/2` off the window.
+//!
+//!   The packet-count formulas of the papers are multiplied through by MSS so that windows stay
+//!   in bytes; with one path each reduces to NewReno. Slow start is per path and uncoupled
+//!   (RFC 6356 §3 couples only congestion avoidance); recovery periods are per path as in
+//!   RFC 9002 §7.3.2 (one reduction per round trip: no further reduction for the loss of a
+//!   packet sent before the period started). LIA and OLIA reduce to `cwnd·β` (β =
+//!   `reno_beta`, 0.5). Persistent congestion collapses a path to its loss window.
+//!
+//! Only active paths with an RTT sample take part in the coupling; a path without one grows
+//! like NewReno. The controller keeps each path's smoothed RTT from the estimator passed with
+//! its last ACK or loss (or [`MultipathController::on_rtt_sample`]). Arithmetic is `f64` in a
+//! fixed order (deterministic); fractional bytes of increase are carried per path. OLIA
+//! compares windows in whole MSS (as packet-counting implementations do) and loss intervals
+//! exactly in integers, so that ties are ties.
+
+use crate::hystart::HyStart;
+use crate::{build, AckEvent, CcConfig, CcState, Controller, LossEvent, RttEstimator};
+use multiconn_core::{Dur, Rate, Time};
+use serde::Deserialize;
+
+/// Which coupled algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoupledKind {
+    /// Linux's module name for LIA is `coupled`.
+    #[serde(alias = "coupled")]
+    Lia,
+    Olia,
+    Balia,
+}
+
+impl CoupledKind {
+    pub const ALL: [CoupledKind; 3] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CoupledKind::Lia => "lia",
+            CoupledKind::Olia => "olia",
+            CoupledKind::Balia => "balia",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CoupledKind> {
+        match s {
+            "lia" | "coupled" => Some(CoupledKind::Lia),
+            "olia" => Some(CoupledKind::Olia),
+            "balia" => Some(CoupledKind::Balia),
+            _ => None,
+        }
+    }
+}
+
+/// Congestion control of all the paths of one connection. Paths are numbered by
+/// [`add_path`](MultipathController::add_path) from 0 and never renumbered; events for a removed
+/// path are ignored and its window reads 0. An index that was never added panics.
+pub trait MultipathController: Send + std::fmt::Debug {
+    /// A new path with its own parameters (MSS, initial and minimum windows); returns its index.
+    fn add_path(&mut self, cfg: &CcConfig) -> usize;
+    /// The path was abandoned or closed: its window no longer counts in the coupling.
+    fn remove_path(&mut self, path: usize);
+    fn is_active(&self, path: usize) -> bool;
+    /// Paths ever added (active or not).
+    fn path_count(&self) -> usize;
+    /// A packet of `bytes` counting in flight was sent on `path`; `bytes_in_flight` is the
+    /// path's and includes it.
+    fn on_packet_sent(&mut self, path: usize, now: Time, bytes: u64, bytes_in_flight: u64);
+    /// An ACK newly acknowledged packets sent on `path`; `rtt` is that path's estimator, already
+    /// updated with the ACK's sample.
+    fn on_ack(&mut self, path: usize, now: Time, ack: &AckEvent, rtt: &RttEstimator);
+    /// Loss detection declared packets of `path` lost.
+    fn on_congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator);
+    /// Persistent congestion (RFC 9002 §7.6) or a retransmission timeout on `path`.
+    fn on_persistent_congestion(&mut self, path: usize, now: Time);
+    /// The last congestion event of `path` was spurious: restore the state from before it.
+    fn on_spurious_congestion(&mut self, _path: usize, _now: Time) {}
+    /// `path`'s RTT estimate changed outside an ACK or loss of that path.
+    fn on_rtt_sample(&mut self, _path: usize, _rtt: &RttEstimator) {}
+    /// Congestion window of `path` in bytes (0 once removed).
+    fn window(&self, path: usize) -> u64;
+    /// Slow-start threshold of `path` in bytes; `None` while infinite or once removed.
+    fn ssthresh(&self, path: usize) -> Option<u64>;
+    fn state(&self, path: usize) -> CcState;
+    /// A pacing rate the path's controller wants; `None` = pace from cwnd / smoothed RTT.
+    fn pacing_rate(&self, _path: usize) -> Option<Rate> {
+        None
+    }
+    /// The coupled algorithm, or `None` for independent per-path controllers.
+    fn coupling(&self) -> Option<CoupledKind>;
+    /// Sum of the windows of the active paths.
+    fn total_window(&self) -> u64 {
+        (0..self.path_count()).filter(|&i| self.is_active(i)).map(|i| self.window(i)).sum()
+    }
+}
+
+/// The factory: coupled paths for `Some(kind)`, otherwise one controller per path built from
+/// each path's [`CcConfig::kind`] (which the coupled algorithms ignore: they are Reno-based).
+pub fn build_multipath(coupling: Option<CoupledKind>) -> Box<dyn MultipathController> {
+    match coupling {
+        Some(kind) => Box::new(CoupledCc::new(kind)),
+        None => Box::new(UncoupledCc::new()),
+    }
+}
+
+/// Independent controllers, one per path.
+#[derive(Debug, Default)]
+pub struct UncoupledCc {
+    paths: Vec<Option<Box<dyn Controller>>>,
+}
+
+impl UncoupledCc {
+    pub fn new() -> UncoupledCc {
+        UncoupledCc::default()
+    }
+
+    /// The controller of an active path.
+    pub fn controller(&self, path: usize) -> Option<&dyn Controller> {
+        self.paths[path].as_deref()
+    }
+
+    fn get(&mut self, path: usize) -> Option<&mut Box<dyn Controller>> {
+        self.paths[path].as_mut()
+    }
+}
+
+impl MultipathController for UncoupledCc {
+    fn add_path(&mut self, cfg: &CcConfig) -> usize {
+        self.paths.push(Some(build(cfg)));
+        self.paths.len() - 1
+    }
+    fn remove_path(&mut self, path: usize) {
+        self.paths[path] = None;
+    }
+    fn is_active(&self, path: usize) -> bool {
+        self.paths[path].is_some()
+    }
+    fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+    fn on_packet_sent(&mut self, path: usize, now: Time, bytes: u64, bytes_in_flight: u64) {
+        if let Some(c) = self.get(path) {
+            c.on_packet_sent(now, bytes, bytes_in_flight);
+        }
+    }
+    fn on_ack(&mut self, path: usize, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        if let Some(c) = self.get(path) {
+            c.on_ack(now, ack, rtt);
+        }
+    }
+    fn on_congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
+        if let Some(c) = self.get(path) {
+            c.on_congestion_event(now, loss, rtt);
+        }
+    }
+    fn on_persistent_congestion(&mut self, path: usize, now: Time) {
+        if let Some(c) = self.get(path) {
+            c.on_persistent_congestion(now);
+        }
+    }
+    fn on_spurious_congestion(&mut self, path: usize, now: Time) {
+        if let Some(c) = self.get(path) {
+            c.on_spurious_congestion(now);
+        }
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.controller(path).map_or(0, |c| c.window())
+    }
+    fn ssthresh(&self, path: usize) -> Option<u64> {
+        self.controller(path).and_then(|c| c.ssthresh())
+    }
+    fn state(&self, path: usize) -> CcState {
+        self.controller(path).map_or(CcState::SlowStart, |c| c.state())
+    }
+    fn pacing_rate(&self, path: usize) -> Option<Rate> {
+        self.controller(path).and_then(|c| c.pacing_rate())
+    }
+    fn coupling(&self) -> Option<CoupledKind> {
+        None
+    }
+}
+
+/// The state of one path of a [`CoupledCc`].
+#[derive(Debug, Clone)]
+struct PathCc {
+    cfg: CcConfig,
+    active: bool,
+    cwnd: u64,
+    ssthresh: u64,
+    recovery_start: Option<Time>,
+    /// Fractional bytes of congestion-avoidance change not yet applied (OLIA's can be negative).
+    credit: f64,
+    srtt: Dur,
+    has_rtt: bool,
+    hystart: Option<HyStart>,
+    /// OLIA: bytes acknowledged between the two most recent losses, and since the last one.
+    l1: u64,
+    l2: u64,
+    /// State before the last reduction (cwnd, ssthresh, l1, l2), for undo.
+    before_reduction: Option<(u64, u64, u64, u64)>,
+}
+
+impl PathCc {
+    fn in_recovery(&self, sent: Time) -> bool {
+        self.recovery_start.is_some_and(|start| sent <= start)
+    }
+    fn coupled(&self) -> bool {
+        self.active && self.has_rtt
+    }
+    fn rtt_ns(&self) -> f64 {
+        self.srtt.0.max(1) as f64
+    }
+    fn mss(&self) -> f64 {
+        self.cfg.max_datagram_size as f64
+    }
+    fn packets(&self) -> u64 {
+        self.cwnd / self.cfg.max_datagram_size.max(1)
+    }
+    fn ell(&self) -> u64 {
+        self.l1.max(self.l2)
+    }
+    /// OLIA registers a loss only if something was acknowledged since the previous one (Linux
+    /// `mptcp_olia_set_state`), so a burst of events does not wipe the interval history.
+    fn register_loss(&mut self) {
+        if self.l2 > 0 {
+            self.l1 = self.l2;
+            self.l2 = 0;
+        }
+    }
+    fn remember(&mut self) {
+        self.before_reduction = Some((self.cwnd, self.ssthresh, self.l1, self.l2));
+    }
+}
+
+/// LIA, OLIA or BALIA over the paths of one connection. Besides the
+/// [`MultipathController`] interface it exposes the coupling terms it currently uses.
+#[derive(Debug, Clone)]
+pub struct CoupledCc {
+    kind: CoupledKind,
+    paths: Vec<PathCc>,
+}
+
+impl CoupledCc {
+    pub fn new(kind: CoupledKind) -> CoupledCc {
+        CoupledCc { kind, paths: Vec::new() }
+    }
+
+    pub fn kind(&self) -> CoupledKind {
+        self.kind
+    }
+
+    fn members(&self) -> impl Iterator<Item = &PathCc> + '_ {
+        self.paths.iter().filter(|p| p.coupled())
+    }
+
+    /// LIA's `alpha` over the coupled paths (RFC 6356 §3); 1 when none is coupled.
+    pub fn lia_alpha(&self) -> f64 {
+        let total: f64 = self.members().map(|p| p.cwnd as f64).sum();
+        let best = self.members().map(|p| p.cwnd as f64 / (p.rtt_ns() * p.rtt_ns())).fold(0.0, f64::max);
+        let sum: f64 = self.members().map(|p| p.cwnd as f64 / p.rtt_ns()).sum();
+        if sum > 0.0 {
+            total * best / (sum * sum)
+        } else {
+            1.0
+        }
+    }
+
+    /// OLIA's α_r of `path`: `1/(|R|·|B∖M|)` on a best path that does not have the largest
+    /// window, `−1/(|R|·|M|)` on a largest-window path when B∖M is not empty, 0 otherwise.
+    pub fn olia_alpha(&self, path: usize) -> f64 {
+        let me = &self.paths[path];
+        if !me.coupled() {
+            return 0.0;
+        }
+        // Windows are compared in whole MSS, as in the packet-counting implementations (Linux,
+        // mp-quic): with byte windows two equal paths would otherwise swap the sign of α on
+        // every ACK instead of sharing the window (the paper's fluid model slides along w_a = w_b).
+        let max_cwnd = self.members().map(PathCc::packets).max().unwrap_or(0);
+        // Best = largest ℓ_r/rtt_r², compared as ℓ_a·rtt_b² vs ℓ_b·rtt_a² in u128 (exact).
+        let score = |p: &PathCc| (p.ell() as u128, (p.srtt.0.max(1) as u128).pow(2));
+        let better = |a: (u128, u128), b: (u128, u128)| a.0.saturating_mul(b.1).cmp(&b.0.saturating_mul(a.1));
+        let best = self.members().map(score).reduce(|a, b| if better(b, a).is_gt() { b } else { a });
+        let Some(best) = best else { return 0.0 };
+        let is_best = |p: &PathCc| better(score(p), best).is_eq();
+        let n = self.members().count() as f64;
+        let m = self.members().filter(|p| p.packets() == max_cwnd).count() as f64;
+        let collected = self.members().filter(|p| p.packets() != max_cwnd && is_best(p)).count() as f64;
+        if collected == 0.0 {
+            0.0
+        } else if me.packets() != max_cwnd && is_best(me) {
+            1.0 / (n * collected)
+        } else if me.packets() == max_cwnd {
+            -1.0 / (n * m)
+        } else {
+            0.0
+        }
+    }
+
+    /// BALIA's α_r of `path`: `max_k x_k / x_r` with `x = cwnd/rtt` (≥ 1; 1 when not coupled).
+    pub fn balia_alpha(&self, path: usize) -> f64 {
+        let me = &self.paths[path];
+        if !me.coupled() {
+            return 1.0;
+        }
+        let x = me.cwnd as f64 / me.rtt_ns();
+        let max_x = self.members().map(|p| p.cwnd as f64 / p.rtt_ns()).fold(0.0, f64::max);
+        if x > 0.0 {
+            max_x / x
+        } else {
+            1.0
+        }
+    }
+
+    /// The congestion-avoidance change, in bytes, that an ACK of `bytes_acked` on `path`
+    /// would make to its window now (NewReno's `MSS·acked/cwnd` if the path is not coupled).
+    pub fn increase(&self, path: usize, bytes_acked: u64) -> f64 {
+        let me = &self.paths[path];
+        let acked = bytes_acked as f64;
+        let w = me.cwnd.max(1) as f64;
+        let reno = acked * me.mss() / w;
+        if !me.coupled() {
+            return reno;
+        }
+        let rtt = me.rtt_ns();
+        let sum_x: f64 = self.members().map(|p| p.cwnd as f64 / p.rtt_ns()).sum();
+        match self.kind {
+            CoupledKind::Lia => {
+                let total: f64 = self.members().map(|p| p.cwnd as f64).sum();
+                (self.lia_alpha() * acked * me.mss() / total).min(reno)
+            }
+            CoupledKind::Olia => {
+                let coupled = (w / (rtt * rtt)) / (sum_x * sum_x);
+                acked * me.mss() * (coupled + self.olia_alpha(path) / w)
+            }
+            CoupledKind::Balia => {
+                let a = self.balia_alpha(path);
+                let x = w / rtt;
+                acked * me.mss() * x / (rtt * sum_x * sum_x) * (1.0 + a) / 2.0 * (4.0 + a) / 5.0
+            }
+        }
+    }
+
+    /// The window `base` is reduced to by a congestion event on `path`, before the floor.
+    fn reduced(&self, path: usize, base: u64) -> u64 {
+        let p = &self.paths[path];
+        match self.kind {
+            CoupledKind::Lia | CoupledKind::Olia => (base as f64 * p.cfg.reno_beta) as u64,
+            CoupledKind::Balia => (base as f64 * (1.0 - 0.5 * self.balia_alpha(path).min(1.5))) as u64,
+        }
+    }
+
+    /// OLIA's loss intervals of `path` in bytes: (between the two most recent losses, since
+    /// the last one).
+    pub fn loss_intervals(&self, path: usize) -> (u64, u64) {
+        (self.paths[path].l1, self.paths[path].l2)
+    }
+
+    fn cache_rtt(&mut self, path: usize, rtt: &RttEstimator) {
+        let p = &mut self.paths[path];
+        if rtt.has_sample() {
+            p.srtt = rtt.smoothed();
+            p.has_rtt = true;
+        }
+    }
+
+    fn live(&self, path: usize) -> bool {
+        self.paths[path].active
+    }
+}
+
+impl MultipathController for CoupledCc {
+    fn add_path(&mut self, cfg: &CcConfig) -> usize {
+        self.paths.push(PathCc {
+            cwnd: cfg.initial_window,
+            ssthresh: u64::MAX,
+            recovery_start: None,
+            credit: 0.0,
+            srtt: Dur::ZERO,
+            has_rtt: false,
+            active: true,
+            hystart: cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size)),
+            l1: 0,
+            l2: 0,
+            before_reduction: None,
+            cfg: cfg.clone(),
+        });
+        self.paths.len() - 1
+    }
+
+    fn remove_path(&mut self, path: usize) {
+        self.paths[path].active = false;
+    }
+
+    fn is_active(&self, path: usize) -> bool {
+        self.paths[path].active
+    }
+
+    fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn on_packet_sent(&mut self, path: usize, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+        let p = &mut self.paths[path];
+        if let (true, Some(h)) = (p.active, p.hystart.as_mut()) {
+            h.on_packet_sent(now);
+        }
+    }
+
+    fn on_ack(&mut self, path: usize, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        if !self.live(path) {
+            return;
+        }
+        self.cache_rtt(path, rtt);
+        let p = &mut self.paths[path];
+        p.l2 += ack.bytes_acked;
+        if p.in_recovery(ack.largest_acked_sent) {
+            return;
+        }
+        p.recovery_start = None;
+        if p.cfg.app_limited_check && ack.app_limited {
+            return;
+        }
+        if p.cwnd < p.ssthresh {
+            // Slow start is per path and uncoupled (RFC 6356 §3).
+            let divisor = match &mut p.hystart {
+                Some(h) => {
+                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), p.cwnd);
+                    if h.should_exit_slow_start() {
+                        p.ssthresh = p.cwnd;
+                        return;
+                    }
+                    h.growth_divisor()
+                }
+                None => 1,
+            };
+            p.cwnd += ack.bytes_acked / divisor;
+            return;
+        }
+        let inc = self.increase(path, ack.bytes_acked);
+        let p = &mut self.paths[path];
+        p.credit += inc;
+        let whole = p.credit.trunc();
+        if whole != 0.0 {
+            p.credit -= whole;
+            let floor = p.cfg.minimum_window;
+            let target = p.cwnd as i128 + whole as i128;
+            if target <= floor as i128 {
+                p.credit = 0.0;
+            }
+            p.cwnd = target.max(floor as i128).min(u64::MAX as i128) as u64;
+            // OLIA's negative term shrinks a window in congestion avoidance; keep the path
+            // there instead of letting it slow-start back up to the old threshold.
+            p.ssthresh = p.ssthresh.min(p.cwnd);
+        }
+    }
+
+    fn on_congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
+        if !self.live(path) {
+            return;
+        }
+        self.cache_rtt(path, rtt);
+        if self.paths[path].in_recovery(loss.largest_lost_sent) {
+            return;
+        }
+        let p = &self.paths[path];
+        let base = if p.cfg.reduce_from_flight { loss.bytes_in_flight } else { p.cwnd };
+        // BALIA's decrease depends on the windows before this one is reduced.
+        let reduced = self.reduced(path, base);
+        let p = &mut self.paths[path];
+        p.remember();
+        p.register_loss();
+        p.recovery_start = Some(now);
+        p.ssthresh = reduced.max(p.cfg.minimum_window);
+        p.cwnd = p.ssthresh;
+        p.credit = 0.0;
+        if let Some(h) = &mut p.hystart {
+            h.on_congestion_event();
+        }
+    }
+
+    fn on_persistent_congestion(&mut self, path: usize, _now: Time) {
+        if !self.live(path) {
+            return;
+        }
+        let outside_recovery = self.paths[path].recovery_start.is_none();
+        let reduced = self.reduced(path, self.paths[path].cwnd);
+        let p = &mut self.paths[path];
+        if p.before_reduction.is_none() {
+            p.remember();
+        }
+        // Outside recovery the timeout is itself the congestion signal (RFC 5681 §3.1); inside,
+        // the period's loss event already lowered ssthresh and registered the loss.
+        if outside_recovery {
+            p.ssthresh = reduced.max(p.cfg.minimum_window);
+            p.register_loss();
+        }
+        p.cwnd = p.cfg.loss_window;
+        p.recovery_start = None;
+        p.credit = 0.0;
+    }
+
+    fn on_spurious_congestion(&mut self, path: usize, _now: Time) {
+        if !self.live(path) {
+            return;
+        }
+        let p = &mut self.paths[path];
+        if let Some((cwnd, ssthresh, l1, l2)) = p.before_reduction.take() {
+            p.cwnd = p.cwnd.max(cwnd);
+            p.ssthresh = ssthresh;
+            p.recovery_start = None;
+            p.l2 += l2;
+            p.l1 = l1;
+        }
+    }
+
+    fn on_rtt_sample(&mut self, path: usize, rtt: &RttEstimator) {
+        self.cache_rtt(path, rtt);
+    }
+
+    fn window(&self, path: usize) -> u64 {
+        let p = &self.paths[path];
+        if p.active {
+            p.cwnd
+        } else {
+            0
+        }
+    }
+
+    fn ssthresh(&self, path: usize) -> Option<u64> {
+        let p = &self.paths[path];
+        (p.active && p.ssthresh != u64::MAX).then_some(p.ssthresh)
+    }
+
+    fn state(&self, path: usize) -> CcState {
+        let p = &self.paths[path];
+        crate::loss_based_state(p.recovery_start.is_some(), p.cwnd, p.ssthresh)
+    }
+
+    fn coupling(&self) -> Option<CoupledKind> {
+        Some(self.kind)
+    }
+}
