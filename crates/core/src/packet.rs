@@ -67,6 +67,9 @@ pub struct Packet {
     /// Sequence number a lower-layer entity the packet is crossing stamped on it (a PDCP
     /// split bearer's SN); meaningful only between that entity's two sides.
     pub lower_sn: u32,
+    /// Which of its flow's paths it takes (a multipath transport's path ID, set by the sending
+    /// endpoint; 0 for single-path flows). The simulator routes it over that path's route.
+    pub path: u8,
     /// Transport content for the receiving endpoint; `None` for plain UDP traffic.
     pub payload: Option<Payload>,
 }
@@ -74,7 +77,7 @@ pub struct Packet {
 impl Packet {
     /// A packet at its first hop on route 0, without transport content.
     pub fn new(id: u64, flow: FlowId, size: u32, seq: u64, created: Time) -> Packet {
-        Packet { id, flow, size, seq, created, hop: 0, route: 0, lower_sn: 0, payload: None }
+        Packet { id, flow, size, seq, created, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
     }
 
     /// The same packet carrying `payload`.

@@ -14,8 +14,9 @@
 pub mod profile;
 pub mod udp_socket;
 
-use multiconn_cc::CcKind;
-use multiconn_core::{FlowId, Packet, Time, TransportSample};
+use multiconn_cc::{CcKind, CoupledKind};
+pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
+use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
 
 pub use profile::{Profile, ProfileError};
 pub use udp_socket::{UdpSocket, UdpSocketConfig};
@@ -74,6 +75,35 @@ pub struct ConnectionParams {
     pub address_token: bool,
     /// QUIC: collect qlog events.
     pub qlog: bool,
+    /// Multipath (QUIC: draft-ietf-quic-multipath; TCP: MPTCP); `None` for a single path.
+    pub multipath: Option<MultipathParams>,
+}
+
+/// How a multipath connection uses its paths. Path 0 carries the handshake; the packets an
+/// endpoint sends name their path in [`Packet::path`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MultipathParams {
+    /// Number of paths (2 to 8).
+    pub paths: u8,
+    pub scheduler: SchedulerKind,
+    pub options: SchedulerOptions,
+    /// Which path acknowledgements take.
+    pub ack_path: AckPath,
+    /// When a path counts as potentially failed and how the connection reacts.
+    pub failover: FailoverProfile,
+    /// Coupled congestion control over the paths; `None`: each path has its own controller.
+    pub coupled: Option<CoupledKind>,
+}
+
+/// The path a multipath endpoint sends its acknowledgements on (draft-ietf-quic-multipath §7:
+/// any path may carry the ACK of any path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckPath {
+    /// The path the acknowledged packets came on.
+    Same,
+    /// The path with the smallest smoothed RTT.
+    Fastest,
 }
 
 /// One end of a connection, sans-IO.
@@ -97,6 +127,29 @@ pub trait Endpoint: Send {
     /// qlog events (JSON objects of the main schema, one per line without the RS prefix)
     /// collected since the last call; empty unless `qlog` was set.
     fn drain_qlog(&mut self, _out: &mut Vec<String>) {}
+    /// The host's interface for path `path` went down (`up = false`) or came back. Hosts know
+    /// their own interfaces; single-path endpoints ignore it and only see the loss.
+    fn on_path_status(&mut self, _now: Time, _path: u8, _up: bool) {}
+    /// Per-path counters of a multipath endpoint, one entry per path it has opened; nothing
+    /// for single-path endpoints.
+    fn path_stats(&self, _out: &mut Vec<PathStats>) {}
+}
+
+/// One path of a multipath endpoint, as reported at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathStats {
+    pub path: u8,
+    pub packets_sent: u64,
+    /// UDP payload bytes (QUIC) or segment bytes (TCP) sent on the path.
+    pub bytes_sent: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+    /// Packets declared lost on the path.
+    pub lost: u64,
+    pub srtt: Dur,
+    pub cwnd: u64,
+    /// "active", "potentially_failed", "abandoned", ...
+    pub status: &'static str,
 }
 
 /// Builds the two endpoints of a connection for one transport.

@@ -14,7 +14,7 @@ pub fn packet(id: u64) -> Packet {
         created: Time::ZERO,
         hop: 0,
         route: 0,
-        lower_sn: 0,
+        lower_sn: 0, path: 0,
         payload: None,
     }
 }

@@ -24,6 +24,7 @@ pub fn params(workload: Workload) -> ConnectionParams {
         max_packet_size: 1500,
         resume: false, address_token: false,
         qlog: false,
+        multipath: None,
     }
 }
 
