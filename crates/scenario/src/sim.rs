@@ -461,6 +461,7 @@ fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
         resume: spec.resume,
         address_token: spec.address_token,
         qlog: spec.qlog,
+        multipath: None,
     };
     let (client, server) = match f.transport {
         Transport::Quic => multiconn_quic::QuicFactory::new().connect(&params),
