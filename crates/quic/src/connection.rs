@@ -8,6 +8,10 @@
 //! something new to acknowledge and alone only when due; ACK-only packets are neither paced nor
 //! congestion controlled (RFC 9002 §7); PTO probes ignore the window and pacing (§6.2.4);
 //! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1).
+//!
+//! With several paths (draft-ietf-quic-multipath-21) the handshake runs on path 0; once this
+//! end has confirmed it, 1-RTT packets go through [`multipath`]: per-path packet numbers,
+//! recovery, pacing and ACKs (PATH_ACK), a scheduler choosing the path of each packet.
 
 use std::collections::VecDeque;
 
@@ -25,7 +29,10 @@ use crate::packet::{
 use crate::qlog::QlogSink;
 use crate::receiver::{AckPolicy, AckState};
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
+use crate::path::{ExtraPath, Multipath, PathMeta};
 use crate::streams::{SendBuffer, Streams};
+
+mod multipath;
 
 /// Flow-control and connection-ID defaults for profiles without a `[quic]` table.
 const DEFAULT_WINDOW: u64 = 16 << 20;
@@ -127,6 +134,8 @@ pub struct Connection {
     outcome: Outcome,
     hs_events: Vec<HandshakeEvent>,
     probe_contents: Vec<SentContent>,
+    /// Paths beyond 0 and the scheduler; `None` for a single-path connection.
+    mp: Option<Box<Multipath>>,
 }
 
 fn mds_for(params: &ConnectionParams) -> usize {
@@ -152,18 +161,11 @@ impl Connection {
         let controller = multiconn_cc::build(&cc_cfg);
         let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
         let max_ack_delay = profile.ack.max_ack_delay;
-        let recovery = Recovery::new(RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay), rtt, controller, role == Role::Server);
-        let pacer = Pacer::new(PacerConfig {
-            enabled: profile.pacing.enabled,
-            factor: profile.pacing.factor,
-            burst: profile.pacing.burst,
-            max_datagram_size: mds as u64,
-            initial_window: cc_cfg.initial_window,
-        });
         let (max_data, max_stream_data, fraction, dcid_len) = match &profile.quic {
             Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
             None => (DEFAULT_WINDOW, DEFAULT_WINDOW, 0.5, DEFAULT_DCID_LEN),
         };
+        let recovery_cfg = RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay);
         let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true };
         let data_policy = AckPolicy {
             delay_acks: true,
@@ -171,6 +173,39 @@ impl Connection {
             max_ack_delay,
             immediate_on_reorder: profile.ack.immediate_ack_on_reorder,
         };
+        let pacer_cfg = PacerConfig {
+            enabled: profile.pacing.enabled,
+            factor: profile.pacing.factor,
+            burst: profile.pacing.burst,
+            max_datagram_size: mds as u64,
+            initial_window: cc_cfg.initial_window,
+        };
+        let mp = params.multipath.as_ref().map(|m| {
+            let extra = (1..m.paths.max(1))
+                .map(|_| {
+                    let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
+                    let mut recovery = Recovery::new(recovery_cfg.clone(), rtt, multiconn_cc::build(&cc_cfg), role == Role::Server);
+                    recovery.discard_space(Time::ZERO, Space::Initial);
+                    recovery.discard_space(Time::ZERO, Space::Handshake);
+                    ExtraPath { recovery, pacer: Pacer::new(pacer_cfg), pacing_release: None, rx: AckState::new(data_policy), probes: 0 }
+                })
+                .collect();
+            let mut health = multiconn_multipath::PathHealthSet::new(multiconn_multipath::HealthConfig::new(m.failover));
+            let mut meta = Vec::new();
+            for p in 0..m.paths.max(1) as usize {
+                health.add_path(p, Time::ZERO);
+                meta.push(PathMeta { validated: p == 0, interface_up: true, ..PathMeta::default() });
+            }
+            Box::new(Multipath {
+                params: m.clone(),
+                scheduler: multiconn_multipath::new_scheduler(m.scheduler, m.options),
+                health,
+                meta,
+                extra,
+                pending: VecDeque::new(),
+                ready: false,
+            })
+        });
         Connection {
             role,
             flow: params.flow,
@@ -179,8 +214,8 @@ impl Connection {
             mds,
             dcid_len: dcid_len.min(20),
             hs: Handshake::new(role, params.resume, sizes),
-            recovery,
-            pacer,
+            recovery: Recovery::new(recovery_cfg, rtt, controller, role == Role::Server),
+            pacer: Pacer::new(pacer_cfg),
             rx: [AckState::new(immediate), AckState::new(immediate), AckState::new(data_policy)],
             streams: Streams::new(max_stream_data, max_stream_data, fraction),
             conn_send: SendCredit::new(max_data),
@@ -203,6 +238,7 @@ impl Connection {
             outcome: Outcome::default(),
             hs_events: Vec::new(),
             probe_contents: Vec::new(),
+            mp,
         }
     }
 
@@ -316,10 +352,23 @@ impl Connection {
             self.stats.undecryptable += 1;
             return;
         };
+        let path = usize::from(pkt.path);
+        if path > 0 && self.mp.as_ref().map_or(true, |m| path >= m.path_count()) {
+            // No such path: nothing to decrypt it with.
+            self.stats.undecryptable += 1;
+            return;
+        }
         self.stats.datagrams_received += 1;
-        self.stats.bytes_received += pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
+        let bytes = pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
+        self.stats.bytes_received += bytes;
+        if let Some(mp) = &mut self.mp {
+            let c = &mut mp.meta[path].counters;
+            c.packets_received += 1;
+            c.bytes_received += bytes;
+            mp.health.on_packet_received(path, now);
+        }
         for p in dg.packets() {
-            self.on_packet(now, p);
+            self.on_packet(now, p, path);
         }
         self.update_amplification(now);
     }
@@ -336,13 +385,14 @@ impl Connection {
         }
     }
 
-    fn on_packet(&mut self, now: Time, p: &QuicPacket) {
-        if !self.keys_for_receiving(p.ptype) {
+    fn on_packet(&mut self, now: Time, p: &QuicPacket, path: usize) {
+        if !self.keys_for_receiving(p.ptype) || path > 0 && p.ptype != PacketType::OneRtt {
             self.stats.undecryptable += 1;
             return;
         }
         let space = p.ptype.space();
-        if !self.rx[space.index()].on_packet(now, p.pn, p.is_ack_eliciting()) {
+        let rx = if space == Space::Data { self.data_rx_mut(path) } else { &mut self.rx[space.index()] };
+        if !rx.on_packet(now, p.pn, p.is_ack_eliciting()) {
             self.stats.duplicates += 1;
             return;
         }
@@ -356,11 +406,11 @@ impl Connection {
             self.discard(now, Space::Initial);
         }
         for f in &p.frames {
-            self.on_frame(now, space, f);
+            self.on_frame(now, space, f, path);
         }
     }
 
-    fn on_frame(&mut self, now: Time, space: Space, f: &Frame) {
+    fn on_frame(&mut self, now: Time, space: Space, f: &Frame, path: usize) {
         match f {
             Frame::Padding(_) | Frame::Ping => {}
             Frame::Ack(a) => {
@@ -406,8 +456,13 @@ impl Connection {
                     self.recovery.set_handshake_confirmed(now);
                     self.discard(now, Space::Initial);
                     self.discard(now, Space::Handshake);
+                    self.mp_on_confirmed(now);
                 }
             }
+            Frame::PathAck { path: acked, ack } => self.on_path_ack(now, usize::from(*acked), ack),
+            Frame::PathChallenge => self.on_path_challenge(path),
+            Frame::PathResponse => self.on_path_response(path),
+            Frame::PathAbandon { path: gone } => self.on_path_abandon(now, usize::from(*gone)),
         }
     }
 
@@ -421,6 +476,7 @@ impl Connection {
                     self.recovery.set_handshake_confirmed(now);
                     self.discard(now, Space::Initial);
                     self.discard(now, Space::Handshake);
+                    self.mp_on_confirmed(now);
                 }
             }
         }
@@ -517,6 +573,9 @@ impl Connection {
                     }
                 }
                 Frame::Ack(a) => self.rx[space.index()].on_ack_acked(a.largest),
+                Frame::PathAck { path, ack } if usize::from(*path) < self.path_count() => {
+                    self.data_rx_mut(usize::from(*path)).on_ack_acked(ack.largest);
+                }
                 _ => {}
             }
         }
@@ -564,7 +623,15 @@ impl Connection {
                     }
                 }
                 Frame::HandshakeDone => self.handshake_done_pending = true,
-                Frame::Padding(_) | Frame::Ping | Frame::Ack(_) => {}
+                Frame::PathAbandon { path } => {
+                    if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(usize::from(*path))) {
+                        m.abandon_pending = true;
+                    }
+                }
+                // Path validation restarts from the client's side if a challenge is lost;
+                // a lost response is answered by the next challenge.
+                Frame::PathChallenge | Frame::PathResponse => {}
+                Frame::Padding(_) | Frame::Ping | Frame::Ack(_) | Frame::PathAck { .. } => {}
             }
         }
     }
@@ -615,25 +682,31 @@ impl Connection {
         }
     }
 
-    fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool) -> Option<QuicPacket> {
-        let pn = self.recovery.next_pn(space);
-        let pn_len = pn_len(pn, self.recovery.largest_acked(space));
+    #[allow(clippy::too_many_arguments)]
+    fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool, path: usize) -> Option<QuicPacket> {
+        let pn = self.rec(path).next_pn(space);
+        let pn_len = pn_len(pn, self.rec(path).largest_acked(space));
         let overhead = overhead_estimate(ptype, self.dcid_len, self.dcid_len, pn_len);
         if room < overhead + MIN_PN_AND_PAYLOAD {
             return None;
         }
         let mut avail = room - overhead;
         let mut frames = Vec::with_capacity(3);
-        let rx = &self.rx[space.index()];
-        let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
-        let ack_due = ack.is_some() && rx.ack_due(now);
-        if let Some(a) = ack {
-            let sz = a.wire_size();
-            if sz <= avail {
-                avail -= sz;
-                frames.push(Frame::Ack(a));
+        let ack_due = if space == Space::Data && self.mp_ready() {
+            self.push_path_acks(now, path, &mut frames, &mut avail)
+        } else {
+            let rx = &self.rx[space.index()];
+            let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
+            let ack_due = ack.is_some() && rx.ack_due(now);
+            if let Some(a) = ack {
+                let sz = a.wire_size();
+                if sz <= avail {
+                    avail -= sz;
+                    frames.push(Frame::Ack(a));
+                }
             }
-        }
+            ack_due
+        };
         let mut retransmit = false;
         if eliciting {
             retransmit = self.fill(space, ptype, &mut frames, &mut avail);
@@ -641,7 +714,7 @@ impl Connection {
                 // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
                 let mut contents = std::mem::take(&mut self.probe_contents);
                 contents.clear();
-                self.recovery.oldest_unacked(space, 1, &mut contents);
+                self.rec(path).oldest_unacked(space, 1, &mut contents);
                 for c in &contents {
                     if let Some(pkt) = c.payload.get::<Datagram>().and_then(|d| d.get(c.index as usize)) {
                         self.requeue(pkt);
@@ -655,7 +728,7 @@ impl Connection {
                 frames.push(Frame::Ping);
             }
         }
-        let has_ack = matches!(frames.first(), Some(Frame::Ack(_)));
+        let has_ack = matches!(frames.first(), Some(Frame::Ack(_) | Frame::PathAck { .. }));
         let eliciting_frames = frames.iter().any(Frame::is_ack_eliciting);
         if !(eliciting_frames || has_ack && ack_due) {
             // Put back nothing: fill() added nothing ack-eliciting and an ACK alone is not due.
@@ -771,6 +844,9 @@ impl Connection {
     }
 
     fn transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        if self.mp_ready() {
+            return self.transmit_multipath(now, next_id);
+        }
         self.maybe_start(now);
         if !self.started && self.role == Role::Client {
             return None;
@@ -843,7 +919,7 @@ impl Connection {
             let Some(ptype) = spaces[space.index()] else { continue };
             let probe = probe_space == Some(space);
             let eliciting = if probe_space.is_some() { probe } else { eliciting_ok };
-            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe) {
+            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, 0) {
                 if probe {
                     probe_used = Some(space);
                 }
@@ -999,6 +1075,14 @@ impl Endpoint for Connection {
         // Only application data has delayed ACKs (Initial and Handshake are acknowledged at once).
         consider(self.rx[Space::Data.index()].deadline());
         consider(self.pacing_release);
+        if let Some(mp) = &self.mp {
+            for e in &mp.extra {
+                consider(e.recovery.loss_detection_timer());
+                consider(e.rx.deadline());
+                consider(e.pacing_release);
+            }
+            consider(mp.health.poll_timeout());
+        }
         t
     }
 
@@ -1014,11 +1098,17 @@ impl Endpoint for Connection {
         out.clear();
         match self.recovery.on_timeout(now, &mut out) {
             TimeoutAction::None | TimeoutAction::LossDetected => {}
-            TimeoutAction::Probe { space, count } => self.probes[space.index()] = count,
+            TimeoutAction::Probe { space, count } => {
+                self.probes[space.index()] = count;
+                if space == Space::Data {
+                    self.mp_on_path_timeout(now, 0);
+                }
+            }
             TimeoutAction::AntiDeadlock { space } => self.anti_deadlock = Some(space),
         }
         self.apply_outcome(now, &out);
         self.outcome = out;
+        self.mp_handle_timeout(now);
         self.after_event(now);
     }
 
@@ -1026,17 +1116,34 @@ impl Endpoint for Connection {
         self.events.pop_front()
     }
 
+    /// With several paths: windows and bytes in flight summed over the paths, losses counted
+    /// on all of them, the RTT of path 0.
     fn sample(&self) -> TransportSample {
         let rtt = self.recovery.rtt();
-        let st = self.recovery.stats();
+        let (mut cwnd, mut in_flight, mut spurious, mut lost) = (0, 0, 0, 0);
+        for p in 0..self.path_count() {
+            let r = self.rec(p);
+            cwnd += r.cwnd();
+            in_flight += r.bytes_in_flight();
+            spurious += r.stats().spurious_losses;
+            lost += r.stats().lost_packets;
+        }
         TransportSample {
-            cwnd: self.recovery.cwnd(),
-            bytes_in_flight: self.recovery.bytes_in_flight(),
+            cwnd,
+            bytes_in_flight: in_flight,
             srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
             retransmissions: self.stats.retransmissions,
-            spurious_retransmissions: st.spurious_losses,
-            lost: st.lost_packets,
+            spurious_retransmissions: spurious,
+            lost,
         }
+    }
+
+    fn on_path_status(&mut self, now: Time, path: u8, up: bool) {
+        self.mp_on_interface(now, usize::from(path), up);
+    }
+
+    fn path_stats(&self, out: &mut Vec<multiconn_transport::PathStats>) {
+        self.mp_path_stats(out);
     }
 
     fn cc_state(&self) -> &'static str {

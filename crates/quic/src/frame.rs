@@ -4,6 +4,8 @@
 //! stream it holds. Sizes count the frame type, every field with its varint length (§16) and
 //! the data bytes, so packet sizes are those a real encoder would produce. STREAM frames always
 //! carry the Length field (type 0x0a–0x0f), and the Offset field when it is not zero (§19.8).
+//! The multipath frames follow draft-ietf-quic-multipath-21 §8 (PATH_ACK 0x3e, PATH_ABANDON
+//! 0x3e75); PATH_CHALLENGE and PATH_RESPONSE are RFC 9000 §19.17–18.
 
 use crate::ack_ranges::AckFrame;
 use crate::varint;
@@ -30,6 +32,18 @@ pub enum Frame {
         max: u64,
     },
     HandshakeDone,
+    /// An ACK for the packet number space of path `path` (multipath).
+    PathAck {
+        path: u8,
+        ack: AckFrame,
+    },
+    /// 8 bytes of challenge data (path validation).
+    PathChallenge,
+    PathResponse,
+    /// The sender stops using path `path` (multipath).
+    PathAbandon {
+        path: u8,
+    },
 }
 
 impl Frame {
@@ -43,12 +57,17 @@ impl Frame {
             Frame::Stream { id, offset, len, .. } => stream_overhead(*id, *offset, *len as u64) + *len as usize,
             Frame::MaxData(v) => 1 + varint::len(*v),
             Frame::MaxStreamData { id, max } => 1 + varint::len(*id) + varint::len(*max),
+            // PATH_ACK is an ACK frame with a Path ID after the type (0x3e: one byte).
+            Frame::PathAck { path, ack } => ack.wire_size() + varint::len(u64::from(*path)),
+            Frame::PathChallenge | Frame::PathResponse => 1 + 8,
+            // Type 0x3e75 (two bytes), Path ID, Error Code (NO_ERROR: one byte).
+            Frame::PathAbandon { path } => 2 + varint::len(u64::from(*path)) + 1,
         }
     }
 
     /// Everything except ACK and PADDING elicits an acknowledgement (RFC 9000 §13.2).
     pub fn is_ack_eliciting(&self) -> bool {
-        !matches!(self, Frame::Padding(_) | Frame::Ack(_))
+        !matches!(self, Frame::Padding(_) | Frame::Ack(_) | Frame::PathAck { .. })
     }
 
     /// The qlog frame_type name.
@@ -62,6 +81,10 @@ impl Frame {
             Frame::MaxData(_) => "max_data",
             Frame::MaxStreamData { .. } => "max_stream_data",
             Frame::HandshakeDone => "handshake_done",
+            Frame::PathAck { .. } => "path_ack",
+            Frame::PathChallenge => "path_challenge",
+            Frame::PathResponse => "path_response",
+            Frame::PathAbandon { .. } => "path_abandon",
         }
     }
 }

@@ -5,6 +5,8 @@
 //!   [`multiconn_transport::Endpoint`]; [`QuicFactory`] builds the pair for a connection.
 //! * Wire model: [`packet`] (headers, packet numbers, coalescing), [`frame`] (frame sizes),
 //!   [`ack_ranges`] (ACK frame encoding), [`varint`].
+//! * Multipath (draft-ietf-quic-multipath-21): [`path`] holds the per-path state; the
+//!   connection schedules 1-RTT packets over the paths with a `multiconn_multipath` scheduler.
 //! * Machinery: [`recovery`] (RFC 9002), [`receiver`] (ACK generation), [`streams`] and
 //!   [`flow_control`], [`handshake`], [`ranges`] (range sets), [`qlog`].
 //!
@@ -17,6 +19,7 @@ pub mod flow_control;
 pub mod frame;
 pub mod handshake;
 pub mod packet;
+pub mod path;
 pub mod qlog;
 pub mod ranges;
 pub mod receiver;

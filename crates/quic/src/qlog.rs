@@ -86,6 +86,12 @@ fn frame_json(f: &Frame) -> Value {
         }
         Frame::MaxData(v) => json!({ "frame_type": name, "maximum": v }),
         Frame::MaxStreamData { id, max } => json!({ "frame_type": name, "stream_id": id, "maximum": max }),
+        Frame::PathAck { path, ack } => {
+            let ranges: Vec<[u64; 2]> = ack.ranges().map_while(Result::ok).map(|(lo, hi)| [lo, hi]).collect();
+            json!({ "frame_type": name, "path_id": path, "ack_delay": ms(ack.delay()), "acked_ranges": ranges })
+        }
+        Frame::PathChallenge | Frame::PathResponse => json!({ "frame_type": name }),
+        Frame::PathAbandon { path } => json!({ "frame_type": name, "path_id": path }),
     }
 }
 

@@ -228,6 +228,11 @@ impl RecvBuffer {
 pub struct Stream {
     pub id: u64,
     pub priority: u8,
+    /// A priority stream in the multipath sense (seed 004 §6.3): packed first, and with the
+    /// congestion fix its data may exceed a path's window.
+    pub urgent: bool,
+    /// Multipath: the selective redundant scheduler sends its data on every usable path.
+    pub redundant: bool,
     pub send: SendBuffer,
     pub send_credit: SendCredit,
     pub recv: RecvBuffer,
@@ -322,6 +327,8 @@ impl Streams {
             self.streams[idx] = Slot::Open(Box::new(Stream {
                 id,
                 priority: 0,
+                urgent: false,
+                redundant: false,
                 send: SendBuffer::new(Some(0), false),
                 send_credit: SendCredit::new(self.send_window),
                 recv: RecvBuffer::new(),

@@ -113,6 +113,8 @@ pub struct Harness {
     pub server: Connection,
     pub c2s: Pipe,
     pub s2c: Pipe,
+    /// Pipes of paths 1, 2, ... (client to server, server to client).
+    pub paths: Vec<(Pipe, Pipe)>,
     pub next_id: u64,
     pub client_events: Vec<(Time, AppEvent)>,
     pub server_events: Vec<(Time, AppEvent)>,
@@ -136,6 +138,7 @@ impl Harness {
             server,
             c2s: Pipe::new(delay, rate),
             s2c: Pipe::new(delay, rate),
+            paths: Vec::new(),
             next_id: 0,
             client_events: Vec::new(),
             server_events: Vec::new(),
@@ -146,15 +149,27 @@ impl Harness {
         }
     }
 
+    /// Adds the pipes of the next path (1, 2, ...).
+    pub fn add_path(&mut self, delay: Dur, rate: Option<Rate>) {
+        self.paths.push((Pipe::new(delay, rate), Pipe::new(delay, rate)));
+    }
+
     fn flush(&mut self) {
         let now = self.now;
         for role in [Role::Client, Role::Server] {
             loop {
-                let (ep, pipe): (&mut Connection, &mut Pipe) = match role {
-                    Role::Client => (&mut self.client, &mut self.c2s),
-                    Role::Server => (&mut self.server, &mut self.s2c),
+                let ep = match role {
+                    Role::Client => &mut self.client,
+                    Role::Server => &mut self.server,
                 };
                 let Some(pkt) = ep.poll_transmit(now, &mut self.next_id) else { break };
+                let path = pkt.path as usize;
+                let pipe = match (role, path) {
+                    (Role::Client, 0) => &mut self.c2s,
+                    (Role::Server, 0) => &mut self.s2c,
+                    (Role::Client, p) => &mut self.paths[p - 1].0,
+                    (Role::Server, p) => &mut self.paths[p - 1].1,
+                };
                 self.datagrams += 1;
                 if self.record {
                     let (arrival, dropped) = pipe.send(now, pkt.clone());
@@ -198,7 +213,8 @@ impl Harness {
                 self.client.poll_timeout(),
                 self.server.poll_timeout(),
             ];
-            let Some(next) = candidates.iter().flatten().min().copied() else { return };
+            let on_paths = self.paths.iter().flat_map(|(a, b)| [a.queue.front().map(|(t, _)| *t), b.queue.front().map(|(t, _)| *t)]);
+            let Some(next) = candidates.into_iter().chain(on_paths).flatten().min() else { return };
             if next > limit {
                 return;
             }
@@ -220,6 +236,18 @@ impl Harness {
                 let (_, p) = self.s2c.queue.pop_front().expect("front");
                 self.client.handle_packet(self.now, p);
                 self.flush();
+            }
+            for i in 0..self.paths.len() {
+                while self.paths[i].0.queue.front().is_some_and(|(t, _)| *t <= self.now) {
+                    let (_, p) = self.paths[i].0.queue.pop_front().expect("front");
+                    self.server.handle_packet(self.now, p);
+                    self.flush();
+                }
+                while self.paths[i].1.queue.front().is_some_and(|(t, _)| *t <= self.now) {
+                    let (_, p) = self.paths[i].1.queue.pop_front().expect("front");
+                    self.client.handle_packet(self.now, p);
+                    self.flush();
+                }
             }
             if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
                 self.client.handle_timeout(self.now);

@@ -1,0 +1,128 @@
+//! Multipath QUIC (draft-ietf-quic-multipath-21) between two endpoints over two paths:
+//! path validation, per-path packet numbers and PATH_ACKs, the schedulers' use of the paths,
+//! redundancy, and failover when a path's interface goes down.
+
+mod support;
+
+use multiconn_cc::CcKind;
+use multiconn_core::{Rate, Time};
+use multiconn_quic::frame::Frame;
+use multiconn_transport::{AckPath, Endpoint, FailoverProfile, MultipathParams, PathStats, Role, SchedulerKind, SchedulerOptions};
+use support::*;
+
+const SIZE: u64 = 4_000_000;
+
+/// The schedulers as the seed study built them: redundant content waits until two paths have
+/// window space (its §8.1.4).
+fn mp_params(scheduler: SchedulerKind) -> multiconn_transport::ConnectionParams {
+    let mut p = params(download(SIZE), Time::ZERO);
+    p.cc = CcKind::NewReno;
+    p.multipath = Some(MultipathParams {
+        paths: 2,
+        scheduler,
+        options: SchedulerOptions { redundant_min_paths: 2, ..SchedulerOptions::default() },
+        ack_path: AckPath::Same,
+        failover: FailoverProfile::MpQuic,
+        coupled: None,
+    });
+    p
+}
+
+/// Path 0: 10 Mbit/s, 20 ms one way; path 1: 10 Mbit/s, 40 ms one way.
+fn two_paths(scheduler: SchedulerKind) -> Harness {
+    let mut h = Harness::new(&mp_params(scheduler), ms(20), Some(Rate::from_mbps(10.0)));
+    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
+    // Drop-tail at about 100 ms of backlog, like a modest router queue.
+    let (up, down) = &mut h.paths[0];
+    for pipe in [&mut h.c2s, &mut h.s2c, up, down] {
+        pipe.max_backlog = Some(ms(100));
+    }
+    h.record = false;
+    h
+}
+
+fn stats(ep: &dyn Endpoint) -> Vec<PathStats> {
+    let mut out = Vec::new();
+    ep.path_stats(&mut out);
+    out
+}
+
+#[test]
+fn min_rtt_download_uses_both_paths_and_completes() {
+    let mut h = two_paths(SchedulerKind::MinRtt);
+    let done = h.run_until_finished(Time::from_secs_f64(20.0)).expect("finished");
+    assert_eq!(h.client.stats().delivered, SIZE);
+    let s = stats(&h.server);
+    assert_eq!(s.len(), 2);
+    assert!(s.iter().all(|p| p.status == "active"), "{s:?}");
+    // Both paths carried a real share of the data.
+    let (a, b) = (s[0].bytes_sent as f64, s[1].bytes_sent as f64);
+    assert!(a > 0.25 * SIZE as f64 && b > 0.25 * SIZE as f64, "path bytes {a} {b}");
+    // Aggregate faster than one 10 Mbit/s path could carry 4 MB (3.2 s).
+    assert!(done.as_secs_f64() < 3.0, "{done}");
+    // Each path measured its own RTT: about 40 and 80 ms.
+    let srtt = |p: &PathStats| p.srtt.as_millis_f64();
+    assert!(srtt(&s[0]) < srtt(&s[1]), "{s:?}");
+}
+
+#[test]
+fn redundant_scheduler_sends_every_stream_byte_twice() {
+    let mut h = two_paths(SchedulerKind::Redundant);
+    h.run_until_finished(Time::from_secs_f64(30.0)).expect("finished");
+    assert_eq!(h.client.stats().delivered, SIZE, "duplicates are delivered once");
+    let s = stats(&h.server);
+    let sent: u64 = s.iter().map(|p| p.bytes_sent).sum();
+    // Goodput / throughput ≈ 50 % (headers aside).
+    let efficiency = SIZE as f64 / sent as f64;
+    assert!((0.40..0.55).contains(&efficiency), "efficiency {efficiency}, {s:?}");
+}
+
+#[test]
+fn interface_down_moves_the_transfer_to_the_other_path() {
+    let mut h = two_paths(SchedulerKind::MinRtt);
+    h.run_until(Time::from_secs_f64(1.0));
+    // Path 0's interface goes down at both hosts; its pipes drop everything from now on.
+    h.client.on_path_status(h.now, 0, false);
+    h.server.on_path_status(h.now, 0, false);
+    h.c2s.drop = Box::new(|_, _| true);
+    h.s2c.drop = Box::new(|_, _| true);
+    let done = h.run_until_finished(Time::from_secs_f64(30.0)).expect("finished over path 1");
+    assert_eq!(h.client.stats().delivered, SIZE);
+    let s = stats(&h.server);
+    assert_eq!(s[0].status, "down");
+    assert!(done.as_secs_f64() < 6.0, "{done}");
+}
+
+#[test]
+fn paths_are_validated_and_acknowledged_with_path_acks() {
+    let mut h = two_paths(SchedulerKind::RoundRobin);
+    h.record = true;
+    h.run_until_finished(Time::from_secs_f64(20.0)).expect("finished");
+    let on_path1 = |role: Role| h.log.iter().filter(move |w| w.from == role && w.pkt.path == 1);
+    // The client opens path 1 with PATH_CHALLENGE; the server answers on the same path.
+    let first_c = on_path1(Role::Client).next().expect("client used path 1");
+    assert!(first_c.datagram().packets().any(|p| p.frames.contains(&Frame::PathChallenge)));
+    let first_s = on_path1(Role::Server).next().expect("server used path 1");
+    assert!(first_s.datagram().packets().any(|p| p.frames.contains(&Frame::PathResponse)));
+    // Packet numbers are per path: path 1's start again from 0.
+    assert_eq!(first_c.datagram().packets().next().unwrap().pn, 0);
+    // After the handshake, ACKs are PATH_ACKs naming the path they acknowledge.
+    let path_acks = h.log.iter().filter(|w| w.from == Role::Client).flat_map(|w| w.datagram().packets().flat_map(|p| p.frames.clone()).collect::<Vec<_>>());
+    let mut acked = [false; 2];
+    for f in path_acks {
+        if let Frame::PathAck { path, .. } = f {
+            acked[path as usize] = true;
+        }
+    }
+    assert_eq!(acked, [true, true]);
+}
+
+#[test]
+fn same_inputs_same_packets() {
+    let run = || {
+        let mut h = two_paths(SchedulerKind::SelectiveRedundant);
+        h.run_until_finished(Time::from_secs_f64(20.0));
+        (h.next_id, stats(&h.server).iter().map(|p| (p.bytes_sent, p.packets_received)).collect::<Vec<_>>())
+    };
+    assert_eq!(run(), run());
+}
