@@ -5,10 +5,12 @@
 //! finished and nothing left in the network), or to the end of the run. A link's utilization
 //! is the bits it delivered over the bits its rate model could have carried in the run.
 
-use crate::sim::World;
+use crate::resolve::Hop;
+use crate::sim::{FlowState, PathTraffic, World};
 use crate::Column;
 use multiconn_core::{DropCause, FlowId, LinkId, Time};
 use multiconn_metrics::{jain_index, BinRow, Counters};
+use multiconn_transport::PathStats;
 use serde_json::{json, Map, Value};
 
 fn drops_json(c: &Counters) -> Value {
@@ -85,12 +87,10 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                     m.insert("reordered_packets".into(), json!(f.sink.reordered));
                 }
             }
-            if f.entities.iter().any(Option::is_some) {
-                let mut pdcp = Map::new();
-                for e in f.entities.iter().flatten() {
-                    pdcp.insert(world_split_name(world, *e), split_json(world, *e));
-                }
-                m.insert("pdcp".into(), Value::Object(pdcp));
+            if f.spec.is_multipath() {
+                m.insert("paths".into(), paths_json(world, f));
+            } else if f.entities[0].iter().any(Option::is_some) {
+                m.insert("pdcp".into(), pdcp_json(world, &f.entities[0]));
             }
             flow
         })
@@ -129,6 +129,76 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         "links": links,
         "jain_fairness": jain_index(&goodputs).map(tidy),
     })
+}
+
+/// The PDCP entities of one path's splits, by split name.
+fn pdcp_json(world: &World, entities: &[Option<usize>]) -> Value {
+    let mut pdcp = Map::new();
+    for e in entities.iter().flatten() {
+        pdcp.insert(world_split_name(world, *e), split_json(world, *e));
+    }
+    Value::Object(pdcp)
+}
+
+/// A multipath flow's paths: their routes, what each endpoint counted on them, what the
+/// network carried and dropped, and their splits' PDCP entities.
+fn paths_json(world: &World, f: &FlowState) -> Value {
+    let (mut server, mut client) = (Vec::new(), Vec::new());
+    if let Some(conn) = &f.conn {
+        conn.server.path_stats(&mut server);
+        conn.client.path_stats(&mut client);
+    }
+    let hop_names = |hops: &[Hop]| -> Vec<String> {
+        hops.iter()
+            .map(|h| match *h {
+                Hop::Link(l) => world.links[l].spec.name.clone(),
+                Hop::Split { split, .. } => world.split_specs[split].name.clone(),
+            })
+            .collect()
+    };
+    let stats = |all: &[PathStats], p: u8| -> Value {
+        match all.iter().find(|s| s.path == p) {
+            None => Value::Null,
+            Some(s) => json!({
+                "status": s.status,
+                "packets_sent": s.packets_sent,
+                "bytes_sent": s.bytes_sent,
+                "packets_received": s.packets_received,
+                "bytes_received": s.bytes_received,
+                "lost_packets": s.lost,
+                "srtt_ms": tidy(s.srtt.as_millis_f64()),
+                "cwnd_bytes": s.cwnd,
+            }),
+        }
+    };
+    let traffic = |t: &PathTraffic| {
+        json!({
+            "packets_arrived": t.packets_arrived,
+            "bytes_arrived": t.bytes_arrived,
+            "packets_dropped": t.packets_dropped,
+            "bytes_dropped": t.bytes_dropped,
+        })
+    };
+    let paths = (0..f.spec.path_count() as u8)
+        .map(|p| {
+            let mut path = json!({
+                "path": p,
+                "route": hop_names(f.spec.hops(p, 0)),
+                "reverse_route": hop_names(f.spec.hops(p, 1)),
+                "server": stats(&server, p),
+                "client": stats(&client, p),
+                "network": {
+                    "forward": traffic(&f.path_traffic[p as usize][0]),
+                    "reverse": traffic(&f.path_traffic[p as usize][1]),
+                },
+            });
+            if f.entities[p as usize].iter().any(Option::is_some) {
+                path.as_object_mut().expect("an object").insert("pdcp".into(), pdcp_json(world, &f.entities[p as usize]));
+            }
+            path
+        })
+        .collect();
+    Value::Array(paths)
 }
 
 fn world_split_name(world: &World, e: usize) -> String {

@@ -16,7 +16,7 @@ use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat,
 use multiconn_cc::CcKind;
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitPolicy, TransmitterConfig};
 use multiconn_transport::profile::TransportKind;
-use multiconn_transport::{Profile, UdpSocketConfig, Workload};
+use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind, UdpSocketConfig, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -76,8 +76,50 @@ pub struct Flow {
     /// From `to` back to `from` (ACKs, requests): the same links in the opposite direction,
     /// and a split's uplink leg where the route crosses a split.
     pub reverse_route: Vec<Hop>,
+    /// Multipath flows: the routes of paths 1, 2, ... (path 0 is `route` and
+    /// `reverse_route`); empty for a single-path flow.
+    pub extra_paths: Vec<PathRoutes>,
     /// TCP and QUIC flows: the connection's settings.
     pub connection: Option<ConnectionSpec>,
+}
+
+/// The two routes of one path of a multipath flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRoutes {
+    /// From `from` to `to`.
+    pub route: Vec<Hop>,
+    /// From `to` back to `from`.
+    pub reverse_route: Vec<Hop>,
+}
+
+impl Flow {
+    /// Number of paths: 1 for a single-path flow.
+    pub fn path_count(&self) -> usize {
+        1 + self.extra_paths.len()
+    }
+
+    pub fn is_multipath(&self) -> bool {
+        !self.extra_paths.is_empty()
+    }
+
+    /// The hops of path `path`: `route` 0 from `from` to `to`, 1 back (a packet's `path` and
+    /// `route`).
+    pub fn hops(&self, path: u8, route: u16) -> &[Hop] {
+        let (forward, reverse) = match path {
+            0 => (&self.route, &self.reverse_route),
+            p => {
+                let p = self.extra_paths.get(p as usize - 1).unwrap_or_else(|| {
+                    panic!("flow \"{}\": a packet names path {p}, but the flow has {} paths", self.name, self.path_count())
+                });
+                (&p.route, &p.reverse_route)
+            }
+        };
+        if route == 0 {
+            forward
+        } else {
+            reverse
+        }
+    }
 }
 
 /// One hop of a route.
@@ -123,6 +165,8 @@ pub struct ConnectionSpec {
     pub qlog: bool,
     /// QUIC: the receiving host's UDP socket.
     pub udp_socket: Option<UdpSocketConfig>,
+    /// Multipath flows: how the connection uses its paths.
+    pub multipath: Option<MultipathParams>,
 }
 
 /// The request a download starts with (an HTTP GET of typical size).
@@ -143,6 +187,9 @@ pub const DEFAULT_BIN: Dur = Dur::from_millis(100);
 pub const DEFAULT_PACKET_SIZE: u32 = 1500;
 const MIN_PACKET_SIZE: u64 = 29;
 const MAX_PACKET_SIZE: u64 = 65_535;
+/// Paths of a multipath flow.
+pub const MIN_PATHS: usize = 2;
+pub const MAX_PATHS: usize = 8;
 
 /// Reads trace files once each, relative to the scenario's folder.
 struct Files<'a> {
@@ -413,10 +460,26 @@ fn resolve_flow(
         return Err(err(&path("to"), "a flow must go to another node"));
     }
     let links = &file.link;
-    let route_names: Vec<String> = match &f.route {
-        Some(r) if r.is_empty() => return Err(err(&path("route"), "a route needs at least one link")),
-        Some(r) => r.clone(),
-        None => {
+    if let Some(paths) = &f.paths {
+        if f.route.is_some() {
+            return Err(err(&path("paths"), "give either route (one path) or paths (several), not both"));
+        }
+        match f.transport {
+            Transport::Udp => return Err(err(&path("paths"), "only quic flows take several paths; a udp flow has one route")),
+            Transport::Tcp => return Err(err(&path("paths"), "multipath TCP is not modelled yet; use transport = \"quic\"")),
+            Transport::Quic => {}
+        }
+        if !(MIN_PATHS..=MAX_PATHS).contains(&paths.len()) {
+            return Err(err(&path("paths"), format!("a multipath flow needs {MIN_PATHS} to {MAX_PATHS} paths, got {}", paths.len())));
+        }
+    } else if f.multipath.is_some() {
+        return Err(err(&path("multipath"), "the multipath table needs paths = [[...], [...]]: 2 to 8 routes from `from` to `to`, instead of route"));
+    }
+    let route_names: Vec<String> = match (&f.route, &f.paths) {
+        (Some(r), _) if r.is_empty() => return Err(err(&path("route"), "a route needs at least one link")),
+        (Some(r), _) => r.clone(),
+        (None, Some(paths)) => paths[0].clone(),
+        (None, None) => {
             let direct: Vec<&LinkSection> = links
                 .iter()
                 .filter(|l| (l.between[0] == f.from && l.between[1] == f.to) || (l.between[1] == f.from && l.between[0] == f.to))
@@ -428,51 +491,34 @@ fn resolve_flow(
             }
         }
     };
-    // The direction index of link `li` leaving node `at`, and the node it reaches.
-    let step = |li: usize, at: &str, hop: &str| -> Result<(usize, String), FieldError> {
-        let l = &links[li];
-        if l.between[0] == at {
-            Ok((2 * li, l.between[1].clone()))
-        } else if l.between[1] == at {
-            Ok((2 * li + 1, l.between[0].clone()))
-        } else {
-            Err(err(&path("route"), format!("\"{hop}\" joins \"{}\" and \"{}\", but the route is at \"{at}\" there", l.between[0], l.between[1])))
+    let routes = Routes { flow: f, file, link_index, split_index };
+    let (route, reverse_route, extra_paths) = match &f.paths {
+        None => {
+            let (route, reverse_route) = routes.resolve(&route_names, None)?;
+            (route, reverse_route, Vec::new())
+        }
+        Some(paths) => {
+            for (i, p) in paths.iter().enumerate() {
+                if p.is_empty() {
+                    return Err(err(&path("paths"), format!("paths[{i}] is empty: each path needs at least one link")));
+                }
+                if let Some(j) = paths[..i].iter().position(|q| q == p) {
+                    return Err(err(&path("paths"), format!("paths[{j}] and paths[{i}] are the same route; give each path its own")));
+                }
+            }
+            let (route, reverse_route) = routes.resolve(&route_names, Some(0))?;
+            let mut extra = Vec::new();
+            for (i, p) in paths.iter().enumerate().skip(1) {
+                let (route, reverse_route) = routes.resolve(p, Some(i))?;
+                extra.push(PathRoutes { route, reverse_route });
+            }
+            (route, reverse_route, extra)
         }
     };
-    let mut at = f.from.clone();
-    let mut route = Vec::new();
-    let mut reverse_route = Vec::new();
-    for hop in &route_names {
-        if let Some(&si) = split_index.get(hop.as_str()) {
-            let sp = &file.split[si];
-            let [a, b] = [link_index[sp.legs[0].as_str()], link_index[sp.legs[1].as_str()]];
-            let (da, next) = step(a, &at, hop)?;
-            let (db, _) = step(b, &at, hop)?;
-            let up = sp.uplink.as_deref().map_or(a, |u| link_index[u]);
-            let (dup, _) = step(up, &at, hop)?;
-            route.push(Hop::Split { split: si, legs: [da, db] });
-            reverse_route.push(Hop::Link(dup ^ 1));
-            at = next;
-            continue;
-        }
-        let &li = link_index.get(hop.as_str()).ok_or_else(|| {
-            let mut known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
-            known.extend(file.split.iter().map(|s| s.name.as_str()));
-            err(&path("route"), format!("there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
-        })?;
-        let (d, next) = step(li, &at, hop)?;
-        route.push(Hop::Link(d));
-        reverse_route.push(Hop::Link(d ^ 1));
-        at = next;
-    }
-    if at != f.to {
-        return Err(err(&path("route"), format!("the route ends at \"{at}\", not at \"{}\"", f.to)));
-    }
-    reverse_route.reverse();
     if f.transport == Transport::Udp && f.app == AppKind::Bulk && matches!(route[0], Hop::Split { .. }) {
         return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
     }
-    let connection = resolve_connection(f, files)?;
+    let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
     Ok(Flow {
         name: f.name.clone(),
         transport: f.transport,
@@ -484,8 +530,75 @@ fn resolve_flow(
         stop,
         route,
         reverse_route,
+        extra_paths,
         connection,
     })
+}
+
+/// Resolves the routes of one flow: its `route`, or each of its `paths`.
+struct Routes<'a> {
+    flow: &'a FlowSection,
+    file: &'a ScenarioFile,
+    link_index: &'a HashMap<&'a str, usize>,
+    split_index: &'a HashMap<&'a str, usize>,
+}
+
+impl Routes<'_> {
+    /// The hops of `names` (links and splits) from the flow's `from` to its `to`, and the
+    /// reverse route: the same links in the opposite direction, a split's uplink leg where the
+    /// route crosses a split. `path` is the index in `paths` (errors name `paths`), or `None`
+    /// for `route`.
+    fn resolve(&self, names: &[String], path: Option<usize>) -> Result<(Vec<Hop>, Vec<Hop>), FieldError> {
+        let f = self.flow;
+        let links = &self.file.link;
+        let field: Vec<&str> = vec!["flow", f.name.as_str(), if path.is_some() { "paths" } else { "route" }];
+        // "the route" or "paths[1]" in messages.
+        let what = path.map_or_else(|| "the route".to_string(), |i| format!("paths[{i}]"));
+        let prefix = path.map_or_else(String::new, |i| format!("paths[{i}]: "));
+        // The direction index of link `li` leaving node `at`, and the node it reaches.
+        let step = |li: usize, at: &str, hop: &str| -> Result<(usize, String), FieldError> {
+            let l = &links[li];
+            if l.between[0] == at {
+                Ok((2 * li, l.between[1].clone()))
+            } else if l.between[1] == at {
+                Ok((2 * li + 1, l.between[0].clone()))
+            } else {
+                Err(err(&field, format!("\"{hop}\" joins \"{}\" and \"{}\", but {what} is at \"{at}\" there", l.between[0], l.between[1])))
+            }
+        };
+        let mut at = f.from.clone();
+        let mut route = Vec::new();
+        let mut reverse_route = Vec::new();
+        for hop in names {
+            if let Some(&si) = self.split_index.get(hop.as_str()) {
+                let sp = &self.file.split[si];
+                let [a, b] = [self.link_index[sp.legs[0].as_str()], self.link_index[sp.legs[1].as_str()]];
+                let (da, next) = step(a, &at, hop)?;
+                let (db, _) = step(b, &at, hop)?;
+                let up = sp.uplink.as_deref().map_or(a, |u| self.link_index[u]);
+                let (dup, _) = step(up, &at, hop)?;
+                route.push(Hop::Split { split: si, legs: [da, db] });
+                reverse_route.push(Hop::Link(dup ^ 1));
+                at = next;
+                continue;
+            }
+            let &li = self.link_index.get(hop.as_str()).ok_or_else(|| {
+                let mut known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+                known.extend(self.file.split.iter().map(|s| s.name.as_str()));
+                err(&field, format!("{prefix}there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
+            })?;
+            let (d, next) = step(li, &at, hop)?;
+            route.push(Hop::Link(d));
+            reverse_route.push(Hop::Link(d ^ 1));
+            at = next;
+        }
+        if at != f.to {
+            let rule = if path.is_some() { ": each path must go from `from` to `to`" } else { "" };
+            return Err(err(&field, format!("{what} ends at \"{at}\", not at \"{}\"{rule}", f.to)));
+        }
+        reverse_route.reverse();
+        Ok((route, reverse_route))
+    }
 }
 
 fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
@@ -606,7 +719,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
 }
 
 /// Settings that only TCP and QUIC flows take, and the connection they describe.
-fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<ConnectionSpec>, FieldError> {
+fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Result<Option<ConnectionSpec>, FieldError> {
     let name = f.name.as_str();
     let path = |field: &'static str| vec!["flow", name, field];
     let kind = match f.transport {
@@ -737,5 +850,38 @@ fn resolve_connection(f: &FlowSection, files: &mut Files) -> Result<Option<Conne
             read_cost: r.read_cost.unwrap_or(Dur::ZERO),
         });
     }
-    Ok(Some(ConnectionSpec { profile, cc, workload, resume: f.resume.unwrap_or(false), address_token: f.address_token.unwrap_or(false), qlog: f.qlog.unwrap_or(false), udp_socket }))
+    let multipath = if f.paths.is_some() { Some(resolve_multipath(f, paths)?) } else { None };
+    Ok(Some(ConnectionSpec {
+        profile,
+        cc,
+        workload,
+        resume: f.resume.unwrap_or(false),
+        address_token: f.address_token.unwrap_or(false),
+        qlog: f.qlog.unwrap_or(false),
+        udp_socket,
+        multipath,
+    }))
+}
+
+/// The `multipath` table of a flow with `paths` paths (defaults when it is absent).
+fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, FieldError> {
+    let m = f.multipath.clone().unwrap_or_default();
+    let options = m.options.unwrap_or_default();
+    options.validate().map_err(|e| {
+        // The message starts with the field it is about ("rr_packets_per_turn must ...").
+        let fields = ["redundant_min_paths", "rr_packets_per_turn", "blest", "ecf_beta_permille"];
+        let mut at = vec!["flow", f.name.as_str(), "multipath", "options"];
+        if let Some(field) = fields.iter().find(|k| e.0.starts_with(*k)) {
+            at.push(field);
+        }
+        err(&at, e.0)
+    })?;
+    Ok(MultipathParams {
+        paths: u8::try_from(paths).expect("validated: at most 8 paths"),
+        scheduler: m.scheduler.unwrap_or(SchedulerKind::MinRtt),
+        options,
+        ack_path: m.ack_path.unwrap_or(AckPath::Same),
+        failover: m.failover.unwrap_or(FailoverProfile::MpQuic),
+        coupled: m.coupled,
+    })
 }

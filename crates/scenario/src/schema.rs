@@ -5,7 +5,9 @@
 //! choices that need more than one value are tables tagged by `model`.
 
 use multiconn_core::units::{Probability, QueueLimit};
+use multiconn_cc::CoupledKind;
 use multiconn_core::{Bytes, Dur, Rate};
+use multiconn_transport::{AckPath, FailoverProfile, SchedulerKind, SchedulerOptions};
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -118,6 +120,11 @@ pub struct FlowSection {
     pub stop: Option<Dur>,
     /// Link names in order; default: the one link between `from` and `to`.
     pub route: Option<Vec<String>>,
+    /// A multipath flow's paths (quic): 2 to 8 routes, each written like `route`; path 0
+    /// carries the handshake. Instead of `route`.
+    pub paths: Option<Vec<Vec<String>>>,
+    /// How a multipath flow uses its paths; needs `paths` (which alone takes the defaults).
+    pub multipath: Option<MultipathSection>,
     /// TCP/QUIC congestion control: newreno, cubic or bbr (default: the profile's).
     pub cc: Option<String>,
     /// TCP/QUIC implementation profile: a built-in name or a path to a profile TOML file.
@@ -135,6 +142,26 @@ pub struct FlowSection {
     pub response_size: Option<Bytes>,
     /// The receiving host (the `to` node) of a TCP/QUIC flow.
     pub receiver: Option<ReceiverSection>,
+}
+
+/// `[flow.multipath]`: the scheduler and the rules a multipath connection follows. Names are
+/// the models' own (`multiconn_multipath`, `multiconn_cc`), so the error for an unknown one
+/// lists the allowed names.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultipathSection {
+    /// minrtt (default), roundrobin, redundant, selective_redundant, blest, ecf.
+    pub scheduler: Option<SchedulerKind>,
+    /// The path acknowledgements take: "same" (default) or "fastest".
+    pub ack_path: Option<AckPath>,
+    /// Whose path-failure rules: "mp-quic" (default), "picoquic", "xquic", "linux-mptcp".
+    pub failover: Option<FailoverProfile>,
+    /// Coupled congestion control over the paths: "lia", "olia" or "balia"; absent: each path
+    /// has its own controller (`cc`).
+    pub coupled: Option<CoupledKind>,
+    /// `[flow.multipath.options]`: the scheduler knobs (`SchedulerOptions`; absent keys take
+    /// their defaults).
+    pub options: Option<SchedulerOptions>,
 }
 
 /// The receiving host: its UDP socket buffer (QUIC), TCP receive buffer and application reader.

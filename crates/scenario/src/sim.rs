@@ -11,6 +11,13 @@
 //! * TCP/QUIC: the server (`from`) sends on the flow's route, the client (`to`) on the reverse
 //!   route. Datagrams reaching a QUIC client pass its host's UDP socket buffer first; overflow
 //!   is a `udp_buffer` drop. After every input the endpoint is drained of packets and events.
+//! * Multipath flows: every packet follows the route of the path its sending endpoint named
+//!   (`Packet::path`; the forward or reverse route of that path by `Packet::route`). Each end
+//!   watches its own interface on each path — the first link direction it sends on: the
+//!   forward route's for the server, the reverse route's for the client — and is told
+//!   (`Endpoint::on_path_status`) at the exact instants that link's `down` windows start and
+//!   end. These events are scheduled when the world is built, so at any instant they fire
+//!   before whatever else happens then.
 
 use crate::resolve::{Flow, Hop, LinkDirection, Resolved};
 use crate::split::{Arrival, SplitEntity};
@@ -34,6 +41,8 @@ pub enum Event {
     EndpointWake(usize, Role),
     SocketWake(usize),
     SplitWake(usize),
+    /// The interface of `flow`'s endpoint `role` on path `path` went down or came back up.
+    PathStatus { flow: usize, role: Role, path: u8, up: bool },
 }
 
 pub struct LinkState {
@@ -56,8 +65,29 @@ pub struct FlowState {
     pub done_at: Option<Time>,
     /// TCP and QUIC flows.
     pub conn: Option<Box<ConnState>>,
-    /// Per hop of its route: the split entity serving it, if that hop is a split.
-    pub entities: Vec<Option<usize>>,
+    /// Per path, per hop of its forward route: the split entity serving it, if that hop is a
+    /// split.
+    pub entities: Vec<Vec<Option<usize>>>,
+    /// Multipath flows: what each path carried, `[forward, reverse]`; empty otherwise.
+    pub path_traffic: Vec<[PathTraffic; 2]>,
+}
+
+impl FlowState {
+    /// The split entity at hop `hop` of path `path`'s forward route, if that hop is a split.
+    fn entity(&self, path: u8, hop: u16) -> Option<usize> {
+        self.entities.get(path as usize).and_then(|p| p.get(hop as usize)).copied().flatten()
+    }
+}
+
+/// Packets of one direction of one path of a multipath flow, on the wire (headers included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathTraffic {
+    /// Reached the end of the route (the receiving host, before its socket buffer).
+    pub packets_arrived: u64,
+    pub bytes_arrived: u64,
+    /// Dropped on the route's links or split bearers.
+    pub packets_dropped: u64,
+    pub bytes_dropped: u64,
 }
 
 /// One TCP or QUIC connection: its two endpoints, the client host's UDP socket, and what the
@@ -158,17 +188,20 @@ impl World {
                     timer: None,
                     done_at: None,
                     conn: build_connection(FlowId(i as u32), f),
-                    entities: vec![None; f.route.len()],
+                    entities: (0..f.path_count()).map(|p| vec![None; f.hops(p as u8, 0).len()]).collect(),
+                    path_traffic: if f.is_multipath() { vec![Default::default(); f.path_count()] } else { Vec::new() },
                 }
             })
             .collect();
         let mut flows = flows;
         let mut splits = Vec::new();
         for (i, flow) in flows.iter_mut().enumerate() {
-            for (h, hop) in flow.spec.route.iter().enumerate() {
-                if let Hop::Split { split, legs } = *hop {
-                    flow.entities[h] = Some(splits.len());
-                    splits.push(SplitEntity::new(split, &resolved.splits[split], i, h, legs));
+            for p in 0..flow.spec.path_count() {
+                for (h, hop) in flow.spec.hops(p as u8, 0).iter().enumerate() {
+                    if let Hop::Split { split, legs } = *hop {
+                        flow.entities[p][h] = Some(splits.len());
+                        splits.push(SplitEntity::new(split, &resolved.splits[split], i, p as u8, h, legs));
+                    }
                 }
             }
         }
@@ -189,6 +222,9 @@ impl World {
         };
         for e in 0..world.splits.len() {
             world.arm_split(e);
+        }
+        for f in 0..world.flows.len() {
+            world.schedule_path_status(f);
         }
         for f in 0..world.flows.len() {
             if world.flows[f].conn.is_some() {
@@ -244,6 +280,10 @@ impl World {
                 Event::SplitWake(e) => {
                     self.splits[e].timer.fired(now);
                     self.service_split(e, now);
+                }
+                Event::PathStatus { flow, role, path, up } => {
+                    self.conn_mut(flow).endpoint_mut(role).on_path_status(now, path, up);
+                    self.pump(flow, role, now);
                 }
             }
         }
@@ -334,15 +374,13 @@ impl World {
         self.enter_hop(pkt, now);
     }
 
-    /// Hands a packet to the hop of its route it is at (`pkt.hop`): a link, or a split.
+    /// Hands a packet to the hop it is at (`pkt.hop`) of its path's route: a link, or a split.
     fn enter_hop(&mut self, pkt: Packet, now: Time) {
         let f = pkt.flow.0 as usize;
-        let spec = &self.flows[f].spec;
-        let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
-        match route[pkt.hop as usize] {
+        match self.flows[f].spec.hops(pkt.path, pkt.route)[pkt.hop as usize] {
             Hop::Link(l) => self.offer(l, pkt, now),
             Hop::Split { .. } => {
-                let e = self.flows[f].entities[pkt.hop as usize].expect("every split hop has its entity");
+                let e = self.flows[f].entity(pkt.path, pkt.hop).expect("every split hop has its entity");
                 if let Some(pkt) = self.splits[e].enter(now, pkt) {
                     self.split_transmit(e, pkt, now);
                 }
@@ -355,11 +393,14 @@ impl World {
     fn leave_hop(&mut self, mut pkt: Packet, now: Time) {
         pkt.hop += 1;
         let f = pkt.flow.0 as usize;
-        let spec = &self.flows[f].spec;
-        let route = if pkt.route == 0 { &spec.route } else { &spec.reverse_route };
-        if (pkt.hop as usize) < route.len() {
+        if (pkt.hop as usize) < self.flows[f].spec.hops(pkt.path, pkt.route).len() {
             self.enter_hop(pkt, now);
         } else if self.flows[f].conn.is_some() {
+            if let Some(t) = self.flows[f].path_traffic.get_mut(pkt.path as usize) {
+                let t = &mut t[usize::from(pkt.route != 0)];
+                t.packets_arrived += 1;
+                t.bytes_arrived += u64::from(pkt.size);
+            }
             self.arrive_at_endpoint(f, pkt, now);
         } else {
             self.arrive(f, pkt, now);
@@ -379,7 +420,7 @@ impl World {
         self.recorder.link_dropped(now, LinkId(l as u32), cause, pkt.size);
         let f = pkt.flow.0 as usize;
         // Random loss on a split leg is transport loss the split may recover.
-        let Some(pkt) = (match self.flows[f].entities.get(pkt.hop as usize).copied().flatten() {
+        let Some(pkt) = (match self.flows[f].entity(pkt.path, pkt.hop) {
             Some(e) if pkt.route == 0 && cause == DropCause::RandomLoss => {
                 let leg = self.splits[e].leg_of(l);
                 self.splits[e].lost_on_leg(leg, pkt)
@@ -389,9 +430,19 @@ impl World {
             return;
         };
         self.recorder.flow_dropped(now, pkt.flow, cause, pkt.size);
+        self.path_dropped(f, pkt.path, pkt.route, pkt.size);
         if self.flows[f].conn.is_none() {
             self.flows[f].in_flight -= 1;
             self.check_done(f, now);
+        }
+    }
+
+    /// Counts a packet of a multipath flow lost on its path.
+    fn path_dropped(&mut self, f: usize, path: u8, route: u16, size: u32) {
+        if let Some(t) = self.flows[f].path_traffic.get_mut(path as usize) {
+            let t = &mut t[usize::from(route != 0)];
+            t.packets_dropped += 1;
+            t.bytes_dropped += u64::from(size);
         }
     }
 
@@ -401,7 +452,7 @@ impl World {
                 LinkOutput::Delivered { at, pkt } => {
                     self.recorder.link_delivered(at, LinkId(l as u32), pkt.size);
                     let f = pkt.flow.0 as usize;
-                    match self.flows[f].entities.get(pkt.hop as usize).copied().flatten() {
+                    match self.flows[f].entity(pkt.path, pkt.hop) {
                         // Route 0 at a split hop: the packet came over one of its legs.
                         Some(e) if pkt.route == 0 => self.split_receive(e, l, pkt, at),
                         _ => self.leave_hop(pkt, at),
@@ -461,7 +512,7 @@ fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
         resume: spec.resume,
         address_token: spec.address_token,
         qlog: spec.qlog,
-        multipath: None,
+        multipath: spec.multipath.clone(),
     };
     let (client, server) = match f.transport {
         Transport::Quic => multiconn_quic::QuicFactory::new().connect(&params),
@@ -510,6 +561,36 @@ impl World {
         let want = conn.endpoint_mut(role).poll_timeout();
         if let Some(t) = conn.timer_mut(role).arm(want) {
             self.queue.schedule(t, Event::EndpointWake(f, role));
+        }
+    }
+
+    /// Multipath flows: schedules the interface events of both ends on every path. A host's
+    /// interface on a path is the first link direction it sends on (the server's forward route,
+    /// the client's reverse route); a route that starts with a split has no single interface
+    /// and is not watched. Back-to-back down windows are one outage.
+    fn schedule_path_status(&mut self, f: usize) {
+        let spec = &self.flows[f].spec;
+        if !spec.is_multipath() || self.flows[f].conn.is_none() {
+            return;
+        }
+        let mut events = Vec::new();
+        for path in 0..spec.path_count() as u8 {
+            for (role, route) in [(Role::Server, 0), (Role::Client, 1)] {
+                let Some(&Hop::Link(l)) = spec.hops(path, route).first() else { continue };
+                let mut changes: Vec<(Time, bool)> = Vec::new();
+                for &(from, until) in &self.links[l].spec.down.down {
+                    if changes.last() == Some(&(from, true)) {
+                        changes.pop();
+                    } else {
+                        changes.push((from, false));
+                    }
+                    changes.push((until, true));
+                }
+                events.extend(changes.into_iter().map(|(t, up)| (t, Event::PathStatus { flow: f, role, path, up })));
+            }
+        }
+        for (t, event) in events {
+            self.queue.schedule(t, event);
         }
     }
 
@@ -659,6 +740,7 @@ impl World {
                 // Window full or COUNT exhausted: the proxy drops the packet.
                 let f = pkt.flow.0 as usize;
                 self.recorder.flow_dropped(now, pkt.flow, DropCause::PdcpWindow, pkt.size);
+                self.path_dropped(f, pkt.path, pkt.route, pkt.size);
                 if self.flows[f].conn.is_none() {
                     self.flows[f].in_flight -= 1;
                     self.check_done(f, now);
@@ -672,13 +754,14 @@ impl World {
         let mut forward = std::mem::take(&mut self.forward);
         let entity = &mut self.splits[e];
         let leg = entity.leg_of(l);
-        let (flow, size) = (pkt.flow, pkt.size);
+        let (flow, size, path, route) = (pkt.flow, pkt.size, pkt.path, pkt.route);
         let duplicating = matches!(entity.tx_policy(), SplitPolicy::Duplicate);
         if let Arrival::Discarded(outcome) = entity.arrive(now, leg, pkt, &mut forward) {
             let f = flow.0 as usize;
             // A late copy under duplication is the spare copy of a delivered packet, not a loss.
             if outcome == RxOutcome::Late && !duplicating {
                 self.recorder.flow_dropped(now, flow, DropCause::PdcpLate, size);
+                self.path_dropped(f, path, route, size);
             }
             if self.flows[f].conn.is_none() {
                 self.flows[f].in_flight -= 1;
@@ -717,9 +800,9 @@ impl World {
     /// Duplication was switched off: the copies of entity `e`'s PDUs still waiting on the
     /// second leg go (their twins on the first leg carry the data).
     fn discard_copies(&mut self, e: usize, now: Time) {
-        let (flow, hop, l) = (self.splits[e].flow, self.splits[e].hop as u16, self.splits[e].legs[1]);
+        let (flow, path, hop, l) = (self.splits[e].flow, self.splits[e].path, self.splits[e].hop as u16, self.splits[e].legs[1]);
         let mut gone = Vec::new();
-        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.route == 0 && p.hop == hop, &mut gone);
+        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == 0 && p.hop == hop, &mut gone);
         self.splits[e].measures.discarded_copies += gone.len() as u64;
         if self.flows[flow].conn.is_none() {
             self.flows[flow].in_flight -= gone.len() as u64;

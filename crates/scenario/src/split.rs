@@ -54,7 +54,9 @@ pub struct RxMeasures {
 pub struct SplitEntity {
     pub split: usize,
     pub flow: usize,
-    /// The hop of the flow's route this entity serves.
+    /// The path of the flow (0 unless multipath) and the hop of its forward route this entity
+    /// serves.
+    pub path: u8,
     pub hop: usize,
     /// Link directions of the two legs, in the crossing direction.
     pub legs: [usize; 2],
@@ -94,11 +96,12 @@ pub enum Arrival {
 }
 
 impl SplitEntity {
-    pub fn new(split: usize, spec: &Split, flow: usize, hop: usize, legs: [usize; 2]) -> SplitEntity {
+    pub fn new(split: usize, spec: &Split, flow: usize, path: u8, hop: usize, legs: [usize; 2]) -> SplitEntity {
         let tx = Transmitter::new(spec.tx);
         SplitEntity {
             split,
             flow,
+            path,
             hop,
             legs,
             header: tx.header_bytes(),
