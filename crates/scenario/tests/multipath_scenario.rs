@@ -5,7 +5,6 @@
 
 mod common;
 use common::*;
-use multiconn_cc::CoupledKind;
 use multiconn_core::{FlowId, Packet, Time, TransportSample};
 use multiconn_scenario::resolve::{Hop, PathRoutes};
 use multiconn_scenario::sim::World;
@@ -175,7 +174,7 @@ fn each_path_resolves_to_a_forward_and_a_reverse_route() {
 #[test]
 fn the_multipath_table_sets_every_knob() {
     let text = with_multipath(
-        "scheduler = \"ecf\"\nack_path = \"fastest\"\nfailover = \"picoquic\"\ncoupled = \"olia\"\n\
+        "scheduler = \"ecf\"\nack_path = \"fastest\"\nfailover = \"picoquic\"\n\
          [flow.multipath.options]\nunprobed = \"last\"\nskip_initial_path = true\nrr_packets_per_turn = 3\n\
          ecf_beta_permille = 400\nblest = { lambda_initial_permille = 1100 }",
     );
@@ -184,7 +183,9 @@ fn the_multipath_table_sets_every_knob() {
     assert_eq!(mp.scheduler, SchedulerKind::Ecf);
     assert_eq!(mp.ack_path, AckPath::Fastest);
     assert_eq!(mp.failover, FailoverProfile::Picoquic);
-    assert_eq!(mp.coupled, Some(CoupledKind::Olia));
+    assert_eq!(mp.coupled, None);
+    let e = error_of(&with_multipath("coupled = \"olia\""));
+    assert!(e.contains("flow.v2x.multipath.coupled") && e.contains("not wired"), "{e}");
     // mp_quic() differs from the defaults by the three mp-quic quirks; take two of them.
     let mut expected = SchedulerOptions::mp_quic();
     expected.duplicate_on_unprobed = false;
