@@ -504,10 +504,10 @@ impl Connection {
         if let Some(q) = &mut self.qlog {
             q.packet_sent(now, &qp);
         }
-        let acked_paths: Vec<usize> =
-            qp.frames.iter().filter_map(|f| if let Frame::PathAck { path, .. } = f { Some(usize::from(*path)) } else { None }).collect();
-        for q in acked_paths {
-            self.data_rx_mut(q).on_ack_sent();
+        for f in &qp.frames {
+            if let Frame::PathAck { path, .. } = f {
+                self.data_rx_mut(usize::from(*path)).on_ack_sent();
+            }
         }
         let ack_eliciting = qp.is_ack_eliciting();
         let in_flight = qp.counts_in_flight();
