@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, Workload};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::flow_control::{RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
@@ -30,7 +30,7 @@ use crate::qlog::QlogSink;
 use crate::receiver::{AckPolicy, AckState};
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
 use crate::path::{ExtraPath, Multipath, PathMeta};
-use crate::streams::{SendBuffer, Streams};
+use crate::streams::{self, SendBuffer, Streams};
 
 mod multipath;
 
@@ -79,23 +79,26 @@ impl App {
         match self.workload {
             Workload::Download { .. } => 1,
             Workload::Requests { count, .. } => count,
+            Workload::Messages => 0,
         }
     }
     fn parallel(&self) -> u32 {
         match self.workload {
-            Workload::Download { .. } => 1,
+            Workload::Download { .. } | Workload::Messages => 1,
             Workload::Requests { parallel, .. } => parallel.max(1),
         }
     }
     fn request_size(&self) -> u64 {
         match self.workload {
             Workload::Download { request_size, .. } | Workload::Requests { request_size, .. } => request_size,
+            Workload::Messages => 0,
         }
     }
     fn response_size(&self) -> Option<u64> {
         match self.workload {
             Workload::Download { size, .. } => size,
             Workload::Requests { response_size, .. } => Some(response_size),
+            Workload::Messages => Some(0),
         }
     }
 }
@@ -136,6 +139,10 @@ pub struct Connection {
     probe_contents: Vec<SentContent>,
     /// Paths beyond 0 and the scheduler; `None` for a single-path connection.
     mp: Option<Box<Multipath>>,
+    /// Server-initiated unidirectional streams opened so far (the messages workload).
+    uni_opened: u64,
+    /// In-order progress of the peer's unidirectional streams, not yet drained.
+    progress: Vec<StreamProgress>,
 }
 
 fn mds_for(params: &ConnectionParams) -> usize {
@@ -239,6 +246,8 @@ impl Connection {
             hs_events: Vec::new(),
             probe_contents: Vec::new(),
             mp,
+            uni_opened: 0,
+            progress: Vec::new(),
         }
     }
 
@@ -271,6 +280,21 @@ impl Connection {
     }
 
     // ---------------------------------------------------------------- start and application
+
+    /// A unidirectional stream this (server) endpoint opened and may write on.
+    fn local_uni_stream(&mut self, id: u64) -> Result<&mut streams::Stream, AppError> {
+        if self.role != Role::Server {
+            return Err(AppError::WrongRole);
+        }
+        if !(streams::is_unidirectional(id) && streams::is_server_initiated(id)) || id >= 4 * self.uni_opened {
+            return Err(AppError::UnknownStream(id));
+        }
+        // A finished stream whose data was all acknowledged is closed and forgotten.
+        if self.streams.is_closed(id) {
+            return Err(AppError::Finished(id));
+        }
+        self.streams.get_mut(id).ok_or(AppError::UnknownStream(id))
+    }
 
     fn maybe_start(&mut self, now: Time) {
         if self.started || self.role != Role::Client || now < self.start {
@@ -309,6 +333,11 @@ impl Connection {
 
     /// All incoming data of stream `id` was delivered.
     fn on_stream_received(&mut self, id: u64) {
+        if streams::is_unidirectional(id) {
+            // A message stream: nothing to answer.
+            self.maybe_close(id);
+            return;
+        }
         match self.role {
             Role::Server => {
                 let size = self.app.response_size();
@@ -334,8 +363,18 @@ impl Connection {
 
     fn maybe_close(&mut self, id: u64) {
         if let Some(s) = self.streams.get(id) {
-            let sent_all = self.role == Role::Client || s.send.end().is_some();
-            if s.recv.is_complete() && s.recv_reported && sent_all && s.send.is_done() {
+            let done = if streams::is_unidirectional(id) {
+                // One half only: the sender's or the receiver's.
+                if streams::is_server_initiated(id) == (self.role == Role::Server) {
+                    s.send.is_done()
+                } else {
+                    s.recv.is_complete() && s.recv_reported
+                }
+            } else {
+                let sent_all = self.role == Role::Client || s.send.end().is_some();
+                s.recv.is_complete() && s.recv_reported && sent_all && s.send.is_done()
+            };
+            if done {
                 self.streams.close(id);
             }
         }
@@ -437,7 +476,7 @@ impl Connection {
                 }
                 self.hs_events = evs;
             }
-            Frame::Stream { id, offset, len, fin } => self.on_stream_frame(*id, *offset, *len as u64, *fin),
+            Frame::Stream { id, offset, len, fin } => self.on_stream_frame(now, *id, *offset, *len as u64, *fin),
             Frame::MaxData(v) => {
                 if self.conn_send.raise(*v) {
                     self.streams.unblock_connection();
@@ -482,9 +521,13 @@ impl Connection {
         }
     }
 
-    fn on_stream_frame(&mut self, id: u64, offset: u64, len: u64, fin: bool) {
+    fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
         let exists = self.streams.get(id).is_some();
-        if !exists && (self.role == Role::Client || self.streams.is_closed(id)) {
+        // Only the peer opens streams by sending on them (RFC 9000 §2.1: bit 0 names the
+        // initiator), and nobody receives on a unidirectional stream it opened.
+        let opened_here = streams::is_server_initiated(id) == (self.role == Role::Server);
+        let receivable = !(opened_here && streams::is_unidirectional(id));
+        if !receivable || (!exists && (opened_here || self.streams.is_closed(id))) {
             // Late duplicate for a finished stream, or a stream we never opened.
             if !self.streams.is_closed(id) {
                 self.stats.invalid_frames += 1;
@@ -517,6 +560,9 @@ impl Connection {
         let complete = s.recv.is_complete() && !s.recv_reported;
         if complete {
             s.recv_reported = true;
+        }
+        if delivered > 0 && streams::is_unidirectional(id) {
+            self.progress.push(StreamProgress { stream: id, delivered: s.recv.delivered(), at: now });
         }
         if delivered > 0 {
             self.stats.delivered += delivered;
@@ -1144,6 +1190,41 @@ impl Endpoint for Connection {
 
     fn path_stats(&self, out: &mut Vec<multiconn_transport::PathStats>) {
         self.mp_path_stats(out);
+    }
+
+    fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {
+        if self.role != Role::Server {
+            return Err(AppError::WrongRole);
+        }
+        // Server-initiated unidirectional: ids 3, 7, 11, ... (RFC 9000 §2.1).
+        let id = 4 * self.uni_opened + 3;
+        let s = self.streams.get_or_open(id).ok_or(AppError::UnknownStream(id))?;
+        s.urgent = options.urgent;
+        s.redundant = options.redundant;
+        self.uni_opened += 1;
+        self.streams.set_priority(id, options.priority);
+        Ok(id)
+    }
+
+    fn write(&mut self, stream: u64, bytes: u64) -> Result<(), AppError> {
+        let s = self.local_uni_stream(stream)?;
+        if s.send.is_finished() {
+            return Err(AppError::Finished(stream));
+        }
+        s.send.write(bytes);
+        self.streams.schedule(stream);
+        Ok(())
+    }
+
+    fn finish(&mut self, stream: u64) -> Result<(), AppError> {
+        let s = self.local_uni_stream(stream)?;
+        s.send.finish();
+        self.streams.schedule(stream);
+        Ok(())
+    }
+
+    fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
+        out.append(&mut self.progress);
     }
 
     fn cc_state(&self) -> &'static str {

@@ -60,6 +60,10 @@ impl SendBuffer {
     pub fn end(&self) -> Option<u64> {
         self.end
     }
+    /// The application closed the stream: nothing more can be written.
+    pub fn is_finished(&self) -> bool {
+        self.fin
+    }
     /// New data sent up to here.
     pub fn sent_offset(&self) -> u64 {
         self.next
@@ -258,10 +262,13 @@ impl Stream {
     }
 }
 
-/// Client-initiated bidirectional streams (ids 0, 4, 8, ...) and the send scheduler.
+/// The streams of a connection, of all four types (RFC 9000 §2.1), and the send scheduler.
+/// The workloads use client-initiated bidirectional streams (ids 0, 4, 8, ...: requests and
+/// responses) and server-initiated unidirectional ones (ids 3, 7, 11, ...: messages).
 #[derive(Clone, Debug)]
 pub struct Streams {
-    streams: Vec<Slot>,
+    /// Index: the stream type (the id's two low bits), then `id >> 2`.
+    streams: [Vec<Slot>; 4],
     /// (priority, round-robin queue of stream ids), ascending priority.
     levels: Vec<(u8, VecDeque<u64>)>,
     send_window: u64,
@@ -284,47 +291,67 @@ pub fn is_client_bidi(id: u64) -> bool {
     id & 0x3 == 0
 }
 
+/// Unidirectional stream ids have bit 1 set (RFC 9000 §2.1).
+pub fn is_unidirectional(id: u64) -> bool {
+    id & 0x2 != 0
+}
+
+/// Streams the server opens have bit 0 set (RFC 9000 §2.1).
+pub fn is_server_initiated(id: u64) -> bool {
+    id & 0x1 != 0
+}
+
+/// Ids beyond this index (`id >> 2`) are refused as implausible.
+const MAX_STREAM_INDEX: u64 = 1 << 24;
+
 impl Streams {
     /// `send_window`: the peer's initial_max_stream_data; `recv_window`: ours.
     pub fn new(send_window: u64, recv_window: u64, update_fraction: f64) -> Streams {
-        Streams { streams: Vec::new(), levels: Vec::new(), send_window, recv_window, update_fraction, conn_blocked: Vec::new(), live: 0 }
+        Streams { streams: Default::default(), levels: Vec::new(), send_window, recv_window, update_fraction, conn_blocked: Vec::new(), live: 0 }
+    }
+
+    fn slot(&self, id: u64) -> Option<&Slot> {
+        self.streams[(id & 0x3) as usize].get((id >> 2) as usize)
+    }
+    fn slot_mut(&mut self, id: u64) -> Option<&mut Slot> {
+        self.streams[(id & 0x3) as usize].get_mut((id >> 2) as usize)
     }
 
     pub fn get(&self, id: u64) -> Option<&Stream> {
-        match self.streams.get((id >> 2) as usize) {
-            Some(Slot::Open(s)) if is_client_bidi(id) => Some(s),
+        match self.slot(id) {
+            Some(Slot::Open(s)) => Some(s),
             _ => None,
         }
     }
     pub fn get_mut(&mut self, id: u64) -> Option<&mut Stream> {
-        match self.streams.get_mut((id >> 2) as usize) {
-            Some(Slot::Open(s)) if is_client_bidi(id) => Some(s),
+        match self.slot_mut(id) {
+            Some(Slot::Open(s)) => Some(s),
             _ => None,
         }
     }
     /// The stream was opened and closed since.
     pub fn is_closed(&self, id: u64) -> bool {
-        matches!(self.streams.get((id >> 2) as usize), Some(Slot::Closed))
+        matches!(self.slot(id), Some(Slot::Closed))
     }
     /// Number of open streams.
     pub fn live(&self) -> usize {
         self.live
     }
 
-    /// The stream `id`, created (with an empty send side) if it does not exist; `None` for ids
-    /// this model does not use (not client-initiated bidirectional), closed streams and
-    /// implausibly large ids.
+    /// The stream `id`, created (with an empty send side) if it does not exist; `None` for
+    /// closed streams and implausibly large ids.
     pub fn get_or_open(&mut self, id: u64) -> Option<&mut Stream> {
-        if !is_client_bidi(id) || (id >> 2) > (1 << 24) {
+        if (id >> 2) > MAX_STREAM_INDEX {
             return None;
         }
         let idx = (id >> 2) as usize;
-        if self.streams.len() <= idx {
-            self.streams.resize_with(idx + 1, || Slot::Unused);
+        let slots = &mut self.streams[(id & 0x3) as usize];
+        if slots.len() <= idx {
+            slots.resize_with(idx + 1, || Slot::Unused);
         }
-        if matches!(self.streams[idx], Slot::Unused) {
+        if matches!(slots[idx], Slot::Unused) {
             self.live += 1;
-            self.streams[idx] = Slot::Open(Box::new(Stream {
+            slots[idx] = Slot::Open(Box::new(Stream {
                 id,
                 priority: 0,
                 urgent: false,
@@ -343,7 +370,7 @@ impl Streams {
 
     /// Forgets a stream whose both halves are finished.
     pub fn close(&mut self, id: u64) {
-        if let Some(slot) = self.streams.get_mut((id >> 2) as usize) {
+        if let Some(slot) = self.slot_mut(id) {
             if matches!(slot, Slot::Open(_)) {
                 *slot = Slot::Closed;
                 self.live -= 1;
@@ -417,9 +444,9 @@ impl Streams {
         }
     }
 
-    /// Ids of live streams, ascending.
+    /// Ids of live streams: by type, then ascending.
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.streams.iter().filter_map(|s| match s {
+        self.streams.iter().flatten().filter_map(|s| match s {
             Slot::Open(s) => Some(s.id),
             _ => None,
         })

@@ -1,5 +1,6 @@
 //! Runs a scenario file to the end and prints events/s, simulated/wall time and peak memory:
 //! `cargo run --release -p multiconn-scenario --example run_scenario -- FILE [KEY=VALUE ...]`.
+//! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's summary.
 
 use multiconn_scenario::{load, Origin, Simulation};
 use std::path::Path;
@@ -40,6 +41,11 @@ fn main() {
     let sim_s = sim.now().as_secs_f64();
     let out = sim.finish();
     let summary: serde_json::Value = serde_json::from_str(&out.summary_json).expect("summary is JSON");
+    if std::env::var_os("MULTICONN_PRINT_FLOWS").is_some() {
+        for f in summary["flows"].as_array().into_iter().flatten() {
+            println!("{f}");
+        }
+    }
     let flow = &summary["flows"][0];
     let packets: u64 = summary["links"].as_array().map_or(0, |ls| ls.iter().filter_map(|l| l["packets_delivered"].as_u64()).sum());
     println!(

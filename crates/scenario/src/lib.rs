@@ -8,6 +8,7 @@
 //! * [`RunOutput`] carries the summary (JSON) and the time-series columns ([`report`]).
 
 pub mod diagnostics;
+pub mod messages;
 pub mod overrides;
 pub mod qlog;
 pub mod report;
@@ -155,6 +156,9 @@ pub struct RunOutput {
     pub columns: Vec<(String, Column)>,
     /// qlog files of the QUIC flows that asked for them.
     pub qlog: Vec<qlog::QlogFile>,
+    /// The message table (app = "messages" flows), one entry per column in the order of
+    /// [`messages::TABLE_COLUMNS`]; empty when no flow sends messages.
+    pub messages: Vec<(String, Column)>,
 }
 
 /// The seed used when neither the command line nor the scenario gives one.
@@ -203,6 +207,7 @@ impl Simulation {
         let end = self.world.end_time();
         let summary = report::summary(&self.world, &self.name, self.seed, end);
         let columns = report::timeseries(&mut self.world, end);
+        let messages = report::messages(&self.world);
         let mut qlogs = Vec::new();
         for f in &self.world.flows {
             if let (Some(conn), Some(spec)) = (&f.conn, &f.spec.connection) {
@@ -212,6 +217,6 @@ impl Simulation {
                 }
             }
         }
-        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs }
+        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs, messages }
     }
 }

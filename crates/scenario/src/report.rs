@@ -5,6 +5,7 @@
 //! finished and nothing left in the network), or to the end of the run. A link's utilization
 //! is the bits it delivered over the bits its rate model could have carried in the run.
 
+use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
 use crate::Column;
@@ -86,6 +87,13 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 _ => {
                     m.insert("reordered_packets".into(), json!(f.sink.reordered));
                 }
+            }
+            if let Some(log) = &f.messages {
+                m.insert("messages".into(), log.summary());
+                // Seed 004's bandwidth efficiency: application bytes delivered over the bytes
+                // the sender put on the wire (headers, retransmissions and copies included).
+                let efficiency = (total.bytes_sent > 0).then(|| tidy(total.bytes_delivered as f64 / total.bytes_sent as f64));
+                m.insert("bandwidth_efficiency".into(), json!(efficiency));
             }
             if f.spec.is_multipath() {
                 m.insert("paths".into(), paths_json(world, f));
@@ -259,6 +267,20 @@ pub const COLUMNS: [&str; 19] = [
 ];
 
 /// One row per (entity, bin): every flow's bins, then every link direction's.
+/// One row per message of every message flow; no columns when the run has none.
+pub fn messages(world: &World) -> Vec<(String, Column)> {
+    if world.flows.iter().all(|f| f.messages.is_none()) {
+        return Vec::new();
+    }
+    let mut table = MessageTable::default();
+    for f in &world.flows {
+        if let Some(log) = &f.messages {
+            log.append_rows(&f.spec.name, &mut table);
+        }
+    }
+    table.into_columns()
+}
+
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let (flow_rows, link_rows) = world.recorder.finish(end);
     let mut time_s = Vec::new();

@@ -16,7 +16,8 @@ use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat,
 use multiconn_cc::CcKind;
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitPolicy, TransmitterConfig};
 use multiconn_transport::profile::TransportKind;
-use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind, UdpSocketConfig, Workload};
+use crate::messages::{MessageKind, MessageSource, BACKGROUND_SIZE, PRIORITY_DEADLINE, PRIORITY_INTERVAL, PRIORITY_SIZE};
+use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind, StreamOptions, UdpSocketConfig, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -81,6 +82,8 @@ pub struct Flow {
     pub extra_paths: Vec<PathRoutes>,
     /// TCP and QUIC flows: the connection's settings.
     pub connection: Option<ConnectionSpec>,
+    /// app = "messages": the message sources.
+    pub messages: Vec<MessageSource>,
 }
 
 /// The two routes of one path of a multipath flow.
@@ -440,7 +443,12 @@ fn resolve_flow(
         (AppKind::Requests, _) if f.transport == Transport::Udp => {
             return Err(err(&path("app"), "app \"requests\" needs a transport with streams: transport = \"tcp\" or \"quic\""))
         }
-        (AppKind::Requests, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate")),
+        (AppKind::Messages, _) if f.transport != Transport::Quic => {
+            return Err(err(&path("app"), format!("app \"messages\" writes each source on its own stream, which needs transport = \"quic\"; this flow is {}", f.transport.name())))
+        }
+        (AppKind::Requests | AppKind::Messages, Some(_)) => {
+            return Err(err(&path("rate"), "only a cbr flow has a rate (a message source takes its own, in [[flow.messages]])"))
+        }
         (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
         (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
         (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
@@ -519,6 +527,7 @@ fn resolve_flow(
         return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
     }
     let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
+    let messages = resolve_messages(f, file.run.duration)?;
     Ok(Flow {
         name: f.name.clone(),
         transport: f.transport,
@@ -532,7 +541,75 @@ fn resolve_flow(
         reverse_route,
         extra_paths,
         connection,
+        messages,
     })
+}
+
+/// The message sources of an app = "messages" flow (empty for other apps).
+fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<MessageSource>, FieldError> {
+    let name = f.name.as_str();
+    let sections = match (f.app, &f.messages) {
+        (AppKind::Messages, Some(m)) if !m.is_empty() => m,
+        (AppKind::Messages, _) => {
+            return Err(err(&["flow", name, "messages"], "app = \"messages\" needs at least one source: [[flow.messages]] with kind = \"priority\" or \"background\""))
+        }
+        (_, Some(_)) => return Err(err(&["flow", name, "messages"], "only app = \"messages\" takes message sources")),
+        (_, None) => return Ok(Vec::new()),
+    };
+    let mut out: Vec<MessageSource> = Vec::new();
+    for (i, m) in sections.iter().enumerate() {
+        let index = format!("messages[{i}]");
+        let path = |field: &'static str| vec!["flow", name, index.as_str(), field];
+        let priority = m.kind == MessageKind::Priority;
+        let source_name = m.name.clone().unwrap_or_else(|| m.kind.name().to_string());
+        if !valid_name(&source_name) {
+            return Err(err(&path("name"), format!("\"{source_name}\" is not a valid name: use letters, digits, '_' and '-'")));
+        }
+        if out.iter().any(|o| o.name == source_name) {
+            return Err(err(&path("name"), format!("two sources are named \"{source_name}\"; give each its own name")));
+        }
+        let size = m.size.map_or(if priority { PRIORITY_SIZE } else { BACKGROUND_SIZE }, |b| b.0);
+        if size == 0 {
+            return Err(err(&path("size"), "a message needs at least 1 B"));
+        }
+        let interval = match (m.interval, m.rate) {
+            (Some(_), Some(_)) => return Err(err(&path("rate"), "give either interval or rate, not both")),
+            (Some(i), None) if i == Dur::ZERO => return Err(err(&path("interval"), "the interval must be positive, e.g. \"100 ms\"")),
+            (Some(i), None) => i,
+            (None, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "the rate must be positive, e.g. \"2 Mbit/s\"")),
+            (None, Some(r)) => r.tx_time(size),
+            (None, None) if priority => PRIORITY_INTERVAL,
+            (None, None) => return Err(err(&path("rate"), "a background source needs a rate (e.g. rate = \"2 Mbit/s\") or an interval")),
+        };
+        if m.count == Some(0) {
+            return Err(err(&path("count"), "at least one message (leave count out to write until the run ends)"));
+        }
+        if m.duration == Some(Dur::ZERO) {
+            return Err(err(&path("duration"), "the duration must be positive"));
+        }
+        if m.count.is_none() && m.duration.is_none() && run_duration.is_none() {
+            return Err(err(&path("count"), "this source would never stop: give count or duration, or run.duration"));
+        }
+        if m.deadline == Some(Dur::ZERO) {
+            return Err(err(&path("deadline"), "the deadline must be positive, e.g. \"100 ms\""));
+        }
+        out.push(MessageSource {
+            name: source_name,
+            kind: m.kind,
+            size,
+            interval,
+            start: m.start.unwrap_or(Dur::ZERO),
+            count: m.count,
+            duration: m.duration,
+            options: StreamOptions {
+                priority: m.priority.unwrap_or(if priority { 0 } else { 1 }),
+                urgent: m.urgent.unwrap_or(priority),
+                redundant: m.redundant.unwrap_or(priority),
+            },
+            deadline: m.deadline.or(priority.then_some(PRIORITY_DEADLINE)),
+        });
+    }
+    Ok(out)
 }
 
 /// Resolves the routes of one flow: its `route`, or each of its `paths`.
@@ -802,6 +879,20 @@ fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Resul
                 return Err(err(&path("response_size"), "responses must be at least 1 B"));
             }
             Workload::Requests { count, parallel, request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0), response_size: response.0 }
+        }
+        AppKind::Messages => {
+            for (field, set) in [
+                ("size", f.size.is_some()),
+                ("requests", f.requests.is_some()),
+                ("parallel", f.parallel.is_some()),
+                ("request_size", f.request_size.is_some()),
+                ("response_size", f.response_size.is_some()),
+            ] {
+                if set {
+                    return Err(err(&path(field), "app = \"messages\" sends what its [[flow.messages]] sources write; this setting belongs to bulk or requests"));
+                }
+            }
+            Workload::Messages
         }
         AppKind::Cbr => unreachable!("cbr over tcp/quic is refused before"),
     };

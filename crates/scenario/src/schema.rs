@@ -8,6 +8,7 @@ use multiconn_core::units::{Probability, QueueLimit};
 use multiconn_cc::CoupledKind;
 use multiconn_core::{Bytes, Dur, Rate};
 use multiconn_transport::{AckPath, FailoverProfile, SchedulerKind, SchedulerOptions};
+pub use crate::messages::MessageKind;
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -90,6 +91,8 @@ pub enum AppKind {
     Cbr,
     /// Requests and responses over several streams (TCP, QUIC).
     Requests,
+    /// Timestamped messages from periodic sources, one stream each (QUIC): `[[flow.messages]]`.
+    Messages,
 }
 
 impl AppKind {
@@ -98,6 +101,7 @@ impl AppKind {
             AppKind::Bulk => "bulk",
             AppKind::Cbr => "cbr",
             AppKind::Requests => "requests",
+            AppKind::Messages => "messages",
         }
     }
 }
@@ -142,6 +146,39 @@ pub struct FlowSection {
     pub response_size: Option<Bytes>,
     /// The receiving host (the `to` node) of a TCP/QUIC flow.
     pub receiver: Option<ReceiverSection>,
+    /// app = "messages": the message sources, one stream each.
+    pub messages: Option<Vec<MessageSourceSection>>,
+}
+
+/// `[[flow.messages]]`: one periodic message source of an app = "messages" flow (seed 004
+/// §7.2.3). Absent values take the kind's defaults: priority = 1200 B every 100 ms, packed
+/// first, urgent, redundant, 100 ms deadline; background = 12500 B chunks at `rate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSourceSection {
+    pub kind: MessageKind,
+    /// Default: the kind's name (names must be unique within the flow).
+    pub name: Option<String>,
+    pub size: Option<Bytes>,
+    /// Time between messages; or `rate`, from which the interval follows (size · 8 / rate).
+    pub interval: Option<Dur>,
+    pub rate: Option<Rate>,
+    /// First message this long after the sending application can first send (default 0).
+    pub start: Option<Dur>,
+    /// Stop after this many messages.
+    pub count: Option<u64>,
+    /// Stop writing this long after the first message.
+    pub duration: Option<Dur>,
+    /// Packing order: lower first (default: priority 0, background 1).
+    pub priority: Option<u8>,
+    /// Priority data in seed 004's sense: with the multipath option `priority_ignores_cwnd`
+    /// not held back by a path's congestion window (default: true for priority).
+    pub urgent: Option<bool>,
+    /// Sent on every usable path by the selective redundant scheduler (default: true for
+    /// priority).
+    pub redundant: Option<bool>,
+    /// For the summary's reliability P(OWD < deadline) (default: 100 ms for priority).
+    pub deadline: Option<Dur>,
 }
 
 /// `[flow.multipath]`: the scheduler and the rules a multipath connection follows. Names are

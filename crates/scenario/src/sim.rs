@@ -24,7 +24,8 @@ use crate::split::{Arrival, SplitEntity};
 use crate::schema::{AppKind, Transport};
 use multiconn_app::{SourceConfig, Traffic, UdpSink, UdpSource};
 use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time, TransportSample};
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, TransportFactory, UdpSocket};
+use crate::messages::MessageLog;
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, StreamProgress, TransportFactory, UdpSocket};
 use multiconn_engine::{EventQueue, LazyTimer, TimerId};
 use multiconn_link::delay::Delayed;
 use multiconn_link::loss::{LossModel, Lossy};
@@ -43,6 +44,8 @@ pub enum Event {
     SplitWake(usize),
     /// The interface of `flow`'s endpoint `role` on path `path` went down or came back up.
     PathStatus { flow: usize, role: Role, path: u8, up: bool },
+    /// A message of `flow` is due at its sending application.
+    MessageWake(usize),
 }
 
 pub struct LinkState {
@@ -70,6 +73,9 @@ pub struct FlowState {
     pub entities: Vec<Vec<Option<usize>>>,
     /// Multipath flows: what each path carried, `[forward, reverse]`; empty otherwise.
     pub path_traffic: Vec<[PathTraffic; 2]>,
+    /// app = "messages": the sources and their messages.
+    pub messages: Option<MessageLog>,
+    message_timer: LazyTimer,
 }
 
 impl FlowState {
@@ -127,6 +133,8 @@ pub struct World {
     outbox: Vec<Packet>,
     /// Scratch space for packets a split entity passes on.
     forward: Vec<Packet>,
+    /// Scratch space for the stream progress a client reports.
+    progress: Vec<StreamProgress>,
 }
 
 fn build_link(spec: &LinkDirection, seed: u64) -> Box<dyn Link + Send> {
@@ -166,7 +174,7 @@ impl World {
             .enumerate()
             .map(|(i, f)| {
                 let traffic = match f.app {
-                    AppKind::Bulk | AppKind::Requests => Traffic::Bulk,
+                    AppKind::Bulk | AppKind::Requests | AppKind::Messages => Traffic::Bulk,
                     AppKind::Cbr => Traffic::Cbr(f.cbr_rate.expect("validated: cbr flows have a rate")),
                 };
                 if f.app == AppKind::Bulk && f.connection.is_none() {
@@ -190,6 +198,8 @@ impl World {
                     conn: build_connection(FlowId(i as u32), f),
                     entities: (0..f.path_count()).map(|p| vec![None; f.hops(p as u8, 0).len()]).collect(),
                     path_traffic: if f.is_multipath() { vec![Default::default(); f.path_count()] } else { Vec::new() },
+                    messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
+                    message_timer: LazyTimer::default(),
                 }
             })
             .collect();
@@ -219,6 +229,7 @@ impl World {
             flows_done: 0,
             outbox: Vec::new(),
             forward: Vec::new(),
+            progress: Vec::new(),
         };
         for e in 0..world.splits.len() {
             world.arm_split(e);
@@ -284,6 +295,10 @@ impl World {
                 Event::PathStatus { flow, role, path, up } => {
                     self.conn_mut(flow).endpoint_mut(role).on_path_status(now, path, up);
                     self.pump(flow, role, now);
+                }
+                Event::MessageWake(f) => {
+                    self.flows[f].message_timer.fired(now);
+                    self.write_messages(f, now);
                 }
             }
         }
@@ -619,12 +634,17 @@ impl World {
             self.enter_hop(pkt, now);
         }
         self.outbox = outbox;
+        let mut sender_ready = false;
         loop {
             let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
             let Some(event) = conn.endpoint_mut(role).poll_event() else { break };
-            if role == Role::Client {
-                self.client_event(f, event, now);
+            match role {
+                Role::Client => self.client_event(f, event, now),
+                Role::Server => sender_ready |= event == AppEvent::CanSend,
             }
+        }
+        if role == Role::Client && self.flows[f].messages.is_some() {
+            self.read_messages(f, now);
         }
         let conn = self.flows[f].conn.as_deref_mut().expect("transport flow");
         match role {
@@ -644,6 +664,46 @@ impl World {
             }
         }
         self.arm_endpoint(f, role);
+        if sender_ready && self.flows[f].messages.is_some() {
+            let flow = &mut self.flows[f];
+            let log = flow.messages.as_mut().expect("checked");
+            let server = flow.conn.as_deref_mut().expect("transport flow").server.as_mut();
+            log.begin(now, server).expect("validated: message flows are quic, whose servers open streams");
+            self.write_messages(f, now);
+        }
+    }
+
+    /// Writes the messages due now at the sending application, sends them and waits for the
+    /// next.
+    fn write_messages(&mut self, f: usize, now: Time) {
+        let flow = &mut self.flows[f];
+        let log = flow.messages.as_mut().expect("message events concern message flows");
+        let server = flow.conn.as_deref_mut().expect("transport flow").server.as_mut();
+        let wrote = log.write_due(now, server).expect("validated: message flows are quic, whose servers take writes");
+        let want = log.next_due();
+        if let Some(t) = flow.message_timer.arm(want) {
+            self.queue.schedule(t, Event::MessageWake(f));
+        }
+        if wrote {
+            self.pump(f, Role::Server, now);
+        }
+    }
+
+    /// The receiving application reads what arrived of the messages; the flow is done once
+    /// every source stopped and all their messages arrived.
+    fn read_messages(&mut self, f: usize, now: Time) {
+        let flow = &mut self.flows[f];
+        let log = flow.messages.as_mut().expect("checked");
+        let mut progress = std::mem::take(&mut self.progress);
+        flow.conn.as_deref_mut().expect("transport flow").client.drain_progress(&mut progress);
+        for p in progress.drain(..) {
+            log.on_progress(&p);
+        }
+        self.progress = progress;
+        if log.is_complete() && flow.done_at.is_none() {
+            flow.done_at = Some(now);
+            self.flows_done += 1;
+        }
     }
 
     fn client_event(&mut self, f: usize, event: AppEvent, now: Time) {

@@ -50,6 +50,9 @@ impl Plan {
                 request_size,
                 response_size: Some(response_size),
             },
+            // The application writes itself (Endpoint::write), which TCP endpoints refuse:
+            // nothing is requested.
+            Workload::Messages => Plan { count: 0, parallel: 1, request_size: 0, response_size: Some(0) },
         }
     }
 }

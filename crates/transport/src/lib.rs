@@ -31,6 +31,44 @@ pub enum Workload {
     /// outstanding, each on its own stream (QUIC) or in turn on the one byte stream (TCP);
     /// the server answers each with `response_size` bytes.
     Requests { count: u32, parallel: u32, request_size: u64, response_size: u64 },
+    /// The server's application opens streams and writes messages on them itself
+    /// ([`Endpoint::open_stream`], [`Endpoint::write`]); the client's reads what arrives
+    /// ([`Endpoint::drain_progress`]). The connection only carries them.
+    Messages,
+}
+
+/// How the application wants a stream it opens to be sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Packing order: streams of a lower level go first; round-robin within a level.
+    pub priority: u8,
+    /// A priority stream in the sense of seed 004 §6.3 (V2X messages): with the multipath
+    /// option `priority_ignores_cwnd`, its data is not held back by a path's congestion window.
+    pub urgent: bool,
+    /// Multipath: the selective redundant scheduler sends this stream's data on every usable
+    /// path.
+    pub redundant: bool,
+}
+
+/// The receiving application got stream `stream` in order up to byte `delivered` at `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamProgress {
+    pub stream: u64,
+    pub delivered: u64,
+    pub at: Time,
+}
+
+/// Why an application call on an endpoint was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    #[error("this transport has no application-opened streams (only quic carries the messages workload)")]
+    Unsupported,
+    #[error("the messages workload's streams are opened by the server (the flow's sender)")]
+    WrongRole,
+    #[error("stream {0} is not a stream this endpoint opened")]
+    UnknownStream(u64),
+    #[error("stream {0} was finished; nothing more can be written on it")]
+    Finished(u64),
 }
 
 /// What the applications observe, polled from the endpoint where it happens.
@@ -133,6 +171,23 @@ pub trait Endpoint: Send {
     /// Per-path counters of a multipath endpoint, one entry per path it has opened; nothing
     /// for single-path endpoints.
     fn path_stats(&self, _out: &mut Vec<PathStats>) {}
+    /// Workload [`Workload::Messages`], server: opens a unidirectional stream to the client
+    /// and returns its id.
+    fn open_stream(&mut self, _options: StreamOptions) -> Result<u64, AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// Workload [`Workload::Messages`], server: the application writes `bytes` more on
+    /// `stream`. Poll the endpoint afterwards.
+    fn write(&mut self, _stream: u64, _bytes: u64) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// Workload [`Workload::Messages`], server: no more writes on `stream` (a FIN follows).
+    fn finish(&mut self, _stream: u64) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// Workload [`Workload::Messages`], client: in-order progress of the streams the server
+    /// opened, since the last call, oldest first.
+    fn drain_progress(&mut self, _out: &mut Vec<StreamProgress>) {}
 }
 
 /// One path of a multipath endpoint, as reported at the end of a run.

@@ -1,0 +1,312 @@
+//! Message workloads (app = "messages"): periodic message sources at the sender's application
+//! and the one-way delay of every message at the receiver's.
+//!
+//! Traffic models of seed 004 (Mogensen & Markmøller, §7.2.3): V2X priority messages (1200 B
+//! every 100 ms, one stream, packed first, duplicated by the selective redundant scheduler) and
+//! background data (chunks of 12500 B at the interval that gives the chosen bit rate). Each
+//! source writes on its own server-initiated unidirectional stream; a message is *sent* when
+//! the application hands it to the connection and *received* when the receiving application
+//! has it whole, in order (seed 004 §1.2: OWD = timeReceived − timeSent at the application).
+//!
+//! A source starts `start` after the sending application can first send (the server's
+//! handshake keys), writes one message per `interval`, and stops after `count` messages,
+//! after `duration`, or at the flow's `stop`, whichever comes first; it then finishes its
+//! stream. The flow is done when every source stopped and all their messages were received.
+
+use multiconn_core::{Dur, Time};
+use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::Column;
+
+/// What a message source carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// Deadline traffic (V2X): urgent and redundant by default, with a 100 ms deadline.
+    Priority,
+    /// Bulk data in chunks.
+    Background,
+}
+
+impl MessageKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::Priority => "priority",
+            MessageKind::Background => "background",
+        }
+    }
+}
+
+/// Seed 004's V2X message: 1200 B every 100 ms, due within 100 ms.
+pub const PRIORITY_SIZE: u64 = 1200;
+pub const PRIORITY_INTERVAL: Dur = Dur::from_millis(100);
+pub const PRIORITY_DEADLINE: Dur = Dur::from_millis(100);
+/// Seed 004's background chunk: 100 kbit.
+pub const BACKGROUND_SIZE: u64 = 12_500;
+
+/// One resolved message source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageSource {
+    pub name: String,
+    pub kind: MessageKind,
+    pub size: u64,
+    pub interval: Dur,
+    /// After the sending application can first send.
+    pub start: Dur,
+    pub count: Option<u64>,
+    /// How long it writes, from its first message.
+    pub duration: Option<Dur>,
+    pub options: StreamOptions,
+    /// For the summary's reliability: P(OWD < deadline).
+    pub deadline: Option<Dur>,
+}
+
+/// One message, from the sender's hand-over to the receiver's reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Message {
+    /// Stream offset just past its last byte.
+    end: u64,
+    sent: Time,
+    received: Option<Time>,
+}
+
+/// A source at run time.
+#[derive(Debug, Clone)]
+struct Running {
+    spec: MessageSource,
+    stream: Option<u64>,
+    next_at: Option<Time>,
+    /// No message is written at or after this instant.
+    until: Time,
+    written: u64,
+    messages: Vec<Message>,
+    /// Messages before this index were received.
+    received: usize,
+    finished: bool,
+}
+
+/// The message sources of one flow and what became of their messages.
+#[derive(Debug, Clone)]
+pub struct MessageLog {
+    sources: Vec<Running>,
+    began: bool,
+}
+
+impl MessageLog {
+    /// `stop`: the flow's stop time, if any.
+    pub fn new(specs: &[MessageSource], stop: Option<Time>) -> MessageLog {
+        let sources = specs
+            .iter()
+            .map(|s| Running {
+                spec: s.clone(),
+                stream: None,
+                next_at: None,
+                until: stop.unwrap_or(Time::MAX),
+                written: 0,
+                messages: Vec::new(),
+                received: 0,
+                finished: false,
+            })
+            .collect();
+        MessageLog { sources, began: false }
+    }
+
+    /// The sending application can send from `now`: opens a stream per source and plans the
+    /// first messages. Only the first call counts.
+    pub fn begin(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<(), AppError> {
+        if self.began {
+            return Ok(());
+        }
+        self.began = true;
+        for s in &mut self.sources {
+            s.stream = Some(sender.open_stream(s.spec.options)?);
+            let first = now + s.spec.start;
+            if let Some(d) = s.spec.duration {
+                s.until = s.until.min(first + d);
+            }
+            s.next_at = Some(first);
+        }
+        Ok(())
+    }
+
+    /// When the next message is due.
+    pub fn next_due(&self) -> Option<Time> {
+        self.sources.iter().filter_map(|s| s.next_at).min()
+    }
+
+    /// Writes the messages due at or before `now`; finishes the streams of the sources that
+    /// are done. Returns whether anything was written or finished.
+    pub fn write_due(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<bool, AppError> {
+        let mut wrote = false;
+        for s in &mut self.sources {
+            let Some(stream) = s.stream else { continue };
+            while let Some(at) = s.next_at.filter(|&t| t <= now) {
+                let stopped = at >= s.until || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
+                if stopped {
+                    s.next_at = None;
+                    break;
+                }
+                sender.write(stream, s.spec.size)?;
+                s.written += s.spec.size;
+                s.messages.push(Message { end: s.written, sent: at, received: None });
+                s.next_at = Some(at + s.spec.interval);
+                wrote = true;
+            }
+            // A source with nothing more to write ends its stream at once.
+            let last = s.next_at.is_some_and(|t| t >= s.until) || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
+            if (s.next_at.is_none() || last) && !s.finished {
+                s.next_at = None;
+                s.finished = true;
+                sender.finish(stream)?;
+                wrote = true;
+            }
+        }
+        Ok(wrote)
+    }
+
+    /// The receiving application read `p`.
+    pub fn on_progress(&mut self, p: &StreamProgress) {
+        let Some(s) = self.sources.iter_mut().find(|s| s.stream == Some(p.stream)) else { return };
+        while let Some(m) = s.messages.get_mut(s.received) {
+            if m.end > p.delivered {
+                break;
+            }
+            m.received = Some(p.at);
+            s.received += 1;
+        }
+    }
+
+    /// Every source stopped and every message it wrote was received.
+    pub fn is_complete(&self) -> bool {
+        self.began && self.sources.iter().all(|s| s.finished && s.received == s.messages.len())
+    }
+
+    /// Application bytes written by all sources.
+    pub fn bytes_written(&self) -> u64 {
+        self.sources.iter().map(|s| s.written).sum()
+    }
+
+    /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
+    pub fn append_rows(&self, flow: &str, table: &mut MessageTable) {
+        for s in &self.sources {
+            for (i, m) in s.messages.iter().enumerate() {
+                table.flow.push(flow.to_string());
+                table.source.push(s.spec.name.clone());
+                table.kind.push(s.spec.kind.name().to_string());
+                table.stream.push(s.stream.map_or(-1, |id| id as i64));
+                table.msg_id.push(i as i64);
+                table.size.push(s.spec.size as i64);
+                table.sent_s.push(m.sent.as_secs_f64());
+                table.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+            }
+        }
+    }
+
+    /// Per source: counts, OWD percentiles (ms; `null` when infinite: too many messages never
+    /// arrived) and, with a deadline, the reliability P(OWD < deadline).
+    pub fn summary(&self) -> Value {
+        let sources: Vec<Value> = self
+            .sources
+            .iter()
+            .map(|s| {
+                let mut owd: Vec<Option<Dur>> = s.messages.iter().map(|m| m.received.map(|r| r.since(m.sent))).collect();
+                owd.sort_by_key(|d| d.unwrap_or(Dur::MAX));
+                let ms = |d: Option<Dur>| d.map(|d| tidy(d.as_millis_f64()));
+                let received = s.received;
+                let mut v = json!({
+                    "source": s.spec.name,
+                    "kind": s.spec.kind.name(),
+                    "stream": s.stream,
+                    "messages": s.messages.len(),
+                    "received": received,
+                    "bytes_written": s.written,
+                    "owd_median_ms": ms(quantile(&owd, 0.5)),
+                    "owd_p99_ms": ms(quantile(&owd, 0.99)),
+                    "owd_p999_ms": ms(quantile(&owd, 0.999)),
+                    "owd_max_ms": ms(owd.iter().rev().find_map(|d| *d)),
+                });
+                if let Some(deadline) = s.spec.deadline {
+                    let within = owd.iter().filter(|d| d.is_some_and(|d| d < deadline)).count();
+                    let m = v.as_object_mut().expect("an object");
+                    m.insert("deadline_ms".into(), json!(tidy(deadline.as_millis_f64())));
+                    m.insert("reliability".into(), json!(if owd.is_empty() { None } else { Some(tidy(within as f64 / owd.len() as f64)) }));
+                }
+                v
+            })
+            .collect();
+        Value::Array(sources)
+    }
+}
+
+/// The `q` quantile of sorted one-way delays (`None` = never received, sorted last): the
+/// smallest x with at least a share `q` of the messages at or below it (the inverse empirical
+/// CDF, as `multiconn.messages.owd_quantile`). `None` when that is a message never received or
+/// there are no messages.
+fn quantile(sorted: &[Option<Dur>], q: f64) -> Option<Dur> {
+    if sorted.is_empty() {
+        return None;
+    }
+    // ceil(q·n), guarded against q·n landing just above a whole number (0.999 · 1000).
+    let rank = (((q * sorted.len() as f64) * 1e9).round() / 1e9).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn tidy(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
+
+/// The message table: one row per message of every message flow.
+#[derive(Debug, Clone, Default)]
+pub struct MessageTable {
+    flow: Vec<String>,
+    source: Vec<String>,
+    kind: Vec<String>,
+    stream: Vec<i64>,
+    msg_id: Vec<i64>,
+    size: Vec<i64>,
+    sent_s: Vec<f64>,
+    received_s: Vec<f64>,
+}
+
+/// The message table's columns, in order.
+pub const TABLE_COLUMNS: [&str; 8] = ["flow", "source", "kind", "stream", "msg_id", "size", "sent_s", "received_s"];
+
+impl MessageTable {
+    pub fn into_columns(self) -> Vec<(String, Column)> {
+        let columns = [
+            Column::Str(self.flow),
+            Column::Str(self.source),
+            Column::Str(self.kind),
+            Column::I64(self.stream),
+            Column::I64(self.msg_id),
+            Column::I64(self.size),
+            Column::F64(self.sent_s),
+            Column::F64(self.received_s),
+        ];
+        TABLE_COLUMNS.iter().map(|n| n.to_string()).zip(columns).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(ms: u64) -> Option<Dur> {
+        Some(Dur::from_millis(ms))
+    }
+
+    #[test]
+    fn quantile_is_the_inverse_empirical_cdf_with_lost_messages_last() {
+        let mut v: Vec<Option<Dur>> = (1..=1000).map(d).collect();
+        assert_eq!(quantile(&v, 0.999), d(999));
+        assert_eq!(quantile(&v, 0.5), d(500));
+        v[999] = None;
+        v[998] = None;
+        // Two of 1000 lost: the 99.9th percentile is a lost message.
+        assert_eq!(quantile(&v, 0.999), None);
+        assert_eq!(quantile(&v, 0.998), d(998));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+}
