@@ -8,11 +8,13 @@ multi-connectivity.
     >>> result.write("out/bulk")
     >>> multiconn.run_sweep("sweeps/mathis.toml", out="out/mathis", jobs=2)
     >>> multiconn.load("out/mathis")          # one row per run and flow (pandas)
+    >>> session = multiconn.Session("v2x.toml")  # an application writing messages itself
 """
 
 from __future__ import annotations
 
 from ._native import ScenarioError, available
+from .app import Session
 from .result import RunResult
 from .runner import run, validate
 from .sweep import SweepError, load, load_sweep, load_timeseries, run_sweep
@@ -34,6 +36,6 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "RunResult", "ScenarioError", "SweepError", "__version__", "load", "load_sweep",
+    "RunResult", "ScenarioError", "Session", "SweepError", "__version__", "load", "load_sweep",
     "load_timeseries", "run", "run_sweep", "validate",
 ]

@@ -41,5 +41,28 @@ class Simulation:
         """Runs (GIL released) until virtual time `t_s`, the limit, or all flows done; returns done."""
     def finish(
         self,
-    ) -> tuple[str, dict[str, list[float] | list[int] | list[str]], list[tuple[str, str]]]:
-        """Ends the run: summary JSON and time-series columns. May be called once."""
+    ) -> tuple[
+        str,
+        dict[str, list[float] | list[int] | list[str]],
+        list[tuple[str, str]],
+        dict[str, list[float] | list[int] | list[str]],
+    ]:
+        """Ends the run: summary JSON, time-series columns, qlog files and the message table's
+        columns (empty without message flows). May be called once."""
+    def open_stream(
+        self,
+        flow: str,
+        name: str,
+        kind: str,
+        priority: int,
+        urgent: bool,
+        redundant: bool,
+        deadline_s: float | None = None,
+    ) -> int:
+        """Message flow `flow`'s sender opens a stream; returns its id."""
+    def write(self, flow: str, stream: int, size: int) -> int:
+        """Writes one message of `size` bytes now; returns its number on the stream."""
+    def finish_stream(self, flow: str, stream: int) -> None:
+        """Ends the stream (a FIN follows its last message)."""
+    def messages(self) -> dict[str, list[float] | list[int] | list[str]]:
+        """The message table so far."""

@@ -72,6 +72,40 @@ def build_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
     return pd.DataFrame({name: _series(name, values) for name, values in columns.items()})
 
 
+MESSAGE_DTYPES: dict[str, str] = {
+    "flow": "category",
+    "source": "category",
+    "kind": "category",
+    "stream": "int64",
+    "msg_id": "int64",
+    "size": "int64",
+    "sent_s": "float64",
+    "received_s": "float64",
+}
+"""The message table's columns (one row per message; `received_s` NaN: not received)."""
+
+
+def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
+    """The message table as a DataFrame, with the documented dtypes whatever the length."""
+    import pandas as pd
+
+    missing = [c for c in MESSAGE_DTYPES if c not in columns]
+    if missing:
+        raise ValueError(f"message columns missing: {', '.join(missing)}")
+    lengths = {len(columns[c]) for c in MESSAGE_DTYPES}
+    if len(lengths) > 1:
+        raise ValueError(f"message columns differ in length: {sorted(lengths)}")
+    out = {}
+    for name, dtype in MESSAGE_DTYPES.items():
+        values = list(columns[name])
+        if dtype == "category":
+            text = pd.Series(values, dtype=object, name=name)
+            out[name] = text.astype(pd.CategoricalDtype(sorted(set(text))))
+        else:
+            out[name] = pd.Series(values, dtype=dtype, name=name)
+    return pd.DataFrame(out)
+
+
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """The frame as an Arrow table without index and without pandas metadata."""
     import pyarrow as pa

@@ -1,7 +1,8 @@
 """`RunResult`: what a run returns, and how it is written to an output folder.
 
 Files: `summary.json`, `timeseries.parquet`, `scenario.json`, on request `timeseries.csv`,
-and `qlog/<flow>_<client|server>.sqlog` for QUIC flows with `qlog = true`. Each is written to a temporary name then renamed, so an interrupted write
+`messages.parquet` (and on request `messages.csv`) when flows send messages (app =
+"messages"), and `qlog/<flow>_<client|server>.sqlog` for QUIC flows with `qlog = true`. Each is written to a temporary name then renamed, so an interrupted write
 never leaves a half file behind. Only `wall_time_s` in summary.json differs between two runs of
 the same scenario and seed.
 """
@@ -26,6 +27,8 @@ QLOG_DIR = "qlog"
 TIMESERIES_FILE = "timeseries.parquet"
 TIMESERIES_CSV_FILE = "timeseries.csv"
 SCENARIO_FILE = "scenario.json"
+MESSAGES_FILE = "messages.parquet"
+MESSAGES_CSV_FILE = "messages.csv"
 
 
 def with_wall_time(summary: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
@@ -70,13 +73,17 @@ class RunResult:
     * `timeseries`: one row per (time bin, flow or link direction);
     * `scenario`: the resolved scenario, after overrides;
     * `qlog`: for QUIC flows with `qlog = true`, file name -> qlog text (JSON-SEQ), written
-      into the `qlog/` folder.
+      into the `qlog/` folder;
+    * `messages`: with app = "messages" flows, one row per message (flow, source, kind,
+      stream, msg_id, size, sent_s, received_s: NaN if it never arrived), the input of
+      `multiconn.messages`; else `None`.
     """
 
     summary: dict[str, Any]
     timeseries: pd.DataFrame
     scenario: dict[str, Any]
     qlog: dict[str, str] = field(default_factory=dict)
+    messages: pd.DataFrame | None = None
 
     def write(self, out_dir: str | os.PathLike[str], csv: bool = False) -> list[Path]:
         """Writes the result files into `out_dir` (created if missing); returns their paths."""
@@ -94,6 +101,11 @@ class RunResult:
         if csv:
             put(TIMESERIES_CSV_FILE, lambda p: write_csv(self.timeseries, p))
         put(SCENARIO_FILE, _write_text(json_text(self.scenario)))
+        if self.messages is not None:
+            messages = self.messages
+            put(MESSAGES_FILE, lambda p: write_parquet(messages, p))
+            if csv:
+                put(MESSAGES_CSV_FILE, lambda p: write_csv(messages, p))
         if self.qlog:
             (folder / QLOG_DIR).mkdir(exist_ok=True)
             for name, text in self.qlog.items():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._native import core
-from .frame import build_frame
+from .frame import build_frame, build_messages_frame
 from .progress import RunProgress
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -79,6 +79,7 @@ def run(
         timeseries=build_frame(finished.columns),
         scenario=json.loads(finished.scenario_json),
         qlog=dict(finished.qlog),
+        messages=build_messages_frame(finished.messages) if finished.messages else None,
     )
 
 
@@ -90,6 +91,7 @@ class Finished:
     columns: dict[str, Any]
     scenario_json: str
     qlog: list[tuple[str, str]]
+    messages: dict[str, Any]
 
 
 def simulate(
@@ -117,5 +119,5 @@ def simulate(
             bar.update(sim.now_s, sim.events)
             if target >= end:
                 break
-    summary_json, columns, qlog = sim.finish()
-    return Finished(summary_json, columns, sim.scenario_json, list(qlog))
+    summary_json, columns, qlog, messages = sim.finish()
+    return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages))

@@ -128,8 +128,8 @@ def test_native_simulation_can_finish_once(examples: Path) -> None:
     assert sim.run_until(0.5) is False
     assert sim.now_s == 0.5 and sim.events > 0
     assert sim.run_until(10.0) is True and sim.done
-    summary, columns, qlog = sim.finish()
-    assert qlog == []
+    summary, columns, qlog, messages = sim.finish()
+    assert qlog == [] and messages == {}
     assert json.loads(summary)["seed"] == 5
     assert list(columns)[:2] == ["time_s", "kind"]
     with pytest.raises(RuntimeError):

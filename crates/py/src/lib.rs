@@ -5,7 +5,9 @@
 //! bar, a UI) keep running. Everything user-facing (the CLI, output files, progress display)
 //! lives in the Python package `multiconn`.
 
-use multiconn_core::Time;
+use multiconn_core::{Dur, Time};
+use multiconn_scenario::messages::MessageKind;
+use multiconn_transport::StreamOptions;
 use multiconn_scenario as scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -74,7 +76,29 @@ struct PySimulation {
     done: AtomicBool,
 }
 
+fn columns_dict<'py>(py: Python<'py>, columns: &[(String, scenario::Column)]) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new_bound(py);
+    for (name, column) in columns {
+        let list = match column {
+            scenario::Column::F64(v) => PyList::new_bound(py, v),
+            scenario::Column::I64(v) => PyList::new_bound(py, v),
+            scenario::Column::Str(v) => PyList::new_bound(py, v.iter().map(String::as_str)),
+        };
+        dict.set_item(name, list)?;
+    }
+    Ok(dict)
+}
+
 impl PySimulation {
+    /// Runs `f` on the simulation (not yet finished) and publishes its counters.
+    fn with_sim<T>(&self, f: impl FnOnce(&mut scenario::Simulation) -> PyResult<T>) -> PyResult<T> {
+        let mut guard = self.inner.lock().map_err(|_| poisoned())?;
+        let sim = guard.as_mut().ok_or_else(finished)?;
+        let out = f(sim);
+        self.publish(sim);
+        out
+    }
+
     fn publish(&self, sim: &scenario::Simulation) {
         self.now_ns.store(sim.now().as_nanos(), Ordering::Relaxed);
         self.events.store(sim.events(), Ordering::Relaxed);
@@ -165,25 +189,54 @@ impl PySimulation {
     }
 
     /// Ends the run. Returns the summary JSON, the time-series columns as an
-    /// insertion-ordered dict of lists, and the qlog files as (file name, text) pairs.
-    /// May be called once.
-    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>, Vec<(String, String)>)> {
+    /// insertion-ordered dict of lists, the qlog files as (file name, text) pairs, and the
+    /// message table's columns (empty without message flows). May be called once.
+    #[allow(clippy::type_complexity)]
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>, Vec<(String, String)>, Bound<'py, PyDict>)> {
         let output = py.allow_threads(|| {
             let sim = self.inner.lock().map_err(|_| poisoned())?.take().ok_or_else(finished)?;
             PyResult::Ok(sim.finish())
         })?;
         self.done.store(true, Ordering::Relaxed);
-        let columns = PyDict::new_bound(py);
-        for (name, column) in &output.columns {
-            let list = match column {
-                scenario::Column::F64(v) => PyList::new_bound(py, v),
-                scenario::Column::I64(v) => PyList::new_bound(py, v),
-                scenario::Column::Str(v) => PyList::new_bound(py, v.iter().map(String::as_str)),
-            };
-            columns.set_item(name, list)?;
-        }
+        let columns = columns_dict(py, &output.columns)?;
+        let messages = columns_dict(py, &output.messages)?;
         let qlog = output.qlog.into_iter().map(|q| (q.file_name, q.text)).collect();
-        Ok((output.summary_json, columns, qlog))
+        Ok((output.summary_json, columns, qlog, messages))
+    }
+
+    /// Message flow `flow`'s sending application opens a stream; returns its id.
+    #[pyo3(signature = (flow, name, kind, priority, urgent, redundant, deadline_s=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn open_stream(&self, flow: &str, name: &str, kind: &str, priority: u8, urgent: bool, redundant: bool, deadline_s: Option<f64>) -> PyResult<u64> {
+        let kind = match kind {
+            "priority" => MessageKind::Priority,
+            "background" => MessageKind::Background,
+            other => return Err(PyValueError::new_err(format!("kind must be \"priority\" or \"background\", not {other:?}"))),
+        };
+        let deadline = match deadline_s {
+            None => None,
+            Some(d) if d.is_finite() && d > 0.0 => Some(Dur::from_secs_f64(d)),
+            Some(d) => return Err(PyValueError::new_err(format!("deadline_s must be a number of seconds above zero, not {d}"))),
+        };
+        let options = StreamOptions { priority, urgent, redundant };
+        self.with_sim(|sim| sim.open_stream(flow, name, kind, options, deadline).map_err(scenario_err))
+    }
+
+    /// Writes one message of `size` bytes on `stream` of message flow `flow` at the current
+    /// virtual time; returns its number on the stream.
+    fn write(&self, flow: &str, stream: u64, size: u64) -> PyResult<u64> {
+        self.with_sim(|sim| sim.write(flow, stream, size).map_err(scenario_err))
+    }
+
+    /// Ends `stream` of message flow `flow`.
+    fn finish_stream(&self, flow: &str, stream: u64) -> PyResult<()> {
+        self.with_sim(|sim| sim.finish_stream(flow, stream).map_err(scenario_err))
+    }
+
+    /// The message table so far as an insertion-ordered dict of lists.
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let columns = self.with_sim(|sim| Ok(sim.messages()))?;
+        columns_dict(py, &columns)
     }
 
     fn __repr__(&self) -> String {

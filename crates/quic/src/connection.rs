@@ -366,7 +366,8 @@ impl Connection {
             let done = if streams::is_unidirectional(id) {
                 // One half only: the sender's or the receiver's.
                 if streams::is_server_initiated(id) == (self.role == Role::Server) {
-                    s.send.is_done()
+                    // The application may write more until it finishes the stream.
+                    s.send.is_finished() && s.send.is_done()
                 } else {
                     s.recv.is_complete() && s.recv_reported
                 }

@@ -64,3 +64,15 @@ fn application_calls_are_refused_where_they_do_not_apply() {
     // Acknowledged and closed: still finished, not unknown.
     assert_eq!(h.server.write(id, 10), Err(AppError::Finished(id)));
 }
+
+#[test]
+fn a_stream_opened_and_written_before_the_handshake_waits_for_the_keys() {
+    let mut h = Harness::new(&params(Workload::Messages, Time::ZERO), ms(20), Some(Rate::from_mbps(10.0)));
+    let id = h.server.open_stream(StreamOptions::default()).unwrap();
+    h.run_until(Time(ms(10).0));
+    h.server.write(id, 5000).unwrap();
+    h.run_until(Time(ms(500).0));
+    let mut progress = Vec::new();
+    h.client.drain_progress(&mut progress);
+    assert_eq!(progress.last().map(|p| p.delivered), Some(5000));
+}

@@ -5,7 +5,9 @@
 //!   ([`schema`]) and everything the schema cannot say ([`resolve`]), trace files included,
 //!   before any run starts. Errors are one line: file, line where known, field path, problem.
 //! * [`Simulation`] runs a loaded scenario in bounded steps so a caller can show progress.
-//! * [`RunOutput`] carries the summary (JSON) and the time-series columns ([`report`]).
+//! * [`RunOutput`] carries the summary (JSON), the time-series columns ([`report`]) and the
+//!   message table of app = "messages" flows ([`messages`]), whose streams the caller may
+//!   also open and write itself ([`Simulation::write`]).
 
 pub mod diagnostics;
 pub mod messages;
@@ -18,7 +20,8 @@ pub mod sim;
 pub mod split;
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
-use multiconn_core::Time;
+use multiconn_core::{Dur, Time};
+use multiconn_transport::StreamOptions;
 use std::path::PathBuf;
 
 /// A one-line, user-facing error: file, line where known, field path, what is allowed.
@@ -203,6 +206,54 @@ impl Simulation {
     pub fn run_to_end(&mut self) {
         while !self.run_until(Time::MAX) {}
     }
+    /// Message flow `flow`'s sending application opens a stream of its own (app =
+    /// "messages"; e.g. `messages = []` when the application writes everything itself).
+    /// `name` labels its messages in the message table; `deadline` gives the summary's
+    /// reliability. Returns the stream id.
+    pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, ScenarioError> {
+        let f = self.message_flow(flow)?;
+        if !resolve::valid_name(name) {
+            return Err(ScenarioError(format!("stream name \"{name}\" is not valid: use letters, digits, '_' and '-'")));
+        }
+        self.world.app_open_stream(f, name, kind, options, deadline).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+    }
+
+    /// Message flow `flow`'s sending application writes one message of `size` bytes on its
+    /// stream `stream` at the current virtual time; returns the message's number on the stream.
+    pub fn write(&mut self, flow: &str, stream: u64, size: u64) -> Result<u64, ScenarioError> {
+        let f = self.message_flow(flow)?;
+        if size == 0 {
+            return Err(ScenarioError("a message needs at least 1 B".into()));
+        }
+        self.world.app_write(f, stream, size).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+    }
+
+    /// Message flow `flow`'s sending application ends its stream `stream`.
+    pub fn finish_stream(&mut self, flow: &str, stream: u64) -> Result<(), ScenarioError> {
+        let f = self.message_flow(flow)?;
+        self.world.app_finish(f, stream).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+    }
+
+    /// The message table so far (received_s is NaN for what has not arrived yet).
+    pub fn messages(&self) -> Vec<(String, Column)> {
+        report::messages(&self.world)
+    }
+
+    fn message_flow(&self, name: &str) -> Result<usize, ScenarioError> {
+        if self.done {
+            return Err(ScenarioError("the run is over: nothing more can be written".into()));
+        }
+        let flows = &self.world.flows;
+        match flows.iter().position(|f| f.spec.name == name) {
+            Some(i) if flows[i].messages.is_some() => Ok(i),
+            Some(_) => Err(ScenarioError(format!("flow \"{name}\" is not app = \"messages\"; only message flows take application writes"))),
+            None => {
+                let names: Vec<&str> = flows.iter().filter(|f| f.messages.is_some()).map(|f| f.spec.name.as_str()).collect();
+                Err(ScenarioError(format!("no flow \"{name}\"; the message flows are: {}", if names.is_empty() { "none".to_string() } else { names.join(", ") })))
+            }
+        }
+    }
+
     pub fn finish(mut self) -> RunOutput {
         let end = self.world.end_time();
         let summary = report::summary(&self.world, &self.name, self.seed, end);

@@ -72,10 +72,13 @@ struct Message {
     received: Option<Time>,
 }
 
-/// A source at run time.
+/// A source at run time: a periodic [`MessageSource`], or a stream the application opened and
+/// writes itself (through [`crate::Simulation::write`]).
 #[derive(Debug, Clone)]
 struct Running {
     spec: MessageSource,
+    /// Written by the application, not on a period.
+    by_app: bool,
     stream: Option<u64>,
     next_at: Option<Time>,
     /// No message is written at or after this instant.
@@ -101,6 +104,7 @@ impl MessageLog {
             .iter()
             .map(|s| Running {
                 spec: s.clone(),
+                by_app: false,
                 stream: None,
                 next_at: None,
                 until: stop.unwrap_or(Time::MAX),
@@ -120,7 +124,7 @@ impl MessageLog {
             return Ok(());
         }
         self.began = true;
-        for s in &mut self.sources {
+        for s in self.sources.iter_mut().filter(|s| !s.by_app) {
             s.stream = Some(sender.open_stream(s.spec.options)?);
             let first = now + s.spec.start;
             if let Some(d) = s.spec.duration {
@@ -129,6 +133,51 @@ impl MessageLog {
             s.next_at = Some(first);
         }
         Ok(())
+    }
+
+    /// The application opens a stream of its own, named `name`; returns its id.
+    pub fn open_app_stream(&mut self, sender: &mut dyn Endpoint, name: &str, kind: MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, AppError> {
+        let stream = sender.open_stream(options)?;
+        let spec = MessageSource { name: name.to_string(), kind, size: 0, interval: Dur::MAX, start: Dur::ZERO, count: None, duration: None, options, deadline };
+        self.sources.push(Running {
+            spec,
+            by_app: true,
+            stream: Some(stream),
+            next_at: None,
+            until: Time::MAX,
+            written: 0,
+            messages: Vec::new(),
+            received: 0,
+            finished: false,
+        });
+        Ok(stream)
+    }
+
+    /// The application writes one message of `size` bytes on its stream `stream` at `now`;
+    /// returns the message's number on that stream.
+    pub fn app_write(&mut self, now: Time, sender: &mut dyn Endpoint, stream: u64, size: u64) -> Result<u64, AppError> {
+        let s = self.app_source(stream)?;
+        sender.write(stream, size)?;
+        s.written += size;
+        s.messages.push(Message { end: s.written, sent: now, received: None });
+        Ok(s.messages.len() as u64 - 1)
+    }
+
+    /// The application finishes its stream `stream`.
+    pub fn app_finish(&mut self, sender: &mut dyn Endpoint, stream: u64) -> Result<(), AppError> {
+        let s = self.app_source(stream)?;
+        if !s.finished {
+            sender.finish(stream)?;
+            s.finished = true;
+        }
+        Ok(())
+    }
+
+    fn app_source(&mut self, stream: u64) -> Result<&mut Running, AppError> {
+        match self.sources.iter_mut().find(|s| s.stream == Some(stream)) {
+            Some(s) if s.by_app => Ok(s),
+            _ => Err(AppError::UnknownStream(stream)),
+        }
     }
 
     /// When the next message is due.
@@ -141,7 +190,7 @@ impl MessageLog {
     pub fn write_due(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<bool, AppError> {
         let mut wrote = false;
         for s in &mut self.sources {
-            let Some(stream) = s.stream else { continue };
+            let Some(stream) = s.stream.filter(|_| !s.by_app) else { continue };
             while let Some(at) = s.next_at.filter(|&t| t <= now) {
                 let stopped = at >= s.until || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
                 if stopped {
@@ -178,9 +227,10 @@ impl MessageLog {
         }
     }
 
-    /// Every source stopped and every message it wrote was received.
+    /// Every source stopped and every message it wrote was received (a flow whose application
+    /// opened no stream and has no sources is never complete: the application may still write).
     pub fn is_complete(&self) -> bool {
-        self.began && self.sources.iter().all(|s| s.finished && s.received == s.messages.len())
+        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received == s.messages.len())
     }
 
     /// Application bytes written by all sources.
@@ -191,13 +241,15 @@ impl MessageLog {
     /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
     pub fn append_rows(&self, flow: &str, table: &mut MessageTable) {
         for s in &self.sources {
+            let mut start = 0;
             for (i, m) in s.messages.iter().enumerate() {
                 table.flow.push(flow.to_string());
                 table.source.push(s.spec.name.clone());
                 table.kind.push(s.spec.kind.name().to_string());
                 table.stream.push(s.stream.map_or(-1, |id| id as i64));
                 table.msg_id.push(i as i64);
-                table.size.push(s.spec.size as i64);
+                table.size.push((m.end - start) as i64);
+                start = m.end;
                 table.sent_s.push(m.sent.as_secs_f64());
                 table.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
             }

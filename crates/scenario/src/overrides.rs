@@ -53,7 +53,7 @@ pub fn apply(doc: &mut DocumentMut, key: &str, raw_value: &str) -> Result<(), St
                 }
                 None => {
                     return Err(format!(
-                        "--set {key}: there is no {seg} named \"{name}\" (named {seg}s: {})",
+                        "--set {key}: there is no {seg} named \"{name}\" (the [[{seg}]] names: {})",
                         if names.is_empty() { "none".to_string() } else { names.join(", ") }
                     ))
                 }

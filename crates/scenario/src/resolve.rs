@@ -213,7 +213,7 @@ impl Files<'_> {
     }
 }
 
-fn valid_name(name: &str) -> bool {
+pub fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
@@ -549,9 +549,13 @@ fn resolve_flow(
 fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<MessageSource>, FieldError> {
     let name = f.name.as_str();
     let sections = match (f.app, &f.messages) {
-        (AppKind::Messages, Some(m)) if !m.is_empty() => m,
-        (AppKind::Messages, _) => {
-            return Err(err(&["flow", name, "messages"], "app = \"messages\" needs at least one source: [[flow.messages]] with kind = \"priority\" or \"background\""))
+        // An empty list: the application opens its streams and writes itself (Python API).
+        (AppKind::Messages, Some(m)) if m.is_empty() && run_duration.is_none() => {
+            return Err(err(&["flow", name, "messages"], "a flow whose application writes its own messages (messages = []) needs run.duration: the run cannot tell when it is over"))
+        }
+        (AppKind::Messages, Some(m)) => m,
+        (AppKind::Messages, None) => {
+            return Err(err(&["flow", name, "messages"], "app = \"messages\" needs its sources: [[flow.messages]] with kind = \"priority\" or \"background\", or messages = [] when the application writes them itself"))
         }
         (_, Some(_)) => return Err(err(&["flow", name, "messages"], "only app = \"messages\" takes message sources")),
         (_, None) => return Ok(Vec::new()),

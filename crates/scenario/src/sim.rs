@@ -24,7 +24,9 @@ use crate::split::{Arrival, SplitEntity};
 use crate::schema::{AppKind, Transport};
 use multiconn_app::{SourceConfig, Traffic, UdpSink, UdpSource};
 use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time, TransportSample};
-use crate::messages::MessageLog;
+use crate::messages::{MessageKind, MessageLog};
+use multiconn_core::Dur;
+use multiconn_transport::{AppError, StreamOptions};
 use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, StreamProgress, TransportFactory, UdpSocket};
 use multiconn_engine::{EventQueue, LazyTimer, TimerId};
 use multiconn_link::delay::Delayed;
@@ -309,8 +311,10 @@ impl World {
             self.queue.advance_to(self.end);
             return true;
         }
-        if self.queue.is_empty() {
-            // Nothing can ever happen again (e.g. every source stopped): the run is over.
+        // Nothing can ever happen again (e.g. every source stopped): the run is over, unless
+        // a message flow's application may still write.
+        let awaits_application = self.flows.iter().any(|f| f.messages.is_some() && f.done_at.is_none());
+        if self.queue.is_empty() && !awaits_application {
             return true;
         }
         self.queue.advance_to(limit);
@@ -671,6 +675,34 @@ impl World {
             log.begin(now, server).expect("validated: message flows are quic, whose servers open streams");
             self.write_messages(f, now);
         }
+    }
+
+    /// The sending application of message flow `f` opens a stream of its own.
+    pub fn app_open_stream(&mut self, f: usize, name: &str, kind: MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, AppError> {
+        let flow = &mut self.flows[f];
+        let (Some(log), Some(conn)) = (flow.messages.as_mut(), flow.conn.as_deref_mut()) else { return Err(AppError::Unsupported) };
+        log.open_app_stream(conn.server.as_mut(), name, kind, options, deadline)
+    }
+
+    /// The sending application of message flow `f` writes a message of `size` bytes on its
+    /// stream `stream` now; the connection sends what it can at once.
+    pub fn app_write(&mut self, f: usize, stream: u64, size: u64) -> Result<u64, AppError> {
+        let now = self.now();
+        let flow = &mut self.flows[f];
+        let (Some(log), Some(conn)) = (flow.messages.as_mut(), flow.conn.as_deref_mut()) else { return Err(AppError::Unsupported) };
+        let id = log.app_write(now, conn.server.as_mut(), stream, size)?;
+        self.pump(f, Role::Server, now);
+        Ok(id)
+    }
+
+    /// The sending application of message flow `f` ends its stream `stream`.
+    pub fn app_finish(&mut self, f: usize, stream: u64) -> Result<(), AppError> {
+        let now = self.now();
+        let flow = &mut self.flows[f];
+        let (Some(log), Some(conn)) = (flow.messages.as_mut(), flow.conn.as_deref_mut()) else { return Err(AppError::Unsupported) };
+        log.app_finish(conn.server.as_mut(), stream)?;
+        self.pump(f, Role::Server, now);
+        Ok(())
     }
 
     /// Writes the messages due now at the sending application, sends them and waits for the

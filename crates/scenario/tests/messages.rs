@@ -78,7 +78,7 @@ fn message_sources_are_validated_with_the_field_named() {
     assert!(e.contains("flow.v2x.app") && e.contains("needs transport = \"quic\""), "{e}");
     let no_sources = ONE_PATH.split("[[flow.messages]]").next().unwrap().to_string();
     let e = error_of(&no_sources);
-    assert!(e.contains("flow.v2x.messages") && e.contains("at least one source"), "{e}");
+    assert!(e.contains("flow.v2x.messages") && e.contains("needs its sources") && e.contains("messages = []"), "{e}");
     let e = error_of(&format!("{ONE_PATH}\n[[flow.messages]]\nkind = \"background\"\ncount = 3\n"));
     assert!(e.contains("flow.v2x.messages[1].rate") && e.contains("needs a rate"), "{e}");
     let e = error_of(&ONE_PATH.replace("count = 20", "count = 20\ninterval = \"10 ms\"\nrate = \"1 Mbit/s\""));
@@ -248,4 +248,38 @@ fn same_scenario_and_seed_give_identical_messages() {
     assert_eq!(out_a.messages, out_b.messages);
     let (c, _) = run(&text, Some(8));
     assert_ne!(a["flows"][0]["messages"], c["flows"][0]["messages"], "another seed draws other losses");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Application-driven streams
+
+/// The catalogue scenario without its periodic sources (`messages = []`), 8 s.
+fn app_only() -> String {
+    let text = v2x_two_paths().split("[[flow.messages]]").next().unwrap().to_string();
+    text.replace(r#"paths = [["op_a"], ["op_b"]]"#, "paths = [[\"op_a\"], [\"op_b\"]]\nmessages = []").replace("duration = \"62 s\"", "duration = \"8 s\"")
+}
+
+#[test]
+fn an_application_stream_opened_before_the_handshake_carries_its_messages() {
+    use multiconn_scenario::messages::MessageKind;
+    use multiconn_scenario::Simulation;
+    use multiconn_transport::StreamOptions;
+    let scenario = load_str(&app_only()).unwrap();
+    let mut sim = Simulation::new(&scenario, Some(1)).unwrap();
+    let opts = StreamOptions { priority: 0, urgent: true, redundant: true };
+    let id = sim.open_stream("v2x", "cam", MessageKind::Priority, opts, None).unwrap();
+    assert_eq!(id, 3);
+    for k in 0..10u64 {
+        assert!(!sim.run_until(multiconn_core::Time::from_secs_f64(1.0 + 0.1 * k as f64)));
+        assert_eq!(sim.write("v2x", id, 1200).unwrap(), k);
+    }
+    // Idle in between: the run goes on until its limit, the application may still write.
+    assert!(!sim.run_until(multiconn_core::Time::from_secs_f64(5.0)));
+    assert_eq!(sim.write("v2x", id, 1200).unwrap(), 10);
+    sim.finish_stream("v2x", id).unwrap();
+    sim.run_to_end();
+    let out = sim.finish();
+    let received = f64s(column(&out, "received_s"));
+    assert_eq!(received.len(), 11);
+    assert!(received.iter().all(|r| r.is_finite()));
 }
