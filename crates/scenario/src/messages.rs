@@ -256,10 +256,10 @@ impl MessageLog {
         }
     }
 
-    /// Per source: counts, OWD percentiles (ms; `null` when infinite: too many messages never
-    /// arrived) and, with a deadline, the reliability P(OWD < deadline).
+    /// By source name: counts, OWD percentiles (ms; `null` when infinite: too many messages
+    /// never arrived) and, with a deadline, the reliability P(OWD < deadline).
     pub fn summary(&self) -> Value {
-        let sources: Vec<Value> = self
+        let sources: serde_json::Map<String, Value> = self
             .sources
             .iter()
             .map(|s| {
@@ -268,7 +268,6 @@ impl MessageLog {
                 let ms = |d: Option<Dur>| d.map(|d| tidy(d.as_millis_f64()));
                 let received = s.received;
                 let mut v = json!({
-                    "source": s.spec.name,
                     "kind": s.spec.kind.name(),
                     "stream": s.stream,
                     "messages": s.messages.len(),
@@ -285,10 +284,10 @@ impl MessageLog {
                     m.insert("deadline_ms".into(), json!(tidy(deadline.as_millis_f64())));
                     m.insert("reliability".into(), json!(if owd.is_empty() { None } else { Some(tidy(within as f64 / owd.len() as f64)) }));
                 }
-                v
+                (s.spec.name.clone(), v)
             })
             .collect();
-        Value::Array(sources)
+        Value::Object(sources)
     }
 }
 

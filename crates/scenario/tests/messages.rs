@@ -66,7 +66,7 @@ fn i64s(c: &Column) -> &[i64] {
 }
 
 fn source<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["flows"][0]["messages"].as_array().unwrap().iter().find(|s| s["source"] == name).unwrap()
+    &summary["flows"][0]["messages"][name]
 }
 
 // ---------------------------------------------------------------------------------------------
