@@ -81,8 +81,11 @@ MESSAGE_DTYPES: dict[str, str] = {
     "size": "int64",
     "sent_s": "float64",
     "received_s": "float64",
+    "path_owd_min_s": "float64",
 }
-"""The message table's columns (one row per message; `received_s` NaN: not received)."""
+"""The message table's columns (one row per message; `received_s` NaN: not received;
+`path_owd_min_s`: the smallest one-way delay over the paths at the send time, the "ideal"
+reference of `multiconn.messages`)."""
 
 
 def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:

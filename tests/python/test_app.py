@@ -95,13 +95,16 @@ def test_run_results_carry_the_message_table_and_feed_the_metrics(tmp_path: Path
     table = result.messages
     assert table is not None
     assert list(table.columns) == ["flow", "source", "kind", "stream", "msg_id", "size",
-                                   "sent_s", "received_s"]
+                                   "sent_s", "received_s", "path_owd_min_s"]
+    # The ideal reference: 50 ms propagation plus the message at 20 Mbit/s on either path.
+    np.testing.assert_allclose(table["path_owd_min_s"], 0.050 + table["size"] * 8 / 20e6)
     stats = messages.summarise(table, deadline_s=0.1)
     flow = result.summary["flows"][0]
     prio = flow["messages"]["priority"]
     assert stats["priority"]["messages"] == prio["messages"] == 100
     assert stats["priority"]["reliability"] == pytest.approx(prio["reliability"])
     assert stats["priority"]["owd_p999_s"] * 1e3 == pytest.approx(prio["owd_p999_ms"])
+    assert stats["priority"]["ideal_reliability"] == 1.0
     written = result.write(tmp_path, csv=True)
     names = {p.name for p in written}
     assert {"messages.parquet", "messages.csv"} <= names

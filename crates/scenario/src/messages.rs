@@ -239,7 +239,9 @@ impl MessageLog {
     }
 
     /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
-    pub fn append_rows(&self, flow: &str, table: &mut MessageTable) {
+    /// `ideal(sent, size)`: the smallest one-way delay over the flow's paths for a message
+    /// of `size` bytes sent at `sent`, if known.
+    pub fn append_rows(&self, flow: &str, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
         for s in &self.sources {
             let mut start = 0;
             for (i, m) in s.messages.iter().enumerate() {
@@ -249,6 +251,7 @@ impl MessageLog {
                 table.stream.push(s.stream.map_or(-1, |id| id as i64));
                 table.msg_id.push(i as i64);
                 table.size.push((m.end - start) as i64);
+                table.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
                 start = m.end;
                 table.sent_s.push(m.sent.as_secs_f64());
                 table.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
@@ -319,10 +322,14 @@ pub struct MessageTable {
     size: Vec<i64>,
     sent_s: Vec<f64>,
     received_s: Vec<f64>,
+    path_owd_min_s: Vec<f64>,
 }
 
-/// The message table's columns, in order.
-pub const TABLE_COLUMNS: [&str; 8] = ["flow", "source", "kind", "stream", "msg_id", "size", "sent_s", "received_s"];
+/// The message table's columns, in order. `path_owd_min_s` is seed 004's "ideal" reference
+/// (its "Combined" curve): per message, the smallest one-way delay over the paths at its send
+/// time, as the network alone would give it (see `report::ideal_owd`); NaN where a path
+/// crosses a split, whose two legs have no single delay.
+pub const TABLE_COLUMNS: [&str; 9] = ["flow", "source", "kind", "stream", "msg_id", "size", "sent_s", "received_s", "path_owd_min_s"];
 
 impl MessageTable {
     pub fn into_columns(self) -> Vec<(String, Column)> {
@@ -335,6 +342,7 @@ impl MessageTable {
             Column::I64(self.size),
             Column::F64(self.sent_s),
             Column::F64(self.received_s),
+            Column::F64(self.path_owd_min_s),
         ];
         TABLE_COLUMNS.iter().map(|n| n.to_string()).zip(columns).collect()
     }

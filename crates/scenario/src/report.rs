@@ -9,7 +9,8 @@ use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
 use crate::Column;
-use multiconn_core::{DropCause, FlowId, LinkId, Time};
+use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
+use multiconn_link::delay::DelayModel;
 use multiconn_metrics::{jain_index, BinRow, Counters};
 use multiconn_transport::PathStats;
 use serde_json::{json, Map, Value};
@@ -275,10 +276,37 @@ pub fn messages(world: &World) -> Vec<(String, Column)> {
     let mut table = MessageTable::default();
     for f in &world.flows {
         if let Some(log) = &f.messages {
-            log.append_rows(&f.spec.name, &mut table);
+            let routes: Vec<&[Hop]> = (0..f.spec.path_count()).map(|p| f.spec.hops(p as u8, 0)).collect();
+            let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
+                Hop::Link(l) => world.links[*l].spec.rate.mean_bps(),
+                Hop::Split { .. } => 0.0,
+            }).collect()).collect();
+            let ideal = |sent: Time, size: u64| -> Option<Dur> {
+                routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
+            };
+            log.append_rows(&f.spec.name, &mut table, &ideal);
         }
     }
     table.into_columns()
+}
+
+/// The one-way delay the network alone gives a message of `size` bytes entering `route` at
+/// `sent`: at each link in turn, its transmission at the link's mean rate (the message as one
+/// block, headers left out) and its propagation delay when the message leaves it (a delay
+/// series' value then; the mean of a random model). `None` for a route through a split.
+fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u64) -> Option<Dur> {
+    let mut t = sent;
+    for (hop, bps) in route.iter().zip(mean_bps) {
+        let Hop::Link(l) = hop else { return None };
+        if *bps > 0.0 {
+            t += Dur::from_secs_f64(size as f64 * 8.0 / bps);
+        }
+        t += match &world.links[*l].spec.delay {
+            DelayModel::Series(series) => series.at(t),
+            model => model.mean(),
+        };
+    }
+    Some(t.since(sent))
 }
 
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {

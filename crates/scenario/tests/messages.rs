@@ -118,6 +118,8 @@ fn each_message_is_timestamped_and_arrives_one_path_delay_later() {
     // path delay after the start (0.5-RTT data, RFC 9001 §4.1.1); the source starts 300 ms
     // later, when the handshake is over.
     assert!(sent[0] >= 0.35 && sent[0] < 0.36, "first message at {}", sent[0]);
+    // The ideal reference: 50 ms plus 1200 B at 10 Mbit/s (0.96 ms).
+    assert!(f64s(column(&out, "path_owd_min_s")).iter().all(|d| (d - 0.05096).abs() < 1e-9));
     for (s, r) in sent.iter().zip(received) {
         let owd = r - s;
         // 50 ms propagation plus one ~1.25 kB packet at 10 Mbit/s (1 ms), never less.
