@@ -496,10 +496,7 @@ impl MptcpEndpoint {
             self.stats.reinjected_chunks += 1;
         }
         self.subflows[path].assign(chunk.dsn, chunk.len);
-        let first = match self.subflows[path].poll_data(now) {
-            Some(d) => Some(self.data_packet(now, next_id, path, d.seq, d.len)),
-            None => None,
-        };
+        let first = self.subflows[path].poll_data(now).map(|d| self.data_packet(now, next_id, path, d.seq, d.len));
         // The copies follow the original, one per poll.
         for c in copies {
             if c < self.subflows.len() && c != path && !self.subflows[c].sender().has_pending_work() {
