@@ -347,9 +347,7 @@ impl MptcpEndpoint {
             (Role::Client, State::SynSent, true, Some(H::CapableSynAck | H::JoinSynAck)) if seg.tcp.ack == 1 => {
                 let s = &mut self.subflows[id];
                 s.handshake_mut().on_syn_ack(&seg.tcp);
-                if let Some(peer) = s.handshake_mut().peer() {
-                    s.negotiate(peer);
-                }
+                s.negotiate_with_peer();
                 if id == 0 {
                     self.dsend.set_initial_window(u64::from(seg.tcp.window));
                 }
@@ -365,9 +363,7 @@ impl MptcpEndpoint {
     fn accept_syn(&mut self, id: usize, seg: &MptcpSegment) {
         let s = &mut self.subflows[id];
         s.handshake_mut().on_syn(&seg.tcp);
-        if let Some(peer) = s.handshake_mut().peer() {
-            s.negotiate(peer);
-        }
+        s.negotiate_with_peer();
     }
 
     /// An arriving segment of established subflow `id`.

@@ -18,7 +18,7 @@ use multiconn_core::{Dur, Time};
 use multiconn_transport::Role;
 
 use super::dss::{RxMap, TxMap};
-use super::option::{mptcp_options_size, sack_blocks_that_fit, DataAck, HandshakeOption, Mapping, MptcpSegment};
+use super::option::{mptcp_options_size, sack_blocks_that_fit, DataAck, HandshakeOption, MptcpSegment};
 use crate::autotune::RcvBuf;
 use crate::handshake::{Handshake, PeerOptions, State};
 use crate::receiver::{Receiver, ReceiverConfig};
@@ -178,6 +178,13 @@ impl Subflow {
     /// and not sent yet.
     pub fn bytes_in_flight(&self) -> u64 {
         self.sender.scoreboard().pipe() + self.sender.unsent()
+    }
+
+    /// Applies what the peer's SYN or SYN-ACK offered (see [`negotiate`](Self::negotiate)).
+    pub fn negotiate_with_peer(&mut self) {
+        if let Some(peer) = self.hs.peer() {
+            self.negotiate(peer);
+        }
     }
 
     /// Options agreed in the handshake with `peer` (RFC 7323 §1.3, RFC 2018 §2). The peer's
@@ -349,10 +356,5 @@ impl Subflow {
     /// The receiver's RTT estimate (from timestamps on full-sized segments).
     pub fn receiver_rtt(&self) -> Option<Dur> {
         self.receiver.buffer().receiver_rtt()
-    }
-
-    /// Mapping of a segment about to be retransmitted or sent (tests).
-    pub fn mapping_of(&self, seq: u64, len: u32) -> Option<Mapping> {
-        self.tx_map.lookup(seq, len).ok()
     }
 }
