@@ -473,9 +473,8 @@ fn resolve_flow(
             return Err(err(&path("paths"), "give either route (one path) or paths (several), not both"));
         }
         match f.transport {
-            Transport::Udp => return Err(err(&path("paths"), "only quic flows take several paths; a udp flow has one route")),
-            Transport::Tcp => return Err(err(&path("paths"), "multipath TCP is not modelled yet; use transport = \"quic\"")),
-            Transport::Quic => {}
+            Transport::Udp => return Err(err(&path("paths"), "only tcp (MPTCP) and quic (Multipath QUIC) flows take several paths; a udp flow has one route")),
+            Transport::Tcp | Transport::Quic => {}
         }
         if !(MIN_PATHS..=MAX_PATHS).contains(&paths.len()) {
             return Err(err(&path("paths"), format!("a multipath flow needs {MIN_PATHS} to {MAX_PATHS} paths, got {}", paths.len())));
@@ -971,20 +970,42 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, F
         }
         err(&at, e.0)
     })?;
-    if let Some(kind) = m.coupled {
-        // The controllers exist (multiconn_cc::coupled) but the QUIC paths do not run them yet:
-        // refuse rather than run uncoupled under a coupled name.
-        return Err(err(
-            &["flow", f.name.as_str(), "multipath", "coupled"],
-            format!("coupled congestion control (\"{}\") is not wired into multipath QUIC yet; leave `coupled` out to give each path its own controller", kind.name()),
-        ));
+    let at = |field: &'static str| vec!["flow", f.name.as_str(), "multipath", field];
+    match f.transport {
+        Transport::Quic => {
+            if let Some(kind) = m.coupled {
+                // The controllers exist (multiconn_cc::coupled) but the QUIC paths do not run
+                // them yet: refuse rather than run uncoupled under a coupled name.
+                return Err(err(
+                    &at("coupled"),
+                    format!("coupled congestion control (\"{}\") is not wired into multipath QUIC yet; leave `coupled` out to give each path its own controller", kind.name()),
+                ));
+            }
+        }
+        Transport::Tcp => {
+            if m.scheduler == Some(SchedulerKind::SelectiveRedundant) {
+                return Err(err(
+                    &at("scheduler"),
+                    "\"selective_redundant\" duplicates the streams flagged redundant, and an MPTCP connection carries one byte stream; use \"redundant\" to duplicate everything, or \"minrtt\", \"roundrobin\", \"blest\", \"ecf\"",
+                ));
+            }
+            if m.ack_path == Some(AckPath::Fastest) {
+                return Err(err(
+                    &at("ack_path"),
+                    "an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow",
+                ));
+            }
+        }
+        Transport::Udp => {}
     }
+    // MPTCP follows Linux: subflows go stale after 4 retransmission timeouts.
+    let failover_default = if f.transport == Transport::Tcp { FailoverProfile::LinuxMptcp } else { FailoverProfile::MpQuic };
     Ok(MultipathParams {
         paths: u8::try_from(paths).expect("validated: at most 8 paths"),
         scheduler: m.scheduler.unwrap_or(SchedulerKind::MinRtt),
         options,
         ack_path: m.ack_path.unwrap_or(AckPath::Same),
-        failover: m.failover.unwrap_or(FailoverProfile::MpQuic),
+        failover: m.failover.unwrap_or(failover_default),
         coupled: m.coupled,
     })
 }

@@ -191,7 +191,8 @@ pub struct MultipathSection {
     pub scheduler: Option<SchedulerKind>,
     /// The path acknowledgements take: "same" (default) or "fastest".
     pub ack_path: Option<AckPath>,
-    /// Whose path-failure rules: "mp-quic" (default), "picoquic", "xquic", "linux-mptcp".
+    /// Whose path-failure rules: "mp-quic" (default for quic), "picoquic", "xquic",
+    /// "linux-mptcp" (default for tcp).
     pub failover: Option<FailoverProfile>,
     /// Coupled congestion control over the paths: "lia", "olia" or "balia"; absent: each path
     /// has its own controller (`cc`).

@@ -87,13 +87,13 @@ fn each_path_must_join_from_and_to() {
 }
 
 #[test]
-fn paths_exclude_route_and_need_quic() {
+fn paths_exclude_route_and_need_tcp_or_quic() {
     let e = error_of(&TWO_PATHS.replace("app = \"bulk\"", "app = \"bulk\"\nroute = [\"wifi\"]"));
     assert!(e.contains("flow.v2x.paths") && e.contains("either route") && e.contains("not both"), "{e}");
-    let tcp = error_of(&TWO_PATHS.replace("transport = \"quic\"", "transport = \"tcp\""));
-    assert!(tcp.contains("flow.v2x.paths") && tcp.contains("multipath TCP is not modelled yet; use transport = \"quic\""), "{tcp}");
+    // tcp flows take paths (MPTCP, crates/scenario/tests/mptcp.rs).
+    load_str(&TWO_PATHS.replace("transport = \"quic\"", "transport = \"tcp\"")).unwrap_or_else(|e| panic!("{e}"));
     let udp = error_of(&TWO_PATHS.replace("transport = \"quic\"", "transport = \"udp\""));
-    assert!(udp.contains("flow.v2x.paths") && udp.contains("only quic flows take several paths"), "{udp}");
+    assert!(udp.contains("flow.v2x.paths") && udp.contains("only tcp (MPTCP) and quic (Multipath QUIC) flows take several paths"), "{udp}");
 }
 
 #[test]

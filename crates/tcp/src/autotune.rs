@@ -89,6 +89,14 @@ impl RcvBuf {
         });
     }
 
+    /// Sets the receiver's RTT estimate from outside (an MPTCP connection-level buffer takes
+    /// the largest estimate of its subflows, as Linux `mptcp_rcv_space_adjust` does).
+    pub fn set_receiver_rtt(&mut self, rtt: Dur) {
+        if rtt.0 > 0 {
+            self.rtt = Some(rtt);
+        }
+    }
+
     /// Window-based RTT measurement without timestamps: call with `rcv_nxt` after data
     /// arrived and the window currently advertised.
     pub fn on_data_no_ts(&mut self, now: Time, rcv_nxt: u64, window: u64) {

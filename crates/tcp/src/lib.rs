@@ -10,11 +10,14 @@
 //!   [`autotune`]: Linux receive-buffer autotuning.
 //! * [`connection`]: [`TcpEndpoint`], one end as a [`multiconn_transport::Endpoint`];
 //!   [`TcpFactory`] builds both ends.
+//! * [`mptcp`]: Multipath TCP (RFC 8684) on top of these: [`MptcpEndpoint`], built by
+//!   [`TcpFactory`] when the connection has multipath parameters.
 
 pub mod app;
 pub mod autotune;
 pub mod connection;
 pub mod handshake;
+pub mod mptcp;
 pub mod rack;
 pub mod receiver;
 pub mod rto;
@@ -23,6 +26,7 @@ pub mod segment;
 pub mod sender;
 
 pub use connection::TcpEndpoint;
+pub use mptcp::{MptcpEndpoint, MptcpError};
 pub use segment::Segment;
 
 use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportFactory};
@@ -36,7 +40,9 @@ impl TcpFactory {
         TcpFactory
     }
 
-    /// (client, server), or the profile's refusal of the congestion controller.
+    /// (client, server) of a single-path connection, or the profile's refusal of the
+    /// congestion controller. Multipath parameters are ignored: see
+    /// [`try_connect_mptcp`](Self::try_connect_mptcp).
     pub fn try_connect(
         &self,
         params: &ConnectionParams,
@@ -46,12 +52,44 @@ impl TcpFactory {
             TcpEndpoint::new(Role::Server, params)?,
         ))
     }
+
+    /// (client, server) of an MPTCP connection over `params.multipath`'s paths.
+    pub fn try_connect_mptcp(
+        &self,
+        params: &ConnectionParams,
+    ) -> Result<(MptcpEndpoint, MptcpEndpoint), MptcpError> {
+        Ok((
+            MptcpEndpoint::new(Role::Client, params)?,
+            MptcpEndpoint::new(Role::Server, params)?,
+        ))
+    }
 }
 
 impl TransportFactory for TcpFactory {
-    /// (client, server). A controller the profile does not offer falls back to the
-    /// profile's default one (scenarios are validated against the profile before this).
+    /// (client, server): MPTCP when the parameters name several paths, else single-path TCP.
+    /// A controller the profile does not offer falls back to the profile's default one, and
+    /// an MPTCP scheduler or ACK path MPTCP cannot use falls back to min-RTT and
+    /// acknowledgements on the same subflow (scenarios are validated before this).
     fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        if params.multipath.is_some() {
+            let mut p = params.clone();
+            if let Some(mp) = p.multipath.as_mut() {
+                if mp.scheduler == multiconn_multipath::SchedulerKind::SelectiveRedundant {
+                    mp.scheduler = multiconn_multipath::SchedulerKind::MinRtt;
+                }
+                mp.ack_path = multiconn_transport::AckPath::Same;
+            }
+            let (c, s) = match self.try_connect_mptcp(&p) {
+                Ok(pair) => pair,
+                Err(_) => {
+                    p.cc = p.profile.cc.default;
+                    self.try_connect_mptcp(&p).unwrap_or_else(|e| {
+                        panic!("flow {}: no usable MPTCP connection: {e}", p.flow.0)
+                    })
+                }
+            };
+            return (Box::new(c), Box::new(s));
+        }
         let (c, s) = match self.try_connect(params) {
             Ok(pair) => pair,
             Err(_) => {

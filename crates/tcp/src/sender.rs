@@ -252,6 +252,11 @@ impl Sender {
     pub fn unsent(&self) -> u64 {
         self.stream_end - self.sb.snd_nxt()
     }
+    /// Something waits to be sent without new data from the application: a segment deemed
+    /// lost, a tail loss probe, or unsent bytes already in the buffer.
+    pub fn has_pending_work(&self) -> bool {
+        self.probe_pending || self.unsent() > 0 || self.sb.lost_pending() > 0
+    }
 
     fn grow_sndbuf(&mut self) {
         let want = (2 * self.cc.window())
