@@ -162,6 +162,7 @@ impl Connection {
         if !out.acked.is_empty() {
             if let Some(mp) = &mut self.mp {
                 mp.health.on_ack_received(acked, now);
+                mp.sync_coupling(acked);
             }
         }
         self.apply_outcome(now, &out);
@@ -170,20 +171,24 @@ impl Connection {
 
     pub(super) fn on_path_challenge(&mut self, path: usize) {
         let is_server = self.role == Role::Server;
-        if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(path)) {
+        let Some(mp) = self.mp.as_mut() else { return };
+        if let Some(m) = mp.meta.get_mut(path) {
             m.response_pending = true;
             if is_server && !m.abandoned {
                 m.validated = true;
             }
+            mp.sync_coupling(path);
         }
     }
 
     pub(super) fn on_path_response(&mut self, path: usize) {
-        if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(path)) {
+        let Some(mp) = self.mp.as_mut() else { return };
+        if let Some(m) = mp.meta.get_mut(path) {
             if !m.abandoned {
                 m.validated = true;
                 m.challenge_pending = false;
             }
+            mp.sync_coupling(path);
         }
     }
 
@@ -197,6 +202,7 @@ impl Connection {
         // §3.4: answer with our own PATH_ABANDON and stop using the path.
         m.abandon_pending = true;
         mp.health.abandon(gone, now);
+        mp.sync_coupling(gone);
         self.requeue_in_flight(gone);
     }
 
@@ -215,6 +221,9 @@ impl Connection {
     }
 
     fn react(&mut self, path: usize, r: Reaction) {
+        if let Some(mp) = &self.mp {
+            mp.sync_coupling(path);
+        }
         if r.requeue_in_flight {
             self.requeue_in_flight(path);
         }
