@@ -971,14 +971,6 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, F
         }
         err(&at, e.0)
     })?;
-    if let Some(kind) = m.coupled {
-        // The controllers exist (multiconn_cc::coupled) but the QUIC paths do not run them yet:
-        // refuse rather than run uncoupled under a coupled name.
-        return Err(err(
-            &["flow", f.name.as_str(), "multipath", "coupled"],
-            format!("coupled congestion control (\"{}\") is not wired into multipath QUIC yet; leave `coupled` out to give each path its own controller", kind.name()),
-        ));
-    }
     Ok(MultipathParams {
         paths: u8::try_from(paths).expect("validated: at most 8 paths"),
         scheduler: m.scheduler.unwrap_or(SchedulerKind::MinRtt),
