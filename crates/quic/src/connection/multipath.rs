@@ -348,7 +348,10 @@ impl Connection {
                 return Some(self.emit(now, p, qp, next_id));
             }
         }
-        // PTO probes, per path, ignoring window and pacing.
+        // PTO probes, per path, ignoring window and pacing. A path the failover profile no
+        // longer deems usable is probed with a PING alone: its data was queued again for the
+        // other paths and must not go back into the probe (mp-quic sends PINGs on a
+        // potentially failed path, picoquic a bare multipath probe).
         for p in 0..n {
             if self.probes_of(p) > 0 {
                 if !self.path_alive(p) {
@@ -356,7 +359,12 @@ impl Connection {
                     continue;
                 }
                 self.set_probes(p, self.probes_of(p) - 1);
-                if let Some(qp) = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, true, p) {
+                let qp = if self.mp.as_ref().expect("multipath").health.usable(p) {
+                    self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, true, p)
+                } else {
+                    Some(self.packet_with(now, p, vec![Frame::Ping], true))
+                };
+                if let Some(qp) = qp {
                     self.stats.probes_sent += 1;
                     return Some(self.emit(now, p, qp, next_id));
                 }
