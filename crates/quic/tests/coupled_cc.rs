@@ -66,7 +66,7 @@ fn grow(h: &mut Harness, from: Time, until: Time, step: Dur, rate: impl Fn(&[(f6
         let w = windows(h);
         assert!(w.iter().all(|w| w.2 == CcState::CongestionAvoidance), "both paths in congestion avoidance at {t}: {w:?}");
         predicted += rate(&w) * step.as_secs_f64();
-        t = t + step;
+        t += step;
         h.run_until(t);
     }
     assert_eq!(lost(h), lost_before, "no loss while measuring");
