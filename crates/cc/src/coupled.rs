@@ -22,15 +22,21 @@
 //!   packet sent before the period started). LIA and OLIA reduce to `cwnd·β` (β =
 //!   `reno_beta`, 0.5). Persistent congestion collapses a path to its loss window.
 //!
-//! Only active paths with an RTT sample take part in the coupling; a path without one grows
-//! like NewReno. The controller keeps each path's smoothed RTT from the estimator passed with
+//! Only active paths with an RTT sample that are not suspended take part in the coupling; a
+//! path outside it grows like NewReno. The controller keeps each path's smoothed RTT from the estimator passed with
 //! its last ACK or loss (or [`MultipathController::on_rtt_sample`]). Arithmetic is `f64` in a
 //! fixed order (deterministic); fractional bytes of increase are carried per path. OLIA
 //! compares windows in whole MSS (as packet-counting implementations do) and loss intervals
 //! exactly in integers, so that ties are ties.
+//!
+//! A transport that keeps one [`Controller`] per path (one loss recovery per path, as Multipath
+//! QUIC does) runs a coupled controller through [`PathController`]s: views of one
+//! [`SharedMultipath`], one per path, that forward each event with their path index.
+
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::hystart::HyStart;
-use crate::{build, AckEvent, CcConfig, CcState, Controller, LossEvent, RttEstimator};
+use crate::{build, AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 use serde::Deserialize;
 
@@ -74,6 +80,11 @@ pub trait MultipathController: Send + std::fmt::Debug {
     fn add_path(&mut self, cfg: &CcConfig) -> usize;
     /// The path was abandoned or closed: its window no longer counts in the coupling.
     fn remove_path(&mut self, path: usize);
+    /// The path is suspected broken (`true`, e.g. potentially failed) or works again (`false`):
+    /// while suspended it keeps its state but leaves the coupling, as Linux MPTCP leaves
+    /// potentially-failed subflows out of its coupled controllers' sums. Independent
+    /// controllers ignore it.
+    fn set_suspended(&mut self, _path: usize, _suspended: bool) {}
     fn is_active(&self, path: usize) -> bool;
     /// Paths ever added (active or not).
     fn path_count(&self) -> usize;
@@ -102,6 +113,9 @@ pub trait MultipathController: Send + std::fmt::Debug {
     }
     /// The coupled algorithm, or `None` for independent per-path controllers.
     fn coupling(&self) -> Option<CoupledKind>;
+    /// The single-path algorithm `path` follows outside the coupling (the coupled algorithms
+    /// are Reno-based).
+    fn kind(&self, path: usize) -> CcKind;
     /// Sum of the windows of the active paths.
     fn total_window(&self) -> u64 {
         (0..self.path_count()).filter(|&i| self.is_active(i)).map(|i| self.window(i)).sum()
@@ -192,6 +206,9 @@ impl MultipathController for UncoupledCc {
     fn coupling(&self) -> Option<CoupledKind> {
         None
     }
+    fn kind(&self, path: usize) -> CcKind {
+        self.paths[path].as_ref().map_or(CcKind::NewReno, |c| c.kind())
+    }
 }
 
 /// The state of one path of a [`CoupledCc`].
@@ -199,6 +216,8 @@ impl MultipathController for UncoupledCc {
 struct PathCc {
     cfg: CcConfig,
     active: bool,
+    /// Left out of the coupling for now (see [`MultipathController::set_suspended`]).
+    suspended: bool,
     cwnd: u64,
     ssthresh: u64,
     recovery_start: Option<Time>,
@@ -219,7 +238,7 @@ impl PathCc {
         self.recovery_start.is_some_and(|start| sent <= start)
     }
     fn coupled(&self) -> bool {
-        self.active && self.has_rtt
+        self.active && self.has_rtt && !self.suspended
     }
     fn rtt_ns(&self) -> f64 {
         self.srtt.0.max(1) as f64
@@ -392,6 +411,7 @@ impl MultipathController for CoupledCc {
             srtt: Dur::ZERO,
             has_rtt: false,
             active: true,
+            suspended: false,
             hystart: cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size)),
             l1: 0,
             l2: 0,
@@ -403,6 +423,10 @@ impl MultipathController for CoupledCc {
 
     fn remove_path(&mut self, path: usize) {
         self.paths[path].active = false;
+    }
+
+    fn set_suspended(&mut self, path: usize, suspended: bool) {
+        self.paths[path].suspended = suspended;
     }
 
     fn is_active(&self, path: usize) -> bool {
@@ -552,5 +576,87 @@ impl MultipathController for CoupledCc {
 
     fn coupling(&self) -> Option<CoupledKind> {
         Some(self.kind)
+    }
+
+    fn kind(&self, _path: usize) -> CcKind {
+        CcKind::NewReno
+    }
+}
+
+/// A [`MultipathController`] shared by the loss recoveries of a connection's paths.
+pub type SharedMultipath = Arc<Mutex<Box<dyn MultipathController>>>;
+
+/// Wraps `mp` for sharing between [`PathController`]s.
+pub fn share(mp: Box<dyn MultipathController>) -> SharedMultipath {
+    Arc::new(Mutex::new(mp))
+}
+
+/// One path's view of a [`SharedMultipath`]: a single-path [`Controller`] that forwards every
+/// event, tagged with its path index, to the shared controller and reads the path's window back
+/// from it. A transport built around one controller per path (a loss recovery per path) thus
+/// runs coupled congestion control without knowing it: the coupling sees each path's own RTT
+/// estimator with its ACKs and losses.
+#[derive(Debug)]
+pub struct PathController {
+    shared: SharedMultipath,
+    path: usize,
+}
+
+impl PathController {
+    /// The view of path `path`, which must have been added to `shared`.
+    pub fn new(shared: SharedMultipath, path: usize) -> PathController {
+        assert!(path < lock(&shared).path_count(), "path {path} was never added to the multipath controller");
+        PathController { shared, path }
+    }
+
+    pub fn path(&self) -> usize {
+        self.path
+    }
+
+    pub fn shared(&self) -> &SharedMultipath {
+        &self.shared
+    }
+
+    fn mp(&self) -> MutexGuard<'_, Box<dyn MultipathController>> {
+        lock(&self.shared)
+    }
+}
+
+/// Locks a shared controller. The simulator is single-threaded: the lock is never contended,
+/// and a poisoned one (a panic while it was held) is still consistent enough to read.
+pub fn lock(shared: &SharedMultipath) -> MutexGuard<'_, Box<dyn MultipathController>> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Controller for PathController {
+    fn on_packet_sent(&mut self, now: Time, bytes: u64, bytes_in_flight: u64) {
+        self.mp().on_packet_sent(self.path, now, bytes, bytes_in_flight);
+    }
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        self.mp().on_ack(self.path, now, ack, rtt);
+    }
+    fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
+        self.mp().on_congestion_event(self.path, now, loss, rtt);
+    }
+    fn on_persistent_congestion(&mut self, now: Time) {
+        self.mp().on_persistent_congestion(self.path, now);
+    }
+    fn on_spurious_congestion(&mut self, now: Time) {
+        self.mp().on_spurious_congestion(self.path, now);
+    }
+    fn window(&self) -> u64 {
+        self.mp().window(self.path)
+    }
+    fn ssthresh(&self) -> Option<u64> {
+        self.mp().ssthresh(self.path)
+    }
+    fn state(&self) -> CcState {
+        self.mp().state(self.path)
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        self.mp().pacing_rate(self.path)
+    }
+    fn kind(&self) -> CcKind {
+        self.mp().kind(self.path)
     }
 }

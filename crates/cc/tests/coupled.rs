@@ -2,8 +2,8 @@
 //! Khalili et al. and Peng et al. computed by hand, against NewReno, and in a small fluid loop.
 
 use multiconn_cc::{
-    build, build_multipath, AckEvent, CcConfig, CcKind, CcState, CoupledCc, CoupledKind, LossEvent, MultipathController, RttEstimator,
-    RttVarRule,
+    build, build_multipath, share, AckEvent, CcConfig, CcKind, CcState, Controller, CoupledCc, CoupledKind, LossEvent, MultipathController,
+    PathController, RttEstimator, RttVarRule,
 };
 use multiconn_core::{Dur, Time};
 use proptest::prelude::*;
@@ -384,6 +384,63 @@ fn a_removed_path_no_longer_counts() {
 }
 
 #[test]
+fn a_suspended_path_leaves_the_coupling_until_resumed() {
+    let mut cc = setup(CoupledKind::Lia, &[(10_000, 100, 0), (20_000, 50, 0)]);
+    cc.set_suspended(1, true);
+    // Path 0 grows as if alone; path 1 keeps its state and still counts in the total window.
+    assert_close!(cc.lia_alpha(), 1.0);
+    assert_close!(cc.increase(0, 1000), 100.0);
+    assert!(cc.is_active(1));
+    assert_eq!((cc.window(1), cc.total_window()), (20_000, 30_000));
+    cc.set_suspended(1, false);
+    assert_close!(cc.lia_alpha(), 0.96);
+    assert_close!(cc.increase(0, 1000), 32.0);
+}
+
+#[test]
+fn path_controllers_are_views_of_one_shared_controller() {
+    // Two PathControllers over a shared LIA fed the events of `setup`, and a CoupledCc fed
+    // them directly, agree on every window.
+    let shared = share(build_multipath(Some(CoupledKind::Lia)));
+    let paths = [(10_000u64, 100u64), (20_000, 50)];
+    for &(w, _) in &paths {
+        multiconn_cc::coupled::lock(&shared).add_path(&cfg(2 * w));
+    }
+    let mut views: Vec<PathController> = (0..2).map(|i| PathController::new(shared.clone(), i)).collect();
+    let mut direct = CoupledCc::new(CoupledKind::Lia);
+    for (i, &(w, rtt)) in paths.iter().enumerate() {
+        direct.add_path(&cfg(2 * w));
+        views[i].on_congestion_event(Time(1000), &loss(Time(999)), &no_sample());
+        direct.on_congestion_event(i, Time(1000), &loss(Time(999)), &no_sample());
+        views[i].on_ack(Time(3000), &ack(0, Time(1500)), &rtt_ms(rtt));
+        direct.on_ack(i, Time(3000), &ack(0, Time(1500)), &rtt_ms(rtt));
+    }
+    for step in 0..200u64 {
+        let i = (step % 2) as usize;
+        let now = Time(10_000 + step * 1000);
+        views[i].on_packet_sent(now, 1000, 1000);
+        direct.on_packet_sent(i, now, 1000, 1000);
+        views[i].on_ack(now, &ack(1000, Time(now.0 - 1)), &rtt_ms(paths[i].1));
+        direct.on_ack(i, now, &ack(1000, Time(now.0 - 1)), &rtt_ms(paths[i].1));
+        for (j, v) in views.iter().enumerate() {
+            assert_eq!((v.window(), v.ssthresh(), v.state()), (direct.window(j), direct.ssthresh(j), direct.state(j)));
+        }
+    }
+    // The coupling slowed both paths below NewReno's 100 B per 1000-B ACK.
+    assert!(views[0].window() < 10_000 + 100 * 100 && views[1].window() < 20_000 + 100 * 50);
+    assert_eq!((views[0].kind(), views[1].path(), views[0].pacing_rate()), (CcKind::NewReno, 1, None));
+    multiconn_cc::coupled::lock(&shared).remove_path(1);
+    assert_eq!(views[1].window(), 0);
+}
+
+#[test]
+#[should_panic(expected = "never added")]
+fn a_view_of_a_path_never_added_panics() {
+    let shared = share(build_multipath(Some(CoupledKind::Olia)));
+    PathController::new(shared, 0);
+}
+
+#[test]
 fn a_path_without_rtt_sample_is_not_coupled() {
     let mut cc = setup(CoupledKind::Lia, &[(10_000, 100, 0)]);
     let i = cc.add_path(&cfg(40_000));
@@ -422,6 +479,9 @@ fn uncoupled_runs_one_independent_controller_per_path() {
             assert_eq!((mp.window(j), mp.ssthresh(j), mp.state(j)), (a.window(), a.ssthresh(), a.state()));
         }
     }
+    assert_eq!((mp.kind(0), mp.kind(1)), (CcKind::NewReno, CcKind::Cubic));
+    mp.set_suspended(1, true);
+    assert_eq!(mp.window(1), alone[1].window(), "independent controllers ignore suspension");
     mp.remove_path(0);
     assert_eq!((mp.window(0), mp.total_window()), (0, alone[1].window()));
 }

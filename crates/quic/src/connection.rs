@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator};
+use multiconn_cc::{CcConfig, Controller, Pacer, PacerConfig, PathController, RttEstimator};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, Role, StreamOptions, StreamProgress, Workload};
 
@@ -165,7 +165,21 @@ impl Connection {
             .cc_config(params.cc, mds as u64)
             .or_else(|_| profile.cc_config(profile.cc.default, mds as u64))
             .unwrap_or_else(|_| CcConfig::quic_default(params.cc, mds as u64));
-        let controller = multiconn_cc::build(&cc_cfg);
+        // Coupled congestion control: one shared controller, a view of it per path.
+        let coupling = params.multipath.as_ref().and_then(|m| m.coupled.map(|kind| (kind, m.paths.max(1)))).map(|(kind, n)| {
+            let shared = multiconn_cc::share(multiconn_cc::build_multipath(Some(kind)));
+            for _ in 0..n {
+                multiconn_cc::coupled::lock(&shared).add_path(&cc_cfg);
+            }
+            shared
+        });
+        let controller_of = |p: usize| -> Box<dyn Controller> {
+            match &coupling {
+                Some(shared) => Box::new(PathController::new(shared.clone(), p)),
+                None => multiconn_cc::build(&cc_cfg),
+            }
+        };
+        let controller = controller_of(0);
         let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
         let max_ack_delay = profile.ack.max_ack_delay;
         let (max_data, max_stream_data, fraction, dcid_len) = match &profile.quic {
@@ -188,10 +202,10 @@ impl Connection {
             initial_window: cc_cfg.initial_window,
         };
         let mp = params.multipath.as_ref().map(|m| {
-            let extra = (1..m.paths.max(1))
-                .map(|_| {
+            let extra = (1..m.paths.max(1) as usize)
+                .map(|p| {
                     let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
-                    let mut recovery = Recovery::new(recovery_cfg.clone(), rtt, multiconn_cc::build(&cc_cfg), role == Role::Server);
+                    let mut recovery = Recovery::new(recovery_cfg.clone(), rtt, controller_of(p), role == Role::Server);
                     recovery.discard_space(Time::ZERO, Space::Initial);
                     recovery.discard_space(Time::ZERO, Space::Handshake);
                     ExtraPath { recovery, pacer: Pacer::new(pacer_cfg), pacing_release: None, rx: AckState::new(data_policy), probes: 0 }
@@ -211,6 +225,7 @@ impl Connection {
                 extra,
                 pending: VecDeque::new(),
                 ready: false,
+                coupling: coupling.clone(),
             })
         });
         Connection {
@@ -406,6 +421,7 @@ impl Connection {
             c.packets_received += 1;
             c.bytes_received += bytes;
             mp.health.on_packet_received(path, now);
+            mp.sync_coupling(path);
         }
         for p in dg.packets() {
             self.on_packet(now, p, path);

@@ -8,14 +8,23 @@
 //! path has, path 0 included: validation (RFC 9000 §8.2 PATH_CHALLENGE / PATH_RESPONSE, §5.1 of
 //! the draft), the host's interface state, abandonment and counters.
 //!
+//! With coupled congestion control (`MultipathParams::coupled`) every path's recovery, path 0's
+//! included, holds a [`PathController`](multiconn_cc::PathController): a view of the one
+//! [`SharedMultipath`] of the connection, so that LIA, OLIA or BALIA set each path's window from
+//! all of them. A path takes part while it is validated, its interface is up and its health is
+//! `Active`; otherwise (potentially failed, interface down) it keeps its window but is left out
+//! of the coupling, as Linux MPTCP leaves potentially-failed subflows out; a failed or abandoned
+//! path is removed for good.
+//! Without coupling each recovery has its own controller, as before.
+//!
 //! Connection IDs are not modelled: each path is taken to have its CIDs issued in time
 //! (PATH_NEW_CONNECTION_ID exchanged with the handshake).
 
 use std::collections::VecDeque;
 
-use multiconn_cc::Pacer;
+use multiconn_cc::{Pacer, SharedMultipath};
 use multiconn_core::{Packet, Time};
-use multiconn_multipath::{PathHealthSet, Scheduler};
+use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
 use multiconn_transport::MultipathParams;
 
 use crate::receiver::AckState;
@@ -75,10 +84,30 @@ pub struct Multipath {
     pub pending: VecDeque<Packet>,
     /// This end has confirmed the handshake: 1-RTT packets may use every validated path.
     pub ready: bool,
+    /// The coupled controller the paths' recoveries share; `None` when uncoupled.
+    pub coupling: Option<SharedMultipath>,
 }
 
 impl Multipath {
     pub fn path_count(&self) -> usize {
         self.meta.len()
+    }
+
+    /// Keeps `path`'s place in the coupling in step with its state: removed once abandoned or
+    /// failed (final), suspended while its interface is down, it is not validated or its
+    /// health is not `Active`, coupled otherwise. Called wherever one of those changes.
+    pub fn sync_coupling(&self, path: usize) {
+        let Some(shared) = &self.coupling else { return };
+        let m = &self.meta[path];
+        let status = self.health.status(path);
+        let mut cc = multiconn_cc::coupled::lock(shared);
+        if !cc.is_active(path) {
+            return;
+        }
+        if m.abandoned || status == Some(PathStatus::Failed) {
+            cc.remove_path(path);
+        } else {
+            cc.set_suspended(path, !(m.interface_up && m.validated && status == Some(PathStatus::Active)));
+        }
     }
 }

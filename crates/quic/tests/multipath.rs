@@ -94,6 +94,47 @@ fn interface_down_moves_the_transfer_to_the_other_path() {
 }
 
 #[test]
+fn a_silently_dead_path_is_probed_with_pings_while_its_data_goes_elsewhere() {
+    // Path 0 drops everything from 1 s on, in both directions, and nobody is told. mp-quic's
+    // rule requeues its data at the first PTO and marks it potentially failed; from then on its
+    // probes are PINGs: the stream data and the client's flow-control updates (MAX_DATA once
+    // half of the 16 MiB window is read) go over path 1.
+    let size = 20_000_000;
+    let mut p = mp_params(SchedulerKind::MinRtt);
+    p.workload = download(size);
+    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
+    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
+    let (up, down) = &mut h.paths[0];
+    for pipe in [&mut h.c2s, &mut h.s2c, up, down] {
+        pipe.max_backlog = Some(ms(100));
+    }
+    h.run_until(Time::from_secs_f64(1.0));
+    h.c2s.drop = Box::new(|_, _| true);
+    h.s2c.drop = Box::new(|_, _| true);
+    let outage = h.now;
+    let done = h.run_until_finished(Time::from_secs_f64(60.0)).expect("finished over path 1");
+    assert_eq!(h.client.stats().delivered, size);
+    assert!(done.as_secs_f64() < 25.0, "{done}");
+    for (role, ep) in [(Role::Server, &h.server), (Role::Client, &h.client)] {
+        assert_eq!(stats(ep)[0].status, "potentially_failed", "{role:?}");
+        // An end finds out at the first PTO after it sends something ack-eliciting there (the
+        // client: its first MAX_DATA); from then on (the PTO is well within 1 s) the path
+        // carries only PINGs (and PATH_ACKs).
+        let on_path0 = |w: &&Wire| w.from == role && w.pkt.path == 0 && w.sent > outage;
+        let first = h.log.iter().filter(on_path0).find(|w| w.datagram().packets().any(|q| q.is_ack_eliciting())).expect("something ack-eliciting").sent;
+        let late = h.log.iter().filter(on_path0).filter(|w| w.sent.since(first).as_secs_f64() > 1.0);
+        let mut probes = 0;
+        for w in late {
+            probes += 1;
+            for f in w.datagram().packets().flat_map(|q| q.frames.iter()) {
+                assert!(matches!(f, Frame::Ping | Frame::PathAck { .. } | Frame::Padding(_)), "{role:?} sent {f:?} on the dead path at {}", w.sent);
+            }
+        }
+        assert!(probes > 0, "{role:?} kept probing the dead path");
+    }
+}
+
+#[test]
 fn paths_are_validated_and_acknowledged_with_path_acks() {
     let mut h = two_paths(SchedulerKind::RoundRobin);
     h.record = true;

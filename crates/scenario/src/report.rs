@@ -66,6 +66,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 (Some(conn), Some(spec)) => {
                     let t = conn.last_sample;
                     m.insert("cc".into(), json!(spec.cc.name()));
+                    if let Some(kind) = spec.multipath.as_ref().and_then(|mp| mp.coupled) {
+                        m.insert("coupled".into(), json!(kind.name()));
+                    }
                     m.insert("profile".into(), json!(spec.profile.name));
                     m.insert("handshake_s".into(), json!(conn.can_send_at.map(since_start)));
                     m.insert("first_byte_s".into(), json!(conn.first_byte_at.map(since_start)));

@@ -972,16 +972,7 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, F
     })?;
     let at = |field: &'static str| vec!["flow", f.name.as_str(), "multipath", field];
     match f.transport {
-        Transport::Quic => {
-            if let Some(kind) = m.coupled {
-                // The controllers exist (multiconn_cc::coupled) but the QUIC paths do not run
-                // them yet: refuse rather than run uncoupled under a coupled name.
-                return Err(err(
-                    &at("coupled"),
-                    format!("coupled congestion control (\"{}\") is not wired into multipath QUIC yet; leave `coupled` out to give each path its own controller", kind.name()),
-                ));
-            }
-        }
+        Transport::Quic => {}
         Transport::Tcp => {
             if m.scheduler == Some(SchedulerKind::SelectiveRedundant) {
                 return Err(err(

@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use multiconn_cc::CoupledKind;
 use multiconn_core::{FlowId, Packet, Time, TransportSample};
 use multiconn_scenario::resolve::{Hop, PathRoutes};
 use multiconn_scenario::sim::World;
@@ -184,8 +185,10 @@ fn the_multipath_table_sets_every_knob() {
     assert_eq!(mp.ack_path, AckPath::Fastest);
     assert_eq!(mp.failover, FailoverProfile::Picoquic);
     assert_eq!(mp.coupled, None);
-    let e = error_of(&with_multipath("coupled = \"olia\""));
-    assert!(e.contains("flow.v2x.multipath.coupled") && e.contains("not wired"), "{e}");
+    for (name, kind) in [("lia", CoupledKind::Lia), ("coupled", CoupledKind::Lia), ("olia", CoupledKind::Olia), ("balia", CoupledKind::Balia)] {
+        let s = load_str(&with_multipath(&format!("coupled = \"{name}\""))).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.resolved().flows[0].connection.as_ref().unwrap().multipath.as_ref().unwrap().coupled, Some(kind));
+    }
     // mp_quic() differs from the defaults by the three mp-quic quirks; take two of them.
     let mut expected = SchedulerOptions::mp_quic();
     expected.duplicate_on_unprobed = false;

@@ -162,6 +162,7 @@ impl Connection {
         if !out.acked.is_empty() {
             if let Some(mp) = &mut self.mp {
                 mp.health.on_ack_received(acked, now);
+                mp.sync_coupling(acked);
             }
         }
         self.apply_outcome(now, &out);
@@ -170,20 +171,24 @@ impl Connection {
 
     pub(super) fn on_path_challenge(&mut self, path: usize) {
         let is_server = self.role == Role::Server;
-        if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(path)) {
+        let Some(mp) = self.mp.as_mut() else { return };
+        if let Some(m) = mp.meta.get_mut(path) {
             m.response_pending = true;
             if is_server && !m.abandoned {
                 m.validated = true;
             }
+            mp.sync_coupling(path);
         }
     }
 
     pub(super) fn on_path_response(&mut self, path: usize) {
-        if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(path)) {
+        let Some(mp) = self.mp.as_mut() else { return };
+        if let Some(m) = mp.meta.get_mut(path) {
             if !m.abandoned {
                 m.validated = true;
                 m.challenge_pending = false;
             }
+            mp.sync_coupling(path);
         }
     }
 
@@ -197,6 +202,7 @@ impl Connection {
         // §3.4: answer with our own PATH_ABANDON and stop using the path.
         m.abandon_pending = true;
         mp.health.abandon(gone, now);
+        mp.sync_coupling(gone);
         self.requeue_in_flight(gone);
     }
 
@@ -215,6 +221,9 @@ impl Connection {
     }
 
     fn react(&mut self, path: usize, r: Reaction) {
+        if let Some(mp) = &self.mp {
+            mp.sync_coupling(path);
+        }
         if r.requeue_in_flight {
             self.requeue_in_flight(path);
         }
@@ -339,7 +348,10 @@ impl Connection {
                 return Some(self.emit(now, p, qp, next_id));
             }
         }
-        // PTO probes, per path, ignoring window and pacing.
+        // PTO probes, per path, ignoring window and pacing. A path the failover profile no
+        // longer deems usable is probed with a PING alone: its data was queued again for the
+        // other paths and must not go back into the probe (mp-quic sends PINGs on a
+        // potentially failed path, picoquic a bare multipath probe).
         for p in 0..n {
             if self.probes_of(p) > 0 {
                 if !self.path_alive(p) {
@@ -347,7 +359,12 @@ impl Connection {
                     continue;
                 }
                 self.set_probes(p, self.probes_of(p) - 1);
-                if let Some(qp) = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, true, p) {
+                let qp = if self.mp.as_ref().expect("multipath").health.usable(p) {
+                    self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, true, p)
+                } else {
+                    Some(self.packet_with(now, p, vec![Frame::Ping], true))
+                };
+                if let Some(qp) = qp {
                     self.stats.probes_sent += 1;
                     return Some(self.emit(now, p, qp, next_id));
                 }
