@@ -88,16 +88,7 @@ impl TcpEndpoint {
             max_datagram_size: mss,
             initial_window: cc_cfg.initial_window,
         });
-        let sender_cfg = SenderConfig {
-            mss,
-            dup_thresh: rec.packet_threshold.max(1),
-            rack_tlp: knobs.rack_tlp,
-            sack: knobs.sack,
-            timestamps: knobs.timestamps,
-            time_threshold: rec.time_threshold,
-            wmem: knobs.wmem,
-            granularity: rec.granularity,
-        };
+        let sender_cfg = SenderConfig::from_profile(mss, &knobs, rec);
         let sender = Sender::new(
             sender_cfg,
             1,

@@ -52,6 +52,22 @@ pub struct SenderConfig {
     pub granularity: Dur,
 }
 
+impl SenderConfig {
+    /// The sender settings a profile gives for segments of `mss` bytes.
+    pub fn from_profile(mss: u64, knobs: &multiconn_transport::profile::TcpKnobs, rec: &multiconn_transport::profile::RecoveryKnobs) -> SenderConfig {
+        SenderConfig {
+            mss,
+            dup_thresh: rec.packet_threshold.max(1),
+            rack_tlp: knobs.rack_tlp,
+            sack: knobs.sack,
+            timestamps: knobs.timestamps,
+            time_threshold: rec.time_threshold,
+            wmem: knobs.wmem,
+            granularity: rec.granularity,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EpisodeKind {
     /// Fast recovery (SACK/RACK/dupacks).

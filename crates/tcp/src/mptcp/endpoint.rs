@@ -161,16 +161,7 @@ impl MptcpEndpoint {
             mss,
             sack: knobs.sack,
             timestamps: knobs.timestamps,
-            sender: SenderConfig {
-                mss,
-                dup_thresh: rec.packet_threshold.max(1),
-                rack_tlp: knobs.rack_tlp,
-                sack: knobs.sack,
-                timestamps: knobs.timestamps,
-                time_threshold: rec.time_threshold,
-                wmem: knobs.wmem,
-                granularity: rec.granularity,
-            },
+            sender: SenderConfig::from_profile(mss, &knobs, rec),
             receiver: ReceiverConfig {
                 mss,
                 ack_threshold: profile.ack.ack_eliciting_threshold,
