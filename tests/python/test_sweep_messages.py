@@ -89,7 +89,7 @@ def test_load_messages_gives_back_the_run_s_own_table(store: Path) -> None:
     assert direct.messages is not None
     pd.testing.assert_frame_equal(stored, direct.messages)
     assert list(stored.columns) == ["flow", "source", "kind", "stream", "msg_id", "size",
-                                    "sent_s", "received_s"]
+                                    "sent_s", "received_s", "path_owd_min_s"]
     assert set(stored["kind"]) == {"priority", "background"}
     # The table agrees with the run's summary.
     priority = stored[stored["kind"] == "priority"]
@@ -147,10 +147,24 @@ def test_ccdf_pools_the_repetitions_of_each_series(drawn: dict[str, Figure],
         assert len(pooled[pooled["kind"] == "priority"]) == 2 * 30  # two repetitions
 
 
-def test_ccdf_ideal_is_the_constant_path_delay_here(drawn: dict[str, Figure]) -> None:
+def test_ccdf_ideal_is_the_smallest_path_delay_of_each_message(drawn: dict[str, Figure],
+                                                                store: Path) -> None:
     ideal = drawn["msgs-owd"].axes[0].get_lines()[2]
     assert ideal.get_linestyle() == "--"
-    assert set(np.round(np.asarray(ideal.get_xdata(), dtype=float), 9)) == {50.0}
+    pooled = pd.concat([load_messages(store, k) for k in load(store)["run_key"]])
+    best = pooled[pooled["kind"] == "priority"]["path_owd_min_s"]
+    # Two equal 50 ms paths: every message's best is 50 ms plus its serialisation.
+    assert best.notna().all() and 0.050 < best.min() <= best.max() < 0.051
+    drawn_x = set(np.round(np.asarray(ideal.get_xdata(), dtype=float), 6))
+    assert drawn_x == set(np.round(best.to_numpy() * 1e3, 6))
+
+
+def test_ccdf_ideal_needs_the_path_delay_column() -> None:
+    table = pd.DataFrame({"kind": ["priority"], "sent_s": [1.0], "received_s": [1.1]})
+    with pytest.raises(report_ccdf.Unavailable, match="no path_owd_min_s column"):
+        report_ccdf._ideal_source({"a": table})
+    with pytest.raises(report_ccdf.Unavailable, match="split bearers"):
+        report_ccdf._ideal_source({"a": table.assign(path_owd_min_s=np.nan)})
 
 
 def test_ccdf_of_another_kind_with_its_own_deadline(drawn: dict[str, Figure]) -> None:
@@ -158,25 +172,3 @@ def test_ccdf_of_another_kind_with_its_own_deadline(drawn: dict[str, Figure]) ->
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels == ["v2x", "deadline 300 ms"]
     assert ax.get_title().startswith("One-way delay CCDF of background messages")
-
-
-def test_best_path_delay_follows_series_and_constant_delays(tmp_path: Path) -> None:
-    (tmp_path / "owd.csv").write_text("time_s,delay_ms\n0,10\n1,30\n2,30\n")
-    scenario = {
-        "link": [
-            {"name": "a", "between": ["car", "srv"], "delay": "20 ms",
-             "forward": {"delay": {"model": "series", "file": "owd.csv"}}},
-            {"name": "b", "between": ["srv", "car"], "delay": "25 ms"},
-            {"name": "c", "between": ["car", "srv"], "delay": {"model": "normal",
-                                                                "mean": "5 ms", "cv": 0.1}},
-        ],
-        "flow": [{"name": "f", "from": "car", "to": "srv", "paths": [["a"], ["b"]]},
-                 {"name": "g", "from": "car", "to": "srv", "paths": [["a"], ["c"]]}],
-    }
-    times = np.array([0.0, 0.5, 1.0, 3.0])
-    best = report_ccdf.best_path_delay(scenario, str(tmp_path), "f", times)
-    # Path a follows the series forward (car -> srv); b is crossed in reverse at 25 ms.
-    np.testing.assert_allclose(best, [0.010, 0.020, 0.025, 0.025])
-    with pytest.raises(report_ccdf.Unavailable, match="constant or series delays; link c "
-                                                      "forward has delay 'normal'"):
-        report_ccdf.best_path_delay(scenario, str(tmp_path), "g", times)

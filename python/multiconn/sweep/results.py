@@ -134,8 +134,8 @@ def export(frame: pd.DataFrame, fmt: str, path: str | os.PathLike[str] | None) -
 
 def load_messages(folder: str | os.PathLike[str], run_key: str) -> pd.DataFrame:
     """The message table of one run (flows with app = "messages"): one row per message with
-    flow, source, kind, stream, msg_id, size, sent_s and received_s (NaN: never arrived), as
-    `RunResult.messages`; the input of `multiconn.messages`."""
+    the columns of `RunResult.messages` (flow, source, kind, stream, msg_id, size, sent_s,
+    received_s: NaN if it never arrived, path_owd_min_s); the input of `multiconn.messages`."""
     path = Path(folder, "messages", f"{run_key}.parquet")
     if not path.is_file():
         raise FileNotFoundError(f"no message table for run {run_key} in '{folder}' (only runs "
