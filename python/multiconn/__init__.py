@@ -8,6 +8,7 @@ multi-connectivity.
     >>> result.write("out/bulk")
     >>> multiconn.run_sweep("sweeps/mathis.toml", out="out/mathis", jobs=2)
     >>> multiconn.load("out/mathis")          # one row per run and flow (pandas)
+    >>> multiconn.load_messages("out/v2x", run_key)  # a run's messages (app = "messages")
     >>> session = multiconn.Session("v2x.toml")  # an application writing messages itself
 """
 
@@ -17,7 +18,7 @@ from ._native import ScenarioError, available
 from .app import Session
 from .result import RunResult
 from .runner import run, validate
-from .sweep import SweepError, load, load_sweep, load_timeseries, run_sweep
+from .sweep import SweepError, load, load_messages, load_sweep, load_timeseries, run_sweep
 
 
 def _version() -> str:
@@ -36,6 +37,6 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "RunResult", "ScenarioError", "Session", "SweepError", "__version__", "load", "load_sweep",
-    "load_timeseries", "run", "run_sweep", "validate",
+    "RunResult", "ScenarioError", "Session", "SweepError", "__version__", "load",
+    "load_messages", "load_sweep", "load_timeseries", "run", "run_sweep", "validate",
 ]

@@ -372,3 +372,64 @@ def test_malformed_plot_fields_name_the_field(fields, message):
     assert str(err.value).startswith("/tmp/t.toml: ")
     assert "\n" not in str(err.value)
     assert message in str(err.value)
+
+
+CCDF = 'kind = "ccdf"\nseries = "stack"\n'
+
+
+def test_ccdf_plot_defaults_and_fields():
+    plot = plot_of(CCDF)
+    assert (plot.kind, plot.x, plot.y, plot.series) == ("ccdf", None, "owd_ms", "stack")
+    assert (plot.message_kind, plot.deadline, plot.ideal) == ("priority", None, False)
+    plot = plot_of(CCDF + 'message_kind = "background"\ndeadline = "250 ms"\nideal = true\n'
+                   'where = { "link.bottleneck.queue" = "50 packets" }\n')
+    assert (plot.message_kind, plot.deadline, plot.ideal) == ("background", 0.25, True)
+    assert plot.where == (("link.bottleneck.queue", ("50 packets",)),)
+
+
+def test_ccdf_plot_round_trips_through_the_stored_spec():
+    from multiconn.sweep.spec import SweepSpec
+    import json
+
+    spec = parse(sweep(STACKS + "[[plot]]\n" + CCDF + 'deadline = "100 ms"\nideal = true\n'))
+    assert SweepSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    stored = json.loads(json.dumps(spec.to_dict()))
+    for key in ("message_kind", "deadline", "ideal"):  # stores written before ccdf plots
+        del stored["plots"][0][key]
+    assert SweepSpec.from_dict(stored).plots[0].message_kind == "priority"
+
+
+@pytest.mark.parametrize("fields, message", [
+    (CCDF + 'x = "stack"\n', "plot[0].x: a ccdf plot is drawn over the one-way delay; it "
+                             "takes no 'x'"),
+    (CCDF + 'y = "goodput_mbps"\n', "plot[0].y: a ccdf plot draws the one-way delay of "
+                                    "messages; it takes no 'y'"),
+    (CCDF + 'logx = true\n', "plot[0].logx: a ccdf plot takes no 'logx'"),
+    (CCDF + 'rep = 1\n', "plot[0].rep: a ccdf plot pools every repetition"),
+    (CCDF + '[[plot.reference]]\nsource = "paper"\nx = [1]\ny = [0.5]\n',
+     "plot[0].reference: a ccdf plot takes no [[plot.reference]] (ideal = true adds"),
+    (CCDF + 'message_kind = "urgent"\n',
+     "plot[0].message_kind: expected one of priority, background, got 'urgent'"),
+    (CCDF + 'message_kind = 1\n', "plot[0].message_kind: expected one of priority"),
+    (CCDF + 'deadline = "soon"\n', "plot[0].deadline: expected a duration above zero"),
+    (CCDF + 'deadline = "0 ms"\n', "plot[0].deadline: expected a duration above zero"),
+    (CCDF + 'deadline = 100\n', "plot[0].deadline: expected a duration above zero"),
+    (CCDF + 'ideal = "yes"\n', "plot[0].ideal: expected true or false"),
+    (CCDF + 'smooth = "1 s"\n', "plot[0].smooth: only a timeseries plot takes 'smooth'"),
+    (CCDF + 'annotate = "jain_fairness"\n', "plot[0].annotate: only a bar plot takes"),
+    ('kind = "ccdf"\nseries = "cc"\n', "plot[0].series: no axis named 'cc'"),
+    ('kind = "ccdf"\nwhere = { stack = "UDP" }\n',
+     "plot[0].where.stack: axis 'stack' has no value 'UDP'"),
+    (BAR + 'message_kind = "priority"\n',
+     "plot[0].message_kind: only a ccdf plot takes 'message_kind'"),
+    (BAR + 'deadline = "100 ms"\n', "plot[0].deadline: only a ccdf plot takes 'deadline'"),
+    (SERIES + 'ideal = true\n', "plot[0].ideal: only a ccdf plot takes 'ideal'"),
+    ('kind = "pie"\ny = "goodput_mbps"\n',
+     "plot[0].kind: expected one of line, bar, timeseries, ccdf, got 'pie'"),
+])
+def test_malformed_ccdf_fields_name_the_field(fields, message):
+    with pytest.raises(SweepError) as err:
+        plot_of(fields)
+    assert str(err.value).startswith("/tmp/t.toml: ")
+    assert "\n" not in str(err.value)
+    assert message in str(err.value)

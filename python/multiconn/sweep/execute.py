@@ -1,7 +1,7 @@
 """One run of a sweep, as a worker performs it (in a local process or on a Dask worker).
 
-The outcome carries only deterministic content — the summary without `wall_time_s`, and the
-time series as Parquet bytes — plus the wall time on the side, so that every backend stores
+The outcome carries only deterministic content — the summary without `wall_time_s`, the
+time series and the message table as Parquet bytes — plus the wall time on the side, so that every backend stores
 byte-identical results. Any exception becomes a failed outcome with a one-line error; the
 sweep goes on.
 """
@@ -29,6 +29,8 @@ class Outcome:
     wall_time_s: float
     timeseries: bytes | None = None
     """The time series as Parquet, when the sweep keeps them."""
+    messages: bytes | None = None
+    """The message table as Parquet, when the run has one (app = "messages" flows)."""
 
 
 def _canonical(value: object) -> str:
@@ -38,7 +40,7 @@ def _canonical(value: object) -> str:
 
 def execute(task: RunTask) -> Outcome:
     """Performs the run; never raises for a failing scenario."""
-    from ..frame import build_frame, parquet_bytes
+    from ..frame import build_frame, build_messages_frame, parquet_bytes
     from ..runner import simulate
     from ..source import ScenarioSource
 
@@ -49,6 +51,8 @@ def execute(task: RunTask) -> Outcome:
         summary = json.loads(finished.summary_json)
         summary.pop("wall_time_s", None)
         series = parquet_bytes(build_frame(finished.columns)) if task.keep_timeseries else None
+        messages = (parquet_bytes(build_messages_frame(finished.messages))
+                    if finished.messages else None)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # recorded, not raised: one failed run must not stop a sweep
@@ -58,7 +62,7 @@ def execute(task: RunTask) -> Outcome:
         return Outcome(task.run_key, False, None, f"{kind}: {message}",
                        time.perf_counter() - started)
     return Outcome(task.run_key, True, _canonical(summary), None,
-                   time.perf_counter() - started, series)
+                   time.perf_counter() - started, series, messages)
 
 
 def execute_batch(tasks: list[RunTask]) -> list[Outcome]:

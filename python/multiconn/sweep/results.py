@@ -132,6 +132,19 @@ def export(frame: pd.DataFrame, fmt: str, path: str | os.PathLike[str] | None) -
     return None
 
 
+def load_messages(folder: str | os.PathLike[str], run_key: str) -> pd.DataFrame:
+    """The message table of one run (flows with app = "messages"): one row per message with
+    the columns of `RunResult.messages` (flow, source, kind, stream, msg_id, size, sent_s,
+    received_s: NaN if it never arrived, path_owd_min_s); the input of `multiconn.messages`."""
+    path = Path(folder, "messages", f"{run_key}.parquet")
+    if not path.is_file():
+        raise FileNotFoundError(f"no message table for run {run_key} in '{folder}' (only runs "
+                                "with app = \"messages\" flows have one)")
+    import pandas as pd
+
+    return pd.read_parquet(path)
+
+
 def load_timeseries(folder: str | os.PathLike[str], run_key: str) -> pd.DataFrame:
     """The time series of one run (the sweep must keep time series: [metrics] timeseries)."""
     path = Path(folder, "timeseries", f"{run_key}.parquet")

@@ -23,8 +23,12 @@ from ..source import ScenarioFileError, ScenarioSource, override_value, read_sce
 
 COMBINE_MODES = ("cross", "zip")
 SEED_MODES = ("per-point", "common")
-PLOT_KINDS = ("line", "bar", "timeseries")
+PLOT_KINDS = ("line", "bar", "timeseries", "ccdf")
 TIMESERIES_SHOW = ("flows", "links", "both")
+MESSAGE_KINDS = ("priority", "background")
+"""The kinds of message an app = "messages" flow sends (a ccdf plot draws one)."""
+CCDF_Y = "owd_ms"
+"""The quantity a ccdf plot draws (its `y`): the one-way delay of messages."""
 MAX_RANGE_VALUES = 100_000
 RESERVED_COLUMNS = frozenset({
     "experiment", "parameter", "value", "point", "rep", "seed", "run_key", "status", "error",
@@ -98,7 +102,11 @@ class PlotSpec:
       group's mean of the metric `annotate` written above each group;
     * `timeseries`: a time-series column (y) over time for one repetition (`rep`) of the
       points selected by `where`, one line per flow (`show = "flows"`, the default), per link
-      direction (`"links"`) or both, optionally averaged over a trailing window (`smooth`).
+      direction (`"links"`) or both, optionally averaged over a trailing window (`smooth`);
+    * `ccdf`: the one-way delay CCDF P(OWD > x) of the messages of one kind (`message_kind`,
+      default "priority"), one curve per series pooling every repetition's messages, on a
+      log y axis with the deadline as a vertical line and optionally the "ideal" reference
+      (per message the smallest path delay at its send time).
 
     `series` is an axis name or "flow"; `where` fixes other axes (axis name -> the labels
     kept, any of them); `flow` keeps only one flow's rows.
@@ -127,6 +135,12 @@ class PlotSpec:
     """timeseries: the trailing moving-average window in seconds (None: no smoothing)."""
     span: tuple[float, float] | None = None
     """timeseries: the time range drawn, in seconds (None: the whole run)."""
+    message_kind: str = "priority"
+    """ccdf: the kind of message whose one-way delay is drawn."""
+    deadline: float | None = None
+    """ccdf: the deadline line in seconds (None: the deadline of the runs' sources)."""
+    ideal: bool = False
+    """ccdf: add the ideal reference (the smallest path delay at each message's send time)."""
 
 
 @dataclass(frozen=True)
@@ -545,7 +559,7 @@ def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str
 
 PLOT_KEYS = ("name", "kind", "x", "y", "series", "flow", "where", "rep", "title", "xlabel",
              "ylabel", "logx", "reference", "show", "annotate", "annotate_label", "smooth",
-             "span")
+             "span", "message_kind", "deadline", "ideal")
 
 
 def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
@@ -567,8 +581,12 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
     item = r.table(raw, w)
     r.check_keys(item, w, PLOT_KEYS)
     kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
-    y = r.string(item, "y", w)
-    _check_y(r, kind, y, metrics, f"{w}.y")
+    if kind == "ccdf":
+        _check_ccdf(r, item, w)
+        y = CCDF_Y
+    else:
+        y = r.string(item, "y", w)
+        _check_y(r, kind, y, metrics, f"{w}.y")
     x = _plot_x(r, item, kind, names, w)
     series = r.string(item, "series", w, None)
     if series is not None and series != "flow" and series not in names:
@@ -577,7 +595,8 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
     if series is not None and series == x:
         raise r.fail(f"{w}.series", f"{series!r} is already the plot's x")
     for key, only in (("show", "timeseries"), ("smooth", "timeseries"), ("span", "timeseries"),
-                      ("annotate", "bar")):
+                      ("annotate", "bar"), ("message_kind", "ccdf"), ("deadline", "ccdf"),
+                      ("ideal", "ccdf")):
         if key in item and kind != only:
             raise r.fail(f"{w}.{key}", f"only a {only} plot takes '{key}'")
     if "annotate_label" in item and "annotate" not in item:
@@ -600,7 +619,25 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
         annotate=annotate, annotate_label=r.string(item, "annotate_label", w, None),
         smooth=_duration(r, item["smooth"], f"{w}.smooth") if "smooth" in item else None,
         span=_span(r, item["span"], f"{w}.span") if "span" in item else None,
+        message_kind=r.choice(item, "message_kind", w, MESSAGE_KINDS, "priority"),
+        deadline=_duration(r, item["deadline"], f"{w}.deadline") if "deadline" in item else None,
+        ideal=r.boolean(item, "ideal", w, False),
     )
+
+
+def _check_ccdf(r: _Reader, item: Mapping[str, Any], w: str) -> None:
+    """The fields a ccdf plot does not take, each refused with what to do instead."""
+    refused = (
+        ("y", "a ccdf plot draws the one-way delay of messages; it takes no 'y' (choose the "
+              "messages with 'message_kind')"),
+        ("logx", "a ccdf plot takes no 'logx' (its y axis is logarithmic, its x linear)"),
+        ("rep", "a ccdf plot pools every repetition; it takes no 'rep'"),
+        ("reference", "a ccdf plot takes no [[plot.reference]] (ideal = true adds the ideal "
+                      "reference)"),
+    )
+    for key, problem in refused:
+        if key in item:
+            raise r.fail(f"{w}.{key}", problem)
 
 
 def _plot_x(r: _Reader, item: Mapping[str, Any], kind: str, names: dict[str, Axis],
@@ -610,6 +647,11 @@ def _plot_x(r: _Reader, item: Mapping[str, Any], kind: str, names: dict[str, Axi
     if kind == "timeseries":
         if x is not None:
             raise r.fail(f"{w}.x", "a timeseries plot is drawn over time; it takes no 'x'")
+        return None
+    if kind == "ccdf":
+        if x is not None:
+            raise r.fail(f"{w}.x", "a ccdf plot is drawn over the one-way delay; it takes no "
+                                   "'x' (give the axis to compare as 'series')")
         return None
     takes = "an axis name" if kind == "line" else "an axis name or \"flow\""
     if x is None:
@@ -807,6 +849,6 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
 
 __all__ = [
     "Axis", "AxisValue", "PlotSpec", "QuickSpec", "Reference", "SweepError", "SweepSpec",
-    "load_sweep", "parse_sweep_text", "DEFAULT_FLOW_METRICS", "DURATION_UNITS", "RESERVED_COLUMNS",
-    "RUN_METRICS", "TIMESERIES_COLUMNS",
+    "load_sweep", "parse_sweep_text", "CCDF_Y", "DEFAULT_FLOW_METRICS", "DURATION_UNITS",
+    "MESSAGE_KINDS", "RESERVED_COLUMNS", "RUN_METRICS", "TIMESERIES_COLUMNS",
 ]

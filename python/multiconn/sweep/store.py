@@ -8,9 +8,12 @@ Tables:
 * `runs`: one row per run key — the record of a finished run (summary JSON or error), its
   wall time and, when the sweep keeps time series, `timeseries/<run_key>.parquet`.
 
+Beside the rows, a run with a message table (app = "messages" flows) has it in
+`messages/<run_key>.parquet` (the columns of `RunResult.messages`).
+
 Durability: the database runs in WAL mode and every finished run is committed on its own, so
 killing the sweep at any moment (kill -9 included) loses no committed run; a run's Parquet
-file is written (atomically) before its row, so a committed row never points to a missing
+files are written (atomically) before its row, so a committed row never points to a missing
 file. `run_key` is the primary key: a run is recorded once, whatever the number of resumes.
 Only the process driving the sweep writes; readers may open the store at any time.
 """
@@ -32,6 +35,7 @@ from .spec import SweepSpec
 
 DB_FILE = "results.sqlite"
 TIMESERIES_DIR = "timeseries"
+MESSAGES_DIR = "messages"
 SCHEMA_VERSION = "1"
 
 SCHEMA = """
@@ -167,11 +171,15 @@ class Store:
         return {k: bool(ok) for k, ok in self._db.execute("SELECT run_key, ok FROM runs")}
 
     def record(self, outcome: Outcome, seed: int, version: str, scenario_json: str) -> None:
-        """Stores a finished run (its time series first, then its row, in one commit)."""
+        """Stores a finished run (its time series and message table first, then its row, in
+        one commit)."""
         series_name = None
         if outcome.timeseries is not None:
             series_name = f"{TIMESERIES_DIR}/{outcome.run_key}.parquet"
             _atomic_write_bytes(self.folder / series_name, outcome.timeseries)
+        if outcome.messages is not None:
+            _atomic_write_bytes(self.folder / MESSAGES_DIR / f"{outcome.run_key}.parquet",
+                                outcome.messages)
         with self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -94,7 +94,7 @@ def experiment_content(spec: SweepSpec, frame: pd.DataFrame, records: list[RunRe
     rows = ok_rows(frame, spec, labels)
     plot_specs = spec.plots or default_plots(spec)
     metrics = numeric_metrics(rows, [*spec.metrics, *RUN_METRICS,
-                                     *(p.y for p in plot_specs if p.kind != "timeseries")])
+                                     *(p.y for p in plot_specs if p.kind in ("line", "bar"))])
     summary = summarize(rows, spec, metrics)
     table_metrics = [m for m in metrics if m in spec.metrics or m in RUN_METRICS]
     return ExperimentContent(
@@ -115,7 +115,7 @@ def _plot_content(spec: SweepSpec, plot: PlotSpec, summary: pd.DataFrame, rows: 
     panel_list = panels(spec, plot)
     figures = draw_plot(spec, plot, panel_list, summary, rows, folder, out)
     comparisons = []
-    if plot.references and plot.kind != "timeseries":
+    if plot.references and plot.kind in ("line", "bar"):
         comparisons = compare_plot(summary, spec, plot, panel_list)
     return PlotContent(plot, plot_title(plot), figures, comparisons)
 

@@ -10,7 +10,10 @@ searchable), SVG ids use a fixed salt, and neither format records a date or the 
   group's mean of the `annotate` metric written above each group ("JFI 0.99");
 * `timeseries`: y over time in repetition `rep` of the selected points, one line per flow
   and/or link direction ("leg1 forward"; the plot's `show`), labelled by the `series` axis
-  label too, optionally averaged over a trailing window (`smooth`).
+  label too, optionally averaged over a trailing window (`smooth`);
+* `ccdf`: P(OWD > x) of one kind of message per series, every repetition's messages pooled,
+  on a log y axis with the deadline as a dotted vertical line and optionally the dashed
+  "ideal" reference (see `ccdf.py`).
 
 References are drawn as black markers labelled with their source (on a time series, at
 their x in seconds).
@@ -34,6 +37,7 @@ from matplotlib.ticker import NullFormatter
 from ..results import load_timeseries
 from ..spec import PlotSpec, Reference, SweepSpec
 from .aggregate import group_means, trailing_mean
+from .ccdf import Unavailable, draw_ccdf
 from .selection import (SERIES_JOIN, Panel, label_axes, legend_title, number_text, select,
                         series_labels, x_labels, x_matches)
 
@@ -90,6 +94,8 @@ def x_label(spec: SweepSpec, plot: PlotSpec) -> str:
         return plot.xlabel
     if plot.kind == "timeseries":
         return "time (s)"
+    if plot.kind == "ccdf":
+        return "one-way delay (ms)"
     if plot.x == "flow":
         return "flow"
     axis = spec.axis(plot.x or "")
@@ -99,6 +105,8 @@ def x_label(spec: SweepSpec, plot: PlotSpec) -> str:
 def plot_title(plot: PlotSpec) -> str:
     if plot.title:
         return plot.title
+    if plot.kind == "ccdf":
+        return f"One-way delay CCDF of {plot.message_kind} messages"
     against = "time" if plot.kind == "timeseries" else plot.x
     return f"{metric_label(plot.y)} against {against}"
 
@@ -106,6 +114,8 @@ def plot_title(plot: PlotSpec) -> str:
 def y_label(plot: PlotSpec) -> str:
     if plot.ylabel:
         return plot.ylabel
+    if plot.kind == "ccdf":
+        return "P(OWD > x)"
     label = metric_label(plot.y)
     return f"{label}, {plot.smooth:g} s mean" if plot.smooth else label
 
@@ -311,7 +321,7 @@ def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, summary: p
     with matplotlib.rc_context(RC):
         try:
             fig = panel_figure(spec, plot, panel, summary, rows, folder)
-        except (NothingToDraw, FileNotFoundError) as exc:
+        except (NothingToDraw, Unavailable, FileNotFoundError) as exc:
             return FigureFile(stem, title, panel.caption, None, None, str(exc))
         save_figure(fig, out / "figures", stem)
     return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
@@ -322,17 +332,20 @@ def panel_figure(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.Data
                  rows: pd.DataFrame, folder: Path) -> Figure:
     """One panel of `plot`, drawn from the summary (line, bar) or the runs' time series.
 
-    Raises NothingToDraw (or FileNotFoundError for a missing time series) when the panel
-    has nothing to show.
+    Raises NothingToDraw, Unavailable (a ccdf without messages) or FileNotFoundError (a
+    missing time series or message table) when the panel has nothing to show.
     """
     data = _panel_data(spec, plot, panel, summary, rows)
     if data.empty:
-        raise NothingToDraw(f"no successful run has {plot.y} here")
+        what = "" if plot.kind == "ccdf" else f" has {plot.y}"
+        raise NothingToDraw(f"no successful run{what} here")
     fig, ax = _new_figure()
     if plot.kind == "line":
         _draw_line(ax, data, spec, plot)
     elif plot.kind == "bar":
         _draw_bar(ax, data, spec, plot, _annotations(plot, panel, rows))
+    elif plot.kind == "ccdf":
+        draw_ccdf(ax, data, spec, plot, folder)
     else:
         _draw_timeseries(ax, data, spec, plot, folder)
     title = plot_title(plot)
@@ -349,6 +362,9 @@ def _panel_data(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataF
     if plot.kind == "timeseries":
         runs = select(rows, panel)
         return runs[runs["rep"] == plot.rep].drop_duplicates("run_key")
+    if plot.kind == "ccdf":  # every repetition's flow rows, pooled per series
+        data = select(rows, panel, plot.flow)
+        return data.assign(_series=series_labels(data, spec, plot)) if len(data) else data
     data = select(summary[summary["metric"] == plot.y], panel, plot.flow)
     data = data[data["n"] > 0]
     if data.empty:

@@ -1,0 +1,108 @@
+"""The V2X catalogue entries end to end: `multiconn reproduce v2x-loss --quick` (and
+v2x-variable-delay) runs, stores every run's messages, draws the CCDFs, and its stored results
+show the findings of Mogensen & Markmøller: with the congestion fix the selective redundant
+scheduler (SRE) is as reliable as the fully redundant one (RE) and more reliable than min-RTT
+(SRTTF) under loss, while RE spends about half its bytes on copies and SRE very few."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from multiconn import load, load_messages, messages
+
+pytestmark = [pytest.mark.native, pytest.mark.e2e]
+
+RELIABILITY = "messages.priority.reliability"
+P999 = "messages.priority.owd_p999_ms"
+EFFICIENCY = "bandwidth_efficiency"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("v2x") / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "multiconn", "reproduce", "v2x-loss", "v2x-variable-delay",
+         "--quick", "--out", str(out), "--jobs", "2", "--quiet"],
+        capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def one(frame: pd.DataFrame, metric: str, **labels: object) -> float:
+    rows = frame
+    for name, value in labels.items():
+        rows = rows[rows[name] == value]
+    assert len(rows) == 1, labels
+    return float(rows[metric].iloc[0])
+
+
+def test_loss_quick_version_stores_every_run_with_its_messages(results: Path) -> None:
+    frame = load(results, "v2x-loss")
+    assert (frame["status"] == "ok").all()
+    assert len(frame) == 2 * 3 * 2  # loss 0 and 1 %, three schedulers, fix off and on
+    for key in frame["run_key"]:
+        table = load_messages(results, key)
+        priority = table[table["kind"] == "priority"]
+        assert len(priority) == 200  # 20 s of one message per 100 ms
+    row = frame[(frame["loss"] == 1.0) & (frame["scheduler"] == "SRE")
+                & (frame["fix"] == "on")].iloc[0]
+    table = load_messages(results, row["run_key"])
+    assert messages.reliability(table[table["kind"] == "priority"], 0.1) == pytest.approx(
+        row[RELIABILITY])
+
+
+def test_sre_is_as_reliable_as_re_and_beats_srttf_with_the_fix(results: Path) -> None:
+    frame = load(results, "v2x-loss")
+    fixed = frame[frame["fix"] == "on"]
+    sre = one(fixed, RELIABILITY, loss=1.0, scheduler="SRE")
+    srttf = one(fixed, RELIABILITY, loss=1.0, scheduler="SRTTF")
+    assert sre >= srttf
+    assert sre >= 0.99
+    assert one(fixed, RELIABILITY, loss=1.0, scheduler="RE") >= 0.99
+    assert one(fixed, P999, loss=1.0, scheduler="SRE") < one(fixed, P999, loss=1.0,
+                                                                scheduler="SRTTF")
+    for scheduler in ("SRTTF", "RE", "SRE"):
+        assert one(fixed, RELIABILITY, loss=0.0, scheduler=scheduler) == 1.0
+
+
+def test_without_the_fix_priority_data_waits_for_the_window(results: Path) -> None:
+    frame = load(results, "v2x-loss")
+    for scheduler in ("RE", "SRE"):
+        before = one(frame, RELIABILITY, loss=1.0, scheduler=scheduler, fix="off")
+        after = one(frame, RELIABILITY, loss=1.0, scheduler=scheduler, fix="on")
+        assert before < after
+
+
+def test_re_spends_half_its_bytes_on_copies_and_sre_few(results: Path) -> None:
+    frame = load(results, "v2x-loss")
+    for loss in (0.0, 1.0):
+        for fix in ("off", "on"):
+            re = one(frame, EFFICIENCY, loss=loss, scheduler="RE", fix=fix)
+            sre = one(frame, EFFICIENCY, loss=loss, scheduler="SRE", fix=fix)
+            srttf = one(frame, EFFICIENCY, loss=loss, scheduler="SRTTF", fix=fix)
+            assert 0.40 < re < 0.55 < 0.85 < sre < srttf
+
+
+def test_variable_delay_redundancy_follows_the_best_path(results: Path) -> None:
+    frame = load(results, "v2x-variable-delay")
+    assert (frame["status"] == "ok").all()
+    assert one(frame, RELIABILITY, scheduler="SRE") == 1.0
+    assert one(frame, RELIABILITY, scheduler="SRE") >= one(frame, RELIABILITY,
+                                                           scheduler="SRTTF")
+    assert one(frame, P999, scheduler="SRE") < one(frame, P999, scheduler="SRTTF")
+    assert one(frame, P999, scheduler="SRE") == pytest.approx(one(frame, P999, scheduler="RE"),
+                                                              abs=5.0)
+
+
+def test_the_report_draws_the_ccdfs(results: Path) -> None:
+    figures = {p.name for p in (results / "report" / "figures").iterdir()}
+    for stem in ("v2x-loss-ccdf-1pct-fix-off", "v2x-loss-ccdf-1pct-fix-on",
+                 "v2x-variable-delay-ccdf"):
+        assert {f"{stem}.png", f"{stem}.svg"} <= figures
+    svg = (results / "report" / "figures" / "v2x-variable-delay-ccdf.svg").read_text()
+    for text in ("SRTTF", "SRE", "ideal", "deadline 100 ms", "P(OWD &gt; x)"):
+        assert text in svg, text
