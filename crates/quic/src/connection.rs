@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use multiconn_cc::{CcConfig, Controller, Pacer, PacerConfig, PathController, RttEstimator};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, Role, StreamOptions, StreamProgress, Workload};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::flow_control::{RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
@@ -29,7 +29,7 @@ use crate::packet::{
 use crate::qlog::QlogSink;
 use crate::receiver::{AckPolicy, AckState};
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
-use crate::path::{ExtraPath, Multipath, PathMeta};
+use crate::path::{Multipath, PathMeta, PathTemplate};
 use crate::streams::{self, SendBuffer, Streams};
 
 mod multipath;
@@ -61,6 +61,8 @@ pub struct ConnectionStats {
     pub invalid_frames: u64,
     /// Stream bytes delivered to the application.
     pub delivered: u64,
+    /// Paths whose validation was given up (no PATH_RESPONSE in time; multipath client).
+    pub path_validation_failures: u64,
 }
 
 /// What the application at this end does.
@@ -202,22 +204,34 @@ impl Connection {
             initial_window: cc_cfg.initial_window,
         };
         let mp = params.multipath.as_ref().map(|m| {
-            let extra = (1..m.paths.max(1) as usize)
-                .map(|p| {
-                    let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
-                    let mut recovery = Recovery::new(recovery_cfg.clone(), rtt, controller_of(p), role == Role::Server);
-                    recovery.discard_space(Time::ZERO, Space::Initial);
-                    recovery.discard_space(Time::ZERO, Space::Handshake);
-                    ExtraPath { recovery, pacer: Pacer::new(pacer_cfg), pacing_release: None, rx: AckState::new(data_policy), probes: 0 }
-                })
-                .collect();
+            let template = PathTemplate {
+                recovery: recovery_cfg.clone(),
+                initial_rtt: profile.recovery.initial_rtt,
+                rttvar_rule: profile.recovery.rttvar_rule,
+                cc: cc_cfg.clone(),
+                pacer: pacer_cfg,
+                ack_policy: data_policy,
+                is_server: role == Role::Server,
+            };
+            let extra = (1..m.paths.max(1) as usize).map(|p| template.new_path(controller_of(p))).collect();
             let mut health = multiconn_multipath::PathHealthSet::new(multiconn_multipath::HealthConfig::new(m.failover));
             let mut meta = Vec::new();
+            let mut next_path_id = 0;
             for p in 0..m.paths.max(1) as usize {
-                health.add_path(p, Time::ZERO);
-                meta.push(PathMeta { validated: p == 0, interface_up: true, ..PathMeta::default() });
+                // Path 0 carries the handshake: it is always open from the start.
+                let later = p > 0 && m.opened_later.contains(&(p as u8));
+                let mut pm = PathMeta { validated: p == 0, interface_up: true, cc_slot: p, ..PathMeta::default() };
+                if later {
+                    pm.abandoned = true;
+                } else {
+                    health.add_path(p, Time::ZERO);
+                    pm.path_id = Some(next_path_id);
+                    pm.path_ids_opened = 1;
+                    next_path_id += 1;
+                }
+                meta.push(pm);
             }
-            Box::new(Multipath {
+            let mp = Box::new(Multipath {
                 params: m.clone(),
                 scheduler: multiconn_multipath::new_scheduler(m.scheduler, m.options),
                 health,
@@ -226,7 +240,13 @@ impl Connection {
                 pending: VecDeque::new(),
                 ready: false,
                 coupling: coupling.clone(),
-            })
+                template,
+                next_path_id,
+            });
+            for p in 0..mp.path_count() {
+                mp.sync_coupling(p);
+            }
+            mp
         });
         Connection {
             role,
@@ -413,6 +433,11 @@ impl Connection {
             self.stats.undecryptable += 1;
             return;
         }
+        if !self.accept_path_id(now, path, dg.path_id) {
+            // A late packet of a path ID this end has replaced: its CIDs are retired.
+            self.stats.undecryptable += 1;
+            return;
+        }
         self.stats.datagrams_received += 1;
         let bytes = pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
         self.stats.bytes_received += bytes;
@@ -515,10 +540,11 @@ impl Connection {
                     self.mp_on_confirmed(now);
                 }
             }
-            Frame::PathAck { path: acked, ack } => self.on_path_ack(now, usize::from(*acked), ack),
+            Frame::PathAck { path: acked, ack } => self.on_path_ack(now, *acked, ack),
             Frame::PathChallenge => self.on_path_challenge(path),
             Frame::PathResponse => self.on_path_response(path),
-            Frame::PathAbandon { path: gone } => self.on_path_abandon(now, usize::from(*gone)),
+            Frame::PathAbandon { path: gone } => self.on_path_abandon_frame(now, *gone),
+            Frame::PathStatus { path: id, backup, seq } => self.on_path_status_frame(*id, *backup, *seq),
         }
     }
 
@@ -636,8 +662,10 @@ impl Connection {
                     }
                 }
                 Frame::Ack(a) => self.rx[space.index()].on_ack_acked(a.largest),
-                Frame::PathAck { path, ack } if usize::from(*path) < self.path_count() => {
-                    self.data_rx_mut(usize::from(*path)).on_ack_acked(ack.largest);
+                Frame::PathAck { path, ack } => {
+                    if let Some(q) = self.mp.as_ref().and_then(|mp| mp.route_of(*path)) {
+                        self.data_rx_mut(q).on_ack_acked(ack.largest);
+                    }
                 }
                 _ => {}
             }
@@ -686,13 +714,28 @@ impl Connection {
                     }
                 }
                 Frame::HandshakeDone => self.handshake_done_pending = true,
+                // Repeated on another path while the ID is still the route's (draft §3.4).
                 Frame::PathAbandon { path } => {
-                    if let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(usize::from(*path))) {
-                        m.abandon_pending = true;
+                    if let Some(mp) = self.mp.as_mut() {
+                        if let Some(q) = mp.route_of(*path) {
+                            mp.meta[q].abandon_pending = mp.meta[q].abandoned;
+                        }
                     }
                 }
-                // Path validation restarts from the client's side if a challenge is lost;
-                // a lost response is answered by the next challenge.
+                // Repeated only while it is the path's latest status (draft §3.3).
+                Frame::PathStatus { path, seq, .. } => {
+                    if let Some(mp) = self.mp.as_mut() {
+                        if let Some(q) = mp.route_of(*path) {
+                            let m = &mut mp.meta[q];
+                            if m.status_seq == *seq && !m.abandoned {
+                                m.status_pending = true;
+                            }
+                        }
+                    }
+                }
+                // Not repeated as such: the client's validation timer sends a new challenge
+                // when no response came, whether the challenge or the response was lost
+                // (RFC 9000 §8.2.2: one response per challenge).
                 Frame::PathChallenge | Frame::PathResponse => {}
                 Frame::Padding(_) | Frame::Ping | Frame::Ack(_) | Frame::PathAck { .. } => {}
             }
@@ -1021,7 +1064,7 @@ impl Connection {
         // Register and emit.
         let mut it = packets.iter_mut().filter_map(Option::take);
         let first = it.next()?;
-        let dg = Datagram { first, coalesced: it.collect() };
+        let dg = Datagram { first, coalesced: it.collect(), path_id: 0 };
         let udp_size = dg.size();
         if let Some(q) = &mut self.qlog {
             for p in dg.packets() {
@@ -1145,6 +1188,9 @@ impl Endpoint for Connection {
                 consider(e.pacing_release);
             }
             consider(mp.health.poll_timeout());
+            for m in &mp.meta {
+                consider(m.challenge_retry_at);
+            }
         }
         t
     }
@@ -1203,6 +1249,11 @@ impl Endpoint for Connection {
 
     fn on_path_status(&mut self, now: Time, path: u8, up: bool) {
         self.mp_on_interface(now, usize::from(path), up);
+    }
+
+    fn on_path_action(&mut self, now: Time, action: PathAction) {
+        self.mp_on_path_action(now, action);
+        self.after_event(now);
     }
 
     fn path_stats(&self, out: &mut Vec<multiconn_transport::PathStats>) {

@@ -5,7 +5,8 @@
 //! the data bytes, so packet sizes are those a real encoder would produce. STREAM frames always
 //! carry the Length field (type 0x0a–0x0f), and the Offset field when it is not zero (§19.8).
 //! The multipath frames follow draft-ietf-quic-multipath-21 §8 (PATH_ACK 0x3e, PATH_ABANDON
-//! 0x3e75); PATH_CHALLENGE and PATH_RESPONSE are RFC 9000 §19.17–18.
+//! 0x3e75, PATH_STATUS_BACKUP 0x3e76, PATH_STATUS_AVAILABLE 0x3e77) and name a path by its
+//! path ID; PATH_CHALLENGE and PATH_RESPONSE are RFC 9000 §19.17–18.
 
 use crate::ack_ranges::AckFrame;
 use crate::varint;
@@ -32,17 +33,24 @@ pub enum Frame {
         max: u64,
     },
     HandshakeDone,
-    /// An ACK for the packet number space of path `path` (multipath).
+    /// An ACK for the packet number space of path ID `path` (multipath).
     PathAck {
-        path: u8,
+        path: u32,
         ack: AckFrame,
     },
     /// 8 bytes of challenge data (path validation).
     PathChallenge,
     PathResponse,
-    /// The sender stops using path `path` (multipath).
+    /// The sender stops using path ID `path` (multipath).
     PathAbandon {
-        path: u8,
+        path: u32,
+    },
+    /// PATH_STATUS_BACKUP (`backup`) or PATH_STATUS_AVAILABLE for path ID `path`; `seq` orders
+    /// the status frames of one path (draft §3.3: only a greater one counts).
+    PathStatus {
+        path: u32,
+        backup: bool,
+        seq: u64,
     },
 }
 
@@ -62,6 +70,8 @@ impl Frame {
             Frame::PathChallenge | Frame::PathResponse => 1 + 8,
             // Type 0x3e75 (two bytes), Path ID, Error Code (NO_ERROR: one byte).
             Frame::PathAbandon { path } => 2 + varint::len(u64::from(*path)) + 1,
+            // Type 0x3e76 / 0x3e77 (two bytes), Path ID, Path Status Sequence Number.
+            Frame::PathStatus { path, seq, .. } => 2 + varint::len(u64::from(*path)) + varint::len(*seq),
         }
     }
 
@@ -85,6 +95,8 @@ impl Frame {
             Frame::PathChallenge => "path_challenge",
             Frame::PathResponse => "path_response",
             Frame::PathAbandon { .. } => "path_abandon",
+            Frame::PathStatus { backup: true, .. } => "path_status_backup",
+            Frame::PathStatus { backup: false, .. } => "path_status_available",
         }
     }
 }

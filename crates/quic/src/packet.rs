@@ -95,6 +95,10 @@ impl QuicPacket {
 pub struct Datagram {
     pub first: QuicPacket,
     pub coalesced: Vec<QuicPacket>,
+    /// Multipath: the path ID its destination connection ID belongs to (draft-ietf-quic-
+    /// multipath-21 §2: every path ID has its own CIDs), so the receiver tells a new path ID on
+    /// a route from late packets of an abandoned one. 0 without multipath.
+    pub path_id: u32,
 }
 
 impl Datagram {

@@ -17,18 +17,24 @@
 //! path is removed for good.
 //! Without coupling each recovery has its own controller, as before.
 //!
-//! Connection IDs are not modelled: each path is taken to have its CIDs issued in time
-//! (PATH_NEW_CONNECTION_ID exchanged with the handshake).
+//! Path IDs (draft §2) are allocated by the client, one per opening and never reused: the
+//! paths open with the connection take 0, 1, … in route order, and a route opened again after
+//! an abandonment gets a fresh ID with fresh state (packet number space, RTT, congestion
+//! control, pacer, health) built from the [`PathTemplate`]. Datagrams carry the ID their
+//! destination CID belongs to, so late packets of an abandoned ID are told apart.
+//! Connection IDs themselves are not modelled: each path ID is taken to have its CIDs issued
+//! in time (PATH_NEW_CONNECTION_ID exchanged beforehand).
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{Pacer, SharedMultipath};
-use multiconn_core::{Packet, Time};
+use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator, RttVarRule, SharedMultipath};
+use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
 use multiconn_transport::MultipathParams;
 
-use crate::receiver::AckState;
-use crate::recovery::Recovery;
+use crate::packet::Space;
+use crate::receiver::{AckPolicy, AckState};
+use crate::recovery::{Recovery, RecoveryConfig};
 
 /// Loss recovery and sending state of a path other than path 0.
 #[derive(Debug)]
@@ -53,21 +59,77 @@ pub struct PathCounters {
     pub copies_sent: u64,
 }
 
-/// What every path has, path 0 included.
+/// What every path has, path 0 included. A path here is a route; the path ID open on it
+/// changes when it is abandoned and opened again.
 #[derive(Clone, Debug, Default)]
 pub struct PathMeta {
+    /// The path ID last opened on the route (`None`: never opened).
+    pub path_id: Option<u32>,
+    /// Path IDs opened on the route so far.
+    pub path_ids_opened: u32,
     /// The path carries data: validated (path 0: by the handshake).
     pub validated: bool,
     /// A PATH_CHALLENGE must go out on this path (client, when it opens the path).
     pub challenge_pending: bool,
+    /// Client: when the PATH_CHALLENGE is sent again if no PATH_RESPONSE came (RFC 9000
+    /// §8.2.1: a lost challenge or response is recovered by a new challenge, at PTO pace).
+    pub challenge_retry_at: Option<Time>,
+    /// Client: when validation of the path is given up (RFC 9000 §8.2.4).
+    pub validation_deadline: Option<Time>,
+    /// Challenges sent in the current validation (the retry interval doubles with each).
+    pub challenges_sent: u32,
     /// A PATH_RESPONSE must go out on this path (the peer challenged it).
     pub response_pending: bool,
     /// The host's interface for this path is up.
     pub interface_up: bool,
     /// A PATH_ABANDON must be sent (on another path).
     pub abandon_pending: bool,
+    /// Closed: abandoned, or not opened yet.
     pub abandoned: bool,
+    /// Backup status (draft §3.3): no new data while an available path is usable. Set by this
+    /// end's path manager or by the peer's PATH_STATUS_BACKUP.
+    pub backup: bool,
+    /// Sequence number of the last status frame sent; a status frame must go out.
+    pub status_seq: u64,
+    pub status_pending: bool,
+    /// Sequence number of the last status frame received for the current path ID.
+    pub peer_status_seq: Option<u64>,
+    /// This path's place in the coupled controller (a new one per path ID).
+    pub cc_slot: usize,
+    /// Packets declared lost on the route's earlier path IDs.
+    pub lost_before: u64,
     pub counters: PathCounters,
+}
+
+/// What a fresh path ID starts with: the settings the connection was built with.
+#[derive(Clone, Debug)]
+pub struct PathTemplate {
+    pub recovery: RecoveryConfig,
+    pub initial_rtt: Dur,
+    pub rttvar_rule: RttVarRule,
+    pub cc: CcConfig,
+    pub pacer: PacerConfig,
+    pub ack_policy: AckPolicy,
+    pub is_server: bool,
+}
+
+impl PathTemplate {
+    /// The sending and receiving state of a new path ID whose congestion controller is
+    /// `controller`. Its Initial and Handshake spaces are discarded: only 1-RTT packets use
+    /// paths beyond the handshake's.
+    pub fn new_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> ExtraPath {
+        let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
+        let mut recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
+        recovery.discard_space(Time::ZERO, Space::Initial);
+        recovery.discard_space(Time::ZERO, Space::Handshake);
+        ExtraPath { recovery, pacer: Pacer::new(self.pacer), pacing_release: None, rx: AckState::new(self.ack_policy), probes: 0 }
+    }
+
+    /// The PTO of a path without an RTT sample (RFC 9000 §8.2.4: the validation timer is
+    /// three times the larger of this and the current PTO).
+    pub fn initial_pto(&self) -> Dur {
+        RttEstimator::new(self.initial_rtt, self.rttvar_rule).pto_base(self.recovery.max_ack_delay)
+    }
 }
 
 /// The multipath part of a connection.
@@ -86,11 +148,39 @@ pub struct Multipath {
     pub ready: bool,
     /// The coupled controller the paths' recoveries share; `None` when uncoupled.
     pub coupling: Option<SharedMultipath>,
+    /// Settings of new path IDs.
+    pub template: PathTemplate,
+    /// The next path ID the client allocates.
+    pub next_path_id: u32,
 }
 
 impl Multipath {
     pub fn path_count(&self) -> usize {
         self.meta.len()
+    }
+
+    /// The route path ID `id` is open on (or was, until abandoned); `None` for an ID no longer
+    /// current anywhere (its state was replaced by a newer ID).
+    pub fn route_of(&self, id: u32) -> Option<usize> {
+        self.meta.iter().position(|m| m.path_id == Some(id))
+    }
+
+    /// The congestion controller of a new path ID: a fresh place in the coupling (the old
+    /// one, if any, removed), or a controller of its own.
+    pub fn new_controller(&mut self, old_slot: Option<usize>) -> (Box<dyn multiconn_cc::Controller>, usize) {
+        match &self.coupling {
+            Some(shared) => {
+                let slot = {
+                    let mut cc = multiconn_cc::coupled::lock(shared);
+                    if let Some(old) = old_slot.filter(|&o| cc.is_active(o)) {
+                        cc.remove_path(old);
+                    }
+                    cc.add_path(&self.template.cc)
+                };
+                (Box::new(multiconn_cc::PathController::new(shared.clone(), slot)), slot)
+            }
+            None => (multiconn_cc::build(&self.template.cc), 0),
+        }
     }
 
     /// Keeps `path`'s place in the coupling in step with its state: removed once abandoned or
@@ -101,13 +191,13 @@ impl Multipath {
         let m = &self.meta[path];
         let status = self.health.status(path);
         let mut cc = multiconn_cc::coupled::lock(shared);
-        if !cc.is_active(path) {
+        if !cc.is_active(m.cc_slot) {
             return;
         }
         if m.abandoned || status == Some(PathStatus::Failed) {
-            cc.remove_path(path);
+            cc.remove_path(m.cc_slot);
         } else {
-            cc.set_suspended(path, !(m.interface_up && m.validated && status == Some(PathStatus::Active)));
+            cc.set_suspended(m.cc_slot, !(m.interface_up && m.validated && status == Some(PathStatus::Active)));
         }
     }
 }

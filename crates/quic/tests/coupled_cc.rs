@@ -24,6 +24,7 @@ fn mp_params(coupled: Option<CoupledKind>) -> multiconn_transport::ConnectionPar
         ack_path: AckPath::Same,
         failover: FailoverProfile::MpQuic,
         coupled,
+        opened_later: Vec::new(),
     });
     p
 }
@@ -163,8 +164,8 @@ fn a_path_whose_interface_goes_down_leaves_the_coupling() {
 /// client's next packet on path 0 (which the server will then take for a duplicate).
 fn abandon_from_client(h: &Harness, path: u8) -> Packet {
     let pn = h.client.path_recovery(0).next_pn(Space::Data);
-    let qp = QuicPacket { ptype: PacketType::OneRtt, pn, pn_len: 4, frames: vec![Frame::PathAbandon { path }, Frame::Padding(20)], size: 60 };
-    let mut pkt = Packet::new(u64::MAX, FlowId(0), 88, 0, h.now).with_payload(Payload::new(Datagram { first: qp, coalesced: Vec::new() }));
+    let qp = QuicPacket { ptype: PacketType::OneRtt, pn, pn_len: 4, frames: vec![Frame::PathAbandon { path: u32::from(path) }, Frame::Padding(20)], size: 60 };
+    let mut pkt = Packet::new(u64::MAX, FlowId(0), 88, 0, h.now).with_payload(Payload::new(Datagram { first: qp, coalesced: Vec::new(), path_id: 0 }));
     pkt.path = 0;
     pkt
 }

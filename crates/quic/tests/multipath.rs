@@ -24,6 +24,7 @@ fn mp_params(scheduler: SchedulerKind) -> multiconn_transport::ConnectionParams 
         ack_path: AckPath::Same,
         failover: FailoverProfile::MpQuic,
         coupled: None,
+        opened_later: Vec::new(),
     });
     p
 }

@@ -998,5 +998,6 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, F
         ack_path: m.ack_path.unwrap_or(AckPath::Same),
         failover: m.failover.unwrap_or(failover_default),
         coupled: m.coupled,
+        opened_later: Vec::new(),
     })
 }

@@ -168,6 +168,7 @@ fn each_path_resolves_to_a_forward_and_a_reverse_route() {
             ack_path: AckPath::Same,
             failover: FailoverProfile::MpQuic,
             coupled: None,
+            opened_later: Vec::new(),
         }
     );
 }

@@ -37,6 +37,7 @@ fn params(workload: Workload, paths: u8) -> ConnectionParams {
             ack_path: AckPath::Same,
             failover: FailoverProfile::LinuxMptcp,
             coupled: None,
+            opened_later: Vec::new(),
         }),
     }
 }

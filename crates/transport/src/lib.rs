@@ -131,6 +131,22 @@ pub struct MultipathParams {
     pub failover: FailoverProfile,
     /// Coupled congestion control over the paths; `None`: each path has its own controller.
     pub coupled: Option<CoupledKind>,
+    /// Paths that are not opened with the connection but later, by a [`PathAction::Open`]
+    /// (the scenario's path schedule). Path 0 carries the handshake and is never among them.
+    pub opened_later: Vec<u8>,
+}
+
+/// What a multipath client's path manager asks of its connection (draft-ietf-quic-multipath-21
+/// §3: opening, §3.3 status, §3.4 abandoning). `path` is the scenario path (the route the
+/// packets take); `path_id` the transport's path identifier, never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PathAction {
+    /// Open a path on `path` with identifier `path_id`, available or backup.
+    Open { path: u8, path_id: u32, backup: bool },
+    /// Abandon the path open on `path`.
+    Abandon { path: u8 },
+    /// Announce the status of the path open on `path` (PATH_BACKUP / PATH_AVAILABLE).
+    SetStatus { path: u8, backup: bool },
 }
 
 /// The path a multipath endpoint sends its acknowledgements on (draft-ietf-quic-multipath §7:
@@ -168,6 +184,10 @@ pub trait Endpoint: Send {
     /// The host's interface for path `path` went down (`up = false`) or came back. Hosts know
     /// their own interfaces; single-path endpoints ignore it and only see the loss.
     fn on_path_status(&mut self, _now: Time, _path: u8, _up: bool) {}
+    /// The host's path manager opens, abandons or changes the status of a path (QUIC
+    /// multipath clients). Other endpoints ignore it; the scenario refuses a path schedule
+    /// for them.
+    fn on_path_action(&mut self, _now: Time, _action: PathAction) {}
     /// Per-path counters of a multipath endpoint, one entry per path it has opened; nothing
     /// for single-path endpoints.
     fn path_stats(&self, _out: &mut Vec<PathStats>) {}
@@ -194,6 +214,11 @@ pub trait Endpoint: Send {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PathStats {
     pub path: u8,
+    /// The transport path identifier open on the path at the end (`None`: closed or
+    /// abandoned, or no identifiers, as for MPTCP subflows).
+    pub path_id: Option<u32>,
+    /// How many path identifiers were opened on the path over the run.
+    pub path_ids_opened: u32,
     pub packets_sent: u64,
     /// UDP payload bytes (QUIC) or segment bytes (TCP) sent on the path.
     pub bytes_sent: u64,

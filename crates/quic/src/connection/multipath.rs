@@ -11,15 +11,25 @@
 //!   that are due, then data on the path the scheduler picks; redundant schedulers' copies are
 //!   built at once and handed out by the following polls. Lost frames are queued again at the
 //!   connection and go out on whichever path the scheduler picks next (§7.2).
+//! * Validation (RFC 9000 §8.2): the client sends the challenge again at PTO pace, doubling,
+//!   while no response came, and gives up three PTOs (the larger of the current one and one
+//!   from the initial RTT) after the first, abandoning the path (§8.2.4; draft §3.1: a path
+//!   that failed validation is closed with PATH_ABANDON).
 //! * Failure: the profile's [`multiconn_multipath::PathHealth`] rules decide when a path is
 //!   potentially failed; its data in flight is then queued again for the other paths. A host
 //!   interface going down does the same at once; coming back, the client validates the path
 //!   again.
+//! * Path manager (the client's, [`PathAction`]): opening a route takes a new path ID with
+//!   fresh state; abandoning sends PATH_ABANDON on another path (the peer answers with its
+//!   own) and queues the path's data in flight again; a status change is announced with
+//!   PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE (draft §3.3), and both ends then keep new data
+//!   off a backup path while an available one is usable. A server learns a new path ID from
+//!   the first datagram that carries it.
 
 use multiconn_cc::RttEstimator;
-use multiconn_core::{Packet, Payload, Time};
+use multiconn_core::{Dur, Packet, Payload, Time};
 use multiconn_multipath::{Content, Decision, PathStatus, PathView, Reaction, Request};
-use multiconn_transport::{AckPath, PathStats, Role};
+use multiconn_transport::{AckPath, PathAction, PathStats, Role};
 
 use super::Connection;
 use crate::ack_ranges::AckFrame;
@@ -129,13 +139,14 @@ impl Connection {
             if self.ack_destination(q) != path {
                 continue;
             }
+            let Some(id) = self.mp.as_ref().and_then(|mp| mp.meta[q].path_id) else { continue };
             let rx = self.data_rx(q);
             if !rx.has_new() {
                 continue;
             }
             let Some(ack) = rx.build(now) else { continue };
             let q_due = rx.ack_due(now);
-            let f = Frame::PathAck { path: q as u8, ack };
+            let f = Frame::PathAck { path: id, ack };
             if f.wire_size() <= *avail {
                 *avail -= f.wire_size();
                 frames.insert(frames.iter().take_while(|f| matches!(f, Frame::PathAck { .. })).count(), f);
@@ -145,11 +156,13 @@ impl Connection {
         due
     }
 
-    pub(super) fn on_path_ack(&mut self, now: Time, acked: usize, ack: &AckFrame) {
-        if acked >= self.path_count() || ack.ranges().any(|r| r.is_err()) {
+    pub(super) fn on_path_ack(&mut self, now: Time, id: u32, ack: &AckFrame) {
+        if ack.ranges().any(|r| r.is_err()) {
             self.stats.invalid_frames += 1;
             return;
         }
+        // PATH_ACKs for a path ID whose state is gone are ignored (draft §3.4).
+        let Some(acked) = self.mp.as_ref().and_then(|mp| mp.route_of(id)) else { return };
         let mut out = std::mem::take(&mut self.outcome);
         out.clear();
         let rec = self.rec_mut(acked);
@@ -187,23 +200,161 @@ impl Connection {
             if !m.abandoned {
                 m.validated = true;
                 m.challenge_pending = false;
+                m.challenge_retry_at = None;
+                m.validation_deadline = None;
+                m.challenges_sent = 0;
             }
             mp.sync_coupling(path);
         }
     }
 
-    pub(super) fn on_path_abandon(&mut self, now: Time, gone: usize) {
+    /// The peer abandoned path ID `id`; an ID no longer current is ignored.
+    pub(super) fn on_path_abandon_frame(&mut self, now: Time, id: u32) {
+        if let Some(q) = self.mp.as_ref().and_then(|mp| mp.route_of(id)) {
+            self.abandon_path(now, q);
+        }
+    }
+
+    /// Closes the path open on route `gone`: a PATH_ABANDON goes out on another path (the
+    /// answer, when the peer abandoned it first: draft §3.4), the path carries nothing more and
+    /// its data in flight is queued again for the others.
+    pub(super) fn abandon_path(&mut self, now: Time, gone: usize) {
         let Some(mp) = &mut self.mp else { return };
         let Some(m) = mp.meta.get_mut(gone) else { return };
         if m.abandoned {
             return;
         }
         m.abandoned = true;
-        // §3.4: answer with our own PATH_ABANDON and stop using the path.
         m.abandon_pending = true;
+        m.status_pending = false;
+        m.challenge_pending = false;
+        m.challenge_retry_at = None;
+        m.validation_deadline = None;
         mp.health.abandon(gone, now);
         mp.sync_coupling(gone);
         self.requeue_in_flight(gone);
+        if self.probes_of(gone) > 0 {
+            self.set_probes(gone, 0);
+        }
+    }
+
+    /// PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE from the peer: only a sequence number
+    /// greater than the last one seen for the path ID counts (draft §3.3).
+    pub(super) fn on_path_status_frame(&mut self, id: u32, backup: bool, seq: u64) {
+        let Some(mp) = self.mp.as_mut() else { return };
+        let Some(q) = mp.route_of(id) else { return };
+        let m = &mut mp.meta[q];
+        if m.peer_status_seq.is_some_and(|last| seq <= last) {
+            return;
+        }
+        m.peer_status_seq = Some(seq);
+        m.backup = backup;
+    }
+
+    /// Whether a datagram for path ID `id` on route `path` is processed. A server takes a
+    /// greater ID than the route's current one as the client opening a new path there, and
+    /// starts its state afresh; a smaller ID belongs to a path whose state is gone.
+    pub(super) fn accept_path_id(&mut self, now: Time, path: usize, id: u32) -> bool {
+        let is_server = self.role == Role::Server;
+        let Some(mp) = &self.mp else { return true };
+        match mp.meta[path].path_id {
+            Some(cur) if cur == id => true,
+            Some(cur) if id < cur => false,
+            _ if is_server => {
+                self.reset_path(now, path, id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Path ID `id` opens on route `p`: fresh packet number space, RTT estimator, congestion
+    /// controller (a new place in the coupling), pacer, ACK state and health; to be validated.
+    fn reset_path(&mut self, now: Time, p: usize, id: u32) {
+        let Some(mp) = &mut self.mp else { return };
+        let old_slot = mp.meta[p].path_id.map(|_| mp.meta[p].cc_slot);
+        let (controller, slot) = mp.new_controller(old_slot);
+        let mut fresh = mp.template.new_path(controller);
+        if mp.ready {
+            fresh.recovery.set_handshake_confirmed(now);
+            fresh.recovery.set_peer_completed_address_validation(now);
+        }
+        mp.next_path_id = mp.next_path_id.max(id + 1);
+        mp.health.remove_path(p);
+        mp.health.add_path(p, now);
+        let m = &mut mp.meta[p];
+        m.path_id = Some(id);
+        m.path_ids_opened += 1;
+        m.cc_slot = slot;
+        m.validated = false;
+        m.abandoned = false;
+        m.abandon_pending = false;
+        m.challenge_pending = false;
+        m.response_pending = false;
+        m.challenge_retry_at = None;
+        m.validation_deadline = None;
+        m.challenges_sent = 0;
+        m.backup = false;
+        m.status_seq = 0;
+        m.status_pending = false;
+        m.peer_status_seq = None;
+        let lost = self.rec(p).stats().lost_packets;
+        let old = if p == 0 {
+            self.pacer = fresh.pacer;
+            self.pacing_release = None;
+            self.rx[Space::Data.index()] = fresh.rx;
+            self.probes[Space::Data.index()] = 0;
+            std::mem::replace(&mut self.recovery, fresh.recovery)
+        } else {
+            let mp = self.mp.as_mut().expect("checked above");
+            std::mem::replace(&mut mp.extra[p - 1], fresh).recovery
+        };
+        drop(old);
+        let mp = self.mp.as_mut().expect("checked above");
+        mp.meta[p].lost_before += lost;
+        mp.sync_coupling(p);
+    }
+
+    /// The client's path manager acts on route `path`.
+    pub(super) fn mp_on_path_action(&mut self, now: Time, action: PathAction) {
+        let is_client = self.role == Role::Client;
+        let Some(mp) = &self.mp else { return };
+        let n = mp.path_count();
+        match action {
+            PathAction::Open { path, path_id, backup } => {
+                let p = usize::from(path);
+                if !is_client || p >= n || !mp.meta[p].abandoned {
+                    return;
+                }
+                let id = path_id.max(mp.next_path_id);
+                self.reset_path(now, p, id);
+                let mp = self.mp.as_mut().expect("checked above");
+                let ready = mp.ready;
+                let m = &mut mp.meta[p];
+                // Before the handshake is confirmed the path is challenged with the others.
+                m.challenge_pending = ready && m.interface_up;
+                if backup {
+                    m.backup = true;
+                    m.status_seq += 1;
+                    m.status_pending = true;
+                }
+            }
+            PathAction::Abandon { path } => {
+                let p = usize::from(path);
+                if p < n {
+                    self.abandon_path(now, p);
+                }
+            }
+            PathAction::SetStatus { path, backup } => {
+                let Some(m) = self.mp.as_mut().and_then(|mp| mp.meta.get_mut(usize::from(path))) else { return };
+                if m.abandoned || m.backup == backup {
+                    return;
+                }
+                m.backup = backup;
+                m.status_seq += 1;
+                m.status_pending = true;
+            }
+        }
     }
 
     /// Queues again the data of every packet in flight on `path` (it goes out on other paths).
@@ -266,6 +417,45 @@ impl Connection {
         for (p, r) in reactions {
             self.react(p, r);
         }
+        self.validation_timers(now);
+    }
+
+    /// The client's path validation timers: send the challenge again, or give up.
+    fn validation_timers(&mut self, now: Time) {
+        let Some(mp) = &mut self.mp else { return };
+        let mut failed = Vec::new();
+        for (p, m) in mp.meta.iter_mut().enumerate() {
+            if !m.challenge_retry_at.is_some_and(|t| t <= now) {
+                continue;
+            }
+            m.challenge_retry_at = None;
+            if m.validated || m.abandoned || !m.interface_up {
+                m.validation_deadline = None;
+                m.challenges_sent = 0;
+            } else if m.validation_deadline.is_some_and(|d| d <= now) {
+                failed.push(p);
+            } else {
+                m.challenge_pending = true;
+            }
+        }
+        for p in failed {
+            self.stats.path_validation_failures += 1;
+            self.abandon_path(now, p);
+        }
+    }
+
+    /// A PATH_CHALLENGE went out on `p`: when to send it again, and when to give up.
+    fn on_challenge_sent(&mut self, now: Time, p: usize) {
+        let mad = self.mp.as_ref().expect("multipath").template.recovery.max_ack_delay;
+        let pto = self.rec(p).rtt().pto_base(mad);
+        let current = self.rec(0).rtt().pto_base(mad);
+        let mp = self.mp.as_mut().expect("multipath");
+        let initial = mp.template.initial_pto();
+        let m = &mut mp.meta[p];
+        let deadline = *m.validation_deadline.get_or_insert(now + Dur(current.max(initial).0.saturating_mul(3)));
+        let backoff = Dur(pto.0.saturating_mul(1u64 << m.challenges_sent.min(16)));
+        m.challenges_sent += 1;
+        m.challenge_retry_at = Some((now + backoff).min(deadline));
     }
 
     /// The host's interface for path `p` went down or came back.
@@ -273,15 +463,21 @@ impl Connection {
         let is_client = self.role == Role::Client;
         let Some(mp) = &mut self.mp else { return };
         let Some(m) = mp.meta.get_mut(p) else { return };
-        if m.interface_up == up || m.abandoned {
+        if m.interface_up == up {
             return;
         }
         m.interface_up = up;
+        if m.abandoned {
+            return;
+        }
         if up {
             // The client validates the path again before relying on it.
             if is_client && mp.ready && p > 0 {
                 m.validated = false;
                 m.challenge_pending = true;
+                m.challenge_retry_at = None;
+                m.validation_deadline = None;
+                m.challenges_sent = 0;
             }
             let r = mp.health.on_link_up_hint(p, now);
             self.react(p, r);
@@ -295,7 +491,9 @@ impl Connection {
         let Some(mp) = &self.mp else { return };
         for (p, m) in mp.meta.iter().enumerate() {
             let r = self.rec(p);
-            let status = if m.abandoned {
+            let status = if m.path_id.is_none() {
+                "closed"
+            } else if m.abandoned {
                 "abandoned"
             } else if !m.interface_up {
                 "down"
@@ -310,11 +508,13 @@ impl Connection {
             };
             out.push(PathStats {
                 path: p as u8,
+                path_id: m.path_id.filter(|_| !m.abandoned),
+                path_ids_opened: m.path_ids_opened,
                 packets_sent: m.counters.packets_sent,
                 bytes_sent: m.counters.bytes_sent,
                 packets_received: m.counters.packets_received,
                 bytes_received: m.counters.bytes_received,
-                lost: r.stats().lost_packets,
+                lost: m.lost_before + r.stats().lost_packets,
                 srtt: r.rtt().smoothed(),
                 cwnd: r.cwnd(),
                 status,
@@ -344,9 +544,16 @@ impl Connection {
                 let meta = &mut self.mp.as_mut().expect("multipath").meta[p];
                 meta.challenge_pending = false;
                 meta.response_pending = false;
+                if challenge {
+                    self.on_challenge_sent(now, p);
+                }
                 let qp = self.packet_with(now, p, frames, true);
                 return Some(self.emit(now, p, qp, next_id));
             }
+        }
+        // Path management frames (PATH_ABANDON, PATH_STATUS_*) on the fastest open path.
+        if let Some(pkt) = self.path_management(now, next_id) {
+            return Some(pkt);
         }
         // PTO probes, per path, ignoring window and pacing. A path the failover profile no
         // longer deems usable is probed with a PING alone: its data was queued again for the
@@ -422,6 +629,34 @@ impl Connection {
         self.ack_only(now, ack_due, next_id)
     }
 
+    /// A packet with the pending PATH_ABANDON and PATH_STATUS frames, on the validated open
+    /// path with the smallest RTT (another path than an abandoned one: draft §3.4). They are
+    /// few and small, and go out regardless of the window, like the challenges.
+    fn path_management(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        let mp = self.mp.as_ref().expect("multipath");
+        if !mp.meta.iter().any(|m| m.abandon_pending || m.status_pending) {
+            return None;
+        }
+        let carrier = (0..mp.path_count())
+            .filter(|&p| mp.meta[p].validated && self.path_alive(p))
+            .min_by_key(|&p| (self.rec(p).rtt().smoothed(), p))?;
+        let mut frames = Vec::new();
+        let mp = self.mp.as_mut().expect("multipath");
+        for m in &mut mp.meta {
+            let Some(id) = m.path_id else { continue };
+            if m.abandon_pending {
+                m.abandon_pending = false;
+                frames.push(Frame::PathAbandon { path: id });
+            }
+            if m.status_pending {
+                m.status_pending = false;
+                frames.push(Frame::PathStatus { path: id, backup: m.backup, seq: m.status_seq });
+            }
+        }
+        let qp = self.packet_with(now, carrier, frames, true);
+        Some(self.emit(now, carrier, qp, next_id))
+    }
+
     /// An ACK-only packet on `dest`, if one is due.
     fn ack_only(&mut self, now: Time, dest: Option<usize>, next_id: &mut u64) -> Option<Packet> {
         let dest = dest?;
@@ -463,7 +698,7 @@ impl Connection {
             let view = PathView {
                 id: p,
                 usable,
-                backup: false,
+                backup: m.backup,
                 srtt,
                 rttvar: rtt.rttvar(),
                 min_rtt: if sampled { rtt.min() } else { srtt },
@@ -523,13 +758,16 @@ impl Connection {
         }
         for f in &qp.frames {
             if let Frame::PathAck { path, .. } = f {
-                self.data_rx_mut(usize::from(*path)).on_ack_sent();
+                if let Some(q) = self.mp.as_ref().and_then(|mp| mp.route_of(*path)) {
+                    self.data_rx_mut(q).on_ack_sent();
+                }
             }
         }
+        let path_id = self.mp.as_ref().and_then(|mp| mp.meta[path].path_id).unwrap_or(0);
         let ack_eliciting = qp.is_ack_eliciting();
         let in_flight = qp.counts_in_flight();
         let (pn, size) = (qp.pn, qp.size);
-        let dg = Datagram { first: qp, coalesced: Vec::new() };
+        let dg = Datagram { first: qp, coalesced: Vec::new(), path_id };
         let udp_size = dg.size();
         let payload = Payload::new(dg);
         self.stats.packets_sent += 1;

@@ -703,6 +703,9 @@ impl Endpoint for MptcpEndpoint {
             let rtt = s.sender().rtt();
             out.push(PathStats {
                 path: s.id() as u8,
+                // One subflow per path for the whole connection; subflows have no path IDs.
+                path_id: None,
+                path_ids_opened: 1,
                 packets_sent: s.counters.packets_sent,
                 bytes_sent: s.counters.bytes_sent,
                 packets_received: s.counters.packets_received,
