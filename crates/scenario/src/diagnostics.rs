@@ -23,6 +23,12 @@ type Span = std::ops::Range<usize>;
 
 fn span_in_table(t: &Table, path: &[String]) -> Option<Span> {
     let (first, rest) = path.split_first()?;
+    if let Some((name, index)) = indexed(first) {
+        // `key[i]`: element i of an array of inline tables (`schedule[1].path`).
+        let (key, item) = t.get_key_value(name)?;
+        let element = item.as_array().and_then(|a| a.get(index));
+        return element.and_then(|v| span_in_value(v, rest)).or(key.span());
+    }
     let (key, item) = t.get_key_value(first)?;
     let deeper = if rest.is_empty() {
         None
@@ -42,8 +48,27 @@ fn span_in_table(t: &Table, path: &[String]) -> Option<Span> {
     deeper.or(key.span())
 }
 
+/// `name[3]` → (`name`, 3).
+fn indexed(segment: &str) -> Option<(&str, usize)> {
+    let (name, rest) = segment.split_once('[')?;
+    Some((name, rest.strip_suffix(']')?.parse().ok()?))
+}
+
+/// The span of `path` inside an array element (the element's own when `path` is empty).
+fn span_in_value(v: &Value, path: &[String]) -> Option<Span> {
+    match v {
+        Value::InlineTable(t) if !path.is_empty() => span_in_inline(t, path).or(v.span()),
+        _ => v.span(),
+    }
+}
+
 fn span_in_inline(t: &InlineTable, path: &[String]) -> Option<Span> {
     let (first, rest) = path.split_first()?;
+    if let Some((name, index)) = indexed(first) {
+        let (key, value) = t.get_key_value(name)?;
+        let element = value.as_array().and_then(|a| a.get(index));
+        return element.and_then(|v| span_in_value(v, rest)).or(key.span());
+    }
     let (key, value) = t.get_key_value(first)?;
     let deeper = match value {
         Item::Value(Value::InlineTable(inner)) if !rest.is_empty() => span_in_inline(inner, rest),

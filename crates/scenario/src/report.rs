@@ -12,7 +12,7 @@ use crate::Column;
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_link::delay::DelayModel;
 use multiconn_metrics::{jain_index, BinRow, Counters};
-use multiconn_transport::PathStats;
+use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
 
 fn drops_json(c: &Counters) -> Value {
@@ -101,6 +101,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
             }
             if f.spec.is_multipath() {
                 m.insert("paths".into(), paths_json(world, f));
+                if f.spec.connection.as_ref().is_some_and(|c| c.path_manager.is_some()) {
+                    m.insert("path_manager".into(), path_actions_json(&f.path_actions));
+                }
             } else if f.entities[0].iter().any(Option::is_some) {
                 m.insert("pdcp".into(), pdcp_json(world, &f.entities[0]));
             }
@@ -173,6 +176,8 @@ fn paths_json(world: &World, f: &FlowState) -> Value {
             None => Value::Null,
             Some(s) => json!({
                 "status": s.status,
+                "path_id": s.path_id,
+                "path_ids_opened": s.path_ids_opened,
                 "packets_sent": s.packets_sent,
                 "bytes_sent": s.bytes_sent,
                 "packets_received": s.packets_received,
@@ -211,6 +216,26 @@ fn paths_json(world: &World, f: &FlowState) -> Value {
         })
         .collect();
     Value::Array(paths)
+}
+
+/// The actions the client's path manager took: `{at_s, path, action, path_id?}`.
+fn path_actions_json(actions: &[(Time, PathAction)]) -> Value {
+    let list = actions
+        .iter()
+        .map(|&(t, a)| {
+            let at_s = tidy(t.as_secs_f64());
+            match a {
+                PathAction::Open { path, path_id, backup } => {
+                    json!({ "at_s": at_s, "path": path, "action": "open", "path_id": path_id, "backup": backup })
+                }
+                PathAction::Abandon { path } => json!({ "at_s": at_s, "path": path, "action": "abandon" }),
+                PathAction::SetStatus { path, backup } => {
+                    json!({ "at_s": at_s, "path": path, "action": if backup { "backup" } else { "available" } })
+                }
+            }
+        })
+        .collect();
+    Value::Array(list)
 }
 
 fn world_split_name(world: &World, e: usize) -> String {

@@ -15,6 +15,7 @@ use multiconn_link::rate::RateModel;
 use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
 use multiconn_cc::CcKind;
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitPolicy, TransmitterConfig};
+use multiconn_multipath::{LinkReaction, ManagerConfig, PathEvent, PathManager, ScheduledAction};
 use multiconn_transport::profile::TransportKind;
 use crate::messages::{MessageKind, MessageSource, BACKGROUND_SIZE, PRIORITY_DEADLINE, PRIORITY_INTERVAL, PRIORITY_SIZE};
 use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind, StreamOptions, UdpSocketConfig, Workload};
@@ -170,6 +171,21 @@ pub struct ConnectionSpec {
     pub udp_socket: Option<UdpSocketConfig>,
     /// Multipath flows: how the connection uses its paths.
     pub multipath: Option<MultipathParams>,
+    /// Multipath QUIC flows with a path schedule or a link-down reaction: the client's path
+    /// manager.
+    pub path_manager: Option<PathManagerSpec>,
+}
+
+/// The client's path manager of a multipath QUIC flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathManagerSpec {
+    /// The schedule as the manager runs it: an opening at 0 s of every path open from the
+    /// start, in path order (the connection opens those itself, with path IDs 0, 1, ...), then
+    /// the scenario's entries.
+    pub schedule: Vec<PathEvent>,
+    pub config: ManagerConfig,
+    /// How many of the schedule's first entries are those openings.
+    pub opened_with_connection: usize,
 }
 
 /// The request a download starts with (an HTTP GET of typical size).
@@ -944,7 +960,13 @@ fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Resul
             read_cost: r.read_cost.unwrap_or(Dur::ZERO),
         });
     }
-    let multipath = if f.paths.is_some() { Some(resolve_multipath(f, paths)?) } else { None };
+    let (multipath, path_manager) = match f.paths {
+        Some(_) => {
+            let (m, pm) = resolve_multipath(f, paths)?;
+            (Some(m), pm)
+        }
+        None => (None, None),
+    };
     Ok(Some(ConnectionSpec {
         profile,
         cc,
@@ -954,11 +976,13 @@ fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Resul
         qlog: f.qlog.unwrap_or(false),
         udp_socket,
         multipath,
+        path_manager,
     }))
 }
 
-/// The `multipath` table of a flow with `paths` paths (defaults when it is absent).
-fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, FieldError> {
+/// The `multipath` table of a flow with `paths` paths (defaults when it is absent), and its
+/// path manager if it has a schedule or a link-down reaction.
+fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<(MultipathParams, Option<PathManagerSpec>), FieldError> {
     let m = f.multipath.clone().unwrap_or_default();
     let options = m.options.unwrap_or_default();
     options.validate().map_err(|e| {
@@ -986,18 +1010,103 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<MultipathParams, F
                     "an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow",
                 ));
             }
+            for (field, set) in [("schedule", m.schedule.is_some()), ("on_link_down", m.on_link_down.is_some()), ("detect_delay", m.detect_delay.is_some())] {
+                if set {
+                    return Err(err(
+                        &at(field),
+                        "the path manager (path IDs opened, abandoned, set to backup) is modelled for quic flows; an MPTCP connection keeps one subflow per path, which follows its link's down windows",
+                    ));
+                }
+            }
         }
         Transport::Udp => {}
     }
     // MPTCP follows Linux: subflows go stale after 4 retransmission timeouts.
     let failover_default = if f.transport == Transport::Tcp { FailoverProfile::LinuxMptcp } else { FailoverProfile::MpQuic };
-    Ok(MultipathParams {
+    let path_manager = resolve_path_manager(f, &m, paths)?;
+    let opened_later = path_manager
+        .as_ref()
+        .map(|pm| (0..paths as u8).filter(|&p| !pm.schedule[..pm.opened_with_connection].iter().any(|e| e.path == usize::from(p))).collect())
+        .unwrap_or_default();
+    let params = MultipathParams {
         paths: u8::try_from(paths).expect("validated: at most 8 paths"),
         scheduler: m.scheduler.unwrap_or(SchedulerKind::MinRtt),
         options,
         ack_path: m.ack_path.unwrap_or(AckPath::Same),
         failover: m.failover.unwrap_or(failover_default),
         coupled: m.coupled,
-        opened_later: Vec::new(),
-    })
+        opened_later,
+    };
+    Ok((params, path_manager))
+}
+
+/// `schedule`, `on_link_down` and `detect_delay` of `[flow.multipath]`: checked entry by entry
+/// (a path exists; "open" only when closed, the rest only when open; path 0, the handshake's,
+/// open from the start; some path always open).
+fn resolve_path_manager(f: &FlowSection, m: &MultipathSection, paths: usize) -> Result<Option<PathManagerSpec>, FieldError> {
+    let schedule = m.schedule.clone().unwrap_or_default();
+    let reaction = m.on_link_down.unwrap_or_default();
+    let at = |field: String| vec!["flow".to_string(), f.name.clone(), "multipath".to_string(), field];
+    let fail = |path: Vec<String>, msg: String| FieldError { path, message: msg };
+    if m.detect_delay.is_some() && reaction == LinkReaction::None {
+        return Err(fail(at("detect_delay".into()), "applies to a link-down reaction: set on_link_down = \"abandon_reopen\" or \"standby\" too".into()));
+    }
+    if m.schedule.is_none() && reaction == LinkReaction::None {
+        return Ok(None);
+    }
+    let entry = |i: usize, field: &str| {
+        let mut p = at(format!("schedule[{i}]"));
+        p.push(field.to_string());
+        p
+    };
+    for (i, e) in schedule.iter().enumerate() {
+        if e.path >= paths {
+            return Err(fail(entry(i, "path"), format!("{} but the flow has {paths} paths (0 to {})", e.path, paths - 1)));
+        }
+    }
+    // Entries in the order they run: by time, then as written.
+    let mut order: Vec<usize> = (0..schedule.len()).collect();
+    order.sort_by_key(|&i| (schedule[i].at, i));
+    let first_action = |p: usize| order.iter().map(|&i| &schedule[i]).find(|e| e.path == p).map(|e| e.action);
+    if first_action(0) == Some(ScheduledAction::Open) {
+        let i = order.iter().copied().find(|&i| schedule[i].path == 0).expect("path 0 has an entry");
+        return Err(fail(entry(i, "action"), "\"open\" but path 0 carries the handshake and is open from the start".into()));
+    }
+    let mut open: Vec<bool> = (0..paths).map(|p| first_action(p) != Some(ScheduledAction::Open)).collect();
+    let opened_with_connection: Vec<PathEvent> =
+        (0..paths).filter(|&p| open[p]).map(|p| PathEvent { at: Dur::ZERO, path: p, action: ScheduledAction::Open }).collect();
+    for &i in &order {
+        let e = schedule[i];
+        let name = |a: ScheduledAction| match a {
+            ScheduledAction::Open => "open",
+            ScheduledAction::Abandon => "abandon",
+            ScheduledAction::Backup => "backup",
+            ScheduledAction::Available => "available",
+        };
+        match (e.action, open[e.path]) {
+            (ScheduledAction::Open, true) => {
+                return Err(fail(entry(i, "action"), format!("\"open\" at {} s but path {} is already open then", e.at.as_secs_f64(), e.path)));
+            }
+            (ScheduledAction::Open, false) => open[e.path] = true,
+            (a, false) => {
+                return Err(fail(entry(i, "action"), format!("\"{}\" at {} s but path {} is not open then", name(a), e.at.as_secs_f64(), e.path)));
+            }
+            (ScheduledAction::Abandon, true) => {
+                open[e.path] = false;
+                if !open.contains(&true) {
+                    return Err(fail(
+                        entry(i, "action"),
+                        format!("\"abandon\" at {} s would leave no path open (the connection needs one; open another path first)", e.at.as_secs_f64()),
+                    ));
+                }
+            }
+            (_, true) => {}
+        }
+    }
+    let n = opened_with_connection.len();
+    let full: Vec<PathEvent> = opened_with_connection.into_iter().chain(schedule).collect();
+    let config = ManagerConfig { on_link_down: reaction, detect_delay: m.detect_delay.unwrap_or(Dur::ZERO) };
+    // The checks above are the manager's own; it must agree.
+    PathManager::new(config, &full).map_err(|e| fail(at("schedule".into()), e.to_string()))?;
+    Ok(Some(PathManagerSpec { schedule: full, config, opened_with_connection: n }))
 }

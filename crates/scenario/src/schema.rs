@@ -7,6 +7,7 @@
 use multiconn_core::units::{Probability, QueueLimit};
 use multiconn_cc::CoupledKind;
 use multiconn_core::{Bytes, Dur, Rate};
+use multiconn_multipath::{LinkReaction, PathEvent};
 use multiconn_transport::{AckPath, FailoverProfile, SchedulerKind, SchedulerOptions};
 pub use crate::messages::MessageKind;
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
@@ -200,6 +201,17 @@ pub struct MultipathSection {
     /// `[flow.multipath.options]`: the scheduler knobs (`SchedulerOptions`; absent keys take
     /// their defaults).
     pub options: Option<SchedulerOptions>,
+    /// The client's path manager schedule (quic): `[{ at = "3 s", path = 1, action =
+    /// "abandon" }, ...]`, actions "open", "abandon", "backup", "available", times from the
+    /// start of the run. A path whose first entry is "open" starts closed; the others are open
+    /// from the start.
+    pub schedule: Option<Vec<PathEvent>>,
+    /// What the client's path manager does when a path's link goes down (quic): "none"
+    /// (default: the failover profile alone reacts), "abandon_reopen" (abandon it, open a new
+    /// path ID when the link is back) or "standby" (backup while down).
+    pub on_link_down: Option<LinkReaction>,
+    /// How long the path manager takes to notice a link going down or coming back (default 0).
+    pub detect_delay: Option<Dur>,
 }
 
 /// The receiving host: its UDP socket buffer (QUIC), TCP receive buffer and application reader.

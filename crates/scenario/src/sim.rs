@@ -26,7 +26,8 @@ use multiconn_app::{SourceConfig, Traffic, UdpSink, UdpSource};
 use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, RngStream, Time, TransportSample};
 use crate::messages::{MessageKind, MessageLog};
 use multiconn_core::Dur;
-use multiconn_transport::{AppError, StreamOptions};
+use multiconn_multipath::{Action, LinkChange};
+use multiconn_transport::{AppError, PathAction, StreamOptions};
 use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, StreamProgress, TransportFactory, UdpSocket};
 use multiconn_engine::{EventQueue, LazyTimer, TimerId};
 use multiconn_link::delay::Delayed;
@@ -48,6 +49,8 @@ pub enum Event {
     PathStatus { flow: usize, role: Role, path: u8, up: bool },
     /// A message of `flow` is due at its sending application.
     MessageWake(usize),
+    /// The client's path manager of `flow` acts.
+    PathAction { flow: usize, action: PathAction },
 }
 
 pub struct LinkState {
@@ -78,6 +81,8 @@ pub struct FlowState {
     /// app = "messages": the sources and their messages.
     pub messages: Option<MessageLog>,
     message_timer: LazyTimer,
+    /// Multipath QUIC flows with a path manager: the actions it took, in order.
+    pub path_actions: Vec<(Time, PathAction)>,
 }
 
 impl FlowState {
@@ -202,6 +207,7 @@ impl World {
                     path_traffic: if f.is_multipath() { vec![Default::default(); f.path_count()] } else { Vec::new() },
                     messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
                     message_timer: LazyTimer::default(),
+                    path_actions: Vec::new(),
                 }
             })
             .collect();
@@ -301,6 +307,11 @@ impl World {
                 Event::MessageWake(f) => {
                     self.flows[f].message_timer.fired(now);
                     self.write_messages(f, now);
+                }
+                Event::PathAction { flow, action } => {
+                    self.flows[flow].path_actions.push((now, action));
+                    self.conn_mut(flow).endpoint_mut(Role::Client).on_path_action(now, action);
+                    self.pump(flow, Role::Client, now);
                 }
             }
         }
@@ -593,6 +604,7 @@ impl World {
             return;
         }
         let mut events = Vec::new();
+        let mut client_links = Vec::new();
         for path in 0..spec.path_count() as u8 {
             for (role, route) in [(Role::Server, 0), (Role::Client, 1)] {
                 let Some(&Hop::Link(l)) = spec.hops(path, route).first() else { continue };
@@ -605,7 +617,23 @@ impl World {
                     }
                     changes.push((until, true));
                 }
+                if role == Role::Client {
+                    client_links.extend(changes.iter().map(|&(at, up)| LinkChange { at, path: usize::from(path), up }));
+                }
                 events.extend(changes.into_iter().map(|(t, up)| (t, Event::PathStatus { flow: f, role, path, up })));
+            }
+        }
+        if let Some(pm) = spec.connection.as_ref().and_then(|c| c.path_manager.as_ref()) {
+            let planned = multiconn_multipath::plan(pm.config, &pm.schedule, &client_links).expect("the schedule was checked when the scenario was resolved");
+            // The first openings are the connection's own (the paths open from the start).
+            for p in planned.into_iter().skip(pm.opened_with_connection) {
+                let path = p.path as u8;
+                let action = match p.action {
+                    Action::Open { path_id, backup } => PathAction::Open { path, path_id: path_id as u32, backup },
+                    Action::Abandon { .. } => PathAction::Abandon { path },
+                    Action::SetStatus { backup, .. } => PathAction::SetStatus { path, backup },
+                };
+                events.push((p.at, Event::PathAction { flow: f, action }));
             }
         }
         for (t, event) in events {
