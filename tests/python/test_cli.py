@@ -47,7 +47,7 @@ def test_run_json_prints_the_summary(cli, examples: Path, tmp_path: Path) -> Non
 
 
 @pytest.mark.native
-@pytest.mark.parametrize("name", ["bulk.toml", "cbr_lossy.toml", "trace_lte.toml"])
+@pytest.mark.parametrize("name", ["bulk.toml", "cbr_lossy.toml", "trace_lte.toml", "mpquic_handover.toml"])
 def test_examples_validate(name: str, cli, examples: Path) -> None:
     if name == "trace_lte.toml":
         trace = examples / "../../../shared/data/traces/mahimahi/ATT-LTE-driving-2016.down"
@@ -56,6 +56,25 @@ def test_examples_validate(name: str, cli, examples: Path) -> None:
     proc = cli("validate", examples / name)
     assert proc.returncode == 0, proc.stderr
     assert "valid" in proc.stdout
+
+
+@pytest.mark.native
+def test_handover_example_reports_its_path_manager(cli, examples: Path, tmp_path: Path) -> None:
+    proc = cli("run", examples / "mpquic_handover.toml", "--out", tmp_path / "ho", "--json")
+    assert proc.returncode == 0, proc.stderr
+    flow = json.loads(proc.stdout)["flows"][0]
+    assert flow["path_manager"] == [
+        {"at_s": 10.2, "path": 1, "action": "abandon"},
+        {"at_s": 14.2, "path": 1, "action": "open", "path_id": 2, "backup": False},
+        {"at_s": 20.0, "path": 1, "action": "backup"},
+        {"at_s": 30.0, "path": 1, "action": "available"},
+    ]
+    for end in ("server", "client"):
+        path1 = flow["paths"][1][end]
+        assert (path1["status"], path1["path_id"], path1["path_ids_opened"]) == ("active", 2, 2)
+    # Both operators carried data; together more than operator A alone could (20 Mbit/s).
+    assert flow["paths"][1]["server"]["bytes_sent"] > 10_000_000
+    assert flow["goodput_mbps"] > 20.0
 
 
 @pytest.mark.native
