@@ -101,6 +101,16 @@ pub struct PathMeta {
     pub counters: PathCounters,
 }
 
+impl PathMeta {
+    /// No validation in progress: no challenge waiting, no retry or deadline.
+    pub fn stop_validation(&mut self) {
+        self.challenge_pending = false;
+        self.challenge_retry_at = None;
+        self.validation_deadline = None;
+        self.challenges_sent = 0;
+    }
+}
+
 /// What a fresh path ID starts with: the settings the connection was built with.
 #[derive(Clone, Debug)]
 pub struct PathTemplate {

@@ -36,6 +36,7 @@ use crate::ack_ranges::AckFrame;
 use crate::frame::Frame;
 use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_PN_AND_PAYLOAD};
 use crate::receiver::AckState;
+use crate::path::PathMeta;
 use crate::recovery::{Recovery, SentContent, SentPacketInfo};
 
 impl Connection {
@@ -199,10 +200,7 @@ impl Connection {
         if let Some(m) = mp.meta.get_mut(path) {
             if !m.abandoned {
                 m.validated = true;
-                m.challenge_pending = false;
-                m.challenge_retry_at = None;
-                m.validation_deadline = None;
-                m.challenges_sent = 0;
+                m.stop_validation();
             }
             mp.sync_coupling(path);
         }
@@ -227,9 +225,7 @@ impl Connection {
         m.abandoned = true;
         m.abandon_pending = true;
         m.status_pending = false;
-        m.challenge_pending = false;
-        m.challenge_retry_at = None;
-        m.validation_deadline = None;
+        m.stop_validation();
         mp.health.abandon(gone, now);
         mp.sync_coupling(gone);
         self.requeue_in_flight(gone);
@@ -283,21 +279,16 @@ impl Connection {
         mp.health.remove_path(p);
         mp.health.add_path(p, now);
         let m = &mut mp.meta[p];
-        m.path_id = Some(id);
-        m.path_ids_opened += 1;
-        m.cc_slot = slot;
-        m.validated = false;
-        m.abandoned = false;
-        m.abandon_pending = false;
-        m.challenge_pending = false;
-        m.response_pending = false;
-        m.challenge_retry_at = None;
-        m.validation_deadline = None;
-        m.challenges_sent = 0;
-        m.backup = false;
-        m.status_seq = 0;
-        m.status_pending = false;
-        m.peer_status_seq = None;
+        // Only the route's own state and its counters carry over to the new path ID.
+        *m = PathMeta {
+            path_id: Some(id),
+            path_ids_opened: m.path_ids_opened + 1,
+            cc_slot: slot,
+            interface_up: m.interface_up,
+            lost_before: m.lost_before,
+            counters: m.counters,
+            ..PathMeta::default()
+        };
         let lost = self.rec(p).stats().lost_packets;
         let old = if p == 0 {
             self.pacer = fresh.pacer;
@@ -430,8 +421,7 @@ impl Connection {
             }
             m.challenge_retry_at = None;
             if m.validated || m.abandoned || !m.interface_up {
-                m.validation_deadline = None;
-                m.challenges_sent = 0;
+                m.stop_validation();
             } else if m.validation_deadline.is_some_and(|d| d <= now) {
                 failed.push(p);
             } else {
@@ -474,10 +464,8 @@ impl Connection {
             // The client validates the path again before relying on it.
             if is_client && mp.ready && p > 0 {
                 m.validated = false;
+                m.stop_validation();
                 m.challenge_pending = true;
-                m.challenge_retry_at = None;
-                m.validation_deadline = None;
-                m.challenges_sent = 0;
             }
             let r = mp.health.on_link_up_hint(p, now);
             self.react(p, r);
