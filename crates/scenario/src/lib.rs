@@ -74,7 +74,9 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
     let final_text = doc.to_string();
     // Where an error sits under a path set from the command line, say so instead of a line.
     let locate = |path: &[String]| -> String {
-        match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o) || o.starts_with(path)) {
+        // `schedule[1]` lies under an override of `schedule`.
+        let keys: Vec<String> = path.iter().map(|s| s.split('[').next().unwrap_or(s).to_string()).collect();
+        match overridden.iter().zip(overrides).find(|(o, _)| keys.starts_with(o) || o.starts_with(&keys)) {
             Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),
             None => at(line_of_path(&final_text, path)),
         }
