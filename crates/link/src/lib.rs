@@ -11,10 +11,14 @@
 //!   up/down      loss    propagation  queue + serialization
 //! ```
 //!
+//! [`builder::LinkConfig`] holds one direction's models and is the one place that stacks them
+//! in this order.
+//!
 //! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
 //! from text by [`trace`], [`delay`] and [`loss`]; reading files is the caller's business.
 
 pub mod availability;
+pub mod builder;
 pub mod delay;
 pub mod loss;
 pub mod queue;

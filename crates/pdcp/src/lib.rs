@@ -10,9 +10,15 @@
 //! numbers SDUs, adds the header, routes each PDU over one leg or both according to a split
 //! policy (not standardised; pdcp-dc.md §4.3), and refuses SDUs while the receiver's window is
 //! full or once COUNT is exhausted.
+//!
+//! [`bearer`] puts the two together as one flow's split bearer: the numbering proxy, the
+//! reordering proxy, their processing delays, the legs' feedback and the TV20 behaviours
+//! (retransmission of PDUs lost on a leg, duplication switched by MAC CE).
 
+pub mod bearer;
 pub mod receiver;
 pub mod transmitter;
 
+pub use bearer::{Arrival, RxMeasures, SplitBearer, SplitBearerConfig};
 pub use receiver::{BearerMode, Receiver, ReceiverConfig, RxOutcome, RxStats, SnLength};
 pub use transmitter::{header_bytes, AdaptiveSignal, LegReport, Legs, Pdu, Rat, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal, TxStats};

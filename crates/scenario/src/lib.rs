@@ -17,7 +17,6 @@ pub mod report;
 pub mod resolve;
 pub mod schema;
 pub mod sim;
-pub mod split;
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
 use multiconn_core::{Dur, Time};
@@ -185,13 +184,13 @@ impl Simulation {
     }
     /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
     pub fn end_time(&self) -> Time {
-        self.world.end
+        self.world.hosts.end
     }
     pub fn now(&self) -> Time {
         self.world.now()
     }
     pub fn events(&self) -> u64 {
-        self.world.queue.events_fired()
+        self.world.queue().events_fired()
     }
     pub fn is_done(&self) -> bool {
         self.done
@@ -245,7 +244,7 @@ impl Simulation {
         if self.done {
             return Err(ScenarioError("the run is over: nothing more can be written".into()));
         }
-        let flows = &self.world.flows;
+        let flows = &self.world.hosts.flows;
         match flows.iter().position(|f| f.spec.name == name) {
             Some(i) if flows[i].messages.is_some() => Ok(i),
             Some(_) => Err(ScenarioError(format!("flow \"{name}\" is not app = \"messages\"; only message flows take application writes"))),
@@ -262,8 +261,8 @@ impl Simulation {
         let columns = report::timeseries(&mut self.world, end);
         let messages = report::messages(&self.world);
         let mut qlogs = Vec::new();
-        for f in &self.world.flows {
-            if let (Some(conn), Some(spec)) = (&f.conn, &f.spec.connection) {
+        for f in &self.world.hosts.flows {
+            if let (Some(conn), Some(spec)) = (f.conn(), &f.spec.connection) {
                 if spec.qlog {
                     qlogs.push(qlog::qlog_file(&self.name, &f.spec.name, "client", &conn.qlog_client));
                     qlogs.push(qlog::qlog_file(&self.name, &f.spec.name, "server", &conn.qlog_server));

@@ -35,19 +35,20 @@ fn tidy(x: f64) -> f64 {
 pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
     let mut goodputs = Vec::new();
     let flows: Vec<Value> = world
+        .hosts
         .flows
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let total = world.recorder.flow_total(FlowId(i as u32));
+            let total = world.hosts.recorder.flow_total(FlowId(i as u32));
             let active_until = f.done_at.unwrap_or(end);
             let active = active_until.since(f.spec.start).as_secs_f64();
             let goodput = if active > 0.0 { total.bytes_delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
             goodputs.push(goodput);
             let since_start = |t: Time| tidy(t.since(f.spec.start).as_secs_f64());
-            let completion = match (&f.conn, f.spec.size) {
-                (Some(_), _) => f.done_at.map(since_start),
-                (None, Some(size)) if f.sink.payload >= size => f.sink.last_arrival.map(since_start),
+            let completion = match (f.udp(), f.spec.size) {
+                (None, _) => f.done_at.map(since_start),
+                (Some(udp), Some(size)) if udp.sink.payload >= size => udp.sink.last_arrival.map(since_start),
                 _ => None,
             };
             let mut flow = json!({
@@ -62,7 +63,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 "drops": drops_json(total),
             });
             let m = flow.as_object_mut().expect("an object");
-            match (&f.conn, &f.spec.connection) {
+            match (f.conn(), &f.spec.connection) {
                 (Some(conn), Some(spec)) => {
                     let t = conn.last_sample;
                     m.insert("cc".into(), json!(spec.cc.name()));
@@ -89,7 +90,8 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                     }
                 }
                 _ => {
-                    m.insert("reordered_packets".into(), json!(f.sink.reordered));
+                    let reordered = f.udp().map_or(0, |udp| udp.sink.reordered);
+                    m.insert("reordered_packets".into(), json!(reordered));
                 }
             }
             if let Some(log) = &f.messages {
@@ -100,12 +102,12 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 m.insert("bandwidth_efficiency".into(), json!(efficiency));
             }
             if f.spec.is_multipath() {
-                m.insert("paths".into(), paths_json(world, f));
+                m.insert("paths".into(), paths_json(world, FlowId(i as u32), f));
                 if f.spec.connection.as_ref().is_some_and(|c| c.path_manager.is_some()) {
                     m.insert("path_manager".into(), path_actions_json(&f.path_actions));
                 }
-            } else if f.entities[0].iter().any(Option::is_some) {
-                m.insert("pdcp".into(), pdcp_json(world, &f.entities[0]));
+            } else if world.net.bearers_of(FlowId(i as u32), 0).iter().any(Option::is_some) {
+                m.insert("pdcp".into(), pdcp_json(world, world.net.bearers_of(FlowId(i as u32), 0)));
             }
             flow
         })
@@ -115,16 +117,16 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            let total = world.recorder.link_total(LinkId(i as u32));
-            let capacity_bits = l.spec.rate.capacity_bits(Time::ZERO, end);
+            let total = world.hosts.recorder.link_total(LinkId(i as u32));
+            let capacity_bits = l.model.rate.capacity_bits(Time::ZERO, end);
             let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
             let secs = end.as_secs_f64();
             let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
             json!({
-                "name": l.spec.name,
-                "direction": l.spec.direction.name(),
-                "from": l.spec.from,
-                "to": l.spec.to,
+                "name": l.name,
+                "direction": l.direction.name(),
+                "from": l.from,
+                "to": l.to,
                 "bytes_delivered": total.bytes_delivered,
                 "packets_delivered": total.packets_delivered,
                 "capacity_mbps": if secs > 0.0 { tidy(capacity_bits / secs / 1e6) } else { 0.0 },
@@ -139,7 +141,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         "scenario": scenario,
         "seed": seed,
         "sim_time_s": tidy(end.as_secs_f64()),
-        "events": world.queue.events_fired(),
+        "events": world.queue().events_fired(),
         "flows": flows,
         "links": links,
         "jain_fairness": jain_index(&goodputs).map(tidy),
@@ -157,17 +159,17 @@ fn pdcp_json(world: &World, entities: &[Option<usize>]) -> Value {
 
 /// A multipath flow's paths: their routes, what each endpoint counted on them, what the
 /// network carried and dropped, and their splits' PDCP entities.
-fn paths_json(world: &World, f: &FlowState) -> Value {
+fn paths_json(world: &World, flow: FlowId, f: &FlowState) -> Value {
     let (mut server, mut client) = (Vec::new(), Vec::new());
-    if let Some(conn) = &f.conn {
+    if let Some(conn) = f.conn() {
         conn.server.path_stats(&mut server);
         conn.client.path_stats(&mut client);
     }
     let hop_names = |hops: &[Hop]| -> Vec<String> {
         hops.iter()
             .map(|h| match *h {
-                Hop::Link(l) => world.links[l].spec.name.clone(),
-                Hop::Split { split, .. } => world.split_specs[split].name.clone(),
+                Hop::Link(l) => world.links[l].name.clone(),
+                Hop::Split { split, .. } => world.net.split_config(split).name.clone(),
             })
             .collect()
     };
@@ -209,8 +211,9 @@ fn paths_json(world: &World, f: &FlowState) -> Value {
                     "reverse": traffic(&f.path_traffic[p as usize][1]),
                 },
             });
-            if f.entities[p as usize].iter().any(Option::is_some) {
-                path.as_object_mut().expect("an object").insert("pdcp".into(), pdcp_json(world, &f.entities[p as usize]));
+            let bearers = world.net.bearers_of(flow, p);
+            if bearers.iter().any(Option::is_some) {
+                path.as_object_mut().expect("an object").insert("pdcp".into(), pdcp_json(world, bearers));
             }
             path
         })
@@ -239,16 +242,16 @@ fn path_actions_json(actions: &[(Time, PathAction)]) -> Value {
 }
 
 fn world_split_name(world: &World, e: usize) -> String {
-    world.split_specs[world.splits[e].split].name.clone()
+    world.net.split_config(world.net.bearer_info(e).split).name.clone()
 }
 
 /// What one flow's PDCP entities of a split did.
 fn split_json(world: &World, e: usize) -> Value {
-    let entity = &world.splits[e];
+    let entity = world.net.bearer(e);
     let tx = entity.tx.stats();
     let rx = entity.rx.stats();
     let m = &entity.measures;
-    let leg_names: Vec<String> = entity.legs.iter().map(|&l| world.links[l].spec.name.clone()).collect();
+    let leg_names: Vec<String> = world.net.bearer_info(e).legs.iter().map(|&l| world.links[l].name.clone()).collect();
     let mean_delay = if rx.delivered > 0 { m.reorder_delay_sum.as_millis_f64() / rx.delivered as f64 } else { 0.0 };
     json!({
         "legs": leg_names,
@@ -298,15 +301,15 @@ pub const COLUMNS: [&str; 19] = [
 /// One row per (entity, bin): every flow's bins, then every link direction's.
 /// One row per message of every message flow; no columns when the run has none.
 pub fn messages(world: &World) -> Vec<(String, Column)> {
-    if world.flows.iter().all(|f| f.messages.is_none()) {
+    if world.hosts.flows.iter().all(|f| f.messages.is_none()) {
         return Vec::new();
     }
     let mut table = MessageTable::default();
-    for f in &world.flows {
+    for f in &world.hosts.flows {
         if let Some(log) = &f.messages {
             let routes: Vec<&[Hop]> = (0..f.spec.path_count()).map(|p| f.spec.hops(p as u8, 0)).collect();
             let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
-                Hop::Link(l) => world.links[*l].spec.rate.mean_bps(),
+                Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
                 Hop::Split { .. } => 0.0,
             }).collect()).collect();
             let ideal = |sent: Time, size: u64| -> Option<Dur> {
@@ -329,7 +332,7 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
         if *bps > 0.0 {
             t += Dur::from_secs_f64(size as f64 * 8.0 / bps);
         }
-        t += match &world.links[*l].spec.delay {
+        t += match &world.links[*l].model.delay {
             DelayModel::Series(series) => series.at(t),
             model => model.mean(),
         };
@@ -338,7 +341,7 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
 }
 
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
-    let (flow_rows, link_rows) = world.recorder.finish(end);
+    let (flow_rows, link_rows) = world.hosts.recorder.finish(end);
     let mut time_s = Vec::new();
     let mut kind = Vec::new();
     let mut name = Vec::new();
@@ -384,11 +387,11 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
             q_bytes.push(if is_link { tidy(r.mean_queue_bytes()) } else { f64::NAN });
         }
     };
-    for (f, rows) in world.flows.iter().zip(&flow_rows) {
+    for (f, rows) in world.hosts.flows.iter().zip(&flow_rows) {
         push("flow", &f.spec.name, "", rows, false);
     }
     for (l, rows) in world.links.iter().zip(&link_rows) {
-        push("link", &l.spec.name, l.spec.direction.name(), rows, true);
+        push("link", &l.name, l.direction.name(), rows, true);
     }
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
     let columns = vec![

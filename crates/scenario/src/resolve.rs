@@ -6,9 +6,13 @@
 //! field path it comes from.
 
 use crate::schema::*;
-use multiconn_core::units::{Probability, QueueLimit};
+use multiconn_core::units::Probability;
 use multiconn_core::{Bytes, Dur, Rate, Time};
 use multiconn_link::availability::Schedule;
+use multiconn_link::builder::LinkConfig;
+pub use multiconn_net::Hop;
+use multiconn_net::{FlowRoutes, NetworkSpec};
+use multiconn_pdcp::SplitBearerConfig;
 use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
 use multiconn_link::loss::{parse_loss_trace, LossModel};
 use multiconn_link::rate::RateModel;
@@ -55,12 +59,15 @@ pub struct LinkDirection {
     pub direction: Direction,
     pub from: String,
     pub to: String,
-    pub rate: RateModel,
-    pub delay: DelayModel,
-    pub reorder: bool,
-    pub queue: QueueLimit,
-    pub loss: Option<LossModel>,
-    pub down: Schedule,
+    /// Its models (rate, delay, queue, loss, down windows).
+    pub model: LinkConfig,
+}
+
+impl LinkDirection {
+    /// The label its random streams derive from.
+    pub fn label(&self) -> String {
+        format!("link/{}/{}", self.name, self.direction.name())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +104,12 @@ pub struct PathRoutes {
 }
 
 impl Flow {
+    /// Its routes as the network keys them: per path, forward and reverse.
+    pub fn routes(&self) -> FlowRoutes {
+        let paths = (0..self.path_count() as u8).map(|p| [self.hops(p, 0).to_vec(), self.hops(p, 1).to_vec()]).collect();
+        FlowRoutes { name: self.name.clone(), paths }
+    }
+
     /// Number of paths: 1 for a single-path flow.
     pub fn path_count(&self) -> usize {
         1 + self.extra_paths.len()
@@ -126,32 +139,9 @@ impl Flow {
     }
 }
 
-/// One hop of a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hop {
-    /// A link direction (index into the link-direction list).
-    Link(usize),
-    /// A split bearer crossed from one side to the other: `split` indexes the split list,
-    /// `legs` are the two legs' link directions in the crossing direction.
-    Split { split: usize, legs: [usize; 2] },
-}
 
-/// A PDCP split bearer, ready to build (one transmitting and one receiving entity per flow
-/// crossing it).
-#[derive(Debug, Clone)]
-pub struct Split {
-    pub name: String,
-    pub tx: TransmitterConfig,
-    pub rx: ReceiverConfig,
-    pub processing_delay: Dur,
-    /// The period of the legs' feedback (delivery status reports): set for the adaptive
-    /// policy and for `retransmit_lost`.
-    pub feedback: Option<Dur>,
-    /// Resend PDUs lost on a leg over the other one after the next report.
-    pub retransmit_lost: bool,
-    /// Duplicate policy: when duplication is switched (time from the start, active after).
-    pub duplication_switches: Vec<(Dur, bool)>,
-}
+/// A PDCP split bearer, ready to build (one bearer per flow path crossing it).
+pub type Split = SplitBearerConfig;
 
 /// The t-Reordering value of the seed study's testbed.
 pub const DEFAULT_T_REORDERING: Dur = Dur::from_millis(200);
@@ -200,6 +190,17 @@ pub struct Resolved {
     pub links: Vec<LinkDirection>,
     pub splits: Vec<Split>,
     pub flows: Vec<Flow>,
+}
+
+impl Resolved {
+    /// The network the run's flows cross: every link direction, split and route.
+    pub fn network_spec(&self) -> NetworkSpec {
+        NetworkSpec {
+            links: self.links.iter().map(|l| (l.label(), l.model.clone())).collect(),
+            splits: self.splits.clone(),
+            flows: self.flows.iter().map(Flow::routes).collect(),
+        }
+    }
 }
 
 pub const DEFAULT_BIN: Dur = Dur::from_millis(100);
@@ -345,7 +346,7 @@ fn resolve_direction(
         Direction::Forward => (l.between[0].clone(), l.between[1].clone()),
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
-    Ok(LinkDirection { name: l.name.clone(), direction, from, to, rate, delay, reorder, queue, loss, down })
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: LinkConfig { rate, delay, reorder, queue, loss, down } })
 }
 
 /// The per-direction value when there is one (and `true`), else the link-wide one.

@@ -395,7 +395,7 @@ fn scripted_run(text: &str) -> (Log, serde_json::Value) {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("{e}"));
     let mut world = World::new(scenario.resolved(), 1);
     let log = Arc::new(Mutex::new(Log::default()));
-    let conn = world.flows[0].conn.as_mut().unwrap();
+    let conn = world.hosts.flows[0].conn_mut().unwrap();
     conn.server = Box::new(Server { log: log.clone(), next_send: None, due: false, seq: 0 });
     conn.client = Box::new(Client { log: log.clone(), start_due: false, started: false, acks: Vec::new() });
     while !world.run_until(Time::MAX) {}

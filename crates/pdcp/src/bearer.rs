@@ -1,8 +1,8 @@
 //! A PDCP split bearer as one flow sees it: the numbering proxy on the side the flow enters,
 //! the reordering proxy on the other side, and what they measure.
 //!
-//! The transmitting entity (`multiconn_pdcp::Transmitter`) numbers each packet, adds the PDCP
-//! header and picks the leg(s); the receiving entity (`multiconn_pdcp::Receiver`, TS 38.323
+//! The transmitting entity ([`Transmitter`]) numbers each packet, adds the PDCP
+//! header and picks the leg(s); the receiving entity ([`Receiver`], TS 38.323
 //! §5.2.2) reorders and gives packets back in COUNT order, header removed. Each proxy holds a
 //! packet for the split's processing delay (the seed study measured about 1 ms per proxy),
 //! first in, first out. The transmitter learns the receiver's RX_DELIV at once (its window
@@ -14,15 +14,34 @@
 //! report and resent over the other leg (TS 38.425 §5.4.2.1 lost NR-U SN ranges); and a MAC CE
 //! switching duplication off or on at scheduled times (TS 38.321 §5.12), after which the
 //! copies still waiting on the second leg are discarded (TS 38.323 §5.11.2).
-//! This module owns the state; the simulator moves packets between it and the links.
+//! This module owns the state and is sans-IO: the network (`multiconn-net`) moves packets
+//! between it and the two legs, which are whatever elements the route names (links today, cell
+//! bearers later), and asks it through [`SplitBearer::poll_timeout`] when it must be serviced.
 
 use std::collections::VecDeque;
 
 use multiconn_core::{Dur, Packet, Time};
-use multiconn_engine::LazyTimer;
-use multiconn_pdcp::{LegReport, Receiver, RxOutcome, SplitPolicy, Transmitter};
 
-use crate::resolve::Split;
+use crate::receiver::{Receiver, ReceiverConfig, RxOutcome};
+use crate::transmitter::{LegReport, SplitPolicy, Transmitter, TransmitterConfig};
+
+/// A split bearer's settings: its two PDCP entities, its proxies and its feedback.
+#[derive(Debug, Clone)]
+pub struct SplitBearerConfig {
+    /// The split's name (the scenario's `[[split]]`), for reports.
+    pub name: String,
+    pub tx: TransmitterConfig,
+    pub rx: ReceiverConfig,
+    /// How long each proxy holds a packet, first in, first out.
+    pub processing_delay: Dur,
+    /// The period of the legs' feedback (delivery status reports): set for the adaptive
+    /// policy and for `retransmit_lost`.
+    pub feedback: Option<Dur>,
+    /// Resend PDUs lost on a leg over the other one after the next report.
+    pub retransmit_lost: bool,
+    /// Duplicate policy: when duplication is switched (time from the start, active after).
+    pub duplication_switches: Vec<(Dur, bool)>,
+}
 
 /// Per-leg measurements since the last feedback report.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,15 +70,8 @@ pub struct RxMeasures {
     pub discarded_copies: u64,
 }
 
-pub struct SplitEntity {
-    pub split: usize,
-    pub flow: usize,
-    /// The path of the flow (0 unless multipath) and the hop of its forward route this entity
-    /// serves.
-    pub path: u8,
-    pub hop: usize,
-    /// Link directions of the two legs, in the crossing direction.
-    pub legs: [usize; 2],
+/// The two PDCP entities and proxies of one split bearer, for one flow crossing it.
+pub struct SplitBearer {
     pub tx: Transmitter,
     pub rx: Receiver<(Time, Packet)>,
     pub header: u32,
@@ -76,7 +88,6 @@ pub struct SplitEntity {
     /// When each COUNT from `sent_base` on was handed to its leg(s).
     sent_at: VecDeque<Time>,
     sent_base: i64,
-    pub timer: LazyTimer,
     pub measures: RxMeasures,
     /// Scratch space for SDUs the receiver releases.
     released: Vec<(i64, (Time, Packet))>,
@@ -95,15 +106,10 @@ pub enum Arrival {
     Discarded(RxOutcome),
 }
 
-impl SplitEntity {
-    pub fn new(split: usize, spec: &Split, flow: usize, path: u8, hop: usize, legs: [usize; 2]) -> SplitEntity {
+impl SplitBearer {
+    pub fn new(spec: &SplitBearerConfig) -> SplitBearer {
         let tx = Transmitter::new(spec.tx);
-        SplitEntity {
-            split,
-            flow,
-            path,
-            hop,
-            legs,
+        SplitBearer {
             header: tx.header_bytes(),
             tx,
             rx: Receiver::new(spec.rx),
@@ -117,7 +123,6 @@ impl SplitEntity {
             rx_proxy: VecDeque::new(),
             sent_at: VecDeque::new(),
             sent_base: 0,
-            timer: LazyTimer::default(),
             measures: RxMeasures::default(),
             released: Vec::new(),
             retransmit_lost: spec.retransmit_lost,
@@ -265,7 +270,7 @@ impl SplitEntity {
         Some(on)
     }
 
-    /// When this entity next needs the simulator's attention.
+    /// When this bearer next needs servicing.
     pub fn poll_timeout(&self) -> Option<Time> {
         [
             self.tx_proxy.front().map(|(t, _)| *t),
@@ -281,10 +286,5 @@ impl SplitEntity {
 
     pub fn tx_policy(&self) -> SplitPolicy {
         self.policy
-    }
-
-    /// Which of the two legs link direction `l` is.
-    pub fn leg_of(&self, l: usize) -> usize {
-        usize::from(self.legs[1] == l)
     }
 }

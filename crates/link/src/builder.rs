@@ -1,0 +1,56 @@
+//! A link direction's models as one value, and the one place that stacks them into a link.
+//!
+//! The decorator order is fixed here, so the simulator, the emulator and the test kit build
+//! the very same link from the same settings:
+//!
+//! ```text
+//! Intermittent( Lossy( Delayed( DropTailLink ) ) )
+//! ```
+//!
+//! A packet is refused at the door while the link is down, may then be lost at random, waits
+//! in the drop-tail queue, is serialized at the rate and propagates with the delay. Random
+//! streams are derived from the run's seed and the link's label (`<label>/delay`,
+//! `<label>/loss`), so adding a link never perturbs another one's draws. Decorators with
+//! nothing to do are left out: a zero Bernoulli probability draws nothing, and a link that is
+//! never down has no availability layer.
+
+use multiconn_core::units::QueueLimit;
+use multiconn_core::RngStream;
+
+use crate::availability::{Intermittent, Schedule};
+use crate::delay::{DelayModel, Delayed};
+use crate::loss::{LossModel, Lossy};
+use crate::queue::DropTailLink;
+use crate::rate::RateModel;
+use crate::Link;
+
+/// Everything that makes one direction of a link.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    pub rate: RateModel,
+    pub delay: DelayModel,
+    /// Whether packets may overtake each other under a random delay (else FIFO).
+    pub reorder: bool,
+    pub queue: QueueLimit,
+    pub loss: Option<LossModel>,
+    pub down: Schedule,
+}
+
+impl LinkConfig {
+    /// The link, its random streams derived from `seed` and `label` (e.g.
+    /// `link/bottleneck/forward`).
+    pub fn build(&self, seed: u64, label: &str) -> Box<dyn Link + Send> {
+        let base = DropTailLink::new(self.rate.clone(), self.queue);
+        let delayed = Delayed::new(base, self.delay.clone(), self.reorder, RngStream::derive(seed, &format!("{label}/delay")));
+        let lossy: Box<dyn Link + Send> = match &self.loss {
+            Some(LossModel::Bernoulli { p }) if *p == 0.0 => Box::new(delayed),
+            Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),
+            None => Box::new(delayed),
+        };
+        if self.down.down.is_empty() {
+            lossy
+        } else {
+            Box::new(Intermittent::new(lossy, self.down.clone()))
+        }
+    }
+}

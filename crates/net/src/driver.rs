@@ -1,0 +1,61 @@
+//! What the network needs from whoever runs it: a clock to schedule wake-ups on, hosts at the
+//! ends of routes, and somewhere to record what the links did.
+//!
+//! The simulator implements it over its event queue and flows; the emulator implements it
+//! over a wall-clock timer heap and TUN devices. Callbacks come in the order the events
+//! happen, depth first: when a packet reaches its host, [`Driver::arrived`] runs (and may
+//! send answers with [`Network::send`]) before the element that released it produces its
+//! next output.
+
+use multiconn_core::{DropCause, FlowId, LinkId, Packet, Time};
+use multiconn_link::QueueState;
+
+use crate::network::{ElementId, Network};
+
+/// A packet of a flow lost in the network: what the flow's accounting needs of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loss {
+    pub flow: FlowId,
+    pub path: u8,
+    pub route: u16,
+    /// Bytes on the wire (headers included).
+    pub size: u32,
+    pub cause: DropCause,
+}
+
+impl Loss {
+    pub fn of(pkt: &Packet, cause: DropCause) -> Loss {
+        Loss { flow: pkt.flow, path: pkt.path, route: pkt.route, size: pkt.size, cause }
+    }
+}
+
+/// The network's driver. Only [`Driver::wake_at`] and [`Driver::arrived`] are required.
+pub trait Driver {
+    /// Call [`Network::handle_wake`] for `element` at `at` (it may find nothing due: wake-ups
+    /// are never cancelled, an earlier one is only added).
+    fn wake_at(&mut self, at: Time, element: ElementId);
+
+    /// `pkt` reached the end of its route at `now`.
+    fn arrived(&mut self, net: &mut Network, now: Time, pkt: Packet);
+
+    /// A packet of a flow was lost (dropped by a link, refused by a full PDCP window, or
+    /// discarded late by the reordering). [`Network::in_flight`] already excludes it.
+    fn lost(&mut self, _net: &Network, _now: Time, _loss: Loss) {}
+
+    /// Packets of `flow` left the network without reaching a host and without being a loss
+    /// (the spare copy of a duplicated PDU). [`Network::in_flight`] already excludes them.
+    fn absorbed(&mut self, _net: &Network, _now: Time, _flow: FlowId) {}
+
+    /// Link direction `link` delivered a packet of `size` bytes at `at`.
+    fn link_delivered(&mut self, _at: Time, _link: LinkId, _size: u32) {}
+
+    /// Link direction `link` dropped a packet of `size` bytes.
+    fn link_dropped(&mut self, _now: Time, _link: LinkId, _cause: DropCause, _size: u32) {}
+
+    /// The queue of link direction `link` changed.
+    fn link_queue(&mut self, _now: Time, _link: LinkId, _queue: QueueState) {}
+
+    /// Link direction `link` was just serviced (it may have room again): hosts that feed it
+    /// directly can send now.
+    fn link_serviced(&mut self, _net: &mut Network, _now: Time, _link: LinkId) {}
+}

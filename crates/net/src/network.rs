@@ -1,0 +1,391 @@
+//! The network: elements, routes, and how a packet moves from hop to hop.
+//!
+//! * A packet enters with [`Network::send`] at hop 0 of its route. At a link hop it is
+//!   offered to the link (a refusal is a loss); at a split hop it enters the bearer's
+//!   numbering proxy and then one leg or both.
+//! * Each element asks for a wake-up when its `poll_timeout` says so ([`Driver::wake_at`]);
+//!   the driver calls [`Network::handle_wake`], and the element hands out what is due: a
+//!   link its deliveries and drops, a bearer its numbered PDUs, reordered SDUs, feedback
+//!   reports and duplication switches (pdcp-dc.md TV20).
+//! * A packet a link delivers goes on to the next hop of its route, or, at a split's leg,
+//!   to that split's receiving entity, which releases it (or others) in COUNT order; past the
+//!   last hop it reaches its host ([`Driver::arrived`]).
+//! * Random loss on a split leg is transport loss the split may recover
+//!   (`retransmit_lost`): the bearer keeps the PDU for its next report instead of losing it.
+//!
+//! Every packet of a flow inside the network is counted ([`Network::in_flight`]), copies
+//! included, so a host knows when nothing of its flow is left on the way.
+//!
+//! Wake-ups use a [`LazyTimer`] per element: a new wake-up is asked for only when the element
+//! wants one earlier than the pending one, so nothing is ever cancelled, and a wake-up may
+//! find nothing due. The order of every call into the driver, and so of every wake-up it
+//! schedules, is the order of the events themselves.
+
+use multiconn_core::{DropCause, FlowId, LinkId, Packet, Time};
+use multiconn_engine::LazyTimer;
+use multiconn_link::builder::LinkConfig;
+use multiconn_link::{Link, LinkOutput, QueueState};
+use multiconn_pdcp::{Arrival, Legs, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
+
+use crate::driver::{Driver, Loss};
+use crate::route::{FlowRoutes, Hop};
+
+/// An element of the network, as its driver names it in wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ElementId {
+    /// A link direction.
+    Link(usize),
+    /// The split bearer of one flow's path at one split (see [`Network::bearer`]).
+    Bearer(usize),
+}
+
+/// What a network is built from.
+#[derive(Debug, Clone, Default)]
+pub struct NetworkSpec {
+    /// Link directions: the label their random streams derive from (e.g.
+    /// `link/bottleneck/forward`), and their models.
+    pub links: Vec<(String, LinkConfig)>,
+    /// Split bearers' settings, indexed by [`Hop::Split`]'s `split`.
+    pub splits: Vec<SplitBearerConfig>,
+    /// Every flow's routes, indexed by `Packet::flow`.
+    pub flows: Vec<FlowRoutes>,
+}
+
+struct LinkSlot {
+    link: Box<dyn Link + Send>,
+    timer: LazyTimer,
+    last_queue: QueueState,
+}
+
+/// Where a split bearer sits: which split, which flow's path, which hop of its forward route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BearerInfo {
+    pub split: usize,
+    pub flow: usize,
+    pub path: u8,
+    pub hop: u16,
+    /// The legs' link directions, in the crossing direction.
+    pub legs: [usize; 2],
+}
+
+struct BearerSlot {
+    bearer: SplitBearer,
+    info: BearerInfo,
+    timer: LazyTimer,
+}
+
+impl BearerSlot {
+    /// Which of the two legs link direction `l` is.
+    fn leg_of(&self, l: usize) -> usize {
+        usize::from(self.info.legs[1] == l)
+    }
+}
+
+/// The network of one run.
+pub struct Network {
+    links: Vec<LinkSlot>,
+    bearers: Vec<BearerSlot>,
+    splits: Vec<SplitBearerConfig>,
+    flows: Vec<FlowRoutes>,
+    /// Per flow, per path, per hop of its forward route: the bearer serving that hop, if it is
+    /// a split.
+    entities: Vec<Vec<Vec<Option<usize>>>>,
+    /// Per flow: its packets inside the network, copies included.
+    in_flight: Vec<u64>,
+    /// Scratch space for packets a bearer releases.
+    forward: Vec<Packet>,
+}
+
+impl Network {
+    /// Builds every link from its configuration, its random streams derived from `seed`.
+    pub fn new(spec: &NetworkSpec, seed: u64) -> Network {
+        let links = spec.links.iter().map(|(label, config)| config.build(seed, label)).collect();
+        Network::with_links(links, spec.splits.clone(), spec.flows.clone())
+    }
+
+    /// A network over links built elsewhere: any [`Link`] is an element (a test's fixed-delay
+    /// wire, a trace replayer...). [`Hop::Link`] indexes `links`.
+    pub fn with_links(links: Vec<Box<dyn Link + Send>>, splits: Vec<SplitBearerConfig>, flows: Vec<FlowRoutes>) -> Network {
+        let links = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default() }).collect();
+        let mut bearers = Vec::new();
+        let mut entities = Vec::with_capacity(flows.len());
+        for (f, routes) in flows.iter().enumerate() {
+            let mut per_path = Vec::with_capacity(routes.paths.len());
+            for (p, [forward, _]) in routes.paths.iter().enumerate() {
+                let mut per_hop = vec![None; forward.len()];
+                for (h, hop) in forward.iter().enumerate() {
+                    if let Hop::Split { split, legs } = *hop {
+                        per_hop[h] = Some(bearers.len());
+                        let info = BearerInfo { split, flow: f, path: p as u8, hop: h as u16, legs };
+                        bearers.push(BearerSlot { bearer: SplitBearer::new(&splits[split]), info, timer: LazyTimer::default() });
+                    }
+                }
+                per_path.push(per_hop);
+            }
+            entities.push(per_path);
+        }
+        let in_flight = vec![0; flows.len()];
+        Network { links, bearers, splits, flows, entities, in_flight, forward: Vec::new() }
+    }
+
+    /// Asks for the first wake-up of every element that already wants one (a bearer's first
+    /// feedback report or duplication switch). Call once, before anything is sent.
+    pub fn start(&mut self, d: &mut impl Driver) {
+        for e in 0..self.bearers.len() {
+            self.arm_bearer(e, d);
+        }
+    }
+
+    /// A host sends `pkt` at `now` on the route its `flow`, `path` and `route` name.
+    pub fn send(&mut self, now: Time, mut pkt: Packet, d: &mut impl Driver) {
+        pkt.hop = 0;
+        self.in_flight[pkt.flow.0 as usize] += 1;
+        self.enter_hop(pkt, now, d);
+    }
+
+    /// A wake-up the network asked for came due.
+    pub fn handle_wake(&mut self, now: Time, element: ElementId, d: &mut impl Driver) {
+        match element {
+            ElementId::Link(l) => {
+                self.links[l].timer.fired(now);
+                self.service_link(l, now, d);
+            }
+            ElementId::Bearer(e) => {
+                self.bearers[e].timer.fired(now);
+                self.service_bearer(e, now, d);
+            }
+        }
+    }
+
+    /// Packets of `flow` inside the network now, copies included.
+    pub fn in_flight(&self, flow: FlowId) -> u64 {
+        self.in_flight[flow.0 as usize]
+    }
+
+    /// The routes of `flow`.
+    pub fn routes(&self, flow: FlowId) -> &FlowRoutes {
+        &self.flows[flow.0 as usize]
+    }
+
+    /// Link direction `l`, to read its queue or ask whether it has room (the back-pressure
+    /// a saturating sender attached to it follows).
+    pub fn link(&self, l: usize) -> &dyn Link {
+        self.links[l].link.as_ref()
+    }
+
+    /// The number of link directions.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The bearers serving the hops of `flow`'s path `path` (forward route), by hop.
+    pub fn bearers_of(&self, flow: FlowId, path: u8) -> &[Option<usize>] {
+        &self.entities[flow.0 as usize][path as usize]
+    }
+
+    /// Split bearer `e`: its PDCP entities and measurements.
+    pub fn bearer(&self, e: usize) -> &SplitBearer {
+        &self.bearers[e].bearer
+    }
+
+    /// Where split bearer `e` sits.
+    pub fn bearer_info(&self, e: usize) -> BearerInfo {
+        self.bearers[e].info
+    }
+
+    /// The settings of split `split` (its name among them).
+    pub fn split_config(&self, split: usize) -> &SplitBearerConfig {
+        &self.splits[split]
+    }
+
+    fn entity(&self, f: usize, path: u8, hop: u16) -> Option<usize> {
+        self.entities[f].get(path as usize).and_then(|p| p.get(hop as usize)).copied().flatten()
+    }
+
+    fn arm_link(&mut self, l: usize, d: &mut impl Driver) {
+        let want = self.links[l].link.poll_timeout();
+        if let Some(t) = self.links[l].timer.arm(want) {
+            d.wake_at(t, ElementId::Link(l));
+        }
+    }
+
+    fn arm_bearer(&mut self, e: usize, d: &mut impl Driver) {
+        let want = self.bearers[e].bearer.poll_timeout();
+        if let Some(t) = self.bearers[e].timer.arm(want) {
+            d.wake_at(t, ElementId::Bearer(e));
+        }
+    }
+
+    fn note_queue(&mut self, l: usize, now: Time, d: &mut impl Driver) {
+        let q = self.links[l].link.queue();
+        if q != self.links[l].last_queue {
+            self.links[l].last_queue = q;
+            d.link_queue(now, LinkId(l as u32), q);
+        }
+    }
+
+    /// Hands a packet to the hop it is at (`pkt.hop`) of its route.
+    fn enter_hop(&mut self, pkt: Packet, now: Time, d: &mut impl Driver) {
+        let f = pkt.flow.0 as usize;
+        match self.flows[f].hops(pkt.path, pkt.route)[pkt.hop as usize] {
+            Hop::Link(l) => self.offer(l, pkt, now, d),
+            Hop::Split { .. } => {
+                let e = self.entity(f, pkt.path, pkt.hop).expect("every split hop has its bearer");
+                if let Some(pkt) = self.bearers[e].bearer.enter(now, pkt) {
+                    self.split_transmit(e, pkt, now, d);
+                }
+                self.arm_bearer(e, d);
+            }
+        }
+    }
+
+    /// A packet has crossed the hop it was at: on to the next hop, or to its host.
+    fn leave_hop(&mut self, mut pkt: Packet, now: Time, d: &mut impl Driver) {
+        pkt.hop += 1;
+        let f = pkt.flow.0 as usize;
+        if (pkt.hop as usize) < self.flows[f].hops(pkt.path, pkt.route).len() {
+            self.enter_hop(pkt, now, d);
+        } else {
+            self.in_flight[f] -= 1;
+            d.arrived(self, now, pkt);
+        }
+    }
+
+    /// Offers a packet to link `l`.
+    fn offer(&mut self, l: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+        if let Err((pkt, cause)) = self.links[l].link.enqueue(now, pkt) {
+            self.dropped(l, pkt, cause, now, d);
+        }
+        self.note_queue(l, now, d);
+        self.arm_link(l, d);
+    }
+
+    /// Link `l` dropped `pkt`.
+    fn dropped(&mut self, l: usize, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
+        d.link_dropped(now, LinkId(l as u32), cause, pkt.size);
+        let f = pkt.flow.0 as usize;
+        // Random loss on a split leg is transport loss the split may recover.
+        let pkt = match self.entity(f, pkt.path, pkt.hop) {
+            Some(e) if pkt.route == 0 && cause == DropCause::RandomLoss => {
+                let leg = self.bearers[e].leg_of(l);
+                match self.bearers[e].bearer.lost_on_leg(leg, pkt) {
+                    Some(pkt) => pkt,
+                    None => return,
+                }
+            }
+            _ => pkt,
+        };
+        self.in_flight[f] -= 1;
+        d.lost(self, now, Loss::of(&pkt, cause));
+    }
+
+    fn service_link(&mut self, l: usize, now: Time, d: &mut impl Driver) {
+        while let Some(out) = self.links[l].link.poll(now) {
+            match out {
+                LinkOutput::Delivered { at, pkt } => {
+                    d.link_delivered(at, LinkId(l as u32), pkt.size);
+                    match self.entity(pkt.flow.0 as usize, pkt.path, pkt.hop) {
+                        // Route 0 at a split hop: the packet came over one of its legs.
+                        Some(e) if pkt.route == 0 => self.split_receive(e, l, pkt, at, d),
+                        _ => self.leave_hop(pkt, at, d),
+                    }
+                }
+                LinkOutput::Dropped { at, pkt, cause } => self.dropped(l, pkt, cause, at, d),
+            }
+        }
+        self.note_queue(l, now, d);
+        d.link_serviced(self, now, LinkId(l as u32));
+        self.arm_link(l, d);
+    }
+
+    /// Numbers a packet and sends it over its leg(s).
+    fn split_transmit(&mut self, e: usize, mut pkt: Packet, now: Time, d: &mut impl Driver) {
+        let slot = &mut self.bearers[e];
+        match slot.bearer.tx.send(now, pkt.size) {
+            Ok(pdu) => {
+                slot.bearer.note_sent(pdu.count, now);
+                pkt.size = pdu.size;
+                pkt.lower_sn = pdu.sn;
+                let legs = slot.info.legs;
+                match pdu.legs {
+                    Legs::One(i) => self.offer(legs[i], pkt, now, d),
+                    Legs::Both => {
+                        self.in_flight[pkt.flow.0 as usize] += 1;
+                        self.offer(legs[0], pkt.clone(), now, d);
+                        self.offer(legs[1], pkt, now, d);
+                    }
+                }
+            }
+            Err(_) => {
+                // Window full or COUNT exhausted: the proxy drops the packet.
+                self.in_flight[pkt.flow.0 as usize] -= 1;
+                d.lost(self, now, Loss::of(&pkt, DropCause::PdcpWindow));
+            }
+        }
+    }
+
+    /// A PDU came over leg link `l` to the receiving side of bearer `e`.
+    fn split_receive(&mut self, e: usize, l: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+        let mut forward = std::mem::take(&mut self.forward);
+        let slot = &mut self.bearers[e];
+        let leg = slot.leg_of(l);
+        let late = Loss::of(&pkt, DropCause::PdcpLate);
+        let duplicating = matches!(slot.bearer.tx_policy(), SplitPolicy::Duplicate);
+        if let Arrival::Discarded(outcome) = slot.bearer.arrive(now, leg, pkt, &mut forward) {
+            self.in_flight[late.flow.0 as usize] -= 1;
+            // A late copy under duplication is the spare copy of a delivered packet, not a loss.
+            if outcome == RxOutcome::Late && !duplicating {
+                d.lost(self, now, late);
+            } else {
+                d.absorbed(self, now, late.flow);
+            }
+        }
+        self.pass_on(e, &mut forward, now, d);
+        self.forward = forward;
+    }
+
+    fn service_bearer(&mut self, e: usize, now: Time, d: &mut impl Driver) {
+        while let Some(pkt) = self.bearers[e].bearer.pop_numbering(now) {
+            self.split_transmit(e, pkt, now, d);
+        }
+        let mut forward = std::mem::take(&mut self.forward);
+        self.bearers[e].bearer.service_receiver(now, &mut forward);
+        if self.bearers[e].bearer.switch_due(now) == Some(false) {
+            self.discard_copies(e, now, d);
+        }
+        if self.bearers[e].bearer.report_due(now) {
+            let legs = self.bearers[e].info.legs;
+            // The legs' queues as the element reports them (a cell bearer will report its own).
+            let queued = legs.map(|l| self.links[l].link.queue().bytes);
+            self.bearers[e].bearer.report(now, queued);
+            let mut resend = Vec::new();
+            self.bearers[e].bearer.take_retransmissions(&mut resend);
+            for (leg, pkt) in resend {
+                self.offer(legs[leg], pkt, now, d);
+            }
+        }
+        self.pass_on(e, &mut forward, now, d);
+        self.forward = forward;
+    }
+
+    /// Duplication was switched off: the copies of bearer `e`'s PDUs still waiting on the
+    /// second leg go (their twins on the first leg carry the data).
+    fn discard_copies(&mut self, e: usize, now: Time, d: &mut impl Driver) {
+        let BearerInfo { flow, path, hop, legs, .. } = self.bearers[e].info;
+        let l = legs[1];
+        let mut gone = Vec::new();
+        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == 0 && p.hop == hop, &mut gone);
+        self.bearers[e].bearer.measures.discarded_copies += gone.len() as u64;
+        self.in_flight[flow] -= gone.len() as u64;
+        d.absorbed(self, now, FlowId(flow as u32));
+        self.note_queue(l, now, d);
+    }
+
+    /// Sends on what the receiving side of bearer `e` released.
+    fn pass_on(&mut self, e: usize, forward: &mut Vec<Packet>, now: Time, d: &mut impl Driver) {
+        for pkt in forward.drain(..) {
+            self.leave_hop(pkt, now, d);
+        }
+        self.arm_bearer(e, d);
+    }
+}

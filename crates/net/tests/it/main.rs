@@ -1,0 +1,6 @@
+//! The integration tests of multiconn-net, one binary (`cargo test -p multiconn-net --test it`).
+
+mod driver;
+
+mod elements;
+mod split_bearer;

@@ -1,0 +1,220 @@
+//! The hosts: every flow's two ends, as the network's [`Driver`].
+//!
+//! A flow is driven either by a UDP source and sink ([`UdpFlow`]) or by a pair of transport
+//! endpoints ([`ConnState`]); [`FlowDriver`] says which, so no flow carries the other's
+//! state. The network calls back here when a packet reaches the end of its route, is lost,
+//! or when a link was serviced (the saturating UDP sources attached to it may send); the
+//! binned recorder gets every flow and link count.
+
+use crate::messages::MessageLog;
+use crate::resolve::{Flow, Resolved};
+use crate::schema::AppKind;
+use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, Time};
+use multiconn_engine::{EventQueue, LazyTimer};
+use multiconn_link::QueueState;
+use multiconn_metrics::BinnedRecorder;
+use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
+use multiconn_transport::{PathAction, StreamProgress};
+
+use super::paths::PathTraffic;
+use super::transport::ConnState;
+use super::udp::UdpFlow;
+use super::Event;
+
+/// What drives a flow's traffic.
+pub enum FlowDriver {
+    /// A UDP source at `from` and a sink at `to`.
+    Udp(UdpFlow),
+    /// A TCP or QUIC connection: the server at `from`, the client at `to`.
+    Transport(Box<ConnState>),
+}
+
+pub struct FlowState {
+    pub spec: Flow,
+    pub driver: FlowDriver,
+    pub done_at: Option<Time>,
+    /// Multipath flows: what each path carried, `[forward, reverse]`; empty otherwise.
+    pub path_traffic: Vec<[PathTraffic; 2]>,
+    /// app = "messages": the sources and their messages.
+    pub messages: Option<MessageLog>,
+    pub(super) message_timer: LazyTimer,
+    /// Multipath QUIC flows with a path manager: the actions it took, in order.
+    pub path_actions: Vec<(Time, PathAction)>,
+}
+
+impl FlowState {
+    /// The connection of a TCP or QUIC flow.
+    pub fn conn(&self) -> Option<&ConnState> {
+        match &self.driver {
+            FlowDriver::Transport(conn) => Some(conn),
+            FlowDriver::Udp(_) => None,
+        }
+    }
+
+    /// The connection of a TCP or QUIC flow, to replace an endpoint (tests script their own).
+    pub fn conn_mut(&mut self) -> Option<&mut ConnState> {
+        match &mut self.driver {
+            FlowDriver::Transport(conn) => Some(conn),
+            FlowDriver::Udp(_) => None,
+        }
+    }
+
+    /// The source and sink of a UDP flow.
+    pub fn udp(&self) -> Option<&UdpFlow> {
+        match &self.driver {
+            FlowDriver::Udp(udp) => Some(udp),
+            FlowDriver::Transport(_) => None,
+        }
+    }
+}
+
+/// The flows' ends, their clock and their records.
+pub struct Hosts {
+    pub queue: EventQueue<Event>,
+    pub flows: Vec<FlowState>,
+    pub recorder: BinnedRecorder,
+    pub end: Time,
+    pub(super) next_packet_id: u64,
+    flows_done: usize,
+    /// Per link direction: the saturating UDP flows whose first hop it is, and which of them
+    /// the freed room goes to first.
+    pub(super) feeders: Vec<Feeders>,
+    /// Scratch space for packets an endpoint emits in one poll round.
+    pub(super) outbox: Vec<Packet>,
+    /// Scratch space for the stream progress a client reports.
+    pub(super) progress: Vec<StreamProgress>,
+}
+
+/// The bulk UDP flows feeding one link direction, served round-robin.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Feeders {
+    pub(super) flows: Vec<usize>,
+    pub(super) next: usize,
+}
+
+impl Hosts {
+    pub fn new(resolved: &Resolved) -> Hosts {
+        let mut feeders = vec![Feeders::default(); resolved.links.len()];
+        let flows: Vec<FlowState> = resolved
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let id = FlowId(i as u32);
+                let driver = match super::transport::build_connection(id, f) {
+                    Some(conn) => FlowDriver::Transport(conn),
+                    None => {
+                        if f.app == AppKind::Bulk {
+                            let Hop::Link(first) = f.route[0] else { unreachable!("validated: a bulk udp route starts with a link") };
+                            feeders[first].flows.push(i);
+                        }
+                        FlowDriver::Udp(UdpFlow::new(id, f))
+                    }
+                };
+                FlowState {
+                    spec: f.clone(),
+                    driver,
+                    done_at: None,
+                    path_traffic: if f.is_multipath() { vec![Default::default(); f.path_count()] } else { Vec::new() },
+                    messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
+                    message_timer: LazyTimer::default(),
+                    path_actions: Vec::new(),
+                }
+            })
+            .collect();
+        let end = resolved.duration.map_or(Time::MAX, |d| Time(d.0));
+        let recorder = BinnedRecorder::new(resolved.bin, flows.len(), resolved.links.len());
+        Hosts {
+            queue: EventQueue::new(),
+            flows,
+            recorder,
+            end,
+            next_packet_id: 0,
+            flows_done: 0,
+            feeders,
+            outbox: Vec::new(),
+            progress: Vec::new(),
+        }
+    }
+
+    /// Schedules what the hosts do first: the path events of multipath flows, then each
+    /// flow's start.
+    pub(super) fn start(&mut self, links: &[crate::resolve::LinkDirection]) {
+        for f in 0..self.flows.len() {
+            self.schedule_path_status(f, links);
+        }
+        for f in 0..self.flows.len() {
+            match &self.flows[f].driver {
+                FlowDriver::Transport(_) => {
+                    // The endpoints say when they start (the client's handshake at the flow's
+                    // start).
+                    self.arm_endpoint(f, multiconn_transport::Role::Client);
+                    self.arm_endpoint(f, multiconn_transport::Role::Server);
+                }
+                FlowDriver::Udp(_) if self.flows[f].spec.app == AppKind::Bulk => {
+                    // Bulk sending starts here; after that the first link's back-pressure
+                    // drives it.
+                    let start = self.flows[f].spec.start;
+                    self.queue.schedule(start, Event::SourceWake(f));
+                }
+                FlowDriver::Udp(_) => self.arm_source(f),
+            }
+        }
+    }
+
+    pub fn all_flows_done(&self) -> bool {
+        self.flows_done == self.flows.len()
+    }
+
+    /// Flow `f` is done at `now` (once).
+    pub(super) fn mark_done(&mut self, f: usize, now: Time) {
+        if self.flows[f].done_at.is_none() {
+            self.flows[f].done_at = Some(now);
+            self.flows_done += 1;
+        }
+    }
+}
+
+impl Driver for Hosts {
+    fn wake_at(&mut self, at: Time, element: ElementId) {
+        self.queue.schedule(at, Event::Net(element));
+    }
+
+    fn arrived(&mut self, net: &mut Network, now: Time, pkt: Packet) {
+        let f = pkt.flow.0 as usize;
+        match self.flows[f].driver {
+            FlowDriver::Transport(_) => {
+                self.path_arrived(f, &pkt);
+                self.arrive_at_endpoint(net, f, pkt, now);
+            }
+            FlowDriver::Udp(_) => self.arrive_at_sink(net, f, pkt, now),
+        }
+    }
+
+    fn lost(&mut self, net: &Network, now: Time, loss: Loss) {
+        self.recorder.flow_dropped(now, loss.flow, loss.cause, loss.size);
+        let f = loss.flow.0 as usize;
+        self.path_dropped(f, loss.path, loss.route, loss.size);
+        self.check_done(net, f, now);
+    }
+
+    fn absorbed(&mut self, net: &Network, now: Time, flow: FlowId) {
+        self.check_done(net, flow.0 as usize, now);
+    }
+
+    fn link_delivered(&mut self, at: Time, link: LinkId, size: u32) {
+        self.recorder.link_delivered(at, link, size);
+    }
+
+    fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, size: u32) {
+        self.recorder.link_dropped(now, link, cause, size);
+    }
+
+    fn link_queue(&mut self, now: Time, link: LinkId, queue: QueueState) {
+        self.recorder.link_queue(now, link, queue.packets, queue.bytes);
+    }
+
+    fn link_serviced(&mut self, net: &mut Network, now: Time, link: LinkId) {
+        self.refill_feeders(net, link.0 as usize, now);
+    }
+}

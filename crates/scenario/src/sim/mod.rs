@@ -1,0 +1,117 @@
+//! The simulation world: the network, the hosts at the ends of its routes, and the one event
+//! queue that drives both.
+//!
+//! The network ([`multiconn_net::Network`]) moves packets across links and split bearers; the
+//! hosts ([`Hosts`]) are the flows' ends — UDP sources and sinks ([`udp`]), TCP and QUIC
+//! endpoints ([`transport`]), the applications writing messages ([`app`]) and the path events
+//! of multipath flows ([`paths`]). Both are sans-IO; this module owns their clock.
+//!
+//! Events are network wake-ups (an element's `poll_timeout` came due), UDP source wake-ups (a
+//! CBR packet is due, or a flow starts), transport endpoint wake-ups (an endpoint's
+//! `poll_timeout`), socket wake-ups (the receiving application can read the next datagram),
+//! message wake-ups, and the path status and path manager events of multipath flows.
+//! Same-time events fire in the order they were scheduled. After every interaction with a
+//! model its timer is re-armed from its `poll_timeout`, so models stay sans-IO.
+
+pub mod app;
+pub mod hosts;
+pub mod paths;
+pub mod transport;
+pub mod udp;
+
+pub use hosts::{FlowDriver, FlowState, Hosts};
+pub use paths::PathTraffic;
+pub use transport::ConnState;
+pub use udp::UdpFlow;
+
+use crate::resolve::Resolved;
+use multiconn_core::Time;
+use multiconn_engine::EventQueue;
+use multiconn_net::{ElementId, Network};
+use multiconn_transport::{PathAction, Role};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// The network asked to be woken for one of its elements.
+    Net(ElementId),
+    SourceWake(usize),
+    EndpointWake(usize, Role),
+    SocketWake(usize),
+    /// The interface of `flow`'s endpoint `role` on path `path` went down or came back up.
+    PathStatus { flow: usize, role: Role, path: u8, up: bool },
+    /// A message of `flow` is due at its sending application.
+    MessageWake(usize),
+    /// The client's path manager of `flow` acts.
+    PathAction { flow: usize, action: PathAction },
+}
+
+/// The network and its hosts.
+pub struct World {
+    pub net: Network,
+    pub hosts: Hosts,
+    /// The link directions as the scenario names them (index = [`multiconn_net::Hop::Link`]).
+    pub links: Vec<crate::resolve::LinkDirection>,
+}
+
+impl World {
+    pub fn new(resolved: &Resolved, seed: u64) -> World {
+        let mut net = Network::new(&resolved.network_spec(), seed);
+        let mut hosts = Hosts::new(resolved);
+        net.start(&mut hosts);
+        hosts.start(&resolved.links);
+        World { net, hosts, links: resolved.links.clone() }
+    }
+
+    pub fn all_flows_done(&self) -> bool {
+        self.hosts.all_flows_done()
+    }
+
+    /// Fires every event due at or before `limit` (capped at the end of the run); returns
+    /// whether the run is over.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        let World { net, hosts, .. } = self;
+        let limit = limit.min(hosts.end);
+        while !hosts.all_flows_done() {
+            let Some((now, event)) = hosts.queue.pop_until(limit) else { break };
+            match event {
+                Event::Net(element) => net.handle_wake(now, element, hosts),
+                Event::SourceWake(f) => hosts.on_source_wake(net, f, now),
+                Event::EndpointWake(f, role) => hosts.on_endpoint_wake(net, f, role, now),
+                Event::SocketWake(f) => hosts.on_socket_wake(net, f, now),
+                Event::PathStatus { flow, role, path, up } => hosts.on_path_status(net, flow, role, path, up, now),
+                Event::MessageWake(f) => hosts.on_message_wake(net, f, now),
+                Event::PathAction { flow, action } => hosts.on_path_action(net, flow, action, now),
+            }
+        }
+        if hosts.all_flows_done() {
+            return true;
+        }
+        if limit >= hosts.end {
+            hosts.queue.advance_to(hosts.end);
+            return true;
+        }
+        // Nothing can ever happen again (e.g. every source stopped): the run is over, unless
+        // a message flow's application may still write.
+        let awaits_application = hosts.flows.iter().any(|f| f.messages.is_some() && f.done_at.is_none());
+        if hosts.queue.is_empty() && !awaits_application {
+            return true;
+        }
+        hosts.queue.advance_to(limit);
+        false
+    }
+
+    /// The virtual time the run has reached.
+    pub fn now(&self) -> Time {
+        self.hosts.queue.now()
+    }
+
+    /// When the run ended: the last event if every flow finished early, else the limit.
+    pub fn end_time(&self) -> Time {
+        self.hosts.queue.now()
+    }
+
+    /// The event queue (its clock and how many events fired).
+    pub fn queue(&self) -> &EventQueue<Event> {
+        &self.hosts.queue
+    }
+}

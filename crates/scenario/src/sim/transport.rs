@@ -1,0 +1,237 @@
+//! TCP and QUIC flows: the server (`from`) sends on the flow's forward routes, the client
+//! (`to`) on the reverse ones.
+//!
+//! Datagrams reaching a QUIC client pass its host's UDP socket buffer first; overflow is a
+//! `udp_buffer` drop. After every input the endpoint is drained of packets and application
+//! events, its state is recorded and its timer re-armed from its `poll_timeout`.
+
+use crate::resolve::Flow;
+use crate::schema::Transport;
+use multiconn_core::{DropCause, FlowId, Packet, Recorder, Time, TransportSample};
+use multiconn_engine::LazyTimer;
+use multiconn_net::Network;
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, TransportFactory, UdpSocket};
+
+use super::hosts::{FlowDriver, Hosts};
+use super::Event;
+
+/// One TCP or QUIC connection: its two endpoints, the client host's UDP socket, and what the
+/// applications observed.
+pub struct ConnState {
+    pub client: Box<dyn Endpoint>,
+    pub server: Box<dyn Endpoint>,
+    client_timer: LazyTimer,
+    server_timer: LazyTimer,
+    pub socket: Option<UdpSocket>,
+    socket_timer: LazyTimer,
+    /// When the client's application could first send (handshake done, or 0-RTT).
+    pub can_send_at: Option<Time>,
+    /// When the first response byte reached the client's application.
+    pub first_byte_at: Option<Time>,
+    /// Completion time of each response, in order of completion.
+    pub responses: Vec<(u32, Time)>,
+    /// The server's last transport sample (what the time series last recorded).
+    pub last_sample: TransportSample,
+    /// qlog events (JSON text, one per event) of the client and the server.
+    pub qlog_client: Vec<String>,
+    pub qlog_server: Vec<String>,
+}
+
+impl ConnState {
+    pub(super) fn endpoint_mut(&mut self, role: Role) -> &mut dyn Endpoint {
+        match role {
+            Role::Client => self.client.as_mut(),
+            Role::Server => self.server.as_mut(),
+        }
+    }
+
+    fn timer_mut(&mut self, role: Role) -> &mut LazyTimer {
+        match role {
+            Role::Client => &mut self.client_timer,
+            Role::Server => &mut self.server_timer,
+        }
+    }
+}
+
+/// The connection of a TCP or QUIC flow; `None` for UDP.
+pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
+    let spec = f.connection.as_ref()?;
+    let params = ConnectionParams {
+        flow,
+        start: f.start,
+        workload: spec.workload,
+        profile: spec.profile.clone(),
+        cc: spec.cc,
+        max_packet_size: f.packet_size,
+        resume: spec.resume,
+        address_token: spec.address_token,
+        qlog: spec.qlog,
+        multipath: spec.multipath.clone(),
+    };
+    let (client, server) = match f.transport {
+        Transport::Quic => multiconn_quic::QuicFactory::new().connect(&params),
+        Transport::Tcp => multiconn_tcp::TcpFactory::new().connect(&params),
+        Transport::Udp => unreachable!("udp flows have no connection"),
+    };
+    Some(Box::new(ConnState {
+        client,
+        server,
+        client_timer: LazyTimer::default(),
+        server_timer: LazyTimer::default(),
+        socket: spec.udp_socket.clone().map(UdpSocket::new),
+        socket_timer: LazyTimer::default(),
+        can_send_at: None,
+        first_byte_at: None,
+        responses: Vec::new(),
+        last_sample: TransportSample::default(),
+        qlog_client: Vec::new(),
+        qlog_server: Vec::new(),
+    }))
+}
+
+impl Hosts {
+    pub(super) fn conn_mut(&mut self, f: usize) -> &mut ConnState {
+        match &mut self.flows[f].driver {
+            FlowDriver::Transport(conn) => conn,
+            FlowDriver::Udp(_) => unreachable!("transport events only concern transport flows"),
+        }
+    }
+
+    pub(super) fn arm_endpoint(&mut self, f: usize, role: Role) {
+        let conn = self.conn_mut(f);
+        let want = conn.endpoint_mut(role).poll_timeout();
+        if let Some(t) = conn.timer_mut(role).arm(want) {
+            self.queue.schedule(t, Event::EndpointWake(f, role));
+        }
+    }
+
+    pub(super) fn on_endpoint_wake(&mut self, net: &mut Network, f: usize, role: Role, now: Time) {
+        let conn = self.conn_mut(f);
+        conn.timer_mut(role).fired(now);
+        let ep = conn.endpoint_mut(role);
+        // A wake-up armed for an earlier deadline may find nothing due any more.
+        if ep.poll_timeout().is_some_and(|t| t <= now) {
+            ep.handle_timeout(now);
+            self.pump(net, f, role, now);
+        } else {
+            self.arm_endpoint(f, role);
+        }
+    }
+
+    pub(super) fn on_socket_wake(&mut self, net: &mut Network, f: usize, now: Time) {
+        self.conn_mut(f).socket_timer.fired(now);
+        self.read_socket(net, f, now);
+    }
+
+    /// After any input to an endpoint: sends what it wants to send, handles its application
+    /// events, records its state and re-arms its timer.
+    pub(super) fn pump(&mut self, net: &mut Network, f: usize, role: Role, now: Time) {
+        let mut outbox = std::mem::take(&mut self.outbox);
+        let flow = FlowId(f as u32);
+        {
+            let mut ids = self.next_packet_id;
+            let ep = self.conn_mut(f).endpoint_mut(role);
+            while let Some(pkt) = ep.poll_transmit(now, &mut ids) {
+                outbox.push(pkt);
+            }
+            self.next_packet_id = ids;
+        }
+        let route = match role {
+            Role::Server => 0,
+            Role::Client => 1,
+        };
+        for mut pkt in outbox.drain(..) {
+            pkt.route = route;
+            if role == Role::Server {
+                self.recorder.flow_sent(now, flow, pkt.size);
+            }
+            net.send(now, pkt, self);
+        }
+        self.outbox = outbox;
+        let mut sender_ready = false;
+        loop {
+            let Some(event) = self.conn_mut(f).endpoint_mut(role).poll_event() else { break };
+            match role {
+                Role::Client => self.client_event(f, event, now),
+                Role::Server => sender_ready |= event == AppEvent::CanSend,
+            }
+        }
+        if role == Role::Client && self.flows[f].messages.is_some() {
+            self.read_messages(f, now);
+        }
+        let FlowDriver::Transport(conn) = &mut self.flows[f].driver else { unreachable!("transport flow") };
+        match role {
+            Role::Server => {
+                let sample = conn.server.sample();
+                if sample != conn.last_sample {
+                    conn.last_sample = sample;
+                    self.recorder.flow_transport(now, flow, &sample);
+                }
+                let q = &mut conn.qlog_server;
+                conn.server.drain_qlog(q);
+            }
+            Role::Client => {
+                let q = &mut conn.qlog_client;
+                conn.client.drain_qlog(q);
+            }
+        }
+        self.arm_endpoint(f, role);
+        if sender_ready && self.flows[f].messages.is_some() {
+            self.begin_messages(net, f, now);
+        }
+    }
+
+    fn client_event(&mut self, f: usize, event: AppEvent, now: Time) {
+        let conn = self.conn_mut(f);
+        match event {
+            AppEvent::CanSend => {
+                conn.can_send_at.get_or_insert(now);
+            }
+            AppEvent::Delivered { bytes } => {
+                conn.first_byte_at.get_or_insert(now);
+                self.recorder.flow_delivered(now, FlowId(f as u32), bytes);
+            }
+            AppEvent::ResponseComplete { index, .. } => conn.responses.push((index, now)),
+            AppEvent::Finished => self.mark_done(f, now),
+        }
+    }
+
+    /// A packet reached the end of its route: the client (through its UDP socket, for QUIC)
+    /// or the server.
+    pub(super) fn arrive_at_endpoint(&mut self, net: &mut Network, f: usize, pkt: Packet, now: Time) {
+        if pkt.route != 0 {
+            self.conn_mut(f).server.handle_packet(now, pkt);
+            self.pump(net, f, Role::Server, now);
+            return;
+        }
+        let conn = self.conn_mut(f);
+        match conn.socket.as_mut() {
+            None => {
+                conn.client.handle_packet(now, pkt);
+                self.pump(net, f, Role::Client, now);
+            }
+            Some(socket) => {
+                if let Err(pkt) = socket.offer(now, pkt) {
+                    self.recorder.flow_dropped(now, pkt.flow, DropCause::UdpBuffer, pkt.size);
+                }
+                self.read_socket(net, f, now);
+            }
+        }
+    }
+
+    /// The client application reads what its socket lets it read now.
+    fn read_socket(&mut self, net: &mut Network, f: usize, now: Time) {
+        // The endpoint is drained after every datagram, so ACKs are not bunched.
+        loop {
+            let conn = self.conn_mut(f);
+            let Some(pkt) = conn.socket.as_mut().and_then(|s| s.poll_read(now)) else { break };
+            conn.client.handle_packet(now, pkt);
+            self.pump(net, f, Role::Client, now);
+        }
+        let conn = self.conn_mut(f);
+        let want = conn.socket.as_ref().and_then(|s| s.poll_timeout());
+        if let Some(t) = conn.socket_timer.arm(want) {
+            self.queue.schedule(t, Event::SocketWake(f));
+        }
+    }
+}
