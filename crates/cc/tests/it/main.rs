@@ -1,0 +1,5 @@
+//! The integration tests of multiconn-cc, one binary (`cargo test -p multiconn-cc --test it`);
+//! each module is one feature or protocol phase.
+
+mod coupled;
+mod window_bounds;

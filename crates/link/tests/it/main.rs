@@ -1,0 +1,14 @@
+//! The integration tests of multiconn-link, one binary (`cargo test -p multiconn-link --test it`);
+//! each module is one feature or protocol phase.
+
+mod delay_support;
+
+mod availability_intermittent;
+mod delay_decorator;
+mod delay_models;
+mod delay_parsers;
+mod loss_models;
+mod queue_droptail;
+mod rate_capacity;
+mod rate_timing;
+mod trace_parsing;

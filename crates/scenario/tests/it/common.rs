@@ -1,0 +1,63 @@
+//! Helpers shared by the scenario integration tests.
+
+use multiconn_scenario::{load, Origin, RunOutput, Scenario, ScenarioError, Simulation};
+use std::path::{Path, PathBuf};
+
+pub fn origin(name: &str) -> Origin {
+    Origin { name: name.into(), base_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests") }
+}
+
+pub fn load_str(text: &str) -> Result<Scenario, ScenarioError> {
+    load(text, &origin("test.toml"), &[])
+}
+
+pub fn load_with(text: &str, sets: &[(&str, &str)]) -> Result<Scenario, ScenarioError> {
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    load(text, &origin("test.toml"), &sets)
+}
+
+pub fn run(text: &str, seed: Option<u64>) -> (serde_json::Value, RunOutput) {
+    let scenario = load_str(text).unwrap_or_else(|e| panic!("scenario should load: {e}"));
+    let mut sim = Simulation::new(&scenario, seed).unwrap();
+    sim.run_to_end();
+    let out = sim.finish();
+    (serde_json::from_str(&out.summary_json).unwrap(), out)
+}
+
+/// Runs `text` with `--set` overrides and a seed; returns the summary.
+pub fn run_with(text: &str, sets: &[(&str, &str)], seed: u64) -> serde_json::Value {
+    let scenario = load_with(text, sets).unwrap_or_else(|e| panic!("scenario should load: {e}"));
+    let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
+    sim.run_to_end();
+    serde_json::from_str(&sim.finish().summary_json).unwrap()
+}
+
+/// The shared trace folder beside the repository, if present.
+pub fn shared_traces() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces");
+    if p.is_dir() {
+        Some(p.canonicalize().unwrap())
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+pub const BULK: &str = r#"
+[run]
+duration = "20 s"
+
+[[link]]
+name = "bottleneck"
+between = ["server", "client"]
+rate = "40 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+
+[[flow]]
+name = "bulk"
+from = "server"
+to = "client"
+transport = "udp"
+app = "bulk"
+"#;

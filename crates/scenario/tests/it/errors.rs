@@ -1,0 +1,108 @@
+//! Bad scenarios give one-line errors naming the file, the line where known, the field and
+//! what is allowed — and never panic.
+
+use crate::common;
+use common::*;
+use proptest::prelude::*;
+
+fn error_of(text: &str) -> String {
+    let e = load_str(text).expect_err("scenario should be rejected").0;
+    assert!(!e.contains('\n'), "error must be one line: {e}");
+    e
+}
+
+#[test]
+fn wrong_unit_names_file_line_field_and_allowed_units() {
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "\"40 Mbit\""));
+    assert!(e.starts_with("test.toml:8:"), "{e}");
+    assert!(e.contains("link.bottleneck.rate"), "{e}");
+    assert!(e.contains("Mbit/s"), "{e}");
+}
+
+#[test]
+fn missing_field() {
+    let e = error_of(&BULK.replace("transport = \"udp\"\n", ""));
+    assert!(e.contains("flow.bulk") && e.contains("transport"), "{e}");
+    let e = error_of(&BULK.replace("rate = \"40 Mbit/s\"\n", ""));
+    assert!(e.contains("link.bottleneck.rate") && e.contains("missing"), "{e}");
+}
+
+#[test]
+fn negative_rate_and_bare_numbers() {
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "\"-40 Mbit/s\""));
+    assert!(e.contains("negative") && e.contains("link.bottleneck.rate"), "{e}");
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "40"));
+    assert!(e.contains("needs a unit"), "{e}");
+}
+
+#[test]
+fn unknown_key_lists_the_allowed_ones() {
+    let e = error_of(&BULK.replace("queue = \"100 packets\"", "queue = \"100 packets\"\nqeueu = 3"));
+    assert!(e.contains("qeueu") && e.contains("expected one of"), "{e}");
+    assert!(e.starts_with("test.toml:11:"), "{e}");
+}
+
+#[test]
+fn bad_model_name_and_invalid_toml() {
+    let e = error_of(&BULK.replace("\"10 ms\"", "{ model = \"gaussian\", mean = \"1 ms\" }"));
+    assert!(e.contains("gaussian") && e.contains("normal"), "{e}");
+    let e = error_of("[run\nduration = 1");
+    assert!(e.starts_with("test.toml:1:") && e.contains("invalid TOML"), "{e}");
+}
+
+#[test]
+fn semantic_errors_point_at_the_field() {
+    let e = error_of(&BULK.replace("to = \"client\"", "to = \"moon\""));
+    assert!(e.contains("flow.bulk.route") && e.contains("moon"), "{e}");
+    let e = error_of(&BULK.replace("duration = \"20 s\"", ""));
+    assert!(e.contains("run.duration") && e.contains("required"), "{e}");
+    let e = error_of(&BULK.replace("app = \"bulk\"", "app = \"cbr\""));
+    assert!(e.contains("flow.bulk.rate") && e.contains("needs a rate"), "{e}");
+}
+
+#[test]
+fn missing_and_malformed_trace_files() {
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/nope.down\" }"));
+    assert!(e.contains("link.bottleneck.rate.file") && e.contains("cannot read"), "{e}");
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/empty.down\" }"));
+    assert!(e.contains("empty.down"), "{e}");
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/malformed.down\" }"));
+    assert!(e.contains("malformed.down:3"), "{e}");
+}
+
+#[test]
+fn overrides_are_applied_and_bad_ones_named() {
+    let s = load_with(BULK, &[("link.bottleneck.rate", "30Mbit/s"), ("run.seed", "9")]).unwrap();
+    assert_eq!(s.seed(), Some(9));
+    assert!(s.to_json().contains("30Mbit/s"));
+    let e = load_with(BULK, &[("link.nosuch.rate", "1Mbit/s")]).unwrap_err().0;
+    assert!(e.contains("no link named \"nosuch\"") && e.contains("bottleneck"), "{e}");
+    let e = load_with(BULK, &[("link.bottleneck.rate", "fast")]).unwrap_err().0;
+    assert!(e.contains("--set link.bottleneck.rate=fast") && e.contains("invalid rate"), "{e}");
+    let e = load_with(BULK, &[("link.bottleneck.colour", "red")]).unwrap_err().0;
+    assert!(e.contains("colour") && e.contains("--set"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// Random text, and random edits of a valid scenario, never panic.
+    #[test]
+    fn random_scenarios_never_panic(s in "(\\PC|\n){0,200}") {
+        let _ = load_str(&s);
+    }
+
+    #[test]
+    fn random_edits_never_panic(pos in 0usize..400, insert in "[\\[\\]=\"a-z0-9 .{}/,\n-]{0,12}") {
+        let mut text = BULK.to_string();
+        let p = pos.min(text.len());
+        if text.is_char_boundary(p) {
+            text.insert_str(p, &insert);
+            let _ = load_str(&text);
+        }
+    }
+
+    #[test]
+    fn random_overrides_never_panic(key in "[a-z.]{0,20}", value in "\\PC{0,16}") {
+        let _ = load_with(BULK, &[(key.as_str(), value.as_str())]);
+    }
+}

@@ -1,0 +1,16 @@
+//! The integration tests of multiconn-scenario, one binary (`cargo test -p multiconn-scenario --test it`);
+//! each module is one feature or protocol phase.
+
+mod common;
+
+mod coupled_cc;
+mod dual_connectivity;
+mod errors;
+mod failover;
+mod messages;
+mod mptcp;
+mod multipath_scenario;
+mod netsim;
+mod path_manager;
+mod run;
+mod transport;

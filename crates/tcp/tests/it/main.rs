@@ -1,0 +1,15 @@
+//! The integration tests of multiconn-tcp, one binary (`cargo test -p multiconn-tcp --test it`);
+//! each module is one feature or protocol phase.
+
+mod support;
+
+mod autotune;
+mod bulk;
+mod delayed_ack;
+mod handshake;
+mod mptcp;
+mod recovery;
+mod robustness;
+mod rto;
+mod scoreboard_prop;
+mod spurious;

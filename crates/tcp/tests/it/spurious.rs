@@ -1,0 +1,46 @@
+//! Reordering: a delayed (not lost) segment is retransmitted, the D-SACK of the duplicate
+//! marks the retransmission spurious and the window reduction is undone.
+use crate::support;
+
+use multiconn_core::{Rate, Time};
+use multiconn_transport::Endpoint;
+use support::*;
+
+#[test]
+fn reordered_segment_counts_as_spurious_and_the_reduction_is_undone() {
+    let mut p = params(download(1_000_000));
+    p.profile.cc.hystart = false;
+    let mut h = Harness::new(&p, ms(10));
+    h.s2c.rate = Some(Rate(40_000_000));
+    let mss = h.server.mss();
+    let late = response_seq(mss, 40);
+    h.s2c.extra_delay = Some(Box::new(move |s, n| {
+        (s.seq == late && n == 1).then_some(ms(30))
+    }));
+    let mut cwnd_before = 0;
+    let mut cwnd_reduced = 0;
+    h.run_until(Time(20_000_000_000), |h| {
+        let ev = h.server.sender().congestion_events();
+        if ev == 0 {
+            cwnd_before = h.server.sample().cwnd;
+        } else if cwnd_reduced == 0 {
+            cwnd_reduced = h.server.sample().cwnd;
+        }
+        h.client_finished()
+    });
+    assert_eq!(Harness::delivered(&h.client_events), 1_000_000);
+    let s = h.server.sample();
+    assert_eq!(
+        (s.retransmissions, s.spurious_retransmissions),
+        (1, 1),
+        "{s:?}"
+    );
+    assert_eq!(h.server.sender().congestion_events(), 1);
+    assert!(cwnd_reduced < cwnd_before);
+    assert_eq!(h.server.sender().undos(), 1);
+    assert!(
+        s.cwnd >= cwnd_before,
+        "undo restores the window: {} < {cwnd_before}",
+        s.cwnd
+    );
+}
