@@ -62,12 +62,21 @@ impl CoupledKind {
         }
     }
 
-    pub fn parse(s: &str) -> Option<CoupledKind> {
+}
+
+/// A coupled controller name that is not one of [`CoupledKind::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown coupled congestion control \"{0}\"; available: {}", CoupledKind::ALL.map(CoupledKind::name).join(", "))]
+pub struct UnknownCoupled(pub String);
+
+impl std::str::FromStr for CoupledKind {
+    type Err = UnknownCoupled;
+
+    /// A name of [`CoupledKind::ALL`]; "coupled" (RFC 6356's name) is taken for LIA.
+    fn from_str(s: &str) -> Result<CoupledKind, UnknownCoupled> {
         match s {
-            "lia" | "coupled" => Some(CoupledKind::Lia),
-            "olia" => Some(CoupledKind::Olia),
-            "balia" => Some(CoupledKind::Balia),
-            _ => None,
+            "coupled" => Ok(CoupledKind::Lia),
+            _ => CoupledKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownCoupled(s.to_string())),
         }
     }
 }

@@ -52,12 +52,21 @@ impl CcKind {
         }
     }
 
-    pub fn parse(s: &str) -> Option<CcKind> {
+}
+
+/// A controller name that is not one of [`CcKind::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown congestion control \"{0}\"; available: {}", CcKind::ALL.map(CcKind::name).join(", "))]
+pub struct UnknownCc(pub String);
+
+impl std::str::FromStr for CcKind {
+    type Err = UnknownCc;
+
+    /// A name of [`CcKind::ALL`]; "reno" is taken for NewReno.
+    fn from_str(s: &str) -> Result<CcKind, UnknownCc> {
         match s {
-            "newreno" | "reno" => Some(CcKind::NewReno),
-            "cubic" => Some(CcKind::Cubic),
-            "bbr" => Some(CcKind::Bbr),
-            _ => None,
+            "reno" => Ok(CcKind::NewReno),
+            _ => CcKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownCc(s.to_string())),
         }
     }
 }

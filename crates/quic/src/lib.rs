@@ -30,7 +30,7 @@ pub mod varint;
 pub use connection::{Connection, ConnectionStats};
 pub use handshake::HandshakeSizes;
 
-use multiconn_transport::{ConnectionParams, Endpoint, Role, TransportFactory};
+use multiconn_transport::{ConnectionParams, Endpoint, Role, TransportError, TransportFactory};
 
 /// Builds QUIC client/server pairs.
 #[derive(Clone, Debug, Default)]
@@ -51,8 +51,14 @@ impl QuicFactory {
 }
 
 impl TransportFactory for QuicFactory {
-    fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+    /// The profile must offer the controller.
+    fn check(&self, params: &ConnectionParams) -> Result<(), TransportError> {
+        params.profile.cc_config(params.cc, 1).map(|_| ()).map_err(TransportError::from)
+    }
+
+    fn connect(&self, params: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError> {
+        self.check(params)?;
         let (c, s) = self.connect_pair(params);
-        (Box::new(c), Box::new(s))
+        Ok((Box::new(c), Box::new(s)))
     }
 }

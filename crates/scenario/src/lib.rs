@@ -180,7 +180,8 @@ impl Simulation {
     /// Builds the run; `seed` overrides the scenario's seed (default 1).
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
-        Ok(Simulation { world: sim::World::new(&scenario.resolved, seed), seed, name: scenario.resolved.name.clone(), done: false })
+        let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError(format!("internal error: a connection validation accepted was refused: {e}")))?;
+        Ok(Simulation { world, seed, name: scenario.resolved.name.clone(), done: false })
     }
     /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
     pub fn end_time(&self) -> Time {

@@ -7,7 +7,7 @@
 
 use crate::schema::*;
 use multiconn_core::units::Probability;
-use multiconn_core::{Bytes, Dur, Rate, Time};
+use multiconn_core::{Bytes, Dur, FlowId, Rate, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 pub use multiconn_net::Hop;
@@ -22,7 +22,7 @@ use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength
 use multiconn_multipath::{LinkReaction, ManagerConfig, PathEvent, PathManager, ScheduledAction};
 use multiconn_transport::profile::TransportKind;
 use crate::messages::{MessageKind, MessageSource, BACKGROUND_SIZE, PRIORITY_DEADLINE, PRIORITY_INTERVAL, PRIORITY_SIZE};
-use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind, StreamOptions, UdpSocketConfig, Workload};
+use multiconn_transport::{AckPath, ConnectionParams, FailoverProfile, MultipathParams, Profile, SchedulerKind, StreamOptions, UdpSocketConfig, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -104,6 +104,23 @@ pub struct PathRoutes {
 }
 
 impl Flow {
+    /// The parameters its connection is built from (TCP and QUIC flows).
+    pub fn connection_params(&self, flow: FlowId) -> Option<ConnectionParams> {
+        let spec = self.connection.as_ref()?;
+        Some(ConnectionParams {
+            flow,
+            start: self.start,
+            workload: spec.workload,
+            profile: spec.profile.clone(),
+            cc: spec.cc,
+            max_packet_size: self.packet_size,
+            resume: spec.resume,
+            address_token: spec.address_token,
+            qlog: spec.qlog,
+            multipath: spec.multipath.clone(),
+        })
+    }
+
     /// Its routes as the network keys them: per path, forward and reverse.
     pub fn routes(&self) -> FlowRoutes {
         let paths = (0..self.path_count() as u8).map(|p| [self.hops(p, 0).to_vec(), self.hops(p, 1).to_vec()]).collect();
@@ -544,7 +561,7 @@ fn resolve_flow(
     }
     let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
     let messages = resolve_messages(f, file.run.duration)?;
-    Ok(Flow {
+    let flow = Flow {
         name: f.name.clone(),
         transport: f.transport,
         app: f.app,
@@ -558,7 +575,17 @@ fn resolve_flow(
         extra_paths,
         connection,
         messages,
-    })
+    };
+    // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
+    // path...), asked of the model itself and mapped to the field they concern.
+    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.transport.factory()) {
+        factory.check(&params).map_err(|e| {
+            let mut at = vec!["flow", name];
+            at.extend_from_slice(e.knob.field());
+            err(&at, e.message)
+        })?;
+    }
+    Ok(flow)
 }
 
 /// The message sources of an app = "messages" flow (empty for other apps).
@@ -858,12 +885,8 @@ fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Resul
     };
     let cc = match &f.cc {
         None => profile.cc.default,
-        Some(c) => CcKind::parse(c).ok_or_else(|| err(&path("cc"), format!("unknown congestion control \"{c}\"; available: newreno, cubic, bbr")))?,
+        Some(c) => c.parse::<CcKind>().map_err(|e| err(&path("cc"), e.to_string()))?,
     };
-    if !profile.cc.allowed.contains(&cc) {
-        let offered: Vec<&str> = profile.cc.allowed.iter().map(|c| c.name()).collect();
-        return Err(err(&path("cc"), format!("profile \"{}\" does not offer \"{}\"; it offers: {}", profile.name, cc.name(), offered.join(", "))));
-    }
     if kind == TransportKind::Tcp && f.resume == Some(true) {
         return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));
     }
@@ -999,18 +1022,6 @@ fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<(MultipathParams, 
     match f.transport {
         Transport::Quic => {}
         Transport::Tcp => {
-            if m.scheduler == Some(SchedulerKind::SelectiveRedundant) {
-                return Err(err(
-                    &at("scheduler"),
-                    "\"selective_redundant\" duplicates the streams flagged redundant, and an MPTCP connection carries one byte stream; use \"redundant\" to duplicate everything, or \"minrtt\", \"roundrobin\", \"blest\", \"ecf\"",
-                ));
-            }
-            if m.ack_path == Some(AckPath::Fastest) {
-                return Err(err(
-                    &at("ack_path"),
-                    "an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow",
-                ));
-            }
             for (field, set) in [("schedule", m.schedule.is_some()), ("on_link_down", m.on_link_down.is_some()), ("detect_delay", m.detect_delay.is_some())] {
                 if set {
                     return Err(err(

@@ -59,6 +59,12 @@ impl std::fmt::Debug for TcpEndpoint {
 impl TcpEndpoint {
     /// One end of the connection `params` describes; fails if the profile does not offer
     /// the congestion controller.
+    /// Whether the profile offers the connection's controller (the one rule
+    /// [`new`](Self::new) applies), without building it.
+    pub fn check(params: &ConnectionParams) -> Result<(), ProfileError> {
+        params.profile.cc_config(params.cc, 1).map(|_| ())
+    }
+
     pub fn new(role: Role, params: &ConnectionParams) -> Result<TcpEndpoint, ProfileError> {
         let profile = &params.profile;
         let knobs: TcpKnobs = match &profile.tcp {

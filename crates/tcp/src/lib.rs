@@ -29,7 +29,7 @@ pub use connection::TcpEndpoint;
 pub use mptcp::{MptcpEndpoint, MptcpError};
 pub use segment::Segment;
 
-use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportFactory};
+use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportError, TransportFactory};
 
 /// Builds TCP connections.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,43 +66,23 @@ impl TcpFactory {
 }
 
 impl TransportFactory for TcpFactory {
-    /// (client, server): MPTCP when the parameters name several paths, else single-path TCP.
-    /// A controller the profile does not offer falls back to the profile's default one, and
-    /// an MPTCP scheduler or ACK path MPTCP cannot use falls back to min-RTT and
-    /// acknowledgements on the same subflow (scenarios are validated before this).
-    fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+    /// MPTCP's rules when the parameters name several paths (one subflow per path, a
+    /// scheduler and ACK path that fit one byte stream), else the profile's controllers.
+    fn check(&self, params: &ConnectionParams) -> Result<(), TransportError> {
         if params.multipath.is_some() {
-            let mut p = params.clone();
-            if let Some(mp) = p.multipath.as_mut() {
-                if mp.scheduler == multiconn_multipath::SchedulerKind::SelectiveRedundant {
-                    mp.scheduler = multiconn_multipath::SchedulerKind::MinRtt;
-                }
-                mp.ack_path = multiconn_transport::AckPath::Same;
-            }
-            let (c, s) = match self.try_connect_mptcp(&p) {
-                Ok(pair) => pair,
-                Err(_) => {
-                    p.cc = p.profile.cc.default;
-                    self.try_connect_mptcp(&p).unwrap_or_else(|e| {
-                        panic!("flow {}: no usable MPTCP connection: {e}", p.flow.0)
-                    })
-                }
-            };
-            return (Box::new(c), Box::new(s));
+            MptcpEndpoint::check(params).map_err(TransportError::from)
+        } else {
+            TcpEndpoint::check(params).map_err(TransportError::from)
         }
-        let (c, s) = match self.try_connect(params) {
-            Ok(pair) => pair,
-            Err(_) => {
-                let mut p = params.clone();
-                p.cc = p.profile.cc.default;
-                self.try_connect(&p).unwrap_or_else(|e| {
-                    panic!(
-                        "profile {} offers no usable controller: {e}",
-                        p.profile.name
-                    )
-                })
-            }
-        };
-        (Box::new(c), Box::new(s))
+    }
+
+    /// (client, server): MPTCP when the parameters name several paths, else single-path TCP.
+    fn connect(&self, params: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError> {
+        if params.multipath.is_some() {
+            let (c, s) = self.try_connect_mptcp(params)?;
+            return Ok((Box::new(c), Box::new(s)));
+        }
+        let (c, s) = self.try_connect(params)?;
+        Ok((Box::new(c), Box::new(s)))
     }
 }

@@ -232,8 +232,64 @@ pub struct PathStats {
     pub status: &'static str,
 }
 
+/// The setting of [`ConnectionParams`] a transport refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Knob {
+    /// The congestion controller (`cc`), or what the profile offers of it.
+    Cc,
+    /// The number of paths of a multipath connection.
+    Paths,
+    /// The multipath scheduler.
+    Scheduler,
+    /// Which path acknowledgements take.
+    AckPath,
+    /// The largest packet size.
+    PacketSize,
+}
+
+impl Knob {
+    /// The scenario field a knob comes from, below the flow's table (e.g. `multipath.scheduler`).
+    pub fn field(self) -> &'static [&'static str] {
+        match self {
+            Knob::Cc => &["cc"],
+            Knob::Paths => &["paths"],
+            Knob::Scheduler => &["multipath", "scheduler"],
+            Knob::AckPath => &["multipath", "ack_path"],
+            Knob::PacketSize => &["packet_size"],
+        }
+    }
+}
+
+/// Why a transport cannot build a connection from the parameters it was given: the knob at
+/// fault and what is allowed. A factory never substitutes another setting for a refused one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct TransportError {
+    pub knob: Knob,
+    pub message: String,
+}
+
+impl TransportError {
+    pub fn new(knob: Knob, message: impl Into<String>) -> TransportError {
+        TransportError { knob, message: message.into() }
+    }
+}
+
+impl From<ProfileError> for TransportError {
+    /// A profile refuses only the controller once it is loaded.
+    fn from(e: ProfileError) -> TransportError {
+        TransportError::new(Knob::Cc, e.to_string())
+    }
+}
+
 /// Builds the two endpoints of a connection for one transport.
 pub trait TransportFactory {
-    /// (client, server)
-    fn connect(&self, params: &ConnectionParams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>);
+    /// Whether [`connect`](Self::connect) would accept `params`, without building anything:
+    /// scenarios call it while they are validated, so a connection the transport cannot run
+    /// is an error before the run, naming the knob.
+    fn check(&self, params: &ConnectionParams) -> Result<(), TransportError>;
+
+    /// (client, server), or the refusal [`check`](Self::check) gives.
+    #[allow(clippy::type_complexity)]
+    fn connect(&self, params: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError>;
 }

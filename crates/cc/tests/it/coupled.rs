@@ -490,12 +490,12 @@ fn uncoupled_runs_one_independent_controller_per_path() {
 fn kinds_parse_and_deserialize() {
     use serde::de::{value::StrDeserializer, Deserialize, IntoDeserializer};
     for k in CoupledKind::ALL {
-        assert_eq!(CoupledKind::parse(k.name()), Some(k));
+        assert_eq!(k.name().parse::<CoupledKind>(), Ok(k));
         let de: StrDeserializer<serde::de::value::Error> = k.name().into_deserializer();
         assert_eq!(CoupledKind::deserialize(de).unwrap(), k);
     }
-    assert_eq!(CoupledKind::parse("coupled"), Some(CoupledKind::Lia));
-    assert_eq!(CoupledKind::parse("reno"), None);
+    assert_eq!("coupled".parse::<CoupledKind>(), Ok(CoupledKind::Lia));
+    assert_eq!("reno".parse::<CoupledKind>().unwrap_err().to_string(), "unknown coupled congestion control \"reno\"; available: lia, olia, balia");
     assert_eq!(build_multipath(Some(CoupledKind::Balia)).coupling(), Some(CoupledKind::Balia));
 }
 

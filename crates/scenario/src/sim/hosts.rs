@@ -14,7 +14,7 @@ use multiconn_engine::{EventQueue, LazyTimer};
 use multiconn_link::QueueState;
 use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
-use multiconn_transport::{PathAction, StreamProgress};
+use multiconn_transport::{PathAction, StreamProgress, TransportError};
 
 use super::paths::PathTraffic;
 use super::transport::ConnState;
@@ -93,15 +93,17 @@ pub(super) struct Feeders {
 }
 
 impl Hosts {
-    pub fn new(resolved: &Resolved) -> Hosts {
+    /// The hosts of every flow; fails only if a transport refuses a connection the scenario's
+    /// validation accepted.
+    pub fn new(resolved: &Resolved) -> Result<Hosts, TransportError> {
         let mut feeders = vec![Feeders::default(); resolved.links.len()];
-        let flows: Vec<FlowState> = resolved
+        let flows = resolved
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 let id = FlowId(i as u32);
-                let driver = match super::transport::build_connection(id, f) {
+                let driver = match super::transport::build_connection(id, f)? {
                     Some(conn) => FlowDriver::Transport(conn),
                     None => {
                         if f.app == AppKind::Bulk {
@@ -111,7 +113,7 @@ impl Hosts {
                         FlowDriver::Udp(UdpFlow::new(id, f))
                     }
                 };
-                FlowState {
+                Ok(FlowState {
                     spec: f.clone(),
                     driver,
                     done_at: None,
@@ -119,12 +121,12 @@ impl Hosts {
                     messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
                     message_timer: LazyTimer::default(),
                     path_actions: Vec::new(),
-                }
+                })
             })
-            .collect();
+            .collect::<Result<Vec<FlowState>, TransportError>>()?;
         let end = resolved.duration.map_or(Time::MAX, |d| Time(d.0));
         let recorder = BinnedRecorder::new(resolved.bin, flows.len(), resolved.links.len());
-        Hosts {
+        Ok(Hosts {
             queue: EventQueue::new(),
             flows,
             recorder,
@@ -134,7 +136,7 @@ impl Hosts {
             feeders,
             outbox: Vec::new(),
             progress: Vec::new(),
-        }
+        })
     }
 
     /// Schedules what the hosts do first: the path events of multipath flows, then each

@@ -28,7 +28,7 @@ use crate::resolve::Resolved;
 use multiconn_core::Time;
 use multiconn_engine::EventQueue;
 use multiconn_net::{ElementId, Network};
-use multiconn_transport::{PathAction, Role};
+use multiconn_transport::{PathAction, Role, TransportError};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
@@ -54,12 +54,14 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(resolved: &Resolved, seed: u64) -> World {
+    /// The world of a resolved scenario; fails only if a transport refuses a connection the
+    /// scenario's validation accepted.
+    pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
-        let mut hosts = Hosts::new(resolved);
+        let mut hosts = Hosts::new(resolved)?;
         net.start(&mut hosts);
         hosts.start(&resolved.links);
-        World { net, hosts, links: resolved.links.clone() }
+        Ok(World { net, hosts, links: resolved.links.clone() })
     }
 
     pub fn all_flows_done(&self) -> bool {

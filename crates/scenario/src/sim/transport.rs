@@ -6,11 +6,10 @@
 //! events, its state is recorded and its timer re-armed from its `poll_timeout`.
 
 use crate::resolve::Flow;
-use crate::schema::Transport;
 use multiconn_core::{DropCause, FlowId, Packet, Recorder, Time, TransportSample};
 use multiconn_engine::LazyTimer;
 use multiconn_net::Network;
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Role, TransportFactory, UdpSocket};
+use multiconn_transport::{AppEvent, Endpoint, Role, TransportError, UdpSocket};
 
 use super::hosts::{FlowDriver, Hosts};
 use super::Event;
@@ -53,27 +52,12 @@ impl ConnState {
     }
 }
 
-/// The connection of a TCP or QUIC flow; `None` for UDP.
-pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>> {
-    let spec = f.connection.as_ref()?;
-    let params = ConnectionParams {
-        flow,
-        start: f.start,
-        workload: spec.workload,
-        profile: spec.profile.clone(),
-        cc: spec.cc,
-        max_packet_size: f.packet_size,
-        resume: spec.resume,
-        address_token: spec.address_token,
-        qlog: spec.qlog,
-        multipath: spec.multipath.clone(),
-    };
-    let (client, server) = match f.transport {
-        Transport::Quic => multiconn_quic::QuicFactory::new().connect(&params),
-        Transport::Tcp => multiconn_tcp::TcpFactory::new().connect(&params),
-        Transport::Udp => unreachable!("udp flows have no connection"),
-    };
-    Some(Box::new(ConnState {
+/// The connection of a TCP or QUIC flow; `None` for UDP. The scenario was checked against
+/// the transport's rules when it was resolved, so a refusal here is a bug of that check.
+pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Result<Option<Box<ConnState>>, TransportError> {
+    let (Some(spec), Some(params), Some(factory)) = (f.connection.as_ref(), f.connection_params(flow), f.transport.factory()) else { return Ok(None) };
+    let (client, server) = factory.connect(&params)?;
+    Ok(Some(Box::new(ConnState {
         client,
         server,
         client_timer: LazyTimer::default(),
@@ -86,7 +70,7 @@ pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Option<Box<ConnState>>
         last_sample: TransportSample::default(),
         qlog_client: Vec::new(),
         qlog_server: Vec::new(),
-    }))
+    })))
 }
 
 impl Hosts {

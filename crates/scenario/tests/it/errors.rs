@@ -106,3 +106,43 @@ proptest! {
         let _ = load_with(BULK, &[(key.as_str(), value.as_str())]);
     }
 }
+
+/// A connection its transport refuses is an error before the run, naming the field the
+/// transport's own rule concerns; nothing is substituted.
+#[test]
+fn transport_refusals_name_the_field_and_substitute_nothing() {
+    let two_paths = r#"
+[run]
+duration = "5 s"
+[[link]]
+name = "a"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+queue = "50 packets"
+[[link]]
+name = "b"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+queue = "50 packets"
+[[flow]]
+name = "f"
+from = "server"
+to = "client"
+transport = "tcp"
+app = "bulk"
+paths = [["a"], ["b"]]
+"#;
+    let refused = |sets: &[(&str, &str)]| load_with(two_paths, sets).expect_err("refused").0;
+    let e = refused(&[("flow.f.multipath", "{ scheduler = \"selective_redundant\" }")]);
+    assert!(e.contains("flow.f.multipath.scheduler: \"selective_redundant\" duplicates the streams flagged redundant"), "{e}");
+    let e = refused(&[("flow.f.multipath", "{ ack_path = \"fastest\" }")]);
+    assert!(e.contains("flow.f.multipath.ack_path: an MPTCP subflow acknowledges its own segments"), "{e}");
+    let e = refused(&[("flow.f.packet_size", "80 B")]);
+    assert!(e.contains("flow.f.packet_size: packets of 80 bytes leave no room for data after the IP, TCP and MPTCP headers"), "{e}");
+    let e = refused(&[("flow.f.transport", "quic"), ("flow.f.profile", "aioquic"), ("flow.f.cc", "bbr")]);
+    assert!(e.contains("flow.f.cc: profile \"aioquic\" does not offer congestion control \"bbr\"; it offers: newreno, cubic"), "{e}");
+    let e = refused(&[("flow.f.cc", "vegas")]);
+    assert!(e.contains("flow.f.cc: unknown congestion control \"vegas\"; available: newreno, cubic, bbr"), "{e}");
+    // The same connection with settings the transport takes loads.
+    assert!(load_with(two_paths, &[("flow.f.multipath", "{ scheduler = \"redundant\" }")]).is_ok());
+}

@@ -393,7 +393,7 @@ impl Endpoint for Client {
 
 fn scripted_run(text: &str) -> (Log, serde_json::Value) {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("{e}"));
-    let mut world = World::new(scenario.resolved(), 1);
+    let mut world = World::new(scenario.resolved(), 1).unwrap();
     let log = Arc::new(Mutex::new(Log::default()));
     let conn = world.hosts.flows[0].conn_mut().unwrap();
     conn.server = Box::new(Server { log: log.clone(), next_send: None, due: false, seq: 0 });

@@ -36,7 +36,7 @@ use multiconn_cc::{build_multipath, CcConfig, CcKind, PacerConfig, RttEstimator}
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
 use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, PathStats, Profile, ProfileError, Role};
+use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, Knob, MultipathParams, PathStats, Profile, ProfileError, Role, TransportError};
 
 use super::data_recv::DataReceiver;
 use super::data_send::{DataChunk, DataSender};
@@ -64,12 +64,25 @@ pub enum MptcpError {
     NotMultipath,
     #[error("an MPTCP connection has 1 to {MAX_SUBFLOWS} subflows (one per path), got {0} paths")]
     Paths(u8),
-    #[error("scheduler \"{0}\" duplicates only the streams flagged redundant, and an MPTCP connection carries one byte stream; use \"redundant\" to duplicate everything or \"minrtt\"")]
+    #[error("\"{}\" duplicates the streams flagged redundant, and an MPTCP connection carries one byte stream; use \"redundant\" to duplicate everything, or \"minrtt\", \"roundrobin\", \"blest\", \"ecf\"", .0.name())]
     Scheduler(SchedulerKind),
-    #[error("ack_path = \"fastest\" does not apply to MPTCP: each subflow acknowledges its own segments (only the DATA_ACK is connection-level); use \"same\"")]
+    #[error("an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow")]
     AckPath,
     #[error("packets of {0} bytes leave no room for data after the IP, TCP and MPTCP headers")]
     PacketSize(u32),
+}
+
+impl From<MptcpError> for TransportError {
+    fn from(e: MptcpError) -> TransportError {
+        let knob = match e {
+            MptcpError::Profile(_) => Knob::Cc,
+            MptcpError::NotMultipath | MptcpError::Paths(_) => Knob::Paths,
+            MptcpError::Scheduler(_) => Knob::Scheduler,
+            MptcpError::AckPath => Knob::AckPath,
+            MptcpError::PacketSize(_) => Knob::PacketSize,
+        };
+        TransportError::new(knob, e.to_string())
+    }
 }
 
 /// Connection-level counters (see [`MptcpEndpoint::stats`]).
@@ -127,7 +140,16 @@ impl std::fmt::Debug for MptcpEndpoint {
 
 impl MptcpEndpoint {
     /// One end of the MPTCP connection `params` describes (`params.multipath` must be set).
-    pub fn new(role: Role, params: &ConnectionParams) -> Result<MptcpEndpoint, MptcpError> {
+    /// Whether `params` make an MPTCP connection (the rules [`new`](Self::new) applies),
+    /// without building it.
+    pub fn check(params: &ConnectionParams) -> Result<(), MptcpError> {
+        Self::settings(params).map(|_| ())
+    }
+
+    /// The rules of an MPTCP connection: one subflow per path, a scheduler and an ACK path
+    /// that fit one byte stream, room for data after the headers, a controller the profile
+    /// offers. Returns the multipath parameters, TCP knobs, subflow MSS and controller settings.
+    fn settings(params: &ConnectionParams) -> Result<(&MultipathParams, TcpKnobs, u64, CcConfig), MptcpError> {
         let mp = params.multipath.as_ref().ok_or(MptcpError::NotMultipath)?;
         if mp.paths == 0 || mp.paths > MAX_SUBFLOWS {
             return Err(MptcpError::Paths(mp.paths));
@@ -149,6 +171,12 @@ impl MptcpEndpoint {
             return Err(MptcpError::PacketSize(params.max_packet_size));
         }
         let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
+        Ok((mp, knobs, mss, cc_cfg))
+    }
+
+    pub fn new(role: Role, params: &ConnectionParams) -> Result<MptcpEndpoint, MptcpError> {
+        let (mp, knobs, mss, cc_cfg) = Self::settings(params)?;
+        let profile = &params.profile;
         let rec = &profile.recovery;
         let timer = match rec.rto_rule {
             RtoRule::Rfc6298 => RtoTimer::new(rec.granularity, rec.min_rto, rec.max_rto, rec.initial_rto),

@@ -390,7 +390,7 @@ fn selective_redundant_and_fastest_acks_are_refused() {
     assert!(e.to_string().contains("one byte stream"), "{e}");
     let mut p = params(download(1), 2);
     p.multipath.as_mut().unwrap().ack_path = AckPath::Fastest;
-    assert!(MptcpEndpoint::new(Role::Server, &p).unwrap_err().to_string().contains("use \"same\""));
+    assert!(MptcpEndpoint::new(Role::Server, &p).unwrap_err().to_string().contains("ack_path must be \"same\""));
     let mut p = params(download(1), 2);
     p.multipath = None;
     assert_eq!(MptcpEndpoint::new(Role::Server, &p).unwrap_err(), MptcpError::NotMultipath);
@@ -513,3 +513,23 @@ fn same_inputs_same_run() {
     assert_eq!(go(), go());
 }
 
+
+/// The factory refuses what MPTCP cannot run, naming the knob, instead of running something
+/// else (it used to fall back to min-RTT, ACKs on the same subflow, the default controller).
+#[test]
+fn the_factory_refuses_instead_of_substituting() {
+    use multiconn_transport::{Knob, TransportFactory};
+    let factory = multiconn_tcp::TcpFactory::new();
+    let mut p = params(download(1), 2);
+    p.multipath.as_mut().unwrap().scheduler = SchedulerKind::SelectiveRedundant;
+    assert_eq!(factory.check(&p).unwrap_err().knob, Knob::Scheduler);
+    assert_eq!(factory.connect(&p).err().map(|e| e.knob), Some(Knob::Scheduler));
+    let mut p = params(download(1), 2);
+    p.multipath.as_mut().unwrap().ack_path = multiconn_transport::AckPath::Fastest;
+    assert_eq!(factory.check(&p).unwrap_err().knob, Knob::AckPath);
+    let mut p = params(download(1), 2);
+    p.max_packet_size = 80;
+    assert_eq!(factory.check(&p).unwrap_err().knob, Knob::PacketSize);
+    assert!(factory.check(&params(download(1), 2)).is_ok());
+    assert!(factory.connect(&params(download(1), 2)).is_ok());
+}

@@ -67,7 +67,7 @@ proptest! {
 #[test]
 fn factory_endpoints_complete_a_download_through_the_trait() {
     let p = params(download(300_000));
-    let (mut c, mut s) = TcpFactory::new().connect(&p);
+    let (mut c, mut s) = TcpFactory::new().connect(&p).expect("the linux-tcp profile offers the controller");
     let mut now = Time::ZERO;
     let mut id = 0;
     let mut to_server: Vec<(Time, Packet)> = Vec::new();
