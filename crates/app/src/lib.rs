@@ -8,10 +8,7 @@
 //! Sizes: `packet_size` is the size on the wire; the payload is that minus the IPv4 (20 bytes,
 //! RFC 791) and UDP (8 bytes, RFC 768) headers. Goodput counts payload only.
 
-use multiconn_core::{Dur, FlowId, Packet, Rate, Time};
-
-/// IPv4 + UDP header bytes carried by every datagram.
-pub const UDP_IPV4_OVERHEAD: u32 = 28;
+use multiconn_core::{Dur, FlowId, Packet, Rate, Time, IP_UDP_OVERHEAD};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -44,7 +41,7 @@ pub struct UdpSource {
 
 impl UdpSource {
     pub fn new(cfg: SourceConfig) -> UdpSource {
-        assert!(cfg.packet_size > UDP_IPV4_OVERHEAD, "packet size must exceed the UDP/IPv4 headers");
+        assert!(cfg.packet_size > IP_UDP_OVERHEAD, "packet size must exceed the UDP/IPv4 headers");
         UdpSource { next_due: cfg.start, cfg, seq: 0, payload_sent: 0 }
     }
 
@@ -87,7 +84,7 @@ impl UdpSource {
         if !self.wants_to_send(now) {
             return None;
         }
-        let max_payload = (self.cfg.packet_size - UDP_IPV4_OVERHEAD) as u64;
+        let max_payload = (self.cfg.packet_size - IP_UDP_OVERHEAD) as u64;
         let payload = match self.cfg.size {
             Some(total) => max_payload.min(total - self.payload_sent),
             None => max_payload,
@@ -95,7 +92,7 @@ impl UdpSource {
         let pkt = Packet {
             id: *next_id,
             flow: self.cfg.flow,
-            size: payload as u32 + UDP_IPV4_OVERHEAD,
+            size: payload as u32 + IP_UDP_OVERHEAD,
             seq: self.seq,
             created: now,
             hop: 0,
@@ -125,7 +122,7 @@ fn cbr_offset(rate: Rate, packet_size: u32, n: u64) -> Dur {
 
 /// Payload carried by a packet of this flow.
 pub fn payload_of(pkt: &Packet) -> u64 {
-    pkt.size.saturating_sub(UDP_IPV4_OVERHEAD) as u64
+    pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64
 }
 
 /// Receives a flow's packets.

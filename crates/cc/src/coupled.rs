@@ -631,6 +631,21 @@ impl PathController {
     }
 }
 
+/// The controllers of a connection's paths, one per `configs` entry: the shared multipath
+/// controller (coupled by `coupling`, or one uncoupled controller per path) and each path's
+/// view of it, in path order. MPTCP subflows and multipath QUIC paths are built alike.
+pub fn build_paths(coupling: Option<CoupledKind>, configs: &[CcConfig]) -> (SharedMultipath, Vec<Box<dyn Controller>>) {
+    let shared = share(build_multipath(coupling));
+    let views = configs
+        .iter()
+        .map(|cfg| {
+            let path = lock(&shared).add_path(cfg);
+            Box::new(PathController::new(shared.clone(), path)) as Box<dyn Controller>
+        })
+        .collect();
+    (shared, views)
+}
+
 /// Locks a shared controller. The simulator is single-threaded: the lock is never contended,
 /// and a poisoned one (a panic while it was held) is still consistent enough to read.
 pub fn lock(shared: &SharedMultipath) -> MutexGuard<'_, Box<dyn MultipathController>> {

@@ -26,7 +26,7 @@ pub mod rtt;
 use multiconn_core::{Rate, Time};
 use serde::Deserialize;
 
-pub use coupled::{build_multipath, share, CoupledCc, CoupledKind, MultipathController, PathController, SharedMultipath, UncoupledCc};
+pub use coupled::{build_multipath, build_paths, share, CoupledCc, CoupledKind, MultipathController, PathController, SharedMultipath, UncoupledCc};
 pub use delivery::{DeliveryRateEstimator, RateSample, SentRateState};
 pub use pacer::{Pacer, PacerConfig};
 pub use rtt::{RttEstimator, RttVarRule};

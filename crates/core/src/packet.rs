@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 use crate::time::Time;
 
+/// IPv4 (20 B) + UDP (8 B) header bytes carried by every datagram (RFC 791, RFC 768).
+pub const IP_UDP_OVERHEAD: u32 = 28;
+
 /// What a transport endpoint put inside a packet for its peer, shared (not copied) when a
 /// packet is duplicated. Equality is identity: two payloads are equal if they are the same
 /// allocation.

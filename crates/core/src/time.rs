@@ -21,6 +21,15 @@ impl Time {
     pub const ZERO: Time = Time(0);
     pub const MAX: Time = Time(u64::MAX);
 
+    /// The earlier of two optional deadlines, `None` meaning "none wanted" (the `min` of two
+    /// `poll_timeout` answers).
+    pub fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
+    }
+
     pub fn from_secs_f64(s: f64) -> Time {
         Time(Dur::from_secs_f64(s).0)
     }

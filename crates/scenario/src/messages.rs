@@ -18,6 +18,7 @@ use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::report::tidy;
 use crate::Column;
 
 /// What a message source carries.
@@ -305,10 +306,6 @@ fn quantile(sorted: &[Option<Dur>], q: f64) -> Option<Dur> {
     // ceil(q·n), guarded against q·n landing just above a whole number (0.999 · 1000).
     let rank = (((q * sorted.len() as f64) * 1e9).round() / 1e9).ceil().max(1.0) as usize;
     sorted[rank.min(sorted.len()) - 1]
-}
-
-fn tidy(x: f64) -> f64 {
-    (x * 1e9).round() / 1e9
 }
 
 /// The message table: one row per message of every message flow.

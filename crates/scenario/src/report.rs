@@ -23,8 +23,9 @@ fn drops_json(c: &Counters) -> Value {
     Value::Object(m)
 }
 
-/// Rounds to 9 significant decimals so the JSON text does not depend on float noise.
-fn tidy(x: f64) -> f64 {
+/// Rounds to 9 decimal places so the JSON text does not depend on float noise; non-finite
+/// values pass unchanged.
+pub(crate) fn tidy(x: f64) -> f64 {
     if x.is_finite() {
         (x * 1e9).round() / 1e9
     } else {
@@ -298,7 +299,6 @@ pub const COLUMNS: [&str; 19] = [
     "spurious_retransmissions",
 ];
 
-/// One row per (entity, bin): every flow's bins, then every link direction's.
 /// One row per message of every message flow; no columns when the run has none.
 pub fn messages(world: &World) -> Vec<(String, Column)> {
     if world.hosts.flows.iter().all(|f| f.messages.is_none()) {
@@ -340,6 +340,7 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
     Some(t.since(sent))
 }
 
+/// One row per (entity, bin): every flow's bins, then every link direction's.
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let (flow_rows, link_rows) = world.hosts.recorder.finish(end);
     let mut time_s = Vec::new();

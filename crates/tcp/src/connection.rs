@@ -330,7 +330,7 @@ impl Endpoint for TcpEndpoint {
         } else {
             (None, None)
         };
-        earliest(earliest(start, self.hs.deadline()), earliest(delack, sender))
+        Time::earliest(Time::earliest(start, self.hs.deadline()), Time::earliest(delack, sender))
     }
 
     fn handle_timeout(&mut self, now: Time) {
@@ -369,10 +369,3 @@ impl Endpoint for TcpEndpoint {
     }
 }
 
-/// The earlier of two optional deadlines.
-fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    }
-}

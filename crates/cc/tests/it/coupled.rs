@@ -592,3 +592,18 @@ fn olia_moves_to_the_path_a_single_flow_would_prefer() {
     let lia = fluid(&mut *build_multipath(Some(CoupledKind::Lia)), &[(40, 400), (100, 400)], 300);
     assert!((0.75..1.33).contains(&(lia[0] / lia[1])), "{lia:?}");
 }
+
+#[test]
+fn build_paths_gives_each_path_a_view_of_one_shared_controller() {
+    use multiconn_cc::{build_paths, coupled::lock, CcConfig, CcKind};
+    let cfg = CcConfig::tcp_default(CcKind::NewReno, 1000);
+    let (shared, mut views) = build_paths(Some(CoupledKind::Lia), &[cfg.clone(), cfg]);
+    assert_eq!(views.iter().map(|v| v.window()).collect::<Vec<_>>(), vec![10_000, 10_000]);
+    views[0].on_persistent_congestion(multiconn_core::Time::ZERO);
+    assert_eq!(views.iter().map(|v| v.window()).collect::<Vec<_>>(), vec![1000, 10_000], "a path's event moves only its own window");
+    assert_eq!(lock(&shared).total_window(), 11_000);
+    assert_eq!(lock(&shared).coupling(), Some(CoupledKind::Lia));
+    assert!(views.iter().all(|v| v.kind() == CcKind::NewReno), "the coupled algorithms are Reno-based");
+    let (_, views) = build_paths(None, &[CcConfig::tcp_default(CcKind::Cubic, 1000)]);
+    assert_eq!(views[0].kind(), CcKind::Cubic, "uncoupled paths run their own controller");
+}

@@ -30,9 +30,9 @@
 //!   the connection-level window.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 
-use multiconn_cc::{build_multipath, CcConfig, CcKind, PacerConfig, RttEstimator};
+use multiconn_cc::coupled::lock;
+use multiconn_cc::{build_paths, CcConfig, CcKind, PacerConfig, RttEstimator, SharedMultipath};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
 use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
@@ -42,7 +42,6 @@ use super::data_recv::DataReceiver;
 use super::data_send::{DataChunk, DataSender};
 use super::option::{MptcpSegment, DSS_FULL};
 use super::subflow::{Subflow, SubflowConfig};
-use super::subflow_cc::{lock, SharedController, SubflowCc};
 use crate::app::App;
 use crate::autotune::RcvBuf;
 use crate::connection::wscale_for;
@@ -106,7 +105,7 @@ pub struct MptcpEndpoint {
     start: Time,
     mss: u64,
     subflows: Vec<Subflow>,
-    cc: SharedController,
+    cc: SharedMultipath,
     scheduler: Box<dyn Scheduler>,
     health: PathHealthSet,
     dsend: DataSender,
@@ -209,13 +208,8 @@ impl MptcpEndpoint {
                 initial_window: cc_cfg.initial_window,
             },
         };
-        let cc: SharedController = Arc::new(Mutex::new(build_multipath(coupled)));
-        let kind = if coupled.is_some() { CcKind::NewReno } else { params.cc };
-        let mut subflows = Vec::with_capacity(usize::from(mp.paths));
-        for id in 0..usize::from(mp.paths) {
-            let index = lock(&cc).add_path(&cc_cfg);
-            subflows.push(Subflow::new(id, &cfg, Box::new(SubflowCc::new(cc.clone(), index, kind))));
-        }
+        let (cc, views) = build_paths(coupled, &vec![cc_cfg.clone(); usize::from(mp.paths)]);
+        let subflows = views.into_iter().enumerate().map(|(id, view)| Subflow::new(id, &cfg, view)).collect();
         let conn_wscale = wscale_for(knobs.rmem[2].max(knobs.rmem[1]));
         let buf = RcvBuf::new(knobs.rmem, knobs.autotune, knobs.adv_win_fraction, mss);
         Ok(MptcpEndpoint {
@@ -632,9 +626,9 @@ impl Endpoint for MptcpEndpoint {
     fn poll_timeout(&self) -> Option<Time> {
         let mut t = (self.role == Role::Client && self.subflows[0].state() == State::Idle).then_some(self.start);
         for s in &self.subflows {
-            t = earliest(t, s_deadline(s));
+            t = Time::earliest(t, s_deadline(s));
         }
-        earliest(t, self.health.poll_timeout())
+        Time::earliest(t, self.health.poll_timeout())
     }
 
     fn handle_timeout(&mut self, now: Time) {
@@ -754,13 +748,6 @@ fn s_deadline(s: &Subflow) -> Option<Time> {
     if !s.established() {
         return hs;
     }
-    earliest(hs, earliest(s.receiver().delack_deadline(), s.sender().next_timeout()))
+    Time::earliest(hs, Time::earliest(s.receiver().delack_deadline(), s.sender().next_timeout()))
 }
 
-/// The earlier of two optional deadlines.
-fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    }
-}

@@ -11,7 +11,6 @@
 //! * [`dss`]: data sequence mappings at the sender and receiver of a subflow.
 //! * [`data_send`]: the data-level send side: send buffer, peer window, reinjection queue.
 //! * [`data_recv`]: the data-level receive side: shared buffer, reassembly, DATA_ACK, window.
-//! * [`subflow_cc`]: a subflow's handle on the connection's shared congestion controller.
 //! * [`subflow`]: one subflow (MP_CAPABLE or MP_JOIN handshake, sender, receiver, mappings).
 //! * [`endpoint`]: [`MptcpEndpoint`], one end as a [`multiconn_transport::Endpoint`]: opening
 //!   subflows, scheduling with `multiconn_multipath`'s schedulers, failure detection and
@@ -29,7 +28,6 @@ pub mod dss;
 pub mod endpoint;
 pub mod option;
 pub mod subflow;
-pub mod subflow_cc;
 
 pub use endpoint::{MptcpEndpoint, MptcpError, MptcpStats, MAX_SUBFLOWS};
 pub use option::MptcpSegment;
