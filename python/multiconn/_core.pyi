@@ -5,6 +5,17 @@ from collections.abc import Sequence
 class ScenarioError(ValueError):
     """A scenario could not be parsed, overridden, validated or its trace files loaded."""
 
+    file: str | None
+    """The scenario's name in messages (its path as given, `<string>`, `<dict>`)."""
+    line: int | None
+    """The 1-based line of the error, where it lies in the file's text."""
+    set: str | None
+    """The override `KEY=VALUE` that set the field, given instead of a line."""
+    path: str | None
+    """The field as a dotted path (`link.bottleneck.rate`)."""
+    message: str
+    """What is wrong and what is allowed (the one-line text without file, line and field)."""
+
 def version() -> str:
     """The version of the native crate."""
 

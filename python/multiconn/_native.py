@@ -41,5 +41,10 @@ else:
     class ScenarioError(ValueError):  # type: ignore[no-redef]
         """Stand-in raised for bad input when the extension is not built."""
 
+        file: str | None = None
+        line: int | None = None
+        set: str | None = None
+        path: str | None = None
+
 
 __all__ = ["IMPORT_ERROR", "ScenarioError", "available", "core"]

@@ -100,6 +100,31 @@ def test_invalid_scenario_raises_scenario_error() -> None:
     assert "\n" not in str(info.value)
 
 
+def test_scenario_error_carries_file_line_field_and_message(examples: Path) -> None:
+    text = (examples / "bulk.toml").read_text(encoding="utf-8")
+    bad = text.replace('"40 Mbit/s"', '"-40 Mbit/s"', 1)
+    assert bad != text
+    with pytest.raises(multiconn.ScenarioError) as info:
+        multiconn.validate(bad)
+    e = info.value
+    assert (e.file, e.path, e.set) == ("<string>", "link.bottleneck.rate", None)
+    assert isinstance(e.line, int) and e.line > 0
+    assert "negative" in e.message
+    assert str(e) == f"<string>:{e.line}: link.bottleneck.rate: {e.message}"
+    with pytest.raises(multiconn.ScenarioError) as info:
+        multiconn.validate(examples / "bulk.toml", overrides={"link.bottleneck.rate": "fast"})
+    e = info.value
+    assert (e.line, e.set, e.path) == (None, "link.bottleneck.rate=fast", "link.bottleneck.rate")
+    assert str(e).startswith(f"{e.file} (--set link.bottleneck.rate=fast): link.bottleneck.rate: ")
+    # Errors of a running simulation have a message only.
+    session = multiconn.Session(examples / "bulk.toml", overrides=SHORT)
+    with pytest.raises(multiconn.ScenarioError) as info:
+        session.connection("nope").open_stream("x")
+    e = info.value
+    assert (e.file, e.line, e.set, e.path) == (None, None, None, None)
+    assert e.message == str(e)
+
+
 def test_validate_returns_the_resolved_scenario(examples: Path) -> None:
     resolved = multiconn.validate(examples / "bulk.toml", overrides={"link.bottleneck.rate": "30 Mbit/s"})
     assert resolved["link"][0]["rate"] == "30 Mbit/s"

@@ -22,11 +22,25 @@ create_exception!(
     ScenarioError,
     PyValueError,
     "A scenario could not be loaded: a parse, validation, override or trace-file error. \
-     The message is one line naming the file, the field and what is allowed."
+     The message is one line naming the file, the field and what is allowed; the attributes \
+     `file`, `line`, `set`, `path` (None where not known) and `message` hold its parts."
 );
 
+/// The parts of a [`scenario::ScenarioError`] the Python exception carries as attributes.
+const ERROR_PARTS: [&str; 4] = ["file", "line", "set", "path"];
+
 fn scenario_err(e: scenario::ScenarioError) -> PyErr {
-    ScenarioError::new_err(e.0)
+    Python::with_gil(|py| {
+        let err = ScenarioError::new_err(e.to_string());
+        let value = err.value_bound(py);
+        let parts = [e.file.into_py(py), e.line.into_py(py), e.set.into_py(py), e.path.into_py(py), e.message.into_py(py)];
+        for (name, part) in ERROR_PARTS.iter().chain(&["message"]).zip(parts) {
+            if let Err(failed) = value.setattr(*name, part) {
+                return failed;
+            }
+        }
+        err
+    })
 }
 
 /// Parses, overrides and validates a scenario (trace files included), without the GIL.
@@ -252,7 +266,12 @@ impl PySimulation {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    let py = m.py();
+    let error = py.get_type_bound::<ScenarioError>();
+    for part in ERROR_PARTS {
+        error.setattr(part, py.None())?;
+    }
+    m.add("ScenarioError", error)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<PySimulation>()?;

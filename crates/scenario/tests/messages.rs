@@ -42,7 +42,7 @@ fn v2x_two_paths() -> String {
 }
 
 fn error_of(text: &str) -> String {
-    let e = load_str(text).expect_err("scenario should be rejected").0;
+    let e = load_str(text).expect_err("scenario should be rejected").to_string();
     assert!(!e.contains('\n'), "error must be one line: {e}");
     e
 }
