@@ -65,12 +65,12 @@ class Simulation:
         flow: str,
         name: str,
         kind: str,
-        priority: int,
-        urgent: bool,
-        redundant: bool,
+        priority: int | None = None,
+        urgent: bool | None = None,
+        redundant: bool | None = None,
         deadline_s: float | None = None,
     ) -> int:
-        """Message flow `flow`'s sender opens a stream; returns its id."""
+        """Message flow `flow`'s sender opens a stream; returns its id. None: the kind's default."""
     def write(self, flow: str, stream: int, size: int) -> int:
         """Writes one message of `size` bytes now; returns its number on the stream."""
     def finish_stream(self, flow: str, stream: int) -> None:

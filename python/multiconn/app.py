@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 KINDS = ("priority", "background")
 """Message kinds; a kind sets a stream's defaults (see `Connection.open_stream`)."""
 
-PRIORITY_DEADLINE_S = 0.1
-"""The default deadline of priority streams (V2X periodic messages)."""
-
 
 class Session:
     """One run of a scenario driven step by step by the caller's application code."""
@@ -118,19 +115,13 @@ class Connection:
         (priority 0), urgent (not held back by a path's congestion window when the multipath
         option `priority_ignores_cwnd` is on), redundant (sent on every path by the selective
         redundant scheduler) and due within 100 ms; "background" streams are priority 1 and
-        none of these. `name` labels the stream's messages in the message table."""
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        is_priority = kind == "priority"
-        level = (0 if is_priority else 1) if priority is None else priority
-        if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= 255:
-            raise ValueError(f"priority must be an int from 0 (first) to 255, not {priority!r}")
-        deadline = PRIORITY_DEADLINE_S if deadline_s is None and is_priority else deadline_s
+        none of these (the simulator's defaults, `MessageKind::defaults`). `name` labels the
+        stream's messages in the message table."""
         stream_id = self._session._sim.open_stream(
-            self.flow, name, kind, level,
-            is_priority if urgent is None else bool(urgent),
-            is_priority if redundant is None else bool(redundant),
-            deadline,
+            self.flow, name, kind, priority,
+            None if urgent is None else bool(urgent),
+            None if redundant is None else bool(redundant),
+            deadline_s,
         )
         return Stream(self, int(stream_id), name)
 

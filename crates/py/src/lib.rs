@@ -6,13 +6,12 @@
 //! lives in the Python package `multiconn`.
 
 use multiconn_core::{Dur, Time};
-use multiconn_scenario::messages::MessageKind;
-use multiconn_transport::StreamOptions;
+use multiconn_scenario::messages::{MessageKind, StreamChoices};
 use multiconn_scenario as scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -218,22 +217,28 @@ impl PySimulation {
         Ok((output.summary_json, columns, qlog, messages))
     }
 
-    /// Message flow `flow`'s sending application opens a stream; returns its id.
-    #[pyo3(signature = (flow, name, kind, priority, urgent, redundant, deadline_s=None))]
+    /// Message flow `flow`'s sending application opens a stream; returns its id. What is
+    /// None takes the kind's default.
+    #[pyo3(signature = (flow, name, kind, priority=None, urgent=None, redundant=None, deadline_s=None))]
     #[allow(clippy::too_many_arguments)]
-    fn open_stream(&self, flow: &str, name: &str, kind: &str, priority: u8, urgent: bool, redundant: bool, deadline_s: Option<f64>) -> PyResult<u64> {
-        let kind = match kind {
-            "priority" => MessageKind::Priority,
-            "background" => MessageKind::Background,
-            other => return Err(PyValueError::new_err(format!("kind must be \"priority\" or \"background\", not {other:?}"))),
-        };
+    fn open_stream(
+        &self,
+        flow: &str,
+        name: &str,
+        kind: &str,
+        priority: Option<&Bound<'_, PyAny>>,
+        urgent: Option<bool>,
+        redundant: Option<bool>,
+        deadline_s: Option<f64>,
+    ) -> PyResult<u64> {
+        let kind: MessageKind = kind.parse().map_err(|e: scenario::messages::UnknownMessageKind| PyValueError::new_err(e.to_string()))?;
         let deadline = match deadline_s {
             None => None,
             Some(d) if d.is_finite() && d > 0.0 => Some(Dur::from_secs_f64(d)),
             Some(d) => return Err(PyValueError::new_err(format!("deadline_s must be a number of seconds above zero, not {d}"))),
         };
-        let options = StreamOptions { priority, urgent, redundant };
-        self.with_sim(|sim| sim.open_stream(flow, name, kind, options, deadline).map_err(scenario_err))
+        let choices = StreamChoices { priority: priority.map(priority_level).transpose()?, urgent, redundant, deadline };
+        self.with_sim(|sim| sim.open_stream(flow, name, kind, choices).map_err(scenario_err))
     }
 
     /// Writes one message of `size` bytes on `stream` of message flow `flow` at the current
@@ -262,6 +267,15 @@ impl PySimulation {
             self.done()
         )
     }
+}
+
+/// A stream's priority level: an int from 0 to 255 (not a bool).
+fn priority_level(v: &Bound<'_, PyAny>) -> PyResult<u8> {
+    let level = if v.is_instance_of::<PyBool>() { None } else { v.downcast::<PyInt>().ok().and_then(|i| i.extract::<u8>().ok()) };
+    level.ok_or_else(|| match v.repr() {
+        Ok(repr) => PyValueError::new_err(format!("priority must be an int from 0 (first) to 255, not {repr}")),
+        Err(e) => e,
+    })
 }
 
 #[pymodule]

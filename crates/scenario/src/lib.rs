@@ -19,8 +19,7 @@ pub mod schema;
 pub mod sim;
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
-use multiconn_core::{Dur, Time};
-use multiconn_transport::StreamOptions;
+use multiconn_core::Time;
 use std::path::PathBuf;
 
 /// A one-line, user-facing error: file, line where known, field path, what is allowed.
@@ -260,13 +259,15 @@ impl Simulation {
     }
     /// Message flow `flow`'s sending application opens a stream of its own (app =
     /// "messages"; e.g. `messages = []` when the application writes everything itself).
-    /// `name` labels its messages in the message table; `deadline` gives the summary's
-    /// reliability. Returns the stream id.
-    pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, ScenarioError> {
+    /// `name` labels its messages in the message table; what `choices` leaves out takes
+    /// `kind`'s defaults ([`messages::MessageKind::defaults`]); the deadline gives the
+    /// summary's reliability. Returns the stream id.
+    pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, choices: messages::StreamChoices) -> Result<u64, ScenarioError> {
         let f = self.message_flow(flow)?;
         if !resolve::valid_name(name) {
             return Err(ScenarioError::new(format!("stream name \"{name}\" is not valid: use letters, digits, '_' and '-'")));
         }
+        let (options, deadline) = choices.resolve(kind);
         self.world.app_open_stream(f, name, kind, options, deadline).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 

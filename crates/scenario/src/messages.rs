@@ -17,6 +17,7 @@ use multiconn_core::{Dur, Time};
 use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::str::FromStr;
 
 use crate::Column;
 
@@ -31,11 +32,45 @@ pub enum MessageKind {
 }
 
 impl MessageKind {
+    /// Every kind, in the order error messages list them.
+    pub const ALL: [MessageKind; 2] = [MessageKind::Priority, MessageKind::Background];
+
     pub fn name(self) -> &'static str {
         match self {
             MessageKind::Priority => "priority",
             MessageKind::Background => "background",
         }
+    }
+
+    /// What a source or stream of this kind gets for what it leaves out.
+    pub fn defaults(self) -> KindDefaults {
+        match self {
+            MessageKind::Priority => KindDefaults {
+                options: StreamOptions { priority: 0, urgent: true, redundant: true },
+                deadline: Some(PRIORITY_DEADLINE),
+                size: PRIORITY_SIZE,
+                interval: Some(PRIORITY_INTERVAL),
+            },
+            MessageKind::Background => KindDefaults {
+                options: StreamOptions { priority: 1, urgent: false, redundant: false },
+                deadline: None,
+                size: BACKGROUND_SIZE,
+                interval: None,
+            },
+        }
+    }
+}
+
+/// A name that is not a message kind; the message lists the kinds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kind must be one of {}, not {0:?}", MessageKind::ALL.map(MessageKind::name).join(", "))]
+pub struct UnknownMessageKind(pub String);
+
+impl FromStr for MessageKind {
+    type Err = UnknownMessageKind;
+
+    fn from_str(s: &str) -> Result<MessageKind, UnknownMessageKind> {
+        MessageKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownMessageKind(s.to_string()))
     }
 }
 
@@ -45,6 +80,43 @@ pub const PRIORITY_INTERVAL: Dur = Dur::from_millis(100);
 pub const PRIORITY_DEADLINE: Dur = Dur::from_millis(100);
 /// Seed 004's background chunk: 100 kbit.
 pub const BACKGROUND_SIZE: u64 = 12_500;
+
+/// A message kind's defaults (seed 004 §7.2.3): priority messages are packed first (level 0),
+/// urgent, redundant, due within 100 ms, 1200 B every 100 ms; background chunks are level 1,
+/// none of these, 12500 B at an interval that follows from a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindDefaults {
+    pub options: StreamOptions,
+    /// For the summary's reliability: P(OWD < deadline).
+    pub deadline: Option<Dur>,
+    /// The size of a periodic source's messages.
+    pub size: u64,
+    /// The period of a periodic source; `None`: it needs a rate or an interval.
+    pub interval: Option<Dur>,
+}
+
+/// The sending options and deadline chosen for a stream or source; what is `None` takes the
+/// kind's default ([`MessageKind::defaults`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamChoices {
+    pub priority: Option<u8>,
+    pub urgent: Option<bool>,
+    pub redundant: Option<bool>,
+    pub deadline: Option<Dur>,
+}
+
+impl StreamChoices {
+    /// The stream's options and deadline: the choices, else `kind`'s defaults.
+    pub fn resolve(self, kind: MessageKind) -> (StreamOptions, Option<Dur>) {
+        let d = kind.defaults();
+        let options = StreamOptions {
+            priority: self.priority.unwrap_or(d.options.priority),
+            urgent: self.urgent.unwrap_or(d.options.urgent),
+            redundant: self.redundant.unwrap_or(d.options.redundant),
+        };
+        (options, self.deadline.or(d.deadline))
+    }
+}
 
 /// One resolved message source.
 #[derive(Debug, Clone, PartialEq)]
@@ -354,6 +426,29 @@ mod tests {
 
     fn d(ms: u64) -> Option<Dur> {
         Some(Dur::from_millis(ms))
+    }
+
+    #[test]
+    fn kinds_parse_from_their_names_and_the_error_lists_them() {
+        for kind in MessageKind::ALL {
+            assert_eq!(kind.name().parse::<MessageKind>(), Ok(kind));
+        }
+        let e = "urgent".parse::<MessageKind>().unwrap_err();
+        assert_eq!(e.to_string(), "kind must be one of priority, background, not \"urgent\"");
+    }
+
+    #[test]
+    fn choices_left_out_take_the_kinds_defaults() {
+        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Priority);
+        assert_eq!(options, StreamOptions { priority: 0, urgent: true, redundant: true });
+        assert_eq!(deadline, Some(Dur::from_millis(100)));
+        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Background);
+        assert_eq!(options, StreamOptions { priority: 1, urgent: false, redundant: false });
+        assert_eq!(deadline, None);
+        let chosen = StreamChoices { priority: Some(7), urgent: Some(false), redundant: None, deadline: Some(Dur::from_millis(5)) };
+        let (options, deadline) = chosen.resolve(MessageKind::Priority);
+        assert_eq!(options, StreamOptions { priority: 7, urgent: false, redundant: true });
+        assert_eq!(deadline, Some(Dur::from_millis(5)));
     }
 
     #[test]

@@ -263,13 +263,11 @@ fn app_only() -> String {
 
 #[test]
 fn an_application_stream_opened_before_the_handshake_carries_its_messages() {
-    use multiconn_scenario::messages::MessageKind;
+    use multiconn_scenario::messages::{MessageKind, StreamChoices};
     use multiconn_scenario::Simulation;
-    use multiconn_transport::StreamOptions;
     let scenario = load_str(&app_only()).unwrap();
     let mut sim = Simulation::new(&scenario, Some(1)).unwrap();
-    let opts = StreamOptions { priority: 0, urgent: true, redundant: true };
-    let id = sim.open_stream("v2x", "cam", MessageKind::Priority, opts, None).unwrap();
+    let id = sim.open_stream("v2x", "cam", MessageKind::Priority, StreamChoices::default()).unwrap();
     assert_eq!(id, 3);
     for k in 0..10u64 {
         assert!(!sim.run_until(multiconn_core::Time::from_secs_f64(1.0 + 0.1 * k as f64)));
