@@ -2,6 +2,15 @@
 
 from collections.abc import Sequence
 
+TIMESERIES_COLUMNS: tuple[tuple[str, str], ...]
+"""The time-series table's columns in order, as (name, type); types "float64", "int64", "str"."""
+MESSAGE_COLUMNS: tuple[tuple[str, str], ...]
+"""The message table's columns in order, as (name, type)."""
+MESSAGE_KINDS: tuple[str, ...]
+"""The kinds of message source and stream ("priority", "background")."""
+DURATION_UNITS: tuple[tuple[str, float], ...]
+"""Every unit a duration may be written in, with its length in seconds."""
+
 class ScenarioError(ValueError):
     """A scenario could not be parsed, overridden, validated or its trace files loaded."""
 

@@ -30,7 +30,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ._native import core
+from ._native import MESSAGE_KINDS, core
 from .frame import build_frame, build_messages_frame
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -38,7 +38,7 @@ from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_so
 if TYPE_CHECKING:
     import pandas as pd
 
-KINDS = ("priority", "background")
+KINDS: tuple[str, ...] = MESSAGE_KINDS
 """Message kinds; a kind sets a stream's defaults (see `Connection.open_stream`)."""
 
 

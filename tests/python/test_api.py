@@ -12,7 +12,7 @@ from pathlib import Path
 import multiconn
 import pandas as pd
 import pytest
-from multiconn import _core
+from multiconn import _core, _native
 
 pytestmark = pytest.mark.native
 
@@ -123,6 +123,23 @@ def test_scenario_error_carries_file_line_field_and_message(examples: Path) -> N
     e = info.value
     assert (e.file, e.line, e.set, e.path) == (None, None, None, None)
     assert e.message == str(e)
+
+
+def test_the_python_copies_of_the_schema_match_the_native_one() -> None:
+    # Used only when the extension is not built (pure-Python tests, analysis).
+    assert _native.FALLBACK_TIMESERIES_COLUMNS == _core.TIMESERIES_COLUMNS
+    assert _native.FALLBACK_MESSAGE_COLUMNS == _core.MESSAGE_COLUMNS
+    assert _native.FALLBACK_MESSAGE_KINDS == _core.MESSAGE_KINDS
+    assert _native.FALLBACK_DURATION_UNITS == _core.DURATION_UNITS
+    assert _native.TIMESERIES_COLUMNS is _core.TIMESERIES_COLUMNS
+    assert [name for name, _ in _core.TIMESERIES_COLUMNS] == COLUMNS
+
+
+def test_every_column_has_its_declared_type(examples: Path) -> None:
+    result = multiconn.run(examples / "bulk.toml", overrides=SHORT)
+    for name, kind in _core.TIMESERIES_COLUMNS:
+        dtype = result.timeseries[name].dtype
+        assert isinstance(dtype, pd.CategoricalDtype) if kind == "str" else dtype == kind, name
 
 
 def test_validate_returns_the_resolved_scenario(examples: Path) -> None:

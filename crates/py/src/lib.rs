@@ -4,14 +4,20 @@
 //! out. Loading and running happen with the GIL released, so other Python threads (a progress
 //! bar, a UI) keep running. Everything user-facing (the CLI, output files, progress display)
 //! lives in the Python package `multiconn`.
+//!
+//! The schema the Python side relies on is exported from its one definition in Rust as module
+//! constants: the time-series and message-table columns with their types, the message kinds and
+//! the duration units.
 
+use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
-use multiconn_scenario::messages::{MessageKind, StreamChoices};
+use multiconn_scenario::messages::{MessageKind, StreamChoices, TABLE_COLUMNS};
+use multiconn_scenario::report::COLUMNS;
 use multiconn_scenario as scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -278,6 +284,11 @@ fn priority_level(v: &Bound<'_, PyAny>) -> PyResult<u8> {
     })
 }
 
+/// A table's schema as ((name, type), ...), the types `float64`, `int64` or `str`.
+fn schema<'py>(py: Python<'py>, columns: &[(&str, scenario::ColumnType)]) -> Bound<'py, PyTuple> {
+    PyTuple::new_bound(py, columns.iter().map(|(name, ty)| (*name, ty.name())))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -286,6 +297,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         error.setattr(part, py.None())?;
     }
     m.add("ScenarioError", error)?;
+    m.add("TIMESERIES_COLUMNS", schema(py, &COLUMNS))?;
+    m.add("MESSAGE_COLUMNS", schema(py, &TABLE_COLUMNS))?;
+    m.add("MESSAGE_KINDS", PyTuple::new_bound(py, MessageKind::ALL.map(MessageKind::name)))?;
+    m.add("DURATION_UNITS", PyTuple::new_bound(py, DURATION_UNIT_SECONDS))?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<PySimulation>()?;

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::str::FromStr;
 
-use crate::Column;
+use crate::{Column, ColumnType};
 
 /// What a message source carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -401,7 +401,17 @@ pub struct MessageTable {
 /// (its "Combined" curve): per message, the smallest one-way delay over the paths at its send
 /// time, as the network alone would give it (see `report::ideal_owd`); NaN where a path
 /// crosses a split, whose two legs have no single delay.
-pub const TABLE_COLUMNS: [&str; 9] = ["flow", "source", "kind", "stream", "msg_id", "size", "sent_s", "received_s", "path_owd_min_s"];
+pub const TABLE_COLUMNS: [(&str, ColumnType); 9] = [
+    ("flow", ColumnType::Str),
+    ("source", ColumnType::Str),
+    ("kind", ColumnType::Str),
+    ("stream", ColumnType::I64),
+    ("msg_id", ColumnType::I64),
+    ("size", ColumnType::I64),
+    ("sent_s", ColumnType::F64),
+    ("received_s", ColumnType::F64),
+    ("path_owd_min_s", ColumnType::F64),
+];
 
 impl MessageTable {
     pub fn into_columns(self) -> Vec<(String, Column)> {
@@ -416,7 +426,7 @@ impl MessageTable {
             Column::F64(self.received_s),
             Column::F64(self.path_owd_min_s),
         ];
-        TABLE_COLUMNS.iter().map(|n| n.to_string()).zip(columns).collect()
+        crate::named_columns(&TABLE_COLUMNS, columns)
     }
 }
 

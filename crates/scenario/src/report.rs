@@ -8,7 +8,7 @@
 use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
-use crate::Column;
+use crate::{Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_link::delay::DelayModel;
 use multiconn_metrics::{jain_index, BinRow, Counters};
@@ -276,26 +276,26 @@ fn split_json(world: &World, e: usize) -> Value {
 
 /// Column names of the time-series table, in order. Transport columns are empty (NaN) for
 /// links and UDP flows; `retransmissions` and `spurious_retransmissions` count per bin.
-pub const COLUMNS: [&str; 19] = [
-    "time_s",
-    "kind",
-    "name",
-    "direction",
-    "bytes_delivered",
-    "throughput_mbps",
-    "drops_queue",
-    "drops_random_loss",
-    "drops_link_down",
-    "drops_udp_buffer",
-    "drops_pdcp_late",
-    "drops_pdcp_window",
-    "queue_packets",
-    "queue_bytes",
-    "cwnd_bytes",
-    "bytes_in_flight",
-    "srtt_ms",
-    "retransmissions",
-    "spurious_retransmissions",
+pub const COLUMNS: [(&str, ColumnType); 19] = [
+    ("time_s", ColumnType::F64),
+    ("kind", ColumnType::Str),
+    ("name", ColumnType::Str),
+    ("direction", ColumnType::Str),
+    ("bytes_delivered", ColumnType::I64),
+    ("throughput_mbps", ColumnType::F64),
+    ("drops_queue", ColumnType::I64),
+    ("drops_random_loss", ColumnType::I64),
+    ("drops_link_down", ColumnType::I64),
+    ("drops_udp_buffer", ColumnType::I64),
+    ("drops_pdcp_late", ColumnType::I64),
+    ("drops_pdcp_window", ColumnType::I64),
+    ("queue_packets", ColumnType::F64),
+    ("queue_bytes", ColumnType::F64),
+    ("cwnd_bytes", ColumnType::F64),
+    ("bytes_in_flight", ColumnType::F64),
+    ("srtt_ms", ColumnType::F64),
+    ("retransmissions", ColumnType::F64),
+    ("spurious_retransmissions", ColumnType::F64),
 ];
 
 /// One row per (entity, bin): every flow's bins, then every link direction's.
@@ -394,7 +394,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         push("link", &l.name, l.direction.name(), rows, true);
     }
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
-    let columns = vec![
+    let columns = [
         Column::F64(time_s),
         Column::Str(kind),
         Column::Str(name),
@@ -415,5 +415,5 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::F64(retx),
         Column::F64(spurious),
     ];
-    COLUMNS.iter().map(|c| c.to_string()).zip(columns).collect()
+    crate::named_columns(&COLUMNS, columns)
 }
