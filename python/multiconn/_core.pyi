@@ -86,3 +86,5 @@ class Simulation:
         """Ends the stream (a FIN follows its last message)."""
     def messages(self) -> dict[str, list[float] | list[int] | list[str]]:
         """The message table so far."""
+    def messages_since(self, flow: str, n: int) -> dict[str, list[float] | list[int] | list[str]]:
+        """The rows of flow `flow`'s messages that arrived after its first `n` arrivals, in order."""

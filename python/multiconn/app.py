@@ -106,7 +106,7 @@ class Connection:
     def __init__(self, session: Session, flow: str) -> None:
         self._session = session
         self.flow = flow
-        self._read: dict[tuple[str, int], None] = {}
+        self._arrived = 0
 
     def open_stream(self, name: str, kind: str = "background", *, priority: int | None = None,
                     urgent: bool | None = None, redundant: bool | None = None,
@@ -133,14 +133,9 @@ class Connection:
     def read(self) -> pd.DataFrame:
         """The messages that arrived since the last `read`, in order of arrival, with their
         `sent_s` and `received_s` (virtual seconds)."""
-        frame = self.messages()
-        arrived = frame[frame["received_s"].notna()]
-        keys = list(zip(arrived["stream"].tolist(), arrived["msg_id"].tolist()))
-        fresh = [k not in self._read for k in keys]
-        for k, new in zip(keys, fresh):
-            if new:
-                self._read[k] = None
-        out = arrived[fresh].sort_values(["received_s", "stream", "msg_id"], kind="stable")
+        fresh = build_messages_frame(self._session._sim.messages_since(self.flow, self._arrived))
+        self._arrived += len(fresh)
+        out = fresh.sort_values(["received_s", "stream", "msg_id"], kind="stable")
         return out.reset_index(drop=True)
 
 

@@ -264,6 +264,13 @@ impl PySimulation {
         columns_dict(py, &columns)
     }
 
+    /// The message table's rows of the messages of flow `flow` that arrived after its first
+    /// `n` arrivals, in order of arrival.
+    fn messages_since<'py>(&self, py: Python<'py>, flow: &str, n: usize) -> PyResult<Bound<'py, PyDict>> {
+        let columns = self.with_sim(|sim| sim.messages_since(flow, n).map_err(scenario_err))?;
+        columns_dict(py, &columns)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<Simulation now_s={:.3} end_time_s={:.3} events={} done={}>",

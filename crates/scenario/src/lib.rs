@@ -334,10 +334,22 @@ impl Simulation {
         report::messages(&self.world)
     }
 
+    /// The message table's rows of the messages of message flow `flow` that arrived after
+    /// its first `n` arrivals, in order of arrival (`n` = 0: every message received so far).
+    pub fn messages_since(&self, flow: &str, n: usize) -> Result<Vec<(String, Column)>, ScenarioError> {
+        let f = self.find_message_flow(flow)?;
+        Ok(report::arrivals_since(&self.world, f, n))
+    }
+
+    /// Message flow `name`, which may still be written to.
     fn message_flow(&self, name: &str) -> Result<usize, ScenarioError> {
         if self.done {
             return Err(ScenarioError::new("the run is over: nothing more can be written"));
         }
+        self.find_message_flow(name)
+    }
+
+    fn find_message_flow(&self, name: &str) -> Result<usize, ScenarioError> {
         let flows = &self.world.hosts.flows;
         match flows.iter().position(|f| f.spec.name == name) {
             Some(i) if flows[i].messages.is_some() => Ok(i),

@@ -167,6 +167,8 @@ struct Running {
 pub struct MessageLog {
     sources: Vec<Running>,
     began: bool,
+    /// Every message received, in order of arrival: (source, message) indices.
+    arrivals: Vec<(usize, usize)>,
 }
 
 impl MessageLog {
@@ -186,7 +188,7 @@ impl MessageLog {
                 finished: false,
             })
             .collect();
-        MessageLog { sources, began: false }
+        MessageLog { sources, began: false, arrivals: Vec::new() }
     }
 
     /// The sending application can send from `now`: opens a stream per source and plans the
@@ -289,12 +291,14 @@ impl MessageLog {
 
     /// The receiving application read `p`.
     pub fn on_progress(&mut self, p: &StreamProgress) {
-        let Some(s) = self.sources.iter_mut().find(|s| s.stream == Some(p.stream)) else { return };
+        let Some(index) = self.sources.iter().position(|s| s.stream == Some(p.stream)) else { return };
+        let s = &mut self.sources[index];
         while let Some(m) = s.messages.get_mut(s.received) {
             if m.end > p.delivered {
                 break;
             }
             m.received = Some(p.at);
+            self.arrivals.push((index, s.received));
             s.received += 1;
         }
     }
@@ -315,19 +319,17 @@ impl MessageLog {
     /// of `size` bytes sent at `sent`, if known.
     pub fn append_rows(&self, flow: &str, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
         for s in &self.sources {
-            let mut start = 0;
-            for (i, m) in s.messages.iter().enumerate() {
-                table.flow.push(flow.to_string());
-                table.source.push(s.spec.name.clone());
-                table.kind.push(s.spec.kind.name().to_string());
-                table.stream.push(s.stream.map_or(-1, |id| id as i64));
-                table.msg_id.push(i as i64);
-                table.size.push((m.end - start) as i64);
-                table.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
-                start = m.end;
-                table.sent_s.push(m.sent.as_secs_f64());
-                table.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+            for i in 0..s.messages.len() {
+                table.push(flow, s, i, ideal);
             }
+        }
+    }
+
+    /// Appends the rows of the messages received after the first `n` arrivals, in order of
+    /// arrival (as [`MessageLog::append_rows`]).
+    pub fn append_arrivals(&self, flow: &str, n: usize, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        for &(source, i) in self.arrivals.get(n..).unwrap_or_default() {
+            table.push(flow, &self.sources[source], i, ideal);
         }
     }
 
@@ -414,6 +416,21 @@ pub const TABLE_COLUMNS: [(&str, ColumnType); 9] = [
 ];
 
 impl MessageTable {
+    /// Appends the row of message `i` of source `s`.
+    fn push(&mut self, flow: &str, s: &Running, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        let m = &s.messages[i];
+        let start = i.checked_sub(1).map_or(0, |j| s.messages[j].end);
+        self.flow.push(flow.to_string());
+        self.source.push(s.spec.name.clone());
+        self.kind.push(s.spec.kind.name().to_string());
+        self.stream.push(s.stream.map_or(-1, |id| id as i64));
+        self.msg_id.push(i as i64);
+        self.size.push((m.end - start) as i64);
+        self.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
+        self.sent_s.push(m.sent.as_secs_f64());
+        self.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+    }
+
     pub fn into_columns(self) -> Vec<(String, Column)> {
         let columns = [
             Column::Str(self.flow),

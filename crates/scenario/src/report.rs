@@ -1,4 +1,5 @@
-//! What a finished run reports: the summary (JSON) and the time-series table (columns).
+//! What a run reports: the summary (JSON) and the time-series table (columns) when it is
+//! finished, and the message table (columns) at any time.
 //!
 //! Flows count payload bytes (goodput); links count bytes on the wire. A flow's goodput is its
 //! delivered payload over its active time: from its start to the moment it was done (source
@@ -298,27 +299,43 @@ pub const COLUMNS: [(&str, ColumnType); 19] = [
     ("spurious_retransmissions", ColumnType::F64),
 ];
 
-/// One row per (entity, bin): every flow's bins, then every link direction's.
 /// One row per message of every message flow; no columns when the run has none.
 pub fn messages(world: &World) -> Vec<(String, Column)> {
     if world.hosts.flows.iter().all(|f| f.messages.is_none()) {
         return Vec::new();
     }
     let mut table = MessageTable::default();
-    for f in &world.hosts.flows {
+    for (i, f) in world.hosts.flows.iter().enumerate() {
         if let Some(log) = &f.messages {
-            let routes: Vec<&[Hop]> = (0..f.spec.path_count()).map(|p| f.spec.hops(p as u8, 0)).collect();
-            let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
-                Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
-                Hop::Split { .. } => 0.0,
-            }).collect()).collect();
-            let ideal = |sent: Time, size: u64| -> Option<Dur> {
-                routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
-            };
-            log.append_rows(&f.spec.name, &mut table, &ideal);
+            log.append_rows(&f.spec.name, &mut table, &ideal_of_flow(world, i));
         }
     }
     table.into_columns()
+}
+
+/// The rows of message flow `f`'s messages received after its first `n` arrivals, in order
+/// of arrival (the columns of [`messages`]).
+pub fn arrivals_since(world: &World, f: usize, n: usize) -> Vec<(String, Column)> {
+    let mut table = MessageTable::default();
+    let flow = &world.hosts.flows[f];
+    if let Some(log) = &flow.messages {
+        log.append_arrivals(&flow.spec.name, n, &mut table, &ideal_of_flow(world, f));
+    }
+    table.into_columns()
+}
+
+/// The smallest [`ideal_owd`] over flow `f`'s paths of a message of `size` bytes sent at
+/// `sent`.
+fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> + '_ {
+    let spec = &world.hosts.flows[f].spec;
+    let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
+    let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
+        Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
+        Hop::Split { .. } => 0.0,
+    }).collect()).collect();
+    move |sent: Time, size: u64| -> Option<Dur> {
+        routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
+    }
 }
 
 /// The one-way delay the network alone gives a message of `size` bytes entering `route` at
@@ -340,6 +357,7 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
     Some(t.since(sent))
 }
 
+/// One row per (entity, bin): every flow's bins, then every link direction's.
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let (flow_rows, link_rows) = world.hosts.recorder.finish(end);
     let mut time_s = Vec::new();

@@ -283,3 +283,28 @@ fn an_application_stream_opened_before_the_handshake_carries_its_messages() {
     assert_eq!(received.len(), 11);
     assert!(received.iter().all(|r| r.is_finite()));
 }
+
+#[test]
+fn messages_since_gives_each_arrival_once_in_order_of_arrival() {
+    use multiconn_core::Time;
+    use multiconn_scenario::Simulation;
+    let scenario = load_str(ONE_PATH).unwrap();
+    let mut sim = Simulation::new(&scenario, Some(1)).unwrap();
+    let mut seen: Vec<(i64, f64)> = Vec::new();
+    for t in [0.5, 1.0, 1.7, 3.0, 5.0] {
+        sim.run_until(Time::from_secs_f64(t));
+        let rows = sim.messages_since("v2x", seen.len()).unwrap();
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, multiconn_scenario::messages::TABLE_COLUMNS.map(|(n, _)| n));
+        let (Column::I64(ids), Column::F64(received)) = (&rows[4].1, &rows[7].1) else { panic!("msg_id and received_s columns") };
+        assert!(received.iter().all(|r| r.is_finite() && *r <= t), "only what arrived by {t} s");
+        seen.extend(ids.iter().copied().zip(received.iter().copied()));
+    }
+    // Every message once, in order; the whole table agrees.
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), (0..20).collect::<Vec<i64>>());
+    assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1));
+    let all = sim.messages();
+    assert_eq!(f64s(&all[7].1), seen.iter().map(|s| s.1).collect::<Vec<_>>());
+    assert!(matches!(&sim.messages_since("v2x", seen.len()).unwrap()[4].1, Column::I64(v) if v.is_empty()));
+    assert!(sim.messages_since("nope", 0).unwrap_err().to_string().contains("no flow \"nope\""));
+}
