@@ -1,6 +1,18 @@
 """Type stubs for the native extension `multiconn._core` (crates/py)."""
 
 from collections.abc import Sequence
+from typing import final
+
+__all__ = [
+    "DURATION_UNITS",
+    "MESSAGE_COLUMNS",
+    "MESSAGE_KINDS",
+    "ScenarioError",
+    "Simulation",
+    "TIMESERIES_COLUMNS",
+    "validate",
+    "version",
+]
 
 TIMESERIES_COLUMNS: tuple[tuple[str, str], ...]
 """The time-series table's columns in order, as (name, type); types "float64", "int64", "str"."""
@@ -31,17 +43,18 @@ def version() -> str:
 def validate(text: str, origin: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> str:
     """Loads and validates a scenario; returns the resolved scenario as JSON."""
 
+@final
 class Simulation:
     """A run in progress, advanced in bounded steps of virtual time."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         text: str,
         origin: str,
         base_dir: str,
         overrides: Sequence[tuple[str, str]],
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Simulation: ...
     @property
     def end_time_s(self) -> float:
         """The time limit of the run, in seconds of virtual time."""

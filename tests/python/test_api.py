@@ -12,9 +12,11 @@ from pathlib import Path
 import multiconn
 import pandas as pd
 import pytest
-from multiconn import _core, _native
+from multiconn import _native
 
 pytestmark = pytest.mark.native
+_core = pytest.importorskip("multiconn._core", reason="multiconn._core is not built",
+                            exc_type=ImportError)
 
 COLUMNS = [
     "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps",
