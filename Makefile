@@ -11,7 +11,7 @@ SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
 	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: setup test test-rust test-python demo bench clean-venv
+.PHONY: setup test test-rust test-python test-stubs demo bench clean-venv
 
 setup: $(STAMP)
 
@@ -26,13 +26,18 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
 	touch $@
 
-test: setup test-rust test-python
+test: setup test-rust test-python test-stubs
 
 test-rust:
 	cargo test --workspace --release
 
+# Every Python test, the slow ones included (a plain `pytest` leaves them out).
 test-python: setup
-	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python -q
+	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python -q -m "slow or not slow"
+
+# The type stubs of the native module (python/multiconn/_core.pyi) against the built module.
+test-stubs: setup
+	$(VPY) -m mypy.stubtest multiconn._core
 
 demo: setup
 	$(VENV)/bin/multiconn run examples/scenarios/bulk.toml --out out/demo

@@ -1,9 +1,41 @@
 """Type stubs for the native extension `multiconn._core` (crates/py)."""
 
 from collections.abc import Sequence
+from typing import final
+
+__all__ = [
+    "DURATION_UNITS",
+    "MESSAGE_COLUMNS",
+    "MESSAGE_KINDS",
+    "ScenarioError",
+    "Simulation",
+    "TIMESERIES_COLUMNS",
+    "validate",
+    "version",
+]
+
+TIMESERIES_COLUMNS: tuple[tuple[str, str], ...]
+"""The time-series table's columns in order, as (name, type); types "float64", "int64", "str"."""
+MESSAGE_COLUMNS: tuple[tuple[str, str], ...]
+"""The message table's columns in order, as (name, type)."""
+MESSAGE_KINDS: tuple[str, ...]
+"""The kinds of message source and stream ("priority", "background")."""
+DURATION_UNITS: tuple[tuple[str, float], ...]
+"""Every unit a duration may be written in, with its length in seconds."""
 
 class ScenarioError(ValueError):
     """A scenario could not be parsed, overridden, validated or its trace files loaded."""
+
+    file: str | None
+    """The scenario's name in messages (its path as given, `<string>`, `<dict>`)."""
+    line: int | None
+    """The 1-based line of the error, where it lies in the file's text."""
+    set: str | None
+    """The override `KEY=VALUE` that set the field, given instead of a line."""
+    path: str | None
+    """The field as a dotted path (`link.bottleneck.rate`)."""
+    message: str
+    """What is wrong and what is allowed (the one-line text without file, line and field)."""
 
 def version() -> str:
     """The version of the native crate."""
@@ -11,17 +43,18 @@ def version() -> str:
 def validate(text: str, origin: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> str:
     """Loads and validates a scenario; returns the resolved scenario as JSON."""
 
+@final
 class Simulation:
     """A run in progress, advanced in bounded steps of virtual time."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         text: str,
         origin: str,
         base_dir: str,
         overrides: Sequence[tuple[str, str]],
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Simulation: ...
     @property
     def end_time_s(self) -> float:
         """The time limit of the run, in seconds of virtual time."""
@@ -54,15 +87,17 @@ class Simulation:
         flow: str,
         name: str,
         kind: str,
-        priority: int,
-        urgent: bool,
-        redundant: bool,
+        priority: int | None = None,
+        urgent: bool | None = None,
+        redundant: bool | None = None,
         deadline_s: float | None = None,
     ) -> int:
-        """Message flow `flow`'s sender opens a stream; returns its id."""
+        """Message flow `flow`'s sender opens a stream; returns its id. None: the kind's default."""
     def write(self, flow: str, stream: int, size: int) -> int:
         """Writes one message of `size` bytes now; returns its number on the stream."""
     def finish_stream(self, flow: str, stream: int) -> None:
         """Ends the stream (a FIN follows its last message)."""
     def messages(self) -> dict[str, list[float] | list[int] | list[str]]:
         """The message table so far."""
+    def messages_since(self, flow: str, n: int) -> dict[str, list[float] | list[int] | list[str]]:
+        """The rows of flow `flow`'s messages that arrived after its first `n` arrivals, in order."""

@@ -1,7 +1,14 @@
 """Access to the compiled extension `multiconn._core`, with a clear error when it is missing.
 
-The pure-Python parts of the package (argument parsing, output writing) import without the
-extension, so a broken build shows up as one readable message instead of an import traceback.
+The pure-Python parts of the package (argument parsing, sweep files, output writing) import
+without the extension, so a broken build shows up as one readable message instead of an
+import traceback.
+
+The scenario schema the Python side relies on is defined once, in Rust, and exported by the
+extension: the time-series and message-table columns with their types, the message kinds and
+the duration units. `TIMESERIES_COLUMNS`, `MESSAGE_COLUMNS`, `MESSAGE_KINDS` and
+`DURATION_UNITS` here are the extension's; only when it is not built are they the copies
+below, which the tests check against the extension's.
 """
 
 from __future__ import annotations
@@ -34,12 +41,54 @@ def core() -> ModuleType:
     return _loaded
 
 
-if _loaded is not None:
-    ScenarioError: type[ValueError] = _loaded.ScenarioError
+# Without the extension: copies of its constants (tests/python/test_api.py checks them).
+FALLBACK_TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("time_s", "float64"), ("kind", "str"), ("name", "str"), ("direction", "str"),
+    ("bytes_delivered", "int64"), ("throughput_mbps", "float64"), ("drops_queue", "int64"),
+    ("drops_random_loss", "int64"), ("drops_link_down", "int64"), ("drops_udp_buffer", "int64"),
+    ("drops_pdcp_late", "int64"), ("drops_pdcp_window", "int64"), ("queue_packets", "float64"),
+    ("queue_bytes", "float64"), ("cwnd_bytes", "float64"), ("bytes_in_flight", "float64"),
+    ("srtt_ms", "float64"), ("retransmissions", "float64"),
+    ("spurious_retransmissions", "float64"),
+)
+FALLBACK_MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("flow", "str"), ("source", "str"), ("kind", "str"), ("stream", "int64"),
+    ("msg_id", "int64"), ("size", "int64"), ("sent_s", "float64"), ("received_s", "float64"),
+    ("path_owd_min_s", "float64"),
+)
+FALLBACK_MESSAGE_KINDS: tuple[str, ...] = ("priority", "background")
+FALLBACK_DURATION_UNITS: tuple[tuple[str, float], ...] = (
+    ("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("sec", 1.0),
+    ("min", 60.0), ("h", 3600.0),
+)
+
+if available():
+    ScenarioError: type[ValueError] = core().ScenarioError
+    TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = core().TIMESERIES_COLUMNS
+    """The time-series table's columns in order, as (name, type) pairs; the types are
+    "float64", "int64" and "str"."""
+    MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = core().MESSAGE_COLUMNS
+    """The message table's columns in order, as (name, type) pairs."""
+    MESSAGE_KINDS: tuple[str, ...] = core().MESSAGE_KINDS
+    """The kinds of message source and stream; a kind sets a stream's defaults."""
+    DURATION_UNITS: tuple[tuple[str, float], ...] = core().DURATION_UNITS
+    """Every unit the simulator reads durations in, with its length in seconds."""
 else:
 
     class ScenarioError(ValueError):  # type: ignore[no-redef]
         """Stand-in raised for bad input when the extension is not built."""
 
+        file: str | None = None
+        line: int | None = None
+        set: str | None = None
+        path: str | None = None
 
-__all__ = ["IMPORT_ERROR", "ScenarioError", "available", "core"]
+    TIMESERIES_COLUMNS = FALLBACK_TIMESERIES_COLUMNS
+    MESSAGE_COLUMNS = FALLBACK_MESSAGE_COLUMNS
+    MESSAGE_KINDS = FALLBACK_MESSAGE_KINDS
+    DURATION_UNITS = FALLBACK_DURATION_UNITS
+
+__all__ = [
+    "DURATION_UNITS", "IMPORT_ERROR", "MESSAGE_COLUMNS", "MESSAGE_KINDS", "ScenarioError",
+    "TIMESERIES_COLUMNS", "available", "core",
+]

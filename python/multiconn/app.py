@@ -30,7 +30,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ._native import core
+from ._native import MESSAGE_KINDS, core
 from .frame import build_frame, build_messages_frame
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -38,11 +38,8 @@ from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_so
 if TYPE_CHECKING:
     import pandas as pd
 
-KINDS = ("priority", "background")
+KINDS: tuple[str, ...] = MESSAGE_KINDS
 """Message kinds; a kind sets a stream's defaults (see `Connection.open_stream`)."""
-
-PRIORITY_DEADLINE_S = 0.1
-"""The default deadline of priority streams (V2X periodic messages)."""
 
 
 class Session:
@@ -109,7 +106,7 @@ class Connection:
     def __init__(self, session: Session, flow: str) -> None:
         self._session = session
         self.flow = flow
-        self._read: dict[tuple[str, int], None] = {}
+        self._arrived = 0
 
     def open_stream(self, name: str, kind: str = "background", *, priority: int | None = None,
                     urgent: bool | None = None, redundant: bool | None = None,
@@ -118,19 +115,13 @@ class Connection:
         (priority 0), urgent (not held back by a path's congestion window when the multipath
         option `priority_ignores_cwnd` is on), redundant (sent on every path by the selective
         redundant scheduler) and due within 100 ms; "background" streams are priority 1 and
-        none of these. `name` labels the stream's messages in the message table."""
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        is_priority = kind == "priority"
-        level = (0 if is_priority else 1) if priority is None else priority
-        if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= 255:
-            raise ValueError(f"priority must be an int from 0 (first) to 255, not {priority!r}")
-        deadline = PRIORITY_DEADLINE_S if deadline_s is None and is_priority else deadline_s
+        none of these (the simulator's defaults, `MessageKind::defaults`). `name` labels the
+        stream's messages in the message table."""
         stream_id = self._session._sim.open_stream(
-            self.flow, name, kind, level,
-            is_priority if urgent is None else bool(urgent),
-            is_priority if redundant is None else bool(redundant),
-            deadline,
+            self.flow, name, kind, priority,
+            None if urgent is None else bool(urgent),
+            None if redundant is None else bool(redundant),
+            deadline_s,
         )
         return Stream(self, int(stream_id), name)
 
@@ -142,14 +133,9 @@ class Connection:
     def read(self) -> pd.DataFrame:
         """The messages that arrived since the last `read`, in order of arrival, with their
         `sent_s` and `received_s` (virtual seconds)."""
-        frame = self.messages()
-        arrived = frame[frame["received_s"].notna()]
-        keys = list(zip(arrived["stream"].tolist(), arrived["msg_id"].tolist()))
-        fresh = [k not in self._read for k in keys]
-        for k, new in zip(keys, fresh):
-            if new:
-                self._read[k] = None
-        out = arrived[fresh].sort_values(["received_s", "stream", "msg_id"], kind="stable")
+        fresh = build_messages_frame(self._session._sim.messages_since(self.flow, self._arrived))
+        self._arrived += len(fresh)
+        out = fresh.sort_values(["received_s", "stream", "msg_id"], kind="stable")
         return out.reset_index(drop=True)
 
 

@@ -1,9 +1,10 @@
 """Building the time-series DataFrame from the native columns, and writing it reproducibly.
 
 Numbers keep their native types (float64, int64); text columns become categoricals. A
-column's type comes from its values; the documented types are used only for empty columns. Parquet
-files are written so that the same frame always gives the same bytes: no pandas index or
-pandas metadata, fixed zstd compression, no timestamps.
+column's type comes from its values; the types the core declares for its columns
+(`TIMESERIES_COLUMNS`, `MESSAGE_COLUMNS` of `multiconn._native`) are used for empty columns
+and for the message table. Parquet files are written so that the same frame always gives the
+same bytes: no pandas index or pandas metadata, fixed zstd compression, no timestamps.
 """
 
 from __future__ import annotations
@@ -13,25 +14,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._native import MESSAGE_COLUMNS, TIMESERIES_COLUMNS
+
 if TYPE_CHECKING:  # pandas and pyarrow load on first use: `import multiconn` stays quick
     import pandas as pd
     import pyarrow as pa
 
-COLUMN_DTYPES: dict[str, str] = {
-    "time_s": "float64",
-    "kind": "category",
-    "name": "category",
-    "direction": "category",
-    "bytes_delivered": "int64",
-    "throughput_mbps": "float64",
-    "drops_queue": "int64",
-    "drops_random_loss": "int64",
-    "drops_link_down": "int64",
-    "queue_packets": "float64",
-    "queue_bytes": "float64",
-}
-"""The documented columns and their dtypes, for empty columns (which carry no type of their
-own). Queue columns are floats: NaN on flow rows, which have no queue."""
+
+def _dtypes(columns: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """pandas dtypes of the core's column types: text columns are categoricals."""
+    return {name: "category" if kind == "str" else kind for name, kind in columns}
+
+
+COLUMN_DTYPES: dict[str, str] = _dtypes(TIMESERIES_COLUMNS)
+"""The time-series columns and their dtypes, for empty columns (which carry no type of their
+own). Queue and transport columns are floats: NaN on rows that have none."""
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -72,17 +69,7 @@ def build_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
     return pd.DataFrame({name: _series(name, values) for name, values in columns.items()})
 
 
-MESSAGE_DTYPES: dict[str, str] = {
-    "flow": "category",
-    "source": "category",
-    "kind": "category",
-    "stream": "int64",
-    "msg_id": "int64",
-    "size": "int64",
-    "sent_s": "float64",
-    "received_s": "float64",
-    "path_owd_min_s": "float64",
-}
+MESSAGE_DTYPES: dict[str, str] = _dtypes(MESSAGE_COLUMNS)
 """The message table's columns (one row per message; `received_s` NaN: not received;
 `path_owd_min_s`: the smallest one-way delay over the paths at the send time, the "ideal"
 reference of `multiconn.messages`)."""

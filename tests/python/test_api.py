@@ -12,9 +12,11 @@ from pathlib import Path
 import multiconn
 import pandas as pd
 import pytest
-from multiconn import _core
+from multiconn import _native
 
 pytestmark = pytest.mark.native
+_core = pytest.importorskip("multiconn._core", reason="multiconn._core is not built",
+                            exc_type=ImportError)
 
 COLUMNS = [
     "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps",
@@ -98,6 +100,48 @@ def test_invalid_scenario_raises_scenario_error() -> None:
         multiconn.run({"run": {"duration": "1 s"}, "link": [{"name": "x", "colour": 1}]})
     assert isinstance(info.value, ValueError)
     assert "\n" not in str(info.value)
+
+
+def test_scenario_error_carries_file_line_field_and_message(examples: Path) -> None:
+    text = (examples / "bulk.toml").read_text(encoding="utf-8")
+    bad = text.replace('"40 Mbit/s"', '"-40 Mbit/s"', 1)
+    assert bad != text
+    with pytest.raises(multiconn.ScenarioError) as info:
+        multiconn.validate(bad)
+    e = info.value
+    assert (e.file, e.path, e.set) == ("<string>", "link.bottleneck.rate", None)
+    assert isinstance(e.line, int) and e.line > 0
+    assert "negative" in e.message
+    assert str(e) == f"<string>:{e.line}: link.bottleneck.rate: {e.message}"
+    with pytest.raises(multiconn.ScenarioError) as info:
+        multiconn.validate(examples / "bulk.toml", overrides={"link.bottleneck.rate": "fast"})
+    e = info.value
+    assert (e.line, e.set, e.path) == (None, "link.bottleneck.rate=fast", "link.bottleneck.rate")
+    assert str(e).startswith(f"{e.file} (--set link.bottleneck.rate=fast): link.bottleneck.rate: ")
+    # Errors of a running simulation have a message only.
+    session = multiconn.Session(examples / "bulk.toml", overrides=SHORT)
+    with pytest.raises(multiconn.ScenarioError) as info:
+        session.connection("nope").open_stream("x")
+    e = info.value
+    assert (e.file, e.line, e.set, e.path) == (None, None, None, None)
+    assert e.message == str(e)
+
+
+def test_the_python_copies_of_the_schema_match_the_native_one() -> None:
+    # Used only when the extension is not built (pure-Python tests, analysis).
+    assert _native.FALLBACK_TIMESERIES_COLUMNS == _core.TIMESERIES_COLUMNS
+    assert _native.FALLBACK_MESSAGE_COLUMNS == _core.MESSAGE_COLUMNS
+    assert _native.FALLBACK_MESSAGE_KINDS == _core.MESSAGE_KINDS
+    assert _native.FALLBACK_DURATION_UNITS == _core.DURATION_UNITS
+    assert _native.TIMESERIES_COLUMNS is _core.TIMESERIES_COLUMNS
+    assert [name for name, _ in _core.TIMESERIES_COLUMNS] == COLUMNS
+
+
+def test_every_column_has_its_declared_type(examples: Path) -> None:
+    result = multiconn.run(examples / "bulk.toml", overrides=SHORT)
+    for name, kind in _core.TIMESERIES_COLUMNS:
+        dtype = result.timeseries[name].dtype
+        assert isinstance(dtype, pd.CategoricalDtype) if kind == "str" else dtype == kind, name
 
 
 def test_validate_returns_the_resolved_scenario(examples: Path) -> None:

@@ -58,6 +58,43 @@ def test_messages_written_from_python_arrive_one_path_delay_later() -> None:
     assert source["deadline_ms"] == 100.0
 
 
+def test_reads_between_writes_give_every_arrival_once_in_order() -> None:
+    session = multiconn.Session(app_only(), seed=2, overrides=APP_ONLY)
+    conn = session.connection("v2x")
+    cam = conn.open_stream("cam", kind="priority")
+    bulk = conn.open_stream("bulk", kind="background", deadline_s=0.5)
+    batches = []
+    for k in range(40):
+        session.run_until(1.0 + 0.05 * k)
+        cam.write(1200)
+        if k % 4 == 0:
+            bulk.write(12_500)
+        if k % 7 == 0:
+            batches.append(conn.read())
+    session.run_until(7.0)
+    batches.append(conn.read())
+    read = pd.concat([b.astype({c: str for c in ("flow", "source", "kind")}) for b in batches],
+                     ignore_index=True)
+    assert read["received_s"].notna().all()
+    for batch in batches:
+        order = ["received_s", "stream", "msg_id"]
+        assert batch[order].equals(batch.sort_values(order)[order].reset_index(drop=True))
+    keys = list(zip(read["stream"], read["msg_id"]))
+    assert len(keys) == len(set(keys)) == 50, "every message once"
+    table = session.messages()
+    received = table[table["received_s"].notna()].sort_values(["stream", "msg_id"])
+    got = read.sort_values(["stream", "msg_id"])
+    np.testing.assert_array_equal(got["received_s"], received["received_s"])
+    np.testing.assert_array_equal(got["size"], received["size"])
+    cam.finish()
+    bulk.finish()
+    sources = session.finish().summary["flows"][0]["messages"]
+    # The kinds' defaults come from the simulator: priority streams are due within 100 ms,
+    # background streams have no deadline unless given one.
+    assert sources["cam"]["deadline_ms"] == 100.0
+    assert sources["bulk"]["deadline_ms"] == 500.0
+
+
 def test_an_application_writing_on_the_sources_schedule_gets_their_arrivals() -> None:
     # The catalogue scenario's sources, shortened, against the same writes from Python.
     short = {"run.duration": "8 s", "flow.v2x.messages.priority.duration": "5 s",

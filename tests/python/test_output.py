@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
-from multiconn.frame import build_frame, write_parquet
+from multiconn._native import MESSAGE_COLUMNS, TIMESERIES_COLUMNS
+from multiconn.frame import build_frame, build_messages_frame, write_parquet
 from multiconn.result import RunResult, json_text, with_wall_time
 
 COLUMNS = {
@@ -36,6 +37,16 @@ def test_empty_frame_keeps_the_documented_types() -> None:
     assert frame["time_s"].dtype == "float64"
     assert frame["bytes_delivered"].dtype == "int64"
     assert isinstance(frame["kind"].dtype, pd.CategoricalDtype)
+
+
+def test_empty_columns_take_the_types_the_core_declares() -> None:
+    frame = build_frame({name: [] for name, _ in TIMESERIES_COLUMNS})
+    for name, kind in TIMESERIES_COLUMNS:
+        dtype = frame[name].dtype
+        assert isinstance(dtype, pd.CategoricalDtype) if kind == "str" else dtype == kind, name
+    messages = build_messages_frame({name: [] for name, _ in MESSAGE_COLUMNS})
+    assert list(messages.columns) == [name for name, _ in MESSAGE_COLUMNS]
+    assert messages["msg_id"].dtype == "int64" and messages["received_s"].dtype == "float64"
 
 
 def test_parquet_writes_are_byte_identical(tmp_path: Path) -> None:

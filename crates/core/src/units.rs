@@ -37,6 +37,10 @@ pub struct UnitError(pub String);
 
 pub const RATE_UNITS: &str = "bit/s, kbit/s, Mbit/s, Gbit/s (or bps, kbps, Mbps, Gbps), B/s, kB/s, MB/s, GB/s";
 pub const DURATION_UNITS: &str = "ns, us, ms, s, min, h";
+/// Every unit a duration may be written in (those of [`DURATION_UNITS`] and their other
+/// spellings) and its length in seconds.
+pub const DURATION_UNIT_SECONDS: [(&str, f64); 8] =
+    [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("sec", 1.0), ("min", 60.0), ("h", 3600.0)];
 pub const SIZE_UNITS: &str = "B, kB, MB, GB, KiB, MiB, GiB";
 
 impl Rate {
@@ -118,15 +122,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
 pub fn parse_duration(s: &str) -> Result<Dur, UnitError> {
     let err = || UnitError(format!("invalid duration \"{s}\": expected a number and a unit, one of {DURATION_UNITS}"));
     let (v, unit) = split_number(s).ok_or_else(err)?;
-    let seconds = match unit {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" | "sec" => 1.0,
-        "min" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(err()),
-    };
+    let (_, seconds) = DURATION_UNIT_SECONDS.iter().find(|(u, _)| *u == unit).ok_or_else(err)?;
     let v = non_negative("a duration", s, v)?;
     Ok(Dur::from_secs_f64(v * seconds))
 }

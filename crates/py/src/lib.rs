@@ -4,15 +4,20 @@
 //! out. Loading and running happen with the GIL released, so other Python threads (a progress
 //! bar, a UI) keep running. Everything user-facing (the CLI, output files, progress display)
 //! lives in the Python package `multiconn`.
+//!
+//! The schema the Python side relies on is exported from its one definition in Rust as module
+//! constants: the time-series and message-table columns with their types, the message kinds and
+//! the duration units.
 
+use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
-use multiconn_scenario::messages::MessageKind;
-use multiconn_transport::StreamOptions;
+use multiconn_scenario::messages::{MessageKind, StreamChoices, TABLE_COLUMNS};
+use multiconn_scenario::report::COLUMNS;
 use multiconn_scenario as scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -22,11 +27,25 @@ create_exception!(
     ScenarioError,
     PyValueError,
     "A scenario could not be loaded: a parse, validation, override or trace-file error. \
-     The message is one line naming the file, the field and what is allowed."
+     The message is one line naming the file, the field and what is allowed; the attributes \
+     `file`, `line`, `set`, `path` (None where not known) and `message` hold its parts."
 );
 
+/// The parts of a [`scenario::ScenarioError`] the Python exception carries as attributes.
+const ERROR_PARTS: [&str; 4] = ["file", "line", "set", "path"];
+
 fn scenario_err(e: scenario::ScenarioError) -> PyErr {
-    ScenarioError::new_err(e.0)
+    Python::with_gil(|py| {
+        let err = ScenarioError::new_err(e.to_string());
+        let value = err.value_bound(py);
+        let parts = [e.file.into_py(py), e.line.into_py(py), e.set.into_py(py), e.path.into_py(py), e.message.into_py(py)];
+        for (name, part) in ERROR_PARTS.iter().chain(&["message"]).zip(parts) {
+            if let Err(failed) = value.setattr(*name, part) {
+                return failed;
+            }
+        }
+        err
+    })
 }
 
 /// Parses, overrides and validates a scenario (trace files included), without the GIL.
@@ -204,22 +223,28 @@ impl PySimulation {
         Ok((output.summary_json, columns, qlog, messages))
     }
 
-    /// Message flow `flow`'s sending application opens a stream; returns its id.
-    #[pyo3(signature = (flow, name, kind, priority, urgent, redundant, deadline_s=None))]
+    /// Message flow `flow`'s sending application opens a stream; returns its id. What is
+    /// None takes the kind's default.
+    #[pyo3(signature = (flow, name, kind, priority=None, urgent=None, redundant=None, deadline_s=None))]
     #[allow(clippy::too_many_arguments)]
-    fn open_stream(&self, flow: &str, name: &str, kind: &str, priority: u8, urgent: bool, redundant: bool, deadline_s: Option<f64>) -> PyResult<u64> {
-        let kind = match kind {
-            "priority" => MessageKind::Priority,
-            "background" => MessageKind::Background,
-            other => return Err(PyValueError::new_err(format!("kind must be \"priority\" or \"background\", not {other:?}"))),
-        };
+    fn open_stream(
+        &self,
+        flow: &str,
+        name: &str,
+        kind: &str,
+        priority: Option<&Bound<'_, PyAny>>,
+        urgent: Option<bool>,
+        redundant: Option<bool>,
+        deadline_s: Option<f64>,
+    ) -> PyResult<u64> {
+        let kind: MessageKind = kind.parse().map_err(|e: scenario::messages::UnknownMessageKind| PyValueError::new_err(e.to_string()))?;
         let deadline = match deadline_s {
             None => None,
             Some(d) if d.is_finite() && d > 0.0 => Some(Dur::from_secs_f64(d)),
             Some(d) => return Err(PyValueError::new_err(format!("deadline_s must be a number of seconds above zero, not {d}"))),
         };
-        let options = StreamOptions { priority, urgent, redundant };
-        self.with_sim(|sim| sim.open_stream(flow, name, kind, options, deadline).map_err(scenario_err))
+        let choices = StreamChoices { priority: priority.map(priority_level).transpose()?, urgent, redundant, deadline };
+        self.with_sim(|sim| sim.open_stream(flow, name, kind, choices).map_err(scenario_err))
     }
 
     /// Writes one message of `size` bytes on `stream` of message flow `flow` at the current
@@ -239,6 +264,13 @@ impl PySimulation {
         columns_dict(py, &columns)
     }
 
+    /// The message table's rows of the messages of flow `flow` that arrived after its first
+    /// `n` arrivals, in order of arrival.
+    fn messages_since<'py>(&self, py: Python<'py>, flow: &str, n: usize) -> PyResult<Bound<'py, PyDict>> {
+        let columns = self.with_sim(|sim| sim.messages_since(flow, n).map_err(scenario_err))?;
+        columns_dict(py, &columns)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<Simulation now_s={:.3} end_time_s={:.3} events={} done={}>",
@@ -250,9 +282,32 @@ impl PySimulation {
     }
 }
 
+/// A stream's priority level: an int from 0 to 255 (not a bool).
+fn priority_level(v: &Bound<'_, PyAny>) -> PyResult<u8> {
+    let level = if v.is_instance_of::<PyBool>() { None } else { v.downcast::<PyInt>().ok().and_then(|i| i.extract::<u8>().ok()) };
+    level.ok_or_else(|| match v.repr() {
+        Ok(repr) => PyValueError::new_err(format!("priority must be an int from 0 (first) to 255, not {repr}")),
+        Err(e) => e,
+    })
+}
+
+/// A table's schema as ((name, type), ...), the types `float64`, `int64` or `str`.
+fn schema<'py>(py: Python<'py>, columns: &[(&str, scenario::ColumnType)]) -> Bound<'py, PyTuple> {
+    PyTuple::new_bound(py, columns.iter().map(|(name, ty)| (*name, ty.name())))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    let py = m.py();
+    let error = py.get_type_bound::<ScenarioError>();
+    for part in ERROR_PARTS {
+        error.setattr(part, py.None())?;
+    }
+    m.add("ScenarioError", error)?;
+    m.add("TIMESERIES_COLUMNS", schema(py, &COLUMNS))?;
+    m.add("MESSAGE_COLUMNS", schema(py, &TABLE_COLUMNS))?;
+    m.add("MESSAGE_KINDS", PyTuple::new_bound(py, MessageKind::ALL.map(MessageKind::name)))?;
+    m.add("DURATION_UNITS", PyTuple::new_bound(py, DURATION_UNIT_SECONDS))?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<PySimulation>()?;

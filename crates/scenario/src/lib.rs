@@ -19,14 +19,66 @@ pub mod schema;
 pub mod sim;
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
-use multiconn_core::{Dur, Time};
-use multiconn_transport::StreamOptions;
+use multiconn_core::Time;
 use std::path::PathBuf;
 
 /// A one-line, user-facing error: file, line where known, field path, what is allowed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ScenarioError(pub String);
+///
+/// Displayed as `FILE:LINE: PATH: MESSAGE`, or `FILE (--set KEY=VALUE): PATH: MESSAGE` when the
+/// field was set by an override; the parts that are not known are left out (errors of a
+/// running [`Simulation`] have only a message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The scenario's name in messages (its path as given, `<string>`, `<dict>`).
+    pub file: Option<String>,
+    /// The 1-based line the error is on, when it lies in the file's text.
+    pub line: Option<usize>,
+    /// The override (`KEY=VALUE` as given to `--set`) that set the field, instead of a line.
+    pub set: Option<String>,
+    /// The field, as a dotted path (`link.bottleneck.rate`, `flow.v2x.messages[0].size`).
+    pub path: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl ScenarioError {
+    /// An error with only a message.
+    pub fn new(message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: None, line: None, set: None, path: None, message: message.into() }
+    }
+
+    fn at(place: &Place, path: Option<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: Some(place.file.clone()), line: place.line, set: place.set.clone(), path, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            f.write_str(file)?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
+            if let Some(set) = &self.set {
+                write!(f, " (--set {set})")?;
+            }
+            f.write_str(": ")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, "{path}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Where in the input an error lies: the file, and a line or the override that set the field.
+struct Place {
+    file: String,
+    line: Option<usize>,
+    set: Option<String>,
+}
 
 /// Where a scenario's text came from: its name in messages and the folder trace paths are
 /// relative to.
@@ -58,25 +110,23 @@ pub struct Scenario {
 /// Parses `text` (TOML), applies `overrides` (`key.path`, `value` pairs as given to `--set`),
 /// validates, and loads every trace file.
 pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
-    let at = |line: Option<usize>| match line {
-        Some(l) => format!("{}:{l}", origin.name),
-        None => origin.name.clone(),
-    };
+    let at = |line: Option<usize>| Place { file: origin.name.clone(), line, set: None };
+    let set = |(k, v): &(String, String)| Place { file: origin.name.clone(), line: None, set: Some(format!("{k}={v}")) };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of_offset(text, s.start));
-        ScenarioError(format!("{}: invalid TOML: {}", at(line), first_line(e.message())))
+        ScenarioError::at(&at(line), None, format!("invalid TOML: {}", first_line(e.message())))
     })?;
     let overridden: Vec<Vec<String>> = overrides.iter().map(|(k, _)| k.split('.').map(|s| s.trim().to_string()).collect()).collect();
     for (key, value) in overrides {
-        overrides::apply(&mut doc, key, value).map_err(|m| ScenarioError(format!("{}: {m}", origin.name)))?;
+        overrides::apply(&mut doc, key, value).map_err(|m| ScenarioError::at(&at(None), None, m))?;
     }
     let final_text = doc.to_string();
     // Where an error sits under a path set from the command line, say so instead of a line.
-    let locate = |path: &[String]| -> String {
+    let locate = |path: &[String]| -> Place {
         // `schedule[1]` lies under an override of `schedule`.
         let keys: Vec<String> = path.iter().map(|s| s.split('[').next().unwrap_or(s).to_string()).collect();
         match overridden.iter().zip(overrides).find(|(o, _)| keys.starts_with(o) || o.starts_with(&keys)) {
-            Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),
+            Some((_, pair)) => set(pair),
             None => at(line_of_path(&final_text, path)),
         }
     };
@@ -88,17 +138,17 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
             let path = user_path(&segments(e.path()), &arrays);
             let inner = e.into_inner();
             let place = match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o)) {
-                Some((_, (k, v))) => format!("{} (--set {k}={v})", origin.name),
+                Some((_, pair)) => set(pair),
                 None => at(inner.span().map(|s| line_of_offset(&final_text, s.start)).or_else(|| line_of_path(&final_text, &path))),
             };
-            let field = if path.is_empty() { String::new() } else { format!("{}: ", path.join(".")) };
-            ScenarioError(format!("{place}: {field}{}", first_line(inner.message())))
+            let field = (!path.is_empty()).then(|| path.join("."));
+            ScenarioError::at(&place, field, first_line(inner.message()))
         })?
     };
     let resolved = resolve::resolve(&file, &origin.stem(), &origin.base_dir)
-        .map_err(|e| ScenarioError(format!("{}: {}: {}", locate(&e.path), e.path.join("."), e.message)))?;
-    let document: toml::Value = toml::from_str(&final_text).map_err(|e| ScenarioError(format!("{}: {}", origin.name, e.message())))?;
-    let document = serde_json::to_value(document).map_err(|e| ScenarioError(format!("{}: {e}", origin.name)))?;
+        .map_err(|e| ScenarioError::at(&locate(&e.path), Some(e.path.join(".")), e.message))?;
+    let document: toml::Value = toml::from_str(&final_text).map_err(|e| ScenarioError::at(&at(None), None, e.message()))?;
+    let document = serde_json::to_value(document).map_err(|e| ScenarioError::at(&at(None), None, e.to_string()))?;
     Ok(Scenario { resolved, document })
 }
 
@@ -143,12 +193,54 @@ impl Scenario {
     }
 }
 
-/// One column of the time-series table.
+/// One column of the time-series table or the message table.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
     Str(Vec<String>),
+}
+
+/// The type of a column's values, as the tables' schemas ([`report::COLUMNS`],
+/// [`messages::TABLE_COLUMNS`]) declare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    F64,
+    I64,
+    Str,
+}
+
+impl ColumnType {
+    /// `float64`, `int64` or `str`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnType::F64 => "float64",
+            ColumnType::I64 => "int64",
+            ColumnType::Str => "str",
+        }
+    }
+}
+
+impl Column {
+    pub fn column_type(&self) -> ColumnType {
+        match self {
+            Column::F64(_) => ColumnType::F64,
+            Column::I64(_) => ColumnType::I64,
+            Column::Str(_) => ColumnType::Str,
+        }
+    }
+}
+
+/// Names `columns` after `schema`, whose types they must have.
+fn named_columns<const N: usize>(schema: &[(&str, ColumnType); N], columns: [Column; N]) -> Vec<(String, Column)> {
+    schema
+        .iter()
+        .zip(columns)
+        .map(|((name, ty), column)| {
+            assert_eq!(column.column_type(), *ty, "column {name} has the type its schema gives");
+            (name.to_string(), column)
+        })
+        .collect()
 }
 
 /// What a finished run produces.
@@ -180,7 +272,7 @@ impl Simulation {
     /// Builds the run; `seed` overrides the scenario's seed (default 1).
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
-        let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError(format!("internal error: a connection validation accepted was refused: {e}")))?;
+        let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError::new(format!("internal error: a connection validation accepted was refused: {e}")))?;
         Ok(Simulation { world, seed, name: scenario.resolved.name.clone(), done: false })
     }
     /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
@@ -210,14 +302,16 @@ impl Simulation {
     }
     /// Message flow `flow`'s sending application opens a stream of its own (app =
     /// "messages"; e.g. `messages = []` when the application writes everything itself).
-    /// `name` labels its messages in the message table; `deadline` gives the summary's
-    /// reliability. Returns the stream id.
-    pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, ScenarioError> {
+    /// `name` labels its messages in the message table; what `choices` leaves out takes
+    /// `kind`'s defaults ([`messages::MessageKind::defaults`]); the deadline gives the
+    /// summary's reliability. Returns the stream id.
+    pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, choices: messages::StreamChoices) -> Result<u64, ScenarioError> {
         let f = self.message_flow(flow)?;
         if !resolve::valid_name(name) {
-            return Err(ScenarioError(format!("stream name \"{name}\" is not valid: use letters, digits, '_' and '-'")));
+            return Err(ScenarioError::new(format!("stream name \"{name}\" is not valid: use letters, digits, '_' and '-'")));
         }
-        self.world.app_open_stream(f, name, kind, options, deadline).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+        let (options, deadline) = choices.resolve(kind);
+        self.world.app_open_stream(f, name, kind, options, deadline).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 
     /// Message flow `flow`'s sending application writes one message of `size` bytes on its
@@ -225,15 +319,15 @@ impl Simulation {
     pub fn write(&mut self, flow: &str, stream: u64, size: u64) -> Result<u64, ScenarioError> {
         let f = self.message_flow(flow)?;
         if size == 0 {
-            return Err(ScenarioError("a message needs at least 1 B".into()));
+            return Err(ScenarioError::new("a message needs at least 1 B"));
         }
-        self.world.app_write(f, stream, size).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+        self.world.app_write(f, stream, size).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 
     /// Message flow `flow`'s sending application ends its stream `stream`.
     pub fn finish_stream(&mut self, flow: &str, stream: u64) -> Result<(), ScenarioError> {
         let f = self.message_flow(flow)?;
-        self.world.app_finish(f, stream).map_err(|e| ScenarioError(format!("flow \"{flow}\": {e}")))
+        self.world.app_finish(f, stream).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 
     /// The message table so far (received_s is NaN for what has not arrived yet).
@@ -241,17 +335,29 @@ impl Simulation {
         report::messages(&self.world)
     }
 
+    /// The message table's rows of the messages of message flow `flow` that arrived after
+    /// its first `n` arrivals, in order of arrival (`n` = 0: every message received so far).
+    pub fn messages_since(&self, flow: &str, n: usize) -> Result<Vec<(String, Column)>, ScenarioError> {
+        let f = self.find_message_flow(flow)?;
+        Ok(report::arrivals_since(&self.world, f, n))
+    }
+
+    /// Message flow `name`, which may still be written to.
     fn message_flow(&self, name: &str) -> Result<usize, ScenarioError> {
         if self.done {
-            return Err(ScenarioError("the run is over: nothing more can be written".into()));
+            return Err(ScenarioError::new("the run is over: nothing more can be written"));
         }
+        self.find_message_flow(name)
+    }
+
+    fn find_message_flow(&self, name: &str) -> Result<usize, ScenarioError> {
         let flows = &self.world.hosts.flows;
         match flows.iter().position(|f| f.spec.name == name) {
             Some(i) if flows[i].messages.is_some() => Ok(i),
-            Some(_) => Err(ScenarioError(format!("flow \"{name}\" is not app = \"messages\"; only message flows take application writes"))),
+            Some(_) => Err(ScenarioError::new(format!("flow \"{name}\" is not app = \"messages\"; only message flows take application writes"))),
             None => {
                 let names: Vec<&str> = flows.iter().filter(|f| f.messages.is_some()).map(|f| f.spec.name.as_str()).collect();
-                Err(ScenarioError(format!("no flow \"{name}\"; the message flows are: {}", if names.is_empty() { "none".to_string() } else { names.join(", ") })))
+                Err(ScenarioError::new(format!("no flow \"{name}\"; the message flows are: {}", if names.is_empty() { "none".to_string() } else { names.join(", ") })))
             }
         }
     }

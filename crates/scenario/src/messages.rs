@@ -17,9 +17,10 @@ use multiconn_core::{Dur, Time};
 use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::str::FromStr;
 
 use crate::report::tidy;
-use crate::Column;
+use crate::{Column, ColumnType};
 
 /// What a message source carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -32,11 +33,45 @@ pub enum MessageKind {
 }
 
 impl MessageKind {
+    /// Every kind, in the order error messages list them.
+    pub const ALL: [MessageKind; 2] = [MessageKind::Priority, MessageKind::Background];
+
     pub fn name(self) -> &'static str {
         match self {
             MessageKind::Priority => "priority",
             MessageKind::Background => "background",
         }
+    }
+
+    /// What a source or stream of this kind gets for what it leaves out.
+    pub fn defaults(self) -> KindDefaults {
+        match self {
+            MessageKind::Priority => KindDefaults {
+                options: StreamOptions { priority: 0, urgent: true, redundant: true },
+                deadline: Some(PRIORITY_DEADLINE),
+                size: PRIORITY_SIZE,
+                interval: Some(PRIORITY_INTERVAL),
+            },
+            MessageKind::Background => KindDefaults {
+                options: StreamOptions { priority: 1, urgent: false, redundant: false },
+                deadline: None,
+                size: BACKGROUND_SIZE,
+                interval: None,
+            },
+        }
+    }
+}
+
+/// A name that is not a message kind; the message lists the kinds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kind must be one of {}, not {0:?}", MessageKind::ALL.map(MessageKind::name).join(", "))]
+pub struct UnknownMessageKind(pub String);
+
+impl FromStr for MessageKind {
+    type Err = UnknownMessageKind;
+
+    fn from_str(s: &str) -> Result<MessageKind, UnknownMessageKind> {
+        MessageKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownMessageKind(s.to_string()))
     }
 }
 
@@ -46,6 +81,43 @@ pub const PRIORITY_INTERVAL: Dur = Dur::from_millis(100);
 pub const PRIORITY_DEADLINE: Dur = Dur::from_millis(100);
 /// Seed 004's background chunk: 100 kbit.
 pub const BACKGROUND_SIZE: u64 = 12_500;
+
+/// A message kind's defaults (seed 004 §7.2.3): priority messages are packed first (level 0),
+/// urgent, redundant, due within 100 ms, 1200 B every 100 ms; background chunks are level 1,
+/// none of these, 12500 B at an interval that follows from a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindDefaults {
+    pub options: StreamOptions,
+    /// For the summary's reliability: P(OWD < deadline).
+    pub deadline: Option<Dur>,
+    /// The size of a periodic source's messages.
+    pub size: u64,
+    /// The period of a periodic source; `None`: it needs a rate or an interval.
+    pub interval: Option<Dur>,
+}
+
+/// The sending options and deadline chosen for a stream or source; what is `None` takes the
+/// kind's default ([`MessageKind::defaults`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamChoices {
+    pub priority: Option<u8>,
+    pub urgent: Option<bool>,
+    pub redundant: Option<bool>,
+    pub deadline: Option<Dur>,
+}
+
+impl StreamChoices {
+    /// The stream's options and deadline: the choices, else `kind`'s defaults.
+    pub fn resolve(self, kind: MessageKind) -> (StreamOptions, Option<Dur>) {
+        let d = kind.defaults();
+        let options = StreamOptions {
+            priority: self.priority.unwrap_or(d.options.priority),
+            urgent: self.urgent.unwrap_or(d.options.urgent),
+            redundant: self.redundant.unwrap_or(d.options.redundant),
+        };
+        (options, self.deadline.or(d.deadline))
+    }
+}
 
 /// One resolved message source.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +168,8 @@ struct Running {
 pub struct MessageLog {
     sources: Vec<Running>,
     began: bool,
+    /// Every message received, in order of arrival: (source, message) indices.
+    arrivals: Vec<(usize, usize)>,
 }
 
 impl MessageLog {
@@ -115,7 +189,7 @@ impl MessageLog {
                 finished: false,
             })
             .collect();
-        MessageLog { sources, began: false }
+        MessageLog { sources, began: false, arrivals: Vec::new() }
     }
 
     /// The sending application can send from `now`: opens a stream per source and plans the
@@ -218,12 +292,14 @@ impl MessageLog {
 
     /// The receiving application read `p`.
     pub fn on_progress(&mut self, p: &StreamProgress) {
-        let Some(s) = self.sources.iter_mut().find(|s| s.stream == Some(p.stream)) else { return };
+        let Some(index) = self.sources.iter().position(|s| s.stream == Some(p.stream)) else { return };
+        let s = &mut self.sources[index];
         while let Some(m) = s.messages.get_mut(s.received) {
             if m.end > p.delivered {
                 break;
             }
             m.received = Some(p.at);
+            self.arrivals.push((index, s.received));
             s.received += 1;
         }
     }
@@ -244,19 +320,17 @@ impl MessageLog {
     /// of `size` bytes sent at `sent`, if known.
     pub fn append_rows(&self, flow: &str, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
         for s in &self.sources {
-            let mut start = 0;
-            for (i, m) in s.messages.iter().enumerate() {
-                table.flow.push(flow.to_string());
-                table.source.push(s.spec.name.clone());
-                table.kind.push(s.spec.kind.name().to_string());
-                table.stream.push(s.stream.map_or(-1, |id| id as i64));
-                table.msg_id.push(i as i64);
-                table.size.push((m.end - start) as i64);
-                table.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
-                start = m.end;
-                table.sent_s.push(m.sent.as_secs_f64());
-                table.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+            for i in 0..s.messages.len() {
+                table.push(flow, s, i, ideal);
             }
+        }
+    }
+
+    /// Appends the rows of the messages received after the first `n` arrivals, in order of
+    /// arrival (as [`MessageLog::append_rows`]).
+    pub fn append_arrivals(&self, flow: &str, n: usize, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        for &(source, i) in self.arrivals.get(n..).unwrap_or_default() {
+            table.push(flow, &self.sources[source], i, ideal);
         }
     }
 
@@ -326,9 +400,34 @@ pub struct MessageTable {
 /// (its "Combined" curve): per message, the smallest one-way delay over the paths at its send
 /// time, as the network alone would give it (see `report::ideal_owd`); NaN where a path
 /// crosses a split, whose two legs have no single delay.
-pub const TABLE_COLUMNS: [&str; 9] = ["flow", "source", "kind", "stream", "msg_id", "size", "sent_s", "received_s", "path_owd_min_s"];
+pub const TABLE_COLUMNS: [(&str, ColumnType); 9] = [
+    ("flow", ColumnType::Str),
+    ("source", ColumnType::Str),
+    ("kind", ColumnType::Str),
+    ("stream", ColumnType::I64),
+    ("msg_id", ColumnType::I64),
+    ("size", ColumnType::I64),
+    ("sent_s", ColumnType::F64),
+    ("received_s", ColumnType::F64),
+    ("path_owd_min_s", ColumnType::F64),
+];
 
 impl MessageTable {
+    /// Appends the row of message `i` of source `s`.
+    fn push(&mut self, flow: &str, s: &Running, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        let m = &s.messages[i];
+        let start = i.checked_sub(1).map_or(0, |j| s.messages[j].end);
+        self.flow.push(flow.to_string());
+        self.source.push(s.spec.name.clone());
+        self.kind.push(s.spec.kind.name().to_string());
+        self.stream.push(s.stream.map_or(-1, |id| id as i64));
+        self.msg_id.push(i as i64);
+        self.size.push((m.end - start) as i64);
+        self.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
+        self.sent_s.push(m.sent.as_secs_f64());
+        self.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+    }
+
     pub fn into_columns(self) -> Vec<(String, Column)> {
         let columns = [
             Column::Str(self.flow),
@@ -341,7 +440,7 @@ impl MessageTable {
             Column::F64(self.received_s),
             Column::F64(self.path_owd_min_s),
         ];
-        TABLE_COLUMNS.iter().map(|n| n.to_string()).zip(columns).collect()
+        crate::named_columns(&TABLE_COLUMNS, columns)
     }
 }
 
@@ -351,6 +450,29 @@ mod tests {
 
     fn d(ms: u64) -> Option<Dur> {
         Some(Dur::from_millis(ms))
+    }
+
+    #[test]
+    fn kinds_parse_from_their_names_and_the_error_lists_them() {
+        for kind in MessageKind::ALL {
+            assert_eq!(kind.name().parse::<MessageKind>(), Ok(kind));
+        }
+        let e = "urgent".parse::<MessageKind>().unwrap_err();
+        assert_eq!(e.to_string(), "kind must be one of priority, background, not \"urgent\"");
+    }
+
+    #[test]
+    fn choices_left_out_take_the_kinds_defaults() {
+        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Priority);
+        assert_eq!(options, StreamOptions { priority: 0, urgent: true, redundant: true });
+        assert_eq!(deadline, Some(Dur::from_millis(100)));
+        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Background);
+        assert_eq!(options, StreamOptions { priority: 1, urgent: false, redundant: false });
+        assert_eq!(deadline, None);
+        let chosen = StreamChoices { priority: Some(7), urgent: Some(false), redundant: None, deadline: Some(Dur::from_millis(5)) };
+        let (options, deadline) = chosen.resolve(MessageKind::Priority);
+        assert_eq!(options, StreamOptions { priority: 7, urgent: false, redundant: true });
+        assert_eq!(deadline, Some(Dur::from_millis(5)));
     }
 
     #[test]

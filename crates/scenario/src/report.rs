@@ -1,4 +1,5 @@
-//! What a finished run reports: the summary (JSON) and the time-series table (columns).
+//! What a run reports: the summary (JSON) and the time-series table (columns) when it is
+//! finished, and the message table (columns) at any time.
 //!
 //! Flows count payload bytes (goodput); links count bytes on the wire. A flow's goodput is its
 //! delivered payload over its active time: from its start to the moment it was done (source
@@ -8,7 +9,7 @@
 use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
-use crate::Column;
+use crate::{Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_link::delay::DelayModel;
 use multiconn_metrics::{jain_index, BinRow, Counters};
@@ -277,26 +278,26 @@ fn split_json(world: &World, e: usize) -> Value {
 
 /// Column names of the time-series table, in order. Transport columns are empty (NaN) for
 /// links and UDP flows; `retransmissions` and `spurious_retransmissions` count per bin.
-pub const COLUMNS: [&str; 19] = [
-    "time_s",
-    "kind",
-    "name",
-    "direction",
-    "bytes_delivered",
-    "throughput_mbps",
-    "drops_queue",
-    "drops_random_loss",
-    "drops_link_down",
-    "drops_udp_buffer",
-    "drops_pdcp_late",
-    "drops_pdcp_window",
-    "queue_packets",
-    "queue_bytes",
-    "cwnd_bytes",
-    "bytes_in_flight",
-    "srtt_ms",
-    "retransmissions",
-    "spurious_retransmissions",
+pub const COLUMNS: [(&str, ColumnType); 19] = [
+    ("time_s", ColumnType::F64),
+    ("kind", ColumnType::Str),
+    ("name", ColumnType::Str),
+    ("direction", ColumnType::Str),
+    ("bytes_delivered", ColumnType::I64),
+    ("throughput_mbps", ColumnType::F64),
+    ("drops_queue", ColumnType::I64),
+    ("drops_random_loss", ColumnType::I64),
+    ("drops_link_down", ColumnType::I64),
+    ("drops_udp_buffer", ColumnType::I64),
+    ("drops_pdcp_late", ColumnType::I64),
+    ("drops_pdcp_window", ColumnType::I64),
+    ("queue_packets", ColumnType::F64),
+    ("queue_bytes", ColumnType::F64),
+    ("cwnd_bytes", ColumnType::F64),
+    ("bytes_in_flight", ColumnType::F64),
+    ("srtt_ms", ColumnType::F64),
+    ("retransmissions", ColumnType::F64),
+    ("spurious_retransmissions", ColumnType::F64),
 ];
 
 /// One row per message of every message flow; no columns when the run has none.
@@ -305,20 +306,37 @@ pub fn messages(world: &World) -> Vec<(String, Column)> {
         return Vec::new();
     }
     let mut table = MessageTable::default();
-    for f in &world.hosts.flows {
+    for (i, f) in world.hosts.flows.iter().enumerate() {
         if let Some(log) = &f.messages {
-            let routes: Vec<&[Hop]> = (0..f.spec.path_count()).map(|p| f.spec.hops(p as u8, 0)).collect();
-            let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
-                Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
-                Hop::Split { .. } => 0.0,
-            }).collect()).collect();
-            let ideal = |sent: Time, size: u64| -> Option<Dur> {
-                routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
-            };
-            log.append_rows(&f.spec.name, &mut table, &ideal);
+            log.append_rows(&f.spec.name, &mut table, &ideal_of_flow(world, i));
         }
     }
     table.into_columns()
+}
+
+/// The rows of message flow `f`'s messages received after its first `n` arrivals, in order
+/// of arrival (the columns of [`messages`]).
+pub fn arrivals_since(world: &World, f: usize, n: usize) -> Vec<(String, Column)> {
+    let mut table = MessageTable::default();
+    let flow = &world.hosts.flows[f];
+    if let Some(log) = &flow.messages {
+        log.append_arrivals(&flow.spec.name, n, &mut table, &ideal_of_flow(world, f));
+    }
+    table.into_columns()
+}
+
+/// The smallest [`ideal_owd`] over flow `f`'s paths of a message of `size` bytes sent at
+/// `sent`.
+fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> + '_ {
+    let spec = &world.hosts.flows[f].spec;
+    let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
+    let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
+        Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
+        Hop::Split { .. } => 0.0,
+    }).collect()).collect();
+    move |sent: Time, size: u64| -> Option<Dur> {
+        routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
+    }
 }
 
 /// The one-way delay the network alone gives a message of `size` bytes entering `route` at
@@ -395,7 +413,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         push("link", &l.name, l.direction.name(), rows, true);
     }
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
-    let columns = vec![
+    let columns = [
         Column::F64(time_s),
         Column::Str(kind),
         Column::Str(name),
@@ -416,5 +434,5 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::F64(retx),
         Column::F64(spurious),
     ];
-    COLUMNS.iter().map(|c| c.to_string()).zip(columns).collect()
+    crate::named_columns(&COLUMNS, columns)
 }

@@ -21,8 +21,8 @@ use multiconn_cc::CcKind;
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitPolicy, TransmitterConfig};
 use multiconn_multipath::{LinkReaction, ManagerConfig, PathEvent, PathManager, ScheduledAction};
 use multiconn_transport::profile::TransportKind;
-use crate::messages::{MessageKind, MessageSource, BACKGROUND_SIZE, PRIORITY_DEADLINE, PRIORITY_INTERVAL, PRIORITY_SIZE};
-use multiconn_transport::{AckPath, ConnectionParams, FailoverProfile, MultipathParams, Profile, SchedulerKind, StreamOptions, UdpSocketConfig, Workload};
+use crate::messages::{MessageSource, StreamChoices};
+use multiconn_transport::{AckPath, ConnectionParams, FailoverProfile, MultipathParams, Profile, SchedulerKind, UdpSocketConfig, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -607,7 +607,7 @@ fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<Me
     for (i, m) in sections.iter().enumerate() {
         let index = format!("messages[{i}]");
         let path = |field: &'static str| vec!["flow", name, index.as_str(), field];
-        let priority = m.kind == MessageKind::Priority;
+        let defaults = m.kind.defaults();
         let source_name = m.name.clone().unwrap_or_else(|| m.kind.name().to_string());
         if !valid_name(&source_name) {
             return Err(err(&path("name"), format!("\"{source_name}\" is not a valid name: use letters, digits, '_' and '-'")));
@@ -615,7 +615,7 @@ fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<Me
         if out.iter().any(|o| o.name == source_name) {
             return Err(err(&path("name"), format!("two sources are named \"{source_name}\"; give each its own name")));
         }
-        let size = m.size.map_or(if priority { PRIORITY_SIZE } else { BACKGROUND_SIZE }, |b| b.0);
+        let size = m.size.map_or(defaults.size, |b| b.0);
         if size == 0 {
             return Err(err(&path("size"), "a message needs at least 1 B"));
         }
@@ -625,8 +625,10 @@ fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<Me
             (Some(i), None) => i,
             (None, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "the rate must be positive, e.g. \"2 Mbit/s\"")),
             (None, Some(r)) => r.tx_time(size),
-            (None, None) if priority => PRIORITY_INTERVAL,
-            (None, None) => return Err(err(&path("rate"), "a background source needs a rate (e.g. rate = \"2 Mbit/s\") or an interval")),
+            (None, None) => match defaults.interval {
+                Some(i) => i,
+                None => return Err(err(&path("rate"), format!("a {} source needs a rate (e.g. rate = \"2 Mbit/s\") or an interval", m.kind.name()))),
+            },
         };
         if m.count == Some(0) {
             return Err(err(&path("count"), "at least one message (leave count out to write until the run ends)"));
@@ -640,6 +642,7 @@ fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<Me
         if m.deadline == Some(Dur::ZERO) {
             return Err(err(&path("deadline"), "the deadline must be positive, e.g. \"100 ms\""));
         }
+        let (options, deadline) = StreamChoices { priority: m.priority, urgent: m.urgent, redundant: m.redundant, deadline: m.deadline }.resolve(m.kind);
         out.push(MessageSource {
             name: source_name,
             kind: m.kind,
@@ -648,12 +651,8 @@ fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<Me
             start: m.start.unwrap_or(Dur::ZERO),
             count: m.count,
             duration: m.duration,
-            options: StreamOptions {
-                priority: m.priority.unwrap_or(if priority { 0 } else { 1 }),
-                urgent: m.urgent.unwrap_or(priority),
-                redundant: m.redundant.unwrap_or(priority),
-            },
-            deadline: m.deadline.or(priority.then_some(PRIORITY_DEADLINE)),
+            options,
+            deadline,
         });
     }
     Ok(out)

@@ -19,13 +19,14 @@ from typing import Any
 
 import tomli_w
 
+from .. import _native
 from ..source import ScenarioFileError, ScenarioSource, override_value, read_scenario_file
 
 COMBINE_MODES = ("cross", "zip")
 SEED_MODES = ("per-point", "common")
 PLOT_KINDS = ("line", "bar", "timeseries", "ccdf")
 TIMESERIES_SHOW = ("flows", "links", "both")
-MESSAGE_KINDS = ("priority", "background")
+MESSAGE_KINDS: tuple[str, ...] = _native.MESSAGE_KINDS
 """The kinds of message an app = "messages" flow sends (a ccdf plot draws one)."""
 CCDF_Y = "owd_ms"
 """The quantity a ccdf plot draws (its `y`): the one-way delay of messages."""
@@ -39,19 +40,14 @@ RESERVED_COLUMNS = frozenset({
 DEFAULT_FLOW_METRICS = ("goodput_mbps", "bytes_delivered", "completion_s")
 """Flow summary fields every result row carries; `[metrics] flow` adds more."""
 RUN_METRICS = ("jain_fairness",)
-TIMESERIES_COLUMNS = (
-    "bytes_delivered", "throughput_mbps", "drops_queue", "drops_random_loss", "drops_link_down",
-    "drops_udp_buffer", "drops_pdcp_late", "drops_pdcp_window", "queue_packets", "queue_bytes",
-    "cwnd_bytes", "bytes_in_flight",
-    "srtt_ms", "retransmissions", "spurious_retransmissions",
-)
-"""The numeric columns of a run's time series (see README, Metrics)."""
+TIMESERIES_COLUMNS: tuple[str, ...] = tuple(
+    name for name, kind in _native.TIMESERIES_COLUMNS if kind != "str" and name != "time_s")
+"""The numeric columns of a run's time series, time aside (see README, Metrics)."""
 
 # A unit starts with a letter or "%": "1:1" or "90/10" are labels, not numbers with a unit.
 _NUMBER_WITH_UNIT = re.compile(
     r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*((?:[^\W\d_]|%).*?)?\s*$")
-DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
-                  "min": 60.0, "h": 3600.0}
+DURATION_UNITS: dict[str, float] = dict(_native.DURATION_UNITS)
 """Duration units and their length in seconds (as the simulator reads them)."""
 
 

@@ -6,7 +6,7 @@ use common::*;
 use proptest::prelude::*;
 
 fn error_of(text: &str) -> String {
-    let e = load_str(text).expect_err("scenario should be rejected").0;
+    let e = load_str(text).expect_err("scenario should be rejected").to_string();
     assert!(!e.contains('\n'), "error must be one line: {e}");
     e
 }
@@ -75,12 +75,29 @@ fn overrides_are_applied_and_bad_ones_named() {
     let s = load_with(BULK, &[("link.bottleneck.rate", "30Mbit/s"), ("run.seed", "9")]).unwrap();
     assert_eq!(s.seed(), Some(9));
     assert!(s.to_json().contains("30Mbit/s"));
-    let e = load_with(BULK, &[("link.nosuch.rate", "1Mbit/s")]).unwrap_err().0;
+    let e = load_with(BULK, &[("link.nosuch.rate", "1Mbit/s")]).unwrap_err().to_string();
     assert!(e.contains("no link named \"nosuch\"") && e.contains("bottleneck"), "{e}");
-    let e = load_with(BULK, &[("link.bottleneck.rate", "fast")]).unwrap_err().0;
+    let e = load_with(BULK, &[("link.bottleneck.rate", "fast")]).unwrap_err().to_string();
     assert!(e.contains("--set link.bottleneck.rate=fast") && e.contains("invalid rate"), "{e}");
-    let e = load_with(BULK, &[("link.bottleneck.colour", "red")]).unwrap_err().0;
+    let e = load_with(BULK, &[("link.bottleneck.colour", "red")]).unwrap_err().to_string();
     assert!(e.contains("colour") && e.contains("--set"), "{e}");
+}
+
+#[test]
+fn an_error_carries_its_file_line_field_and_message() {
+    let e = load_str(&BULK.replace("\"40 Mbit/s\"", "\"-40 Mbit/s\"")).unwrap_err();
+    assert_eq!((e.file.as_deref(), e.line, e.set.as_deref()), (Some("test.toml"), Some(8), None));
+    assert_eq!(e.path.as_deref(), Some("link.bottleneck.rate"));
+    assert!(e.message.contains("negative") && !e.message.contains("test.toml"), "{e:?}");
+    assert_eq!(e.to_string(), format!("test.toml:8: link.bottleneck.rate: {}", e.message));
+    // Under an override: the --set instead of a line.
+    let e = load_with(BULK, &[("link.bottleneck.rate", "fast")]).unwrap_err();
+    assert_eq!((e.line, e.set.as_deref()), (None, Some("link.bottleneck.rate=fast")));
+    assert_eq!(e.to_string(), format!("test.toml (--set link.bottleneck.rate=fast): link.bottleneck.rate: {}", e.message));
+    // Invalid TOML has a line but no field.
+    let e = load_str("[run\nduration = 1").unwrap_err();
+    assert_eq!((e.line, e.path.as_deref()), (Some(1), None));
+    assert!(e.message.starts_with("invalid TOML: "), "{e:?}");
 }
 
 proptest! {
@@ -132,7 +149,7 @@ transport = "tcp"
 app = "bulk"
 paths = [["a"], ["b"]]
 "#;
-    let refused = |sets: &[(&str, &str)]| load_with(two_paths, sets).expect_err("refused").0;
+    let refused = |sets: &[(&str, &str)]| load_with(two_paths, sets).expect_err("refused").to_string();
     let e = refused(&[("flow.f.multipath", "{ scheduler = \"selective_redundant\" }")]);
     assert!(e.contains("flow.f.multipath.scheduler: \"selective_redundant\" duplicates the streams flagged redundant"), "{e}");
     let e = refused(&[("flow.f.multipath", "{ ack_path = \"fastest\" }")]);

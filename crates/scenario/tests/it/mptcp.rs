@@ -218,9 +218,9 @@ fn tcp_flows_take_the_multipath_table_with_mptcp_defaults() {
 
 #[test]
 fn what_mptcp_cannot_do_is_refused_at_the_field() {
-    let e = load_str(&format!("{TWO_PATHS}\n[flow.multipath]\nscheduler = \"selective_redundant\"\n")).unwrap_err().0;
+    let e = load_str(&format!("{TWO_PATHS}\n[flow.multipath]\nscheduler = \"selective_redundant\"\n")).unwrap_err().to_string();
     assert!(e.contains("flow.dl.multipath.scheduler") && e.contains("one byte stream") && e.contains("\"redundant\""), "{e}");
-    let e = load_str(&format!("{TWO_PATHS}\n[flow.multipath]\nack_path = \"fastest\"\n")).unwrap_err().0;
+    let e = load_str(&format!("{TWO_PATHS}\n[flow.multipath]\nack_path = \"fastest\"\n")).unwrap_err().to_string();
     assert!(e.contains("flow.dl.multipath.ack_path") && e.contains("\"same\""), "{e}");
     assert!(!e.contains('\n'));
 }

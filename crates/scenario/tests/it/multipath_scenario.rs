@@ -50,7 +50,7 @@ paths = [["wifi"], ["lte_a", "lte_b"]]
 "#;
 
 fn error_of(text: &str) -> String {
-    let e = load_str(text).expect_err("scenario should be rejected").0;
+    let e = load_str(text).expect_err("scenario should be rejected").to_string();
     assert!(!e.contains('\n'), "error must be one line: {e}");
     e
 }
@@ -206,7 +206,7 @@ fn overrides_reach_the_multipath_table_and_paths() {
     assert_eq!((mp.scheduler, mp.options.rr_packets_per_turn), (SchedulerKind::RoundRobin, 4));
     let s = load_with(TWO_PATHS, &[("flow.v2x.paths", r#"[["lte_a", "lte_b"], ["wifi"]]"#)]).unwrap();
     assert_eq!(s.resolved().flows[0].route, vec![Hop::Link(dir(&s, "lte_a", false)), Hop::Link(dir(&s, "lte_b", false))]);
-    let e = load_with(TWO_PATHS, &[("flow.v2x.multipath.scheduler", "best")]).unwrap_err().0;
+    let e = load_with(TWO_PATHS, &[("flow.v2x.multipath.scheduler", "best")]).unwrap_err().to_string();
     assert!(e.contains("--set flow.v2x.multipath.scheduler=best") && e.contains("minrtt"), "{e}");
 }
 
