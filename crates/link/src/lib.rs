@@ -12,7 +12,8 @@
 //! ```
 //!
 //! [`builder::LinkConfig`] holds one direction's models and is the one place that stacks them
-//! in this order.
+//! in this order. [`scripted::Scripted`] wraps any link, such a stack included, to drop, lose
+//! or delay chosen packets in tests.
 //!
 //! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
 //! from text by [`trace`], [`delay`] and [`loss`]; reading files is the caller's business.
@@ -23,6 +24,7 @@ pub mod delay;
 pub mod loss;
 pub mod queue;
 pub mod rate;
+pub mod scripted;
 pub mod trace;
 
 use multiconn_core::{DropCause, Packet, Time};

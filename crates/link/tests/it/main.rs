@@ -11,4 +11,5 @@ mod loss_models;
 mod queue_droptail;
 mod rate_capacity;
 mod rate_timing;
+mod scripted_faults;
 mod trace_parsing;

@@ -1,19 +1,24 @@
-//! MPTCP end to end between two endpoints over scripted paths: the MP_CAPABLE and MP_JOIN
+//! MPTCP end to end between two endpoints over testkit's pair and the real link models: the MP_CAPABLE and MP_JOIN
 //! handshakes, data sequence mappings and connection-level reassembly, DATA_ACKs across
 //! subflows, the min-RTT scheduler, reinjection when a subflow fails, the shared receive
 //! window, coupled and redundant variants, determinism.
 
+use std::ops::{Deref, DerefMut};
+
 use multiconn_cc::{CcKind, CoupledKind};
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time};
+use multiconn_link::availability::Schedule;
 use multiconn_multipath::PathStatus;
 use multiconn_tcp::mptcp::option::HandshakeOption;
+use multiconn_tcp::mptcp::MptcpSegment;
 use multiconn_tcp::{MptcpEndpoint, MptcpError, TcpFactory};
+use multiconn_testkit::{link, Pair, PathConfig, Route, WireEvent};
 use multiconn_transport::profile::TransportKind;
 use multiconn_transport::{
     AckPath, AppEvent, ConnectionParams, Endpoint, FailoverProfile, MultipathParams, PathStats, Profile, Role, SchedulerKind, SchedulerOptions,
     Workload,
 };
-use multiconn_tcp::mptcp::MptcpSegment;
 
 fn ms(v: u64) -> Dur {
     Dur::from_millis(v)
@@ -46,163 +51,98 @@ fn download(size: u64) -> Workload {
     Workload::Download { size: Some(size), request_size: 200 }
 }
 
-/// One direction of a path: FIFO serialization at `rate`, then `delay`; packets sent while the
-/// direction is down are lost.
-struct Pipe {
-    delay: Dur,
-    rate: Rate,
-    busy_until: Time,
-    queue: Vec<(Time, Packet)>,
-    down: Vec<(Time, Time)>,
-    dropped: u64,
-}
-
-impl Pipe {
-    fn new(delay: Dur, rate: Rate) -> Pipe {
-        Pipe { delay, rate, busy_until: Time::ZERO, queue: Vec::new(), down: Vec::new(), dropped: 0 }
-    }
-    fn push(&mut self, now: Time, p: Packet) {
-        if self.down.iter().any(|&(a, b)| now >= a && now < b) {
-            self.dropped += 1;
-            return;
-        }
-        let start = self.busy_until.max(now);
-        self.busy_until = start + self.rate.tx_time(u64::from(p.size));
-        let at = self.busy_until + self.delay;
-        let i = self.queue.partition_point(|(t, _)| *t <= at);
-        self.queue.insert(i, (at, p));
-    }
-    fn next(&self) -> Option<Time> {
-        self.queue.first().map(|(t, _)| *t)
-    }
-}
-
 /// What left an endpoint: (time, path, segment).
 type Log = Vec<(Time, u8, MptcpSegment)>;
 
+/// The MPTCP segment a packet carries.
+fn mseg(pkt: &Packet) -> &MptcpSegment {
+    pkt.payload.as_ref().and_then(|p| p.get::<MptcpSegment>()).unwrap_or_else(|| panic!("packet {} carries no MPTCP segment", pkt.id))
+}
+
+/// Client and server over testkit's pair; each path is alike both ways: a fixed rate, a
+/// one-way delay and a queue that never fills (the windows, not queue drops, limit the
+/// subflows). A blackout is the link's own down schedule: packets offered while down are
+/// refused and those waiting in the queue when it goes down are flushed.
 struct Net {
-    now: Time,
-    client: MptcpEndpoint,
-    server: MptcpEndpoint,
-    /// Per path: (server → client, client → server).
-    paths: Vec<(Pipe, Pipe)>,
-    next_id: u64,
-    client_events: Vec<(Time, AppEvent)>,
-    server_log: Log,
-    client_log: Log,
-    /// (time, path, up) interface events told to both ends.
-    status: Vec<(Time, u8, bool)>,
+    pair: Pair<MptcpEndpoint, MptcpEndpoint>,
+}
+
+impl Deref for Net {
+    type Target = Pair<MptcpEndpoint, MptcpEndpoint>;
+    fn deref(&self) -> &Self::Target {
+        &self.pair
+    }
+}
+
+impl DerefMut for Net {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.pair
+    }
 }
 
 impl Net {
     /// Paths of (one-way delay, rate).
     fn new(p: &ConnectionParams, paths: &[(Dur, Rate)]) -> Net {
-        let (client, server) = TcpFactory::new().try_connect_mptcp(p).unwrap();
-        Net {
-            now: Time::ZERO,
-            client,
-            server,
-            paths: paths.iter().map(|&(d, r)| (Pipe::new(d, r), Pipe::new(d, r))).collect(),
-            next_id: 0,
-            client_events: Vec::new(),
-            server_log: Vec::new(),
-            client_log: Vec::new(),
-            status: Vec::new(),
-        }
+        Net::with_down(p, paths, &[])
     }
 
-    fn transmit(&mut self) {
-        while let Some(p) = self.client.poll_transmit(self.now, &mut self.next_id) {
-            let seg = p.payload.as_ref().unwrap().get::<MptcpSegment>().unwrap().clone();
-            self.client_log.push((self.now, p.path, seg));
-            self.paths[p.path as usize].1.push(self.now, p);
-        }
-        while let Some(p) = self.server.poll_transmit(self.now, &mut self.next_id) {
-            let seg = p.payload.as_ref().unwrap().get::<MptcpSegment>().unwrap().clone();
-            self.server_log.push((self.now, p.path, seg));
-            self.paths[p.path as usize].0.push(self.now, p);
-        }
-        while let Some(e) = self.client.poll_event() {
-            self.client_events.push((self.now, e));
-        }
-        while self.server.poll_event().is_some() {}
+    /// Paths of (one-way delay, rate); path `blackout.0` is down both ways during
+    /// `[blackout.1, blackout.2)`.
+    fn with_blackout(p: &ConnectionParams, paths: &[(Dur, Rate)], blackout: (usize, Time, Time)) -> Net {
+        Net::with_down(p, paths, &[blackout])
+    }
+
+    fn with_down(p: &ConnectionParams, paths: &[(Dur, Rate)], down: &[(usize, Time, Time)]) -> Net {
+        let (client, server) = TcpFactory::new().try_connect_mptcp(p).unwrap();
+        let configs: Vec<PathConfig> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, &(delay, rate))| {
+                let mut l = link(rate, delay, QueueLimit::Packets(10_000));
+                let windows: Vec<(Time, Time)> = down.iter().filter(|d| d.0 == i).map(|d| (d.1, d.2)).collect();
+                l.down = Schedule::new(windows).unwrap();
+                PathConfig::symmetric(l)
+            })
+            .collect();
+        Net { pair: Pair::from_configs(Box::new(client), Box::new(server), 1, &configs) }
     }
 
     fn finished(&self) -> Option<Time> {
-        self.client_events.iter().find(|(_, e)| *e == AppEvent::Finished).map(|(t, _)| *t)
+        self.pair.client_event_time(AppEvent::Finished)
     }
 
     /// Runs until the client's application has everything or `limit`.
     fn run(&mut self, limit: Time) -> Option<Time> {
-        self.run_while(limit, true)
+        self.pair.drive_until_by(limit, |p| p.client_finished());
+        self.finished()
     }
 
-    /// Runs on until `limit` (or until nothing is left to happen).
+    /// Runs on until `limit`.
     fn settle(&mut self, limit: Time) {
-        self.run_while(limit, false);
+        self.pair.drive_to(limit);
     }
 
-    fn run_while(&mut self, limit: Time, stop_when_finished: bool) -> Option<Time> {
-        loop {
-            self.transmit();
-            if let Some(t) = self.finished().filter(|_| stop_when_finished) {
-                return Some(t);
-            }
-            let mut next: Vec<Time> = vec![];
-            for (a, b) in &self.paths {
-                next.extend(a.next());
-                next.extend(b.next());
-            }
-            next.extend(self.client.poll_timeout());
-            next.extend(self.server.poll_timeout());
-            next.extend(self.status.iter().map(|s| s.0).filter(|&t| t >= self.now));
-            let next = next.into_iter().min()?;
-            if next > limit {
-                self.now = limit;
-                return None;
-            }
-            self.now = self.now.max(next);
-            let due: Vec<(Time, u8, bool)> = self.status.iter().copied().filter(|s| s.0 <= self.now).collect();
-            self.status.retain(|s| s.0 > self.now);
-            for (_, path, up) in due {
-                self.client.on_path_status(self.now, path, up);
-                self.server.on_path_status(self.now, path, up);
-                self.transmit();
-            }
-            for i in 0..self.paths.len() {
-                while self.paths[i].0.next().is_some_and(|t| t <= self.now) {
-                    let (_, p) = self.paths[i].0.queue.remove(0);
-                    self.client.handle_packet(self.now, p);
-                    self.transmit();
-                }
-                while self.paths[i].1.next().is_some_and(|t| t <= self.now) {
-                    let (_, p) = self.paths[i].1.queue.remove(0);
-                    self.server.handle_packet(self.now, p);
-                    self.transmit();
-                }
-            }
-            if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.client.handle_timeout(self.now);
-            }
-            if self.server.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.server.handle_timeout(self.now);
-            }
-        }
+    fn log(&self, route: Route) -> Log {
+        self.pair.wire_on(route, WireEvent::Sent).map(|w| (w.at, w.path, mseg(&w.pkt).clone())).collect()
     }
 
-    /// Path `path` loses everything sent in `[from, until)`, both directions.
-    fn blackout(&mut self, path: usize, from: Time, until: Time) {
-        self.paths[path].0.down.push((from, until));
-        self.paths[path].1.down.push((from, until));
+    /// What the client sent, on every path.
+    fn client_log(&self) -> Log {
+        self.log(Route::ToServer)
+    }
+
+    /// What the server sent, on every path.
+    fn server_log(&self) -> Log {
+        self.log(Route::ToClient)
     }
 
     fn delivered(&self) -> u64 {
-        self.client_events.iter().map(|(_, e)| if let AppEvent::Delivered { bytes } = e { *bytes } else { 0 }).sum()
+        multiconn_testkit::delivered_bytes(&self.pair.client_events)
     }
 
     /// Payload bytes the server sent on `path` (retransmissions included).
     fn server_payload_on(&self, path: u8) -> u64 {
-        self.server_log.iter().filter(|(_, p, _)| *p == path).map(|(_, _, s)| u64::from(s.tcp.len)).sum()
+        self.server_log().iter().filter(|(_, p, _)| *p == path).map(|(_, _, s)| u64::from(s.tcp.len)).sum()
     }
 }
 
@@ -229,26 +169,26 @@ fn mp_capable_first_then_mp_join_on_the_other_path() {
     let mut net = Net::new(&p, &[(ms(20), mbps(10)), (ms(10), mbps(10))]);
     assert!(net.run(secs(5)).is_some());
     let first = |log: &Log, path: u8| log.iter().find(|(_, p, _)| *p == path).map(|(t, _, s)| (*t, s.clone())).unwrap();
-    let (t0, syn) = first(&net.client_log, 0);
+    let (t0, syn) = first(&net.client_log(), 0);
     assert_eq!((t0, syn.handshake), (Time::ZERO, Some(HandshakeOption::CapableSyn)));
     assert!(syn.tcp.flags.syn && syn.data_ack.is_none());
-    let (_, synack) = first(&net.server_log, 0);
+    let (_, synack) = first(&net.server_log(), 0);
     assert_eq!(synack.handshake, Some(HandshakeOption::CapableSynAck));
     // The join leaves once the SYN-ACK of the initial subflow is back (40 ms RTT).
-    let (t1, join) = first(&net.client_log, 1);
+    let (t1, join) = first(&net.client_log(), 1);
     assert_eq!(join.handshake, Some(HandshakeOption::JoinSyn));
     assert!(t1 >= Time(40_000_000), "join at {t1}");
-    let (_, join_ack) = first(&net.server_log, 1);
+    let (_, join_ack) = first(&net.server_log(), 1);
     assert_eq!(join_ack.handshake, Some(HandshakeOption::JoinSynAck));
     // The initiator's third ACKs carry the handshake ACK options, the first of path 0 with the
     // ClientHello (MP_CAPABLE with data).
-    let third = |path: u8| net.client_log.iter().filter(|(_, p, s)| *p == path && !s.tcp.flags.syn).map(|(_, _, s)| s.clone()).next().unwrap();
+    let third = |path: u8| net.client_log().iter().filter(|(_, p, s)| *p == path && !s.tcp.flags.syn).map(|(_, _, s)| s.clone()).next().unwrap();
     let t = third(0);
     assert_eq!((t.handshake, t.tcp.len), (Some(HandshakeOption::CapableAck), 300));
     assert!(t.mapping.is_some() && t.data_ack.is_none());
     assert_eq!(third(1).handshake, Some(HandshakeOption::JoinAck));
     // Everything after carries a DATA_ACK.
-    for (_, _, s) in net.server_log.iter().filter(|(_, _, s)| !s.tcp.flags.syn) {
+    for (_, _, s) in net.server_log().iter().filter(|(_, _, s)| !s.tcp.flags.syn) {
         assert!(s.data_ack.is_some() && s.handshake.is_none());
     }
     // Both subflows are active at both ends.
@@ -265,8 +205,8 @@ fn a_join_waits_for_the_fourth_ack_before_the_initiator_uses_it() {
     let mut net = Net::new(&p, &[(ms(10), mbps(10)), (ms(10), mbps(10))]);
     net.run(secs(5)).unwrap();
     // The server's first non-SYN segment on path 1 is the fourth ACK, right after the third.
-    let third_at = net.client_log.iter().find(|(_, p, s)| *p == 1 && s.handshake == Some(HandshakeOption::JoinAck)).unwrap().0;
-    let fourth = net.server_log.iter().find(|(_, p, s)| *p == 1 && !s.tcp.flags.syn).unwrap();
+    let third_at = net.client_log().iter().find(|(_, p, s)| *p == 1 && s.handshake == Some(HandshakeOption::JoinAck)).unwrap().0;
+    let fourth = net.server_log().into_iter().find(|(_, p, s)| *p == 1 && !s.tcp.flags.syn).unwrap();
     // Answered at once: 10 ms and the serialization of the third ACK at 10 Mbit/s.
     assert!(fourth.0 >= third_at + ms(10) && fourth.0 < third_at + ms(11), "{} after {}", fourth.0, third_at);
     assert_eq!(fourth.2.tcp.ack, 1);
@@ -285,7 +225,7 @@ fn a_download_over_two_subflows_is_reassembled_in_data_order() {
     // Both subflows carried data, and a subflow's segments carry disjoint pieces of one data
     // sequence space that together cover it.
     let mut ranges: Vec<(u64, u64)> = Vec::new();
-    for (_, _, s) in net.server_log.iter().filter(|(_, _, s)| s.tcp.len > 0) {
+    for (_, _, s) in net.server_log().iter().filter(|(_, _, s)| s.tcp.len > 0) {
         let m = s.mapping.expect("every data segment has a mapping");
         assert_eq!((m.ssn, m.len), (s.tcp.seq, s.tcp.len));
         ranges.push((m.dsn, m.dsn + u64::from(m.len)));
@@ -322,7 +262,7 @@ fn the_data_ack_on_one_subflow_acknowledges_data_sent_on_the_other() {
     // Some ACK on path 0 (the fast one) acknowledged at the data level bytes that only path 1
     // carried.
     let on_path = |path: u8| -> Vec<(u64, u64)> {
-        net.server_log
+        net.server_log()
             .iter()
             .filter(|(_, p, s)| *p == path && s.tcp.len > 0)
             .map(|(_, _, s)| (s.mapping.unwrap().dsn, s.mapping.unwrap().dsn + u64::from(s.tcp.len)))
@@ -332,7 +272,7 @@ fn the_data_ack_on_one_subflow_acknowledges_data_sent_on_the_other() {
     let fast = on_path(0);
     // The DATA_ACK is one sequence for the connection: never decreasing, whichever subflow
     // carries it.
-    let acks: Vec<(u8, u64)> = net.client_log.iter().filter_map(|(_, p, s)| s.data_ack.map(|d| (*p, d.ack))).collect();
+    let acks: Vec<(u8, u64)> = net.client_log().iter().filter_map(|(_, p, s)| s.data_ack.map(|d| (*p, d.ack))).collect();
     assert!(acks.windows(2).all(|w| w[0].1 <= w[1].1));
     assert!(acks.iter().any(|a| a.0 == 0) && acks.iter().any(|a| a.0 == 1));
     // ACKs on path 0 acknowledge data that only path 1 carried, and the other way round.
@@ -358,8 +298,8 @@ fn min_rtt_puts_what_fits_on_the_faster_subflow_and_spills_when_it_is_full() {
     let p = params(w, 2);
     let mut net = Net::new(&p, &[(ms(60), mbps(10)), (ms(10), mbps(10))]);
     net.run(secs(10)).unwrap();
-    let after_join = net.client_log.iter().find(|(_, p, s)| *p == 1 && s.handshake == Some(HandshakeOption::JoinAck)).unwrap().0 + ms(10);
-    let late: Vec<u8> = net.server_log.iter().filter(|(t, _, s)| *t > after_join && s.tcp.len > 0).map(|(_, p, _)| *p).collect();
+    let after_join = net.client_log().iter().find(|(_, p, s)| *p == 1 && s.handshake == Some(HandshakeOption::JoinAck)).unwrap().0 + ms(10);
+    let late: Vec<u8> = net.server_log().iter().filter(|(t, _, s)| *t > after_join && s.tcp.len > 0).map(|(_, p, _)| *p).collect();
     assert!(late.len() > 20);
     assert!(late.iter().all(|&p| p == 1), "the 20 ms subflow takes everything: {late:?}");
     // A bulk download fills the fast subflow's window and spills onto the slow one.
@@ -408,10 +348,9 @@ fn selective_redundant_and_fastest_acks_are_refused() {
 fn an_interface_going_down_reinjects_the_subflows_data_elsewhere() {
     let size = 4_000_000;
     let p = params(download(size), 2);
-    let mut net = Net::new(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))]);
     // Path 0 dies at 1 s for good, both directions; both hosts see their interface go down.
-    net.blackout(0, secs(1), secs(1000));
-    net.status.push((secs(1), 0, false));
+    let mut net = Net::with_blackout(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))], (0, secs(1), secs(1000)));
+    net.path_status_at(secs(1), 0, false);
     let done = net.run(secs(60)).expect("finishes over path 1");
     assert_eq!(net.delivered(), size);
     let st = net.server.stats();
@@ -419,9 +358,9 @@ fn an_interface_going_down_reinjects_the_subflows_data_elsewhere() {
     assert!(net.server.data_sender().reinjected_bytes() > 0);
     assert_eq!(path_stats(&net.server)[0].status, "down");
     // Nothing left on path 0 after it went down.
-    assert!(net.server_log.iter().all(|(t, p, _)| *p != 0 || *t < secs(1)));
+    assert!(net.server_log().iter().all(|(t, p, _)| *p != 0 || *t < secs(1)));
     // Reinjected chunks went out on path 1 right away: no RTO had to pass.
-    let first_reinjection = net.server_log.iter().find(|(t, p, s)| *t >= secs(1) && *p == 1 && s.tcp.len > 0).unwrap().0;
+    let first_reinjection = net.server_log().iter().find(|(t, p, s)| *t >= secs(1) && *p == 1 && s.tcp.len > 0).unwrap().0;
     assert!(first_reinjection < secs(1) + ms(50), "{first_reinjection}");
     assert!(done < secs(6), "done at {done}");
 }
@@ -430,9 +369,8 @@ fn an_interface_going_down_reinjects_the_subflows_data_elsewhere() {
 fn a_silent_blackout_makes_the_subflow_stale_after_four_timeouts() {
     let size = 3_000_000;
     let p = params(download(size), 2);
-    let mut net = Net::new(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))]);
     // No interface event: the path just stops delivering.
-    net.blackout(0, secs(1), secs(1000));
+    let mut net = Net::with_blackout(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))], (0, secs(1), secs(1000)));
     let done = net.run(secs(60)).expect("finishes over path 1");
     assert_eq!(net.delivered(), size);
     assert_eq!(net.server.health(0), Some(PathStatus::PotentiallyFailed));
@@ -447,14 +385,13 @@ fn a_silent_blackout_makes_the_subflow_stale_after_four_timeouts() {
 fn a_returning_interface_brings_the_subflow_back() {
     let size = 6_000_000;
     let p = params(download(size), 2);
-    let mut net = Net::new(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))]);
-    net.blackout(0, secs(1), secs(2));
-    net.status.push((secs(1), 0, false));
-    net.status.push((secs(2), 0, true));
+    let mut net = Net::with_blackout(&p, &[(ms(10), mbps(10)), (ms(30), mbps(10))], (0, secs(1), secs(2)));
+    net.path_status_at(secs(1), 0, false);
+    net.path_status_at(secs(2), 0, true);
     net.run(secs(60)).expect("finishes");
     assert_eq!(net.delivered(), size);
     assert_eq!(net.server.health(0), Some(PathStatus::Active));
-    let after = net.server_log.iter().filter(|(t, p, s)| *t > secs(2) + ms(500) && *p == 0 && s.tcp.len > 0).count();
+    let after = net.server_log().iter().filter(|(t, p, s)| *t > secs(2) + ms(500) && *p == 0 && s.tcp.len > 0).count();
     assert!(after > 100, "path 0 carries data again: {after}");
 }
 
@@ -508,7 +445,7 @@ fn same_inputs_same_run() {
         let p = params(download(1_500_000), 2);
         let mut net = Net::new(&p, &[(ms(20), mbps(10)), (ms(50), mbps(5))]);
         let t = net.run(secs(30)).unwrap();
-        (t, net.server_log.len(), net.client_log.len(), path_stats(&net.server), path_stats(&net.client))
+        (t, net.server_log().len(), net.client_log().len(), path_stats(&net.server), path_stats(&net.client))
     };
     assert_eq!(go(), go());
 }

@@ -4,7 +4,8 @@ use crate::support;
 use multiconn_core::{FlowId, Packet, Payload, Time};
 use multiconn_tcp::segment::{Flags, SackBlocks, Timestamps};
 use multiconn_tcp::{Segment, TcpFactory};
-use multiconn_transport::{AppEvent, Endpoint, TransportFactory};
+use multiconn_testkit::{Pair, PathConfig};
+use multiconn_transport::Endpoint;
 use proptest::prelude::*;
 use support::*;
 
@@ -43,9 +44,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
     fn garbage_never_panics(segs in proptest::collection::vec(seg_strategy(), 1..60)) {
-        let mut h = Harness::new(&params(download(200_000)), ms(10));
+        let mut h = fast_pair(&params(download(200_000)), ms(10));
         // Get both ends established and data flowing first.
-        h.run_until(Time(100_000_000), |_| false);
+        h.drive_to(Time(100_000_000));
         let mut id = 1_000_000u64;
         let mut now = h.now;
         for (i, s) in segs.into_iter().enumerate() {
@@ -67,50 +68,11 @@ proptest! {
 #[test]
 fn factory_endpoints_complete_a_download_through_the_trait() {
     let p = params(download(300_000));
-    let (mut c, mut s) = TcpFactory::new().connect(&p).expect("the linux-tcp profile offers the controller");
-    let mut now = Time::ZERO;
-    let mut id = 0;
-    let mut to_server: Vec<(Time, Packet)> = Vec::new();
-    let mut to_client: Vec<(Time, Packet)> = Vec::new();
-    let mut done = false;
-    for _ in 0..100_000 {
-        while let Some(pk) = c.poll_transmit(now, &mut id) {
-            to_server.push((now + ms(5), pk));
-        }
-        while let Some(pk) = s.poll_transmit(now, &mut id) {
-            to_client.push((now + ms(5), pk));
-        }
-        while let Some(e) = c.poll_event() {
-            done |= e == AppEvent::Finished;
-        }
-        if done {
-            break;
-        }
-        let next = [
-            to_server.first().map(|x| x.0),
-            to_client.first().map(|x| x.0),
-            c.poll_timeout(),
-            s.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap();
-        now = next;
-        while to_server.first().is_some_and(|x| x.0 <= now) {
-            s.handle_packet(now, to_server.remove(0).1);
-        }
-        while to_client.first().is_some_and(|x| x.0 <= now) {
-            c.handle_packet(now, to_client.remove(0).1);
-        }
-        if c.poll_timeout().is_some_and(|t| t <= now) {
-            c.handle_timeout(now);
-        }
-        if s.poll_timeout().is_some_and(|t| t <= now) {
-            s.handle_timeout(now);
-        }
-    }
+    let mut h = Pair::connect(&TcpFactory::new(), &p, 1, &[PathConfig::symmetric(fast(ms(5)))])
+        .expect("the linux-tcp profile offers the controller");
+    let done = h.drive_until_by(Time(10_000_000_000), |h| h.client_finished());
     assert!(done);
-    assert_eq!(s.cc_state(), "slow_start");
-    assert!(s.sample().srtt >= ms(10));
+    assert_eq!(delivered_bytes(&h.client_events), 300_000);
+    assert_eq!(h.server.cc_state(), "slow_start");
+    assert!(h.server.sample().srtt >= ms(10));
 }

@@ -3,6 +3,8 @@
 use crate::support;
 
 use multiconn_core::{Rate, Time};
+use multiconn_link::scripted::Verdict;
+use multiconn_testkit::Route;
 use multiconn_transport::Endpoint;
 use support::*;
 
@@ -10,16 +12,14 @@ use support::*;
 fn reordered_segment_counts_as_spurious_and_the_reduction_is_undone() {
     let mut p = params(download(1_000_000));
     p.profile.cc.hystart = false;
-    let mut h = Harness::new(&p, ms(10));
-    h.s2c.rate = Some(Rate(40_000_000));
+    let mut h = tcp_pair(&p, path(deep(Rate(40_000_000), ms(10)), fast(ms(10))));
     let mss = h.server.mss();
     let late = response_seq(mss, 40);
-    h.s2c.extra_delay = Some(Box::new(move |s, n| {
-        (s.seq == late && n == 1).then_some(ms(30))
-    }));
+    // The first transmission of segment 40 arrives 30 ms after it would have.
+    h.script(0, Route::ToClient, on_segments(move |s, n| if s.seq == late && n == 1 { Verdict::Delay(ms(30)) } else { Verdict::Pass }));
     let mut cwnd_before = 0;
     let mut cwnd_reduced = 0;
-    h.run_until(Time(20_000_000_000), |h| {
+    h.drive_until_by(Time(20_000_000_000), |h| {
         let ev = h.server.sender().congestion_events();
         if ev == 0 {
             cwnd_before = h.server.sample().cwnd;
@@ -28,19 +28,13 @@ fn reordered_segment_counts_as_spurious_and_the_reduction_is_undone() {
         }
         h.client_finished()
     });
-    assert_eq!(Harness::delivered(&h.client_events), 1_000_000);
+    assert_eq!(delivered_bytes(&h.client_events), 1_000_000);
+    assert_eq!(h.link(0, Route::ToClient).counters().delayed, 1);
+    assert_eq!(h.counters(0, Route::ToClient).lost(), 0, "reordered, never lost");
     let s = h.server.sample();
-    assert_eq!(
-        (s.retransmissions, s.spurious_retransmissions),
-        (1, 1),
-        "{s:?}"
-    );
+    assert_eq!((s.retransmissions, s.spurious_retransmissions), (1, 1), "{s:?}");
     assert_eq!(h.server.sender().congestion_events(), 1);
     assert!(cwnd_reduced < cwnd_before);
     assert_eq!(h.server.sender().undos(), 1);
-    assert!(
-        s.cwnd >= cwnd_before,
-        "undo restores the window: {} < {cwnd_before}",
-        s.cwnd
-    );
+    assert!(s.cwnd >= cwnd_before, "undo restores the window: {} < {cwnd_before}", s.cwnd);
 }

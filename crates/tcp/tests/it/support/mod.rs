@@ -1,13 +1,30 @@
-//! Test harness: a client and a server joined by two one-way pipes with a fixed delay, an
-//! optional rate (FIFO serialization), an optional queue limit and scripted drops.
+//! TCP helpers for the integration tests, which run a client and a server over
+//! multiconn-testkit's [`Pair`] and the simulator's own link models: connection parameters and
+//! workloads, the paths the tests use, reading the [`Segment`] inside a packet, and drop and
+//! delay rules over segments expressed as [`Scripted`](multiconn_link::scripted::Scripted)
+//! scripts.
+//!
+//! The links are exact: a packet of `B` bytes takes its serialization time at the link's rate,
+//! then the one-way delay. Where a test wants a direction that is not a bottleneck it uses
+//! [`fast`], 8 Gbit/s, where serialization takes exactly one nanosecond per byte, so the
+//! tests' exact times are the round-trip delays plus a few nanoseconds per byte crossed.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use multiconn_cc::CcKind;
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time};
+use multiconn_link::builder::LinkConfig;
+use multiconn_link::scripted::Verdict;
 use multiconn_tcp::{Segment, TcpEndpoint};
+use multiconn_testkit::{link, Pair, PathConfig, Route};
 use multiconn_transport::profile::TransportKind;
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, Role, Workload};
+use multiconn_transport::{ConnectionParams, Profile, Role, Workload};
+
+pub use multiconn_testkit::delivered_bytes;
+
+/// A single-path TCP connection over real links.
+pub type TcpPair = Pair<TcpEndpoint, TcpEndpoint>;
 
 pub fn ms(v: u64) -> Dur {
     Dur::from_millis(v)
@@ -21,238 +38,115 @@ pub fn params(workload: Workload) -> ConnectionParams {
         profile: Profile::default_for(TransportKind::Tcp),
         cc: CcKind::NewReno,
         max_packet_size: 1500,
-        resume: false, address_token: false,
+        resume: false,
+        address_token: false,
         qlog: false,
         multipath: None,
     }
 }
 
 pub fn download(size: u64) -> Workload {
-    Workload::Download {
-        size: Some(size),
-        request_size: 200,
-    }
+    Workload::Download { size: Some(size), request_size: 200 }
 }
 
-/// Decides whether a packet is dropped: (segment, how many times this sequence number was
-/// sent with data before, including this one).
-pub type DropRule = Box<dyn FnMut(&Segment, u32) -> bool>;
+/// The rate of a direction that is never the bottleneck: 8 Gbit/s, one nanosecond per byte.
+pub const FAST: Rate = Rate(8_000_000_000);
 
-/// Extra delay for a packet (reordering), same arguments as [`DropRule`].
-pub type DelayRule = Box<dyn FnMut(&Segment, u32) -> Option<Dur>>;
-
-pub struct Pipe {
-    pub delay: Dur,
-    pub rate: Option<Rate>,
-    pub queue_limit: Option<usize>,
-    busy_until: Time,
-    queue: VecDeque<(Time, Packet)>,
-    tx_count: HashMap<u64, u32>,
-    pub drop: Option<DropRule>,
-    /// Extra delay for some packets (reordering): (segment, transmission count).
-    pub extra_delay: Option<DelayRule>,
-    /// (send time, segment) of everything offered to the pipe, dropped or not.
-    pub log: Vec<(Time, Segment, bool)>,
-    pub keep_log: bool,
-    pub dropped: u64,
+/// Serialization time of `bytes` on a [`fast`] link.
+pub fn fast_tx(bytes: u64) -> Dur {
+    FAST.tx_time(bytes)
 }
 
-impl Pipe {
-    pub fn new(delay: Dur) -> Pipe {
-        Pipe {
-            delay,
-            rate: None,
-            queue_limit: None,
-            busy_until: Time::ZERO,
-            queue: VecDeque::new(),
-            tx_count: HashMap::new(),
-            drop: None,
-            extra_delay: None,
-            log: Vec::new(),
-            keep_log: true,
-            dropped: 0,
-        }
-    }
+/// A queue no test fills: a 1 MB download is under 700 segments, and the windows of the
+/// endless downloads are bounded by the receive buffer (a few MB, under 5000 segments).
+pub const DEEP: QueueLimit = QueueLimit::Packets(10_000);
 
-    fn push(&mut self, now: Time, p: Packet) {
-        let seg = p
-            .payload
-            .as_ref()
-            .and_then(|x| x.get::<Segment>())
-            .cloned()
-            .expect("segment payload");
+/// A direction that is not a bottleneck: [`FAST`], a [`DEEP`] queue, `one_way` of delay.
+pub fn fast(one_way: Dur) -> LinkConfig {
+    link(FAST, one_way, DEEP)
+}
+
+/// A bottleneck at `rate` whose queue never fills ([`DEEP`]): what limits the sender is its
+/// window, never a queue drop.
+pub fn deep(rate: Rate, one_way: Dur) -> LinkConfig {
+    link(rate, one_way, DEEP)
+}
+
+/// The data direction (server to client) and the return direction of a path.
+pub fn path(to_client: LinkConfig, to_server: LinkConfig) -> PathConfig {
+    PathConfig { to_client, to_server }
+}
+
+/// Client and server of `p` over one path.
+pub fn tcp_pair(p: &ConnectionParams, path: PathConfig) -> TcpPair {
+    let client = TcpEndpoint::new(Role::Client, p).expect("the linux-tcp profile offers the controller");
+    let server = TcpEndpoint::new(Role::Server, p).expect("the linux-tcp profile offers the controller");
+    Pair::from_configs(Box::new(client), Box::new(server), 1, &[path])
+}
+
+/// Client and server of `p` over a path that is [`fast`] both ways with `one_way` delay.
+pub fn fast_pair(p: &ConnectionParams, one_way: Dur) -> TcpPair {
+    tcp_pair(p, PathConfig::symmetric(fast(one_way)))
+}
+
+/// Drives `h` until the client's application has everything; fails if that is not by `limit`.
+pub fn run_to_finish(h: &mut TcpPair, limit: Time) -> Time {
+    assert!(h.drive_until_by(limit, |h| h.client_finished()), "not finished by {limit}; server {:?}", h.server);
+    h.now
+}
+
+/// The segment a TCP packet carries.
+pub fn segment(pkt: &Packet) -> &Segment {
+    pkt.payload
+        .as_ref()
+        .and_then(|p| p.get::<Segment>())
+        .unwrap_or_else(|| panic!("packet {} carries no TCP segment", pkt.id))
+}
+
+/// (time, segment) of every segment offered to the link toward `route`'s end, dropped or
+/// not, in order.
+pub fn sent(p: &TcpPair, route: Route) -> Vec<(Time, Segment)> {
+    p.wire.iter().filter(|w| w.route == route && w.is_sent()).map(|w| (w.at, segment(&w.pkt).clone())).collect()
+}
+
+/// (time, segment) of every segment delivered toward `route`'s end, in order.
+pub fn delivered(p: &TcpPair, route: Route) -> Vec<(Time, Segment)> {
+    p.wire.iter().filter(|w| w.route == route && w.is_delivered()).map(|w| (w.at, segment(&w.pkt).clone())).collect()
+}
+
+/// A script over segments: `rule` gets the segment and, for segments with data, how many
+/// times its sequence number has been offered to this link, this time included (0 for
+/// segments without data).
+pub fn on_segments(
+    mut rule: impl FnMut(&Segment, u32) -> Verdict + Send + 'static,
+) -> impl FnMut(u64, &Packet) -> Verdict + Send + 'static {
+    let mut offered: HashMap<u64, u32> = HashMap::new();
+    move |_, pkt| {
+        let seg = segment(pkt);
         let n = if seg.len > 0 {
-            let c = self.tx_count.entry(seg.seq).or_insert(0);
-            *c += 1;
-            *c
+            let count = offered.entry(seg.seq).or_insert(0);
+            *count += 1;
+            *count
         } else {
             0
         };
-        let mut dropped = self.drop.as_mut().is_some_and(|d| d(&seg, n));
-        if let Some(limit) = self.queue_limit {
-            let waiting = self
-                .queue
-                .iter()
-                .filter(|(t, _)| *t > now + self.delay)
-                .count();
-            if waiting >= limit {
-                dropped = true;
-            }
-        }
-        let extra = self
-            .extra_delay
-            .as_mut()
-            .and_then(|f| f(&seg, n))
-            .unwrap_or(Dur::ZERO);
-        if self.keep_log {
-            self.log.push((now, seg, dropped));
-        }
-        if dropped {
-            self.dropped += 1;
-            return;
-        }
-        let tx = self.rate.map_or(Dur::ZERO, |r| r.tx_time(p.size as u64));
-        let start = if self.busy_until > now {
-            self.busy_until
-        } else {
-            now
-        };
-        self.busy_until = start + tx;
-        let arrival = self.busy_until + self.delay + extra;
-        let at = self.queue.partition_point(|(t, _)| *t <= arrival);
-        self.queue.insert(at, (arrival, p));
-    }
-
-    fn next_arrival(&self) -> Option<Time> {
-        self.queue.front().map(|(t, _)| *t)
+        rule(seg, n)
     }
 }
 
-pub struct Harness {
-    pub now: Time,
-    pub client: TcpEndpoint,
-    pub server: TcpEndpoint,
-    pub c2s: Pipe,
-    pub s2c: Pipe,
-    pub next_id: u64,
-    pub client_events: Vec<(Time, AppEvent)>,
-    pub server_events: Vec<(Time, AppEvent)>,
-    pub steps: u64,
-}
-
-impl Harness {
-    pub fn new(p: &ConnectionParams, one_way: Dur) -> Harness {
-        Harness {
-            now: p.start,
-            client: TcpEndpoint::new(Role::Client, p).unwrap(),
-            server: TcpEndpoint::new(Role::Server, p).unwrap(),
-            c2s: Pipe::new(one_way),
-            s2c: Pipe::new(one_way),
-            next_id: 0,
-            client_events: Vec::new(),
-            server_events: Vec::new(),
-            steps: 0,
-        }
-    }
-
-    fn transmit(&mut self) {
-        while let Some(p) = self.client.poll_transmit(self.now, &mut self.next_id) {
-            self.c2s.push(self.now, p);
-        }
-        while let Some(p) = self.server.poll_transmit(self.now, &mut self.next_id) {
-            self.s2c.push(self.now, p);
-        }
-        while let Some(e) = self.client.poll_event() {
-            self.client_events.push((self.now, e));
-        }
-        while let Some(e) = self.server.poll_event() {
-            self.server_events.push((self.now, e));
-        }
-    }
-
-    /// Runs until `stop` holds (checked after every step) or `limit`; returns whether `stop` held.
-    pub fn run_until(&mut self, limit: Time, mut stop: impl FnMut(&Harness) -> bool) -> bool {
-        loop {
-            self.transmit();
-            if stop(self) {
-                return true;
-            }
-            let next = [
-                self.c2s.next_arrival(),
-                self.s2c.next_arrival(),
-                self.client.poll_timeout(),
-                self.server.poll_timeout(),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            let Some(next) = next else { return false };
-            if next > limit {
-                self.now = limit;
-                return false;
-            }
-            self.now = self.now.max(next);
-            self.steps += 1;
-            while self.c2s.next_arrival().is_some_and(|t| t <= self.now) {
-                let (_, p) = self.c2s.queue.pop_front().unwrap();
-                self.server.handle_packet(self.now, p);
-                self.transmit();
-            }
-            while self.s2c.next_arrival().is_some_and(|t| t <= self.now) {
-                let (_, p) = self.s2c.queue.pop_front().unwrap();
-                self.client.handle_packet(self.now, p);
-                self.transmit();
-            }
-            if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.client.handle_timeout(self.now);
-            }
-            if self.server.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.server.handle_timeout(self.now);
-            }
-        }
-    }
-
-    pub fn client_finished(&self) -> bool {
-        self.client_events
-            .iter()
-            .any(|(_, e)| *e == AppEvent::Finished)
-    }
-
-    pub fn run_to_finish(&mut self, limit: Time) -> Time {
-        assert!(
-            self.run_until(limit, |h| h.client_finished()),
-            "not finished by {limit}; server {:?}",
-            self.server
-        );
-        self.now
-    }
-
-    pub fn delivered(events: &[(Time, AppEvent)]) -> u64 {
-        events
-            .iter()
-            .map(|(_, e)| {
-                if let AppEvent::Delivered { bytes } = e {
-                    *bytes
-                } else {
-                    0
-                }
-            })
-            .sum()
-    }
-
-    pub fn event_time(events: &[(Time, AppEvent)], want: AppEvent) -> Option<Time> {
-        events.iter().find(|(_, e)| *e == want).map(|(t, _)| *t)
-    }
+/// Drops the segments for which `drop` holds (same arguments as [`on_segments`]).
+pub fn drop_when(mut drop: impl FnMut(&Segment, u32) -> bool + Send + 'static) -> impl FnMut(u64, &Packet) -> Verdict + Send + 'static {
+    on_segments(move |s, n| if drop(s, n) { Verdict::Drop } else { Verdict::Pass })
 }
 
 /// Drops the first transmission of data segments whose sequence number is in `seqs`.
-pub fn drop_first(seqs: Vec<u64>) -> DropRule {
-    Box::new(move |s: &Segment, n: u32| n == 1 && seqs.contains(&s.seq))
+pub fn drop_first(seqs: Vec<u64>) -> impl FnMut(u64, &Packet) -> Verdict + Send + 'static {
+    drop_when(move |s, n| n == 1 && seqs.contains(&s.seq))
 }
 
 /// Drops the first `times` transmissions of the data segment at `seq`.
-pub fn drop_times(seq: u64, times: u32) -> DropRule {
-    Box::new(move |s: &Segment, n: u32| s.seq == seq && n >= 1 && n <= times)
+pub fn drop_times(seq: u64, times: u32) -> impl FnMut(u64, &Packet) -> Verdict + Send + 'static {
+    drop_when(move |s, n| s.seq == seq && n >= 1 && n <= times)
 }
 
 /// Sequence number of the k-th full data segment of the server's response (k from 0).

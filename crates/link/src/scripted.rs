@@ -1,0 +1,236 @@
+//! Scripted faults: a decorator that drops, delays or loses chosen packets, for tests.
+//!
+//! [`Scripted`] wraps any [`Link`] (a bare [`crate::queue::DropTailLink`], a stack built by
+//! [`crate::builder::LinkConfig::build`], another decorator) and asks a script what to do with
+//! every packet offered to it. The script sees the packet's index on this link (0 for the
+//! first packet offered, counting every offer whatever its fate) and the packet, and answers
+//! with a [`Verdict`]:
+//!
+//! * [`Verdict::Pass`]: the packet goes to the inner link untouched;
+//! * [`Verdict::Drop`]: refused at the door, before the inner link sees it (it uses no queue
+//!   space and no capacity), and handed back from [`Link::enqueue`] with
+//!   [`DropCause::RandomLoss`], as [`crate::loss::Lossy`] refuses a packet;
+//! * [`Verdict::Lose`]: the packet crosses the inner link (it waits, is serialized and
+//!   propagates) and is then reported as `Dropped { cause: RandomLoss }` at the instant it
+//!   would have arrived: a loss on the air after the transmission;
+//! * [`Verdict::Delay`]: the packet crosses the inner link and is then held for an extra
+//!   delay; packets behind it may overtake it (reordering).
+//!
+//! This is the analogue of smoltcp's `FaultInjector`, with a deterministic script in place of
+//! random chances: a test states exactly which packet is hit. The script may keep state (a
+//! closure over counters, e.g. "the second transmission of this TCP sequence number").
+//! Wrap it outermost so that it sees every packet in the order offered.
+//!
+//! Delayed and lost packets are recognised on their way out of the inner link by
+//! [`Packet::id`], which is unique within a run. Packets the inner link flushes or discards
+//! take their marks with them; packets already held for their extra delay are propagating and
+//! survive a flush, as in [`crate::delay::Delayed`].
+
+use crate::{Link, LinkOutput, QueueState};
+use multiconn_core::{DropCause, Dur, Packet, Time};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// What a script decides for one offered packet. See the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Offer the packet to the inner link as is.
+    Pass,
+    /// Refuse it at the door with [`DropCause::RandomLoss`].
+    Drop,
+    /// Let it cross the inner link, then report it `Dropped` (cause `RandomLoss`) when it
+    /// would have arrived.
+    Lose,
+    /// Let it cross the inner link, then hold it this much longer.
+    Delay(Dur),
+}
+
+/// A script: (index of the packet on this link, the packet) → what to do with it.
+pub type Script = Box<dyn FnMut(u64, &Packet) -> Verdict + Send>;
+
+/// How many packets the script touched, by verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScriptCounters {
+    /// Packets offered to the link (the next packet's index).
+    pub offered: u64,
+    pub dropped: u64,
+    pub lost: u64,
+    pub delayed: u64,
+}
+
+/// What happens to a marked packet when it leaves the inner link.
+#[derive(Clone, Copy, Debug)]
+enum Mark {
+    Lose,
+    Delay(Dur),
+}
+
+/// An output waiting to be handed out: ordered by due time, then by the order it left the
+/// inner link, so equal due times keep that order.
+#[derive(Debug)]
+struct Held {
+    due: Time,
+    order: u64,
+    output: LinkOutput,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.due, self.order).cmp(&(other.due, other.order))
+    }
+}
+
+/// A link whose packets a script may drop, lose or delay. See the module documentation.
+pub struct Scripted<L> {
+    pub inner: L,
+    script: Script,
+    counters: ScriptCounters,
+    /// Packets inside the inner link that the script marked, by id (few at a time).
+    marked: Vec<(u64, Mark)>,
+    /// Outputs taken from the inner link, delayed or not, in (due, order) order.
+    held: BinaryHeap<Reverse<Held>>,
+    order: u64,
+}
+
+impl<L: Link> Scripted<L> {
+    pub fn new(inner: L, script: impl FnMut(u64, &Packet) -> Verdict + Send + 'static) -> Scripted<L> {
+        Scripted {
+            inner,
+            script: Box::new(script),
+            counters: ScriptCounters::default(),
+            marked: Vec::new(),
+            held: BinaryHeap::new(),
+            order: 0,
+        }
+    }
+
+    /// A script that passes everything: the link behaves exactly as `inner`.
+    pub fn passthrough(inner: L) -> Scripted<L> {
+        Scripted::new(inner, |_, _| Verdict::Pass)
+    }
+
+    /// Replaces the script from the next offered packet on; the index keeps counting.
+    pub fn set_script(&mut self, script: impl FnMut(u64, &Packet) -> Verdict + Send + 'static) {
+        self.script = Box::new(script);
+    }
+
+    pub fn counters(&self) -> ScriptCounters {
+        self.counters
+    }
+
+    /// Packets that left the inner link and wait out an extra delay.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    fn take_mark(&mut self, id: u64) -> Option<Mark> {
+        let i = self.marked.iter().position(|&(m, _)| m == id)?;
+        Some(self.marked.swap_remove(i).1)
+    }
+
+    fn hold(&mut self, due: Time, output: LinkOutput) {
+        self.held.push(Reverse(Held { due, order: self.order, output }));
+        self.order += 1;
+    }
+
+    /// Takes every inner output due by `now`, applying the marks.
+    fn drain_inner(&mut self, now: Time) {
+        while let Some(output) = self.inner.poll(now) {
+            match output {
+                LinkOutput::Delivered { at, pkt } => match self.take_mark(pkt.id) {
+                    None => self.hold(at, LinkOutput::Delivered { at, pkt }),
+                    Some(Mark::Lose) => self.hold(at, LinkOutput::Dropped { at, pkt, cause: DropCause::RandomLoss }),
+                    Some(Mark::Delay(extra)) => {
+                        let due = at + extra;
+                        self.hold(due, LinkOutput::Delivered { at: due, pkt })
+                    }
+                },
+                LinkOutput::Dropped { at, pkt, cause } => {
+                    self.take_mark(pkt.id);
+                    self.hold(at, LinkOutput::Dropped { at, pkt, cause });
+                }
+            }
+        }
+    }
+
+    /// Forgets the marks of packets the inner link handed back.
+    fn unmark(&mut self, handed_back: &[Packet]) {
+        for pkt in handed_back {
+            self.take_mark(pkt.id);
+        }
+    }
+}
+
+impl<L: Link> Link for Scripted<L> {
+    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+        let index = self.counters.offered;
+        self.counters.offered += 1;
+        let mark = match (self.script)(index, &pkt) {
+            Verdict::Pass => None,
+            Verdict::Drop => {
+                self.counters.dropped += 1;
+                return Err((pkt, DropCause::RandomLoss));
+            }
+            Verdict::Lose => Some(Mark::Lose),
+            Verdict::Delay(extra) => Some(Mark::Delay(extra)),
+        };
+        let id = pkt.id;
+        self.inner.enqueue(now, pkt)?;
+        if let Some(mark) = mark {
+            match mark {
+                Mark::Lose => self.counters.lost += 1,
+                Mark::Delay(_) => self.counters.delayed += 1,
+            }
+            self.marked.push((id, mark));
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, now: Time) -> Option<LinkOutput> {
+        self.drain_inner(now);
+        if self.held.peek()?.0.due > now {
+            return None;
+        }
+        self.held.pop().map(|Reverse(h)| h.output)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        let held = self.held.peek().map(|Reverse(h)| h.due);
+        match (self.inner.poll_timeout(), held) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn queue(&self) -> QueueState {
+        self.inner.queue()
+    }
+
+    fn has_room(&self, size: u32) -> bool {
+        self.inner.has_room(size)
+    }
+
+    /// Flushes the inner link; packets held for an extra delay are propagating and stay.
+    fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let start = out.len();
+        self.inner.flush(now, out);
+        self.unmark(&out[start..]);
+    }
+
+    fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+        let start = out.len();
+        self.inner.discard_waiting(discard, out);
+        self.unmark(&out[start..]);
+    }
+}
