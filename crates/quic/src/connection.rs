@@ -27,7 +27,7 @@ use crate::packet::{
     MIN_PN_AND_PAYLOAD,
 };
 use crate::qlog::QlogSink;
-use crate::receiver::{AckPolicy, AckState};
+use crate::ack_state::{AckPolicy, AckState};
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
 use crate::path::{Multipath, PathMeta, PathTemplate};
 use crate::streams::{self, SendBuffer, Streams};

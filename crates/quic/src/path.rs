@@ -33,7 +33,7 @@ use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
 use multiconn_transport::MultipathParams;
 
 use crate::packet::Space;
-use crate::receiver::{AckPolicy, AckState};
+use crate::ack_state::{AckPolicy, AckState};
 use crate::recovery::{Recovery, RecoveryConfig};
 
 /// Loss recovery and sending state of a path other than path 0.

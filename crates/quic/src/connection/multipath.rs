@@ -35,7 +35,7 @@ use super::Connection;
 use crate::ack_ranges::AckFrame;
 use crate::frame::Frame;
 use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_PN_AND_PAYLOAD};
-use crate::receiver::AckState;
+use crate::ack_state::AckState;
 use crate::path::PathMeta;
 use crate::recovery::{Recovery, SentContent, SentPacketInfo};
 
