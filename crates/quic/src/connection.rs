@@ -337,7 +337,7 @@ impl Connection {
         }
         self.started = true;
         self.hs.start();
-        if self.hs.has_zero_rtt_keys {
+        if self.hs.has_zero_rtt_keys() {
             self.app_can_send();
         }
     }
@@ -457,11 +457,11 @@ impl Connection {
     fn keys_for_receiving(&self, ptype: PacketType) -> bool {
         match ptype {
             PacketType::Initial => !self.recovery.is_discarded(Space::Initial),
-            PacketType::Handshake => self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake),
-            PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys,
+            PacketType::Handshake => self.hs.has_handshake_keys() && !self.recovery.is_discarded(Space::Handshake),
+            PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys(),
             PacketType::OneRtt => match self.role {
-                Role::Client => self.hs.has_one_rtt_keys,
-                Role::Server => self.hs.complete,
+                Role::Client => self.hs.has_one_rtt_keys(),
+                Role::Server => self.hs.is_complete(),
             },
         }
     }
@@ -532,8 +532,7 @@ impl Connection {
                 }
             }
             Frame::HandshakeDone => {
-                if self.role == Role::Client && space == Space::Data && !self.hs.confirmed {
-                    self.hs.confirmed = true;
+                if space == Space::Data && self.hs.on_handshake_done() {
                     self.recovery.set_handshake_confirmed(now);
                     self.discard(now, Space::Initial);
                     self.discard(now, Space::Handshake);
@@ -761,9 +760,9 @@ impl Connection {
     // ---------------------------------------------------------------- sending
 
     fn data_packet_type(&self) -> Option<PacketType> {
-        if self.hs.has_one_rtt_keys {
+        if self.hs.has_one_rtt_keys() {
             Some(PacketType::OneRtt)
-        } else if self.role == Role::Client && self.hs.has_zero_rtt_keys && self.started {
+        } else if self.role == Role::Client && self.hs.has_zero_rtt_keys() && self.started {
             Some(PacketType::ZeroRtt)
         } else {
             None
@@ -773,7 +772,7 @@ impl Connection {
     fn packet_type(&self, space: Space) -> Option<PacketType> {
         match space {
             Space::Initial if !self.recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
-            Space::Handshake if self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake) => Some(PacketType::Handshake),
+            Space::Handshake if self.hs.has_handshake_keys() && !self.recovery.is_discarded(Space::Handshake) => Some(PacketType::Handshake),
             Space::Data => self.data_packet_type(),
             _ => None,
         }
@@ -782,8 +781,7 @@ impl Connection {
     /// Ack-eliciting data waits in `space` (ignoring the window and pacing).
     fn has_data(&self, space: Space) -> bool {
         match space {
-            Space::Initial => self.hs.send[0].has_retransmit() || self.hs.send[0].has_new(),
-            Space::Handshake => self.hs.send[1].has_retransmit() || self.hs.send[1].has_new(),
+            Space::Initial | Space::Handshake => self.hs.has_crypto_to_send(space),
             Space::Data => self.handshake_done_pending || self.max_data_pending || !self.msd_pending.is_empty() || self.streams.front().is_some(),
         }
     }
