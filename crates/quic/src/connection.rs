@@ -9,13 +9,17 @@
 //! congestion controlled (RFC 9002 §7); PTO probes ignore the window and pacing (§6.2.4);
 //! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1).
 //!
-//! With several paths (draft-ietf-quic-multipath-21) the handshake runs on path 0; once this
-//! end has confirmed it, 1-RTT packets go through [`multipath`]: per-path packet numbers,
-//! recovery, pacing and ACKs (PATH_ACK), a scheduler choosing the path of each packet.
+//! Paths: every path, path 0 included, is a [`PathState`] in one table, with its own 1-RTT
+//! packet numbers, recovery, pacer, ACK state and PTO probes; a single-path connection has a
+//! table of one. The handshake runs on path 0, whose recovery also holds the Initial and
+//! Handshake spaces; the connection keeps only what belongs to those two spaces (their ACK
+//! state and PTO probes). With several paths (draft-ietf-quic-multipath-21), once this end has
+//! confirmed the handshake, 1-RTT packets go through [`multipath`]: ACKs per path (PATH_ACK)
+//! and a scheduler choosing the path of each packet.
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{CcConfig, Controller, Pacer, PacerConfig, PathController, RttEstimator};
+use multiconn_cc::{CcConfig, Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, Role, StreamOptions, StreamProgress, Workload};
 
@@ -26,10 +30,10 @@ use crate::packet::{
     header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_INITIAL_DATAGRAM,
     MIN_PN_AND_PAYLOAD,
 };
-use crate::qlog::QlogSink;
 use crate::ack_state::{AckPolicy, AckState};
+use crate::path::{Multipath, PathState, PathTemplate};
+use crate::qlog::QlogSink;
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
-use crate::path::{Multipath, PathMeta, PathTemplate};
 use crate::streams::{self, SendBuffer, Streams};
 
 mod multipath;
@@ -39,6 +43,9 @@ const DEFAULT_WINDOW: u64 = 16 << 20;
 const DEFAULT_DCID_LEN: usize = 8;
 /// Smallest room worth starting a STREAM or CRYPTO frame in.
 const MIN_FRAME_ROOM: usize = 8;
+/// The path the handshake runs on (with multipath: the initial path, path ID 0 at the start,
+/// draft-ietf-quic-multipath-21 §2). Its recovery also holds the Initial and Handshake spaces.
+const HANDSHAKE_PATH: usize = 0;
 
 /// Cumulative counters of one endpoint.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,18 +123,20 @@ pub struct Connection {
     mds: usize,
     dcid_len: usize,
     hs: Handshake,
-    recovery: Recovery,
-    pacer: Pacer,
-    rx: [AckState; 3],
+    /// Every path, the handshake's first; never empty.
+    paths: Vec<PathState>,
+    /// ACK state of the Initial and Handshake spaces (indexed by [`Space::index`]); the 1-RTT
+    /// ACK state is each path's.
+    handshake_rx: [AckState; 2],
     streams: Streams,
     conn_send: SendCredit,
     conn_recv: RecvWindow,
     max_data_pending: bool,
     msd_pending: Vec<u64>,
     handshake_done_pending: bool,
-    probes: [u8; 3],
+    /// PTO probes to send in the Initial and Handshake spaces (indexed by [`Space::index`]).
+    handshake_probes: [u8; 2],
     anti_deadlock: Option<Space>,
-    pacing_release: Option<Time>,
     app_limited: bool,
     address_validated: bool,
     app: App,
@@ -139,7 +148,7 @@ pub struct Connection {
     outcome: Outcome,
     hs_events: Vec<HandshakeEvent>,
     probe_contents: Vec<SentContent>,
-    /// Paths beyond 0 and the scheduler; `None` for a single-path connection.
+    /// The scheduler, the paths' health and coupling; `None` for a single-path connection.
     mp: Option<Box<Multipath>>,
     /// Server-initiated unidirectional streams opened so far (the messages workload).
     uni_opened: u64,
@@ -181,8 +190,6 @@ impl Connection {
                 None => multiconn_cc::build(&cc_cfg),
             }
         };
-        let controller = controller_of(0);
-        let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
         let max_ack_delay = profile.ack.max_ack_delay;
         let (max_data, max_stream_data, fraction, dcid_len) = match &profile.quic {
             Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
@@ -203,48 +210,44 @@ impl Connection {
             max_datagram_size: mds as u64,
             initial_window: cc_cfg.initial_window,
         };
+        let template = PathTemplate {
+            recovery: recovery_cfg,
+            initial_rtt: profile.recovery.initial_rtt,
+            rttvar_rule: profile.recovery.rttvar_rule,
+            cc: cc_cfg.clone(),
+            pacer: pacer_cfg,
+            ack_policy: data_policy,
+            is_server: role == Role::Server,
+        };
+        let mut paths = vec![template.handshake_path(controller_of(0))];
         let mp = params.multipath.as_ref().map(|m| {
-            let template = PathTemplate {
-                recovery: recovery_cfg.clone(),
-                initial_rtt: profile.recovery.initial_rtt,
-                rttvar_rule: profile.recovery.rttvar_rule,
-                cc: cc_cfg.clone(),
-                pacer: pacer_cfg,
-                ack_policy: data_policy,
-                is_server: role == Role::Server,
-            };
-            let extra = (1..m.paths.max(1) as usize).map(|p| template.new_path(controller_of(p))).collect();
+            paths.extend((1..m.paths.max(1) as usize).map(|p| template.new_path(controller_of(p))));
             let mut health = multiconn_multipath::PathHealthSet::new(multiconn_multipath::HealthConfig::new(m.failover));
-            let mut meta = Vec::new();
             let mut next_path_id = 0;
-            for p in 0..m.paths.max(1) as usize {
+            for (p, path) in paths.iter_mut().enumerate() {
+                path.cc_slot = p;
                 // Path 0 carries the handshake: it is always open from the start.
-                let later = p > 0 && m.opened_later.contains(&(p as u8));
-                let mut pm = PathMeta { validated: p == 0, interface_up: true, cc_slot: p, ..PathMeta::default() };
-                if later {
-                    pm.abandoned = true;
+                if p > 0 && m.opened_later.contains(&(p as u8)) {
+                    path.abandoned = true;
                 } else {
                     health.add_path(p, Time::ZERO);
-                    pm.path_id = Some(next_path_id);
-                    pm.path_ids_opened = 1;
+                    path.path_id = Some(next_path_id);
+                    path.path_ids_opened = 1;
                     next_path_id += 1;
                 }
-                meta.push(pm);
             }
             let mp = Box::new(Multipath {
                 params: m.clone(),
                 scheduler: multiconn_multipath::new_scheduler(m.scheduler, m.options),
                 health,
-                meta,
-                extra,
                 pending: VecDeque::new(),
                 ready: false,
                 coupling: coupling.clone(),
                 template,
                 next_path_id,
             });
-            for p in 0..mp.path_count() {
-                mp.sync_coupling(p);
+            for (p, path) in paths.iter().enumerate() {
+                mp.sync_coupling(p, path);
             }
             mp
         });
@@ -256,18 +259,16 @@ impl Connection {
             mds,
             dcid_len: dcid_len.min(20),
             hs: Handshake::new(role, params.resume, sizes),
-            recovery: Recovery::new(recovery_cfg, rtt, controller, role == Role::Server),
-            pacer: Pacer::new(pacer_cfg),
-            rx: [AckState::new(immediate), AckState::new(immediate), AckState::new(data_policy)],
+            paths,
+            handshake_rx: [AckState::new(immediate), AckState::new(immediate)],
             streams: Streams::new(max_stream_data, max_stream_data, fraction),
             conn_send: SendCredit::new(max_data),
             conn_recv: RecvWindow::new(max_data, fraction),
             max_data_pending: false,
             msd_pending: Vec::new(),
             handshake_done_pending: false,
-            probes: [0; 3],
+            handshake_probes: [0; 2],
             anti_deadlock: None,
-            pacing_release: None,
             app_limited: false,
             // A server validates a client that presents a token on its first Initial (RFC 9000
             // §8.1.3); the server sends nothing before that Initial, so it is valid from here.
@@ -292,8 +293,17 @@ impl Connection {
     pub fn stats(&self) -> ConnectionStats {
         self.stats
     }
+    /// Loss recovery of path 0, the handshake's (and the only one without multipath).
     pub fn recovery(&self) -> &Recovery {
-        &self.recovery
+        &self.handshake_path().recovery
+    }
+    /// Paths of this connection (1 without multipath).
+    pub fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+    /// Loss recovery of path `p`.
+    pub fn path_recovery(&self, p: usize) -> &Recovery {
+        &self.paths[p].recovery
     }
     pub fn handshake(&self) -> &Handshake {
         &self.hs
@@ -312,6 +322,45 @@ impl Connection {
     /// The server's address is validated (always true at the client).
     pub fn address_validated(&self) -> bool {
         self.address_validated
+    }
+
+    fn handshake_path(&self) -> &PathState {
+        &self.paths[HANDSHAKE_PATH]
+    }
+
+    fn handshake_path_mut(&mut self) -> &mut PathState {
+        &mut self.paths[HANDSHAKE_PATH]
+    }
+
+    /// ACK state of the packets of `space` received on `path` (Initial and Handshake packets
+    /// arrive on the handshake path only).
+    fn ack_state(&self, space: Space, path: usize) -> &AckState {
+        match space {
+            Space::Initial | Space::Handshake => &self.handshake_rx[space.index()],
+            Space::Data => &self.paths[path].rx,
+        }
+    }
+
+    fn ack_state_mut(&mut self, space: Space, path: usize) -> &mut AckState {
+        match space {
+            Space::Initial | Space::Handshake => &mut self.handshake_rx[space.index()],
+            Space::Data => &mut self.paths[path].rx,
+        }
+    }
+
+    /// PTO probes to send in `space` on the handshake path.
+    fn probes_in(&self, space: Space) -> u8 {
+        match space {
+            Space::Initial | Space::Handshake => self.handshake_probes[space.index()],
+            Space::Data => self.handshake_path().probes,
+        }
+    }
+
+    fn set_probes_in(&mut self, space: Space, n: u8) {
+        match space {
+            Space::Initial | Space::Handshake => self.handshake_probes[space.index()] = n,
+            Space::Data => self.handshake_path_mut().probes = n,
+        }
     }
 
     // ---------------------------------------------------------------- start and application
@@ -428,7 +477,7 @@ impl Connection {
             return;
         };
         let path = usize::from(pkt.path);
-        if path > 0 && self.mp.as_ref().map_or(true, |m| path >= m.path_count()) {
+        if path >= self.paths.len() {
             // No such path: nothing to decrypt it with.
             self.stats.undecryptable += 1;
             return;
@@ -442,11 +491,11 @@ impl Connection {
         let bytes = pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
         self.stats.bytes_received += bytes;
         if let Some(mp) = &mut self.mp {
-            let c = &mut mp.meta[path].counters;
-            c.packets_received += 1;
-            c.bytes_received += bytes;
+            let state = &mut self.paths[path];
+            state.counters.packets_received += 1;
+            state.counters.bytes_received += bytes;
             mp.health.on_packet_received(path, now);
-            mp.sync_coupling(path);
+            mp.sync_coupling(path, state);
         }
         for p in dg.packets() {
             self.on_packet(now, p, path);
@@ -456,8 +505,8 @@ impl Connection {
 
     fn keys_for_receiving(&self, ptype: PacketType) -> bool {
         match ptype {
-            PacketType::Initial => !self.recovery.is_discarded(Space::Initial),
-            PacketType::Handshake => self.hs.has_handshake_keys() && !self.recovery.is_discarded(Space::Handshake),
+            PacketType::Initial => !self.handshake_path().recovery.is_discarded(Space::Initial),
+            PacketType::Handshake => self.hs.has_handshake_keys() && !self.handshake_path().recovery.is_discarded(Space::Handshake),
             PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys(),
             PacketType::OneRtt => match self.role {
                 Role::Client => self.hs.has_one_rtt_keys(),
@@ -472,7 +521,7 @@ impl Connection {
             return;
         }
         let space = p.ptype.space();
-        let rx = if space == Space::Data { self.data_rx_mut(path) } else { &mut self.rx[space.index()] };
+        let rx = self.ack_state_mut(space, path);
         if !rx.on_packet(now, p.pn, p.is_ack_eliciting()) {
             self.stats.duplicates += 1;
             return;
@@ -501,9 +550,11 @@ impl Connection {
                 }
                 let mut out = std::mem::take(&mut self.outcome);
                 out.clear();
-                let before = self.recovery.stats().invalid_acks;
-                self.recovery.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
-                if self.recovery.stats().invalid_acks != before {
+                // ACK frames are the handshake path's (the multipath sender sends PATH_ACKs).
+                let rec = &mut self.handshake_path_mut().recovery;
+                let before = rec.stats().invalid_acks;
+                rec.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
+                if rec.stats().invalid_acks != before {
                     self.stats.invalid_frames += 1;
                 }
                 self.apply_outcome(now, &out);
@@ -533,7 +584,7 @@ impl Connection {
             }
             Frame::HandshakeDone => {
                 if space == Space::Data && self.hs.on_handshake_done() {
-                    self.recovery.set_handshake_confirmed(now);
+                    self.handshake_path_mut().recovery.set_handshake_confirmed(now);
                     self.discard(now, Space::Initial);
                     self.discard(now, Space::Handshake);
                     self.mp_on_confirmed(now);
@@ -549,12 +600,12 @@ impl Connection {
 
     fn on_handshake_event(&mut self, now: Time, ev: HandshakeEvent) {
         match ev {
-            HandshakeEvent::HandshakeKeys => self.recovery.set_has_handshake_keys(),
+            HandshakeEvent::HandshakeKeys => self.handshake_path_mut().recovery.set_has_handshake_keys(),
             HandshakeEvent::OneRttKeys => self.app_can_send(),
             HandshakeEvent::Complete => {
                 if self.role == Role::Server {
                     self.handshake_done_pending = true;
-                    self.recovery.set_handshake_confirmed(now);
+                    self.handshake_path_mut().recovery.set_handshake_confirmed(now);
                     self.discard(now, Space::Initial);
                     self.discard(now, Space::Handshake);
                     self.mp_on_confirmed(now);
@@ -619,11 +670,11 @@ impl Connection {
     }
 
     fn discard(&mut self, now: Time, space: Space) {
-        if space == Space::Data || self.recovery.is_discarded(space) {
+        if space == Space::Data || self.handshake_path().recovery.is_discarded(space) {
             return;
         }
-        self.recovery.discard_space(now, space);
-        self.probes[space.index()] = 0;
+        self.handshake_path_mut().recovery.discard_space(now, space);
+        self.handshake_probes[space.index()] = 0;
         if self.anti_deadlock == Some(space) {
             self.anti_deadlock = None;
         }
@@ -660,10 +711,10 @@ impl Connection {
                         self.maybe_close(*id);
                     }
                 }
-                Frame::Ack(a) => self.rx[space.index()].on_ack_acked(a.largest),
+                Frame::Ack(a) => self.ack_state_mut(space, HANDSHAKE_PATH).on_ack_acked(a.largest),
                 Frame::PathAck { path, ack } => {
-                    if let Some(q) = self.mp.as_ref().and_then(|mp| mp.route_of(*path)) {
-                        self.data_rx_mut(q).on_ack_acked(ack.largest);
+                    if let Some(q) = self.route_of(*path) {
+                        self.paths[q].rx.on_ack_acked(ack.largest);
                     }
                 }
                 _ => {}
@@ -687,7 +738,7 @@ impl Connection {
         for f in &pkt.frames {
             match f {
                 Frame::Crypto { offset, len } => {
-                    if !self.recovery.is_discarded(space) {
+                    if !self.handshake_path().recovery.is_discarded(space) {
                         if let Some(b) = self.hs.send_buffer(space) {
                             b.on_lost(*offset, *len as u64, false);
                         }
@@ -715,20 +766,17 @@ impl Connection {
                 Frame::HandshakeDone => self.handshake_done_pending = true,
                 // Repeated on another path while the ID is still the route's (draft §3.4).
                 Frame::PathAbandon { path } => {
-                    if let Some(mp) = self.mp.as_mut() {
-                        if let Some(q) = mp.route_of(*path) {
-                            mp.meta[q].abandon_pending = mp.meta[q].abandoned;
-                        }
+                    if let Some(q) = self.route_of(*path) {
+                        let state = &mut self.paths[q];
+                        state.abandon_pending = state.abandoned;
                     }
                 }
                 // Repeated only while it is the path's latest status (draft §3.3).
                 Frame::PathStatus { path, seq, .. } => {
-                    if let Some(mp) = self.mp.as_mut() {
-                        if let Some(q) = mp.route_of(*path) {
-                            let m = &mut mp.meta[q];
-                            if m.status_seq == *seq && !m.abandoned {
-                                m.status_pending = true;
-                            }
+                    if let Some(q) = self.route_of(*path) {
+                        let state = &mut self.paths[q];
+                        if state.status_seq == *seq && !state.abandoned {
+                            state.status_pending = true;
                         }
                     }
                 }
@@ -744,7 +792,7 @@ impl Connection {
     fn update_amplification(&mut self, now: Time) {
         if self.role == Role::Server {
             let at_limit = !self.address_validated && self.amplification_allowance() < MIN_INITIAL_DATAGRAM as u64 / 4;
-            self.recovery.set_at_amplification_limit(now, at_limit);
+            self.handshake_path_mut().recovery.set_at_amplification_limit(now, at_limit);
         }
     }
 
@@ -771,8 +819,10 @@ impl Connection {
 
     fn packet_type(&self, space: Space) -> Option<PacketType> {
         match space {
-            Space::Initial if !self.recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
-            Space::Handshake if self.hs.has_handshake_keys() && !self.recovery.is_discarded(Space::Handshake) => Some(PacketType::Handshake),
+            Space::Initial if !self.handshake_path().recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
+            Space::Handshake if self.hs.has_handshake_keys() && !self.handshake_path().recovery.is_discarded(Space::Handshake) => {
+                Some(PacketType::Handshake)
+            }
             Space::Data => self.data_packet_type(),
             _ => None,
         }
@@ -788,8 +838,8 @@ impl Connection {
 
     #[allow(clippy::too_many_arguments)]
     fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool, path: usize) -> Option<QuicPacket> {
-        let pn = self.rec(path).next_pn(space);
-        let pn_len = pn_len(pn, self.rec(path).largest_acked(space));
+        let pn = self.paths[path].recovery.next_pn(space);
+        let pn_len = pn_len(pn, self.paths[path].recovery.largest_acked(space));
         let overhead = overhead_estimate(ptype, self.dcid_len, self.dcid_len, pn_len);
         if room < overhead + MIN_PN_AND_PAYLOAD {
             return None;
@@ -799,7 +849,7 @@ impl Connection {
         let ack_due = if space == Space::Data && self.mp_ready() {
             self.push_path_acks(now, path, &mut frames, &mut avail)
         } else {
-            let rx = &self.rx[space.index()];
+            let rx = self.ack_state(space, path);
             let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
             let ack_due = ack.is_some() && rx.ack_due(now);
             if let Some(a) = ack {
@@ -818,7 +868,7 @@ impl Connection {
                 // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
                 let mut contents = std::mem::take(&mut self.probe_contents);
                 contents.clear();
-                self.rec(path).oldest_unacked(space, 1, &mut contents);
+                self.paths[path].recovery.oldest_unacked(space, 1, &mut contents);
                 for c in &contents {
                     if let Some(pkt) = c.payload.get::<Datagram>().and_then(|d| d.get(c.index as usize)) {
                         self.requeue(pkt);
@@ -956,15 +1006,15 @@ impl Connection {
             return None;
         }
         // Fast exits when only ack-eliciting data could go out and something holds it back.
-        let probe_pending = self.probes != [0; 3] || self.anti_deadlock.is_some();
-        if !probe_pending && !self.rx.iter().any(|r| r.ack_due(now)) {
-            if self.pacing_release.is_some_and(|t| t > now) {
+        let probe_pending = Space::ALL.iter().any(|s| self.probes_in(*s) > 0) || self.anti_deadlock.is_some();
+        if !probe_pending && !Space::ALL.iter().any(|s| self.ack_state(*s, HANDSHAKE_PATH).ack_due(now)) {
+            if self.handshake_path().pacing_release.is_some_and(|t| t > now) {
                 return None;
             }
             if !Space::ALL.iter().any(|s| self.has_data(*s) && self.packet_type(*s).is_some()) {
-                if self.recovery.bytes_in_flight() + self.mds as u64 <= self.recovery.cwnd() {
+                if self.handshake_path().has_window_room(self.mds as u64) {
                     self.app_limited = true;
-                    self.recovery.on_app_limited();
+                    self.handshake_path_mut().recovery.on_app_limited();
                 }
                 return None;
             }
@@ -977,11 +1027,10 @@ impl Connection {
         let budget = (self.mds as u64).min(allowance) as usize;
 
         // Probes first: they ignore the congestion window and pacing.
-        let probe_space =
-            Space::ALL.into_iter().find(|s| (self.probes[s.index()] > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+        let probe_space = Space::ALL.into_iter().find(|s| (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
         for s in Space::ALL {
             if self.packet_type(s).is_none() {
-                self.probes[s.index()] = 0;
+                self.set_probes_in(s, 0);
                 if self.anti_deadlock == Some(s) {
                     self.anti_deadlock = None;
                 }
@@ -990,28 +1039,20 @@ impl Connection {
 
         let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
-        let cwnd = self.recovery.cwnd();
-        let in_flight = self.recovery.bytes_in_flight();
-        let cwnd_room = in_flight + self.mds as u64 <= cwnd;
+        let mds = self.mds as u64;
+        let cwnd_room = self.handshake_path().has_window_room(mds);
         let mut eliciting_ok = probe_space.is_some();
         if probe_space.is_none() {
             if !has_data {
                 if cwnd_room {
                     self.app_limited = true;
-                    self.recovery.on_app_limited();
+                    self.handshake_path_mut().recovery.on_app_limited();
                 }
             } else if !cwnd_room {
                 self.app_limited = false;
             } else {
                 self.app_limited = false;
-                let rate = self.recovery.controller().pacing_rate();
-                let t = self.pacer.earliest_send(now, self.mds as u64, cwnd, self.recovery.rtt().smoothed(), rate);
-                if t > now {
-                    self.pacing_release = Some(t);
-                } else {
-                    self.pacing_release = None;
-                    eliciting_ok = true;
-                }
+                eliciting_ok = self.handshake_path_mut().paced_until(now, mds).is_none();
             }
         }
 
@@ -1023,7 +1064,7 @@ impl Connection {
             let Some(ptype) = spaces[space.index()] else { continue };
             let probe = probe_space == Some(space);
             let eliciting = if probe_space.is_some() { probe } else { eliciting_ok };
-            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, 0) {
+            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, HANDSHAKE_PATH) {
                 if probe {
                     probe_used = Some(space);
                 }
@@ -1054,7 +1095,7 @@ impl Connection {
             if self.anti_deadlock == Some(space) {
                 self.anti_deadlock = None;
             } else {
-                self.probes[space.index()] = self.probes[space.index()].saturating_sub(1);
+                self.set_probes_in(space, self.probes_in(space).saturating_sub(1));
             }
         }
         let sent_handshake = packets.iter().flatten().any(|p| p.ptype == PacketType::Handshake);
@@ -1077,13 +1118,13 @@ impl Connection {
             let in_flight = p.counts_in_flight();
             let ack_eliciting = p.is_ack_eliciting();
             if let Some(Frame::Ack(_)) = p.frames.first() {
-                self.rx[space.index()].on_ack_sent();
+                self.ack_state_mut(space, HANDSHAKE_PATH).on_ack_sent();
             }
             self.stats.packets_sent += 1;
             if !ack_eliciting {
                 self.stats.ack_only_packets += 1;
             }
-            self.recovery.on_packet_sent(
+            self.handshake_path_mut().recovery.on_packet_sent(
                 space,
                 SentPacketInfo {
                     pn: p.pn,
@@ -1097,7 +1138,7 @@ impl Connection {
             );
         }
         if in_flight_any {
-            self.pacer.on_sent(udp_size as u64);
+            self.handshake_path_mut().pacer.on_sent(udp_size as u64);
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += udp_size as u64;
@@ -1115,7 +1156,7 @@ impl Connection {
 
     fn after_event(&mut self, now: Time) {
         if let Some(q) = &mut self.qlog {
-            let rec = &self.recovery;
+            let rec = &self.paths[HANDSHAKE_PATH].recovery;
             q.metrics(now, rec.rtt(), rec.cwnd(), rec.bytes_in_flight());
             q.congestion_state(now, rec.controller().state().name());
         }
@@ -1175,47 +1216,46 @@ impl Endpoint for Connection {
         if self.role == Role::Client && !self.started {
             consider(Some(self.start));
         }
-        consider(self.recovery.loss_detection_timer());
         // Only application data has delayed ACKs (Initial and Handshake are acknowledged at once).
-        consider(self.rx[Space::Data.index()].deadline());
-        consider(self.pacing_release);
+        for path in &self.paths {
+            consider(path.recovery.loss_detection_timer());
+            consider(path.rx.deadline());
+            consider(path.pacing_release);
+            consider(path.challenge_retry_at);
+        }
         if let Some(mp) = &self.mp {
-            for e in &mp.extra {
-                consider(e.recovery.loss_detection_timer());
-                consider(e.rx.deadline());
-                consider(e.pacing_release);
-            }
             consider(mp.health.poll_timeout());
-            for m in &mp.meta {
-                consider(m.challenge_retry_at);
-            }
         }
         t
     }
 
     fn handle_timeout(&mut self, now: Time) {
         self.maybe_start(now);
-        if self.pacing_release.is_some_and(|t| t <= now) {
-            self.pacing_release = None;
+        for rx in &mut self.handshake_rx {
+            rx.on_timeout(now);
         }
-        for s in Space::ALL {
-            self.rx[s.index()].on_timeout(now);
-        }
-        let mut out = std::mem::take(&mut self.outcome);
-        out.clear();
-        match self.recovery.on_timeout(now, &mut out) {
-            TimeoutAction::None | TimeoutAction::LossDetected => {}
-            TimeoutAction::Probe { space, count } => {
-                self.probes[space.index()] = count;
-                if space == Space::Data {
-                    self.mp_on_path_timeout(now, 0);
+        for p in 0..self.paths.len() {
+            let path = &mut self.paths[p];
+            path.on_pacing_timeout(now);
+            path.rx.on_timeout(now);
+            let mut out = std::mem::take(&mut self.outcome);
+            out.clear();
+            match self.paths[p].recovery.on_timeout(now, &mut out) {
+                TimeoutAction::Probe { space: Space::Data, count } => {
+                    self.paths[p].probes = count;
+                    self.on_path_pto(now, p);
                 }
+                // Handshake-space timeouts count on the handshake path only: the others never
+                // send in those spaces (before confirmation their recovery may still run an
+                // anti-deadlock timer, to no effect).
+                TimeoutAction::Probe { space, count } if p == HANDSHAKE_PATH => self.handshake_probes[space.index()] = count,
+                TimeoutAction::AntiDeadlock { space } if p == HANDSHAKE_PATH => self.anti_deadlock = Some(space),
+                TimeoutAction::None | TimeoutAction::LossDetected | TimeoutAction::Probe { .. } | TimeoutAction::AntiDeadlock { .. } => {}
             }
-            TimeoutAction::AntiDeadlock { space } => self.anti_deadlock = Some(space),
+            self.apply_outcome(now, &out);
+            self.outcome = out;
         }
-        self.apply_outcome(now, &out);
-        self.outcome = out;
-        self.mp_handle_timeout(now);
+        self.multipath_timers(now);
         self.after_event(now);
     }
 
@@ -1226,10 +1266,10 @@ impl Endpoint for Connection {
     /// With several paths: windows and bytes in flight summed over the paths, losses counted
     /// on all of them, the RTT of path 0.
     fn sample(&self) -> TransportSample {
-        let rtt = self.recovery.rtt();
+        let rtt = self.handshake_path().recovery.rtt();
         let (mut cwnd, mut in_flight, mut spurious, mut lost) = (0, 0, 0, 0);
-        for p in 0..self.path_count() {
-            let r = self.rec(p);
+        for path in &self.paths {
+            let r = &path.recovery;
             cwnd += r.cwnd();
             in_flight += r.bytes_in_flight();
             spurious += r.stats().spurious_losses;
@@ -1294,7 +1334,7 @@ impl Endpoint for Connection {
     }
 
     fn cc_state(&self) -> &'static str {
-        self.recovery.controller().state().name()
+        self.handshake_path().recovery.controller().state().name()
     }
 
     fn drain_qlog(&mut self, out: &mut Vec<String>) {

@@ -1,12 +1,15 @@
-//! The paths of a multipath QUIC connection (draft-ietf-quic-multipath-21).
+//! The paths of a QUIC connection, path 0 included, in one table of [`PathState`]s: a
+//! single-path connection is a table of one (draft-ietf-quic-multipath-21 for the others).
 //!
-//! Path 0 is the handshake path; its loss recovery, pacer and 1-RTT ACK state are the
-//! connection's own. Every further path has its own packet number space, RTT estimator, loss
-//! detection and congestion controller (a [`Recovery`] whose Initial and Handshake spaces are
-//! discarded from the start), its own pacer and the ACK state of the packets received on it
-//! (§6: one application-data packet number space per path). [`PathMeta`] holds what every
-//! path has, path 0 included: validation (RFC 9000 §8.2 PATH_CHALLENGE / PATH_RESPONSE, §5.1 of
-//! the draft), the host's interface state, abandonment and counters.
+//! Every path has its own packet number space for 1-RTT packets, RTT estimator, loss
+//! detection and congestion controller (a [`Recovery`]), its own pacer and the ACK state of the
+//! 1-RTT packets received on it (§6: one application-data packet number space per path), its
+//! PTO probes, and what the multipath connection tracks of it: validation (RFC 9000 §8.2
+//! PATH_CHALLENGE / PATH_RESPONSE, §5.1 of the draft), the host's interface state,
+//! abandonment, status and counters. Path 0 carries the handshake: its recovery also holds the
+//! Initial and Handshake packet number spaces, which the other paths discard from the start.
+//! [`Multipath`] holds what only a multipath connection has: its parameters, the scheduler,
+//! the paths' health, the coupling and the settings of new path IDs.
 //!
 //! With coupled congestion control (`MultipathParams::coupled`) every path's recovery, path 0's
 //! included, holds a [`PathController`](multiconn_cc::PathController): a view of the one
@@ -15,7 +18,7 @@
 //! `Active`; otherwise (potentially failed, interface down) it keeps its window but is left out
 //! of the coupling, as Linux MPTCP leaves potentially-failed subflows out; a failed or abandoned
 //! path is removed for good.
-//! Without coupling each recovery has its own controller, as before.
+//! Without coupling each recovery has its own controller.
 //!
 //! Path IDs (draft §2) are allocated by the client, one per opening and never reused: the
 //! paths open with the connection take 0, 1, … in route order, and a route opened again after
@@ -32,21 +35,9 @@ use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
 use multiconn_transport::MultipathParams;
 
-use crate::packet::Space;
 use crate::ack_state::{AckPolicy, AckState};
+use crate::packet::Space;
 use crate::recovery::{Recovery, RecoveryConfig};
-
-/// Loss recovery and sending state of a path other than path 0.
-#[derive(Debug)]
-pub struct ExtraPath {
-    pub recovery: Recovery,
-    pub pacer: Pacer,
-    pub pacing_release: Option<Time>,
-    /// ACK state of the 1-RTT packets received on this path.
-    pub rx: AckState,
-    /// PTO probes to send on this path.
-    pub probes: u8,
-}
 
 /// Counters of one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,11 +50,13 @@ pub struct PathCounters {
     pub copies_sent: u64,
 }
 
-/// What every path has, path 0 included. A path here is a route; the path ID open on it
-/// changes when it is abandoned and opened again.
-#[derive(Clone, Debug, Default)]
-pub struct PathMeta {
-    /// The path ID last opened on the route (`None`: never opened).
+/// One path of a connection, path 0 included. A path here is a route; the path ID open on it
+/// changes when it is abandoned and opened again, and with it every field but the route's
+/// interface state and counters.
+#[derive(Debug)]
+pub struct PathState {
+    /// The path ID last opened on the route (`None`: never opened, or a single-path
+    /// connection, which has no path IDs).
     pub path_id: Option<u32>,
     /// Path IDs opened on the route so far.
     pub path_ids_opened: u32,
@@ -99,15 +92,46 @@ pub struct PathMeta {
     /// Packets declared lost on the route's earlier path IDs.
     pub lost_before: u64,
     pub counters: PathCounters,
+    /// Packet numbers, RTT, loss detection and congestion control of the path.
+    pub recovery: Recovery,
+    pub pacer: Pacer,
+    /// When the pacer lets the path send next, if it held a packet back.
+    pub pacing_release: Option<Time>,
+    /// ACK state of the 1-RTT packets received on this path.
+    pub rx: AckState,
+    /// PTO probes to send on this path (1-RTT; the handshake's are the connection's).
+    pub probes: u8,
 }
 
-impl PathMeta {
+impl PathState {
     /// No validation in progress: no challenge waiting, no retry or deadline.
     pub fn stop_validation(&mut self) {
         self.challenge_pending = false;
         self.challenge_retry_at = None;
         self.validation_deadline = None;
         self.challenges_sent = 0;
+    }
+
+    /// A full-sized datagram fits in the congestion window.
+    pub fn has_window_room(&self, mds: u64) -> bool {
+        self.recovery.bytes_in_flight() + mds <= self.recovery.cwnd()
+    }
+
+    /// When pacing lets the path send a datagram of `mds` bytes next, if later than `now`
+    /// (and remembered as a wake-up).
+    pub fn paced_until(&mut self, now: Time, mds: u64) -> Option<Time> {
+        let r = &self.recovery;
+        let (cwnd, srtt, rate) = (r.cwnd(), r.rtt().smoothed(), r.controller().pacing_rate());
+        let t = self.pacer.earliest_send(now, mds, cwnd, srtt, rate);
+        self.pacing_release = (t > now).then_some(t);
+        self.pacing_release
+    }
+
+    /// The pacing wake-up has passed.
+    pub fn on_pacing_timeout(&mut self, now: Time) {
+        if self.pacing_release.is_some_and(|t| t <= now) {
+            self.pacing_release = None;
+        }
     }
 }
 
@@ -124,15 +148,51 @@ pub struct PathTemplate {
 }
 
 impl PathTemplate {
-    /// The sending and receiving state of a new path ID whose congestion controller is
-    /// `controller`. Its Initial and Handshake spaces are discarded: only 1-RTT packets use
+    /// Path 0 as the connection starts: the handshake runs on it, so its recovery keeps the
+    /// Initial and Handshake spaces; it is validated by the handshake and has no path ID yet.
+    pub fn handshake_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> PathState {
+        let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
+        let recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
+        PathState { validated: true, ..self.path_with(recovery) }
+    }
+
+    /// The state of a new path ID whose congestion controller is `controller`, to be
+    /// validated. Its Initial and Handshake spaces are discarded: only 1-RTT packets use
     /// paths beyond the handshake's.
-    pub fn new_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> ExtraPath {
+    pub fn new_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> PathState {
         let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
         let mut recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
         recovery.discard_space(Time::ZERO, Space::Initial);
         recovery.discard_space(Time::ZERO, Space::Handshake);
-        ExtraPath { recovery, pacer: Pacer::new(self.pacer), pacing_release: None, rx: AckState::new(self.ack_policy), probes: 0 }
+        self.path_with(recovery)
+    }
+
+    fn path_with(&self, recovery: Recovery) -> PathState {
+        PathState {
+            path_id: None,
+            path_ids_opened: 0,
+            validated: false,
+            challenge_pending: false,
+            challenge_retry_at: None,
+            validation_deadline: None,
+            challenges_sent: 0,
+            response_pending: false,
+            interface_up: true,
+            abandon_pending: false,
+            abandoned: false,
+            backup: false,
+            status_seq: 0,
+            status_pending: false,
+            peer_status_seq: None,
+            cc_slot: 0,
+            lost_before: 0,
+            counters: PathCounters::default(),
+            recovery,
+            pacer: Pacer::new(self.pacer),
+            pacing_release: None,
+            rx: AckState::new(self.ack_policy),
+            probes: 0,
+        }
     }
 
     /// The PTO of a path without an RTT sample (RFC 9000 §8.2.4: the validation timer is
@@ -142,16 +202,12 @@ impl PathTemplate {
     }
 }
 
-/// The multipath part of a connection.
+/// What only a multipath connection has; the paths themselves are in the connection's table.
 #[derive(Debug)]
 pub struct Multipath {
     pub params: MultipathParams,
     pub scheduler: Box<dyn Scheduler>,
     pub health: PathHealthSet,
-    /// Index = path ID.
-    pub meta: Vec<PathMeta>,
-    /// Index = path ID − 1.
-    pub extra: Vec<ExtraPath>,
     /// Copies (RE/SRE) built with a packet and waiting to be handed out.
     pub pending: VecDeque<Packet>,
     /// This end has confirmed the handshake: 1-RTT packets may use every validated path.
@@ -165,16 +221,6 @@ pub struct Multipath {
 }
 
 impl Multipath {
-    pub fn path_count(&self) -> usize {
-        self.meta.len()
-    }
-
-    /// The route path ID `id` is open on (or was, until abandoned); `None` for an ID no longer
-    /// current anywhere (its state was replaced by a newer ID).
-    pub fn route_of(&self, id: u32) -> Option<usize> {
-        self.meta.iter().position(|m| m.path_id == Some(id))
-    }
-
     /// The congestion controller of a new path ID: a fresh place in the coupling (the old
     /// one, if any, removed), or a controller of its own.
     pub fn new_controller(&mut self, old_slot: Option<usize>) -> (Box<dyn multiconn_cc::Controller>, usize) {
@@ -193,21 +239,20 @@ impl Multipath {
         }
     }
 
-    /// Keeps `path`'s place in the coupling in step with its state: removed once abandoned or
+    /// Keeps path `p`'s place in the coupling in step with its state: removed once abandoned or
     /// failed (final), suspended while its interface is down, it is not validated or its
     /// health is not `Active`, coupled otherwise. Called wherever one of those changes.
-    pub fn sync_coupling(&self, path: usize) {
+    pub fn sync_coupling(&self, p: usize, path: &PathState) {
         let Some(shared) = &self.coupling else { return };
-        let m = &self.meta[path];
-        let status = self.health.status(path);
+        let status = self.health.status(p);
         let mut cc = multiconn_cc::coupled::lock(shared);
-        if !cc.is_active(m.cc_slot) {
+        if !cc.is_active(path.cc_slot) {
             return;
         }
-        if m.abandoned || status == Some(PathStatus::Failed) {
-            cc.remove_path(m.cc_slot);
+        if path.abandoned || status == Some(PathStatus::Failed) {
+            cc.remove_path(path.cc_slot);
         } else {
-            cc.set_suspended(m.cc_slot, !(m.interface_up && m.validated && status == Some(PathStatus::Active)));
+            cc.set_suspended(path.cc_slot, !(path.interface_up && path.validated && status == Some(PathStatus::Active)));
         }
     }
 }
