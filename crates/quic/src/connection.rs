@@ -31,7 +31,7 @@ use crate::packet::{
     MIN_PN_AND_PAYLOAD,
 };
 use crate::ack_state::{AckPolicy, AckState};
-use crate::path::{Multipath, PathState, PathTemplate};
+use crate::path::{Multipath, PathPhase, PathState, PathTemplate};
 use crate::qlog::QlogSink;
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
 use crate::streams::{self, SendBuffer, Streams};
@@ -228,7 +228,7 @@ impl Connection {
                 path.cc_slot = p;
                 // Path 0 carries the handshake: it is always open from the start.
                 if p > 0 && m.opened_later.contains(&(p as u8)) {
-                    path.abandoned = true;
+                    path.phase = PathPhase::Closed;
                 } else {
                     health.add_path(p, Time::ZERO);
                     path.path_id = Some(next_path_id);
@@ -767,15 +767,14 @@ impl Connection {
                 // Repeated on another path while the ID is still the route's (draft §3.4).
                 Frame::PathAbandon { path } => {
                     if let Some(q) = self.route_of(*path) {
-                        let state = &mut self.paths[q];
-                        state.abandon_pending = state.abandoned;
+                        self.paths[q].on_abandon_lost();
                     }
                 }
                 // Repeated only while it is the path's latest status (draft §3.3).
                 Frame::PathStatus { path, seq, .. } => {
                     if let Some(q) = self.route_of(*path) {
                         let state = &mut self.paths[q];
-                        if state.status_seq == *seq && !state.abandoned {
+                        if state.status_seq == *seq && !state.is_abandoned() {
                             state.status_pending = true;
                         }
                     }
@@ -1221,7 +1220,9 @@ impl Endpoint for Connection {
             consider(path.recovery.loss_detection_timer());
             consider(path.rx.deadline());
             consider(path.pacing_release);
-            consider(path.challenge_retry_at);
+            if let PathPhase::Validating(v) = &path.phase {
+                consider(v.retry_at);
+            }
         }
         if let Some(mp) = &self.mp {
             consider(mp.health.poll_timeout());

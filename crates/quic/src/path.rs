@@ -4,10 +4,11 @@
 //! Every path has its own packet number space for 1-RTT packets, RTT estimator, loss
 //! detection and congestion controller (a [`Recovery`]), its own pacer and the ACK state of the
 //! 1-RTT packets received on it (§6: one application-data packet number space per path), its
-//! PTO probes, and what the multipath connection tracks of it: validation (RFC 9000 §8.2
-//! PATH_CHALLENGE / PATH_RESPONSE, §5.1 of the draft), the host's interface state,
-//! abandonment, status and counters. Path 0 carries the handshake: its recovery also holds the
-//! Initial and Handshake packet number spaces, which the other paths discard from the start.
+//! PTO probes, and what the multipath connection tracks of it: where it is in its life (a
+//! [`PathPhase`]: validation by RFC 9000 §8.2 PATH_CHALLENGE / PATH_RESPONSE and §5.1 of the
+//! draft, use, abandonment by §3.4), the host's interface state, its status (§3.3) and
+//! counters. Path 0 carries the handshake: its recovery also holds the Initial and Handshake
+//! packet number spaces, which the other paths discard from the start.
 //! [`Multipath`] holds what only a multipath connection has: its parameters, the scheduler,
 //! the paths' health, the coupling and the settings of new path IDs.
 //!
@@ -50,6 +51,55 @@ pub struct PathCounters {
     pub copies_sent: u64,
 }
 
+/// Where a path is in its life. The host's interface state, the backup status and the frames
+/// waiting to go out for the path are kept beside it: they change independently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathPhase {
+    /// Never opened: a route the path manager opens later.
+    Closed,
+    /// Not validated yet. The client challenges the path once it has confirmed the handshake
+    /// (and again when the interface comes back); the server waits for the client's
+    /// PATH_CHALLENGE, which proves the client reaches it there.
+    Validating(Validation),
+    /// Validated (path 0: by the handshake): the path carries data.
+    Active,
+    /// Abandoned; its PATH_ABANDON is still to be sent, on another path (draft §3.4).
+    Abandoning,
+    /// Abandoned and PATH_ABANDON sent (sent again if lost while the path ID is current).
+    Abandoned,
+}
+
+/// The client's validation of a path (RFC 9000 §8.2); all empty while none is under way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Validation {
+    /// A PATH_CHALLENGE must go out on the path.
+    pub challenge_pending: bool,
+    /// Challenges sent so far (the retry interval doubles with each).
+    pub challenges_sent: u32,
+    /// When the PATH_CHALLENGE is sent again if no PATH_RESPONSE came (RFC 9000 §8.2.1: a lost
+    /// challenge or response is recovered by a new challenge, at PTO pace).
+    pub retry_at: Option<Time>,
+    /// When validation is given up (RFC 9000 §8.2.4).
+    pub deadline: Option<Time>,
+}
+
+impl Validation {
+    /// A validation that starts with a challenge.
+    pub fn challenge() -> Validation {
+        Validation { challenge_pending: true, ..Validation::default() }
+    }
+
+    /// A PATH_CHALLENGE went out: it is sent again one `pto` later, doubling with each
+    /// challenge, and validation is given up `give_up_after` the first (and not retried
+    /// beyond that).
+    pub fn on_challenge_sent(&mut self, now: Time, pto: Dur, give_up_after: Dur) {
+        let deadline = *self.deadline.get_or_insert(now + give_up_after);
+        let backoff = Dur(pto.0.saturating_mul(1u64 << self.challenges_sent.min(16)));
+        self.challenges_sent += 1;
+        self.retry_at = Some((now + backoff).min(deadline));
+    }
+}
+
 /// One path of a connection, path 0 included. A path here is a route; the path ID open on it
 /// changes when it is abandoned and opened again, and with it every field but the route's
 /// interface state and counters.
@@ -60,25 +110,12 @@ pub struct PathState {
     pub path_id: Option<u32>,
     /// Path IDs opened on the route so far.
     pub path_ids_opened: u32,
-    /// The path carries data: validated (path 0: by the handshake).
-    pub validated: bool,
-    /// A PATH_CHALLENGE must go out on this path (client, when it opens the path).
-    pub challenge_pending: bool,
-    /// Client: when the PATH_CHALLENGE is sent again if no PATH_RESPONSE came (RFC 9000
-    /// §8.2.1: a lost challenge or response is recovered by a new challenge, at PTO pace).
-    pub challenge_retry_at: Option<Time>,
-    /// Client: when validation of the path is given up (RFC 9000 §8.2.4).
-    pub validation_deadline: Option<Time>,
-    /// Challenges sent in the current validation (the retry interval doubles with each).
-    pub challenges_sent: u32,
+    /// Where the path is in its life: closed, being validated, active or abandoned.
+    pub phase: PathPhase,
     /// A PATH_RESPONSE must go out on this path (the peer challenged it).
     pub response_pending: bool,
     /// The host's interface for this path is up.
     pub interface_up: bool,
-    /// A PATH_ABANDON must be sent (on another path).
-    pub abandon_pending: bool,
-    /// Closed: abandoned, or not opened yet.
-    pub abandoned: bool,
     /// Backup status (draft §3.3): no new data while an available path is usable. Set by this
     /// end's path manager or by the peer's PATH_STATUS_BACKUP.
     pub backup: bool,
@@ -104,12 +141,58 @@ pub struct PathState {
 }
 
 impl PathState {
-    /// No validation in progress: no challenge waiting, no retry or deadline.
-    pub fn stop_validation(&mut self) {
-        self.challenge_pending = false;
-        self.challenge_retry_at = None;
-        self.validation_deadline = None;
-        self.challenges_sent = 0;
+    /// The path may carry data (its interface aside).
+    pub fn is_validated(&self) -> bool {
+        self.phase == PathPhase::Active
+    }
+
+    /// Closed for good, or not opened yet.
+    pub fn is_abandoned(&self) -> bool {
+        matches!(self.phase, PathPhase::Closed | PathPhase::Abandoning | PathPhase::Abandoned)
+    }
+
+    /// Neither abandoned nor cut off by its interface.
+    pub fn is_alive(&self) -> bool {
+        self.interface_up && !self.is_abandoned()
+    }
+
+    /// A PATH_CHALLENGE waits to go out.
+    pub fn challenge_pending(&self) -> bool {
+        matches!(self.phase, PathPhase::Validating(Validation { challenge_pending: true, .. }))
+    }
+
+    /// The validation under way, if any.
+    pub fn validation_mut(&mut self) -> Option<&mut Validation> {
+        match &mut self.phase {
+            PathPhase::Validating(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The path is validated (PATH_RESPONSE at the client, PATH_CHALLENGE at the server),
+    /// unless abandoned meanwhile.
+    pub fn validate(&mut self) {
+        if !self.is_abandoned() {
+            self.phase = PathPhase::Active;
+        }
+    }
+
+    /// Abandons the path: validation stops, a PATH_ABANDON is to be sent and a pending status
+    /// frame is not. False if the path was abandoned (or closed) already.
+    pub fn abandon(&mut self) -> bool {
+        if self.is_abandoned() {
+            return false;
+        }
+        self.phase = PathPhase::Abandoning;
+        self.status_pending = false;
+        true
+    }
+
+    /// The packet carrying the path's PATH_ABANDON was lost: it is sent again.
+    pub fn on_abandon_lost(&mut self) {
+        if self.phase == PathPhase::Abandoned {
+            self.phase = PathPhase::Abandoning;
+        }
     }
 
     /// A full-sized datagram fits in the congestion window.
@@ -153,7 +236,7 @@ impl PathTemplate {
     pub fn handshake_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> PathState {
         let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
         let recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
-        PathState { validated: true, ..self.path_with(recovery) }
+        PathState { phase: PathPhase::Active, ..self.path_with(recovery) }
     }
 
     /// The state of a new path ID whose congestion controller is `controller`, to be
@@ -171,15 +254,9 @@ impl PathTemplate {
         PathState {
             path_id: None,
             path_ids_opened: 0,
-            validated: false,
-            challenge_pending: false,
-            challenge_retry_at: None,
-            validation_deadline: None,
-            challenges_sent: 0,
+            phase: PathPhase::Validating(Validation::default()),
             response_pending: false,
             interface_up: true,
-            abandon_pending: false,
-            abandoned: false,
             backup: false,
             status_seq: 0,
             status_pending: false,
@@ -249,10 +326,10 @@ impl Multipath {
         if !cc.is_active(path.cc_slot) {
             return;
         }
-        if path.abandoned || status == Some(PathStatus::Failed) {
+        if path.is_abandoned() || status == Some(PathStatus::Failed) {
             cc.remove_path(path.cc_slot);
         } else {
-            cc.set_suspended(path.cc_slot, !(path.interface_up && path.validated && status == Some(PathStatus::Active)));
+            cc.set_suspended(path.cc_slot, !(path.interface_up && path.is_validated() && status == Some(PathStatus::Active)));
         }
     }
 }

@@ -35,6 +35,7 @@ use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
 use crate::frame::Frame;
 use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_PN_AND_PAYLOAD};
+use crate::path::{PathPhase, PathState, Validation};
 use crate::recovery::{SentContent, SentPacketInfo};
 
 impl Connection {
@@ -66,13 +67,16 @@ impl Connection {
             path.recovery.set_handshake_confirmed(now);
             path.recovery.set_peer_completed_address_validation(now);
             if is_client {
-                path.challenge_pending = path.interface_up && !path.abandoned;
+                let up = path.interface_up;
+                if let Some(v) = path.validation_mut() {
+                    v.challenge_pending = up;
+                }
             }
         }
     }
 
     fn path_alive(&self, p: usize) -> bool {
-        self.paths.get(p).is_some_and(|path| path.interface_up && !path.abandoned)
+        self.paths.get(p).is_some_and(PathState::is_alive)
     }
 
     /// Where the ACKs of path `q`'s packets go.
@@ -87,7 +91,7 @@ impl Connection {
     /// The validated open path with the smallest smoothed RTT.
     fn fastest_validated_path(&self) -> Option<usize> {
         (0..self.paths.len())
-            .filter(|&p| self.paths[p].validated && self.path_alive(p))
+            .filter(|&p| self.paths[p].is_validated() && self.path_alive(p))
             .min_by_key(|&p| (self.paths[p].recovery.rtt().smoothed(), p))
     }
 
@@ -146,8 +150,8 @@ impl Connection {
         let Some(mp) = &self.mp else { return };
         if let Some(path) = self.paths.get_mut(p) {
             path.response_pending = true;
-            if is_server && !path.abandoned {
-                path.validated = true;
+            if is_server {
+                path.validate();
             }
             mp.sync_coupling(p, path);
         }
@@ -156,10 +160,7 @@ impl Connection {
     pub(super) fn on_path_response(&mut self, p: usize) {
         let Some(mp) = &self.mp else { return };
         if let Some(path) = self.paths.get_mut(p) {
-            if !path.abandoned {
-                path.validated = true;
-                path.stop_validation();
-            }
+            path.validate();
             mp.sync_coupling(p, path);
         }
     }
@@ -177,13 +178,9 @@ impl Connection {
     pub(super) fn abandon_path(&mut self, now: Time, gone: usize) {
         let Some(mp) = &mut self.mp else { return };
         let Some(path) = self.paths.get_mut(gone) else { return };
-        if path.abandoned {
+        if !path.abandon() {
             return;
         }
-        path.abandoned = true;
-        path.abandon_pending = true;
-        path.status_pending = false;
-        path.stop_validation();
         mp.health.abandon(gone, now);
         mp.sync_coupling(gone, path);
         self.requeue_in_flight(gone);
@@ -253,14 +250,17 @@ impl Connection {
         match action {
             PathAction::Open { path, path_id, backup } => {
                 let p = usize::from(path);
-                if !is_client || p >= n || !self.paths[p].abandoned {
+                if !is_client || p >= n || !self.paths[p].is_abandoned() {
                     return;
                 }
                 let (id, ready) = (path_id.max(mp.next_path_id), mp.ready);
                 self.reset_path(now, p, id);
                 let path = &mut self.paths[p];
                 // Before the handshake is confirmed the path is challenged with the others.
-                path.challenge_pending = ready && path.interface_up;
+                let up = path.interface_up;
+                if let Some(v) = path.validation_mut() {
+                    v.challenge_pending = ready && up;
+                }
                 if backup {
                     path.backup = true;
                     path.status_seq += 1;
@@ -275,7 +275,7 @@ impl Connection {
             }
             PathAction::SetStatus { path, backup } => {
                 let Some(path) = self.paths.get_mut(usize::from(path)) else { return };
-                if path.abandoned || path.backup == backup {
+                if path.is_abandoned() || path.backup == backup {
                     return;
                 }
                 path.backup = backup;
@@ -332,16 +332,19 @@ impl Connection {
     fn validation_timers(&mut self, now: Time) {
         let mut failed = Vec::new();
         for (p, path) in self.paths.iter_mut().enumerate() {
-            if !path.challenge_retry_at.is_some_and(|t| t <= now) {
+            let up = path.interface_up;
+            let Some(v) = path.validation_mut() else { continue };
+            if !v.retry_at.is_some_and(|t| t <= now) {
                 continue;
             }
-            path.challenge_retry_at = None;
-            if path.validated || path.abandoned || !path.interface_up {
-                path.stop_validation();
-            } else if path.validation_deadline.is_some_and(|d| d <= now) {
+            v.retry_at = None;
+            if !up {
+                // Started again when the interface comes back.
+                *v = Validation::default();
+            } else if v.deadline.is_some_and(|d| d <= now) {
                 failed.push(p);
             } else {
-                path.challenge_pending = true;
+                v.challenge_pending = true;
             }
         }
         for p in failed {
@@ -357,11 +360,9 @@ impl Connection {
         let pto = self.paths[p].recovery.rtt().pto_base(mad);
         let current = self.handshake_path().recovery.rtt().pto_base(mad);
         let initial = mp.template.initial_pto();
-        let path = &mut self.paths[p];
-        let deadline = *path.validation_deadline.get_or_insert(now + Dur(current.max(initial).0.saturating_mul(3)));
-        let backoff = Dur(pto.0.saturating_mul(1u64 << path.challenges_sent.min(16)));
-        path.challenges_sent += 1;
-        path.challenge_retry_at = Some((now + backoff).min(deadline));
+        if let Some(v) = self.paths[p].validation_mut() {
+            v.on_challenge_sent(now, pto, Dur(current.max(initial).0.saturating_mul(3)));
+        }
     }
 
     /// The host's interface for path `p` went down or came back.
@@ -373,16 +374,14 @@ impl Connection {
             return;
         }
         path.interface_up = up;
-        if path.abandoned {
+        if path.is_abandoned() {
             return;
         }
         if up {
             // The client validates the path again before relying on it (the handshake path
             // was validated by the handshake).
             if is_client && mp.ready && p != HANDSHAKE_PATH {
-                path.validated = false;
-                path.stop_validation();
-                path.challenge_pending = true;
+                path.phase = PathPhase::Validating(Validation::challenge());
             }
             let r = mp.health.on_link_up_hint(p, now);
             self.react(p, r);
@@ -398,11 +397,11 @@ impl Connection {
             let r = &path.recovery;
             let status = if path.path_id.is_none() {
                 "closed"
-            } else if path.abandoned {
+            } else if path.is_abandoned() {
                 "abandoned"
             } else if !path.interface_up {
                 "down"
-            } else if !path.validated {
+            } else if !path.is_validated() {
                 "unvalidated"
             } else {
                 match mp.health.status(p) {
@@ -413,7 +412,7 @@ impl Connection {
             };
             out.push(PathStats {
                 path: p as u8,
-                path_id: path.path_id.filter(|_| !path.abandoned),
+                path_id: path.path_id.filter(|_| !path.is_abandoned()),
                 path_ids_opened: path.path_ids_opened,
                 packets_sent: path.counters.packets_sent,
                 bytes_sent: path.counters.bytes_sent,
@@ -438,8 +437,8 @@ impl Connection {
         // Path-bound control: PATH_CHALLENGE and PATH_RESPONSE go on their own path.
         for p in 0..n {
             let path = &self.paths[p];
-            if self.path_alive(p) && (path.challenge_pending || path.response_pending) {
-                let (challenge, response) = (path.challenge_pending, path.response_pending);
+            if self.path_alive(p) && (path.challenge_pending() || path.response_pending) {
+                let (challenge, response) = (path.challenge_pending(), path.response_pending);
                 let mut frames = Vec::new();
                 if response {
                     frames.push(Frame::PathResponse);
@@ -448,7 +447,9 @@ impl Connection {
                     frames.push(Frame::PathChallenge);
                 }
                 let path = &mut self.paths[p];
-                path.challenge_pending = false;
+                if let Some(v) = path.validation_mut() {
+                    v.challenge_pending = false;
+                }
                 path.response_pending = false;
                 if challenge {
                     self.on_challenge_sent(now, p);
@@ -541,15 +542,15 @@ impl Connection {
     /// path with the smallest RTT (another path than an abandoned one: draft §3.4). They are
     /// few and small, and go out regardless of the window, like the challenges.
     fn path_management(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
-        if !self.paths.iter().any(|path| path.abandon_pending || path.status_pending) {
+        if !self.paths.iter().any(|path| path.phase == PathPhase::Abandoning || path.status_pending) {
             return None;
         }
         let carrier = self.fastest_validated_path()?;
         let mut frames = Vec::new();
         for path in &mut self.paths {
             let Some(id) = path.path_id else { continue };
-            if path.abandon_pending {
-                path.abandon_pending = false;
+            if path.phase == PathPhase::Abandoning {
+                path.phase = PathPhase::Abandoned;
                 frames.push(Frame::PathAbandon { path: id });
             }
             if path.status_pending {
@@ -574,7 +575,7 @@ impl Connection {
         let n = self.paths.len();
         let mut views = Vec::with_capacity(n);
         for (p, m) in self.paths.iter().enumerate() {
-            let usable = m.validated && self.path_alive(p) && self.mp.as_ref().is_some_and(|mp| mp.health.usable(p));
+            let usable = m.is_validated() && self.path_alive(p) && self.mp.as_ref().is_some_and(|mp| mp.health.usable(p));
             let r = &m.recovery;
             let rtt: &RttEstimator = r.rtt();
             let cwnd = r.cwnd();
