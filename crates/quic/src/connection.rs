@@ -1088,7 +1088,6 @@ impl Connection {
             }
         }
 
-        let in_flight_any = packets.iter().flatten().any(|p| p.counts_in_flight());
         if let Some(space) = probe_used {
             self.stats.probes_sent += 1;
             if self.anti_deadlock == Some(space) {
@@ -1098,32 +1097,55 @@ impl Connection {
             }
         }
         let sent_handshake = packets.iter().flatten().any(|p| p.ptype == PacketType::Handshake);
-
-        // Register and emit.
         let mut it = packets.iter_mut().filter_map(Option::take);
         let first = it.next()?;
+        // The handshake path's ID is 0 (draft-ietf-quic-multipath-21 §2); 0 without multipath.
         let dg = Datagram { first, coalesced: it.collect(), path_id: 0 };
-        let udp_size = dg.size();
+        let pkt = self.register_datagram(now, HANDSHAKE_PATH, dg, next_id);
+        if self.role == Role::Client && sent_handshake {
+            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+            // Handshake packet.
+            self.discard(now, Space::Initial);
+        }
+        self.update_amplification(now);
+        Some(pkt)
+    }
+
+    /// Registers a datagram going out on `path` and wraps it for the network: qlog, the ACK
+    /// states whose ACK frames it carries, the statistics, each packet in the path's recovery,
+    /// the path's pacer and, once the multipath sender runs, the path's counters and health
+    /// (the datagrams of the handshake phase are not counted there).
+    fn register_datagram(&mut self, now: Time, path: usize, dg: Datagram, next_id: &mut u64) -> Packet {
         if let Some(q) = &mut self.qlog {
             for p in dg.packets() {
                 q.packet_sent(now, p);
             }
         }
+        let udp_size = dg.size();
         let payload = Payload::new(dg);
         let dg = payload.get::<Datagram>().expect("just built");
         let app_limited = self.app_limited;
+        let (mut in_flight_any, mut ack_eliciting_any) = (false, false);
         for (i, p) in dg.packets().enumerate() {
             let space = p.ptype.space();
             let in_flight = p.counts_in_flight();
             let ack_eliciting = p.is_ack_eliciting();
-            if let Some(Frame::Ack(_)) = p.frames.first() {
-                self.ack_state_mut(space, HANDSHAKE_PATH).on_ack_sent();
+            for f in &p.frames {
+                match f {
+                    Frame::Ack(_) => self.ack_state_mut(space, path).on_ack_sent(),
+                    Frame::PathAck { path: id, .. } => {
+                        if let Some(q) = self.route_of(*id) {
+                            self.paths[q].rx.on_ack_sent();
+                        }
+                    }
+                    _ => {}
+                }
             }
             self.stats.packets_sent += 1;
             if !ack_eliciting {
                 self.stats.ack_only_packets += 1;
             }
-            self.handshake_path_mut().recovery.on_packet_sent(
+            self.paths[path].recovery.on_packet_sent(
                 space,
                 SentPacketInfo {
                     pn: p.pn,
@@ -1135,22 +1157,28 @@ impl Connection {
                     content: Some(SentContent { payload: payload.clone(), index: i as u8 }),
                 },
             );
+            in_flight_any |= in_flight;
+            ack_eliciting_any |= ack_eliciting;
         }
         if in_flight_any {
-            self.handshake_path_mut().pacer.on_sent(udp_size as u64);
+            self.paths[path].pacer.on_sent(udp_size as u64);
+        }
+        if let Some(mp) = self.mp.as_mut().filter(|mp| mp.ready) {
+            let c = &mut self.paths[path].counters;
+            c.packets_sent += 1;
+            c.bytes_sent += udp_size as u64;
+            if ack_eliciting_any {
+                mp.health.on_packet_sent(path, now);
+            }
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += udp_size as u64;
-        if self.role == Role::Client && sent_handshake {
-            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
-            // Handshake packet.
-            self.discard(now, Space::Initial);
-        }
-        self.update_amplification(now);
         self.seq += 1;
         let id = *next_id;
         *next_id += 1;
-        Some(Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload))
+        let mut pkt = Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload);
+        pkt.path = path as u8;
+        pkt
     }
 
     fn after_event(&mut self, now: Time) {

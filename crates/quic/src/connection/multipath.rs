@@ -27,16 +27,15 @@
 //!   the first datagram that carries it.
 
 use multiconn_cc::RttEstimator;
-use multiconn_core::{Dur, Packet, Payload, Time};
+use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{Content, Decision, PathStatus, PathView, Reaction, Request};
 use multiconn_transport::{AckPath, PathAction, PathStats, Role};
 
 use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
 use crate::frame::Frame;
-use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_PN_AND_PAYLOAD};
+use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, MIN_PN_AND_PAYLOAD};
 use crate::path::{PathPhase, PathState, Validation};
-use crate::recovery::{SentContent, SentPacketInfo};
 
 impl Connection {
     /// 1-RTT packets go through the multipath sender.
@@ -638,60 +637,9 @@ impl Connection {
         QuicPacket { ptype: PacketType::OneRtt, pn, pn_len, frames, size: size as u32 }
     }
 
-    /// Registers a 1-RTT packet sent on `path` and wraps it for the network.
+    /// Sends a 1-RTT packet alone in a datagram on `path`, under the path's current ID.
     fn emit(&mut self, now: Time, path: usize, qp: QuicPacket, next_id: &mut u64) -> Packet {
-        if let Some(q) = &mut self.qlog {
-            q.packet_sent(now, &qp);
-        }
-        for f in &qp.frames {
-            if let Frame::PathAck { path, .. } = f {
-                if let Some(q) = self.route_of(*path) {
-                    self.paths[q].rx.on_ack_sent();
-                }
-            }
-        }
         let path_id = self.paths[path].path_id.unwrap_or(0);
-        let ack_eliciting = qp.is_ack_eliciting();
-        let in_flight = qp.counts_in_flight();
-        let (pn, size) = (qp.pn, qp.size);
-        let dg = Datagram { first: qp, coalesced: Vec::new(), path_id };
-        let udp_size = dg.size();
-        let payload = Payload::new(dg);
-        self.stats.packets_sent += 1;
-        if !ack_eliciting {
-            self.stats.ack_only_packets += 1;
-        }
-        let app_limited = self.app_limited;
-        self.paths[path].recovery.on_packet_sent(
-            Space::Data,
-            SentPacketInfo {
-                pn,
-                time_sent: now,
-                size,
-                ack_eliciting,
-                in_flight,
-                app_limited,
-                content: Some(SentContent { payload: payload.clone(), index: 0 }),
-            },
-        );
-        if in_flight {
-            self.paths[path].pacer.on_sent(udp_size as u64);
-        }
-        if let Some(mp) = &mut self.mp {
-            let c = &mut self.paths[path].counters;
-            c.packets_sent += 1;
-            c.bytes_sent += udp_size as u64;
-            if ack_eliciting {
-                mp.health.on_packet_sent(path, now);
-            }
-        }
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += udp_size as u64;
-        self.seq += 1;
-        let id = *next_id;
-        *next_id += 1;
-        let mut pkt = Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload);
-        pkt.path = path as u8;
-        pkt
+        self.register_datagram(now, path, Datagram { first: qp, coalesced: Vec::new(), path_id }, next_id)
     }
 }
