@@ -227,7 +227,7 @@ impl Connection {
             for (p, path) in paths.iter_mut().enumerate() {
                 path.cc_slot = p;
                 // Path 0 carries the handshake: it is always open from the start.
-                if p > 0 && m.opened_later.contains(&(p as u8)) {
+                if p != HANDSHAKE_PATH && m.opened_later.contains(&(p as u8)) {
                     path.phase = PathPhase::Closed;
                 } else {
                     health.add_path(p, Time::ZERO);
@@ -584,10 +584,7 @@ impl Connection {
             }
             Frame::HandshakeDone => {
                 if space == Space::Data && self.hs.on_handshake_done() {
-                    self.handshake_path_mut().recovery.set_handshake_confirmed(now);
-                    self.discard(now, Space::Initial);
-                    self.discard(now, Space::Handshake);
-                    self.mp_on_confirmed(now);
+                    self.on_handshake_confirmed(now);
                 }
             }
             Frame::PathAck { path: acked, ack } => self.on_path_ack(now, *acked, ack),
@@ -605,13 +602,20 @@ impl Connection {
             HandshakeEvent::Complete => {
                 if self.role == Role::Server {
                     self.handshake_done_pending = true;
-                    self.handshake_path_mut().recovery.set_handshake_confirmed(now);
-                    self.discard(now, Space::Initial);
-                    self.discard(now, Space::Handshake);
-                    self.mp_on_confirmed(now);
+                    self.on_handshake_confirmed(now);
                 }
             }
         }
+    }
+
+    /// This end confirmed the handshake (RFC 9001 §4.1.2: the server when it completes, the
+    /// client on HANDSHAKE_DONE): the Initial and Handshake keys go (§4.9.2) and, with
+    /// multipath, the other paths open.
+    fn on_handshake_confirmed(&mut self, now: Time) {
+        self.handshake_path_mut().recovery.set_handshake_confirmed(now);
+        self.discard(now, Space::Initial);
+        self.discard(now, Space::Handshake);
+        self.start_multipath(now);
     }
 
     fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
@@ -845,7 +849,7 @@ impl Connection {
         }
         let mut avail = room - overhead;
         let mut frames = Vec::with_capacity(3);
-        let ack_due = if space == Space::Data && self.mp_ready() {
+        let ack_due = if space == Space::Data && self.multipath_ready() {
             self.push_path_acks(now, path, &mut frames, &mut avail)
         } else {
             let rx = self.ack_state(space, path);
@@ -997,7 +1001,7 @@ impl Connection {
     }
 
     fn transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
-        if self.mp_ready() {
+        if self.multipath_ready() {
             return self.transmit_multipath(now, next_id);
         }
         self.maybe_start(now);
@@ -1315,16 +1319,19 @@ impl Endpoint for Connection {
     }
 
     fn on_path_status(&mut self, now: Time, path: u8, up: bool) {
-        self.mp_on_interface(now, usize::from(path), up);
+        self.on_interface_change(now, usize::from(path), up);
     }
 
     fn on_path_action(&mut self, now: Time, action: PathAction) {
-        self.mp_on_path_action(now, action);
+        self.apply_path_action(now, action);
         self.after_event(now);
     }
 
+    /// One entry per path with multipath; none without.
     fn path_stats(&self, out: &mut Vec<multiconn_transport::PathStats>) {
-        self.mp_path_stats(out);
+        if let Some(mp) = &self.mp {
+            out.extend(self.paths.iter().enumerate().map(|(p, path)| path.stats(p, mp.health.status(p))));
+        }
     }
 
     fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {

@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator, RttVarRule, SharedMultipath};
 use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
-use multiconn_transport::MultipathParams;
+use multiconn_transport::{MultipathParams, PathStats};
 
 use crate::ack_state::{AckPolicy, AckState};
 use crate::packet::Space;
@@ -186,6 +186,39 @@ impl PathState {
         self.phase = PathPhase::Abandoning;
         self.status_pending = false;
         true
+    }
+
+    /// What the path reports of itself as route `p`, its health being `health`.
+    pub fn stats(&self, p: usize, health: Option<PathStatus>) -> PathStats {
+        let r = &self.recovery;
+        let status = if self.path_id.is_none() {
+            "closed"
+        } else if self.is_abandoned() {
+            "abandoned"
+        } else if !self.interface_up {
+            "down"
+        } else if !self.is_validated() {
+            "unvalidated"
+        } else {
+            match health {
+                Some(PathStatus::Active) | None => "active",
+                Some(PathStatus::PotentiallyFailed) => "potentially_failed",
+                Some(PathStatus::Failed) => "failed",
+            }
+        };
+        PathStats {
+            path: p as u8,
+            path_id: self.path_id.filter(|_| !self.is_abandoned()),
+            path_ids_opened: self.path_ids_opened,
+            packets_sent: self.counters.packets_sent,
+            bytes_sent: self.counters.bytes_sent,
+            packets_received: self.counters.packets_received,
+            bytes_received: self.counters.bytes_received,
+            lost: self.lost_before + r.stats().lost_packets,
+            srtt: r.rtt().smoothed(),
+            cwnd: r.cwnd(),
+            status,
+        }
     }
 
     /// The packet carrying the path's PATH_ABANDON was lost: it is sent again.

@@ -26,10 +26,9 @@
 //!   off a backup path while an available one is usable. A server learns a new path ID from
 //!   the first datagram that carries it.
 
-use multiconn_cc::RttEstimator;
 use multiconn_core::{Dur, Packet, Time};
-use multiconn_multipath::{Content, Decision, PathStatus, PathView, Reaction, Request};
-use multiconn_transport::{AckPath, PathAction, PathStats, Role};
+use multiconn_multipath::{Content, Decision, PathView, Reaction, Request};
+use multiconn_transport::{AckPath, PathAction, Role};
 
 use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
@@ -39,7 +38,7 @@ use crate::path::{PathPhase, PathState, Validation};
 
 impl Connection {
     /// 1-RTT packets go through the multipath sender.
-    pub(super) fn mp_ready(&self) -> bool {
+    pub(super) fn multipath_ready(&self) -> bool {
         self.mp.as_ref().is_some_and(|mp| mp.ready)
     }
 
@@ -56,8 +55,10 @@ impl Connection {
         }
     }
 
-    /// This end confirmed the handshake: the other paths may open.
-    pub(super) fn mp_on_confirmed(&mut self, now: Time) {
+    /// This end confirmed the handshake: 1-RTT packets go through the multipath sender from
+    /// now on, the other paths' recoveries know the handshake is confirmed and the client
+    /// challenges them.
+    pub(super) fn start_multipath(&mut self, now: Time) {
         let is_client = self.role == Role::Client;
         let Some(mp) = &mut self.mp else { return };
         mp.ready = true;
@@ -242,7 +243,7 @@ impl Connection {
     }
 
     /// The client's path manager acts on route `path`.
-    pub(super) fn mp_on_path_action(&mut self, now: Time, action: PathAction) {
+    pub(super) fn apply_path_action(&mut self, now: Time, action: PathAction) {
         let is_client = self.role == Role::Client;
         let Some(mp) = &self.mp else { return };
         let n = self.paths.len();
@@ -365,7 +366,7 @@ impl Connection {
     }
 
     /// The host's interface for path `p` went down or came back.
-    pub(super) fn mp_on_interface(&mut self, now: Time, p: usize, up: bool) {
+    pub(super) fn on_interface_change(&mut self, now: Time, p: usize, up: bool) {
         let is_client = self.role == Role::Client;
         let Some(mp) = &mut self.mp else { return };
         let Some(path) = self.paths.get_mut(p) else { return };
@@ -387,41 +388,6 @@ impl Connection {
         } else {
             let r = mp.health.on_link_down_hint(p, now);
             self.react(p, Reaction { requeue_in_flight: true, ..r });
-        }
-    }
-
-    pub(super) fn mp_path_stats(&self, out: &mut Vec<PathStats>) {
-        let Some(mp) = &self.mp else { return };
-        for (p, path) in self.paths.iter().enumerate() {
-            let r = &path.recovery;
-            let status = if path.path_id.is_none() {
-                "closed"
-            } else if path.is_abandoned() {
-                "abandoned"
-            } else if !path.interface_up {
-                "down"
-            } else if !path.is_validated() {
-                "unvalidated"
-            } else {
-                match mp.health.status(p) {
-                    Some(PathStatus::Active) | None => "active",
-                    Some(PathStatus::PotentiallyFailed) => "potentially_failed",
-                    Some(PathStatus::Failed) => "failed",
-                }
-            };
-            out.push(PathStats {
-                path: p as u8,
-                path_id: path.path_id.filter(|_| !path.is_abandoned()),
-                path_ids_opened: path.path_ids_opened,
-                packets_sent: path.counters.packets_sent,
-                bytes_sent: path.counters.bytes_sent,
-                packets_received: path.counters.packets_received,
-                bytes_received: path.counters.bytes_received,
-                lost: path.lost_before + r.stats().lost_packets,
-                srtt: r.rtt().smoothed(),
-                cwnd: r.cwnd(),
-                status,
-            });
         }
     }
 
@@ -488,7 +454,7 @@ impl Connection {
         let ack_due = (0..n).find(|&q| self.paths[q].rx.ack_due(now)).map(|q| self.ack_destination(q));
         // New data on the path the scheduler picks.
         if self.has_data(Space::Data) {
-            let views = self.path_views(now);
+            let views = self.path_views();
             let content = self.front_content();
             let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX };
             let decision = self.mp.as_mut()?.scheduler.decide(&views, &req);
@@ -570,36 +536,30 @@ impl Connection {
 
     /// What the scheduler sees of each path. Pacing is applied afterwards, to the chosen path
     /// only (copies of redundant schedulers need window space, not a pacing slot).
-    fn path_views(&mut self, _now: Time) -> Vec<PathView> {
-        let n = self.paths.len();
-        let mut views = Vec::with_capacity(n);
-        for (p, m) in self.paths.iter().enumerate() {
-            let usable = m.is_validated() && self.path_alive(p) && self.mp.as_ref().is_some_and(|mp| mp.health.usable(p));
-            let r = &m.recovery;
-            let rtt: &RttEstimator = r.rtt();
-            let cwnd = r.cwnd();
-            let in_flight = r.bytes_in_flight();
-            let srtt = rtt.smoothed();
-            let sampled = rtt.has_sample();
-            let view = PathView {
+    fn path_views(&self) -> Vec<PathView> {
+        let health = self.mp.as_ref().map(|mp| &mp.health);
+        let views = self.paths.iter().enumerate().map(|(p, path)| {
+            let r = &path.recovery;
+            let rtt = r.rtt();
+            let (srtt, sampled) = (rtt.smoothed(), rtt.has_sample());
+            PathView {
                 id: p,
-                usable,
-                backup: m.backup,
+                usable: path.is_validated() && path.is_alive() && health.is_some_and(|h| h.usable(p)),
+                backup: path.backup,
                 srtt,
                 rttvar: rtt.rttvar(),
                 min_rtt: if sampled { rtt.min() } else { srtt },
-                cwnd,
-                bytes_in_flight: in_flight,
+                cwnd: r.cwnd(),
+                bytes_in_flight: r.bytes_in_flight(),
                 mss: self.mds as u64,
-                has_sent_anything: m.counters.packets_sent > 0,
+                has_sent_anything: path.counters.packets_sent > 0,
                 rtt_sampled: sampled,
-                packets_sent: m.counters.packets_sent,
+                packets_sent: path.counters.packets_sent,
                 in_slow_start: r.controller().ssthresh().is_none(),
                 retransmissions_outstanding: false,
-            };
-            views.push(PathView { bytes_in_flight: in_flight, ..view });
-        }
-        views
+            }
+        });
+        views.collect()
     }
 
     /// The content class of the next stream data to go out.
