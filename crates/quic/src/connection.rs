@@ -1194,6 +1194,49 @@ impl Connection {
     }
 }
 
+/// The timers of a connection, by name (quinn's `Timer`). They are read from the state they
+/// belong to ([`Connection::timers`]) rather than kept in a table of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Timer {
+    /// The client starts the handshake.
+    Start,
+    /// Loss detection of a path: time-threshold loss or PTO (RFC 9002 §6).
+    LossDetection(usize),
+    /// The delayed-ACK deadline of a path's 1-RTT packets (RFC 9000 §13.2.1; Initial and
+    /// Handshake packets are acknowledged at once).
+    AckDelay(usize),
+    /// The pacer lets a path send again.
+    Pacing(usize),
+    /// The client sends a path's PATH_CHALLENGE again or gives its validation up (RFC 9000
+    /// §8.2).
+    PathValidation(usize),
+    /// The failover rules look at the paths' health again.
+    PathHealth,
+}
+
+impl Connection {
+    /// Every armed timer and when it expires; [`Endpoint::poll_timeout`] is the earliest.
+    pub fn timers(&self) -> impl Iterator<Item = (Timer, Time)> + '_ {
+        let start = (self.role == Role::Client && !self.started).then_some((Timer::Start, self.start));
+        let paths = self.paths.iter().enumerate().flat_map(|(p, path)| {
+            let validation = match &path.phase {
+                PathPhase::Validating(v) => v.retry_at,
+                _ => None,
+            };
+            [
+                path.recovery.loss_detection_timer().map(|t| (Timer::LossDetection(p), t)),
+                path.rx.deadline().map(|t| (Timer::AckDelay(p), t)),
+                path.pacing_release.map(|t| (Timer::Pacing(p), t)),
+                validation.map(|t| (Timer::PathValidation(p), t)),
+            ]
+            .into_iter()
+            .flatten()
+        });
+        let health = self.mp.as_ref().and_then(|mp| mp.health.poll_timeout()).map(|t| (Timer::PathHealth, t));
+        start.into_iter().chain(paths).chain(health)
+    }
+}
+
 /// Grows a packet by about `extra` bytes of PADDING, keeping its size exact (the Length field
 /// of a long header may grow with it).
 fn pad_packet(p: &mut QuicPacket, extra: usize, dcid_len: usize) {
@@ -1238,28 +1281,7 @@ impl Endpoint for Connection {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut consider = |x: Option<Time>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t: Time| t.min(x)));
-            }
-        };
-        if self.role == Role::Client && !self.started {
-            consider(Some(self.start));
-        }
-        // Only application data has delayed ACKs (Initial and Handshake are acknowledged at once).
-        for path in &self.paths {
-            consider(path.recovery.loss_detection_timer());
-            consider(path.rx.deadline());
-            consider(path.pacing_release);
-            if let PathPhase::Validating(v) = &path.phase {
-                consider(v.retry_at);
-            }
-        }
-        if let Some(mp) = &self.mp {
-            consider(mp.health.poll_timeout());
-        }
-        t
+        self.timers().map(|(_, t)| t).min()
     }
 
     fn handle_timeout(&mut self, now: Time) {

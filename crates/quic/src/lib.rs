@@ -27,7 +27,7 @@ pub mod recovery;
 pub mod streams;
 pub mod varint;
 
-pub use connection::{Connection, ConnectionStats};
+pub use connection::{Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;
 
 use multiconn_transport::{ConnectionParams, Endpoint, Role, TransportFactory};
