@@ -23,6 +23,7 @@ use multiconn_cc::{CcConfig, Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, Role, StreamOptions, StreamProgress, Workload};
 
+use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
 use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
@@ -30,7 +31,6 @@ use crate::packet::{
     header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_INITIAL_DATAGRAM,
     MIN_PN_AND_PAYLOAD,
 };
-use crate::ack_state::{AckPolicy, AckState};
 use crate::path::{Multipath, PathPhase, PathState, PathTemplate};
 use crate::qlog::QlogSink;
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
@@ -1000,10 +1000,14 @@ impl Connection {
         retransmit
     }
 
+    /// The next datagram to send. Until this end has confirmed a multipath handshake (and
+    /// always without multipath) the packets of the three spaces go coalesced on the
+    /// handshake path; then the multipath sender takes over.
     fn transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
         if self.multipath_ready() {
             return self.transmit_multipath(now, next_id);
         }
+        let mds = self.mds as u64;
         self.maybe_start(now);
         if !self.started && self.role == Role::Client {
             return None;
@@ -1015,7 +1019,7 @@ impl Connection {
                 return None;
             }
             if !Space::ALL.iter().any(|s| self.has_data(*s) && self.packet_type(*s).is_some()) {
-                if self.handshake_path().has_window_room(self.mds as u64) {
+                if self.handshake_path().has_window_room(mds) {
                     self.app_limited = true;
                     self.handshake_path_mut().recovery.on_app_limited();
                 }
@@ -1027,10 +1031,11 @@ impl Connection {
             self.update_amplification(now);
             return None;
         }
-        let budget = (self.mds as u64).min(allowance) as usize;
+        let budget = mds.min(allowance) as usize;
 
         // Probes first: they ignore the congestion window and pacing.
-        let probe_space = Space::ALL.into_iter().find(|s| (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+        let probe_space =
+            Space::ALL.into_iter().find(|s| (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
         for s in Space::ALL {
             if self.packet_type(s).is_none() {
                 self.set_probes_in(s, 0);
@@ -1042,7 +1047,6 @@ impl Connection {
 
         let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
-        let mds = self.mds as u64;
         let cwnd_room = self.handshake_path().has_window_room(mds);
         let mut eliciting_ok = probe_space.is_some();
         if probe_space.is_none() {

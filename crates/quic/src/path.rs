@@ -161,6 +161,11 @@ impl PathState {
         matches!(self.phase, PathPhase::Validating(Validation { challenge_pending: true, .. }))
     }
 
+    /// Takes the PATH_CHALLENGE waiting to go out, if any.
+    pub fn take_challenge(&mut self) -> bool {
+        self.validation_mut().is_some_and(|v| std::mem::take(&mut v.challenge_pending))
+    }
+
     /// The validation under way, if any.
     pub fn validation_mut(&mut self) -> Option<&mut Validation> {
         match &mut self.phase {

@@ -62,10 +62,11 @@ impl Connection {
         let is_client = self.role == Role::Client;
         let Some(mp) = &mut self.mp else { return };
         mp.ready = true;
-        let others = self.paths.iter_mut().enumerate().filter(|(p, _)| *p != HANDSHAKE_PATH).map(|(_, path)| path);
-        for path in others {
+        for (p, path) in self.paths.iter_mut().enumerate() {
+            if p == HANDSHAKE_PATH {
+                continue;
+            }
             path.recovery.set_handshake_confirmed(now);
-            path.recovery.set_peer_completed_address_validation(now);
             if is_client {
                 let up = path.interface_up;
                 if let Some(v) = path.validation_mut() {
@@ -227,7 +228,6 @@ impl Connection {
         let mut fresh = mp.template.new_path(controller);
         if mp.ready {
             fresh.recovery.set_handshake_confirmed(now);
-            fresh.recovery.set_peer_completed_address_validation(now);
         }
         mp.next_path_id = mp.next_path_id.max(id + 1);
         mp.health.remove_path(p);
@@ -402,26 +402,22 @@ impl Connection {
         // Path-bound control: PATH_CHALLENGE and PATH_RESPONSE go on their own path.
         for p in 0..n {
             let path = &self.paths[p];
-            if self.path_alive(p) && (path.challenge_pending() || path.response_pending) {
-                let (challenge, response) = (path.challenge_pending(), path.response_pending);
-                let mut frames = Vec::new();
-                if response {
-                    frames.push(Frame::PathResponse);
-                }
-                if challenge {
-                    frames.push(Frame::PathChallenge);
-                }
-                let path = &mut self.paths[p];
-                if let Some(v) = path.validation_mut() {
-                    v.challenge_pending = false;
-                }
-                path.response_pending = false;
-                if challenge {
-                    self.on_challenge_sent(now, p);
-                }
-                let qp = self.packet_with(now, p, frames, true);
-                return Some(self.emit(now, p, qp, next_id));
+            if !(self.path_alive(p) && (path.challenge_pending() || path.response_pending)) {
+                continue;
             }
+            let path = &mut self.paths[p];
+            let response = std::mem::take(&mut path.response_pending);
+            let challenge = path.take_challenge();
+            let mut frames = Vec::new();
+            if response {
+                frames.push(Frame::PathResponse);
+            }
+            if challenge {
+                frames.push(Frame::PathChallenge);
+                self.on_challenge_sent(now, p);
+            }
+            let qp = self.packet_with(now, p, frames, true);
+            return Some(self.emit(now, p, qp, next_id));
         }
         // Path management frames (PATH_ABANDON, PATH_STATUS_*) on the fastest open path.
         if let Some(pkt) = self.path_management(now, next_id) {
