@@ -193,6 +193,13 @@ impl PathState {
         true
     }
 
+    /// The packet carrying the path's PATH_ABANDON was lost: it is sent again.
+    pub fn on_abandon_lost(&mut self) {
+        if self.phase == PathPhase::Abandoned {
+            self.phase = PathPhase::Abandoning;
+        }
+    }
+
     /// What the path reports of itself as route `p`, its health being `health`.
     pub fn stats(&self, p: usize, health: Option<PathStatus>) -> PathStats {
         let r = &self.recovery;
@@ -223,13 +230,6 @@ impl PathState {
             srtt: r.rtt().smoothed(),
             cwnd: r.cwnd(),
             status,
-        }
-    }
-
-    /// The packet carrying the path's PATH_ABANDON was lost: it is sent again.
-    pub fn on_abandon_lost(&mut self) {
-        if self.phase == PathPhase::Abandoned {
-            self.phase = PathPhase::Abandoning;
         }
     }
 
