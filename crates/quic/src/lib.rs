@@ -2,7 +2,8 @@
 //! loss detection and congestion control) for the simulator.
 //!
 //! * [`Connection`]: one endpoint (client or server), sans-IO, implementing
-//!   [`multiconn_transport::Endpoint`]; [`QuicFactory`] builds the pair for a connection.
+//!   [`multiconn_transport::Endpoint`], its timers named by [`Timer`]; [`QuicFactory`] builds
+//!   the pair for a connection.
 //! * Wire model: [`packet`] (headers, packet numbers, coalescing), [`frame`] (frame sizes),
 //!   [`ack_ranges`] (ACK frame encoding), [`varint`].
 //! * Multipath (draft-ietf-quic-multipath-21): [`path`] holds the per-path state; the

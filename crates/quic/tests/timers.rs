@@ -1,6 +1,7 @@
-//! The connection's named timers (`Connection::timers`): `poll_timeout` is the earliest of
-//! them, and a multipath download arms each kind (the health rules' idle timer aside: no
-//! failover profile sets one).
+//! The connection's named timers (`Connection::timers`): loss detection (RFC 9002 §6),
+//! delayed ACKs (RFC 9000 §13.2.1), pacing and path validation (RFC 9000 §8.2). `poll_timeout`
+//! is the earliest of them, and a multipath download arms each kind (the health rules' idle
+//! timer aside: no failover profile sets one).
 
 mod support;
 
