@@ -14,8 +14,8 @@
 //! table of one. The handshake runs on path 0, whose recovery also holds the Initial and
 //! Handshake spaces; the connection keeps only what belongs to those two spaces (their ACK
 //! state and PTO probes). With several paths (draft-ietf-quic-multipath-21), once this end has
-//! confirmed the handshake, 1-RTT packets go through [`multipath`]: ACKs per path (PATH_ACK)
-//! and a scheduler choosing the path of each packet.
+//! confirmed the handshake, 1-RTT packets go through the `multipath` submodule: ACKs per path
+//! (PATH_ACK) and a scheduler choosing the path of each packet.
 
 use std::collections::VecDeque;
 
