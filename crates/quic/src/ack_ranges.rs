@@ -10,7 +10,7 @@
 //!
 //! The ACK Delay field is in units of 2^ack_delay_exponent microseconds (§18.2, default 3).
 
-use crate::ranges::RangeSet;
+use crate::range_set::RangeSet;
 use crate::varint;
 use multiconn_core::Dur;
 

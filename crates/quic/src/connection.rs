@@ -9,16 +9,21 @@
 //! congestion controlled (RFC 9002 §7); PTO probes ignore the window and pacing (§6.2.4);
 //! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1).
 //!
-//! With several paths (draft-ietf-quic-multipath-21) the handshake runs on path 0; once this
-//! end has confirmed it, 1-RTT packets go through [`multipath`]: per-path packet numbers,
-//! recovery, pacing and ACKs (PATH_ACK), a scheduler choosing the path of each packet.
+//! Paths: every path, path 0 included, is a [`PathState`] in one table, with its own 1-RTT
+//! packet numbers, recovery, pacer, ACK state and PTO probes; a single-path connection has a
+//! table of one. The handshake runs on path 0, whose recovery also holds the Initial and
+//! Handshake spaces; the connection keeps only what belongs to those two spaces (their ACK
+//! state and PTO probes). With several paths (draft-ietf-quic-multipath-21), once this end has
+//! confirmed the handshake, 1-RTT packets go through the `multipath` submodule: ACKs per path
+//! (PATH_ACK) and a scheduler choosing the path of each packet.
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{CcConfig, Controller, Pacer, PacerConfig, PathController, RttEstimator};
+use multiconn_cc::{CcConfig, Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, Role, StreamOptions, StreamProgress, Workload};
 
+use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
 use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
@@ -26,10 +31,9 @@ use crate::packet::{
     header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_INITIAL_DATAGRAM,
     MIN_PN_AND_PAYLOAD,
 };
+use crate::path::{Multipath, PathPhase, PathState, PathTemplate};
 use crate::qlog::QlogSink;
-use crate::receiver::{AckPolicy, AckState};
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, SentPacketInfo, TimeoutAction};
-use crate::path::{Multipath, PathMeta, PathTemplate};
 use crate::streams::{self, SendBuffer, Streams};
 
 mod multipath;
@@ -39,6 +43,9 @@ const DEFAULT_WINDOW: u64 = 16 << 20;
 const DEFAULT_DCID_LEN: usize = 8;
 /// Smallest room worth starting a STREAM or CRYPTO frame in.
 const MIN_FRAME_ROOM: usize = 8;
+/// The path the handshake runs on (with multipath: the initial path, path ID 0 at the start,
+/// draft-ietf-quic-multipath-21 §2). Its recovery also holds the Initial and Handshake spaces.
+const HANDSHAKE_PATH: usize = 0;
 
 /// Cumulative counters of one endpoint.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,18 +123,20 @@ pub struct Connection {
     mds: usize,
     dcid_len: usize,
     hs: Handshake,
-    recovery: Recovery,
-    pacer: Pacer,
-    rx: [AckState; 3],
+    /// Every path, the handshake's first; never empty.
+    paths: Vec<PathState>,
+    /// ACK state of the Initial and Handshake spaces (indexed by [`Space::index`]); the 1-RTT
+    /// ACK state is each path's.
+    handshake_rx: [AckState; 2],
     streams: Streams,
     conn_send: SendCredit,
     conn_recv: RecvWindow,
     max_data_pending: bool,
     msd_pending: Vec<u64>,
     handshake_done_pending: bool,
-    probes: [u8; 3],
+    /// PTO probes to send in the Initial and Handshake spaces (indexed by [`Space::index`]).
+    handshake_probes: [u8; 2],
     anti_deadlock: Option<Space>,
-    pacing_release: Option<Time>,
     app_limited: bool,
     address_validated: bool,
     app: App,
@@ -139,7 +148,7 @@ pub struct Connection {
     outcome: Outcome,
     hs_events: Vec<HandshakeEvent>,
     probe_contents: Vec<SentContent>,
-    /// Paths beyond 0 and the scheduler; `None` for a single-path connection.
+    /// The scheduler, the paths' health and coupling; `None` for a single-path connection.
     mp: Option<Box<Multipath>>,
     /// Server-initiated unidirectional streams opened so far (the messages workload).
     uni_opened: u64,
@@ -181,8 +190,6 @@ impl Connection {
                 None => multiconn_cc::build(&cc_cfg),
             }
         };
-        let controller = controller_of(0);
-        let rtt = RttEstimator::new(profile.recovery.initial_rtt, profile.recovery.rttvar_rule);
         let max_ack_delay = profile.ack.max_ack_delay;
         let (max_data, max_stream_data, fraction, dcid_len) = match &profile.quic {
             Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
@@ -203,48 +210,44 @@ impl Connection {
             max_datagram_size: mds as u64,
             initial_window: cc_cfg.initial_window,
         };
+        let template = PathTemplate {
+            recovery: recovery_cfg,
+            initial_rtt: profile.recovery.initial_rtt,
+            rttvar_rule: profile.recovery.rttvar_rule,
+            cc: cc_cfg.clone(),
+            pacer: pacer_cfg,
+            ack_policy: data_policy,
+            is_server: role == Role::Server,
+        };
+        let mut paths = vec![template.handshake_path(controller_of(0))];
         let mp = params.multipath.as_ref().map(|m| {
-            let template = PathTemplate {
-                recovery: recovery_cfg.clone(),
-                initial_rtt: profile.recovery.initial_rtt,
-                rttvar_rule: profile.recovery.rttvar_rule,
-                cc: cc_cfg.clone(),
-                pacer: pacer_cfg,
-                ack_policy: data_policy,
-                is_server: role == Role::Server,
-            };
-            let extra = (1..m.paths.max(1) as usize).map(|p| template.new_path(controller_of(p))).collect();
+            paths.extend((1..m.paths.max(1) as usize).map(|p| template.new_path(controller_of(p))));
             let mut health = multiconn_multipath::PathHealthSet::new(multiconn_multipath::HealthConfig::new(m.failover));
-            let mut meta = Vec::new();
             let mut next_path_id = 0;
-            for p in 0..m.paths.max(1) as usize {
+            for (p, path) in paths.iter_mut().enumerate() {
+                path.cc_slot = p;
                 // Path 0 carries the handshake: it is always open from the start.
-                let later = p > 0 && m.opened_later.contains(&(p as u8));
-                let mut pm = PathMeta { validated: p == 0, interface_up: true, cc_slot: p, ..PathMeta::default() };
-                if later {
-                    pm.abandoned = true;
+                if p != HANDSHAKE_PATH && m.opened_later.contains(&(p as u8)) {
+                    path.phase = PathPhase::Closed;
                 } else {
                     health.add_path(p, Time::ZERO);
-                    pm.path_id = Some(next_path_id);
-                    pm.path_ids_opened = 1;
+                    path.path_id = Some(next_path_id);
+                    path.path_ids_opened = 1;
                     next_path_id += 1;
                 }
-                meta.push(pm);
             }
             let mp = Box::new(Multipath {
                 params: m.clone(),
                 scheduler: multiconn_multipath::new_scheduler(m.scheduler, m.options),
                 health,
-                meta,
-                extra,
                 pending: VecDeque::new(),
                 ready: false,
                 coupling: coupling.clone(),
                 template,
                 next_path_id,
             });
-            for p in 0..mp.path_count() {
-                mp.sync_coupling(p);
+            for (p, path) in paths.iter().enumerate() {
+                mp.sync_coupling(p, path);
             }
             mp
         });
@@ -256,18 +259,16 @@ impl Connection {
             mds,
             dcid_len: dcid_len.min(20),
             hs: Handshake::new(role, params.resume, sizes),
-            recovery: Recovery::new(recovery_cfg, rtt, controller, role == Role::Server),
-            pacer: Pacer::new(pacer_cfg),
-            rx: [AckState::new(immediate), AckState::new(immediate), AckState::new(data_policy)],
+            paths,
+            handshake_rx: [AckState::new(immediate), AckState::new(immediate)],
             streams: Streams::new(max_stream_data, max_stream_data, fraction),
             conn_send: SendCredit::new(max_data),
             conn_recv: RecvWindow::new(max_data, fraction),
             max_data_pending: false,
             msd_pending: Vec::new(),
             handshake_done_pending: false,
-            probes: [0; 3],
+            handshake_probes: [0; 2],
             anti_deadlock: None,
-            pacing_release: None,
             app_limited: false,
             // A server validates a client that presents a token on its first Initial (RFC 9000
             // §8.1.3); the server sends nothing before that Initial, so it is valid from here.
@@ -292,8 +293,17 @@ impl Connection {
     pub fn stats(&self) -> ConnectionStats {
         self.stats
     }
+    /// Loss recovery of path 0, the handshake's (and the only one without multipath).
     pub fn recovery(&self) -> &Recovery {
-        &self.recovery
+        &self.handshake_path().recovery
+    }
+    /// Paths of this connection (1 without multipath).
+    pub fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+    /// Loss recovery of path `p`.
+    pub fn path_recovery(&self, p: usize) -> &Recovery {
+        &self.paths[p].recovery
     }
     pub fn handshake(&self) -> &Handshake {
         &self.hs
@@ -312,6 +322,45 @@ impl Connection {
     /// The server's address is validated (always true at the client).
     pub fn address_validated(&self) -> bool {
         self.address_validated
+    }
+
+    fn handshake_path(&self) -> &PathState {
+        &self.paths[HANDSHAKE_PATH]
+    }
+
+    fn handshake_path_mut(&mut self) -> &mut PathState {
+        &mut self.paths[HANDSHAKE_PATH]
+    }
+
+    /// ACK state of the packets of `space` received on `path` (Initial and Handshake packets
+    /// arrive on the handshake path only).
+    fn ack_state(&self, space: Space, path: usize) -> &AckState {
+        match space {
+            Space::Initial | Space::Handshake => &self.handshake_rx[space.index()],
+            Space::Data => &self.paths[path].rx,
+        }
+    }
+
+    fn ack_state_mut(&mut self, space: Space, path: usize) -> &mut AckState {
+        match space {
+            Space::Initial | Space::Handshake => &mut self.handshake_rx[space.index()],
+            Space::Data => &mut self.paths[path].rx,
+        }
+    }
+
+    /// PTO probes to send in `space` on the handshake path.
+    fn probes_in(&self, space: Space) -> u8 {
+        match space {
+            Space::Initial | Space::Handshake => self.handshake_probes[space.index()],
+            Space::Data => self.handshake_path().probes,
+        }
+    }
+
+    fn set_probes_in(&mut self, space: Space, n: u8) {
+        match space {
+            Space::Initial | Space::Handshake => self.handshake_probes[space.index()] = n,
+            Space::Data => self.handshake_path_mut().probes = n,
+        }
     }
 
     // ---------------------------------------------------------------- start and application
@@ -337,7 +386,7 @@ impl Connection {
         }
         self.started = true;
         self.hs.start();
-        if self.hs.has_zero_rtt_keys {
+        if self.hs.has_zero_rtt_keys() {
             self.app_can_send();
         }
     }
@@ -428,7 +477,7 @@ impl Connection {
             return;
         };
         let path = usize::from(pkt.path);
-        if path > 0 && self.mp.as_ref().map_or(true, |m| path >= m.path_count()) {
+        if path >= self.paths.len() {
             // No such path: nothing to decrypt it with.
             self.stats.undecryptable += 1;
             return;
@@ -442,11 +491,11 @@ impl Connection {
         let bytes = pkt.size.saturating_sub(IP_UDP_OVERHEAD) as u64;
         self.stats.bytes_received += bytes;
         if let Some(mp) = &mut self.mp {
-            let c = &mut mp.meta[path].counters;
-            c.packets_received += 1;
-            c.bytes_received += bytes;
+            let state = &mut self.paths[path];
+            state.counters.packets_received += 1;
+            state.counters.bytes_received += bytes;
             mp.health.on_packet_received(path, now);
-            mp.sync_coupling(path);
+            mp.sync_coupling(path, state);
         }
         for p in dg.packets() {
             self.on_packet(now, p, path);
@@ -456,12 +505,12 @@ impl Connection {
 
     fn keys_for_receiving(&self, ptype: PacketType) -> bool {
         match ptype {
-            PacketType::Initial => !self.recovery.is_discarded(Space::Initial),
-            PacketType::Handshake => self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake),
-            PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys,
+            PacketType::Initial => !self.handshake_path().recovery.is_discarded(Space::Initial),
+            PacketType::Handshake => self.hs.has_handshake_keys() && !self.handshake_path().recovery.is_discarded(Space::Handshake),
+            PacketType::ZeroRtt => self.role == Role::Server && self.hs.has_zero_rtt_keys(),
             PacketType::OneRtt => match self.role {
-                Role::Client => self.hs.has_one_rtt_keys,
-                Role::Server => self.hs.complete,
+                Role::Client => self.hs.has_one_rtt_keys(),
+                Role::Server => self.hs.is_complete(),
             },
         }
     }
@@ -472,7 +521,7 @@ impl Connection {
             return;
         }
         let space = p.ptype.space();
-        let rx = if space == Space::Data { self.data_rx_mut(path) } else { &mut self.rx[space.index()] };
+        let rx = self.ack_state_mut(space, path);
         if !rx.on_packet(now, p.pn, p.is_ack_eliciting()) {
             self.stats.duplicates += 1;
             return;
@@ -501,9 +550,11 @@ impl Connection {
                 }
                 let mut out = std::mem::take(&mut self.outcome);
                 out.clear();
-                let before = self.recovery.stats().invalid_acks;
-                self.recovery.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
-                if self.recovery.stats().invalid_acks != before {
+                // ACK frames are the handshake path's (the multipath sender sends PATH_ACKs).
+                let rec = &mut self.handshake_path_mut().recovery;
+                let before = rec.stats().invalid_acks;
+                rec.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
+                if rec.stats().invalid_acks != before {
                     self.stats.invalid_frames += 1;
                 }
                 self.apply_outcome(now, &out);
@@ -532,12 +583,8 @@ impl Connection {
                 }
             }
             Frame::HandshakeDone => {
-                if self.role == Role::Client && space == Space::Data && !self.hs.confirmed {
-                    self.hs.confirmed = true;
-                    self.recovery.set_handshake_confirmed(now);
-                    self.discard(now, Space::Initial);
-                    self.discard(now, Space::Handshake);
-                    self.mp_on_confirmed(now);
+                if space == Space::Data && self.hs.on_handshake_done() {
+                    self.on_handshake_confirmed(now);
                 }
             }
             Frame::PathAck { path: acked, ack } => self.on_path_ack(now, *acked, ack),
@@ -550,18 +597,25 @@ impl Connection {
 
     fn on_handshake_event(&mut self, now: Time, ev: HandshakeEvent) {
         match ev {
-            HandshakeEvent::HandshakeKeys => self.recovery.set_has_handshake_keys(),
+            HandshakeEvent::HandshakeKeys => self.handshake_path_mut().recovery.set_has_handshake_keys(),
             HandshakeEvent::OneRttKeys => self.app_can_send(),
             HandshakeEvent::Complete => {
                 if self.role == Role::Server {
                     self.handshake_done_pending = true;
-                    self.recovery.set_handshake_confirmed(now);
-                    self.discard(now, Space::Initial);
-                    self.discard(now, Space::Handshake);
-                    self.mp_on_confirmed(now);
+                    self.on_handshake_confirmed(now);
                 }
             }
         }
+    }
+
+    /// This end confirmed the handshake (RFC 9001 §4.1.2: the server when it completes, the
+    /// client on HANDSHAKE_DONE): the Initial and Handshake keys go (§4.9.2) and, with
+    /// multipath, the other paths open.
+    fn on_handshake_confirmed(&mut self, now: Time) {
+        self.handshake_path_mut().recovery.set_handshake_confirmed(now);
+        self.discard(now, Space::Initial);
+        self.discard(now, Space::Handshake);
+        self.start_multipath(now);
     }
 
     fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
@@ -620,11 +674,11 @@ impl Connection {
     }
 
     fn discard(&mut self, now: Time, space: Space) {
-        if space == Space::Data || self.recovery.is_discarded(space) {
+        if space == Space::Data || self.handshake_path().recovery.is_discarded(space) {
             return;
         }
-        self.recovery.discard_space(now, space);
-        self.probes[space.index()] = 0;
+        self.handshake_path_mut().recovery.discard_space(now, space);
+        self.handshake_probes[space.index()] = 0;
         if self.anti_deadlock == Some(space) {
             self.anti_deadlock = None;
         }
@@ -661,10 +715,10 @@ impl Connection {
                         self.maybe_close(*id);
                     }
                 }
-                Frame::Ack(a) => self.rx[space.index()].on_ack_acked(a.largest),
+                Frame::Ack(a) => self.ack_state_mut(space, HANDSHAKE_PATH).on_ack_acked(a.largest),
                 Frame::PathAck { path, ack } => {
-                    if let Some(q) = self.mp.as_ref().and_then(|mp| mp.route_of(*path)) {
-                        self.data_rx_mut(q).on_ack_acked(ack.largest);
+                    if let Some(q) = self.route_of(*path) {
+                        self.paths[q].rx.on_ack_acked(ack.largest);
                     }
                 }
                 _ => {}
@@ -688,7 +742,7 @@ impl Connection {
         for f in &pkt.frames {
             match f {
                 Frame::Crypto { offset, len } => {
-                    if !self.recovery.is_discarded(space) {
+                    if !self.handshake_path().recovery.is_discarded(space) {
                         if let Some(b) = self.hs.send_buffer(space) {
                             b.on_lost(*offset, *len as u64, false);
                         }
@@ -716,20 +770,16 @@ impl Connection {
                 Frame::HandshakeDone => self.handshake_done_pending = true,
                 // Repeated on another path while the ID is still the route's (draft §3.4).
                 Frame::PathAbandon { path } => {
-                    if let Some(mp) = self.mp.as_mut() {
-                        if let Some(q) = mp.route_of(*path) {
-                            mp.meta[q].abandon_pending = mp.meta[q].abandoned;
-                        }
+                    if let Some(q) = self.route_of(*path) {
+                        self.paths[q].on_abandon_lost();
                     }
                 }
                 // Repeated only while it is the path's latest status (draft §3.3).
                 Frame::PathStatus { path, seq, .. } => {
-                    if let Some(mp) = self.mp.as_mut() {
-                        if let Some(q) = mp.route_of(*path) {
-                            let m = &mut mp.meta[q];
-                            if m.status_seq == *seq && !m.abandoned {
-                                m.status_pending = true;
-                            }
+                    if let Some(q) = self.route_of(*path) {
+                        let state = &mut self.paths[q];
+                        if state.status_seq == *seq && !state.is_abandoned() {
+                            state.status_pending = true;
                         }
                     }
                 }
@@ -745,7 +795,7 @@ impl Connection {
     fn update_amplification(&mut self, now: Time) {
         if self.role == Role::Server {
             let at_limit = !self.address_validated && self.amplification_allowance() < MIN_INITIAL_DATAGRAM as u64 / 4;
-            self.recovery.set_at_amplification_limit(now, at_limit);
+            self.handshake_path_mut().recovery.set_at_amplification_limit(now, at_limit);
         }
     }
 
@@ -761,9 +811,9 @@ impl Connection {
     // ---------------------------------------------------------------- sending
 
     fn data_packet_type(&self) -> Option<PacketType> {
-        if self.hs.has_one_rtt_keys {
+        if self.hs.has_one_rtt_keys() {
             Some(PacketType::OneRtt)
-        } else if self.role == Role::Client && self.hs.has_zero_rtt_keys && self.started {
+        } else if self.role == Role::Client && self.hs.has_zero_rtt_keys() && self.started {
             Some(PacketType::ZeroRtt)
         } else {
             None
@@ -772,8 +822,10 @@ impl Connection {
 
     fn packet_type(&self, space: Space) -> Option<PacketType> {
         match space {
-            Space::Initial if !self.recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
-            Space::Handshake if self.hs.has_handshake_keys && !self.recovery.is_discarded(Space::Handshake) => Some(PacketType::Handshake),
+            Space::Initial if !self.handshake_path().recovery.is_discarded(Space::Initial) && self.hs.started() => Some(PacketType::Initial),
+            Space::Handshake if self.hs.has_handshake_keys() && !self.handshake_path().recovery.is_discarded(Space::Handshake) => {
+                Some(PacketType::Handshake)
+            }
             Space::Data => self.data_packet_type(),
             _ => None,
         }
@@ -782,26 +834,25 @@ impl Connection {
     /// Ack-eliciting data waits in `space` (ignoring the window and pacing).
     fn has_data(&self, space: Space) -> bool {
         match space {
-            Space::Initial => self.hs.send[0].has_retransmit() || self.hs.send[0].has_new(),
-            Space::Handshake => self.hs.send[1].has_retransmit() || self.hs.send[1].has_new(),
+            Space::Initial | Space::Handshake => self.hs.has_crypto_to_send(space),
             Space::Data => self.handshake_done_pending || self.max_data_pending || !self.msd_pending.is_empty() || self.streams.front().is_some(),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
     fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool, path: usize) -> Option<QuicPacket> {
-        let pn = self.rec(path).next_pn(space);
-        let pn_len = pn_len(pn, self.rec(path).largest_acked(space));
+        let pn = self.paths[path].recovery.next_pn(space);
+        let pn_len = pn_len(pn, self.paths[path].recovery.largest_acked(space));
         let overhead = overhead_estimate(ptype, self.dcid_len, self.dcid_len, pn_len);
         if room < overhead + MIN_PN_AND_PAYLOAD {
             return None;
         }
         let mut avail = room - overhead;
         let mut frames = Vec::with_capacity(3);
-        let ack_due = if space == Space::Data && self.mp_ready() {
+        let ack_due = if space == Space::Data && self.multipath_ready() {
             self.push_path_acks(now, path, &mut frames, &mut avail)
         } else {
-            let rx = &self.rx[space.index()];
+            let rx = self.ack_state(space, path);
             let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
             let ack_due = ack.is_some() && rx.ack_due(now);
             if let Some(a) = ack {
@@ -820,7 +871,7 @@ impl Connection {
                 // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
                 let mut contents = std::mem::take(&mut self.probe_contents);
                 contents.clear();
-                self.rec(path).oldest_unacked(space, 1, &mut contents);
+                self.paths[path].recovery.oldest_unacked(space, 1, &mut contents);
                 for c in &contents {
                     if let Some(pkt) = c.payload.get::<Datagram>().and_then(|d| d.get(c.index as usize)) {
                         self.requeue(pkt);
@@ -949,24 +1000,28 @@ impl Connection {
         retransmit
     }
 
+    /// The next datagram to send. Until this end has confirmed a multipath handshake (and
+    /// always without multipath) the packets of the three spaces go coalesced on the
+    /// handshake path; then the multipath sender takes over.
     fn transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
-        if self.mp_ready() {
+        if self.multipath_ready() {
             return self.transmit_multipath(now, next_id);
         }
+        let mds = self.mds as u64;
         self.maybe_start(now);
         if !self.started && self.role == Role::Client {
             return None;
         }
         // Fast exits when only ack-eliciting data could go out and something holds it back.
-        let probe_pending = self.probes != [0; 3] || self.anti_deadlock.is_some();
-        if !probe_pending && !self.rx.iter().any(|r| r.ack_due(now)) {
-            if self.pacing_release.is_some_and(|t| t > now) {
+        let probe_pending = Space::ALL.iter().any(|s| self.probes_in(*s) > 0) || self.anti_deadlock.is_some();
+        if !probe_pending && !Space::ALL.iter().any(|s| self.ack_state(*s, HANDSHAKE_PATH).ack_due(now)) {
+            if self.handshake_path().pacing_release.is_some_and(|t| t > now) {
                 return None;
             }
             if !Space::ALL.iter().any(|s| self.has_data(*s) && self.packet_type(*s).is_some()) {
-                if self.recovery.bytes_in_flight() + self.mds as u64 <= self.recovery.cwnd() {
+                if self.handshake_path().has_window_room(mds) {
                     self.app_limited = true;
-                    self.recovery.on_app_limited();
+                    self.handshake_path_mut().recovery.on_app_limited();
                 }
                 return None;
             }
@@ -976,14 +1031,14 @@ impl Connection {
             self.update_amplification(now);
             return None;
         }
-        let budget = (self.mds as u64).min(allowance) as usize;
+        let budget = mds.min(allowance) as usize;
 
         // Probes first: they ignore the congestion window and pacing.
         let probe_space =
-            Space::ALL.into_iter().find(|s| (self.probes[s.index()] > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+            Space::ALL.into_iter().find(|s| (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
         for s in Space::ALL {
             if self.packet_type(s).is_none() {
-                self.probes[s.index()] = 0;
+                self.set_probes_in(s, 0);
                 if self.anti_deadlock == Some(s) {
                     self.anti_deadlock = None;
                 }
@@ -992,28 +1047,19 @@ impl Connection {
 
         let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
-        let cwnd = self.recovery.cwnd();
-        let in_flight = self.recovery.bytes_in_flight();
-        let cwnd_room = in_flight + self.mds as u64 <= cwnd;
+        let cwnd_room = self.handshake_path().has_window_room(mds);
         let mut eliciting_ok = probe_space.is_some();
         if probe_space.is_none() {
             if !has_data {
                 if cwnd_room {
                     self.app_limited = true;
-                    self.recovery.on_app_limited();
+                    self.handshake_path_mut().recovery.on_app_limited();
                 }
             } else if !cwnd_room {
                 self.app_limited = false;
             } else {
                 self.app_limited = false;
-                let rate = self.recovery.controller().pacing_rate();
-                let t = self.pacer.earliest_send(now, self.mds as u64, cwnd, self.recovery.rtt().smoothed(), rate);
-                if t > now {
-                    self.pacing_release = Some(t);
-                } else {
-                    self.pacing_release = None;
-                    eliciting_ok = true;
-                }
+                eliciting_ok = self.handshake_path_mut().paced_until(now, mds).is_none();
             }
         }
 
@@ -1025,7 +1071,7 @@ impl Connection {
             let Some(ptype) = spaces[space.index()] else { continue };
             let probe = probe_space == Some(space);
             let eliciting = if probe_space.is_some() { probe } else { eliciting_ok };
-            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, 0) {
+            if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, HANDSHAKE_PATH) {
                 if probe {
                     probe_used = Some(space);
                 }
@@ -1050,42 +1096,64 @@ impl Connection {
             }
         }
 
-        let in_flight_any = packets.iter().flatten().any(|p| p.counts_in_flight());
         if let Some(space) = probe_used {
             self.stats.probes_sent += 1;
             if self.anti_deadlock == Some(space) {
                 self.anti_deadlock = None;
             } else {
-                self.probes[space.index()] = self.probes[space.index()].saturating_sub(1);
+                self.set_probes_in(space, self.probes_in(space).saturating_sub(1));
             }
         }
         let sent_handshake = packets.iter().flatten().any(|p| p.ptype == PacketType::Handshake);
-
-        // Register and emit.
         let mut it = packets.iter_mut().filter_map(Option::take);
         let first = it.next()?;
+        // The handshake path's ID is 0 (draft-ietf-quic-multipath-21 §2); 0 without multipath.
         let dg = Datagram { first, coalesced: it.collect(), path_id: 0 };
-        let udp_size = dg.size();
+        let pkt = self.register_datagram(now, HANDSHAKE_PATH, dg, next_id);
+        if self.role == Role::Client && sent_handshake {
+            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+            // Handshake packet.
+            self.discard(now, Space::Initial);
+        }
+        self.update_amplification(now);
+        Some(pkt)
+    }
+
+    /// Registers a datagram going out on `path` and wraps it for the network: qlog, the ACK
+    /// states whose ACK frames it carries, the statistics, each packet in the path's recovery,
+    /// the path's pacer and, once the multipath sender runs, the path's counters and health
+    /// (the datagrams of the handshake phase are not counted there).
+    fn register_datagram(&mut self, now: Time, path: usize, dg: Datagram, next_id: &mut u64) -> Packet {
         if let Some(q) = &mut self.qlog {
             for p in dg.packets() {
                 q.packet_sent(now, p);
             }
         }
+        let udp_size = dg.size();
         let payload = Payload::new(dg);
         let dg = payload.get::<Datagram>().expect("just built");
         let app_limited = self.app_limited;
+        let (mut in_flight_any, mut ack_eliciting_any) = (false, false);
         for (i, p) in dg.packets().enumerate() {
             let space = p.ptype.space();
             let in_flight = p.counts_in_flight();
             let ack_eliciting = p.is_ack_eliciting();
-            if let Some(Frame::Ack(_)) = p.frames.first() {
-                self.rx[space.index()].on_ack_sent();
+            for f in &p.frames {
+                match f {
+                    Frame::Ack(_) => self.ack_state_mut(space, path).on_ack_sent(),
+                    Frame::PathAck { path: id, .. } => {
+                        if let Some(q) = self.route_of(*id) {
+                            self.paths[q].rx.on_ack_sent();
+                        }
+                    }
+                    _ => {}
+                }
             }
             self.stats.packets_sent += 1;
             if !ack_eliciting {
                 self.stats.ack_only_packets += 1;
             }
-            self.recovery.on_packet_sent(
+            self.paths[path].recovery.on_packet_sent(
                 space,
                 SentPacketInfo {
                     pn: p.pn,
@@ -1097,30 +1165,79 @@ impl Connection {
                     content: Some(SentContent { payload: payload.clone(), index: i as u8 }),
                 },
             );
+            in_flight_any |= in_flight;
+            ack_eliciting_any |= ack_eliciting;
         }
         if in_flight_any {
-            self.pacer.on_sent(udp_size as u64);
+            self.paths[path].pacer.on_sent(udp_size as u64);
+        }
+        if let Some(mp) = self.mp.as_mut().filter(|mp| mp.ready) {
+            let c = &mut self.paths[path].counters;
+            c.packets_sent += 1;
+            c.bytes_sent += udp_size as u64;
+            if ack_eliciting_any {
+                mp.health.on_packet_sent(path, now);
+            }
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += udp_size as u64;
-        if self.role == Role::Client && sent_handshake {
-            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
-            // Handshake packet.
-            self.discard(now, Space::Initial);
-        }
-        self.update_amplification(now);
         self.seq += 1;
         let id = *next_id;
         *next_id += 1;
-        Some(Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload))
+        let mut pkt = Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload);
+        pkt.path = path as u8;
+        pkt
     }
 
     fn after_event(&mut self, now: Time) {
         if let Some(q) = &mut self.qlog {
-            let rec = &self.recovery;
+            let rec = &self.paths[HANDSHAKE_PATH].recovery;
             q.metrics(now, rec.rtt(), rec.cwnd(), rec.bytes_in_flight());
             q.congestion_state(now, rec.controller().state().name());
         }
+    }
+}
+
+/// The timers of a connection, by name (quinn's `Timer`). They are read from the state they
+/// belong to ([`Connection::timers`]) rather than kept in a table of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Timer {
+    /// The client starts the handshake.
+    Start,
+    /// Loss detection of a path: time-threshold loss or PTO (RFC 9002 §6).
+    LossDetection(usize),
+    /// The delayed-ACK deadline of a path's 1-RTT packets (RFC 9000 §13.2.1; Initial and
+    /// Handshake packets are acknowledged at once).
+    AckDelay(usize),
+    /// The pacer lets a path send again.
+    Pacing(usize),
+    /// The client sends a path's PATH_CHALLENGE again or gives its validation up (RFC 9000
+    /// §8.2).
+    PathValidation(usize),
+    /// The failover rules look at the paths' health again.
+    PathHealth,
+}
+
+impl Connection {
+    /// Every armed timer and when it expires; [`Endpoint::poll_timeout`] is the earliest.
+    pub fn timers(&self) -> impl Iterator<Item = (Timer, Time)> + '_ {
+        let start = (self.role == Role::Client && !self.started).then_some((Timer::Start, self.start));
+        let paths = self.paths.iter().enumerate().flat_map(|(p, path)| {
+            let validation = match &path.phase {
+                PathPhase::Validating(v) => v.retry_at,
+                _ => None,
+            };
+            [
+                path.recovery.loss_detection_timer().map(|t| (Timer::LossDetection(p), t)),
+                path.rx.deadline().map(|t| (Timer::AckDelay(p), t)),
+                path.pacing_release.map(|t| (Timer::Pacing(p), t)),
+                validation.map(|t| (Timer::PathValidation(p), t)),
+            ]
+            .into_iter()
+            .flatten()
+        });
+        let health = self.mp.as_ref().and_then(|mp| mp.health.poll_timeout()).map(|t| (Timer::PathHealth, t));
+        start.into_iter().chain(paths).chain(health)
     }
 }
 
@@ -1168,56 +1285,36 @@ impl Endpoint for Connection {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut consider = |x: Option<Time>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t: Time| t.min(x)));
-            }
-        };
-        if self.role == Role::Client && !self.started {
-            consider(Some(self.start));
-        }
-        consider(self.recovery.loss_detection_timer());
-        // Only application data has delayed ACKs (Initial and Handshake are acknowledged at once).
-        consider(self.rx[Space::Data.index()].deadline());
-        consider(self.pacing_release);
-        if let Some(mp) = &self.mp {
-            for e in &mp.extra {
-                consider(e.recovery.loss_detection_timer());
-                consider(e.rx.deadline());
-                consider(e.pacing_release);
-            }
-            consider(mp.health.poll_timeout());
-            for m in &mp.meta {
-                consider(m.challenge_retry_at);
-            }
-        }
-        t
+        self.timers().map(|(_, t)| t).min()
     }
 
     fn handle_timeout(&mut self, now: Time) {
         self.maybe_start(now);
-        if self.pacing_release.is_some_and(|t| t <= now) {
-            self.pacing_release = None;
+        for rx in &mut self.handshake_rx {
+            rx.on_timeout(now);
         }
-        for s in Space::ALL {
-            self.rx[s.index()].on_timeout(now);
-        }
-        let mut out = std::mem::take(&mut self.outcome);
-        out.clear();
-        match self.recovery.on_timeout(now, &mut out) {
-            TimeoutAction::None | TimeoutAction::LossDetected => {}
-            TimeoutAction::Probe { space, count } => {
-                self.probes[space.index()] = count;
-                if space == Space::Data {
-                    self.mp_on_path_timeout(now, 0);
+        for p in 0..self.paths.len() {
+            let path = &mut self.paths[p];
+            path.on_pacing_timeout(now);
+            path.rx.on_timeout(now);
+            let mut out = std::mem::take(&mut self.outcome);
+            out.clear();
+            match self.paths[p].recovery.on_timeout(now, &mut out) {
+                TimeoutAction::Probe { space: Space::Data, count } => {
+                    self.paths[p].probes = count;
+                    self.on_path_pto(now, p);
                 }
+                // Handshake-space timeouts count on the handshake path only: the others never
+                // send in those spaces (before confirmation their recovery may still run an
+                // anti-deadlock timer, to no effect).
+                TimeoutAction::Probe { space, count } if p == HANDSHAKE_PATH => self.handshake_probes[space.index()] = count,
+                TimeoutAction::AntiDeadlock { space } if p == HANDSHAKE_PATH => self.anti_deadlock = Some(space),
+                TimeoutAction::None | TimeoutAction::LossDetected | TimeoutAction::Probe { .. } | TimeoutAction::AntiDeadlock { .. } => {}
             }
-            TimeoutAction::AntiDeadlock { space } => self.anti_deadlock = Some(space),
+            self.apply_outcome(now, &out);
+            self.outcome = out;
         }
-        self.apply_outcome(now, &out);
-        self.outcome = out;
-        self.mp_handle_timeout(now);
+        self.multipath_timers(now);
         self.after_event(now);
     }
 
@@ -1228,10 +1325,10 @@ impl Endpoint for Connection {
     /// With several paths: windows and bytes in flight summed over the paths, losses counted
     /// on all of them, the RTT of path 0.
     fn sample(&self) -> TransportSample {
-        let rtt = self.recovery.rtt();
+        let rtt = self.handshake_path().recovery.rtt();
         let (mut cwnd, mut in_flight, mut spurious, mut lost) = (0, 0, 0, 0);
-        for p in 0..self.path_count() {
-            let r = self.rec(p);
+        for path in &self.paths {
+            let r = &path.recovery;
             cwnd += r.cwnd();
             in_flight += r.bytes_in_flight();
             spurious += r.stats().spurious_losses;
@@ -1248,16 +1345,19 @@ impl Endpoint for Connection {
     }
 
     fn on_path_status(&mut self, now: Time, path: u8, up: bool) {
-        self.mp_on_interface(now, usize::from(path), up);
+        self.on_interface_change(now, usize::from(path), up);
     }
 
     fn on_path_action(&mut self, now: Time, action: PathAction) {
-        self.mp_on_path_action(now, action);
+        self.apply_path_action(now, action);
         self.after_event(now);
     }
 
+    /// One entry per path with multipath; none without.
     fn path_stats(&self, out: &mut Vec<multiconn_transport::PathStats>) {
-        self.mp_path_stats(out);
+        if let Some(mp) = &self.mp {
+            out.extend(self.paths.iter().enumerate().map(|(p, path)| path.stats(p, mp.health.status(p))));
+        }
     }
 
     fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {
@@ -1296,7 +1396,7 @@ impl Endpoint for Connection {
     }
 
     fn cc_state(&self) -> &'static str {
-        self.recovery.controller().state().name()
+        self.handshake_path().recovery.controller().state().name()
     }
 
     fn drain_qlog(&mut self, out: &mut Vec<String>) {

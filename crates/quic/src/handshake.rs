@@ -72,20 +72,23 @@ pub enum HandshakeEvent {
     Complete,
 }
 
+/// One end's handshake progress. The keys and the handshake's state change only as flights
+/// arrive ([`Handshake::on_crypto`]) and, at the client, when HANDSHAKE_DONE does
+/// ([`Handshake::on_handshake_done`]); the connection reads them.
 #[derive(Clone, Debug)]
 pub struct Handshake {
-    pub role: Role,
-    pub resume: bool,
-    pub sizes: HandshakeSizes,
+    role: Role,
+    resume: bool,
+    sizes: HandshakeSizes,
     /// CRYPTO send buffers for Initial and Handshake.
-    pub send: [SendBuffer; 2],
+    send: [SendBuffer; 2],
     recv: [RecvBuffer; 2],
-    pub has_handshake_keys: bool,
-    pub has_one_rtt_keys: bool,
+    has_handshake_keys: bool,
+    has_one_rtt_keys: bool,
     /// 0-RTT keys (client: when resuming; server: after a resuming ClientHello).
-    pub has_zero_rtt_keys: bool,
-    pub complete: bool,
-    pub confirmed: bool,
+    has_zero_rtt_keys: bool,
+    complete: bool,
+    confirmed: bool,
     started: bool,
 }
 
@@ -103,6 +106,51 @@ impl Handshake {
             complete: false,
             confirmed: false,
             started: false,
+        }
+    }
+
+    /// Handshake keys are installed (client: ServerHello received; server: ClientHello).
+    pub fn has_handshake_keys(&self) -> bool {
+        self.has_handshake_keys
+    }
+
+    /// 1-RTT keys to send with (server: after its first flight; client: once complete).
+    pub fn has_one_rtt_keys(&self) -> bool {
+        self.has_one_rtt_keys
+    }
+
+    /// 0-RTT keys (client: when resuming; server: after a resuming ClientHello).
+    pub fn has_zero_rtt_keys(&self) -> bool {
+        self.has_zero_rtt_keys
+    }
+
+    /// The TLS handshake completed (RFC 9001 §4.1.1).
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// The handshake is confirmed (RFC 9001 §4.1.2): at the server when it completes, at the
+    /// client when HANDSHAKE_DONE arrives.
+    pub fn is_confirmed(&self) -> bool {
+        self.confirmed
+    }
+
+    /// A HANDSHAKE_DONE frame arrived. At the client it confirms the handshake (RFC 9001
+    /// §4.1.2); true if this confirmed it (a repeated frame, or one at a server, changes nothing).
+    pub fn on_handshake_done(&mut self) -> bool {
+        if self.role != Role::Client || self.confirmed {
+            return false;
+        }
+        self.confirmed = true;
+        true
+    }
+
+    /// CRYPTO data of `space` (Initial or Handshake) waits to be sent or sent again.
+    pub fn has_crypto_to_send(&self, space: Space) -> bool {
+        match space {
+            Space::Initial => self.send[0].has_retransmit() || self.send[0].has_new(),
+            Space::Handshake => self.send[1].has_retransmit() || self.send[1].has_new(),
+            Space::Data => false,
         }
     }
 
@@ -213,6 +261,7 @@ mod tests {
         let hs = HandshakeSizes::default().flight(Role::Server, Space::Handshake, false);
         c.on_crypto(Space::Handshake, 0, hs, &mut ev);
         assert_eq!(ev, vec![HandshakeEvent::HandshakeKeys, HandshakeEvent::Complete, HandshakeEvent::OneRttKeys]);
-        assert!(c.complete && !c.confirmed);
+        assert!(c.is_complete() && !c.is_confirmed());
+        assert!(c.on_handshake_done() && c.is_confirmed() && !c.on_handshake_done());
     }
 }

@@ -2,18 +2,20 @@
 //! loss detection and congestion control) for the simulator.
 //!
 //! * [`Connection`]: one endpoint (client or server), sans-IO, implementing
-//!   [`multiconn_transport::Endpoint`]; [`QuicFactory`] builds the pair for a connection.
+//!   [`multiconn_transport::Endpoint`], its timers named by [`Timer`]; [`QuicFactory`] builds
+//!   the pair for a connection.
 //! * Wire model: [`packet`] (headers, packet numbers, coalescing), [`frame`] (frame sizes),
 //!   [`ack_ranges`] (ACK frame encoding), [`varint`].
 //! * Multipath (draft-ietf-quic-multipath-21): [`path`] holds the per-path state; the
 //!   connection schedules 1-RTT packets over the paths with a `multiconn_multipath` scheduler.
-//! * Machinery: [`recovery`] (RFC 9002), [`receiver`] (ACK generation), [`streams`] and
-//!   [`flow_control`], [`handshake`], [`ranges`] (range sets), [`qlog`].
+//! * Machinery: [`recovery`] (RFC 9002), [`ack_state`] (ACK generation), [`streams`] and
+//!   [`flow_control`], [`handshake`], [`range_set`], [`qlog`].
 //!
 //! Packets carry a [`packet::Datagram`] as their payload; no bytes are encrypted or copied,
 //! but every size on the wire is that of a real encoding.
 
 pub mod ack_ranges;
+pub mod ack_state;
 pub mod connection;
 pub mod flow_control;
 pub mod frame;
@@ -21,13 +23,12 @@ pub mod handshake;
 pub mod packet;
 pub mod path;
 pub mod qlog;
-pub mod ranges;
-pub mod receiver;
+pub mod range_set;
 pub mod recovery;
 pub mod streams;
 pub mod varint;
 
-pub use connection::{Connection, ConnectionStats};
+pub use connection::{Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;
 
 use multiconn_transport::{ConnectionParams, Endpoint, Role, TransportError, TransportFactory};

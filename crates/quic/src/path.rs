@@ -1,12 +1,16 @@
-//! The paths of a multipath QUIC connection (draft-ietf-quic-multipath-21).
+//! The paths of a QUIC connection, path 0 included, in one table of [`PathState`]s: a
+//! single-path connection is a table of one (draft-ietf-quic-multipath-21 for the others).
 //!
-//! Path 0 is the handshake path; its loss recovery, pacer and 1-RTT ACK state are the
-//! connection's own. Every further path has its own packet number space, RTT estimator, loss
-//! detection and congestion controller (a [`Recovery`] whose Initial and Handshake spaces are
-//! discarded from the start), its own pacer and the ACK state of the packets received on it
-//! (§6: one application-data packet number space per path). [`PathMeta`] holds what every
-//! path has, path 0 included: validation (RFC 9000 §8.2 PATH_CHALLENGE / PATH_RESPONSE, §5.1 of
-//! the draft), the host's interface state, abandonment and counters.
+//! Every path has its own packet number space for 1-RTT packets, RTT estimator, loss
+//! detection and congestion controller (a [`Recovery`]), its own pacer and the ACK state of the
+//! 1-RTT packets received on it (§6: one application-data packet number space per path), its
+//! PTO probes, and what the multipath connection tracks of it: where it is in its life (a
+//! [`PathPhase`]: validation by RFC 9000 §8.2 PATH_CHALLENGE / PATH_RESPONSE and §5.1 of the
+//! draft, use, abandonment by §3.4), the host's interface state, its status (§3.3) and
+//! counters. Path 0 carries the handshake: its recovery also holds the Initial and Handshake
+//! packet number spaces, which the other paths discard from the start.
+//! [`Multipath`] holds what only a multipath connection has: its parameters, the scheduler,
+//! the paths' health, the coupling and the settings of new path IDs.
 //!
 //! With coupled congestion control (`MultipathParams::coupled`) every path's recovery, path 0's
 //! included, holds a [`PathController`](multiconn_cc::PathController): a view of the one
@@ -15,7 +19,7 @@
 //! `Active`; otherwise (potentially failed, interface down) it keeps its window but is left out
 //! of the coupling, as Linux MPTCP leaves potentially-failed subflows out; a failed or abandoned
 //! path is removed for good.
-//! Without coupling each recovery has its own controller, as before.
+//! Without coupling each recovery has its own controller.
 //!
 //! Path IDs (draft §2) are allocated by the client, one per opening and never reused: the
 //! paths open with the connection take 0, 1, … in route order, and a route opened again after
@@ -30,23 +34,11 @@ use std::collections::VecDeque;
 use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator, RttVarRule, SharedMultipath};
 use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
-use multiconn_transport::MultipathParams;
+use multiconn_transport::{MultipathParams, PathStats};
 
+use crate::ack_state::{AckPolicy, AckState};
 use crate::packet::Space;
-use crate::receiver::{AckPolicy, AckState};
 use crate::recovery::{Recovery, RecoveryConfig};
-
-/// Loss recovery and sending state of a path other than path 0.
-#[derive(Debug)]
-pub struct ExtraPath {
-    pub recovery: Recovery,
-    pub pacer: Pacer,
-    pub pacing_release: Option<Time>,
-    /// ACK state of the 1-RTT packets received on this path.
-    pub rx: AckState,
-    /// PTO probes to send on this path.
-    pub probes: u8,
-}
 
 /// Counters of one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,33 +51,71 @@ pub struct PathCounters {
     pub copies_sent: u64,
 }
 
-/// What every path has, path 0 included. A path here is a route; the path ID open on it
-/// changes when it is abandoned and opened again.
-#[derive(Clone, Debug, Default)]
-pub struct PathMeta {
-    /// The path ID last opened on the route (`None`: never opened).
+/// Where a path is in its life. The host's interface state, the backup status and the frames
+/// waiting to go out for the path are kept beside it: they change independently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathPhase {
+    /// Never opened: a route the path manager opens later.
+    Closed,
+    /// Not validated yet. The client challenges the path once it has confirmed the handshake
+    /// (and again when the interface comes back); the server waits for the client's
+    /// PATH_CHALLENGE, which proves the client reaches it there.
+    Validating(Validation),
+    /// Validated (path 0: by the handshake): the path carries data.
+    Active,
+    /// Abandoned; its PATH_ABANDON is still to be sent, on another path (draft §3.4).
+    Abandoning,
+    /// Abandoned and PATH_ABANDON sent (sent again if lost while the path ID is current).
+    Abandoned,
+}
+
+/// The client's validation of a path (RFC 9000 §8.2); all empty while none is under way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Validation {
+    /// A PATH_CHALLENGE must go out on the path.
+    pub challenge_pending: bool,
+    /// Challenges sent so far (the retry interval doubles with each).
+    pub challenges_sent: u32,
+    /// When the PATH_CHALLENGE is sent again if no PATH_RESPONSE came (RFC 9000 §8.2.1: a lost
+    /// challenge or response is recovered by a new challenge, at PTO pace).
+    pub retry_at: Option<Time>,
+    /// When validation is given up (RFC 9000 §8.2.4).
+    pub deadline: Option<Time>,
+}
+
+impl Validation {
+    /// A validation that starts with a challenge.
+    pub fn challenge() -> Validation {
+        Validation { challenge_pending: true, ..Validation::default() }
+    }
+
+    /// A PATH_CHALLENGE went out: it is sent again one `pto` later, doubling with each
+    /// challenge, and validation is given up `give_up_after` the first (and not retried
+    /// beyond that).
+    pub fn on_challenge_sent(&mut self, now: Time, pto: Dur, give_up_after: Dur) {
+        let deadline = *self.deadline.get_or_insert(now + give_up_after);
+        let backoff = Dur(pto.0.saturating_mul(1u64 << self.challenges_sent.min(16)));
+        self.challenges_sent += 1;
+        self.retry_at = Some((now + backoff).min(deadline));
+    }
+}
+
+/// One path of a connection, path 0 included. A path here is a route; the path ID open on it
+/// changes when it is abandoned and opened again, and with it every field but the route's
+/// interface state and counters.
+#[derive(Debug)]
+pub struct PathState {
+    /// The path ID last opened on the route (`None`: never opened, or a single-path
+    /// connection, which has no path IDs).
     pub path_id: Option<u32>,
     /// Path IDs opened on the route so far.
     pub path_ids_opened: u32,
-    /// The path carries data: validated (path 0: by the handshake).
-    pub validated: bool,
-    /// A PATH_CHALLENGE must go out on this path (client, when it opens the path).
-    pub challenge_pending: bool,
-    /// Client: when the PATH_CHALLENGE is sent again if no PATH_RESPONSE came (RFC 9000
-    /// §8.2.1: a lost challenge or response is recovered by a new challenge, at PTO pace).
-    pub challenge_retry_at: Option<Time>,
-    /// Client: when validation of the path is given up (RFC 9000 §8.2.4).
-    pub validation_deadline: Option<Time>,
-    /// Challenges sent in the current validation (the retry interval doubles with each).
-    pub challenges_sent: u32,
+    /// Where the path is in its life: closed, being validated, active or abandoned.
+    pub phase: PathPhase,
     /// A PATH_RESPONSE must go out on this path (the peer challenged it).
     pub response_pending: bool,
     /// The host's interface for this path is up.
     pub interface_up: bool,
-    /// A PATH_ABANDON must be sent (on another path).
-    pub abandon_pending: bool,
-    /// Closed: abandoned, or not opened yet.
-    pub abandoned: bool,
     /// Backup status (draft §3.3): no new data while an available path is usable. Set by this
     /// end's path manager or by the peer's PATH_STATUS_BACKUP.
     pub backup: bool,
@@ -99,15 +129,130 @@ pub struct PathMeta {
     /// Packets declared lost on the route's earlier path IDs.
     pub lost_before: u64,
     pub counters: PathCounters,
+    /// Packet numbers, RTT, loss detection and congestion control of the path.
+    pub recovery: Recovery,
+    pub pacer: Pacer,
+    /// When the pacer lets the path send next, if it held a packet back.
+    pub pacing_release: Option<Time>,
+    /// ACK state of the 1-RTT packets received on this path.
+    pub rx: AckState,
+    /// PTO probes to send on this path (1-RTT; the handshake's are the connection's).
+    pub probes: u8,
 }
 
-impl PathMeta {
-    /// No validation in progress: no challenge waiting, no retry or deadline.
-    pub fn stop_validation(&mut self) {
-        self.challenge_pending = false;
-        self.challenge_retry_at = None;
-        self.validation_deadline = None;
-        self.challenges_sent = 0;
+impl PathState {
+    /// The path may carry data (its interface aside).
+    pub fn is_validated(&self) -> bool {
+        self.phase == PathPhase::Active
+    }
+
+    /// Closed for good, or not opened yet.
+    pub fn is_abandoned(&self) -> bool {
+        matches!(self.phase, PathPhase::Closed | PathPhase::Abandoning | PathPhase::Abandoned)
+    }
+
+    /// Neither abandoned nor cut off by its interface.
+    pub fn is_alive(&self) -> bool {
+        self.interface_up && !self.is_abandoned()
+    }
+
+    /// A PATH_CHALLENGE waits to go out.
+    pub fn challenge_pending(&self) -> bool {
+        matches!(self.phase, PathPhase::Validating(Validation { challenge_pending: true, .. }))
+    }
+
+    /// Takes the PATH_CHALLENGE waiting to go out, if any.
+    pub fn take_challenge(&mut self) -> bool {
+        self.validation_mut().is_some_and(|v| std::mem::take(&mut v.challenge_pending))
+    }
+
+    /// The validation under way, if any.
+    pub fn validation_mut(&mut self) -> Option<&mut Validation> {
+        match &mut self.phase {
+            PathPhase::Validating(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The path is validated (PATH_RESPONSE at the client, PATH_CHALLENGE at the server),
+    /// unless abandoned meanwhile.
+    pub fn validate(&mut self) {
+        if !self.is_abandoned() {
+            self.phase = PathPhase::Active;
+        }
+    }
+
+    /// Abandons the path: validation stops, a PATH_ABANDON is to be sent and a pending status
+    /// frame is not. False if the path was abandoned (or closed) already.
+    pub fn abandon(&mut self) -> bool {
+        if self.is_abandoned() {
+            return false;
+        }
+        self.phase = PathPhase::Abandoning;
+        self.status_pending = false;
+        true
+    }
+
+    /// The packet carrying the path's PATH_ABANDON was lost: it is sent again.
+    pub fn on_abandon_lost(&mut self) {
+        if self.phase == PathPhase::Abandoned {
+            self.phase = PathPhase::Abandoning;
+        }
+    }
+
+    /// What the path reports of itself as route `p`, its health being `health`.
+    pub fn stats(&self, p: usize, health: Option<PathStatus>) -> PathStats {
+        let r = &self.recovery;
+        let status = if self.path_id.is_none() {
+            "closed"
+        } else if self.is_abandoned() {
+            "abandoned"
+        } else if !self.interface_up {
+            "down"
+        } else if !self.is_validated() {
+            "unvalidated"
+        } else {
+            match health {
+                Some(PathStatus::Active) | None => "active",
+                Some(PathStatus::PotentiallyFailed) => "potentially_failed",
+                Some(PathStatus::Failed) => "failed",
+            }
+        };
+        PathStats {
+            path: p as u8,
+            path_id: self.path_id.filter(|_| !self.is_abandoned()),
+            path_ids_opened: self.path_ids_opened,
+            packets_sent: self.counters.packets_sent,
+            bytes_sent: self.counters.bytes_sent,
+            packets_received: self.counters.packets_received,
+            bytes_received: self.counters.bytes_received,
+            lost: self.lost_before + r.stats().lost_packets,
+            srtt: r.rtt().smoothed(),
+            cwnd: r.cwnd(),
+            status,
+        }
+    }
+
+    /// A full-sized datagram fits in the congestion window.
+    pub fn has_window_room(&self, mds: u64) -> bool {
+        self.recovery.bytes_in_flight() + mds <= self.recovery.cwnd()
+    }
+
+    /// When pacing lets the path send a datagram of `mds` bytes next, if later than `now`
+    /// (and remembered as a wake-up).
+    pub fn paced_until(&mut self, now: Time, mds: u64) -> Option<Time> {
+        let r = &self.recovery;
+        let (cwnd, srtt, rate) = (r.cwnd(), r.rtt().smoothed(), r.controller().pacing_rate());
+        let t = self.pacer.earliest_send(now, mds, cwnd, srtt, rate);
+        self.pacing_release = (t > now).then_some(t);
+        self.pacing_release
+    }
+
+    /// The pacing wake-up has passed.
+    pub fn on_pacing_timeout(&mut self, now: Time) {
+        if self.pacing_release.is_some_and(|t| t <= now) {
+            self.pacing_release = None;
+        }
     }
 }
 
@@ -124,15 +269,45 @@ pub struct PathTemplate {
 }
 
 impl PathTemplate {
-    /// The sending and receiving state of a new path ID whose congestion controller is
-    /// `controller`. Its Initial and Handshake spaces are discarded: only 1-RTT packets use
+    /// Path 0 as the connection starts: the handshake runs on it, so its recovery keeps the
+    /// Initial and Handshake spaces; it is validated by the handshake and has no path ID yet.
+    pub fn handshake_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> PathState {
+        let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
+        let recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
+        PathState { phase: PathPhase::Active, ..self.path_with(recovery) }
+    }
+
+    /// The state of a new path ID whose congestion controller is `controller`, to be
+    /// validated. Its Initial and Handshake spaces are discarded: only 1-RTT packets use
     /// paths beyond the handshake's.
-    pub fn new_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> ExtraPath {
+    pub fn new_path(&self, controller: Box<dyn multiconn_cc::Controller>) -> PathState {
         let rtt = RttEstimator::new(self.initial_rtt, self.rttvar_rule);
         let mut recovery = Recovery::new(self.recovery.clone(), rtt, controller, self.is_server);
         recovery.discard_space(Time::ZERO, Space::Initial);
         recovery.discard_space(Time::ZERO, Space::Handshake);
-        ExtraPath { recovery, pacer: Pacer::new(self.pacer), pacing_release: None, rx: AckState::new(self.ack_policy), probes: 0 }
+        self.path_with(recovery)
+    }
+
+    fn path_with(&self, recovery: Recovery) -> PathState {
+        PathState {
+            path_id: None,
+            path_ids_opened: 0,
+            phase: PathPhase::Validating(Validation::default()),
+            response_pending: false,
+            interface_up: true,
+            backup: false,
+            status_seq: 0,
+            status_pending: false,
+            peer_status_seq: None,
+            cc_slot: 0,
+            lost_before: 0,
+            counters: PathCounters::default(),
+            recovery,
+            pacer: Pacer::new(self.pacer),
+            pacing_release: None,
+            rx: AckState::new(self.ack_policy),
+            probes: 0,
+        }
     }
 
     /// The PTO of a path without an RTT sample (RFC 9000 §8.2.4: the validation timer is
@@ -142,16 +317,12 @@ impl PathTemplate {
     }
 }
 
-/// The multipath part of a connection.
+/// What only a multipath connection has; the paths themselves are in the connection's table.
 #[derive(Debug)]
 pub struct Multipath {
     pub params: MultipathParams,
     pub scheduler: Box<dyn Scheduler>,
     pub health: PathHealthSet,
-    /// Index = path ID.
-    pub meta: Vec<PathMeta>,
-    /// Index = path ID − 1.
-    pub extra: Vec<ExtraPath>,
     /// Copies (RE/SRE) built with a packet and waiting to be handed out.
     pub pending: VecDeque<Packet>,
     /// This end has confirmed the handshake: 1-RTT packets may use every validated path.
@@ -165,16 +336,6 @@ pub struct Multipath {
 }
 
 impl Multipath {
-    pub fn path_count(&self) -> usize {
-        self.meta.len()
-    }
-
-    /// The route path ID `id` is open on (or was, until abandoned); `None` for an ID no longer
-    /// current anywhere (its state was replaced by a newer ID).
-    pub fn route_of(&self, id: u32) -> Option<usize> {
-        self.meta.iter().position(|m| m.path_id == Some(id))
-    }
-
     /// The congestion controller of a new path ID: a fresh place in the coupling (the old
     /// one, if any, removed), or a controller of its own.
     pub fn new_controller(&mut self, old_slot: Option<usize>) -> (Box<dyn multiconn_cc::Controller>, usize) {
@@ -193,21 +354,20 @@ impl Multipath {
         }
     }
 
-    /// Keeps `path`'s place in the coupling in step with its state: removed once abandoned or
+    /// Keeps path `p`'s place in the coupling in step with its state: removed once abandoned or
     /// failed (final), suspended while its interface is down, it is not validated or its
     /// health is not `Active`, coupled otherwise. Called wherever one of those changes.
-    pub fn sync_coupling(&self, path: usize) {
+    pub fn sync_coupling(&self, p: usize, path: &PathState) {
         let Some(shared) = &self.coupling else { return };
-        let m = &self.meta[path];
-        let status = self.health.status(path);
+        let status = self.health.status(p);
         let mut cc = multiconn_cc::coupled::lock(shared);
-        if !cc.is_active(m.cc_slot) {
+        if !cc.is_active(path.cc_slot) {
             return;
         }
-        if m.abandoned || status == Some(PathStatus::Failed) {
-            cc.remove_path(m.cc_slot);
+        if path.is_abandoned() || status == Some(PathStatus::Failed) {
+            cc.remove_path(path.cc_slot);
         } else {
-            cc.set_suspended(m.cc_slot, !(m.interface_up && m.validated && status == Some(PathStatus::Active)));
+            cc.set_suspended(path.cc_slot, !(path.interface_up && path.is_validated() && status == Some(PathStatus::Active)));
         }
     }
 }

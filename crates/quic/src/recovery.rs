@@ -28,7 +28,7 @@ use multiconn_core::{Dur, Payload, Time};
 use multiconn_transport::profile::RecoveryKnobs;
 
 use crate::packet::Space;
-use crate::ranges::RangeSet;
+use crate::range_set::RangeSet;
 
 /// How long a lost packet's record is kept for spurious-loss detection, in units of the base
 /// PTO (without backoff).

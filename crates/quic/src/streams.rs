@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::flow_control::{RecvWindow, SendCredit};
-use crate::ranges::RangeSet;
+use crate::range_set::RangeSet;
 
 /// One chunk chosen for a STREAM or CRYPTO frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

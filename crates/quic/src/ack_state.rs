@@ -13,7 +13,7 @@
 use multiconn_core::{Dur, Time};
 
 use crate::ack_ranges::AckFrame;
-use crate::ranges::RangeSet;
+use crate::range_set::RangeSet;
 
 /// Ranges reported in one ACK frame and kept for reporting.
 pub const MAX_ACK_RANGES: usize = 32;
