@@ -19,9 +19,9 @@
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{CcConfig, Controller, PacerConfig, PathController};
+use multiconn_cc::{Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, Role, StreamOptions, StreamProgress, Workload};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{RecvWindow, SendCredit};
@@ -163,19 +163,18 @@ fn mds_for(params: &ConnectionParams) -> usize {
 }
 
 impl Connection {
-    /// The endpoint of `role` for `params`, with default handshake message sizes.
-    pub fn new(params: &ConnectionParams, role: Role) -> Connection {
+    /// The endpoint of `role` for `params`, with default handshake message sizes; refused
+    /// when the profile does not offer the controller.
+    pub fn new(params: &ConnectionParams, role: Role) -> Result<Connection, ProfileError> {
         Connection::with_handshake(params, role, HandshakeSizes::default())
     }
 
-    /// The endpoint of `role` with the given handshake message sizes.
-    pub fn with_handshake(params: &ConnectionParams, role: Role, sizes: HandshakeSizes) -> Connection {
+    /// The endpoint of `role` with the given handshake message sizes; refused when the
+    /// profile does not offer the controller (nothing is substituted for it).
+    pub fn with_handshake(params: &ConnectionParams, role: Role, sizes: HandshakeSizes) -> Result<Connection, ProfileError> {
         let profile = &params.profile;
         let mds = mds_for(params);
-        let cc_cfg = profile
-            .cc_config(params.cc, mds as u64)
-            .or_else(|_| profile.cc_config(profile.cc.default, mds as u64))
-            .unwrap_or_else(|_| CcConfig::quic_default(params.cc, mds as u64));
+        let cc_cfg = profile.cc_config(params.cc, mds as u64)?;
         // Coupled congestion control: one shared controller, a view of it per path.
         let coupling = params.multipath.as_ref().and_then(|m| m.coupled.map(|kind| (kind, m.paths.max(1)))).map(|(kind, n)| {
             let shared = multiconn_cc::share(multiconn_cc::build_multipath(Some(kind)));
@@ -251,7 +250,7 @@ impl Connection {
             }
             mp
         });
-        Connection {
+        Ok(Connection {
             role,
             flow: params.flow,
             start: params.start,
@@ -284,7 +283,7 @@ impl Connection {
             mp,
             uni_opened: 0,
             progress: Vec::new(),
-        }
+        })
     }
 
     pub fn role(&self) -> Role {

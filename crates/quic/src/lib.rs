@@ -31,7 +31,7 @@ pub mod varint;
 pub use connection::{Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;
 
-use multiconn_transport::{ConnectionParams, Endpoint, Role, TransportError, TransportFactory};
+use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportError, TransportFactory};
 
 /// Builds QUIC client/server pairs.
 #[derive(Clone, Debug, Default)]
@@ -46,8 +46,8 @@ impl QuicFactory {
     }
 
     /// The two endpoints as concrete types: (client, server).
-    pub fn connect_pair(&self, params: &ConnectionParams) -> (Connection, Connection) {
-        (Connection::with_handshake(params, Role::Client, self.handshake), Connection::with_handshake(params, Role::Server, self.handshake))
+    pub fn connect_pair(&self, params: &ConnectionParams) -> Result<(Connection, Connection), ProfileError> {
+        Ok((Connection::with_handshake(params, Role::Client, self.handshake)?, Connection::with_handshake(params, Role::Server, self.handshake)?))
     }
 }
 
@@ -58,8 +58,7 @@ impl TransportFactory for QuicFactory {
     }
 
     fn connect(&self, params: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError> {
-        self.check(params)?;
-        let (c, s) = self.connect_pair(params);
+        let (c, s) = self.connect_pair(params)?;
         Ok((Box::new(c), Box::new(s)))
     }
 }

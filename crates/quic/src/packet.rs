@@ -14,8 +14,7 @@
 use crate::frame::Frame;
 use crate::varint;
 
-/// IPv4 (20) + UDP (8) header bytes.
-pub const IP_UDP_OVERHEAD: u32 = 28;
+pub use multiconn_core::IP_UDP_OVERHEAD;
 /// AEAD authentication tag.
 pub const AEAD_TAG: usize = 16;
 /// Smallest UDP payload of a datagram carrying an ack-eliciting Initial packet (§14.1).

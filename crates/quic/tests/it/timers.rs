@@ -3,7 +3,7 @@
 //! is the earliest of them, and a multipath download arms each kind (the health rules' idle
 //! timer aside: no failover profile sets one).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::mem::discriminant;

@@ -1,5 +1,5 @@
 //! Cost of the model per datagram in long bulk transfers (printed; run with --nocapture).
-mod support;
+use crate::support;
 
 use std::time::Instant;
 

@@ -3,7 +3,7 @@
 //! avoidance the paths together grow as RFC 6356 says rather than as independent NewReno flows;
 //! a path whose interface goes down leaves the coupling, an abandoned path is removed from it.
 
-mod support;
+use crate::support;
 
 use multiconn_cc::{CcKind, CcState, CoupledKind};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time};

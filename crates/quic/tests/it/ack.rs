@@ -1,4 +1,4 @@
-mod support;
+use crate::support;
 
 use multiconn_core::{Dur, Rate, Time};
 use multiconn_quic::ack_ranges::{AckFrame, ACK_DELAY_EXPONENT};

@@ -1,4 +1,4 @@
-mod support;
+use crate::support;
 
 use multiconn_core::Time;
 use multiconn_quic::frame::Frame;

@@ -2,7 +2,7 @@
 //! validation that survives a lost PATH_CHALLENGE or PATH_RESPONSE and gives up on a dead path,
 //! paths abandoned, opened again under a new path ID, opened late, and set to backup.
 
-mod support;
+use crate::support;
 
 use multiconn_cc::CcKind;
 use multiconn_core::{Rate, Time};

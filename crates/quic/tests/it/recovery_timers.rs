@@ -1,5 +1,5 @@
 //! RFC 9002 timer arithmetic on scripted RTT samples, checked to the nanosecond.
-mod support;
+use crate::support;
 
 use multiconn_cc::{CcKind, RttEstimator};
 use multiconn_core::{Dur, Time};

@@ -2,7 +2,7 @@
 //! streams (ids 3, 7, ... per RFC 9000 §2.1), writes on them and finishes them; the client
 //! reports in-order progress per stream and never accepts writes or streams it may not have.
 
-mod support;
+use crate::support;
 
 use multiconn_core::{Rate, Time};
 use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress, Workload};

@@ -2,7 +2,7 @@
 //! path validation, per-path packet numbers and PATH_ACKs, the schedulers' use of the paths,
 //! redundancy, and failover when a path's interface goes down.
 
-mod support;
+use crate::support;
 
 use multiconn_cc::CcKind;
 use multiconn_core::{Rate, Time};

@@ -1,6 +1,5 @@
 //! Test harness: a client and a server joined by two one-way pipes with a fixed delay, an
 //! optional serialization rate and scripted drops. Every datagram put on a pipe is logged.
-#![allow(dead_code)]
 
 use std::collections::VecDeque;
 
@@ -83,7 +82,7 @@ impl Wire {
         datagram(&self.pkt)
     }
     pub fn udp_size(&self) -> u64 {
-        self.pkt.size as u64 - 28
+        (self.pkt.size - multiconn_core::IP_UDP_OVERHEAD) as u64
     }
 }
 
@@ -131,7 +130,7 @@ impl Harness {
     }
 
     pub fn with_factory(f: &QuicFactory, params: &ConnectionParams, delay: Dur, rate: Option<Rate>) -> Harness {
-        let (client, server) = f.connect_pair(params);
+        let (client, server) = f.connect_pair(params).expect("the profile offers the controller");
         Harness {
             now: Time::ZERO,
             client,

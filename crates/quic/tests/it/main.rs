@@ -1,0 +1,18 @@
+//! The integration tests of multiconn-quic, one binary (`cargo test -p multiconn-quic --test it`);
+//! each module is one feature or protocol phase.
+
+mod support;
+
+mod ack;
+mod app_streams;
+mod coupled_cc;
+mod download;
+mod factory;
+mod flow_control;
+mod handshake;
+mod multipath;
+mod path_manager;
+mod qlog;
+mod recovery_timers;
+mod speed;
+mod timers;
