@@ -29,7 +29,8 @@ use crate::receiver::SnLength;
 const MAX_COUNT: i64 = (1 << 32) - 1;
 
 /// Radio access technology of the PDCP entity: sets the data-PDU header size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Rat {
     Nr,
     Lte,
@@ -48,7 +49,8 @@ pub fn header_bytes(rat: Rat, sn: SnLength) -> Option<u32> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AdaptiveSignal {
     /// Earliest estimated arrival: base delay + backlog / rate, per leg.
     Delay,

@@ -752,10 +752,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
             return Err(err(&path("uplink"), format!("must be one of the legs (\"{}\" or \"{}\")", sp.legs[0], sp.legs[1])));
         }
     }
-    let rat = match sp.rat.unwrap_or(RatName::Nr) {
-        RatName::Nr => Rat::Nr,
-        RatName::Lte => Rat::Lte,
-    };
+    let rat = sp.rat.unwrap_or(Rat::Nr);
     let bits = sp.sn_length.unwrap_or(18);
     let sn = SnLength::new(bits).filter(|&sn| header_bytes(rat, sn).is_some()).ok_or_else(|| {
         let allowed = if rat == Rat::Nr { "12 or 18 (NR)" } else { "7, 12, 15 or 18 (LTE)" };
@@ -806,11 +803,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
                 return Err(err(&ppath("feedback"), "the feedback period must be positive, e.g. \"10 ms\""));
             }
             feedback = Some(period);
-            let signal = match signal.unwrap_or(SignalName::Delay) {
-                SignalName::Delay => AdaptiveSignal::Delay,
-                SignalName::Queue => AdaptiveSignal::Queue,
-            };
-            SplitPolicy::Adaptive { signal }
+            SplitPolicy::Adaptive { signal: signal.unwrap_or(AdaptiveSignal::Delay) }
         }
     };
     let retransmit_lost = sp.retransmit_lost.unwrap_or(false);

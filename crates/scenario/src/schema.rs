@@ -257,7 +257,7 @@ pub struct SplitSection {
     /// How packets are spread over the legs (default: batch of 100, half on each leg).
     pub policy: Option<PolicySection>,
     /// "nr" (default) or "lte": the receiving algorithm and the header size.
-    pub rat: Option<RatName>,
+    pub rat: Option<multiconn_pdcp::Rat>,
     /// PDCP SN length in bits: NR 12 or 18 (default 18), LTE 7, 12, 15 or 18.
     pub sn_length: Option<u8>,
     /// t-Reordering: a duration (default 200 ms) or "infinity".
@@ -272,20 +272,6 @@ pub struct SplitSection {
     /// Period of the legs' delivery status reports (DDDS) for `retransmit_lost` (default
     /// 10 ms; the adaptive policy's `feedback` sets the same period).
     pub ddds_period: Option<Dur>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RatName {
-    Nr,
-    Lte,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SignalName {
-    Delay,
-    Queue,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -311,7 +297,7 @@ pub enum PolicySection {
     /// Each packet on the leg that the legs' periodic feedback favours.
     Adaptive {
         #[serde(default)]
-        signal: Option<SignalName>,
+        signal: Option<multiconn_pdcp::AdaptiveSignal>,
         /// Feedback period (default 10 ms).
         #[serde(default)]
         feedback: Option<Dur>,
