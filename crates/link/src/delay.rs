@@ -387,13 +387,14 @@ fn parse_series_row(line: &str) -> Result<(f64, f64), String> {
 // ---------------------------------------------------------------------------------------------
 // The decorator
 
-/// An output of the inner link waiting for its delay to elapse.
+/// An output of the inner link waiting for its delay to elapse (also the scripted
+/// decorator's held outputs).
 #[derive(Debug)]
-struct Pending {
-    due: Time,
+pub(crate) struct Pending {
+    pub(crate) due: Time,
     /// Order of arrival from the inner link; breaks ties so equal due times keep that order.
-    arrival: u64,
-    output: LinkOutput,
+    pub(crate) arrival: u64,
+    pub(crate) output: LinkOutput,
 }
 
 impl PartialEq for Pending {

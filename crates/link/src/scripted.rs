@@ -26,9 +26,10 @@
 //! take their marks with them; packets already held for their extra delay are propagating and
 //! survive a flush, as in [`crate::delay::Delayed`].
 
+use crate::delay::Pending;
 use crate::{Link, LinkOutput, QueueState};
 use multiconn_core::{DropCause, Dur, Packet, Time};
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// What a script decides for one offered packet. See the module documentation.
@@ -65,32 +66,6 @@ enum Mark {
     Delay(Dur),
 }
 
-/// An output waiting to be handed out: ordered by due time, then by the order it left the
-/// inner link, so equal due times keep that order.
-#[derive(Debug)]
-struct Held {
-    due: Time,
-    order: u64,
-    output: LinkOutput,
-}
-
-impl PartialEq for Held {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Held {}
-impl PartialOrd for Held {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Held {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.due, self.order).cmp(&(other.due, other.order))
-    }
-}
-
 /// A link whose packets a script may drop, lose or delay. See the module documentation.
 pub struct Scripted<L> {
     pub inner: L,
@@ -98,8 +73,9 @@ pub struct Scripted<L> {
     counters: ScriptCounters,
     /// Packets inside the inner link that the script marked, by id (few at a time).
     marked: Vec<(u64, Mark)>,
-    /// Outputs taken from the inner link, delayed or not, in (due, order) order.
-    held: BinaryHeap<Reverse<Held>>,
+    /// Outputs taken from the inner link, delayed or not, in (due, order taken) order (the
+    /// delay decorator's own heap entry).
+    held: BinaryHeap<Reverse<Pending>>,
     order: u64,
 }
 
@@ -140,7 +116,7 @@ impl<L: Link> Scripted<L> {
     }
 
     fn hold(&mut self, due: Time, output: LinkOutput) {
-        self.held.push(Reverse(Held { due, order: self.order, output }));
+        self.held.push(Reverse(Pending { due, arrival: self.order, output }));
         self.order += 1;
     }
 
