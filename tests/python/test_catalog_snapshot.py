@@ -27,6 +27,13 @@ from multiconn.sweep.plan import plan
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = Path(__file__).parent / "snapshots" / "catalog_quick.json"
 EXAMPLES = sorted((ROOT / "examples" / "scenarios").glob("*.toml"))
+SHARED_TRACES = ROOT.parent / "shared" / "data" / "traces"
+"""Real public traces beside the repository; examples that read them are checked only when
+they are there (a clone elsewhere has none)."""
+
+
+def _needs_absent_traces(path: Path) -> bool:
+    return "shared/data/traces" in path.read_text() and not SHARED_TRACES.is_dir()
 
 
 def _digest(value: Any) -> str:
@@ -65,7 +72,8 @@ def _runs() -> dict[str, dict[str, Any]]:
                                 task.seed, list(task.overrides), chunked=False)
             records[f"{entry.name} [{labels}] rep {run.rep}"] = _record(finished)
     for path in EXAMPLES:
-        records[f"examples/{path.name}"] = _record(simulate(str(path), None, None, chunked=False))
+        if not _needs_absent_traces(path):
+            records[f"examples/{path.name}"] = _record(simulate(str(path), None, None, chunked=False))
     return records
 
 
@@ -75,6 +83,8 @@ def test_catalogue_quick_runs_and_examples_match_the_snapshot() -> None:
     if os.environ.get("MULTICONN_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
     expected = json.loads(SNAPSHOT.read_text())
+    skipped = {f"examples/{p.name}" for p in EXAMPLES if _needs_absent_traces(p)}
+    expected = {name: record for name, record in expected.items() if name not in skipped}
     changed = [name for name in sorted(set(records) | set(expected))
                if records.get(name) != expected.get(name)]
     detail = "\n".join(f"{n}: {expected.get(n)} -> {records.get(n)}" for n in changed[:10])
