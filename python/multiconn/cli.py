@@ -14,15 +14,10 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from rich.console import Console
-
 from ._native import ScenarioError
-from .sweep.backends import BackendError
-from .sweep.commands import add_commands
-from .sweep.spec import SweepError
-from .sweep.store import StoreError
-from .result import json_text
+from .errors import BackendError, RunFolderError, StoreError, SweepError
 from .source import ScenarioFileError, parse_set_option
+from .sweep.commands import add_commands
 
 PROG = "multiconn"
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -231,6 +226,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     resolved = validate(_scenario_path(args.scenario), overrides=args.overrides)
     if args.json:
+        from .result import json_text
+
         sys.stdout.write(json_text(resolved))
         return EXIT_OK
     details = []
@@ -292,8 +289,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise BadInput(f"cannot write results to '{args.out}': {exc.strerror or exc}") from exc
     if args.json:
+        from .result import json_text
+
         sys.stdout.write(json_text(result.summary))
     elif not args.quiet:
+        from rich.console import Console
+
         console = Console()
         print_summary(result.summary, console)
         console.print(f"results in {args.out}", highlight=False)
@@ -310,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
-            BackendError) as exc:
+            BackendError, RunFolderError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -61,10 +61,11 @@ import math
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # numpy and pandas load when a series is made: the CLI starts quickly
+    import numpy as np
+    import pandas as pd
 
 HEADER = "time_s,delay_ms"
 """The header of a delay-series CSV file, as the simulator's delay model reads it."""
@@ -230,6 +231,8 @@ def _ar_coefficient(rho: float, sigma2: float) -> float:
 
 
 def _lognormal_part(params: OwdSeriesParams, n: int, rng: np.random.Generator) -> np.ndarray:
+    import numpy as np
+
     if params.mean_ms == 0:
         return np.zeros(n)
     sigma2 = math.log1p(params.cv**2)
@@ -251,6 +254,8 @@ def _lognormal_part(params: OwdSeriesParams, n: int, rng: np.random.Generator) -
 def _spike_part(params: OwdSeriesParams, n: int, chain: np.random.Generator,
                 sizes: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Extra delay (ms) and the in-spike flag per point."""
+    import numpy as np
+
     if params.spike_rate == 0:
         return np.zeros(n), np.zeros(n, dtype=bool)
     step = params.step_s
@@ -276,12 +281,17 @@ def _spike_part(params: OwdSeriesParams, n: int, chain: np.random.Generator,
 
 
 def _generator(seq: np.random.SeedSequence) -> np.random.Generator:
+    import numpy as np
+
     return np.random.Generator(np.random.PCG64(seq))
 
 
 def generate(params: OwdSeriesParams, seed: int = 1) -> pd.DataFrame:
     """The series as a DataFrame: `time_s`, `delay_ms` (as written, rounded to the
     microsecond) and `spike` (True inside a spike; not written to the CSV file)."""
+    import numpy as np
+    import pandas as pd
+
     check(params)
     if not (isinstance(seed, int) and 0 <= seed < 2**64):
         raise OwdSeriesError("seed", f"must be a whole number between 0 and 2^64-1, got {seed!r}")
@@ -301,6 +311,8 @@ def _time_text(us: int) -> str:
 
 def to_csv_text(series: pd.DataFrame) -> str:
     """The CSV text of a generated series: header `time_s,delay_ms`, one row per point."""
+    import numpy as np
+
     time_us = np.round(series["time_s"].to_numpy() * 1e6).astype(np.int64).tolist()
     delays = series["delay_ms"].to_numpy().tolist()
     rows = [f"{_time_text(t)},{d:.3f}" for t, d in zip(time_us, delays)]
@@ -317,6 +329,8 @@ def write_series(path: str | Path, params: OwdSeriesParams, seed: int = 1) -> pd
 def describe(series: pd.DataFrame) -> dict[str, float]:
     """Summary statistics of a series: points, duration, mean, median, 99th and 99.9th
     percentile, maximum of the delay (ms), P(delay < 100 ms), spikes and time in spikes."""
+    import numpy as np
+
     delay = series["delay_ms"].to_numpy()
     spike = series["spike"].to_numpy()
     starts = int((spike & ~np.concatenate(([False], spike[:-1]))).sum())

@@ -14,7 +14,6 @@ from typing import Any
 
 from ._native import core
 from .frame import build_frame, build_messages_frame
-from .progress import RunProgress
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
 
@@ -103,6 +102,8 @@ def simulate(
 ) -> Finished:
     """Runs a scenario and returns the native results. `chunked=False` runs it in one call
     (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers."""
+    from .progress import RunProgress  # rich loads only when a run starts
+
     source = resolve_source(scenario_or_path)
     pairs = normalize_overrides(overrides)
     seed = _check_seed(seed)

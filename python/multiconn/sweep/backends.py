@@ -23,6 +23,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from ..errors import BackendError
 from .execute import Outcome, execute, execute_batch
 from .plan import RunTask
 
@@ -59,10 +60,6 @@ class Batcher:
             size = int(min(max(TARGET_BATCH_S / mean, 1), MAX_BATCH))
             size = max(1, min(size, len(self.queue) // self.slots))
         return [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
-
-
-class BackendError(RuntimeError):
-    """The backend cannot start (Dask not installed, scheduler unreachable, ...)."""
 
 
 def default_jobs() -> int:

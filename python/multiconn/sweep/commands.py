@@ -11,10 +11,24 @@ import json
 import sys
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich loads when something is printed: the CLI starts quickly
+    from rich.console import Console
 
 EXIT_RUNS_FAILED = 3
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 SWEEP_DESCRIPTION = """\
 Run every point of a sweep file (a base scenario, parameters to sweep, repetitions) into an
@@ -136,9 +150,9 @@ def add_commands(commands: Any, positive_int: Any) -> None:
 def _run(args: argparse.Namespace, sweep: Any) -> tuple[int, Any]:
     from .driver import run_sweep
 
-    console = Console(stderr=True)
+    console = _stderr_console()
     say = None if args.quiet or args.json else (
-        lambda text: console.print(f"[dim]{escape(text)}[/dim]"))
+        lambda text: console.print(f"[dim]{_escape(text)}[/dim]"))
     summary = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend,
                         scheduler=args.scheduler, repetitions=args.reps, quick=args.quick,
                         progress=not (args.quiet or args.json), retry_failed=args.retry_failed,
@@ -147,14 +161,14 @@ def _run(args: argparse.Namespace, sweep: Any) -> tuple[int, Any]:
 
 
 def _print_summary(summary: Any, quiet: bool) -> None:
-    console = Console(stderr=True)
+    console = _stderr_console()
     if summary.failures:
         console.print(f"[red]{len(summary.failures)} failed run(s):[/red]")
         for f in summary.failures:
             where = ", ".join(f"{k}={v}" for k, v in f.labels.items()) or "base scenario"
-            console.print(f"  point {f.point} ({escape(where)}) rep {f.rep} seed {f.seed}: "
-                          f"{escape(f.error)}", highlight=False)
-            console.print(f"    reproduce: {escape(f.command)}", highlight=False)
+            console.print(f"  point {f.point} ({_escape(where)}) rep {f.rep} seed {f.seed}: "
+                          f"{_escape(f.error)}", highlight=False)
+            console.print(f"    reproduce: {_escape(f.command)}", highlight=False)
     if quiet:
         return
     console.print(
@@ -195,7 +209,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for summary in summaries:
             _print_summary(summary, args.quiet)
         if report_path is not None and not args.quiet:
-            Console(stderr=True).print(f"report: {report_path}", highlight=False)
+            _stderr_console().print(f"report: {report_path}", highlight=False)
     return code
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import tomli_w
 
 from .. import _native
+from ..errors import SweepError
 from ..source import ScenarioFileError, ScenarioSource, override_value, read_scenario_file
 
 COMBINE_MODES = ("cross", "zip")
@@ -49,10 +50,6 @@ _NUMBER_WITH_UNIT = re.compile(
     r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*((?:[^\W\d_]|%).*?)?\s*$")
 DURATION_UNITS: dict[str, float] = dict(_native.DURATION_UNITS)
 """Duration units and their length in seconds (as the simulator reads them)."""
-
-
-class SweepError(ValueError):
-    """A sweep file that cannot be used; the message names the file and the field."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
 from .execute import Outcome
 from .plan import PlannedRun
 from .spec import SweepSpec
@@ -71,10 +72,6 @@ CREATE TABLE IF NOT EXISTS runs (
     wall_time_s   REAL NOT NULL
 );
 """
-
-
-class StoreError(OSError):
-    """The output directory cannot hold or does not hold a results store."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,27 @@
+"""The errors that mean bad input, in one light module.
+
+The command line maps each of them to exit code 2 with a one-line message; defining them
+here (rather than beside the code that raises them) lets it catch them without importing the
+sweep machinery, pandas or the plotting code.
+"""
+
+from __future__ import annotations
+
+
+class SweepError(ValueError):
+    """A sweep file that cannot be used; the message names the file and the field."""
+
+
+class StoreError(OSError):
+    """The output directory cannot hold or does not hold a results store."""
+
+
+class BackendError(RuntimeError):
+    """The backend cannot start (Dask not installed, scheduler unreachable, ...)."""
+
+
+class RunFolderError(OSError):
+    """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
+
+
+__all__ = ["BackendError", "RunFolderError", "StoreError", "SweepError"]
