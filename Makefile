@@ -39,8 +39,9 @@ test-python: setup
 test-stubs: setup
 	$(VPY) -m mypy.stubtest multiconn._core
 
+# DEMO_SET=KEY=VALUE overrides a value of examples/scenarios/demo.toml.
 demo: setup
-	$(VENV)/bin/multiconn run examples/scenarios/bulk.toml --out out/demo
+	$(VPY) examples/demo.py --out out/demo $(if $(DEMO_SET),--set $(DEMO_SET))
 
 bench: setup
 	cargo bench --workspace

@@ -110,9 +110,24 @@ multiconn is a deterministic packet-level simulator for transport protocols over
 multi-connectivity. Describe links and flows in a TOML scenario, then validate or run it;
 sweep parameters over many runs into a resumable results store, and report them.
 """
+PLOT_DESCRIPTION = """\
+Draw the standard figures of one run (the --out folder of `multiconn run`) as PNG and SVG:
+throughput per flow and per link direction; congestion window, bytes in flight and smoothed
+RTT per transport flow; per multipath flow, what each path carried and its window and RTT,
+with the path manager's actions; per flow over a PDCP split bearer, throughput per leg, the
+reordering delay and buffer; the link queues; per message flow, the one-way-delay CCDF with
+its deadline. A run gets the figures that apply to it.
+"""
+PLOT_EXAMPLE = """\
+example:
+  multiconn run examples/scenarios/mpquic_handover.toml --out out/handover
+  multiconn plot out/handover                # figures in out/handover/figures
+  multiconn report out/handover              # the same on an HTML page with the tables
+"""
 MAIN_EXAMPLE = """\
 example:
   multiconn run examples/scenarios/bulk.toml --out out/demo
+  multiconn plot out/demo
   multiconn list
   multiconn reproduce mathis --quick --out out/mathis
   multiconn COMMAND --help
@@ -167,6 +182,21 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("-v", "--verbose", action="store_true",
                           help="show tracebacks of internal errors")
     validate.set_defaults(handler=cmd_validate)
+
+    plot = commands.add_parser("plot", help="draw the standard figures of a run",
+                               description=PLOT_DESCRIPTION, epilog=PLOT_EXAMPLE,
+                               formatter_class=fmt)
+    plot.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of `multiconn run`")
+    plot.add_argument("--out", metavar="DIR", help="folder for the figures "
+                      "(default RUN_DIR/figures)")
+    plot.add_argument("--format", dest="formats", choices=("png", "svg", "both"),
+                      default="both", help="file format (default both)")
+    plot.add_argument("--json", action="store_true", help="list the figures as JSON")
+    talk = plot.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="show tracebacks of internal errors")
+    plot.set_defaults(handler=cmd_plot)
     add_commands(commands, _positive_int)
     _add_owd_series(commands)
     return parser
@@ -278,6 +308,23 @@ def cmd_owd_series(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    import json
+
+    from .plot import plot_run
+
+    formats = ("png", "svg") if args.formats == "both" else (args.formats,)
+    figures = plot_run(args.run_dir, args.out, formats)
+    if args.json:
+        listing = [{"stem": f.stem, "title": f.title, "files": [str(p) for p in f.files]}
+                   for f in figures]
+        sys.stdout.write(json.dumps(listing, indent=2) + "\n")
+    elif not args.quiet:
+        for f in figures:
+            print(f"{f.files[0]}  {f.title}")
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
@@ -296,8 +343,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         console = Console()
-        print_summary(result.summary, console)
         console.print(f"results in {args.out}", highlight=False)
+        print_summary(result.summary, console, out=args.out)
     if args.verbose:
         for path in written:
             print(f"wrote {path}", file=sys.stderr)

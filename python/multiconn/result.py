@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import RunFolderError
 from .frame import write_csv, write_parquet
 
 if TYPE_CHECKING:
@@ -111,3 +112,63 @@ class RunResult:
             for name, text in self.qlog.items():
                 put(f"{QLOG_DIR}/{name}", _write_text(text))
         return written
+
+    @classmethod
+    def read(cls, run_dir: str | os.PathLike[str]) -> RunResult:
+        """The result a run wrote into `run_dir` (by `multiconn run` or `write`): its
+        summary, time series, scenario, messages and qlog files.
+
+        Raises RunFolderError naming the file that is missing or unreadable."""
+        return read_run(run_dir)
+
+    def plot(self, out_dir: str | os.PathLike[str],
+             formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+        """Draws the run's standard figures into `out_dir` (see `multiconn.plot`); returns
+        the files written."""
+        from .plot import plot_run
+
+        return [path for figure in plot_run(self, out_dir, formats) for path in figure.files]
+
+
+def read_run(run_dir: str | os.PathLike[str]) -> RunResult:
+    """See `RunResult.read`."""
+    import pandas as pd
+
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder}: not a folder (expected the --out folder of "
+                             "`multiconn run`)")
+    summary = _read_json(folder / SUMMARY_FILE)
+    scenario_path = folder / SCENARIO_FILE
+    scenario = _read_json(scenario_path) if scenario_path.exists() else {}
+    timeseries = _read_parquet(folder / TIMESERIES_FILE, pd)
+    messages_path = folder / MESSAGES_FILE
+    messages = _read_parquet(messages_path, pd) if messages_path.exists() else None
+    qlog_dir = folder / QLOG_DIR
+    qlog = ({p.name: p.read_text(encoding="utf-8") for p in sorted(qlog_dir.iterdir())}
+            if qlog_dir.is_dir() else {})
+    return RunResult(summary=summary, timeseries=timeseries, scenario=scenario, qlog=qlog,
+                     messages=messages)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunFolderError(f"{path}: missing (a run folder holds summary.json, "
+                             "timeseries.parquet and scenario.json)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFolderError(f"{path}: unreadable: {exc}") from None
+    if not isinstance(value, dict):
+        raise RunFolderError(f"{path}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def _read_parquet(path: Path, pd: Any) -> pd.DataFrame:
+    if not path.exists():
+        raise RunFolderError(f"{path}: missing (a run folder holds summary.json, "
+                             "timeseries.parquet and scenario.json)")
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise RunFolderError(f"{path}: not a readable Parquet file: {exc}") from None

@@ -64,6 +64,8 @@ bytes_delivered, completion_s, the sweep's extra metrics, and jain_fairness per 
 REPORT_DESCRIPTION = """\
 Write an HTML report of an output folder: per experiment its plots (mean and standard
 deviation over repetitions; PNG and SVG), tables, published values beside ours, failures.
+Given the folder of a single `multiconn run`, the page shows that run: its summary tables
+(flows, links, paths, PDCP legs) and its standard figures (see `multiconn plot`).
 """
 
 
@@ -139,9 +141,10 @@ def add_commands(commands: Any, positive_int: Any) -> None:
                          help="show tracebacks of internal errors")
     results.set_defaults(handler=cmd_results)
 
-    report = commands.add_parser("report", help="write the HTML report of an output folder",
+    report = commands.add_parser("report", help="write the HTML report of a sweep or run folder",
                                  description=REPORT_DESCRIPTION, formatter_class=fmt)
-    report.add_argument("folder", metavar="DIR", help="output folder of a sweep")
+    report.add_argument("folder", metavar="DIR",
+                        help="output folder of a sweep, or of one `multiconn run`")
     report.add_argument("--out", metavar="DIR", help="report folder (default DIR/report)")
     _add_talk(report)
     report.set_defaults(handler=cmd_report)
@@ -245,9 +248,13 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..plot.page import is_run_folder, write_run_page
     from .report import write_report
 
-    path = write_report(args.folder, args.out)
+    if is_run_folder(args.folder):
+        path = write_run_page(args.folder, args.out)
+    else:
+        path = write_report(args.folder, args.out)
     if args.json:
         sys.stdout.write(json.dumps({"report": str(path)}) + "\n")
     elif not args.quiet:

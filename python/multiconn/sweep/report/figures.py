@@ -1,8 +1,7 @@
 """The report's figures, drawn with matplotlib and saved as PNG and SVG.
 
-Figures are `matplotlib.figure.Figure` objects on an Agg canvas (no pyplot, no global
-backend). Output is byte-deterministic: SVG text stays text (`svg.fonttype = none`, so it is
-searchable), SVG ids use a fixed salt, and neither format records a date or the software.
+The figures' look (canvas, deterministic PNG and SVG, wrapped titles and legends) is
+`multiconn.figstyle`'s, shared with the single-run plots of `multiconn.plot`.
 
 * `line`: mean ± std (error bars) of y per series against x: a numeric axis at its values,
   any other axis at evenly spaced positions in the axis's order, ticked with its labels;
@@ -30,9 +29,10 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
+
+from ...figstyle import RC, TITLE_POINTS, legend_below, new_figure, save_figure, title_text
 
 from ..results import load_timeseries
 from ..spec import PlotSpec, Reference, SweepSpec
@@ -41,15 +41,6 @@ from .ccdf import Unavailable, draw_ccdf
 from .selection import (SERIES_JOIN, Panel, label_axes, legend_title, number_text, select,
                         series_labels, x_labels, x_matches)
 
-FIGURE_SIZE = (6.4, 4.0)
-PNG_DPI = 120
-RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "multiconn-report",
-    "font.family": "DejaVu Sans",
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-}
 REFERENCE_MARKERS = ("x", "+", "D", "^", "s", "v")
 ANNOTATION_COLOR = "tab:purple"
 ANNOTATION_HEADROOM = 0.12
@@ -120,16 +111,9 @@ def y_label(plot: PlotSpec) -> str:
     return f"{label}, {plot.smooth:g} s mean" if plot.smooth else label
 
 
-def save_figure(fig: Figure, folder: Path, stem: str) -> None:
-    fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
-    fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
-                metadata={"Software": None})
-
-
 def _new_figure() -> tuple[Figure, Axes]:
-    fig = Figure(figsize=FIGURE_SIZE, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.add_subplot()
+    fig, axes = new_figure()
+    return fig, axes[0]
 
 
 def _legend(fig: Figure, ax: Axes, title: str | None, plot_y: str) -> None:
@@ -137,8 +121,7 @@ def _legend(fig: Figure, ax: Axes, title: str | None, plot_y: str) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if labels == [plot_y]:
         return  # one unnamed series: nothing to tell apart
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3),
-               fontsize="small", title=title, title_fontsize="small", frameon=False)
+    legend_below(fig, handles, labels, title)
 
 
 def _reference_named(ref: Reference) -> list[str]:
@@ -349,7 +332,7 @@ def panel_figure(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.Data
     else:
         _draw_timeseries(ax, data, spec, plot, folder)
     title = plot_title(plot)
-    ax.set_title(f"{title}\n{panel.caption}" if panel.caption else title, fontsize=10)
+    ax.set_title(title_text(title, panel.caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
     ax.set_xlabel(x_label(spec, plot))
     ax.set_ylabel(y_label(plot))
     _legend(fig, ax, legend_title(spec, plot), plot.y)

@@ -1,0 +1,173 @@
+"""`multiconn plot`, the run page of `multiconn report RUN_DIR`, the terminal summary's path
+and leg tables, and `make demo`'s script."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.native
+
+CATALOG_SCENARIOS = ROOT / "python" / "multiconn" / "catalog" / "scenarios"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _run(tmp_path: Path, scenario: Path, name: str, **overrides: str) -> Path:
+    import multiconn
+
+    result = multiconn.run(scenario, overrides=overrides)
+    out = tmp_path / name
+    result.write(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("runs")
+    return {
+        "bulk": _run(tmp, EXAMPLES / "bulk.toml", "bulk", **{"run.duration": "3 s"}),
+        "dc": _run(tmp, CATALOG_SCENARIOS / "dc_throughput.toml", "dc",
+                   **{"run.duration": "4 s"}),
+        "mp": _run(tmp, EXAMPLES / "mpquic_handover.toml", "mp",
+                   **{"run.duration": "16 s"}),
+        "v2x": _run(tmp, CATALOG_SCENARIOS / "v2x_two_paths.toml", "v2x",
+                    **{"run.duration": "4 s"}),
+    }
+
+
+EXPECTED = {
+    "bulk": {"throughput", "queues"},  # one UDP flow: no sender state
+    "dc": {"throughput", "transport", "queues", "pdcp-dc"},
+    "mp": {"throughput", "transport", "queues", "paths-download"},
+    "v2x": {"throughput", "transport", "paths-v2x", "owd-v2x"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_plot_draws_the_figures_that_apply(runs: dict[str, Path], kind: str, cli) -> None:
+    out = runs[kind] / "figs"
+    done = cli("plot", runs[kind], "--out", out, "--json")
+    assert done.returncode == 0, done.stderr
+    listing = json.loads(done.stdout)
+    stems = {f["stem"] for f in listing}
+    if kind == "v2x":
+        stems.discard("queues")  # only if a link happened to queue in these 4 s
+    assert stems == EXPECTED[kind]
+    for figure in listing:
+        png, svg = (Path(p) for p in figure["files"])
+        assert png.read_bytes().startswith(PNG_SIGNATURE) and png.stat().st_size > 10_000
+        text = svg.read_text(encoding="utf-8")
+        # The title is searchable text in the SVG (its first line, before any wrapping).
+        assert figure["title"].split()[0] in text and "time (s)" in text or "one-way" in text
+
+
+def test_figures_are_byte_identical_across_plots(runs: dict[str, Path], tmp_path: Path) -> None:
+    from multiconn.plot import plot_run
+
+    first = plot_run(runs["mp"], tmp_path / "a")
+    second = plot_run(runs["mp"], tmp_path / "b")
+    for a, b in zip(first, second):
+        for fa, fb in zip(a.files, b.files):
+            assert fa.read_bytes() == fb.read_bytes(), fa.name
+
+
+def test_run_result_plots_itself(tmp_path: Path) -> None:
+    import multiconn
+
+    result = multiconn.run(EXAMPLES / "bulk.toml", overrides={"run.duration": "1 s"})
+    files = result.plot(tmp_path / "figs", formats=("svg",))
+    assert sorted(p.name for p in files) == ["queues.svg", "throughput.svg"]
+    with pytest.raises(ValueError, match="allowed: png, svg"):
+        result.plot(tmp_path / "figs", formats=("pdf",))
+
+
+def test_a_folder_without_a_run_is_bad_input(tmp_path: Path, cli) -> None:
+    done = cli("plot", tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"multiconn: error: {tmp_path}/summary.json: missing (a run "
+                                   "folder holds summary.json, timeseries.parquet and "
+                                   "scenario.json)")
+    (tmp_path / "summary.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "timeseries.parquet").write_bytes(b"not parquet")
+    done = cli("plot", tmp_path)
+    assert done.returncode == 2
+    assert "timeseries.parquet: not a readable Parquet file" in done.stderr
+
+
+def test_report_of_a_run_folder_is_a_page_with_tables_and_figures(runs: dict[str, Path],
+                                                                  cli) -> None:
+    done = cli("report", runs["mp"], "--json")
+    assert done.returncode == 0, done.stderr
+    page = Path(json.loads(done.stdout)["report"])
+    assert page == runs["mp"] / "report" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    for title in ("Flows", "Links", "Paths"):
+        assert f"<h2>{title}</h2>" in html
+    for stem in EXPECTED["mp"]:
+        assert f'src="figures/{stem}.png"' in html
+        assert (page.parent / "figures" / f"{stem}.png").stat().st_size > 0
+    again = cli("report", runs["mp"], "--json")
+    assert again.returncode == 0 and page.read_text(encoding="utf-8") == html
+
+
+def test_terminal_summary_lists_every_path_and_their_bytes_add_up(tmp_path: Path) -> None:
+    """A finished 20 MB download: every packet the server sent over the paths either arrived
+    or was dropped, so the paths' bytes add up to the flow's."""
+    import multiconn
+    from multiconn.report import paths_data
+
+    result = multiconn.run(EXAMPLES / "mpquic_handover.toml",
+                           overrides={"flow.download.size": "20 MB", "run.duration": "30 s"})
+    flow = result.summary["flows"][0]
+    assert flow["completion_s"] is not None
+    table = paths_data(result.summary)
+    assert table is not None
+    assert [row[1] for row in table.rows] == ["0 operator_a", "1 operator_b"]
+    forward = [p["network"]["forward"] for p in flow["paths"]]
+    shown = [float(row[3]) * 1e6 for row in table.rows]
+    assert shown == pytest.approx([f["bytes_arrived"] for f in forward], abs=500)
+    assert sum(f["bytes_arrived"] + f["bytes_dropped"] for f in forward) == flow["bytes_sent"]
+    assert sum(float(row[4]) for row in table.rows) == pytest.approx(100, abs=0.1)
+
+
+def test_terminal_summary_of_a_split_has_a_line_per_leg(runs: dict[str, Path], cli) -> None:
+    done = cli("run", CATALOG_SCENARIOS / "dc_throughput.toml", "--out", runs["dc"] / "again",
+               "--set", "run.duration=2s")
+    assert done.returncode == 0, done.stderr
+    legs = [line.split() for line in done.stdout.splitlines()
+            if line.strip().startswith("dc ") and " leg" in line]
+    assert [parts[2] for parts in legs] == ["leg1", "leg2"]
+    summary = json.loads((runs["dc"] / "again" / "summary.json").read_text())
+    split = summary["flows"][0]["pdcp"]["dc"]
+    assert [int(parts[3]) for parts in legs] == split["pdus_sent"]
+    assert f"multiconn plot {runs['dc'] / 'again'}" in done.stdout.replace("\n", " ")
+
+
+def _demo_module():
+    spec = importlib.util.spec_from_file_location("demo", ROOT / "examples" / "demo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_make_demo_writes_figures_a_page_and_notes(tmp_path: Path, capsys) -> None:
+    demo = _demo_module()
+    assert demo.main(["--out", str(tmp_path / "demo")]) == 0
+    said = capsys.readouterr().out
+    assert "Dual connectivity: phone_dc gets" in said and "Multipath: vehicle_mp" in said
+    figures = {p.name for p in (tmp_path / "demo" / "figures").iterdir()}
+    for stem in ("throughput", "pdcp-phone_dc", "paths-vehicle_mp"):
+        assert {f"{stem}.png", f"{stem}.svg"} <= figures
+        assert (tmp_path / "demo" / "figures" / f"{stem}.png").stat().st_size > 10_000
+    html = (tmp_path / "demo" / "index.html").read_text(encoding="utf-8")
+    assert 'src="figures/paths-vehicle_mp.png"' in html
+    # The notes read the numbers from the run: the coverage gap halves the multipath flow.
+    summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    goodput = {f["name"]: f["goodput_mbps"] for f in summary["flows"]}
+    assert f"phone_dc gets {goodput['phone_dc']:.1f} Mbit/s" in said
