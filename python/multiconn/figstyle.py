@@ -36,7 +36,7 @@ LEGEND_POINTS = 8.0
 
 def chars_per_line(width_in: float, font_points: float) -> int:
     """How many characters of a `font_points` font fit in `width_in` inches (with margins)."""
-    usable_points = max(width_in - 0.4, 1.0) * 72.0
+    usable_points = max(width_in - 0.8, 1.0) * 72.0  # margins, and the y label beside axes
     return max(int(usable_points / (font_points * CHAR_WIDTH_EM)), 10)
 
 
