@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ._native import MESSAGE_KINDS, core
-from .frame import build_frame, build_messages_frame
+from .frame import NativeTable, build_messages_frame
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
 
@@ -93,10 +93,10 @@ class Session:
         summary = with_wall_time(json.loads(summary_json), time.perf_counter() - self._started)
         return RunResult(
             summary=summary,
-            timeseries=build_frame(columns),
+            timeseries=NativeTable(columns),
             scenario=json.loads(self._sim.scenario_json),
             qlog=dict(qlog),
-            messages=build_messages_frame(messages) if messages else None,
+            messages=NativeTable(messages, messages=True) if messages else None,
         )
 
 

@@ -10,9 +10,10 @@ same bytes: no pandas index or pandas metadata, fixed zstd compression, no times
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._native import MESSAGE_COLUMNS, TIMESERIES_COLUMNS
 
@@ -79,12 +80,7 @@ def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFram
     """The message table as a DataFrame, with the documented dtypes whatever the length."""
     import pandas as pd
 
-    missing = [c for c in MESSAGE_DTYPES if c not in columns]
-    if missing:
-        raise ValueError(f"message columns missing: {', '.join(missing)}")
-    lengths = {len(columns[c]) for c in MESSAGE_DTYPES}
-    if len(lengths) > 1:
-        raise ValueError(f"message columns differ in length: {sorted(lengths)}")
+    _check_message_columns(columns)
     out = {}
     for name, dtype in MESSAGE_DTYPES.items():
         values = list(columns[name])
@@ -96,16 +92,116 @@ def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFram
     return pd.DataFrame(out)
 
 
-def to_arrow(frame: pd.DataFrame) -> pa.Table:
-    """The frame as an Arrow table without index and without pandas metadata."""
+class NativeTable:
+    """A table as the core hands it over (column name -> values), turned into a DataFrame
+    or an Arrow table only when asked: writing Parquet needs pyarrow but not pandas, so
+    `multiconn run` and sweep workers never import pandas.
+
+    `arrow()` gives exactly the Arrow table `to_arrow(frame())` gives (same types,
+    dictionaries and nulls), so both write the same Parquet bytes."""
+
+    def __init__(self, columns: Mapping[str, Sequence[object]], messages: bool = False) -> None:
+        self.columns = columns
+        self.messages = messages
+        self._frame: pd.DataFrame | None = None
+
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (built once)."""
+        if self._frame is None:
+            self._frame = (build_messages_frame(self.columns) if self.messages
+                           else build_frame(self.columns))
+        return self._frame
+
+    def arrow(self) -> pa.Table:
+        """The table as Arrow, built straight from the columns."""
+        import pyarrow as pa
+
+        if self._frame is not None:
+            return to_arrow(self._frame)
+        if self.messages:
+            _check_message_columns(self.columns)
+            declared: Mapping[str, str] | None = MESSAGE_DTYPES
+            names = list(MESSAGE_DTYPES)
+        else:
+            lengths = {len(v) for v in self.columns.values()}
+            if len(lengths) > 1:
+                raise ValueError(f"time-series columns differ in length: {sorted(lengths)}")
+            if not self.columns:
+                return to_arrow(self.frame())
+            declared, names = None, list(self.columns)
+        arrays = []
+        for name in names:
+            values = list(self.columns[name])
+            dtype = declared[name] if declared else _dtype_of(name, values)
+            arrays.append(_arrow_array(pa, dtype, values))
+        return pa.Table.from_arrays(arrays, names=names)
+
+
+def _arrow_array(pa: Any, dtype: str, values: list[object]) -> Any:
+    """The Arrow array pandas → Arrow gives for a column of `dtype`: categoricals are
+    dictionaries (sorted categories, the narrowest signed index type, large strings), NaN
+    floats are nulls. Built from buffers: `pyarrow.array` would import pandas."""
+    count = len(values)
+    if dtype == "category":
+        categories = sorted(set(values))  # type: ignore[type-var]
+        code = {c: i for i, c in enumerate(categories)}
+        width = len(categories)
+        index_type, fmt = ((pa.int8(), "b") if width < 2**7 else
+                           (pa.int16(), "h") if width < 2**15 else (pa.int32(), "i"))
+        indices = pa.Array.from_buffers(index_type, count, [
+            None, pa.py_buffer(array(fmt, [code[v] for v in values]).tobytes())])
+        texts = [str(c).encode("utf-8") for c in categories]
+        offsets = array("q", [0])
+        for text in texts:
+            offsets.append(offsets[-1] + len(text))
+        dictionary = pa.Array.from_buffers(pa.large_string(), width, [
+            None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(texts))])
+        return pa.DictionaryArray.from_arrays(indices, dictionary)
+    if dtype == "int64":
+        return pa.Array.from_buffers(pa.int64(), count,
+                                     [None, pa.py_buffer(array("q", values).tobytes())])
+    if dtype == "float64":
+        nulls = sum(1 for v in values if v != v)
+        validity = _bitmap(pa, [v == v for v in values]) if nulls else None
+        return pa.Array.from_buffers(pa.float64(), count,
+                                     [validity, pa.py_buffer(array("d", values).tobytes())],
+                                     null_count=nulls)
+    if dtype == "bool":
+        return pa.Array.from_buffers(pa.bool_(), count, [None, _bitmap(pa, values)])
+    raise ValueError(f"no Arrow type for column dtype {dtype!r}")
+
+
+def _bitmap(pa: Any, bits: Sequence[object]) -> Any:
+    """An Arrow bitmap (least significant bit first) of the truth of `bits`."""
+    out = bytearray((len(bits) + 7) // 8)
+    for i, bit in enumerate(bits):
+        if bit:
+            out[i >> 3] |= 1 << (i & 7)
+    return pa.py_buffer(bytes(out))
+
+
+def _check_message_columns(columns: Mapping[str, Sequence[object]]) -> None:
+    missing = [c for c in MESSAGE_DTYPES if c not in columns]
+    if missing:
+        raise ValueError(f"message columns missing: {', '.join(missing)}")
+    lengths = {len(columns[c]) for c in MESSAGE_DTYPES}
+    if len(lengths) > 1:
+        raise ValueError(f"message columns differ in length: {sorted(lengths)}")
+
+
+def to_arrow(frame: pd.DataFrame | NativeTable) -> pa.Table:
+    """The table as an Arrow table without index and without pandas metadata."""
     import pyarrow as pa
 
+    if isinstance(frame, NativeTable):
+        return frame.arrow()
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return table.replace_schema_metadata(None)
 
 
-def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str] | pa.NativeFile) -> None:
-    """Writes the frame as Parquet, byte-identically for equal frames."""
+def write_parquet(frame: pd.DataFrame | NativeTable,
+                  path: str | os.PathLike[str] | pa.NativeFile) -> None:
+    """Writes the table as Parquet, byte-identically for equal tables."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -121,7 +217,7 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike[str] | pa.NativeF
     )
 
 
-def parquet_bytes(frame: pd.DataFrame) -> bytes:
+def parquet_bytes(frame: pd.DataFrame | NativeTable) -> bytes:
     """The Parquet file `write_parquet` would write, in memory."""
     import pyarrow as pa
 
@@ -130,6 +226,8 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+def write_csv(frame: pd.DataFrame | NativeTable, path: str | os.PathLike[str]) -> None:
     """Writes the frame as CSV (no index, '\\n' line ends, shortest round-trip floats)."""
+    if isinstance(frame, NativeTable):
+        frame = frame.frame()
     frame.to_csv(Path(path), index=False, lineterminator="\n", encoding="utf-8")

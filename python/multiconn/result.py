@@ -13,12 +13,11 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import RunFolderError
-from .frame import write_csv, write_parquet
+from .frame import NativeTable, write_csv, write_parquet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +65,6 @@ def _write_text(text: str) -> Callable[[Path], None]:
     return lambda p: p.write_text(text, encoding="utf-8", newline="\n")
 
 
-@dataclass(frozen=True)
 class RunResult:
     """The outcome of one run.
 
@@ -78,13 +76,39 @@ class RunResult:
     * `messages`: with app = "messages" flows, one row per message (flow, source, kind,
       stream, msg_id, size, sent_s, received_s: NaN if it never arrived), the input of
       `multiconn.messages`; else `None`.
+
+    The tables may be given as DataFrames or as the core's columns (`NativeTable`); the
+    DataFrames are then built on first access, so writing a result never needs pandas.
     """
 
-    summary: dict[str, Any]
-    timeseries: pd.DataFrame
-    scenario: dict[str, Any]
-    qlog: dict[str, str] = field(default_factory=dict)
-    messages: pd.DataFrame | None = None
+    __slots__ = ("_messages", "_timeseries", "qlog", "scenario", "summary")
+
+    def __init__(self, summary: dict[str, Any], timeseries: pd.DataFrame | NativeTable,
+                 scenario: dict[str, Any], qlog: dict[str, str] | None = None,
+                 messages: pd.DataFrame | NativeTable | None = None) -> None:
+        self.summary = summary
+        self.scenario = scenario
+        self.qlog = dict(qlog or {})
+        self._timeseries = timeseries
+        self._messages = messages
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """One row per (time bin, entity): see docs/cli.md for the columns."""
+        if isinstance(self._timeseries, NativeTable):
+            self._timeseries = self._timeseries.frame()
+        return self._timeseries
+
+    @property
+    def messages(self) -> pd.DataFrame | None:
+        """One row per message of the message flows, or None without such flows."""
+        if isinstance(self._messages, NativeTable):
+            self._messages = self._messages.frame()
+        return self._messages
+
+    def __repr__(self) -> str:
+        return (f"RunResult(scenario={self.summary.get('scenario')!r}, "
+                f"seed={self.summary.get('seed')!r}, flows={len(self.summary.get('flows', []))})")
 
     def write(self, out_dir: str | os.PathLike[str], csv: bool = False) -> list[Path]:
         """Writes the result files into `out_dir` (created if missing); returns their paths."""
@@ -98,12 +122,12 @@ class RunResult:
             written.append(path)
 
         put(SUMMARY_FILE, _write_text(json_text(self.summary)))
-        put(TIMESERIES_FILE, lambda p: write_parquet(self.timeseries, p))
+        put(TIMESERIES_FILE, lambda p: write_parquet(self._timeseries, p))
         if csv:
-            put(TIMESERIES_CSV_FILE, lambda p: write_csv(self.timeseries, p))
+            put(TIMESERIES_CSV_FILE, lambda p: write_csv(self._timeseries, p))
         put(SCENARIO_FILE, _write_text(json_text(self.scenario)))
-        if self.messages is not None:
-            messages = self.messages
+        if self._messages is not None:
+            messages = self._messages
             put(MESSAGES_FILE, lambda p: write_parquet(messages, p))
             if csv:
                 put(MESSAGES_CSV_FILE, lambda p: write_csv(messages, p))

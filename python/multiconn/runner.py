@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._native import core
-from .frame import build_frame, build_messages_frame
+from .frame import NativeTable
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
 
@@ -75,10 +75,10 @@ def run(
     summary = with_wall_time(json.loads(finished.summary_json), wall_time_s)
     return RunResult(
         summary=summary,
-        timeseries=build_frame(finished.columns),
+        timeseries=NativeTable(finished.columns),
         scenario=json.loads(finished.scenario_json),
         qlog=dict(finished.qlog),
-        messages=build_messages_frame(finished.messages) if finished.messages else None,
+        messages=NativeTable(finished.messages, messages=True) if finished.messages else None,
     )
 
 

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from multiconn._native import MESSAGE_COLUMNS, TIMESERIES_COLUMNS
 from multiconn.frame import build_frame, build_messages_frame, write_parquet
 from multiconn.result import RunResult, json_text, with_wall_time
@@ -84,3 +86,40 @@ def test_write_layout(tmp_path: Path) -> None:
     assert json.loads(raw) == result.summary
     assert json_text({"a": 1}) == '{\n  "a": 1\n}\n'
     assert not list((tmp_path / "new" / "dir").glob(".*tmp"))
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("scenario, duration", [
+    ("examples/scenarios/bulk.toml", "2 s"),
+    ("examples/scenarios/mpquic_handover.toml", "12 s"),
+    ("python/multiconn/catalog/scenarios/dc_throughput.toml", "3 s"),
+    ("python/multiconn/catalog/scenarios/v2x_two_paths.toml", "3 s"),
+])
+def test_tables_written_without_pandas_are_the_same_bytes(scenario: str, duration: str) -> None:
+    """`NativeTable.arrow()` (no pandas) and the DataFrame path write identical Parquet."""
+    from multiconn.frame import NativeTable, build_messages_frame, parquet_bytes
+    from multiconn.runner import simulate
+
+    root = Path(__file__).resolve().parents[2]
+    finished = simulate(root / scenario, None, {"run.duration": duration})
+    assert parquet_bytes(NativeTable(finished.columns)) == parquet_bytes(
+        build_frame(finished.columns))
+    if finished.messages:
+        assert parquet_bytes(NativeTable(finished.messages, messages=True)) == parquet_bytes(
+            build_messages_frame(finished.messages))
+
+
+def test_native_table_types_match_pandas_for_nulls_bools_and_wide_dictionaries() -> None:
+    from multiconn.frame import NativeTable, parquet_bytes
+
+    columns = {
+        "time_s": [0.0, 0.1, 0.2] * 100,
+        "name": [f"flow{i}" for i in range(300)],  # 300 categories: int16 indices
+        "bytes_delivered": list(range(300)),
+        "srtt_ms": [float("nan"), 1.5, 2.0] * 100,
+        "up": [True, False, True] * 100,
+    }
+    table = NativeTable(columns)
+    assert table.arrow().schema.field("name").type.index_type == pa.int16()
+    assert table.arrow().column("srtt_ms").null_count == 100
+    assert parquet_bytes(table) == parquet_bytes(build_frame(columns))

@@ -40,7 +40,7 @@ def _canonical(value: object) -> str:
 
 def execute(task: RunTask) -> Outcome:
     """Performs the run; never raises for a failing scenario."""
-    from ..frame import build_frame, build_messages_frame, parquet_bytes
+    from ..frame import NativeTable, parquet_bytes
     from ..runner import simulate
     from ..source import ScenarioSource
 
@@ -50,8 +50,8 @@ def execute(task: RunTask) -> Outcome:
         finished = simulate(source, task.seed, list(task.overrides), chunked=False)
         summary = json.loads(finished.summary_json)
         summary.pop("wall_time_s", None)
-        series = parquet_bytes(build_frame(finished.columns)) if task.keep_timeseries else None
-        messages = (parquet_bytes(build_messages_frame(finished.messages))
+        series = parquet_bytes(NativeTable(finished.columns)) if task.keep_timeseries else None
+        messages = (parquet_bytes(NativeTable(finished.messages, messages=True))
                     if finished.messages else None)
     except (KeyboardInterrupt, SystemExit):
         raise
