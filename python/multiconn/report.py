@@ -154,8 +154,8 @@ def headline(summary: Mapping[str, Any]) -> str:
     events = summary.get("events")
     parts = [
         f"{summary.get('scenario', '?')} (seed {summary.get('seed', '?')}):",
-        f"{_num(summary.get('sim_time_s'), '.3f')} s simulated in "
-        f"{_num(summary.get('wall_time_s'), '.2f')} s,",
+        f"{_num(summary.get('sim_time_s'), '.3f')} s simulated"
+        + (f" in {_num(summary['wall_time_s'], '.2f')} s," if "wall_time_s" in summary else ","),
         f"{events:,} events," if isinstance(events, int) else "",
         f"Jain {_num(summary.get('jain_fairness'), '.3f')}",
     ]

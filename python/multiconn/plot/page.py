@@ -28,7 +28,7 @@ def write_run_page(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] 
     `out`: `run_dir/report`); `intro` paragraphs go above the tables. Returns the page."""
     import jinja2
 
-    from ..report import headline, summary_tables
+    from ..report import DROPS_NOTE, headline, summary_tables
     from ..result import RunResult
     from . import FIGURES_DIR, plot_run
 
@@ -46,7 +46,7 @@ def write_run_page(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] 
     html = env.get_template("run.html.j2").render(
         summary=summary, headline=headline(summary), intro=intro or [],
         folder=os.fspath(run_dir), has_messages=run.messages is not None,
-        tables=summary_tables(summary), figures=shown)
+        tables=summary_tables(summary), drops_note=DROPS_NOTE, figures=shown)
     page = target / INDEX
     try:
         page.write_text(html, encoding="utf-8", newline="\n")
