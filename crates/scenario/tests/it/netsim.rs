@@ -4,7 +4,11 @@
 //! single byte of a result shows up here as a readable diff.
 //!
 //! Each row carries the headline numbers and a digest of the run's whole summary (wall time
-//! removed) and time series, so "the table is unchanged" means "every output is unchanged".
+//! removed), time series and message table, so "the table is unchanged" means "every output
+//! is unchanged". The digest covers the outputs as they were when the net was first committed:
+//! the time series' flow and link rows in their first 19 columns, and the summary without the
+//! keys added since ([`ADDED_SUMMARY_KEYS`]); so it also proves that later additions left
+//! those untouched.
 //!
 //! To accept an intended change: `INSTA_UPDATE=always cargo test --release -p
 //! multiconn-scenario --test it netsim`, then review the diff of `tests/it/snapshots/` and
@@ -13,7 +17,7 @@
 use crate::common;
 
 use common::load_str;
-use multiconn_scenario::Simulation;
+use multiconn_scenario::{Column, Simulation};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -26,7 +30,63 @@ fn fnv(bytes: &[u8], mut h: u64) -> u64 {
     h
 }
 
-/// Runs `text` with `seed`; returns the summary and a digest of every output but wall time.
+/// The time-series columns the net was first committed with, in order.
+const BASE_COLUMNS: [&str; 19] = [
+    "time_s",
+    "kind",
+    "name",
+    "direction",
+    "bytes_delivered",
+    "throughput_mbps",
+    "drops_queue",
+    "drops_random_loss",
+    "drops_link_down",
+    "drops_udp_buffer",
+    "drops_pdcp_late",
+    "drops_pdcp_window",
+    "queue_packets",
+    "queue_bytes",
+    "cwnd_bytes",
+    "bytes_in_flight",
+    "srtt_ms",
+    "retransmissions",
+    "spurious_retransmissions",
+];
+
+/// The time-series row kinds the net was first committed with.
+const BASE_KINDS: [&str; 2] = ["flow", "link"];
+
+/// Summary keys added since the net was first committed (wherever they occur).
+const ADDED_SUMMARY_KEYS: [&str; 1] = ["per_leg"];
+
+/// `value` without the keys of [`ADDED_SUMMARY_KEYS`], at any depth.
+fn without_added_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in ADDED_SUMMARY_KEYS {
+                map.remove(key);
+            }
+            map.values_mut().for_each(without_added_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_added_keys),
+        _ => {}
+    }
+}
+
+/// The rows of `column` where `keep` is true.
+fn rows_of(column: &Column, keep: &[bool]) -> Column {
+    fn pick<T: Clone>(values: &[T], keep: &[bool]) -> Vec<T> {
+        values.iter().zip(keep).filter(|(_, k)| **k).map(|(v, _)| v.clone()).collect()
+    }
+    match column {
+        Column::F64(v) => Column::F64(pick(v, keep)),
+        Column::I64(v) => Column::I64(pick(v, keep)),
+        Column::Str(v) => Column::Str(pick(v, keep)),
+    }
+}
+
+/// Runs `text` with `seed`; returns the summary and the digest of the outputs the net was
+/// first committed with (see the module's documentation), wall time excluded.
 fn run(text: &str, seed: u64) -> (Value, String) {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("scenario should load: {e}\n{text}"));
     let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
@@ -34,8 +94,17 @@ fn run(text: &str, seed: u64) -> (Value, String) {
     let out = sim.finish();
     let mut summary: Value = serde_json::from_str(&out.summary_json).unwrap();
     summary.as_object_mut().unwrap().remove("wall_time_s");
-    let mut h = fnv(summary.to_string().as_bytes(), 0xcbf2_9ce4_8422_2325);
-    for (name, column) in out.columns.iter().chain(&out.messages) {
+    let mut base_summary = summary.clone();
+    without_added_keys(&mut base_summary);
+    let mut h = fnv(base_summary.to_string().as_bytes(), 0xcbf2_9ce4_8422_2325);
+    let kinds = out.columns.iter().find(|(name, _)| name == "kind").map(|(_, c)| c);
+    let Some(Column::Str(kinds)) = kinds else { panic!("the time series has a text column `kind`") };
+    let base_rows: Vec<bool> = kinds.iter().map(|k| BASE_KINDS.contains(&k.as_str())).collect();
+    for (name, column) in out.columns.iter().filter(|(name, _)| BASE_COLUMNS.contains(&name.as_str())) {
+        h = fnv(name.as_bytes(), h);
+        h = fnv(format!("{:?}", rows_of(column, &base_rows)).as_bytes(), h);
+    }
+    for (name, column) in &out.messages {
         h = fnv(name.as_bytes(), h);
         h = fnv(format!("{column:?}").as_bytes(), h);
     }
