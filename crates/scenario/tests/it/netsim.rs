@@ -64,7 +64,7 @@ fn without_added_keys(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for key in ADDED_SUMMARY_KEYS {
-                map.remove(key);
+                map.shift_remove(key);
             }
             map.values_mut().for_each(without_added_keys);
         }
