@@ -8,7 +8,8 @@
 //! is unchanged". The digest covers the outputs as they were when the net was first committed:
 //! the time series' flow and link rows in their first 19 columns, and the summary without the
 //! keys added since ([`ADDED_SUMMARY_KEYS`]); so it also proves that later additions left
-//! those untouched.
+//! those untouched. A second digest per run, listed under the table, covers what was added:
+//! the path, leg and bearer rows, the columns after the first 19, and the added summary keys.
 //!
 //! To accept an intended change: `INSTA_UPDATE=always cargo test --release -p
 //! multiconn-scenario --test it netsim`, then review the diff of `tests/it/snapshots/` and
@@ -85,9 +86,33 @@ fn rows_of(column: &Column, keep: &[bool]) -> Column {
     }
 }
 
-/// Runs `text` with `seed`; returns the summary and the digest of the outputs the net was
-/// first committed with (see the module's documentation), wall time excluded.
-fn run(text: &str, seed: u64) -> (Value, String) {
+/// The values of the keys of [`ADDED_SUMMARY_KEYS`] in `value`, in document order.
+fn added_values<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if ADDED_SUMMARY_KEYS.contains(&key.as_str()) {
+                    out.push(v);
+                } else {
+                    added_values(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| added_values(v, out)),
+        _ => {}
+    }
+}
+
+/// What one run gives: its summary, the digest of the outputs the net was first committed
+/// with, and the digest of what was added since (see the module's documentation).
+struct Digests {
+    summary: Value,
+    base: String,
+    added: String,
+}
+
+/// Runs `text` with `seed`; returns its summary and both digests, wall time excluded.
+fn run_digests(text: &str, seed: u64) -> Digests {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("scenario should load: {e}\n{text}"));
     let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
     sim.run_to_end();
@@ -108,8 +133,21 @@ fn run(text: &str, seed: u64) -> (Value, String) {
         h = fnv(name.as_bytes(), h);
         h = fnv(format!("{column:?}").as_bytes(), h);
     }
-    (summary, format!("{h:016x}"))
+    // The rows and columns added since, and the summary's added keys.
+    let mut added = Vec::new();
+    added_values(&summary, &mut added);
+    let mut a = fnv(serde_json::to_string(&added).unwrap().as_bytes(), 0xcbf2_9ce4_8422_2325);
+    let added_rows: Vec<bool> = base_rows.iter().map(|b| !b).collect();
+    for (name, column) in &out.columns {
+        a = fnv(name.as_bytes(), a);
+        let values = if BASE_COLUMNS.contains(&name.as_str()) { rows_of(column, &added_rows) } else { column.clone() };
+        a = fnv(format!("{values:?}").as_bytes(), a);
+    }
+    Digests { summary, base: format!("{h:016x}"), added: format!("{a:016x}") }
 }
+
+/// The heading of the list of added-output digests under a grid's table.
+const ADDED_HEADING: &str = "\nadded outputs (path, leg and bearer rows; columns after the first 19; per_leg) | digest\n";
 
 fn num(v: &Value) -> String {
     match v.as_f64() {
@@ -126,6 +164,7 @@ fn drops(flow: &Value) -> u64 {
 #[test]
 fn transport_grid() {
     let mut table = String::from("transport cc      loss  buffer | goodput completion drops events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     for transport in ["tcp", "quic"] {
         for cc in ["newreno", "cubic", "bbr"] {
             for loss in ["0 %", "0.1 %", "1 %", "5 %"] {
@@ -152,7 +191,8 @@ cc = "{cc}"
 size = "8 MB"
 "#
                     );
-                    let (s, digest) = run(&text, 3);
+                    let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 3);
+                    writeln!(added, "{transport:9} {cc:7} {loss:5} {buffer:6} | {added_digest}").unwrap();
                     let f = &s["flows"][0];
                     writeln!(
                         table,
@@ -167,6 +207,7 @@ size = "8 MB"
             }
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }
 
@@ -175,6 +216,7 @@ size = "8 MB"
 #[test]
 fn multipath_scheduler_grid() {
     let mut table = String::from("scheduler            path 2          | goodput completion path0_MB path1_MB events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     for scheduler in ["minrtt", "roundrobin", "redundant", "selective_redundant", "blest", "ecf"] {
         for (rate, delay) in [("10 Mbit/s", "10 ms"), ("5 Mbit/s", "30 ms"), ("2 Mbit/s", "80 ms")] {
             let text = format!(
@@ -207,7 +249,8 @@ paths = [["a"], ["b"]]
 scheduler = "{scheduler}"
 "#
             );
-            let (s, digest) = run(&text, 5);
+            let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 5);
+            writeln!(added, "{scheduler:20} {rate:9} {delay:5} | {added_digest}").unwrap();
             let f = &s["flows"][0];
             let carried = |p: usize| {
                 f["paths"][p]["network"]["forward"]["bytes_arrived"].as_f64().map_or("-".into(), |b| format!("{:.2}", b / 1e6))
@@ -224,6 +267,7 @@ scheduler = "{scheduler}"
             .unwrap();
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }
 
@@ -231,6 +275,7 @@ scheduler = "{scheduler}"
 #[test]
 fn split_bearer_grid() {
     let mut table = String::from("transport policy                 delays    | goodput completion drops reorder_max_ms events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     let policies = [
         ("batch 100 1:1", r#"{ model = "batch", size = 100, share = 0.5 }"#),
         ("batch 10 3:1", r#"{ model = "batch", size = 10, share = 0.75 }"#),
@@ -274,7 +319,8 @@ size = "10 MB"
 route = ["dc"]
 "#
                 );
-                let (s, digest) = run(&text, 9);
+                let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 9);
+                writeln!(added, "{transport:9} {label:22} {d1:>5}/{d2:<5} | {added_digest}").unwrap();
                 let f = &s["flows"][0];
                 writeln!(
                     table,
@@ -289,5 +335,6 @@ route = ["dc"]
             }
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }
