@@ -49,7 +49,8 @@ FALLBACK_TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
     ("drops_pdcp_late", "int64"), ("drops_pdcp_window", "int64"), ("queue_packets", "float64"),
     ("queue_bytes", "float64"), ("cwnd_bytes", "float64"), ("bytes_in_flight", "float64"),
     ("srtt_ms", "float64"), ("retransmissions", "float64"),
-    ("spurious_retransmissions", "float64"),
+    ("spurious_retransmissions", "float64"), ("path", "int64"), ("leg", "str"),
+    ("reorder_delay_ms", "float64"), ("reorder_buffer_pdus", "float64"),
 )
 FALLBACK_MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flow", "str"), ("source", "str"), ("kind", "str"), ("stream", "int64"),

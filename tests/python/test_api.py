@@ -23,7 +23,8 @@ COLUMNS = [
     "drops_queue", "drops_random_loss", "drops_link_down", "drops_udp_buffer",
     "drops_pdcp_late", "drops_pdcp_window",
     "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight", "srtt_ms",
-    "retransmissions", "spurious_retransmissions",
+    "retransmissions", "spurious_retransmissions", "path", "leg", "reorder_delay_ms",
+    "reorder_buffer_pdus",
 ]
 SHORT = {"run.duration": "2 s"}
 

@@ -2,7 +2,12 @@
 and every example scenario, gives byte-identical results to the committed snapshot.
 
 Each run is recorded by digests of its summary (wall time removed), its time-series columns
-and its message table, with each flow's goodput beside them so that a diff reads. When a
+and its message table, with each flow's goodput beside them so that a diff reads. These
+digests cover the outputs as they were when the net was first committed: the time series'
+flow and link rows in their first 19 columns (`BASE_COLUMNS`, `BASE_KINDS`) and the summary
+without the keys added since (`ADDED_SUMMARY_KEYS`); so they also prove that later additions
+left those untouched. A separate digest, `added`, covers what was added: the rows of other
+kinds (path, leg, bearer), the columns after the first 19, and the added summary keys. When a
 change is meant to alter results, regenerate the snapshot and say why in the commit:
 
     MULTICONN_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_catalog_snapshot.py
@@ -45,12 +50,61 @@ def _plain(values: Any) -> list[Any]:
     return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
+BASE_COLUMNS = (
+    "time_s", "kind", "name", "direction", "bytes_delivered", "throughput_mbps", "drops_queue",
+    "drops_random_loss", "drops_link_down", "drops_udp_buffer", "drops_pdcp_late",
+    "drops_pdcp_window", "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight",
+    "srtt_ms", "retransmissions", "spurious_retransmissions",
+)
+"""The time-series columns the net was first committed with, in order."""
+
+BASE_KINDS = ("flow", "link")
+"""The time-series row kinds the net was first committed with."""
+
+ADDED_SUMMARY_KEYS = ("per_leg",)
+"""Summary keys added since the net was first committed (removed wherever they occur)."""
+
+
+def _without_added_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_added_keys(v) for k, v in value.items() if k not in ADDED_SUMMARY_KEYS}
+    if isinstance(value, list):
+        return [_without_added_keys(v) for v in value]
+    return value
+
+
+def _added_values(value: Any) -> list[Any]:
+    """The values of the keys of `ADDED_SUMMARY_KEYS`, in document order."""
+    if isinstance(value, dict):
+        return [v for k, item in value.items()
+                for v in ([item] if k in ADDED_SUMMARY_KEYS else _added_values(item))]
+    if isinstance(value, list):
+        return [v for item in value for v in _added_values(item)]
+    return []
+
+
+def _base_series(columns: dict[str, Any]) -> list[list[Any]]:
+    """The flow and link rows of the first 19 columns, as the net first recorded them."""
+    keep = [kind in BASE_KINDS for kind in _plain(columns["kind"])]
+    return [[name, [v for v, k in zip(_plain(values), keep) if k]]
+            for name, values in columns.items() if name in BASE_COLUMNS]
+
+
+def _added_series(columns: dict[str, Any]) -> list[list[Any]]:
+    """What `_base_series` leaves out: the other rows of the first 19 columns, and every row
+    of the columns after them."""
+    added = [kind not in BASE_KINDS for kind in _plain(columns["kind"])]
+    return [[name, [v for v, a in zip(_plain(values), added) if a or name not in BASE_COLUMNS]]
+            for name, values in columns.items()]
+
+
 def _record(finished: Any) -> dict[str, Any]:
     summary = json.loads(finished.summary_json)
     summary.pop("wall_time_s", None)
     return {
-        "summary": _digest(summary),
-        "series": _digest([[name, _plain(values)] for name, values in finished.columns.items()]),
+        "added": _digest([_added_values(summary), _added_series(finished.columns)]),
+        "summary": _digest(_without_added_keys(summary)),
+        "series": _digest(_base_series(finished.columns)),
         "messages": _digest([[name, _plain(values)] for name, values in finished.messages.items()]),
         "events": summary["events"],
         "goodput_mbps": [f["goodput_mbps"] for f in summary["flows"]],

@@ -51,6 +51,11 @@ pub struct FlowId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LinkId(pub u32);
 
+/// Index of a split bearer in its network: one flow's path crossing one split, numbered in
+/// the order of the flows, then of their paths, then of the hops of each path's forward route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BearerId(pub u32);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Unique within a run, in order of creation.

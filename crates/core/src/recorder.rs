@@ -4,7 +4,7 @@
 //! them into time series and summaries. Methods take integer ids and sizes only, so recording
 //! costs a few additions per packet and never allocates.
 
-use crate::packet::{FlowId, LinkId};
+use crate::packet::{BearerId, FlowId, LinkId};
 use crate::time::{Dur, Time};
 
 /// Why a packet was dropped.
@@ -74,6 +74,31 @@ pub trait Recorder {
     fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, bytes: u32);
     /// A transport flow's sender state changed (after an ACK, a send or a timer).
     fn flow_transport(&mut self, _now: Time, _flow: FlowId, _sample: &TransportSample) {}
+
+    // Per path of a multipath flow, per leg of a split bearer, per split bearer. The default
+    // methods discard them, so a recorder that keeps only flows and links need not know.
+
+    /// A packet of a multipath flow's data direction (`bytes` on the wire) reached the end of
+    /// path `path`'s route.
+    fn path_delivered(&mut self, _now: Time, _flow: FlowId, _path: u8, _bytes: u32) {}
+    /// A packet of a multipath flow's data direction was dropped on path `path`'s route.
+    fn path_dropped(&mut self, _now: Time, _flow: FlowId, _path: u8, _cause: DropCause, _bytes: u32) {}
+    /// The data sender's state on path `path` of a multipath flow changed; counters are
+    /// cumulative on the path since the connection started.
+    fn path_transport(&mut self, _now: Time, _flow: FlowId, _path: u8, _sample: &TransportSample) {}
+    /// A PDU of `bytes` (PDCP header included) reached split bearer `bearer`'s receiving
+    /// entity over its leg `leg` (0 or 1), copies and late PDUs included.
+    fn leg_delivered(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _bytes: u32) {}
+    /// Leg `leg` of split bearer `bearer` dropped one of the bearer's PDUs.
+    fn leg_dropped(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _cause: DropCause, _bytes: u32) {}
+    /// Split bearer `bearer`'s receiving entity delivered `sdus` SDUs of `bytes` in all
+    /// (header removed) in order upwards; `reorder_delay` is the sum of the time they waited
+    /// in its reordering buffer.
+    fn bearer_delivered(&mut self, _now: Time, _bearer: BearerId, _sdus: u64, _bytes: u64, _reorder_delay: Dur) {}
+    /// Split bearer `bearer` dropped a PDU (`PdcpLate`, `PdcpWindow`).
+    fn bearer_dropped(&mut self, _now: Time, _bearer: BearerId, _cause: DropCause, _bytes: u32) {}
+    /// Split bearer `bearer`'s reordering buffer now holds `pdus` PDUs.
+    fn bearer_buffer(&mut self, _now: Time, _bearer: BearerId, _pdus: u32) {}
 }
 
 /// Discards everything; for tests and benchmarks of models alone.

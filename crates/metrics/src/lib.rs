@@ -2,10 +2,14 @@
 //!
 //! [`BinnedRecorder`] keeps, for every flow and every link direction, fixed-width time bins
 //! (default 100 ms) of delivered bytes and drops by cause, and for links the time-weighted
-//! mean queue length in each bin. Totals are kept alongside. [`jain_index`] is Jain's fairness
-//! index (Jain, Chiu and Hawe, DEC-TR-301, 1984).
+//! mean queue length in each bin. Totals are kept alongside. Asked to
+//! ([`BinnedRecorder::with_paths`], [`BinnedRecorder::with_bearers`]), it keeps the same bins
+//! per path of a multipath flow (with the sender's state on the path), per leg of a split
+//! bearer, and per split bearer (with the reordering delay and the reordering buffer's
+//! time-weighted mean). Series are found by index, never by hashing.
+//! [`jain_index`] is Jain's fairness index (Jain, Chiu and Hawe, DEC-TR-301, 1984).
 
-use multiconn_core::{DropCause, Dur, FlowId, LinkId, Recorder, Time, TransportSample};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Recorder, Time, TransportSample};
 
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one takes all.
 /// `None` for an empty set or when every value is zero (fairness is undefined).
@@ -20,18 +24,23 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
     }
 }
 
-/// Counters of one entity (flow or link direction) over one bin or over the whole run.
+/// Counters of one entity (flow, link direction, path, leg or split bearer) over one bin or
+/// over the whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
+    /// Split bearers: SDUs and bytes delivered in order upwards.
     pub bytes_delivered: u64,
     pub packets_delivered: u64,
     pub bytes_sent: u64,
     pub drops: [u64; DropCause::ALL.len()],
-    /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns.
+    /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns. Links:
+    /// the queue; split bearers: the PDUs in the reordering buffer (bytes stay 0).
     pub queue_packet_ns: u128,
     pub queue_byte_ns: u128,
-    /// Transport flows: the sender's state at the last event in the bin (carried over from
-    /// earlier bins when nothing happened in this one).
+    /// Split bearers: Σ of the time the delivered SDUs waited in the reordering buffer, ns.
+    pub reorder_delay_ns: u64,
+    /// Transport flows and paths: the sender's state at the last event in the bin (carried
+    /// over from earlier bins when nothing happened in this one).
     pub transport: Option<TransportSample>,
 }
 
@@ -56,7 +65,7 @@ fn cause_index(cause: DropCause) -> usize {
 struct Series {
     bins: Vec<Counters>,
     total: Counters,
-    /// Queue state since `queue_since` (links only).
+    /// Queue state since `queue_since` (links; split bearers: the reordering buffer).
     queue_packets: u32,
     queue_bytes: u64,
     queue_since: Time,
@@ -69,6 +78,63 @@ impl Series {
         }
         &mut self.bins[idx]
     }
+
+    fn delivered(&mut self, idx: usize, packets: u64, bytes: u64) {
+        let c = self.bin(idx);
+        c.bytes_delivered += bytes;
+        c.packets_delivered += packets;
+        self.total.bytes_delivered += bytes;
+        self.total.packets_delivered += packets;
+    }
+
+    fn dropped(&mut self, idx: usize, cause: DropCause) {
+        self.bin(idx).drops[cause_index(cause)] += 1;
+        self.total.drops[cause_index(cause)] += 1;
+    }
+
+    fn transport(&mut self, idx: usize, sample: &TransportSample) {
+        self.bin(idx).transport = Some(*sample);
+        self.total.transport = Some(*sample);
+    }
+
+    /// Integrates the queue length from its last change up to `now`, bin by bin.
+    fn integrate_queue(&mut self, bin: u64, now: Time) {
+        let (pkts, bytes) = (self.queue_packets as u128, self.queue_bytes as u128);
+        let mut t = self.queue_since.0;
+        if pkts > 0 || bytes > 0 {
+            while t < now.0 {
+                let idx = (t / bin) as usize;
+                let bin_end = (idx as u64 + 1) * bin;
+                let until = bin_end.min(now.0);
+                let dt = (until - t) as u128;
+                let c = self.bin(idx);
+                c.queue_packet_ns += pkts * dt;
+                c.queue_byte_ns += bytes * dt;
+                self.total.queue_packet_ns += pkts * dt;
+                self.total.queue_byte_ns += bytes * dt;
+                t = until;
+            }
+        }
+        self.queue_since = self.queue_since.max(now);
+    }
+
+    /// The bins covering [0, end), the transport state carried over bins without an event.
+    fn rows(&self, bin: Dur, end: Time) -> Vec<BinRow> {
+        let n_bins = (end.0.div_ceil(bin.0)) as usize;
+        let mut carried: Option<TransportSample> = None;
+        (0..n_bins)
+            .map(|i| {
+                let start = Time(i as u64 * bin.0);
+                let stop = Time(((i as u64 + 1) * bin.0).min(end.0));
+                let mut counters = self.bins.get(i).copied().unwrap_or_default();
+                match counters.transport {
+                    Some(t) => carried = Some(t),
+                    None => counters.transport = carried,
+                }
+                BinRow { start, length: stop - start, counters }
+            })
+            .collect()
+    }
 }
 
 /// Records into fixed-width bins.
@@ -77,6 +143,28 @@ pub struct BinnedRecorder {
     bin: Dur,
     flows: Vec<Series>,
     links: Vec<Series>,
+    /// Where each flow's path series start in `paths`, plus the end: flow `f`'s path `p` is
+    /// `paths[path_start[f] + p]` for `p < path_start[f + 1] - path_start[f]`.
+    path_start: Vec<usize>,
+    paths: Vec<Series>,
+    /// Split bearer `b`'s leg `l` is `legs[2 * b + l]`.
+    legs: Vec<Series>,
+    bearers: Vec<Series>,
+}
+
+/// Every series' bins at the end of a run (see [`BinnedRecorder::finish`]).
+#[derive(Debug, Clone, Default)]
+pub struct Finished {
+    /// Per flow.
+    pub flows: Vec<Vec<BinRow>>,
+    /// Per link direction.
+    pub links: Vec<Vec<BinRow>>,
+    /// Per flow, per path (none for a flow without path series).
+    pub paths: Vec<Vec<Vec<BinRow>>>,
+    /// Per split bearer, per leg.
+    pub legs: Vec<[Vec<BinRow>; 2]>,
+    /// Per split bearer.
+    pub bearers: Vec<Vec<BinRow>>,
 }
 
 /// One row of the time series.
@@ -102,12 +190,42 @@ impl BinRow {
     pub fn mean_queue_bytes(&self) -> f64 {
         if self.length.0 == 0 { 0.0 } else { self.counters.queue_byte_ns as f64 / self.length.0 as f64 }
     }
+    /// Split bearers: the mean time the SDUs delivered in the bin waited in the reordering
+    /// buffer, ms; `None` when none was delivered.
+    pub fn mean_reorder_delay_ms(&self) -> Option<f64> {
+        let n = self.counters.packets_delivered;
+        (n > 0).then(|| self.counters.reorder_delay_ns as f64 / n as f64 / 1e6)
+    }
 }
 
 impl BinnedRecorder {
     pub fn new(bin: Dur, flows: usize, links: usize) -> BinnedRecorder {
         assert!(bin.0 > 0, "bin width must be positive");
-        BinnedRecorder { bin, flows: vec![Series::default(); flows], links: vec![Series::default(); links] }
+        BinnedRecorder {
+            bin,
+            flows: vec![Series::default(); flows],
+            links: vec![Series::default(); links],
+            path_start: vec![0; flows + 1],
+            paths: Vec::new(),
+            legs: Vec::new(),
+            bearers: Vec::new(),
+        }
+    }
+
+    /// Keeps a series per path for flow `f`'s `paths[f]` paths (0: none; calls about its paths
+    /// are ignored). `paths` has one entry per flow.
+    pub fn with_paths(mut self, paths: &[usize]) -> BinnedRecorder {
+        assert_eq!(paths.len(), self.flows.len(), "one path count per flow");
+        self.path_start = std::iter::once(0).chain(paths.iter().scan(0, |acc, n| { *acc += n; Some(*acc) })).collect();
+        self.paths = vec![Series::default(); self.path_start[self.flows.len()]];
+        self
+    }
+
+    /// Keeps a series per split bearer and per leg of each, for `bearers` bearers.
+    pub fn with_bearers(mut self, bearers: usize) -> BinnedRecorder {
+        self.legs = vec![Series::default(); 2 * bearers];
+        self.bearers = vec![Series::default(); bearers];
+        self
     }
 
     pub fn bin_width(&self) -> Dur {
@@ -126,77 +244,67 @@ impl BinnedRecorder {
         &self.links[link.0 as usize].total
     }
 
-    /// Integrates a link's queue length from its last change up to `now`, bin by bin.
-    fn integrate_queue(&mut self, link: usize, now: Time) {
-        let bin = self.bin.0;
-        let s = &mut self.links[link];
-        let (pkts, bytes) = (s.queue_packets as u128, s.queue_bytes as u128);
-        let mut t = s.queue_since.0;
-        if pkts > 0 || bytes > 0 {
-            while t < now.0 {
-                let idx = (t / bin) as usize;
-                let bin_end = (idx as u64 + 1) * bin;
-                let until = bin_end.min(now.0);
-                let dt = (until - t) as u128;
-                let c = s.bin(idx);
-                c.queue_packet_ns += pkts * dt;
-                c.queue_byte_ns += bytes * dt;
-                s.total.queue_packet_ns += pkts * dt;
-                s.total.queue_byte_ns += bytes * dt;
-                t = until;
-            }
-        }
-        s.queue_since = s.queue_since.max(now);
+    /// The number of path series of `flow` (0 unless asked for with [`Self::with_paths`]).
+    pub fn path_count(&self, flow: FlowId) -> usize {
+        let f = flow.0 as usize;
+        self.path_start[f + 1] - self.path_start[f]
     }
 
-    /// Closes the run at `end`: integrates queues up to it and returns, per entity, its bins
-    /// covering [0, end).
-    pub fn finish(&mut self, end: Time) -> (Vec<Vec<BinRow>>, Vec<Vec<BinRow>>) {
-        for l in 0..self.links.len() {
-            self.integrate_queue(l, end);
+    pub fn path_total(&self, flow: FlowId, path: u8) -> Option<&Counters> {
+        self.path_index(flow, path).map(|i| &self.paths[i].total)
+    }
+
+    pub fn leg_total(&self, bearer: BearerId, leg: u8) -> &Counters {
+        &self.legs[2 * bearer.0 as usize + leg as usize].total
+    }
+
+    pub fn bearer_total(&self, bearer: BearerId) -> &Counters {
+        &self.bearers[bearer.0 as usize].total
+    }
+
+    fn path_index(&self, flow: FlowId, path: u8) -> Option<usize> {
+        let f = flow.0 as usize;
+        let i = self.path_start[f] + path as usize;
+        (i < self.path_start[f + 1]).then_some(i)
+    }
+
+    fn path_mut(&mut self, flow: FlowId, path: u8) -> Option<&mut Series> {
+        self.path_index(flow, path).map(|i| &mut self.paths[i])
+    }
+
+    /// Closes the run at `end`: integrates queues (and reordering buffers) up to it and
+    /// returns, per series, its bins covering [0, end).
+    pub fn finish(&mut self, end: Time) -> Finished {
+        let bin = self.bin.0;
+        for s in self.links.iter_mut().chain(&mut self.bearers) {
+            s.integrate_queue(bin, end);
         }
-        let n_bins = (end.0.div_ceil(self.bin.0)) as usize;
-        let rows = |s: &Series| -> Vec<BinRow> {
-            let mut carried: Option<TransportSample> = None;
-            (0..n_bins)
-                .map(|i| {
-                    let start = Time(i as u64 * self.bin.0);
-                    let stop = Time(((i as u64 + 1) * self.bin.0).min(end.0));
-                    let mut counters = s.bins.get(i).copied().unwrap_or_default();
-                    match counters.transport {
-                        Some(t) => carried = Some(t),
-                        None => counters.transport = carried,
-                    }
-                    BinRow { start, length: stop - start, counters }
-                })
-                .collect()
-        };
-        (self.flows.iter().map(rows).collect(), self.links.iter().map(rows).collect())
+        let rows = |s: &Series| s.rows(self.bin, end);
+        Finished {
+            flows: self.flows.iter().map(rows).collect(),
+            links: self.links.iter().map(rows).collect(),
+            paths: self.path_start.windows(2).map(|w| self.paths[w[0]..w[1]].iter().map(rows).collect()).collect(),
+            legs: self.legs.chunks(2).map(|pair| [rows(&pair[0]), rows(&pair[1])]).collect(),
+            bearers: self.bearers.iter().map(rows).collect(),
+        }
     }
 }
 
 impl Recorder for BinnedRecorder {
     fn link_delivered(&mut self, now: Time, link: LinkId, bytes: u32) {
         let idx = self.index(now);
-        let s = &mut self.links[link.0 as usize];
-        let c = s.bin(idx);
-        c.bytes_delivered += bytes as u64;
-        c.packets_delivered += 1;
-        s.total.bytes_delivered += bytes as u64;
-        s.total.packets_delivered += 1;
+        self.links[link.0 as usize].delivered(idx, 1, bytes as u64);
     }
 
     fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, _bytes: u32) {
         let idx = self.index(now);
-        let s = &mut self.links[link.0 as usize];
-        s.bin(idx).drops[cause_index(cause)] += 1;
-        s.total.drops[cause_index(cause)] += 1;
+        self.links[link.0 as usize].dropped(idx, cause);
     }
 
     fn link_queue(&mut self, now: Time, link: LinkId, packets: u32, bytes: u64) {
-        let l = link.0 as usize;
-        self.integrate_queue(l, now);
-        let s = &mut self.links[l];
+        let bin = self.bin.0;
+        let s = &mut self.links[link.0 as usize];
+        s.integrate_queue(bin, now);
         s.queue_packets = packets;
         s.queue_bytes = bytes;
     }
@@ -210,26 +318,76 @@ impl Recorder for BinnedRecorder {
 
     fn flow_delivered(&mut self, now: Time, flow: FlowId, bytes: u64) {
         let idx = self.index(now);
-        let s = &mut self.flows[flow.0 as usize];
-        let c = s.bin(idx);
-        c.bytes_delivered += bytes;
-        c.packets_delivered += 1;
-        s.total.bytes_delivered += bytes;
-        s.total.packets_delivered += 1;
+        self.flows[flow.0 as usize].delivered(idx, 1, bytes);
     }
 
     fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, _bytes: u32) {
         let idx = self.index(now);
-        let s = &mut self.flows[flow.0 as usize];
-        s.bin(idx).drops[cause_index(cause)] += 1;
-        s.total.drops[cause_index(cause)] += 1;
+        self.flows[flow.0 as usize].dropped(idx, cause);
     }
 
     fn flow_transport(&mut self, now: Time, flow: FlowId, sample: &TransportSample) {
         let idx = self.index(now);
-        let s = &mut self.flows[flow.0 as usize];
-        s.bin(idx).transport = Some(*sample);
-        s.total.transport = Some(*sample);
+        self.flows[flow.0 as usize].transport(idx, sample);
+    }
+
+    fn path_delivered(&mut self, now: Time, flow: FlowId, path: u8, bytes: u32) {
+        let idx = self.index(now);
+        if let Some(s) = self.path_mut(flow, path) {
+            s.delivered(idx, 1, bytes as u64);
+        }
+    }
+
+    fn path_dropped(&mut self, now: Time, flow: FlowId, path: u8, cause: DropCause, _bytes: u32) {
+        let idx = self.index(now);
+        if let Some(s) = self.path_mut(flow, path) {
+            s.dropped(idx, cause);
+        }
+    }
+
+    fn path_transport(&mut self, now: Time, flow: FlowId, path: u8, sample: &TransportSample) {
+        let idx = self.index(now);
+        if let Some(s) = self.path_mut(flow, path) {
+            s.transport(idx, sample);
+        }
+    }
+
+    fn leg_delivered(&mut self, now: Time, bearer: BearerId, leg: u8, bytes: u32) {
+        let idx = self.index(now);
+        if let Some(s) = self.legs.get_mut(2 * bearer.0 as usize + leg as usize) {
+            s.delivered(idx, 1, bytes as u64);
+        }
+    }
+
+    fn leg_dropped(&mut self, now: Time, bearer: BearerId, leg: u8, cause: DropCause, _bytes: u32) {
+        let idx = self.index(now);
+        if let Some(s) = self.legs.get_mut(2 * bearer.0 as usize + leg as usize) {
+            s.dropped(idx, cause);
+        }
+    }
+
+    fn bearer_delivered(&mut self, now: Time, bearer: BearerId, sdus: u64, bytes: u64, reorder_delay: Dur) {
+        let idx = self.index(now);
+        if let Some(s) = self.bearers.get_mut(bearer.0 as usize) {
+            s.delivered(idx, sdus, bytes);
+            s.bin(idx).reorder_delay_ns += reorder_delay.0;
+            s.total.reorder_delay_ns += reorder_delay.0;
+        }
+    }
+
+    fn bearer_dropped(&mut self, now: Time, bearer: BearerId, cause: DropCause, _bytes: u32) {
+        let idx = self.index(now);
+        if let Some(s) = self.bearers.get_mut(bearer.0 as usize) {
+            s.dropped(idx, cause);
+        }
+    }
+
+    fn bearer_buffer(&mut self, now: Time, bearer: BearerId, pdus: u32) {
+        let bin = self.bin.0;
+        if let Some(s) = self.bearers.get_mut(bearer.0 as usize) {
+            s.integrate_queue(bin, now);
+            s.queue_packets = pdus;
+        }
     }
 }
 
@@ -266,7 +424,7 @@ mod tests {
                 r.link_delivered(Time(*t), LinkId(0), *b);
             }
             let total = r.flow_total(FlowId(0)).bytes_delivered;
-            let (flows, links) = r.finish(Time(10_000_000_000));
+            let Finished { flows, links, .. } = r.finish(Time(10_000_000_000));
             prop_assert_eq!(flows[0].iter().map(|b| b.counters.bytes_delivered).sum::<u64>(), total);
             prop_assert_eq!(links[0].iter().map(|b| b.counters.bytes_delivered).sum::<u64>(), total);
             prop_assert_eq!(flows[0].len(), 100);
@@ -280,7 +438,7 @@ mod tests {
         r.link_queue(Time::ZERO, LinkId(0), 0, 0);
         r.link_queue(Time(50_000_000), LinkId(0), 10, 15_000);
         r.link_queue(Time(150_000_000), LinkId(0), 0, 0);
-        let (_, links) = r.finish(Time(250_000_000));
+        let links = r.finish(Time(250_000_000)).links;
         let means: Vec<f64> = links[0].iter().map(|b| b.mean_queue_packets()).collect();
         assert_eq!(means, vec![5.0, 5.0, 0.0]);
         assert_eq!(links[0][2].length, Dur::from_millis(50));
@@ -294,17 +452,68 @@ mod tests {
         r.flow_transport(Time(10_000_000), FlowId(0), &at(10));
         r.flow_transport(Time(90_000_000), FlowId(0), &at(20));
         r.flow_transport(Time(310_000_000), FlowId(0), &at(40));
-        let (flows, _) = r.finish(Time(400_000_000));
+        let flows = r.finish(Time(400_000_000)).flows;
         let cwnds: Vec<u64> = flows[0].iter().map(|b| b.counters.transport.unwrap().cwnd).collect();
         assert_eq!(cwnds, vec![20, 20, 20, 40]);
         assert_eq!(r.flow_total(FlowId(0)).transport.unwrap().cwnd, 40);
     }
 
     #[test]
+    fn path_series_exist_only_for_the_flows_given_paths() {
+        let mut r = BinnedRecorder::new(Dur::from_millis(100), 2, 0).with_paths(&[0, 2]);
+        r.path_delivered(Time(10_000_000), FlowId(0), 0, 1000);
+        r.path_delivered(Time(10_000_000), FlowId(1), 0, 1000);
+        r.path_delivered(Time(150_000_000), FlowId(1), 1, 500);
+        r.path_delivered(Time(150_000_000), FlowId(1), 2, 500);
+        r.path_dropped(Time(20_000_000), FlowId(1), 1, DropCause::Queue, 1500);
+        r.path_transport(Time(30_000_000), FlowId(1), 1, &TransportSample { cwnd: 7, ..Default::default() });
+        assert_eq!((r.path_count(FlowId(0)), r.path_count(FlowId(1))), (0, 2));
+        assert!(r.path_total(FlowId(0), 0).is_none());
+        assert_eq!(r.path_total(FlowId(1), 1).unwrap().bytes_delivered, 500);
+        let rows = r.finish(Time(200_000_000));
+        assert!(rows.paths[0].is_empty());
+        let [p0, p1] = [&rows.paths[1][0], &rows.paths[1][1]];
+        assert_eq!(p0.iter().map(|b| b.counters.bytes_delivered).collect::<Vec<_>>(), vec![1000, 0]);
+        assert_eq!(p1.iter().map(|b| b.counters.bytes_delivered).collect::<Vec<_>>(), vec![0, 500]);
+        assert_eq!(p1[0].counters.drops_by(DropCause::Queue), 1);
+        // The sender's state carries over to the next bin, as a flow's does.
+        assert_eq!(p1[1].counters.transport.unwrap().cwnd, 7);
+        assert_eq!(p0[1].counters.transport, None);
+    }
+
+    #[test]
+    fn bearer_series_keep_legs_reordering_delay_and_the_buffer() {
+        let mut r = BinnedRecorder::new(Dur::from_millis(100), 1, 0).with_bearers(2);
+        let b = BearerId(1);
+        r.leg_delivered(Time(10_000_000), b, 0, 100);
+        r.leg_delivered(Time(20_000_000), b, 1, 200);
+        r.leg_dropped(Time(20_000_000), b, 1, DropCause::RandomLoss, 200);
+        r.bearer_delivered(Time(20_000_000), b, 2, 250, Dur::from_millis(30));
+        r.bearer_delivered(Time(40_000_000), b, 1, 100, Dur::ZERO);
+        r.bearer_dropped(Time(120_000_000), b, DropCause::PdcpLate, 100);
+        // 4 PDUs held from 50 ms to 150 ms.
+        r.bearer_buffer(Time(50_000_000), b, 4);
+        r.bearer_buffer(Time(150_000_000), b, 0);
+        assert_eq!(r.leg_total(b, 1).bytes_delivered, 200);
+        assert_eq!(r.bearer_total(b).reorder_delay_ns, 30_000_000);
+        let rows = r.finish(Time(200_000_000));
+        assert_eq!(rows.legs.len(), 2);
+        assert_eq!(rows.legs[1][0][0].counters.bytes_delivered, 100);
+        assert_eq!(rows.legs[1][1][0].counters.drops_by(DropCause::RandomLoss), 1);
+        let bearer = &rows.bearers[1];
+        assert_eq!(bearer[0].counters.bytes_delivered, 350);
+        assert_eq!(bearer[0].mean_reorder_delay_ms(), Some(10.0));
+        assert_eq!(bearer[1].mean_reorder_delay_ms(), None);
+        assert_eq!(bearer[1].counters.drops_by(DropCause::PdcpLate), 1);
+        assert_eq!(bearer.iter().map(BinRow::mean_queue_packets).collect::<Vec<_>>(), vec![2.0, 2.0]);
+        assert!(rows.bearers[0].iter().all(|b| b.counters == Counters::default()));
+    }
+
+    #[test]
     fn throughput_uses_the_actual_length_of_a_short_last_bin() {
         let mut r = BinnedRecorder::new(Dur::from_millis(100), 1, 0);
         r.flow_delivered(Time(120_000_000), FlowId(0), 12_500);
-        let (flows, _) = r.finish(Time(150_000_000));
+        let flows = r.finish(Time(150_000_000)).flows;
         assert_eq!(flows[0].len(), 2);
         assert!((flows[0][1].throughput_mbps() - 2.0).abs() < 1e-12);
     }

@@ -7,7 +7,7 @@
 //! send answers with [`Network::send`]) before the element that released it produces its
 //! next output.
 
-use multiconn_core::{DropCause, FlowId, LinkId, Packet, Time};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_link::QueueState;
 
 use crate::network::{ElementId, Network};
@@ -58,4 +58,24 @@ pub trait Driver {
     /// Link direction `link` was just serviced (it may have room again): hosts that feed it
     /// directly can send now.
     fn link_serviced(&mut self, _net: &mut Network, _now: Time, _link: LinkId) {}
+
+    /// A PDU of `size` bytes (PDCP header included) reached split bearer `bearer`'s receiving
+    /// entity over its leg `leg` (0 or 1); copies and PDUs it then discards included.
+    fn leg_arrived(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _size: u32) {}
+
+    /// Leg `leg` of split bearer `bearer` dropped one of the bearer's PDUs (a random loss the
+    /// bearer then resends over the other leg included).
+    fn leg_dropped(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _cause: DropCause, _size: u32) {}
+
+    /// Split bearer `bearer`'s receiving entity delivered `sdus` SDUs of `bytes` in all (header
+    /// removed) in order upwards; `reorder_delay` is the sum of the time they waited in its
+    /// reordering buffer.
+    fn bearer_delivered(&mut self, _now: Time, _bearer: BearerId, _sdus: u64, _bytes: u64, _reorder_delay: Dur) {}
+
+    /// Split bearer `bearer` dropped a PDU: its transmitter refused it (`pdcp_window`) or its
+    /// receiver discarded it late (`pdcp_late`).
+    fn bearer_dropped(&mut self, _now: Time, _bearer: BearerId, _cause: DropCause, _size: u32) {}
+
+    /// Split bearer `bearer`'s reordering buffer now holds `pdus` PDUs.
+    fn bearer_buffer(&mut self, _now: Time, _bearer: BearerId, _pdus: u32) {}
 }

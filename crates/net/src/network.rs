@@ -21,7 +21,7 @@
 //! find nothing due. The order of every call into the driver, and so of every wake-up it
 //! schedules, is the order of the events themselves.
 
-use multiconn_core::{DropCause, FlowId, LinkId, Packet, Time};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::{Link, LinkOutput, QueueState};
@@ -72,6 +72,18 @@ struct BearerSlot {
     bearer: SplitBearer,
     info: BearerInfo,
     timer: LazyTimer,
+    /// The receiving entity as last reported to the driver.
+    reported: RxReported,
+}
+
+/// What the driver was last told of a bearer's receiving entity: running totals of what it
+/// delivered, and its buffer.
+#[derive(Debug, Clone, Copy, Default)]
+struct RxReported {
+    sdus: u64,
+    bytes: u64,
+    reorder_delay: Dur,
+    buffered: usize,
 }
 
 impl BearerSlot {
@@ -117,7 +129,7 @@ impl Network {
                     if let Hop::Split { split, legs } = *hop {
                         per_hop[h] = Some(bearers.len());
                         let info = BearerInfo { split, flow: f, path: p as u8, hop: h as u16, legs };
-                        bearers.push(BearerSlot { bearer: SplitBearer::new(&splits[split]), info, timer: LazyTimer::default() });
+                        bearers.push(BearerSlot { bearer: SplitBearer::new(&splits[split]), info, timer: LazyTimer::default(), reported: RxReported::default() });
                     }
                 }
                 per_path.push(per_hop);
@@ -181,6 +193,11 @@ impl Network {
     /// The bearers serving the hops of `flow`'s path `path` (forward route), by hop.
     pub fn bearers_of(&self, flow: FlowId, path: u8) -> &[Option<usize>] {
         &self.entities[flow.0 as usize][path as usize]
+    }
+
+    /// The number of split bearers ([`BearerId`]s run from 0 to this, excluded).
+    pub fn bearer_count(&self) -> usize {
+        self.bearers.len()
     }
 
     /// Split bearer `e`: its PDCP entities and measurements.
@@ -264,15 +281,21 @@ impl Network {
     fn dropped(&mut self, l: usize, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
         d.link_dropped(now, LinkId(l as u32), cause, pkt.size);
         let f = pkt.flow.0 as usize;
-        // Random loss on a split leg is transport loss the split may recover.
-        let pkt = match self.entity(f, pkt.path, pkt.hop) {
-            Some(e) if pkt.route == 0 && cause == DropCause::RandomLoss => {
+        // Route 0 at a split hop: the packet was on one of the split's legs.
+        let leg = match self.entity(f, pkt.path, pkt.hop) {
+            Some(e) if pkt.route == 0 => {
                 let leg = self.bearers[e].leg_of(l);
-                match self.bearers[e].bearer.lost_on_leg(leg, pkt) {
-                    Some(pkt) => pkt,
-                    None => return,
-                }
+                d.leg_dropped(now, BearerId(e as u32), leg as u8, cause, pkt.size);
+                Some((e, leg))
             }
+            _ => None,
+        };
+        // Random loss on a split leg is transport loss the split may recover.
+        let pkt = match leg {
+            Some((e, leg)) if cause == DropCause::RandomLoss => match self.bearers[e].bearer.lost_on_leg(leg, pkt) {
+                Some(pkt) => pkt,
+                None => return,
+            },
             _ => pkt,
         };
         self.in_flight[f] -= 1;
@@ -319,6 +342,7 @@ impl Network {
             Err(_) => {
                 // Window full or COUNT exhausted: the proxy drops the packet.
                 self.in_flight[pkt.flow.0 as usize] -= 1;
+                d.bearer_dropped(now, BearerId(e as u32), DropCause::PdcpWindow, pkt.size);
                 d.lost(self, now, Loss::of(&pkt, DropCause::PdcpWindow));
             }
         }
@@ -329,12 +353,16 @@ impl Network {
         let mut forward = std::mem::take(&mut self.forward);
         let slot = &mut self.bearers[e];
         let leg = slot.leg_of(l);
+        d.leg_arrived(now, BearerId(e as u32), leg as u8, pkt.size);
         let late = Loss::of(&pkt, DropCause::PdcpLate);
         let duplicating = matches!(slot.bearer.tx_policy(), SplitPolicy::Duplicate);
-        if let Arrival::Discarded(outcome) = slot.bearer.arrive(now, leg, pkt, &mut forward) {
+        let arrival = slot.bearer.arrive(now, leg, pkt, &mut forward);
+        self.report_receiver(e, now, d);
+        if let Arrival::Discarded(outcome) = arrival {
             self.in_flight[late.flow.0 as usize] -= 1;
             // A late copy under duplication is the spare copy of a delivered packet, not a loss.
             if outcome == RxOutcome::Late && !duplicating {
+                d.bearer_dropped(now, BearerId(e as u32), DropCause::PdcpLate, late.size);
                 d.lost(self, now, late);
             } else {
                 d.absorbed(self, now, late.flow);
@@ -350,6 +378,7 @@ impl Network {
         }
         let mut forward = std::mem::take(&mut self.forward);
         self.bearers[e].bearer.service_receiver(now, &mut forward);
+        self.report_receiver(e, now, d);
         if self.bearers[e].bearer.switch_due(now) == Some(false) {
             self.discard_copies(e, now, d);
         }
@@ -379,6 +408,22 @@ impl Network {
         self.in_flight[flow] -= gone.len() as u64;
         d.absorbed(self, now, FlowId(flow as u32));
         self.note_queue(l, now, d);
+    }
+
+    /// Tells the driver what the receiving entity of bearer `e` delivered, and how full its
+    /// buffer is, since it was last told.
+    fn report_receiver(&mut self, e: usize, now: Time, d: &mut impl Driver) {
+        let slot = &mut self.bearers[e];
+        let (rx, m) = (&slot.bearer.rx, &slot.bearer.measures);
+        let now_state = RxReported { sdus: rx.stats().delivered, bytes: m.delivered_bytes, reorder_delay: m.reorder_delay_sum, buffered: rx.buffered() };
+        let was = std::mem::replace(&mut slot.reported, now_state);
+        let id = BearerId(e as u32);
+        if now_state.sdus != was.sdus {
+            d.bearer_delivered(now, id, now_state.sdus - was.sdus, now_state.bytes - was.bytes, now_state.reorder_delay - was.reorder_delay);
+        }
+        if now_state.buffered != was.buffered {
+            d.bearer_buffer(now, id, now_state.buffered as u32);
+        }
     }
 
     /// Sends on what the receiving side of bearer `e` released.

@@ -53,8 +53,12 @@ struct LegWindow {
 /// What the receiving side measured over the run.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RxMeasures {
-    /// PDUs that arrived over each leg (duplicates included).
+    /// PDUs that arrived over each leg (duplicates included), and their bytes (PDCP header
+    /// included).
     pub arrivals: [u64; 2],
+    pub arrival_bytes: [u64; 2],
+    /// Bytes of the SDUs delivered in order upwards (header removed).
+    pub delivered_bytes: u64,
     /// Σ and max of (delivery time − arrival time) over delivered SDUs.
     pub reorder_delay_sum: Dur,
     pub reorder_delay_max: Dur,
@@ -161,6 +165,7 @@ impl SplitBearer {
     /// `forward` collects those that leave it at once.
     pub fn arrive(&mut self, now: Time, leg: usize, pkt: Packet, forward: &mut Vec<Packet>) -> Arrival {
         self.measures.arrivals[leg] += 1;
+        self.measures.arrival_bytes[leg] += u64::from(pkt.size);
         let sn = pkt.lower_sn;
         let count = self.rx.count_of(sn);
         if let Some(sent) = count.checked_sub(self.sent_base).and_then(|i| self.sent_at.get(usize::try_from(i).ok()?)) {
@@ -196,6 +201,7 @@ impl SplitBearer {
             self.measures.reorder_delay_sum = self.measures.reorder_delay_sum + waited;
             self.measures.reorder_delay_max = self.measures.reorder_delay_max.max(waited);
             pkt.size -= self.header;
+            self.measures.delivered_bytes += u64::from(pkt.size);
             if self.processing == Dur::ZERO {
                 forward.push(pkt);
             } else {

@@ -104,6 +104,8 @@ pub struct Receiver<T> {
     timer: Option<Time>,
     /// Slot i holds COUNT rx_deliv + i.
     ring: VecDeque<Slot<T>>,
+    /// Slots of `ring` that are `Held`.
+    held: usize,
     stats: RxStats,
 }
 
@@ -114,7 +116,7 @@ impl<T> Receiver<T> {
 
     /// A receiver whose RX_DELIV = RX_NEXT = `count` (test vectors start mid-sequence).
     pub fn starting_at(cfg: ReceiverConfig, count: i64) -> Receiver<T> {
-        Receiver { cfg, rx_next: count, rx_deliv: count, rx_reord: count, timer: None, ring: VecDeque::new(), stats: RxStats::default() }
+        Receiver { cfg, rx_next: count, rx_deliv: count, rx_reord: count, timer: None, ring: VecDeque::new(), held: 0, stats: RxStats::default() }
     }
 
     pub fn rx_next(&self) -> i64 {
@@ -129,6 +131,10 @@ impl<T> Receiver<T> {
     }
     pub fn stats(&self) -> RxStats {
         self.stats
+    }
+    /// SDUs stored in the reordering buffer now, waiting for a gap below them to fill.
+    pub fn buffered(&self) -> usize {
+        self.held
     }
 
     /// RCVD_COUNT for a received SN (§5.2.2.1), anchored on RX_DELIV; may be negative.
@@ -167,6 +173,7 @@ impl<T> Receiver<T> {
         let before = out.len();
         if self.cfg.reordering {
             self.ring[index] = Slot::Held(sdu);
+            self.held += 1;
         } else {
             self.ring[index] = Slot::Passed;
             out.push((count, sdu));
@@ -234,6 +241,7 @@ impl<T> Receiver<T> {
                         out.push((self.rx_deliv + i as i64, sdu));
                     }
                 }
+                self.held = 0;
                 self.rx_next = 0;
                 self.rx_deliv = 0;
                 self.rx_reord = 0;
@@ -258,7 +266,10 @@ impl<T> Receiver<T> {
         self.stats.timer_expiries += 1;
         while self.rx_deliv < self.rx_reord {
             match self.ring.pop_front() {
-                Some(Slot::Held(sdu)) => out.push((self.rx_deliv, sdu)),
+                Some(Slot::Held(sdu)) => {
+                    self.held -= 1;
+                    out.push((self.rx_deliv, sdu));
+                }
                 Some(Slot::Passed) => {}
                 Some(Slot::Empty) | None => self.stats.given_up += 1,
             }
@@ -277,6 +288,7 @@ impl<T> Receiver<T> {
                 break;
             }
             if let Some(Slot::Held(sdu)) = self.ring.pop_front() {
+                self.held -= 1;
                 out.push((self.rx_deliv, sdu));
             }
             self.rx_deliv += 1;

@@ -899,6 +899,7 @@ impl Connection {
         let size = header_size(ptype, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
         if retransmit {
             self.stats.retransmissions += 1;
+            self.paths[path].counters.retransmissions += 1;
         }
         Some(QuicPacket { ptype, pn, pn_len, frames, size: size as u32 })
     }
@@ -1350,6 +1351,13 @@ impl Endpoint for Connection {
     fn on_path_action(&mut self, now: Time, action: PathAction) {
         self.apply_path_action(now, action);
         self.after_event(now);
+    }
+
+    /// With multipath, one entry per path a path ID was opened on; none without.
+    fn path_samples(&self, out: &mut Vec<(u8, TransportSample)>) {
+        if self.mp.is_some() {
+            out.extend(self.paths.iter().enumerate().filter(|(_, path)| path.path_id.is_some()).map(|(p, path)| (p as u8, path.sample())));
+        }
     }
 
     /// One entry per path with multipath; none without.

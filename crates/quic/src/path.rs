@@ -32,7 +32,7 @@
 use std::collections::VecDeque;
 
 use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator, RttVarRule, SharedMultipath};
-use multiconn_core::{Dur, Packet, Time};
+use multiconn_core::{Dur, Packet, Time, TransportSample};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
 use multiconn_transport::{MultipathParams, PathStats};
 
@@ -49,6 +49,8 @@ pub struct PathCounters {
     pub bytes_received: u64,
     /// Packets carrying copies of stream data sent on another path too.
     pub copies_sent: u64,
+    /// Packets sent on the path carrying data sent before (declared lost or probed again).
+    pub retransmissions: u64,
 }
 
 /// Where a path is in its life. The host's interface state, the backup status and the frames
@@ -128,6 +130,8 @@ pub struct PathState {
     pub cc_slot: usize,
     /// Packets declared lost on the route's earlier path IDs.
     pub lost_before: u64,
+    /// Losses found spurious on the route's earlier path IDs.
+    pub spurious_before: u64,
     pub counters: PathCounters,
     /// Packet numbers, RTT, loss detection and congestion control of the path.
     pub recovery: Recovery,
@@ -197,6 +201,22 @@ impl PathState {
     pub fn on_abandon_lost(&mut self) {
         if self.phase == PathPhase::Abandoned {
             self.phase = PathPhase::Abandoning;
+        }
+    }
+
+    /// The sending side's state on the path, for its time series: the current path ID's
+    /// window, bytes in flight and smoothed RTT (zero before the first sample), and counters
+    /// over every path ID opened on the route.
+    pub fn sample(&self) -> TransportSample {
+        let r = &self.recovery;
+        let rtt = r.rtt();
+        TransportSample {
+            cwnd: r.cwnd(),
+            bytes_in_flight: r.bytes_in_flight(),
+            srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
+            retransmissions: self.counters.retransmissions,
+            spurious_retransmissions: self.spurious_before + r.stats().spurious_losses,
+            lost: self.lost_before + r.stats().lost_packets,
         }
     }
 
@@ -301,6 +321,7 @@ impl PathTemplate {
             peer_status_seq: None,
             cc_slot: 0,
             lost_before: 0,
+            spurious_before: 0,
             counters: PathCounters::default(),
             recovery,
             pacer: Pacer::new(self.pacer),

@@ -255,8 +255,20 @@ fn split_json(world: &World, e: usize) -> Value {
     let m = &entity.measures;
     let leg_names: Vec<String> = world.net.bearer_info(e).legs.iter().map(|&l| world.links[l].name.clone()).collect();
     let mean_delay = if rx.delivered > 0 { m.reorder_delay_sum.as_millis_f64() / rx.delivered as f64 } else { 0.0 };
+    let per_leg: Vec<Value> = (0..2)
+        .map(|i| {
+            json!({
+                "leg": leg_names[i],
+                "pdus_sent": tx.pdus[i],
+                "bytes_sent": tx.bytes[i],
+                "pdus_arrived": m.arrivals[i],
+                "bytes_arrived": m.arrival_bytes[i],
+            })
+        })
+        .collect();
     json!({
         "legs": leg_names,
+        "per_leg": per_leg,
         "pdus_sent": tx.pdus,
         "bytes_sent": tx.bytes,
         "window_full": tx.window_full,
@@ -278,7 +290,13 @@ fn split_json(world: &World, e: usize) -> Value {
 
 /// Column names of the time-series table, in order. Transport columns are empty (NaN) for
 /// links and UDP flows; `retransmissions` and `spurious_retransmissions` count per bin.
-pub const COLUMNS: [(&str, ColumnType); 19] = [
+///
+/// Row kinds: `flow`, `link`, then `path` (each path of a flow with more than one), `leg`
+/// (each leg of each split bearer) and `bearer` (each split bearer: one flow's path crossing
+/// one split). `path` is the flow's path index on path, leg and bearer rows and -1 on flow and
+/// link rows; `leg` the leg's link name on leg rows and empty elsewhere; `reorder_delay_ms` and
+/// `reorder_buffer_pdus` are set on bearer rows only (NaN elsewhere).
+pub const COLUMNS: [(&str, ColumnType); 23] = [
     ("time_s", ColumnType::F64),
     ("kind", ColumnType::Str),
     ("name", ColumnType::Str),
@@ -298,6 +316,10 @@ pub const COLUMNS: [(&str, ColumnType); 19] = [
     ("srtt_ms", ColumnType::F64),
     ("retransmissions", ColumnType::F64),
     ("spurious_retransmissions", ColumnType::F64),
+    ("path", ColumnType::I64),
+    ("leg", ColumnType::Str),
+    ("reorder_delay_ms", ColumnType::F64),
+    ("reorder_buffer_pdus", ColumnType::F64),
 ];
 
 /// One row per message of every message flow; no columns when the run has none.
@@ -358,9 +380,21 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
     Some(t.since(sent))
 }
 
-/// One row per (entity, bin): every flow's bins, then every link direction's.
+/// What a time-series row is about beyond its kind, name and direction.
+#[derive(Clone, Copy)]
+enum RowOf<'a> {
+    Flow,
+    Link,
+    Path(u8),
+    Leg { path: u8, leg: &'a str },
+    Bearer(u8),
+}
+
+/// One row per (entity, bin): every flow's bins, every link direction's, then every path's of
+/// the flows with more than one, every split bearer leg's and every split bearer's (bearers
+/// in the order of their flows, paths and hops; legs in the split's order).
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
-    let (flow_rows, link_rows) = world.hosts.recorder.finish(end);
+    let rows = world.hosts.recorder.finish(end);
     let mut time_s = Vec::new();
     let mut kind = Vec::new();
     let mut name = Vec::new();
@@ -375,9 +409,13 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let mut srtt = Vec::new();
     let mut retx = Vec::new();
     let mut spurious = Vec::new();
-    let mut push = |k: &str, n: &str, d: &str, rows: &[BinRow], is_link: bool| {
+    let mut path_col = Vec::new();
+    let mut leg_col = Vec::new();
+    let mut reorder_delay = Vec::new();
+    let mut reorder_buffer = Vec::new();
+    let mut push = |k: &str, n: &str, d: &str, bins: &[BinRow], of: RowOf| {
         let mut before = (0u64, 0u64);
-        for r in rows {
+        for r in bins {
             match r.counters.transport {
                 Some(t) => {
                     cwnd.push(t.cwnd as f64);
@@ -402,15 +440,49 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
             for (i, cause) in DropCause::ALL.iter().enumerate() {
                 drops[i].push(r.counters.drops_by(*cause) as i64);
             }
+            let is_link = matches!(of, RowOf::Link);
             q_packets.push(if is_link { tidy(r.mean_queue_packets()) } else { f64::NAN });
             q_bytes.push(if is_link { tidy(r.mean_queue_bytes()) } else { f64::NAN });
+            let (path, leg) = match of {
+                RowOf::Flow | RowOf::Link => (-1, ""),
+                RowOf::Path(p) | RowOf::Bearer(p) => (i64::from(p), ""),
+                RowOf::Leg { path, leg } => (i64::from(path), leg),
+            };
+            path_col.push(path);
+            leg_col.push(leg.to_string());
+            match of {
+                RowOf::Bearer(_) => {
+                    reorder_delay.push(r.mean_reorder_delay_ms().map_or(f64::NAN, tidy));
+                    reorder_buffer.push(tidy(r.mean_queue_packets()));
+                }
+                _ => {
+                    reorder_delay.push(f64::NAN);
+                    reorder_buffer.push(f64::NAN);
+                }
+            }
         }
     };
-    for (f, rows) in world.hosts.flows.iter().zip(&flow_rows) {
-        push("flow", &f.spec.name, "", rows, false);
+    for (f, bins) in world.hosts.flows.iter().zip(&rows.flows) {
+        push("flow", &f.spec.name, "", bins, RowOf::Flow);
     }
-    for (l, rows) in world.links.iter().zip(&link_rows) {
-        push("link", &l.name, l.direction.name(), rows, true);
+    for (l, bins) in world.links.iter().zip(&rows.links) {
+        push("link", &l.name, l.direction.name(), bins, RowOf::Link);
+    }
+    for (f, paths) in world.hosts.flows.iter().zip(&rows.paths) {
+        for (p, bins) in paths.iter().enumerate() {
+            push("path", &f.spec.name, "", bins, RowOf::Path(p as u8));
+        }
+    }
+    for (e, legs) in rows.legs.iter().enumerate() {
+        let info = world.net.bearer_info(e);
+        let flow = &world.hosts.flows[info.flow].spec.name;
+        for (leg, bins) in info.legs.iter().zip(legs) {
+            push("leg", flow, "", bins, RowOf::Leg { path: info.path, leg: &world.links[*leg].name });
+        }
+    }
+    for (e, bins) in rows.bearers.iter().enumerate() {
+        let info = world.net.bearer_info(e);
+        push("bearer", &world.hosts.flows[info.flow].spec.name, "", bins, RowOf::Bearer(info.path));
     }
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
     let columns = [
@@ -433,6 +505,10 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::F64(srtt),
         Column::F64(retx),
         Column::F64(spurious),
+        Column::I64(path_col),
+        Column::Str(leg_col),
+        Column::F64(reorder_delay),
+        Column::F64(reorder_buffer),
     ];
     crate::named_columns(&COLUMNS, columns)
 }

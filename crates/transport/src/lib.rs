@@ -191,6 +191,11 @@ pub trait Endpoint: Send {
     /// Per-path counters of a multipath endpoint, one entry per path it has opened; nothing
     /// for single-path endpoints.
     fn path_stats(&self, _out: &mut Vec<PathStats>) {}
+    /// The sending side's state on each path of a multipath endpoint that carries or carried
+    /// packets (QUIC: a path ID was opened on it; MPTCP: its subflow is established), as
+    /// (path, sample); counters are cumulative on the path since the connection started,
+    /// over every path ID opened on it. Nothing for single-path endpoints. Appends to `out`.
+    fn path_samples(&self, _out: &mut Vec<(u8, TransportSample)>) {}
     /// Workload [`Workload::Messages`], server: opens a unidirectional stream to the client
     /// and returns its id.
     fn open_stream(&mut self, _options: StreamOptions) -> Result<u64, AppError> {

@@ -42,8 +42,10 @@ DEFAULT_FLOW_METRICS = ("goodput_mbps", "bytes_delivered", "completion_s")
 """Flow summary fields every result row carries; `[metrics] flow` adds more."""
 RUN_METRICS = ("jain_fairness",)
 TIMESERIES_COLUMNS: tuple[str, ...] = tuple(
-    name for name, kind in _native.TIMESERIES_COLUMNS if kind != "str" and name != "time_s")
-"""The numeric columns of a run's time series, time aside (see README, Metrics)."""
+    name for name, kind in _native.TIMESERIES_COLUMNS
+    if kind != "str" and name not in ("time_s", "path"))
+"""The numeric columns of a run's time series, time and the path index aside (see README,
+Metrics)."""
 
 # A unit starts with a letter or "%": "1:1" or "90/10" are labels, not numbers with a unit.
 _NUMBER_WITH_UNIT = re.compile(

@@ -1,6 +1,7 @@
 //! Properties of the PDCP receiver under arbitrary arrival orders, duplicates and timers:
 //! delivery is in ascending COUNT order, nothing is delivered twice, and every PDU accepted
 //! (inside the window when it arrived) is delivered once its gaps are filled or given up.
+//! At every step the reordering buffer holds exactly the accepted PDUs not yet delivered.
 
 use multiconn_core::{Dur, Time};
 use multiconn_pdcp::{Receiver, ReceiverConfig, RxOutcome, SnLength};
@@ -16,15 +17,18 @@ fn run(arrivals: &[(u64, i64)], t_reordering: Option<u64>, start: i64) -> (Vec<i
         let now = Time::ZERO + Dur::from_millis(ms);
         while let Some(t) = rx.poll_timeout().filter(|&t| t <= now) {
             rx.handle_timeout(t, &mut out);
+            assert_eq!(rx.buffered(), accepted.len() - out.len());
         }
         let sn = count.rem_euclid(4096) as u32;
         if let RxOutcome::Accepted { .. } = rx.receive(now, sn, count, &mut out) {
             accepted.push(count);
         }
+        assert_eq!(rx.buffered(), accepted.len() - out.len(), "held = accepted - delivered");
     }
     while let Some(t) = rx.poll_timeout() {
         rx.handle_timeout(t, &mut out);
     }
+    assert_eq!(rx.buffered(), accepted.len() - out.len());
     for (count, sdu) in out {
         assert_eq!(count, sdu, "the SDU delivered under a COUNT is the one sent with it");
         delivered.push(count);

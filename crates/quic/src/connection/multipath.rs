@@ -237,6 +237,7 @@ impl Connection {
         fresh.cc_slot = slot;
         fresh.interface_up = old.interface_up;
         fresh.lost_before = old.lost_before + old.recovery.stats().lost_packets;
+        fresh.spurious_before = old.spurious_before + old.recovery.stats().spurious_losses;
         fresh.counters = old.counters;
         drop(std::mem::replace(&mut self.paths[p], fresh));
         mp.sync_coupling(p, &self.paths[p]);

@@ -9,7 +9,7 @@
 use crate::messages::MessageLog;
 use crate::resolve::{Flow, Resolved};
 use crate::schema::AppKind;
-use multiconn_core::{DropCause, FlowId, LinkId, Packet, Recorder, Time};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Recorder, Time, TransportSample};
 use multiconn_engine::{EventQueue, LazyTimer};
 use multiconn_link::QueueState;
 use multiconn_metrics::BinnedRecorder;
@@ -83,6 +83,8 @@ pub struct Hosts {
     pub(super) outbox: Vec<Packet>,
     /// Scratch space for the stream progress a client reports.
     pub(super) progress: Vec<StreamProgress>,
+    /// Scratch space for the per-path states a multipath sender reports.
+    pub(super) path_samples: Vec<(u8, TransportSample)>,
 }
 
 /// The bulk UDP flows feeding one link direction, served round-robin.
@@ -93,9 +95,9 @@ pub(super) struct Feeders {
 }
 
 impl Hosts {
-    /// The hosts of every flow; fails only if a transport refuses a connection the scenario's
-    /// validation accepted.
-    pub fn new(resolved: &Resolved) -> Result<Hosts, TransportError> {
+    /// The hosts of every flow, recording the series of the network's `bearers` split bearers
+    /// too; fails only if a transport refuses a connection the scenario's validation accepted.
+    pub fn new(resolved: &Resolved, bearers: usize) -> Result<Hosts, TransportError> {
         let mut feeders = vec![Feeders::default(); resolved.links.len()];
         let flows = resolved
             .flows
@@ -125,7 +127,9 @@ impl Hosts {
             })
             .collect::<Result<Vec<FlowState>, TransportError>>()?;
         let end = resolved.duration.map_or(Time::MAX, |d| Time(d.0));
-        let recorder = BinnedRecorder::new(resolved.bin, flows.len(), resolved.links.len());
+        // Per-path series for the flows with more than one path.
+        let paths: Vec<usize> = flows.iter().map(|f| if f.spec.is_multipath() { f.spec.path_count() } else { 0 }).collect();
+        let recorder = BinnedRecorder::new(resolved.bin, flows.len(), resolved.links.len()).with_paths(&paths).with_bearers(bearers);
         Ok(Hosts {
             queue: EventQueue::new(),
             flows,
@@ -136,6 +140,7 @@ impl Hosts {
             feeders,
             outbox: Vec::new(),
             progress: Vec::new(),
+            path_samples: Vec::new(),
         })
     }
 
@@ -186,7 +191,7 @@ impl Driver for Hosts {
         let f = pkt.flow.0 as usize;
         match self.flows[f].driver {
             FlowDriver::Transport(_) => {
-                self.path_arrived(f, &pkt);
+                self.path_arrived(f, &pkt, now);
                 self.arrive_at_endpoint(net, f, pkt, now);
             }
             FlowDriver::Udp(_) => self.arrive_at_sink(net, f, pkt, now),
@@ -196,7 +201,7 @@ impl Driver for Hosts {
     fn lost(&mut self, net: &Network, now: Time, loss: Loss) {
         self.recorder.flow_dropped(now, loss.flow, loss.cause, loss.size);
         let f = loss.flow.0 as usize;
-        self.path_dropped(f, loss.path, loss.route, loss.size);
+        self.path_dropped(f, &loss, now);
         self.check_done(net, f, now);
     }
 
@@ -218,5 +223,25 @@ impl Driver for Hosts {
 
     fn link_serviced(&mut self, net: &mut Network, now: Time, link: LinkId) {
         self.refill_feeders(net, link.0 as usize, now);
+    }
+
+    fn leg_arrived(&mut self, now: Time, bearer: BearerId, leg: u8, size: u32) {
+        self.recorder.leg_delivered(now, bearer, leg, size);
+    }
+
+    fn leg_dropped(&mut self, now: Time, bearer: BearerId, leg: u8, cause: DropCause, size: u32) {
+        self.recorder.leg_dropped(now, bearer, leg, cause, size);
+    }
+
+    fn bearer_delivered(&mut self, now: Time, bearer: BearerId, sdus: u64, bytes: u64, reorder_delay: Dur) {
+        self.recorder.bearer_delivered(now, bearer, sdus, bytes, reorder_delay);
+    }
+
+    fn bearer_dropped(&mut self, now: Time, bearer: BearerId, cause: DropCause, size: u32) {
+        self.recorder.bearer_dropped(now, bearer, cause, size);
+    }
+
+    fn bearer_buffer(&mut self, now: Time, bearer: BearerId, pdus: u32) {
+        self.recorder.bearer_buffer(now, bearer, pdus);
     }
 }

@@ -58,7 +58,7 @@ impl World {
     /// scenario's validation accepted.
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
-        let mut hosts = Hosts::new(resolved)?;
+        let mut hosts = Hosts::new(resolved, net.bearer_count())?;
         net.start(&mut hosts);
         hosts.start(&resolved.links);
         Ok(World { net, hosts, links: resolved.links.clone() })

@@ -10,9 +10,9 @@
 //! events into path actions (`Endpoint::on_path_action`).
 
 use crate::resolve::LinkDirection;
-use multiconn_core::{Packet, Time};
+use multiconn_core::{FlowId, Packet, Recorder, Time};
 use multiconn_multipath::{Action, LinkChange};
-use multiconn_net::{Hop, Network};
+use multiconn_net::{Hop, Loss, Network};
 use multiconn_transport::{PathAction, Role};
 
 use super::hosts::{FlowDriver, Hosts};
@@ -30,21 +30,29 @@ pub struct PathTraffic {
 }
 
 impl Hosts {
-    /// Counts a packet of a multipath flow that reached its host.
-    pub(super) fn path_arrived(&mut self, f: usize, pkt: &Packet) {
+    /// Counts a packet of a multipath flow that reached its host; the data direction's go
+    /// into the path's time series.
+    pub(super) fn path_arrived(&mut self, f: usize, pkt: &Packet, now: Time) {
         if let Some(t) = self.flows[f].path_traffic.get_mut(pkt.path as usize) {
             let t = &mut t[usize::from(pkt.route != 0)];
             t.packets_arrived += 1;
             t.bytes_arrived += u64::from(pkt.size);
+            if pkt.route == 0 {
+                self.recorder.path_delivered(now, pkt.flow, pkt.path, pkt.size);
+            }
         }
     }
 
-    /// Counts a packet of a multipath flow lost on its path.
-    pub(super) fn path_dropped(&mut self, f: usize, path: u8, route: u16, size: u32) {
-        if let Some(t) = self.flows[f].path_traffic.get_mut(path as usize) {
-            let t = &mut t[usize::from(route != 0)];
+    /// Counts a packet of a multipath flow lost on its path; the data direction's go into the
+    /// path's time series.
+    pub(super) fn path_dropped(&mut self, f: usize, loss: &Loss, now: Time) {
+        if let Some(t) = self.flows[f].path_traffic.get_mut(loss.path as usize) {
+            let t = &mut t[usize::from(loss.route != 0)];
             t.packets_dropped += 1;
-            t.bytes_dropped += u64::from(size);
+            t.bytes_dropped += u64::from(loss.size);
+            if loss.route == 0 {
+                self.recorder.path_dropped(now, FlowId(f as u32), loss.path, loss.cause, loss.size);
+            }
         }
     }
 

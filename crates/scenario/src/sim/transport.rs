@@ -31,6 +31,9 @@ pub struct ConnState {
     pub responses: Vec<(u32, Time)>,
     /// The server's last transport sample (what the time series last recorded).
     pub last_sample: TransportSample,
+    /// Multipath flows: the server's last sample on each path (what the path's time series
+    /// last recorded); empty for single-path flows.
+    pub last_path_samples: Vec<Option<TransportSample>>,
     /// qlog events (JSON text, one per event) of the client and the server.
     pub qlog_client: Vec<String>,
     pub qlog_server: Vec<String>,
@@ -68,6 +71,7 @@ pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Result<Option<Box<Conn
         first_byte_at: None,
         responses: Vec::new(),
         last_sample: TransportSample::default(),
+        last_path_samples: if f.is_multipath() { vec![None; f.path_count()] } else { Vec::new() },
         qlog_client: Vec::new(),
         qlog_server: Vec::new(),
     })))
@@ -150,6 +154,16 @@ impl Hosts {
                 if sample != conn.last_sample {
                     conn.last_sample = sample;
                     self.recorder.flow_transport(now, flow, &sample);
+                }
+                if !conn.last_path_samples.is_empty() {
+                    conn.server.path_samples(&mut self.path_samples);
+                    for (path, sample) in self.path_samples.drain(..) {
+                        let Some(last) = conn.last_path_samples.get_mut(path as usize) else { continue };
+                        if *last != Some(sample) {
+                            *last = Some(sample);
+                            self.recorder.path_transport(now, flow, path, &sample);
+                        }
+                    }
                 }
                 let q = &mut conn.qlog_server;
                 conn.server.drain_qlog(q);

@@ -13,4 +13,5 @@ mod multipath_scenario;
 mod netsim;
 mod path_manager;
 mod run;
+mod series;
 mod transport;

@@ -4,7 +4,12 @@
 //! single byte of a result shows up here as a readable diff.
 //!
 //! Each row carries the headline numbers and a digest of the run's whole summary (wall time
-//! removed) and time series, so "the table is unchanged" means "every output is unchanged".
+//! removed), time series and message table, so "the table is unchanged" means "every output
+//! is unchanged". The digest covers the outputs as they were when the net was first committed:
+//! the time series' flow and link rows in their first 19 columns, and the summary without the
+//! keys added since ([`ADDED_SUMMARY_KEYS`]); so it also proves that later additions left
+//! those untouched. A second digest per run, listed under the table, covers what was added:
+//! the path, leg and bearer rows, the columns after the first 19, and the added summary keys.
 //!
 //! To accept an intended change: `INSTA_UPDATE=always cargo test --release -p
 //! multiconn-scenario --test it netsim`, then review the diff of `tests/it/snapshots/` and
@@ -13,7 +18,7 @@
 use crate::common;
 
 use common::load_str;
-use multiconn_scenario::Simulation;
+use multiconn_scenario::{Column, Simulation};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -26,21 +31,123 @@ fn fnv(bytes: &[u8], mut h: u64) -> u64 {
     h
 }
 
-/// Runs `text` with `seed`; returns the summary and a digest of every output but wall time.
-fn run(text: &str, seed: u64) -> (Value, String) {
+/// The time-series columns the net was first committed with, in order.
+const BASE_COLUMNS: [&str; 19] = [
+    "time_s",
+    "kind",
+    "name",
+    "direction",
+    "bytes_delivered",
+    "throughput_mbps",
+    "drops_queue",
+    "drops_random_loss",
+    "drops_link_down",
+    "drops_udp_buffer",
+    "drops_pdcp_late",
+    "drops_pdcp_window",
+    "queue_packets",
+    "queue_bytes",
+    "cwnd_bytes",
+    "bytes_in_flight",
+    "srtt_ms",
+    "retransmissions",
+    "spurious_retransmissions",
+];
+
+/// The time-series row kinds the net was first committed with.
+const BASE_KINDS: [&str; 2] = ["flow", "link"];
+
+/// Summary keys added since the net was first committed (wherever they occur).
+const ADDED_SUMMARY_KEYS: [&str; 1] = ["per_leg"];
+
+/// `value` without the keys of [`ADDED_SUMMARY_KEYS`], at any depth.
+fn without_added_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in ADDED_SUMMARY_KEYS {
+                map.shift_remove(key);
+            }
+            map.values_mut().for_each(without_added_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_added_keys),
+        _ => {}
+    }
+}
+
+/// The rows of `column` where `keep` is true.
+fn rows_of(column: &Column, keep: &[bool]) -> Column {
+    fn pick<T: Clone>(values: &[T], keep: &[bool]) -> Vec<T> {
+        values.iter().zip(keep).filter(|(_, k)| **k).map(|(v, _)| v.clone()).collect()
+    }
+    match column {
+        Column::F64(v) => Column::F64(pick(v, keep)),
+        Column::I64(v) => Column::I64(pick(v, keep)),
+        Column::Str(v) => Column::Str(pick(v, keep)),
+    }
+}
+
+/// The values of the keys of [`ADDED_SUMMARY_KEYS`] in `value`, in document order.
+fn added_values<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if ADDED_SUMMARY_KEYS.contains(&key.as_str()) {
+                    out.push(v);
+                } else {
+                    added_values(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| added_values(v, out)),
+        _ => {}
+    }
+}
+
+/// What one run gives: its summary, the digest of the outputs the net was first committed
+/// with, and the digest of what was added since (see the module's documentation).
+struct Digests {
+    summary: Value,
+    base: String,
+    added: String,
+}
+
+/// Runs `text` with `seed`; returns its summary and both digests, wall time excluded.
+fn run_digests(text: &str, seed: u64) -> Digests {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("scenario should load: {e}\n{text}"));
     let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
     sim.run_to_end();
     let out = sim.finish();
     let mut summary: Value = serde_json::from_str(&out.summary_json).unwrap();
     summary.as_object_mut().unwrap().remove("wall_time_s");
-    let mut h = fnv(summary.to_string().as_bytes(), 0xcbf2_9ce4_8422_2325);
-    for (name, column) in out.columns.iter().chain(&out.messages) {
+    let mut base_summary = summary.clone();
+    without_added_keys(&mut base_summary);
+    let mut h = fnv(base_summary.to_string().as_bytes(), 0xcbf2_9ce4_8422_2325);
+    let kinds = out.columns.iter().find(|(name, _)| name == "kind").map(|(_, c)| c);
+    let Some(Column::Str(kinds)) = kinds else { panic!("the time series has a text column `kind`") };
+    let base_rows: Vec<bool> = kinds.iter().map(|k| BASE_KINDS.contains(&k.as_str())).collect();
+    for (name, column) in out.columns.iter().filter(|(name, _)| BASE_COLUMNS.contains(&name.as_str())) {
+        h = fnv(name.as_bytes(), h);
+        h = fnv(format!("{:?}", rows_of(column, &base_rows)).as_bytes(), h);
+    }
+    for (name, column) in &out.messages {
         h = fnv(name.as_bytes(), h);
         h = fnv(format!("{column:?}").as_bytes(), h);
     }
-    (summary, format!("{h:016x}"))
+    // The rows and columns added since, and the summary's added keys.
+    let mut added = Vec::new();
+    added_values(&summary, &mut added);
+    let mut a = fnv(serde_json::to_string(&added).unwrap().as_bytes(), 0xcbf2_9ce4_8422_2325);
+    let added_rows: Vec<bool> = base_rows.iter().map(|b| !b).collect();
+    for (name, column) in &out.columns {
+        a = fnv(name.as_bytes(), a);
+        let values = if BASE_COLUMNS.contains(&name.as_str()) { rows_of(column, &added_rows) } else { column.clone() };
+        a = fnv(format!("{values:?}").as_bytes(), a);
+    }
+    Digests { summary, base: format!("{h:016x}"), added: format!("{a:016x}") }
 }
+
+/// The heading of the list of added-output digests under a grid's table.
+const ADDED_HEADING: &str = "\nadded outputs (path, leg and bearer rows; columns after the first 19; per_leg) | digest\n";
 
 fn num(v: &Value) -> String {
     match v.as_f64() {
@@ -57,6 +164,7 @@ fn drops(flow: &Value) -> u64 {
 #[test]
 fn transport_grid() {
     let mut table = String::from("transport cc      loss  buffer | goodput completion drops events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     for transport in ["tcp", "quic"] {
         for cc in ["newreno", "cubic", "bbr"] {
             for loss in ["0 %", "0.1 %", "1 %", "5 %"] {
@@ -83,7 +191,8 @@ cc = "{cc}"
 size = "8 MB"
 "#
                     );
-                    let (s, digest) = run(&text, 3);
+                    let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 3);
+                    writeln!(added, "{transport:9} {cc:7} {loss:5} {buffer:6} | {added_digest}").unwrap();
                     let f = &s["flows"][0];
                     writeln!(
                         table,
@@ -98,6 +207,7 @@ size = "8 MB"
             }
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }
 
@@ -106,6 +216,7 @@ size = "8 MB"
 #[test]
 fn multipath_scheduler_grid() {
     let mut table = String::from("scheduler            path 2          | goodput completion path0_MB path1_MB events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     for scheduler in ["minrtt", "roundrobin", "redundant", "selective_redundant", "blest", "ecf"] {
         for (rate, delay) in [("10 Mbit/s", "10 ms"), ("5 Mbit/s", "30 ms"), ("2 Mbit/s", "80 ms")] {
             let text = format!(
@@ -138,7 +249,8 @@ paths = [["a"], ["b"]]
 scheduler = "{scheduler}"
 "#
             );
-            let (s, digest) = run(&text, 5);
+            let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 5);
+            writeln!(added, "{scheduler:20} {rate:9} {delay:5} | {added_digest}").unwrap();
             let f = &s["flows"][0];
             let carried = |p: usize| {
                 f["paths"][p]["network"]["forward"]["bytes_arrived"].as_f64().map_or("-".into(), |b| format!("{:.2}", b / 1e6))
@@ -155,6 +267,7 @@ scheduler = "{scheduler}"
             .unwrap();
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }
 
@@ -162,6 +275,7 @@ scheduler = "{scheduler}"
 #[test]
 fn split_bearer_grid() {
     let mut table = String::from("transport policy                 delays    | goodput completion drops reorder_max_ms events | digest\n");
+    let mut added = String::from(ADDED_HEADING);
     let policies = [
         ("batch 100 1:1", r#"{ model = "batch", size = 100, share = 0.5 }"#),
         ("batch 10 3:1", r#"{ model = "batch", size = 10, share = 0.75 }"#),
@@ -205,7 +319,8 @@ size = "10 MB"
 route = ["dc"]
 "#
                 );
-                let (s, digest) = run(&text, 9);
+                let Digests { summary: s, base: digest, added: added_digest } = run_digests(&text, 9);
+                writeln!(added, "{transport:9} {label:22} {d1:>5}/{d2:<5} | {added_digest}").unwrap();
                 let f = &s["flows"][0];
                 writeln!(
                     table,
@@ -220,5 +335,6 @@ route = ["dc"]
             }
         }
     }
+    table.push_str(&added);
     insta::assert_snapshot!(table);
 }

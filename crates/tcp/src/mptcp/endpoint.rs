@@ -703,6 +703,24 @@ impl Endpoint for MptcpEndpoint {
         }
     }
 
+    /// One entry per established subflow (the path's sender state).
+    fn path_samples(&self, out: &mut Vec<(u8, TransportSample)>) {
+        let cc = lock(&self.cc);
+        for s in self.subflows.iter().filter(|s| s.established()) {
+            let snd = s.sender();
+            let rtt = snd.rtt();
+            let sample = TransportSample {
+                cwnd: cc.window(s.id()),
+                bytes_in_flight: snd.scoreboard().pipe(),
+                srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
+                retransmissions: snd.retransmissions(),
+                spurious_retransmissions: snd.spurious_retransmissions(),
+                lost: snd.lost(),
+            };
+            out.push((s.id() as u8, sample));
+        }
+    }
+
     fn path_stats(&self, out: &mut Vec<PathStats>) {
         let cc = lock(&self.cc);
         for s in &self.subflows {

@@ -270,7 +270,10 @@ def _run_lines(run: pd.Series, spec: SweepSpec, plot: PlotSpec,
     if plot.y not in series.columns:
         raise NothingToDraw(f"the time series have no column {plot.y}")
     series = series[series[plot.y].notna()]
-    if plot.show != "both":
+    if plot.show == "both":
+        # Flows and links only: path, leg and bearer rows share their flow's name.
+        series = series[series["kind"].isin(["flow", "link"])]
+    else:
         series = series[series["kind"] == ("flow" if plot.show == "flows" else "link")]
     if plot.flow is not None:
         series = series[(series["kind"] == "flow") & (series["name"] == plot.flow)]
