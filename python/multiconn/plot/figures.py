@@ -144,6 +144,35 @@ def _path_label(flow: Mapping[str, Any], index: int) -> str:
     return f"path {index} ({' + '.join(route)})" if route else f"path {index}"
 
 
+def _closed_spans(flow: Mapping[str, Any], path: int, end_s: float) -> list[tuple[float, float]]:
+    """When `path` had no path ID open: from each abandonment to the next open (or the end)."""
+    spans, closed_at = [], None
+    for action in flow.get("path_manager") or []:
+        if action.get("path") != path:
+            continue
+        if action.get("action") == "abandon" and closed_at is None:
+            closed_at = float(action["at_s"])
+        elif action.get("action") == "open" and closed_at is not None:
+            spans.append((closed_at, float(action["at_s"])))
+            closed_at = None
+    if closed_at is not None:
+        spans.append((closed_at, end_s))
+    return spans
+
+
+def _sender_state(line: sr.Line, spans: list[tuple[float, float]], column: str) -> sr.Line:
+    """A path's sender state with gaps where it means nothing: while the path is closed (the
+    table carries the last value over) and, for the RTT, before its first sample (0)."""
+    import numpy as np
+
+    values = line.values.copy()
+    for start, end in spans:
+        values[(line.times >= start) & (line.times < end)] = np.nan
+    if column == "srtt_ms":
+        values[values == 0] = np.nan
+    return sr.Line(line.label, line.times, values, line.key)
+
+
 def _path_actions(axes: list[Axes], flow: Mapping[str, Any]) -> None:
     for action in flow.get("path_manager") or []:
         color = PATH_ACTION_COLORS.get(str(action.get("action")), "grey")
@@ -169,14 +198,17 @@ def paths(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
                                 lambda k: "flow goodput"), palette, color="black",
               linestyle="--")
         axes[0].set_ylabel("carried\n(Mbit/s)")
-        _plot(axes[1], sr.lines(own, "cwnd_bytes", ("path",), label), palette, KB)
+        end_s = float(summary.get("sim_time_s") or own["time_s"].max() + 1)
+        for ax, column, scale in ((axes[1], "cwnd_bytes", KB), (axes[2], "srtt_ms", 1.0)):
+            found = [_sender_state(line, _closed_spans(flow, int(line.key[0]), end_s), column)
+                     for line in sr.lines(own, column, ("path",), label)]
+            _plot(ax, iter(found), palette, scale)
         axes[1].set_ylabel("cwnd (kB)")
-        _plot(axes[2], sr.lines(own, "srtt_ms", ("path",), label), palette)
         axes[2].set_ylabel("smoothed RTT (ms)")
         _path_actions(axes, flow)
         title = f"Paths of multipath flow {name}"
         _finish(fig, axes, title, "what each path carried towards the receiver; dotted: "
-                "path manager actions")
+                "path manager actions; no window or RTT while a path is closed")
         drawn.append(Drawn(f"paths-{slug(name)}", title,
                            "Throughput each path carried, with the flow's goodput, and each "
                            "path's congestion window and smoothed RTT.", fig))

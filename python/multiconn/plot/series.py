@@ -25,6 +25,8 @@ class Line:
     label: str
     times: np.ndarray
     values: np.ndarray
+    key: tuple[Any, ...] = ()
+    """The values of the grouping columns this line was picked by."""
 
 
 def rows(table: pd.DataFrame, kind: str, name: str | None = None) -> pd.DataFrame:
@@ -59,7 +61,7 @@ def lines(table: pd.DataFrame, column: str, keys: tuple[str, ...],
             continue
         key_tuple = key if isinstance(key, tuple) else (key,)
         yield Line(str(label(key_tuple)), group["time_s"].to_numpy("float64"),
-                   group[column].to_numpy("float64"))
+                   group[column].to_numpy("float64"), key_tuple)
 
 
 def flow_names_with(table: pd.DataFrame, kind: str) -> list[str]:
