@@ -224,3 +224,62 @@ def test_a_store_written_by_an_incompatible_version_is_a_clear_error(tmp_path):
         db.execute("UPDATE experiments SET spec_json = '{\"name\": \"t\"}'")
     with pytest.raises(StoreError, match="stored spec of experiment 't'.*cannot be read"):
         load(tmp_path / "out")
+
+
+def _stored_runs(out: Path) -> dict[str, tuple]:
+    with sqlite3.connect(out / "results.sqlite") as db:
+        return {row[0]: row[1:] for row in db.execute(
+            "SELECT run_key, ok, summary_json, timeseries, wall_time_s FROM runs")}
+
+
+def test_keeping_time_series_later_reruns_exactly_the_runs_that_lack_them(tmp_path):
+    sweep = write_sweep(tmp_path, RATES)
+    first = run_sweep(sweep, tmp_path / "out", jobs=1)
+    assert first.ran == 8 and not list((tmp_path / "out").glob("timeseries/*.parquet"))
+    sweep.write_text(sweep.read_text() + "\n[metrics]\ntimeseries = true\n")
+    second = run_sweep(sweep, tmp_path / "out", jobs=1)
+    assert (second.already_done, second.ran, second.rerun_missing_timeseries) == (0, 8, 8)
+    assert len(list((tmp_path / "out").glob("timeseries/*.parquet"))) == 8
+    third = run_sweep(sweep, tmp_path / "out", jobs=1)
+    assert (third.already_done, third.ran, third.rerun_missing_timeseries) == (8, 0, 0)
+
+
+def test_rerun_runs_exactly_the_selected_points_and_changes_nothing_else(tmp_path):
+    sweep = write_sweep(tmp_path, RATES)
+    run_sweep(sweep, tmp_path / "out", jobs=1)
+    before = _stored_runs(tmp_path / "out")
+    again = run_sweep(sweep, tmp_path / "out", jobs=1,
+                      rerun="link.bottleneck.rate=20 Mbit/s,flow.bulk.transport=quic,rep=1")
+    assert (again.ran, again.rerun_asked, again.already_done) == (1, 1, 7)
+    after = _stored_runs(tmp_path / "out")
+    changed = [k for k in before if before[k][3] != after[k][3]]  # wall time: rewritten rows
+    assert len(changed) == 1
+    assert all(before[k][:3] == after[k][:3] for k in before)  # same results, deterministic
+    frame = load(tmp_path / "out")
+    rerun_row = frame[(frame["run_key"] == changed[0])]
+    assert list(rerun_row["rep"]) == [1] and list(rerun_row["flow.bulk.transport"]) == ["quic"]
+    assert run_sweep(sweep, tmp_path / "out", jobs=1, rerun="all").ran == 8
+
+
+@pytest.mark.parametrize("rerun, message", [
+    ("speed=1", "'speed' is not an axis of t (axes: link.bottleneck.rate, flow.bulk.transport"),
+    ("link.bottleneck.rate=30 Mbit/s", "'30 Mbit/s' is not a value of axis "
+                                       "link.bottleneck.rate (values: 10 Mbit/s, 20 Mbit/s)"),
+    ("rep=x", "rep expects a whole number, got 'x'"),
+    ("quic", "'quic' is not NAME=VALUE"),
+])
+def test_a_bad_rerun_filter_is_refused_before_any_run(tmp_path, rerun, message):
+    sweep = write_sweep(tmp_path, RATES)
+    with pytest.raises(SweepError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        run_sweep(sweep, tmp_path / "out", jobs=1, rerun=rerun)
+    assert not (tmp_path / "out" / "results.sqlite").exists()
+
+
+def test_rerun_on_the_command_line(tmp_path, cli):
+    sweep = write_sweep(tmp_path, RATES)
+    assert cli("sweep", sweep, "--out", tmp_path / "out", "-q").returncode == 0
+    done = cli("sweep", sweep, "--out", tmp_path / "out", "--rerun", "rep=0")
+    assert done.returncode == 0, done.stderr
+    assert "4 again as --rerun asked" in done.stderr
+    bad = cli("sweep", sweep, "--out", tmp_path / "out", "--rerun", "nosuch=1")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -85,6 +85,10 @@ def _add_run_options(parser: argparse.ArgumentParser, positive_int: Any) -> None
                         help="run the sweep's short smoke version ([quick] section)")
     parser.add_argument("--retry-failed", action="store_true",
                         help="run again the runs recorded as failed")
+    parser.add_argument("--rerun", nargs="?", const="all", metavar="FILTER",
+                        help="run again runs already in the store: all of them, or those "
+                        "matching FILTER, comma-separated AXIS=LABEL, point=N, rep=N "
+                        "conditions (e.g. --rerun 'batch=50,rep=0')")
     _add_talk(parser)
 
 
@@ -159,6 +163,7 @@ def _run(args: argparse.Namespace, sweep: Any) -> tuple[int, Any]:
     summary = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend,
                         scheduler=args.scheduler, repetitions=args.reps, quick=args.quick,
                         progress=not (args.quiet or args.json), retry_failed=args.retry_failed,
+                        rerun=args.rerun,
                         on_event=say)
     return (EXIT_RUNS_FAILED if summary.failures else 0), summary
 
@@ -174,10 +179,16 @@ def _print_summary(summary: Any, quiet: bool) -> None:
             console.print(f"    reproduce: {_escape(f.command)}", highlight=False)
     if quiet:
         return
+    again = []
+    if summary.rerun_missing_timeseries:
+        again.append(f"{summary.rerun_missing_timeseries} again for the time series they lacked")
+    if summary.rerun_asked:
+        again.append(f"{summary.rerun_asked} again as --rerun asked")
     console.print(
         f"{summary.experiment}: {summary.planned} planned runs, {summary.already_done} already "
-        f"in the store, {summary.ran} ran ({summary.succeeded} ok, {summary.failed} failed) "
-        f"in {summary.wall_time_s:.1f} s; results in {summary.out}", highlight=False)
+        f"in the store, {summary.ran} ran ({summary.succeeded} ok, {summary.failed} failed"
+        f"{'; ' if again else ''}{', '.join(again)}) in {summary.wall_time_s:.1f} s; results "
+        f"in {summary.out}", highlight=False)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

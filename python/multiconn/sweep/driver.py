@@ -2,8 +2,9 @@
 
 1. Plan: every point is resolved and validated, so a bad sweep fails before any run.
 2. Register the experiment and its plan in the store.
-3. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`);
-   a run key shared by several plan rows runs once.
+3. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`),
+   unless it lacks what the sweep now records (its time series, when the sweep keeps them) or
+   `rerun` selects it; a run key shared by several plan rows runs once.
 4. Execute the rest on the chosen backend; each outcome is committed as it arrives.
 """
 
@@ -53,6 +54,10 @@ class SweepSummary:
     wall_time_s: float
     backend: str
     failures: list[Failure] = field(default_factory=list)
+    rerun_missing_timeseries: int = 0
+    """Recorded runs run again because the sweep now keeps time series they lack."""
+    rerun_asked: int = 0
+    """Recorded runs run again because `rerun` selected them."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -97,12 +102,16 @@ def run_sweep(
     progress: bool = False,
     retry_failed: bool = False,
     on_event: Callable[[str], None] | None = None,
+    rerun: str | None = None,
 ) -> SweepSummary:
     """Runs a sweep (a file or a parsed spec) into `out`; returns what it did.
 
     `repetitions` replaces the sweep's count; `quick` runs its smoke version ([quick]);
     `jobs` defaults to all cores; `backend` is "local" or "dask" (with `scheduler` the
     address of a running Dask scheduler, otherwise a LocalCluster of `jobs` workers).
+    `rerun` runs recorded runs again: "all", or the runs matching `AXIS=LABEL`, `point=N`,
+    `rep=N` conditions (see `parse_rerun`); nothing else in the store changes. Recorded runs
+    that lack the time series the sweep now keeps are run again in any case.
     Raises SweepError before any run when the sweep or one of its points is invalid.
     """
     from .. import __version__
@@ -121,19 +130,32 @@ def run_sweep(
         raise SweepError(f"--jobs must be at least 1, got {jobs}")
     jobs = jobs or default_jobs()
     started = time.perf_counter()
+    selects = parse_rerun(spec, rerun)
     runs = plan(spec, __version__)
     with Store(out) as store:
         store.register(spec, runs)
-        finished = store.finished_keys()
+        recorded = store.recorded()
         todo: dict[str, PlannedRun] = {}
+        missing_series: set[str] = set()
+        asked: set[str] = set()
         for run in runs:
             key = run.task.run_key
-            recorded = finished.get(key)
-            if recorded is None or (retry_failed and recorded is False):
+            if key not in recorded:
                 todo.setdefault(key, run)
+                continue
+            ok, has_series = recorded[key]
+            if selects is not None and selects(run):
+                asked.add(key)
+            elif ok and spec.keep_timeseries and not has_series:
+                missing_series.add(key)
+            elif not (retry_failed and not ok):
+                continue
+            todo.setdefault(key, run)
         unique = len({r.task.run_key for r in runs})
         summary = SweepSummary(spec.name, os.fspath(out), len(runs), unique,
-                               unique - len(todo), 0, 0, 0, 0.0, backend)
+                               unique - len(todo), 0, 0, 0, 0.0, backend,
+                               rerun_missing_timeseries=len(missing_series),
+                               rerun_asked=len(asked))
         tasks = [r.task for r in todo.values()]
         if backend == "local":
             outcomes = run_local(tasks, jobs, on_event)
@@ -161,4 +183,42 @@ def run_sweep(
     return summary
 
 
-__all__ = ["BackendError", "Failure", "SweepSummary", "run_sweep"]
+def parse_rerun(spec: SweepSpec, text: str | None) -> Callable[[PlannedRun], bool] | None:
+    """The runs `--rerun` selects: None for none; "all" (or "") for every run; otherwise a
+    comma-separated list of `AXIS=LABEL`, `point=N` and `rep=N` conditions, all of which a run
+    must meet (labels as the results table shows them, e.g. "batch=50,rep=0")."""
+    if text is None:
+        return None
+    if text.strip() in ("", "all"):
+        return lambda run: True
+    axes = {axis.name: [v.label for v in axis.values] for axis in spec.axes}
+    conditions: list[tuple[str, str]] = []
+    for part in text.split(","):
+        name, sep, label = (x.strip() for x in part.partition("="))
+        if not sep or not name or not label:
+            raise SweepError(f"--rerun: {part.strip()!r} is not NAME=VALUE (NAME: an axis "
+                             f"({', '.join(axes) or 'none'}), point or rep; or 'all')")
+        if name in ("point", "rep"):
+            if not label.isdigit():
+                raise SweepError(f"--rerun: {name} expects a whole number, got {label!r}")
+        elif name not in axes:
+            raise SweepError(f"--rerun: {name!r} is not an axis of {spec.name} (axes: "
+                             f"{', '.join(axes) or 'none'}; or point, rep)")
+        elif label not in axes[name]:
+            raise SweepError(f"--rerun: {label!r} is not a value of axis {name} (values: "
+                             f"{', '.join(axes[name])})")
+        conditions.append((name, label))
+
+    def selects(run: PlannedRun) -> bool:
+        labels = dict(run.point.labels)
+        for name, label in conditions:
+            value = (str(run.point.index) if name == "point" else str(run.rep) if name == "rep"
+                     else labels.get(name))
+            if value != label:
+                return False
+        return True
+
+    return selects
+
+
+__all__ = ["BackendError", "Failure", "SweepSummary", "parse_rerun", "run_sweep"]

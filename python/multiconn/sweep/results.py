@@ -149,8 +149,10 @@ def load_timeseries(folder: str | os.PathLike[str], run_key: str) -> pd.DataFram
     """The time series of one run (the sweep must keep time series: [metrics] timeseries)."""
     path = Path(folder, "timeseries", f"{run_key}.parquet")
     if not path.is_file():
-        raise FileNotFoundError(f"no time series for run {run_key} in '{folder}' (does the "
-                                "sweep set [metrics] timeseries = true?)")
+        raise FileNotFoundError(f"no time series stored for run {run_key} in '{folder}': "
+                                "the sweep did not keep time series when the run was "
+                                "recorded (with [metrics] timeseries = true, running the "
+                                "sweep again records the missing ones)")
     import pandas as pd
 
     return pd.read_parquet(path)

@@ -165,7 +165,12 @@ class Store:
 
     def finished_keys(self) -> dict[str, bool]:
         """Run key -> whether that run succeeded, for every recorded run."""
-        return {k: bool(ok) for k, ok in self._db.execute("SELECT run_key, ok FROM runs")}
+        return {k: ok for k, (ok, _) in self.recorded().items()}
+
+    def recorded(self) -> dict[str, tuple[bool, bool]]:
+        """Run key -> (whether it succeeded, whether its time series is stored)."""
+        return {k: (bool(ok), series is not None) for k, ok, series in
+                self._db.execute("SELECT run_key, ok, timeseries FROM runs")}
 
     def record(self, outcome: Outcome, seed: int, version: str, scenario_json: str) -> None:
         """Stores a finished run (its time series and message table first, then its row, in
