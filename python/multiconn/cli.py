@@ -274,7 +274,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _scenario_path(path: str) -> str:
     from .source import read_scenario_file
 
-    read_scenario_file(path)  # a missing or unreadable file is bad input, reported as such
+    source = read_scenario_file(path)  # a missing or unreadable file is bad input
+    if "[experiment]" in source.text:
+        import tomllib
+
+        try:
+            is_sweep = "experiment" in tomllib.loads(source.text)
+        except tomllib.TOMLDecodeError:
+            is_sweep = False  # the simulator reports the syntax error with its line
+        if is_sweep:
+            raise BadInput(f"{path}: this is a sweep file (it has [experiment]): run it with "
+                           f"`multiconn sweep {path} --out DIR`")
     return path
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
+
 HEADER = '[run]\nduration = "2 s"\n\n'
 FLOW = """
 [[flow]]
@@ -106,3 +108,59 @@ def test_usage_errors_are_one_line(args: list[str], words: list[str], cli) -> No
     proc = cli(*args)
     assert proc.returncode == 2
     assert_one_error_line(proc.stderr, *words)
+
+
+SWEEP_TEXT = """
+[experiment]
+name = "t"
+scenario = "{scenario}"
+repetitions = 1
+[set]
+"run.duration" = "1 s"
+[params]
+"link.bottleneck.rate" = {rates}
+"""
+
+
+def _sweep_file(tmp_path: Path, rates: str = '["10 Mbit/s", "20 Mbit/s"]') -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(SWEEP_TEXT.format(scenario=ROOT / "examples" / "scenarios" / "bulk.toml",
+                                      rates=rates), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_sweep_file_given_to_run_says_so(tmp_path: Path, cli, command: str) -> None:
+    sweep = _sweep_file(tmp_path)
+    extra = ["--out", str(tmp_path / "out")] if command == "run" else []
+    done = cli(command, sweep, *extra)
+    assert done.returncode == 2
+    assert done.stderr == (f"multiconn: error: {sweep}: this is a sweep file (it has "
+                           f"[experiment]): run it with `multiconn sweep {sweep} --out DIR`\n")
+
+
+def test_a_scenario_given_to_sweep_says_so(tmp_path: Path, cli) -> None:
+    scenario = ROOT / "examples" / "scenarios" / "bulk.toml"
+    done = cli("sweep", scenario, "--out", tmp_path / "out")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "this is a scenario file (it has [[link]] or [[flow]], no [experiment]): run it " \
+           f"with `multiconn run {scenario} --out DIR`" in done.stderr
+
+
+def test_an_axis_mixing_unit_spellings_is_an_error(tmp_path: Path, cli) -> None:
+    sweep = _sweep_file(tmp_path, '["10 Mbit/s", "20Mbit/s", "30 Mbps"]')
+    done = cli("sweep", sweep, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert done.stderr == (f"multiconn: error: {sweep}: params.link.bottleneck.rate[2]: the "
+                           "values mix units (Mbit/s, Mbps): write them all in one unit, so "
+                           "that the axis is numeric and plots in order\n")
+
+
+@pytest.mark.native
+def test_results_of_an_unknown_experiment_is_an_error(tmp_path: Path, cli) -> None:
+    sweep = _sweep_file(tmp_path)
+    assert cli("sweep", sweep, "--out", tmp_path / "out", "-q").returncode == 0
+    done = cli("results", tmp_path / "out", "--experiment", "nosuch")
+    assert done.returncode == 2
+    assert done.stderr == (f"multiconn: error: no experiment 'nosuch' in '{tmp_path / 'out'}' "
+                           "(experiments: t)\n")

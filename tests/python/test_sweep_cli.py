@@ -26,8 +26,10 @@ def sweep_file(folder: Path, body: str) -> Path:
     ('[params]\n"link.bottleneck.bogus" = [1, 2]\n', "unknown field `bogus`"),
     ('[params]\n"link.bottleneck.loss" = { from = 3, to = 1, step = 1, unit = "%" }\n',
      "empty range"),
+    ('[params]\n"link.bottleneck.rate" = ["10 Mbit/s", "0 Mbit/s"]\n',
+     'point 1 (link.bottleneck.rate=0 Mbit/s)'),
     ('[params]\n"link.bottleneck.rate" = ["10 Mbit/s", "20 parsecs"]\n',
-     'point 1 (link.bottleneck.rate=20 parsecs)'),
+     'the values mix units (Mbit/s, parsecs)'),
 ])
 def test_a_malformed_sweep_fails_before_any_run(cli, tmp_path, body, message):
     out = tmp_path / "out"

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SweepError
 from ..frame import write_csv, write_parquet
 from .spec import DEFAULT_FLOW_METRICS
 from .store import Store
@@ -60,6 +61,9 @@ def load(folder: str | os.PathLike[str], experiment: str | None = None,
 
     with Store(folder, create=False) as store:
         specs = {s.name: s for s in store.experiments()}
+        if experiment is not None and experiment not in specs:
+            raise SweepError(f"no experiment {experiment!r} in '{folder}' (experiments: "
+                             f"{', '.join(specs) or 'none'})")
         records = store.records(experiment)
     axis_names: list[str] = []
     metrics: list[str] = list(DEFAULT_FLOW_METRICS)

@@ -436,6 +436,11 @@ def _axis_from_list(r: _Reader, name: str, raw: list[Any], where: str,
                     set_param: bool) -> Axis:
     parts = [_split_number(v) for v in raw]
     units = {p[1] for p in parts if p is not None}
+    if all(p is not None for p in parts) and len(units) > 1:
+        seen = list(dict.fromkeys(p[1] or "(none)" for p in parts if p is not None))
+        first = next(i for i, p in enumerate(parts) if p is not None and p[1] != parts[0][1])
+        raise r.fail(f"{where}[{first}]", f"the values mix units ({', '.join(seen)}): write "
+                     "them all in one unit, so that the axis is numeric and plots in order")
     numeric = all(p is not None for p in parts) and len(units) == 1
     unit = next(iter(units)) if numeric else None
     values = []
@@ -761,6 +766,10 @@ def parse_sweep_text(text: str, path: str | os.PathLike[str]) -> SweepSpec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"{shown}: invalid TOML: {exc}") from None
+    if "experiment" not in data and any(k in data for k in ("link", "flow", "split")):
+        raise SweepError(f"{shown}: this is a scenario file (it has [[link]] or [[flow]], no "
+                         f"[experiment]): run it with `multiconn run {shown} --out DIR`, or "
+                         "name it in a sweep file's [experiment] scenario")
     r.check_keys(data, "", TOP_KEYS)
     experiment = r.table(data.get("experiment", {}), "experiment")
     r.check_keys(experiment, "experiment", EXPERIMENT_KEYS)
