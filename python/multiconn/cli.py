@@ -72,8 +72,11 @@ def _seed(text: str) -> int:
 
 RUN_DESCRIPTION = """\
 Run a scenario to its end and write its results to a folder: summary.json (flows, links,
-fairness, seed, wall time), timeseries.parquet (one row per time bin and flow or link
-direction), scenario.json (the scenario after overrides) and, with --csv, timeseries.csv.
+fairness, seed, wall time; every field in docs/summary.md), timeseries.parquet (one row per
+time bin and flow, link direction, path, split leg and split bearer), scenario.json (the
+scenario after overrides), messages.parquet when flows send messages (one row per message),
+qlog/<flow>_<client|server>.sqlog for QUIC flows with qlog = true and, with --csv,
+timeseries.csv (and messages.csv).
 The same scenario and seed always give the same files (apart from wall_time_s). A short
 summary table is printed afterwards, and runs longer than about a second show a progress bar.
 """
