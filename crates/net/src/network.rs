@@ -21,13 +21,15 @@
 //! find nothing due. The order of every call into the driver, and so of every wake-up it
 //! schedules, is the order of the events themselves.
 
+use std::sync::Arc;
+
 use multiconn_core::{DropCause, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
-use multiconn_link::builder::LinkConfig;
 use multiconn_link::{Link, LinkOutput, QueueState};
 use multiconn_pdcp::{Arrival, Legs, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
 
 use crate::driver::{Driver, Loss};
+use crate::element::HopModel;
 use crate::route::{FlowRoutes, Hop};
 
 /// An element of the network, as its driver names it in wake-ups.
@@ -42,9 +44,10 @@ pub enum ElementId {
 /// What a network is built from.
 #[derive(Debug, Clone, Default)]
 pub struct NetworkSpec {
-    /// Link directions: the label their random streams derive from (e.g.
-    /// `link/bottleneck/forward`), and their models.
-    pub links: Vec<(String, LinkConfig)>,
+    /// Link directions and other single-port hop elements ([`Hop::Link`] indexes them): the
+    /// label their random streams derive from (e.g. `link/bottleneck/forward`), and their
+    /// models (a [`LinkConfig`](multiconn_link::builder::LinkConfig) for a link direction).
+    pub links: Vec<(String, Arc<dyn HopModel>)>,
     /// Split bearers' settings, indexed by [`Hop::Split`]'s `split`.
     pub splits: Vec<SplitBearerConfig>,
     /// Every flow's routes, indexed by `Packet::flow`.
@@ -97,9 +100,9 @@ pub struct Network {
 }
 
 impl Network {
-    /// Builds every link from its configuration, its random streams derived from `seed`.
+    /// Builds every link from its model, its random streams derived from `seed`.
     pub fn new(spec: &NetworkSpec, seed: u64) -> Network {
-        let links = spec.links.iter().map(|(label, config)| config.build(seed, label)).collect();
+        let links = spec.links.iter().map(|(label, model)| model.build(seed, label)).collect();
         Network::with_links(links, spec.splits.clone(), spec.flows.clone())
     }
 

@@ -10,7 +10,9 @@ use multiconn_core::{Dur, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
+use multiconn_net::HopModel;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Which way a link direction carries packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,8 +44,9 @@ pub struct LinkDirection {
     pub from: String,
     /// The node it reaches.
     pub to: String,
-    /// Its models (rate, delay, queue, loss, down windows).
-    pub model: LinkConfig,
+    /// What its element is built from: a [`LinkConfig`] (rate, delay, queue, loss, down
+    /// windows) for a `[[link]]`.
+    pub model: Arc<dyn HopModel>,
 }
 
 impl LinkDirection {
@@ -114,7 +117,7 @@ fn resolve_direction(
         Direction::Forward => (l.between[0].clone(), l.between[1].clone()),
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
-    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: LinkConfig { rate, delay, reorder, queue, loss, down } })
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, loss, down }) })
 }
 
 /// The per-direction value when there is one (and `true`), else the link-wide one.

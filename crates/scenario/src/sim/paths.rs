@@ -74,7 +74,7 @@ impl Hosts {
             for (role, route) in [(Role::Server, 0), (Role::Client, 1)] {
                 let Some(&Hop::Link(l)) = spec.hops(path, route).first() else { continue };
                 let mut changes: Vec<(Time, bool)> = Vec::new();
-                for &(from, until) in &links[l].model.down.down {
+                for &(from, until) in links[l].model.down_windows() {
                     if changes.last() == Some(&(from, true)) {
                         changes.pop();
                     } else {
