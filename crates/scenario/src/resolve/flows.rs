@@ -7,6 +7,7 @@ use super::connection::{resolve_connection, ConnectionSpec};
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::messages::resolve_messages;
+use super::links::LinkDirection;
 use super::routes::{resolve_routes, PathRoutes};
 use crate::messages::MessageSource;
 use crate::schema::{AppKind, FlowSection, ScenarioFile, Transport};
@@ -23,7 +24,7 @@ const MIN_PACKET_SIZE: u64 = 29;
 const MAX_PACKET_SIZE: u64 = 65_535;
 
 /// Every flow, in file order (names checked: valid, unique).
-pub(super) fn resolve_flows(file: &ScenarioFile, link_index: &HashMap<&str, usize>, split_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
+pub(super) fn resolve_flows(file: &ScenarioFile, links: &[LinkDirection], link_index: &HashMap<&str, usize>, split_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
     let mut flows = Vec::new();
     let mut names = HashMap::new();
     for (i, f) in file.flow.iter().enumerate() {
@@ -31,7 +32,7 @@ pub(super) fn resolve_flows(file: &ScenarioFile, link_index: &HashMap<&str, usiz
         if names.insert(f.name.as_str(), i).is_some() {
             return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
         }
-        flows.push(resolve_flow(f, file, link_index, split_index, files)?);
+        flows.push(resolve_flow(f, file, links, link_index, split_index, files)?);
     }
     Ok(flows)
 }
@@ -127,6 +128,7 @@ impl Flow {
 fn resolve_flow(
     f: &FlowSection,
     file: &ScenarioFile,
+    links: &[LinkDirection],
     link_index: &HashMap<&str, usize>,
     split_index: &HashMap<&str, usize>,
     files: &mut Files,
@@ -168,7 +170,7 @@ fn resolve_flow(
     if f.from == f.to {
         return Err(err(&path("to"), "a flow must go to another node"));
     }
-    let (route, reverse_route, extra_paths) = resolve_routes(f, file, link_index, split_index)?;
+    let (route, reverse_route, extra_paths) = resolve_routes(f, file, links, link_index, split_index)?;
     if f.transport == Transport::Udp && f.app == AppKind::Bulk && matches!(route[0], Hop::Split { .. }) {
         return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
     }

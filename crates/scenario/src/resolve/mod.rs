@@ -84,8 +84,8 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         return Err(err(&["run", "duration"], "the duration must be positive"));
     }
     let (links, link_index) = links::resolve_links(&file.link, &mut files)?;
-    let (splits, split_index) = splits::resolve_splits(&file.split, &file.link, &link_index)?;
-    let flows = flows::resolve_flows(file, &link_index, &split_index, &mut files)?;
+    let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
+    let flows = flows::resolve_flows(file, &links, &link_index, &split_index, &mut files)?;
     if flows.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
     }

@@ -3,7 +3,8 @@
 //! same links the other way, a split's uplink leg where a route crosses a split).
 
 use super::errors::{err, FieldError};
-use crate::schema::{FlowSection, LinkSection, ScenarioFile, Transport};
+use super::links::LinkDirection;
+use crate::schema::{FlowSection, ScenarioFile, Transport};
 use multiconn_net::Hop;
 use std::collections::HashMap;
 
@@ -23,15 +24,16 @@ pub struct PathRoutes {
 
 
 /// The forward and reverse routes of flow `f` (path 0 for a multipath flow) and, for a
-/// multipath flow, those of its other paths.
+/// multipath flow, those of its other paths. A route names the two-way hops of `links`
+/// (hop `i` is directions `2 * i` and `2 * i + 1`) by `link_index`, and splits.
 pub(super) fn resolve_routes(
     f: &FlowSection,
     file: &ScenarioFile,
+    links: &[LinkDirection],
     link_index: &HashMap<&str, usize>,
     split_index: &HashMap<&str, usize>,
 ) -> Result<(Vec<Hop>, Vec<Hop>, Vec<PathRoutes>), FieldError> {
     let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
-    let links = &file.link;
     if let Some(paths) = &f.paths {
         if f.route.is_some() {
             return Err(err(&path("paths"), "give either route (one path) or paths (several), not both"));
@@ -51,9 +53,10 @@ pub(super) fn resolve_routes(
         (Some(r), _) => r.clone(),
         (None, Some(paths)) => paths[0].clone(),
         (None, None) => {
-            let direct: Vec<&LinkSection> = links
+            let direct: Vec<&LinkDirection> = links
                 .iter()
-                .filter(|l| (l.between[0] == f.from && l.between[1] == f.to) || (l.between[1] == f.from && l.between[0] == f.to))
+                .step_by(2)
+                .filter(|l| (l.from == f.from && l.to == f.to) || (l.to == f.from && l.from == f.to))
                 .collect();
             match direct.as_slice() {
                 [one] => vec![one.name.clone()],
@@ -62,7 +65,7 @@ pub(super) fn resolve_routes(
             }
         }
     };
-    let routes = Routes { flow: f, file, link_index, split_index };
+    let routes = Routes { flow: f, file, links, link_index, split_index };
     Ok(match &f.paths {
         None => {
             let (route, reverse_route) = routes.resolve(&route_names, None)?;
@@ -92,6 +95,7 @@ pub(super) fn resolve_routes(
 struct Routes<'a> {
     flow: &'a FlowSection,
     file: &'a ScenarioFile,
+    links: &'a [LinkDirection],
     link_index: &'a HashMap<&'a str, usize>,
     split_index: &'a HashMap<&'a str, usize>,
 }
@@ -103,20 +107,20 @@ impl Routes<'_> {
     /// for `route`.
     fn resolve(&self, names: &[String], path: Option<usize>) -> Result<(Vec<Hop>, Vec<Hop>), FieldError> {
         let f = self.flow;
-        let links = &self.file.link;
+        let links = self.links;
         let field: Vec<&str> = vec!["flow", f.name.as_str(), if path.is_some() { "paths" } else { "route" }];
         // "the route" or "paths[1]" in messages.
         let what = path.map_or_else(|| "the route".to_string(), |i| format!("paths[{i}]"));
         let prefix = path.map_or_else(String::new, |i| format!("paths[{i}]: "));
         // The direction index of link `li` leaving node `at`, and the node it reaches.
         let step = |li: usize, at: &str, hop: &str| -> Result<(usize, String), FieldError> {
-            let l = &links[li];
-            if l.between[0] == at {
-                Ok((2 * li, l.between[1].clone()))
-            } else if l.between[1] == at {
-                Ok((2 * li + 1, l.between[0].clone()))
+            let forward = &links[2 * li];
+            if forward.from == at {
+                Ok((2 * li, forward.to.clone()))
+            } else if forward.to == at {
+                Ok((2 * li + 1, forward.from.clone()))
             } else {
-                Err(err(&field, format!("\"{hop}\" joins \"{}\" and \"{}\", but {what} is at \"{at}\" there", l.between[0], l.between[1])))
+                Err(err(&field, format!("\"{hop}\" joins \"{}\" and \"{}\", but {what} is at \"{at}\" there", forward.from, forward.to)))
             }
         };
         let mut at = f.from.clone();
@@ -136,7 +140,7 @@ impl Routes<'_> {
                 continue;
             }
             let &li = self.link_index.get(hop.as_str()).ok_or_else(|| {
-                let mut known: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+                let mut known: Vec<&str> = links.iter().step_by(2).map(|l| l.name.as_str()).collect();
                 known.extend(self.file.split.iter().map(|s| s.name.as_str()));
                 err(&field, format!("{prefix}there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
             })?;

@@ -3,7 +3,8 @@
 //! after its name is checked against the links' (routes name both alike).
 
 use super::errors::{check_name, err, FieldError};
-use crate::schema::{LinkSection, PolicySection, SplitSection, TReordering};
+use super::links::LinkDirection;
+use crate::schema::{PolicySection, SplitSection, TReordering};
 use multiconn_core::units::Probability;
 use multiconn_core::Dur;
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
@@ -19,8 +20,9 @@ pub const DEFAULT_BATCH_SIZE: u32 = 100;
 /// The period of the receiver's reports (adaptive policy, retransmission of lost PDUs).
 pub const DEFAULT_FEEDBACK: Dur = Dur::from_millis(10);
 
-/// Every split, in file order, and each split's index by name.
-pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, usize>), FieldError> {
+/// Every split, in file order, and each split's index by name. Its legs are two-way hops of
+/// `links` (hop `i` is directions `2 * i` and `2 * i + 1`), named by `link_index`.
+pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, usize>), FieldError> {
     let mut splits = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, sp) in file_splits.iter().enumerate() {
@@ -36,11 +38,11 @@ pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkS
     Ok((splits, index))
 }
 
-/// One split; its legs are links of `links`.
-fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
+/// One split.
+fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
     let name = sp.name.as_str();
     let path = |field: &'static str| vec!["split", name, field];
-    let known = || links.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
+    let known = || links.iter().step_by(2).map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
     for leg in &sp.legs {
         if !link_index.contains_key(leg.as_str()) {
             return Err(err(&path("legs"), format!("there is no link named \"{leg}\" (links: {})", known())));
@@ -49,15 +51,16 @@ fn resolve_split(sp: &SplitSection, links: &[LinkSection], link_index: &HashMap<
     if sp.legs[0] == sp.legs[1] {
         return Err(err(&path("legs"), "the two legs must be different links"));
     }
-    let [a, b] = [&links[link_index[sp.legs[0].as_str()]], &links[link_index[sp.legs[1].as_str()]]];
-    let mut ends_a = a.between.clone();
-    let mut ends_b = b.between.clone();
+    // Their forward directions: from `between[0]` to `between[1]`.
+    let [a, b] = [&links[2 * link_index[sp.legs[0].as_str()]], &links[2 * link_index[sp.legs[1].as_str()]]];
+    let mut ends_a = [a.from.clone(), a.to.clone()];
+    let mut ends_b = [b.from.clone(), b.to.clone()];
     ends_a.sort();
     ends_b.sort();
     if ends_a != ends_b {
         return Err(err(&path("legs"), format!(
             "both legs must join the same two nodes: \"{}\" joins {} and {}, \"{}\" joins {} and {}",
-            a.name, a.between[0], a.between[1], b.name, b.between[0], b.between[1]
+            a.name, a.from, a.to, b.name, b.from, b.to
         )));
     }
     if let Some(up) = &sp.uplink {
