@@ -34,6 +34,12 @@ pub trait HopModel: fmt::Debug + Send + Sync {
         0.0
     }
 
+    /// Whether it refuses packets when full, so that a saturating sender attached to it is
+    /// paced by its room ([`Link::has_room`]); an element that takes every packet does not.
+    fn paces_a_sender(&self) -> bool {
+        true
+    }
+
     /// The windows `[from, until)` in which it is down, in order; none by default.
     fn down_windows(&self) -> &[(Time, Time)] {
         &[]

@@ -28,6 +28,8 @@ pub mod driver;
 pub mod element;
 pub mod network;
 pub mod route;
+#[cfg(feature = "test-elements")]
+pub mod wire;
 
 pub use driver::{Driver, Loss};
 pub use element::HopModel;

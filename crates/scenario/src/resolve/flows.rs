@@ -171,8 +171,16 @@ fn resolve_flow(
         return Err(err(&path("to"), "a flow must go to another node"));
     }
     let (route, reverse_route, extra_paths) = resolve_routes(f, file, links, link_index, split_index)?;
-    if f.transport == Transport::Udp && f.app == AppKind::Bulk && matches!(route[0], Hop::Split { .. }) {
-        return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
+    if f.transport == Transport::Udp && f.app == AppKind::Bulk {
+        match route[0] {
+            Hop::Split { .. } => {
+                return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
+            }
+            Hop::Link(d) if !links[d].model.paces_a_sender() => {
+                return Err(err(&path("route"), format!("a bulk udp flow is paced by its first link's queue, and \"{}\" has none: start the route with a link, or use app = \"cbr\"", links[d].name)));
+            }
+            Hop::Link(_) => {}
+        }
     }
     let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
     let messages = resolve_messages(f, file.run.duration)?;

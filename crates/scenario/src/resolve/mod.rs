@@ -22,6 +22,8 @@ mod models;
 mod paths;
 mod routes;
 mod splits;
+#[cfg(feature = "test-elements")]
+mod wires;
 
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
 pub use errors::{valid_name, FieldError};
@@ -83,7 +85,10 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     if file.run.duration == Some(Dur::ZERO) {
         return Err(err(&["run", "duration"], "the duration must be positive"));
     }
-    let (links, link_index) = links::resolve_links(&file.link, &mut files)?;
+    #[allow(unused_mut)] // test builds append wires
+    let (mut links, mut link_index) = links::resolve_links(&file.link, &mut files)?;
+    #[cfg(feature = "test-elements")]
+    wires::resolve_wires(&file.wire, &mut links, &mut link_index)?;
     let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
     let flows = flows::resolve_flows(file, &links, &link_index, &split_index, &mut files)?;
     if flows.is_empty() {

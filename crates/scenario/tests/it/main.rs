@@ -14,3 +14,4 @@ mod netsim;
 mod path_manager;
 mod run;
 mod transport;
+mod wire;
