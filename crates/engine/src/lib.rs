@@ -54,6 +54,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    /// An empty queue at time zero.
     pub fn new() -> EventQueue<E> {
         EventQueue { heap: BinaryHeap::new(), cancelled: HashSet::new(), next_seq: 0, now: Time::ZERO, popped: 0 }
     }
@@ -111,6 +112,7 @@ impl<E> EventQueue<E> {
         self.now = self.now.max(t);
     }
 
+    /// Whether no event is left (cancelled ones are skipped).
     pub fn is_empty(&mut self) -> bool {
         self.peek_time().is_none()
     }
