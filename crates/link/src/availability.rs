@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 /// Down windows `[from, until)`, sorted and disjoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
+    /// The windows `[from, until)`, in time order.
     pub down: Vec<(Time, Time)>,
 }
 
@@ -60,6 +61,7 @@ impl Schedule {
             .filter(|&(from, _)| from <= t)
     }
 
+    /// Whether the link is down at `t` (inside a window; the window's end is up).
     pub fn is_down(&self, t: Time) -> bool {
         self.window_at(t).is_some()
     }
@@ -69,6 +71,7 @@ impl Schedule {
 /// the packet in transmission are flushed as `LinkDown` drops; packets already propagating
 /// still arrive.
 pub struct Intermittent<L> {
+    /// The link it switches on and off.
     pub inner: L,
     schedule: Schedule,
     /// Index of the first window whose start has not been processed yet.
@@ -98,6 +101,7 @@ impl<L: Link> Intermittent<L> {
         }
     }
 
+    /// Its down windows.
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
     }
