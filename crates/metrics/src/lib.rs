@@ -23,12 +23,17 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 /// Counters of one entity (flow or link direction) over one bin or over the whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
+    /// Bytes delivered: a flow's payload (goodput), a link's bytes on the wire.
     pub bytes_delivered: u64,
+    /// Packets delivered.
     pub packets_delivered: u64,
+    /// Flows: bytes the sender put on the network, headers included.
     pub bytes_sent: u64,
+    /// Packets dropped, by cause in the order of [`DropCause::ALL`].
     pub drops: [u64; DropCause::ALL.len()],
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns.
     pub queue_packet_ns: u128,
+    /// See `queue_packet_ns`.
     pub queue_byte_ns: u128,
     /// Transport flows: the sender's state at the last event in the bin (carried over from
     /// earlier bins when nothing happened in this one).
@@ -36,6 +41,7 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Packets dropped for `cause`.
     pub fn drops_by(&self, cause: DropCause) -> u64 {
         self.drops[cause_index(cause)]
     }
@@ -82,13 +88,16 @@ pub struct BinnedRecorder {
 /// One row of the time series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BinRow {
+    /// When the bin starts.
     pub start: Time,
     /// The bin's length (the last bin may be cut short by the end of the run).
     pub length: Dur,
+    /// What happened in the bin.
     pub counters: Counters,
 }
 
 impl BinRow {
+    /// Delivered bytes over the bin's length, in Mbit/s.
     pub fn throughput_mbps(&self) -> f64 {
         if self.length.0 == 0 {
             0.0
@@ -96,20 +105,24 @@ impl BinRow {
             self.counters.bytes_delivered as f64 * 8.0 / self.length.as_secs_f64() / 1e6
         }
     }
+    /// The time-weighted mean number of packets waiting over the bin (links).
     pub fn mean_queue_packets(&self) -> f64 {
         if self.length.0 == 0 { 0.0 } else { self.counters.queue_packet_ns as f64 / self.length.0 as f64 }
     }
+    /// The time-weighted mean of bytes waiting over the bin (links).
     pub fn mean_queue_bytes(&self) -> f64 {
         if self.length.0 == 0 { 0.0 } else { self.counters.queue_byte_ns as f64 / self.length.0 as f64 }
     }
 }
 
 impl BinnedRecorder {
+    /// A recorder for `flows` flows and `links` link directions with bins `bin` wide.
     pub fn new(bin: Dur, flows: usize, links: usize) -> BinnedRecorder {
         assert!(bin.0 > 0, "bin width must be positive");
         BinnedRecorder { bin, flows: vec![Series::default(); flows], links: vec![Series::default(); links] }
     }
 
+    /// The bins' width.
     pub fn bin_width(&self) -> Dur {
         self.bin
     }
@@ -118,10 +131,12 @@ impl BinnedRecorder {
         (t.0 / self.bin.0) as usize
     }
 
+    /// What flow `flow` did over the whole run.
     pub fn flow_total(&self, flow: FlowId) -> &Counters {
         &self.flows[flow.0 as usize].total
     }
 
+    /// What link direction `link` did over the whole run.
     pub fn link_total(&self, link: LinkId) -> &Counters {
         &self.links[link.0 as usize].total
     }

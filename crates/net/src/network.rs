@@ -63,9 +63,13 @@ struct LinkSlot {
 /// Where a split bearer sits: which split, which flow's path, which hop of its forward route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BearerInfo {
+    /// Which split (index into the network's split configurations).
     pub split: usize,
+    /// Which flow.
     pub flow: usize,
+    /// Which of its paths.
     pub path: u8,
+    /// Which hop of that path's forward route.
     pub hop: u16,
     /// The legs' link directions, in the crossing direction.
     pub legs: [usize; 2],
