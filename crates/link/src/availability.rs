@@ -65,6 +65,23 @@ impl Schedule {
     pub fn is_down(&self, t: Time) -> bool {
         self.window_at(t).is_some()
     }
+
+    /// The first instant at or after `from` at which the link goes down or comes back up. A
+    /// window that starts where the previous one ends continues the outage: no change there.
+    pub fn next_change(&self, from: Time) -> Option<Time> {
+        let down = &self.down;
+        let first = down.partition_point(|&(_, until)| until < from);
+        for i in first..down.len() {
+            let (start, end) = down[i];
+            if start >= from && (i == 0 || down[i - 1].1 != start) {
+                return Some(start);
+            }
+            if down.get(i + 1).map_or(true, |&(next, _)| next != end) {
+                return Some(end);
+            }
+        }
+        None
+    }
 }
 
 /// While down: arrivals are dropped (`LinkDown`) and, when it goes down, the waiting queue and
@@ -184,5 +201,11 @@ impl<L: Link> Link for Intermittent<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
+    }
+    fn is_up(&self, now: Time) -> bool {
+        !self.schedule.is_down(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.schedule.next_change(from)
     }
 }

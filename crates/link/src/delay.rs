@@ -560,4 +560,10 @@ impl<L: Link> Link for Delayed<L> {
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
     }
+    fn is_up(&self, now: Time) -> bool {
+        self.inner.is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.inner.next_change(from)
+    }
 }

@@ -80,6 +80,16 @@ pub trait Link {
     /// which `discard` is true and appends them to `out`, in queue order. Used to drop the
     /// queued PDCP copies of a leg when duplication is deactivated (TS 38.323 §5.11).
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>);
+    /// Whether the link is up (carries packets) at `now`; a link without an availability
+    /// model always is.
+    fn is_up(&self, _now: Time) -> bool {
+        true
+    }
+    /// The first instant at or after `from` at which the link goes down or comes back up,
+    /// when it knows it in advance (a scheduled outage); `None` when no change is known.
+    fn next_change(&self, _from: Time) -> Option<Time> {
+        None
+    }
 }
 
 impl<L: Link + ?Sized> Link for Box<L> {
@@ -103,6 +113,12 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         (**self).discard_waiting(discard, out)
+    }
+    fn is_up(&self, now: Time) -> bool {
+        (**self).is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        (**self).next_change(from)
     }
 }
 

@@ -215,4 +215,10 @@ impl<L: Link> Link for Scripted<L> {
         self.inner.discard_waiting(discard, out);
         self.unmark(&out[start..]);
     }
+    fn is_up(&self, now: Time) -> bool {
+        self.inner.is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.inner.next_change(from)
+    }
 }
