@@ -21,7 +21,8 @@
 //! scheduled `abandon` of a path the reaction already abandoned cancels the pending re-open.
 //!
 //! Sans-IO: feed link events with [`PathManager::on_link_down`] / [`PathManager::on_link_up`],
-//! ask [`PathManager::poll_timeout`] when something is due and take due actions with
+//! ask [`PathManager::poll_timeout`] when something is due (or [`PathManager::next_action`]
+//! for the next item that causes an action) and take due actions with
 //! [`PathManager::poll_action`]. [`plan`] does all of it for a known list of link events.
 //! Ties: actions due at the same time run in the order they were queued (scheduled actions in
 //! file order first, since they are queued at creation).
@@ -227,6 +228,19 @@ impl PathManager {
     /// When the next pending item falls due (it may turn out to cause no action).
     pub fn poll_timeout(&self) -> Option<Time> {
         self.queue.keys().next().map(|(t, _)| *t)
+    }
+
+    /// The next action the manager will take if no link changes before it: a driver that
+    /// wakes only for actions (not for pending items that turn out to cause none) schedules
+    /// its wake-up here, and asks again after feeding a link change.
+    pub fn next_action(&self) -> Option<Planned> {
+        let mut m = self.clone();
+        while let Some(at) = m.poll_timeout() {
+            if let Some(p) = m.poll_action(at) {
+                return Some(p);
+            }
+        }
+        None
     }
 
     /// The next action due at or before `now`, applied to the manager's state.

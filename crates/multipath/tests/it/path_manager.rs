@@ -165,3 +165,17 @@ fn reaction_and_action_names_for_scenario_files() {
     assert_eq!(a("backup"), Ok(Backup));
     assert_eq!(a("available"), Ok(Available));
 }
+
+#[test]
+fn the_next_action_skips_items_that_cause_none_and_follows_link_changes() {
+    let mut m = PathManager::new(cfg(LinkReaction::AbandonReopen, 100), &two_paths()).unwrap();
+    assert_eq!(m.next_action(), Some(planned(0, 0, Action::Open { path_id: 0, backup: false })));
+    while m.poll_action(t(0)).is_some() {}
+    assert_eq!(m.next_action(), None);
+    m.on_link_down(t(2000), 1);
+    assert_eq!(m.next_action(), Some(planned(2100, 1, Action::Abandon { path_id: 1 })));
+    // Back before the reaction was due: the down reaction causes nothing, the up one neither.
+    m.on_link_up(t(2050), 1);
+    assert_eq!(m.next_action(), None);
+    assert_eq!(m.poll_timeout(), Some(t(2100)), "the items are still pending");
+}
