@@ -3,9 +3,10 @@
 //!
 //! A route's [`Hop::Link`](crate::Hop::Link) is any single-port element: a packet goes in,
 //! comes out later or is dropped ([`Link`]). [`HopModel`] is its description: it builds the
-//! element for a run and tells the nominal figures a report compares the run against. A link
-//! direction's [`LinkConfig`] (rate, delay, queue, loss, down windows) is the usual one; a new
-//! kind of hop is one more implementation (see `docs/adr/0004-one-network-core.md`).
+//! element for a run and tells the nominal figures a report compares the run against; whether
+//! it is up the element itself tells as the run goes ([`Link::is_up`], [`Link::next_change`]).
+//! A link direction's [`LinkConfig`] (rate, delay, queue, loss, down windows) is the usual
+//! one; a new kind of hop is one more implementation (see `docs/adr/0004-one-network-core.md`).
 
 use std::fmt;
 
@@ -39,11 +40,6 @@ pub trait HopModel: fmt::Debug + Send + Sync {
     fn paces_a_sender(&self) -> bool {
         true
     }
-
-    /// The windows `[from, until)` in which it is down, in order; none by default.
-    fn down_windows(&self) -> &[(Time, Time)] {
-        &[]
-    }
 }
 
 impl HopModel for LinkConfig {
@@ -64,9 +60,5 @@ impl HopModel for LinkConfig {
 
     fn mean_bps(&self) -> f64 {
         self.rate.mean_bps()
-    }
-
-    fn down_windows(&self) -> &[(Time, Time)] {
-        &self.down.down
     }
 }

@@ -180,6 +180,18 @@ impl Network {
         self.links[l].link.as_ref()
     }
 
+    /// Whether link direction `l` is up at `now`, as its element tells.
+    pub fn link_up(&self, l: usize, now: Time) -> bool {
+        self.links[l].link.is_up(now)
+    }
+
+    /// The first instant at or after `from` at which link direction `l` goes down or comes
+    /// back up, when its element knows it in advance (a scheduled outage). A host watching
+    /// an interface asks for the next change each time one happens.
+    pub fn next_link_change(&self, l: usize, from: Time) -> Option<Time> {
+        self.links[l].link.next_change(from)
+    }
+
     /// The number of link directions.
     pub fn link_count(&self) -> usize {
         self.links.len()
