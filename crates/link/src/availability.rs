@@ -76,7 +76,7 @@ impl Schedule {
             if start >= from && (i == 0 || down[i - 1].1 != start) {
                 return Some(start);
             }
-            if down.get(i + 1).map_or(true, |&(next, _)| next != end) {
+            if down.get(i + 1).map(|&(next, _)| next) != Some(end) {
                 return Some(end);
             }
         }

@@ -23,6 +23,9 @@ pub struct PathRoutes {
 }
 
 
+/// A flow's forward and reverse routes (path 0's for a multipath flow) and its other paths'.
+type FlowHops = (Vec<Hop>, Vec<Hop>, Vec<PathRoutes>);
+
 /// The forward and reverse routes of flow `f` (path 0 for a multipath flow) and, for a
 /// multipath flow, those of its other paths. A route names the two-way hops of `links`
 /// (hop `i` is directions `2 * i` and `2 * i + 1`) by `link_index`, and splits.
@@ -32,7 +35,7 @@ pub(super) fn resolve_routes(
     links: &[LinkDirection],
     link_index: &HashMap<&str, usize>,
     split_index: &HashMap<&str, usize>,
-) -> Result<(Vec<Hop>, Vec<Hop>, Vec<PathRoutes>), FieldError> {
+) -> Result<FlowHops, FieldError> {
     let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
     if let Some(paths) = &f.paths {
         if f.route.is_some() {

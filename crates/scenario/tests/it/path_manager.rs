@@ -171,10 +171,10 @@ fn schedules_that_cannot_run_are_refused_with_the_entry() {
     assert!(e.contains("unknown variant `close`") && e.contains("`abandon`"), "{e}");
     let e = load_error(r#"detect_delay = "1 s""#);
     assert!(e.contains("flow.dl.multipath.detect_delay: applies to a link-down reaction"), "{e}");
-    let e = load_with(&scenario("", ""), &[("flow.dl.multipath.schedule", r#"[{ at = "1 s", path = 0, action = "open" }]"#)]).err().expect("refused").to_string();
+    let e = load_with(&scenario("", ""), &[("flow.dl.multipath.schedule", r#"[{ at = "1 s", path = 0, action = "open" }]"#)]).map(drop).expect_err("refused").to_string();
     assert!(e.starts_with("test.toml (--set flow.dl.multipath.schedule="), "{e}");
     let tcp = scenario(r#"schedule = [{ at = "1 s", path = 1, action = "abandon" }]"#, "").replace("transport = \"quic\"", "transport = \"tcp\"");
-    let e = load_str(&tcp).err().expect("refused for tcp").to_string();
+    let e = load_str(&tcp).map(drop).expect_err("refused for tcp").to_string();
     assert!(e.contains("flow.dl.multipath.schedule: the path manager") && e.contains("quic flows"), "{e}");
 }
 

@@ -69,9 +69,9 @@ fn a_connection_round_trip_crosses_the_wire_both_ways() {
 #[test]
 fn wires_take_names_of_their_own_and_do_not_pace_a_bulk_sender() {
     let text = scenario("transport = \"udp\"\napp = \"bulk\"").replace("name = \"backhaul\"", "name = \"radio\"");
-    let e = load_str(&text).err().expect("refused").to_string();
+    let e = load_str(&text).map(drop).expect_err("refused").to_string();
     assert!(e.contains("wire.radio.name: a link or wire is already named \"radio\""), "{e}");
     let text = scenario("transport = \"udp\"\napp = \"bulk\"").replace("route = [\"access\", \"backhaul\", \"radio\"]", "route = [\"backhaul\", \"radio\"]").replace("from = \"server\"", "from = \"a\"");
-    let e = load_str(&text).err().expect("refused").to_string();
+    let e = load_str(&text).map(drop).expect_err("refused").to_string();
     assert!(e.contains("flow.one.route: a bulk udp flow is paced by its first link's queue, and \"backhaul\" has none"), "{e}");
 }
