@@ -42,6 +42,10 @@ CASES: dict[str, tuple[str, dict[str, str], list[str], list[str]]] = {
         {"bad.down": "10\n20\nabc\n40\n"}, [], ["bad.down", "abc"],
     ),
     "unknown_key": (HEADER + link('rate = "40 Mbit/s"\ncolour = "red"') + FLOW, {}, [], ["colour"]),
+    # The fixed-delay wire is a test-only hop kind (cargo feature `test-elements`).
+    "test_only_wire": (
+        GOOD + '[[wire]]\nname = "backhaul"\nbetween = ["a", "b"]\ndelay = "1 ms"\n', {}, [], ["wire"],
+    ),
     "override_path_missing": (GOOD, {}, ["--set", "link.nosuch.rate=1Mbit/s"], ["nosuch"]),
     "override_malformed": (GOOD, {}, ["--set", "link.bottleneck.rate"], ["--set", "KEY=VALUE"]),
 }

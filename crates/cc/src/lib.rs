@@ -14,6 +14,10 @@
 //! Windows and byte counts are `u64` bytes; times are integer nanoseconds. Controllers never
 //! read a clock: every call carries `now`.
 
+// The workspace warns about undocumented public items; this crate's are still being
+// documented, so the lint is off here until they all are.
+#![allow(missing_docs)]
+
 pub mod bbr;
 pub mod coupled;
 pub mod cubic;

@@ -21,6 +21,7 @@ pub const IP_UDP_OVERHEAD: u32 = 28;
 pub struct Payload(pub Arc<dyn Any + Send + Sync>);
 
 impl Payload {
+    /// Wraps `value` for a packet.
     pub fn new<T: Any + Send + Sync>(value: T) -> Payload {
         Payload(Arc::new(value))
     }
@@ -56,10 +57,13 @@ pub struct LinkId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BearerId(pub u32);
 
+/// A packet as it crosses the network: who sent it, its size on the wire, where it is on its
+/// route, and what the sending endpoint put in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Unique within a run, in order of creation.
     pub id: u64,
+    /// The flow it belongs to.
     pub flow: FlowId,
     /// Bytes on the wire, headers included.
     pub size: u32,

@@ -26,9 +26,11 @@ pub enum DropCause {
 }
 
 impl DropCause {
+    /// Every cause, in the order of the reports' columns.
     pub const ALL: [DropCause; 6] =
         [DropCause::Queue, DropCause::RandomLoss, DropCause::LinkDown, DropCause::UdpBuffer, DropCause::PdcpLate, DropCause::PdcpWindow];
 
+    /// Its name in reports (`"queue"`, `"random_loss"`, ...).
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Queue => "queue",
@@ -59,6 +61,8 @@ pub struct TransportSample {
     pub lost: u64,
 }
 
+/// What the network and the hosts report as a run goes, for time series and summaries.
+/// Sizes are bytes on the wire, headers included, unless a method says otherwise.
 pub trait Recorder {
     /// A link direction finished delivering a packet to its far end.
     fn link_delivered(&mut self, now: Time, link: LinkId, bytes: u32);

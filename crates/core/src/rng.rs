@@ -48,6 +48,7 @@ impl RngStream {
         self.uniform() < p
     }
 
+    /// The next 64 random bits of the stream.
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }

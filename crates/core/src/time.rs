@@ -15,10 +15,13 @@ pub struct Time(pub u64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Dur(pub u64);
 
+/// Nanoseconds in a second.
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 impl Time {
+    /// The start of the run.
     pub const ZERO: Time = Time(0);
+    /// The latest representable instant ("never").
     pub const MAX: Time = Time(u64::MAX);
 
     /// The earlier of two optional deadlines, `None` meaning "none wanted" (the `min` of two
@@ -30,12 +33,16 @@ impl Time {
         }
     }
 
+    /// The instant `s` seconds after the start, rounded to the nanosecond (see
+    /// [`Dur::from_secs_f64`]).
     pub fn from_secs_f64(s: f64) -> Time {
         Time(Dur::from_secs_f64(s).0)
     }
+    /// Nanoseconds since the start of the run.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Seconds since the start of the run.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / NANOS_PER_SEC as f64
     }
@@ -46,18 +53,24 @@ impl Time {
 }
 
 impl Dur {
+    /// No time.
     pub const ZERO: Dur = Dur(0);
+    /// The longest representable span ("forever").
     pub const MAX: Dur = Dur(u64::MAX);
 
+    /// `n` nanoseconds.
     pub const fn from_nanos(n: u64) -> Dur {
         Dur(n)
     }
+    /// `us` microseconds.
     pub const fn from_micros(us: u64) -> Dur {
         Dur(us * 1_000)
     }
+    /// `ms` milliseconds.
     pub const fn from_millis(ms: u64) -> Dur {
         Dur(ms * 1_000_000)
     }
+    /// `s` seconds.
     pub const fn from_secs(s: u64) -> Dur {
         Dur(s * NANOS_PER_SEC)
     }
@@ -74,12 +87,15 @@ impl Dur {
             }
         }
     }
+    /// The span in nanoseconds.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// The span in seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / NANOS_PER_SEC as f64
     }
+    /// The span in milliseconds.
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }

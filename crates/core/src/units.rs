@@ -22,7 +22,9 @@ pub struct Bytes(pub u64);
 /// A drop-tail queue limit: a number of packets or a number of bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QueueLimit {
+    /// At most this many packets.
     Packets(u64),
+    /// At most this many bytes.
     Bytes(u64),
 }
 
@@ -35,21 +37,27 @@ pub struct Probability(pub f64);
 #[error("{0}")]
 pub struct UnitError(pub String);
 
+/// The units a rate may be written in, for messages.
 pub const RATE_UNITS: &str = "bit/s, kbit/s, Mbit/s, Gbit/s (or bps, kbps, Mbps, Gbps), B/s, kB/s, MB/s, GB/s";
+/// The units a duration may be written in, for messages.
 pub const DURATION_UNITS: &str = "ns, us, ms, s, min, h";
 /// Every unit a duration may be written in (those of [`DURATION_UNITS`] and their other
 /// spellings) and its length in seconds.
 pub const DURATION_UNIT_SECONDS: [(&str, f64); 8] =
     [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("sec", 1.0), ("min", 60.0), ("h", 3600.0)];
+/// The units a size may be written in, for messages.
 pub const SIZE_UNITS: &str = "B, kB, MB, GB, KiB, MiB, GiB";
 
 impl Rate {
+    /// A rate of `m` Mbit/s, rounded to the bit per second.
     pub fn from_mbps(m: f64) -> Rate {
         Rate((m * 1e6).round() as u64)
     }
+    /// The rate in bit/s.
     pub fn bps(self) -> u64 {
         self.0
     }
+    /// The rate in Mbit/s.
     pub fn mbps(self) -> f64 {
         self.0 as f64 / 1e6
     }
@@ -101,6 +109,7 @@ fn non_negative(what: &str, input: &str, v: f64) -> Result<f64, UnitError> {
     }
 }
 
+/// Parses a rate such as `"20 Mbit/s"` or `"2.5 MB/s"` (decimal prefixes; bytes are 8 bits).
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     let err = || UnitError(format!("invalid rate \"{s}\": expected a number and a unit, one of {RATE_UNITS}"));
     let (v, unit) = split_number(s).ok_or_else(err)?;
@@ -119,6 +128,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     Ok(Rate((v * factor).round() as u64))
 }
 
+/// Parses a duration such as `"10 ms"` or `"1.5 s"`, to the nearest nanosecond.
 pub fn parse_duration(s: &str) -> Result<Dur, UnitError> {
     let err = || UnitError(format!("invalid duration \"{s}\": expected a number and a unit, one of {DURATION_UNITS}"));
     let (v, unit) = split_number(s).ok_or_else(err)?;
@@ -140,6 +150,7 @@ fn size_factor(unit: &str) -> Option<f64> {
     })
 }
 
+/// Parses a size such as `"100 MB"` or `"64 KiB"` (decimal or binary prefixes), to the byte.
 pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
     let err = || UnitError(format!("invalid size \"{s}\": expected a number and a unit, one of {SIZE_UNITS}"));
     let (v, unit) = split_number(s).ok_or_else(err)?;
@@ -148,6 +159,7 @@ pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
     Ok(Bytes((v * factor).round() as u64))
 }
 
+/// Parses a queue limit: `"100 packets"` (a whole number) or a size such as `"150 kB"`.
 pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, UnitError> {
     let err = || {
         UnitError(format!(
@@ -179,6 +191,7 @@ pub fn parse_probability(s: &str) -> Result<Probability, UnitError> {
     check_probability(p).map_err(|_| err())
 }
 
+/// `p` as a probability, if it lies in [0, 1].
 pub fn check_probability(p: f64) -> Result<Probability, UnitError> {
     if (0.0..=1.0).contains(&p) {
         Ok(Probability(p))

@@ -1,4 +1,7 @@
 //! Throughput of schedule + pop on a queue holding a steady population of timers.
+
+// criterion_group! defines a public function it cannot document.
+#![allow(missing_docs)]
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use multiconn_core::Time;
 use multiconn_engine::EventQueue;

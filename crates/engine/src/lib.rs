@@ -2,7 +2,10 @@
 //!
 //! [`EventQueue`] holds events of any type keyed by virtual [`Time`]. Events at the same time
 //! come out in the order they were scheduled (insertion sequence), which is what makes runs
-//! reproducible: no tie is ever broken by a hash, an address or a float comparison.
+//! reproducible: no tie is ever broken by a hash, an address or a float comparison. An event
+//! may instead be given a rank ([`EventQueue::schedule_ranked`]): at its instant it comes out
+//! before every unranked event, and before ranked ones of a higher rank, whenever it was
+//! scheduled.
 //! Scheduling returns a [`TimerId`]; cancelling marks it so that it is skipped when it would
 //! have fired (lazy deletion, O(1) cancel). The queue never moves time backwards: scheduling
 //! in the past is clamped to the current time.
@@ -17,13 +20,18 @@ pub struct TimerId(u64);
 
 struct Entry<E> {
     at: Time,
+    /// [`UNRANKED`] unless scheduled with a rank.
+    rank: u64,
     seq: u64,
     event: E,
 }
 
+/// The rank of events scheduled without one: after every ranked event at the same instant.
+const UNRANKED: u64 = u64::MAX;
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+        (self.at, self.rank, self.seq) == (other.at, other.rank, other.seq)
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -34,11 +42,12 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
+        (self.at, self.rank, self.seq).cmp(&(other.at, other.rank, other.seq))
     }
 }
 
-/// A priority queue of events ordered by (time, insertion sequence).
+/// A priority queue of events ordered by (time, rank, insertion sequence); events scheduled
+/// without a rank come after the ranked ones at their instant.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
     cancelled: HashSet<u64>,
@@ -54,6 +63,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    /// An empty queue at time zero.
     pub fn new() -> EventQueue<E> {
         EventQueue { heap: BinaryHeap::new(), cancelled: HashSet::new(), next_seq: 0, now: Time::ZERO, popped: 0 }
     }
@@ -70,9 +80,17 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `at` (clamped to now if in the past).
     pub fn schedule(&mut self, at: Time, event: E) -> TimerId {
+        self.schedule_ranked(at, UNRANKED, event)
+    }
+
+    /// Schedules `event` at `at` (clamped to now if in the past) to come out, at that instant,
+    /// after the events of a lower rank and before those of a higher one and the unranked
+    /// ones; events of the same rank come out in the order they were scheduled. For events
+    /// whose place at an instant must not depend on when they were scheduled.
+    pub fn schedule_ranked(&mut self, at: Time, rank: u64, event: E) -> TimerId {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry { at: at.max(self.now), seq, event }));
+        self.heap.push(Reverse(Entry { at: at.max(self.now), rank, seq, event }));
         TimerId(seq)
     }
 
@@ -111,6 +129,7 @@ impl<E> EventQueue<E> {
         self.now = self.now.max(t);
     }
 
+    /// Whether no event is left (cancelled ones are skipped).
     pub fn is_empty(&mut self) -> bool {
         self.peek_time().is_none()
     }
@@ -190,6 +209,19 @@ mod tests {
         q.schedule(Time(10), "d");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn ranked_events_come_first_at_their_instant_whenever_they_were_scheduled() {
+        let mut q = EventQueue::new();
+        q.schedule(Time(10), "plain 1");
+        q.schedule_ranked(Time(10), 2, "rank 2");
+        q.schedule(Time(10), "plain 2");
+        q.schedule_ranked(Time(10), 1, "rank 1, first");
+        q.schedule_ranked(Time(10), 1, "rank 1, second");
+        q.schedule_ranked(Time(20), 0, "later instant");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!["rank 1, first", "rank 1, second", "rank 2", "plain 1", "plain 2", "later instant"]);
     }
 
     #[test]

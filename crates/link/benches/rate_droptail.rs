@@ -2,6 +2,9 @@
 //! synthetic one in `tests/data`, and the ATT LTE trace from the shared data folder when it
 //! is present), and the cost of a finish-time query after a long idle gap.
 
+// criterion_group! defines a public function it cannot document.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{FlowId, Packet, Time};

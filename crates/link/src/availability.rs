@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 /// Down windows `[from, until)`, sorted and disjoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
+    /// The windows `[from, until)`, in time order.
     pub down: Vec<(Time, Time)>,
 }
 
@@ -60,8 +61,26 @@ impl Schedule {
             .filter(|&(from, _)| from <= t)
     }
 
+    /// Whether the link is down at `t` (inside a window; the window's end is up).
     pub fn is_down(&self, t: Time) -> bool {
         self.window_at(t).is_some()
+    }
+
+    /// The first instant at or after `from` at which the link goes down or comes back up. A
+    /// window that starts where the previous one ends continues the outage: no change there.
+    pub fn next_change(&self, from: Time) -> Option<Time> {
+        let down = &self.down;
+        let first = down.partition_point(|&(_, until)| until < from);
+        for i in first..down.len() {
+            let (start, end) = down[i];
+            if start >= from && (i == 0 || down[i - 1].1 != start) {
+                return Some(start);
+            }
+            if down.get(i + 1).map(|&(next, _)| next) != Some(end) {
+                return Some(end);
+            }
+        }
+        None
     }
 }
 
@@ -69,6 +88,7 @@ impl Schedule {
 /// the packet in transmission are flushed as `LinkDown` drops; packets already propagating
 /// still arrive.
 pub struct Intermittent<L> {
+    /// The link it switches on and off.
     pub inner: L,
     schedule: Schedule,
     /// Index of the first window whose start has not been processed yet.
@@ -98,6 +118,7 @@ impl<L: Link> Intermittent<L> {
         }
     }
 
+    /// Its down windows.
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
     }
@@ -180,5 +201,11 @@ impl<L: Link> Link for Intermittent<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
+    }
+    fn is_up(&self, now: Time) -> bool {
+        !self.schedule.is_down(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.schedule.next_change(from)
     }
 }

@@ -27,12 +27,17 @@ use crate::Link;
 /// Everything that makes one direction of a link.
 #[derive(Debug, Clone)]
 pub struct LinkConfig {
+    /// How fast it serializes packets.
     pub rate: RateModel,
+    /// The propagation delay added after serialization.
     pub delay: DelayModel,
     /// Whether packets may overtake each other under a random delay (else FIFO).
     pub reorder: bool,
+    /// The drop-tail limit on packets waiting (the one in transmission excluded).
     pub queue: QueueLimit,
+    /// Random loss at the door, if any.
     pub loss: Option<LossModel>,
+    /// When it is down.
     pub down: Schedule,
 }
 

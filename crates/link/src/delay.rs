@@ -21,25 +21,34 @@ use std::collections::{BinaryHeap, VecDeque};
 /// An empirical delay distribution: bins `[lower_i, lower_{i+1})` with weights.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmpiricalDelay {
+    /// The lower edge of each bin, in milliseconds, ascending.
     pub lower_ms: Vec<f64>,
+    /// The weight of each bin (any non-negative scale).
     pub weights: Vec<f64>,
 }
 
 /// A one-way-delay time series: `(time offset, delay)` points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DelaySeries {
+    /// `(offset since the start of the run, one-way delay)`, by offset.
     pub points: Vec<(Dur, Dur)>,
 }
 
+/// How long a packet propagates after it leaves the link's queue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DelayModel {
+    /// Always this delay.
     Constant(Dur),
     /// Normal with `mean` and coefficient of variation `cv`, truncated at zero.
     Normal {
+        /// The mean delay.
         mean: Dur,
+        /// Standard deviation over mean (0: constant).
         cv: f64,
     },
+    /// Drawn from a histogram.
     Empirical(EmpiricalDelay),
+    /// The series' value when the packet leaves the queue.
     Series(DelaySeries),
 }
 
@@ -85,6 +94,7 @@ pub struct DelaySampler {
 }
 
 impl DelaySampler {
+    /// A sampler of `model`.
     pub fn new(model: DelayModel) -> DelaySampler {
         let cumulative = match &model {
             DelayModel::Empirical(hist) => hist.cumulative_weights(),
@@ -93,10 +103,12 @@ impl DelaySampler {
         DelaySampler { model, cumulative }
     }
 
+    /// The model it samples.
     pub fn model(&self) -> &DelayModel {
         &self.model
     }
 
+    /// The delay of a packet leaving the inner link at `now` (see [`DelayModel::sample`]).
     pub fn sample(&self, now: Time, rng: &mut RngStream) -> Dur {
         match &self.model {
             DelayModel::Empirical(hist) => hist.sample_with(&self.cumulative, rng),
@@ -417,6 +429,7 @@ impl Ord for Pending {
 /// Adds a per-packet delay after the inner link. With `reorder = false` a packet never
 /// overtakes the one before it (FIFO); with `reorder = true` it may (netem jitter).
 pub struct Delayed<L> {
+    /// The link whose output is delayed.
     pub inner: L,
     sampler: DelaySampler,
     reorder: bool,
@@ -433,6 +446,8 @@ pub struct Delayed<L> {
 }
 
 impl<L: Link> Delayed<L> {
+    /// Delays the output of `inner` by draws of `model` from `rng`; `reorder` lets packets
+    /// overtake each other.
     pub fn new(inner: L, model: DelayModel, reorder: bool, rng: RngStream) -> Delayed<L> {
         Delayed {
             inner,
@@ -544,5 +559,11 @@ impl<L: Link> Link for Delayed<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
+    }
+    fn is_up(&self, now: Time) -> bool {
+        self.inner.is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.inner.next_change(from)
     }
 }

@@ -33,15 +33,29 @@ use multiconn_core::{DropCause, Packet, Time};
 #[derive(Debug, Clone, PartialEq)]
 pub enum LinkOutput {
     /// The packet reached the far end of the link at `at`.
-    Delivered { at: Time, pkt: Packet },
+    Delivered {
+        /// When its last bit arrived (serialization and propagation done).
+        at: Time,
+        /// The packet.
+        pkt: Packet,
+    },
     /// The packet was discarded inside the link at `at` (e.g. flushed when the link went down).
-    Dropped { at: Time, pkt: Packet, cause: DropCause },
+    Dropped {
+        /// When it was discarded.
+        at: Time,
+        /// The packet.
+        pkt: Packet,
+        /// Why.
+        cause: DropCause,
+    },
 }
 
 /// Packets and bytes waiting in a queue, not counting the one being transmitted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueState {
+    /// Packets waiting.
     pub packets: u32,
+    /// Bytes waiting, headers included.
     pub bytes: u64,
 }
 
@@ -66,6 +80,16 @@ pub trait Link {
     /// which `discard` is true and appends them to `out`, in queue order. Used to drop the
     /// queued PDCP copies of a leg when duplication is deactivated (TS 38.323 §5.11).
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>);
+    /// Whether the link is up (carries packets) at `now`; a link without an availability
+    /// model always is.
+    fn is_up(&self, _now: Time) -> bool {
+        true
+    }
+    /// The first instant at or after `from` at which the link goes down or comes back up,
+    /// when it knows it in advance (a scheduled outage); `None` when no change is known.
+    fn next_change(&self, _from: Time) -> Option<Time> {
+        None
+    }
 }
 
 impl<L: Link + ?Sized> Link for Box<L> {
@@ -90,6 +114,12 @@ impl<L: Link + ?Sized> Link for Box<L> {
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         (**self).discard_waiting(discard, out)
     }
+    fn is_up(&self, now: Time) -> bool {
+        (**self).is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        (**self).next_change(from)
+    }
 }
 
 /// A malformed trace or model file: which file, which line (1-based) where known, and what
@@ -97,12 +127,16 @@ impl<L: Link + ?Sized> Link for Box<L> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct TraceError {
+    /// The file (or other source) the text came from.
     pub origin: String,
+    /// The 1-based line, where known.
     pub line: Option<usize>,
+    /// What is wrong and what is allowed.
     pub message: String,
 }
 
 impl TraceError {
+    /// An error in `origin` at `line`.
     pub fn new(origin: &str, line: Option<usize>, message: impl Into<String>) -> TraceError {
         TraceError { origin: origin.to_string(), line, message: message.into() }
     }

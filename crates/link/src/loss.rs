@@ -18,22 +18,31 @@ use multiconn_core::{DropCause, Packet, RngStream, Time};
 /// A per-packet loss pattern: `lost[i]` for the i-th packet offered; it loops.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossTrace {
+    /// `lost[i]`: whether the i-th packet offered (modulo the length) is lost.
     pub lost: Vec<bool>,
 }
 
+/// Which packets a link loses at random at its door.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LossModel {
+    /// Each packet is lost with probability `p`, independently.
     Bernoulli {
+        /// The loss probability.
         p: f64,
     },
     /// Two-state Markov chain: `p` = P(good→bad), `r` = P(bad→good) per packet;
     /// loss probability `loss_good` in the good state and `loss_bad` in the bad state.
     GilbertElliott {
+        /// P(good → bad) per packet.
         p: f64,
+        /// P(bad → good) per packet.
         r: f64,
+        /// The loss probability in the good state.
         loss_good: f64,
+        /// The loss probability in the bad state.
         loss_bad: f64,
     },
+    /// A per-packet pattern, looped.
     Trace(LossTrace),
 }
 
@@ -72,6 +81,7 @@ pub struct LossProcess {
 }
 
 impl LossProcess {
+    /// The process of `model`, in the good state at the start of its trace.
     pub fn new(model: LossModel) -> LossProcess {
         LossProcess {
             model,
@@ -80,6 +90,7 @@ impl LossProcess {
         }
     }
 
+    /// Its model.
     pub fn model(&self) -> &LossModel {
         &self.model
     }
@@ -165,12 +176,14 @@ fn parse_loss_flag(value: &str) -> Result<bool, String> {
 
 /// Drops packets at the link's ingress according to a [`LossModel`] (as netem does).
 pub struct Lossy<L> {
+    /// The link behind the door.
     pub inner: L,
     process: LossProcess,
     rng: RngStream,
 }
 
 impl<L: Link> Lossy<L> {
+    /// Loses packets offered to `inner` by draws of `model` from `rng`.
     pub fn new(inner: L, model: LossModel, rng: RngStream) -> Lossy<L> {
         Lossy {
             inner,
@@ -204,5 +217,11 @@ impl<L: Link> Link for Lossy<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
+    }
+    fn is_up(&self, now: Time) -> bool {
+        self.inner.is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.inner.next_change(from)
     }
 }

@@ -18,6 +18,8 @@ use multiconn_core::units::QueueLimit;
 use multiconn_core::{DropCause, Packet, Time};
 use std::collections::VecDeque;
 
+/// A drop-tail queue in front of a [`RateServer`]: packets wait up to `limit`, are
+/// serialized one at a time at the rate, and leave when their last bit is out.
 pub struct DropTailLink {
     server: RateServer,
     limit: QueueLimit,
@@ -39,6 +41,7 @@ struct Waiting {
 }
 
 impl DropTailLink {
+    /// An idle link serving at `rate` whose waiting packets may not exceed `limit`.
     pub fn new(rate: RateModel, limit: QueueLimit) -> DropTailLink {
         DropTailLink {
             server: RateServer::new(rate),

@@ -35,7 +35,9 @@ const NANOBITS_PER_BIT: u128 = 1_000_000_000;
 /// step; the first offset is zero; the pattern repeats every `period` when looping.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTrace {
+    /// `(offset, rate)`: the rate from that offset until the next step.
     pub steps: Vec<(Dur, Rate)>,
+    /// The length of one repetition.
     pub period: Dur,
 }
 
@@ -43,14 +45,20 @@ pub struct StepTrace {
 /// bytes may leave; the pattern repeats every `period_ms`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpportunityTrace {
+    /// Opportunity offsets, in milliseconds, non-decreasing (repeats allow several).
     pub times_ms: Vec<u64>,
+    /// The length of one repetition, in milliseconds.
     pub period_ms: u64,
 }
 
+/// How fast a link serializes packets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RateModel {
+    /// A constant rate.
     Fixed(Rate),
+    /// A piecewise-constant rate (bitrate traces).
     Steps(StepTrace),
+    /// Delivery opportunities (Mahimahi traces).
     Opportunities(OpportunityTrace),
 }
 
@@ -75,6 +83,7 @@ impl RateModel {
 /// has no effect on the precomputed tables.
 #[derive(Debug, Clone)]
 pub struct RateServer {
+    /// The model the server was built from.
     pub model: RateModel,
     table: Table,
     /// Index of the step where the last computation ended (a hint, always in range).
@@ -91,6 +100,7 @@ struct Credit {
 }
 
 impl RateServer {
+    /// A server of `model`, its tables precomputed.
     pub fn new(model: RateModel) -> RateServer {
         let table = Table::new(&model);
         RateServer { model, table, step_cursor: 0, credit: None }

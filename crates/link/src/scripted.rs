@@ -54,8 +54,11 @@ pub type Script = Box<dyn FnMut(u64, &Packet) -> Verdict + Send>;
 pub struct ScriptCounters {
     /// Packets offered to the link (the next packet's index).
     pub offered: u64,
+    /// Packets the script dropped at the door.
     pub dropped: u64,
+    /// Packets the script had lost inside the link.
     pub lost: u64,
+    /// Packets the script held longer.
     pub delayed: u64,
 }
 
@@ -68,6 +71,7 @@ enum Mark {
 
 /// A link whose packets a script may drop, lose or delay. See the module documentation.
 pub struct Scripted<L> {
+    /// The link the script acts on.
     pub inner: L,
     script: Script,
     counters: ScriptCounters,
@@ -80,6 +84,7 @@ pub struct Scripted<L> {
 }
 
 impl<L: Link> Scripted<L> {
+    /// Runs every packet offered to `inner` through `script`.
     pub fn new(inner: L, script: impl FnMut(u64, &Packet) -> Verdict + Send + 'static) -> Scripted<L> {
         Scripted {
             inner,
@@ -101,6 +106,7 @@ impl<L: Link> Scripted<L> {
         self.script = Box::new(script);
     }
 
+    /// What the script did so far.
     pub fn counters(&self) -> ScriptCounters {
         self.counters
     }
@@ -208,5 +214,11 @@ impl<L: Link> Link for Scripted<L> {
         let start = out.len();
         self.inner.discard_waiting(discard, out);
         self.unmark(&out[start..]);
+    }
+    fn is_up(&self, now: Time) -> bool {
+        self.inner.is_up(now)
+    }
+    fn next_change(&self, from: Time) -> Option<Time> {
+        self.inner.next_change(from)
     }
 }

@@ -38,7 +38,9 @@ pub enum TimeColumn {
 /// How to read a per-second bitrate CSV.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BitrateCsvFormat {
+    /// Where each row's time comes from.
     pub time: TimeColumn,
+    /// The column holding the rate.
     pub rate_column: String,
     /// Bits per second per unit of the rate column (1000 for kbit/s).
     pub bps_per_unit: f64,
@@ -58,6 +60,8 @@ const MAX_SPAN_SECS: i64 = 1_000_000_000;
 
 const MAHIMAHI_ALLOWED: &str = "each line must hold one non-negative integer (a timestamp in milliseconds)";
 
+/// Parses a Mahimahi trace (one millisecond timestamp per line, one 1500-byte opportunity
+/// each); `origin` names the text in errors.
 pub fn parse_mahimahi(text: &str, origin: &str) -> Result<OpportunityTrace, TraceError> {
     let lines = content_lines(text, origin)?;
     let mut times_ms: Vec<u64> = Vec::with_capacity(lines.len());
@@ -120,6 +124,8 @@ fn excerpt(s: &str) -> String {
     }
 }
 
+/// Parses a per-second bitrate CSV laid out as `format` says; `origin` names the text in
+/// errors.
 pub fn parse_bitrate_csv(text: &str, origin: &str, format: &BitrateCsvFormat) -> Result<StepTrace, TraceError> {
     if !(format.bps_per_unit.is_finite() && format.bps_per_unit > 0.0) {
         return Err(TraceError::new(

@@ -28,14 +28,19 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 /// over the whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
-    /// Split bearers: SDUs and bytes delivered in order upwards.
+    /// Bytes delivered: a flow's payload (goodput), a link's bytes on the wire, what a path
+    /// or leg carried to its end, a split bearer's SDUs delivered in order upwards.
     pub bytes_delivered: u64,
+    /// Packets delivered.
     pub packets_delivered: u64,
+    /// Flows: bytes the sender put on the network, headers included.
     pub bytes_sent: u64,
+    /// Packets dropped, by cause in the order of [`DropCause::ALL`].
     pub drops: [u64; DropCause::ALL.len()],
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns. Links:
     /// the queue; split bearers: the PDUs in the reordering buffer (bytes stay 0).
     pub queue_packet_ns: u128,
+    /// See `queue_packet_ns`.
     pub queue_byte_ns: u128,
     /// Split bearers: Σ of the time the delivered SDUs waited in the reordering buffer, ns.
     pub reorder_delay_ns: u64,
@@ -45,6 +50,7 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Packets dropped for `cause`.
     pub fn drops_by(&self, cause: DropCause) -> u64 {
         self.drops[cause_index(cause)]
     }
@@ -170,13 +176,16 @@ pub struct Finished {
 /// One row of the time series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BinRow {
+    /// When the bin starts.
     pub start: Time,
     /// The bin's length (the last bin may be cut short by the end of the run).
     pub length: Dur,
+    /// What happened in the bin.
     pub counters: Counters,
 }
 
 impl BinRow {
+    /// Delivered bytes over the bin's length, in Mbit/s.
     pub fn throughput_mbps(&self) -> f64 {
         if self.length.0 == 0 {
             0.0
@@ -184,9 +193,11 @@ impl BinRow {
             self.counters.bytes_delivered as f64 * 8.0 / self.length.as_secs_f64() / 1e6
         }
     }
+    /// The time-weighted mean number of packets waiting over the bin (links).
     pub fn mean_queue_packets(&self) -> f64 {
         if self.length.0 == 0 { 0.0 } else { self.counters.queue_packet_ns as f64 / self.length.0 as f64 }
     }
+    /// The time-weighted mean of bytes waiting over the bin (links).
     pub fn mean_queue_bytes(&self) -> f64 {
         if self.length.0 == 0 { 0.0 } else { self.counters.queue_byte_ns as f64 / self.length.0 as f64 }
     }
@@ -199,6 +210,7 @@ impl BinRow {
 }
 
 impl BinnedRecorder {
+    /// A recorder for `flows` flows and `links` link directions with bins `bin` wide.
     pub fn new(bin: Dur, flows: usize, links: usize) -> BinnedRecorder {
         assert!(bin.0 > 0, "bin width must be positive");
         BinnedRecorder {
@@ -228,6 +240,7 @@ impl BinnedRecorder {
         self
     }
 
+    /// The bins' width.
     pub fn bin_width(&self) -> Dur {
         self.bin
     }
@@ -236,10 +249,12 @@ impl BinnedRecorder {
         (t.0 / self.bin.0) as usize
     }
 
+    /// What flow `flow` did over the whole run.
     pub fn flow_total(&self, flow: FlowId) -> &Counters {
         &self.flows[flow.0 as usize].total
     }
 
+    /// What link direction `link` did over the whole run.
     pub fn link_total(&self, link: LinkId) -> &Counters {
         &self.links[link.0 as usize].total
     }
@@ -250,14 +265,17 @@ impl BinnedRecorder {
         self.path_start[f + 1] - self.path_start[f]
     }
 
+    /// Totals of one path of a multipath flow; `None` for a flow with fewer paths.
     pub fn path_total(&self, flow: FlowId, path: u8) -> Option<&Counters> {
         self.path_index(flow, path).map(|i| &self.paths[i].total)
     }
 
+    /// Totals of one leg (0 or 1) of a split bearer.
     pub fn leg_total(&self, bearer: BearerId, leg: u8) -> &Counters {
         &self.legs[2 * bearer.0 as usize + leg as usize].total
     }
 
+    /// Totals of a split bearer's receiving entity.
     pub fn bearer_total(&self, bearer: BearerId) -> &Counters {
         &self.bearers[bearer.0 as usize].total
     }

@@ -21,7 +21,8 @@
 //! scheduled `abandon` of a path the reaction already abandoned cancels the pending re-open.
 //!
 //! Sans-IO: feed link events with [`PathManager::on_link_down`] / [`PathManager::on_link_up`],
-//! ask [`PathManager::poll_timeout`] when something is due and take due actions with
+//! ask [`PathManager::poll_timeout`] when something is due (or [`PathManager::next_action`]
+//! for the next item that causes an action) and take due actions with
 //! [`PathManager::poll_action`]. [`plan`] does all of it for a known list of link events.
 //! Ties: actions due at the same time run in the order they were queued (scheduled actions in
 //! file order first, since they are queued at creation).
@@ -43,6 +44,18 @@ pub enum ScheduledAction {
     Backup,
     /// Set its status to available.
     Available,
+}
+
+impl ScheduledAction {
+    /// Its name in a schedule (`"open"`, `"abandon"`, `"backup"`, `"available"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduledAction::Open => "open",
+            ScheduledAction::Abandon => "abandon",
+            ScheduledAction::Backup => "backup",
+            ScheduledAction::Available => "available",
+        }
+    }
 }
 
 /// One entry of the scenario's path schedule: `{ at = "2 s", path = 1, action = "abandon" }`.
@@ -93,13 +106,28 @@ pub struct Planned {
     pub action: Action,
 }
 
-/// A schedule that cannot be run; the message names the entry.
+/// A schedule that cannot be run. `index` is the entry's position in the schedule given to
+/// [`PathManager::new`]; the message says what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
-    #[error("path schedule entry {index} (at {at}, path {path}): {action:?} but the path is already open")]
+    /// An opening of a path that is open at that time.
+    #[error("\"open\" at {} s but path {path} is already open then", at.as_secs_f64())]
     AlreadyOpen { index: usize, at: Dur, path: usize, action: ScheduledAction },
-    #[error("path schedule entry {index} (at {at}, path {path}): {action:?} but the path is not open")]
+    /// An action other than opening on a path that is not open at that time.
+    #[error("\"{}\" at {} s but path {path} is not open then", action.name(), at.as_secs_f64())]
     NotOpen { index: usize, at: Dur, path: usize, action: ScheduledAction },
+    /// An abandonment of the last open path: the connection needs one.
+    #[error("\"abandon\" at {} s would leave no path open (the connection needs one; open another path first)", at.as_secs_f64())]
+    NoPathLeft { index: usize, at: Dur, path: usize },
+}
+
+impl PlanError {
+    /// The position of the entry in the schedule.
+    pub fn index(&self) -> usize {
+        match *self {
+            PlanError::AlreadyOpen { index, .. } | PlanError::NotOpen { index, .. } | PlanError::NoPathLeft { index, .. } => index,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,8 +168,9 @@ pub struct PathManager {
 }
 
 impl PathManager {
-    /// Checks the schedule (per path: open only when closed, the rest only when open, in time
-    /// order, entries at the same time in file order) and queues it.
+    /// Checks the schedule (per path: open only when closed, the rest only when open; an
+    /// abandonment leaves some path open; in time order, entries at the same time in file
+    /// order) and queues it.
     pub fn new(cfg: ManagerConfig, schedule: &[PathEvent]) -> Result<PathManager, PlanError> {
         let mut order: Vec<usize> = (0..schedule.len()).collect();
         order.sort_by_key(|&i| (schedule[i].at, i));
@@ -153,7 +182,12 @@ impl PathManager {
                 (ScheduledAction::Open, true) => return Err(PlanError::AlreadyOpen { index: i, at: e.at, path: e.path, action: e.action }),
                 (ScheduledAction::Open, false) => *is_open = true,
                 (_, false) => return Err(PlanError::NotOpen { index: i, at: e.at, path: e.path, action: e.action }),
-                (ScheduledAction::Abandon, true) => *is_open = false,
+                (ScheduledAction::Abandon, true) => {
+                    *is_open = false;
+                    if !open.values().any(|&o| o) {
+                        return Err(PlanError::NoPathLeft { index: i, at: e.at, path: e.path });
+                    }
+                }
                 (_, true) => {}
             }
         }
@@ -194,6 +228,19 @@ impl PathManager {
     /// When the next pending item falls due (it may turn out to cause no action).
     pub fn poll_timeout(&self) -> Option<Time> {
         self.queue.keys().next().map(|(t, _)| *t)
+    }
+
+    /// The next action the manager will take if no link changes before it: a driver that
+    /// wakes only for actions (not for pending items that turn out to cause none) schedules
+    /// its wake-up here, and asks again after feeding a link change.
+    pub fn next_action(&self) -> Option<Planned> {
+        let mut m = self.clone();
+        while let Some(at) = m.poll_timeout() {
+            if let Some(p) = m.poll_action(at) {
+                return Some(p);
+            }
+        }
+        None
     }
 
     /// The next action due at or before `now`, applied to the manager's state.

@@ -15,15 +15,20 @@ use crate::network::{ElementId, Network};
 /// A packet of a flow lost in the network: what the flow's accounting needs of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Loss {
+    /// The flow the packet belonged to.
     pub flow: FlowId,
+    /// The path it took (0 unless multipath).
     pub path: u8,
+    /// Its direction: 0 forward, 1 reverse.
     pub route: u16,
     /// Bytes on the wire (headers included).
     pub size: u32,
+    /// Why it was lost.
     pub cause: DropCause,
 }
 
 impl Loss {
+    /// The loss of `pkt`.
     pub fn of(pkt: &Packet, cause: DropCause) -> Loss {
         Loss { flow: pkt.flow, path: pkt.path, route: pkt.route, size: pkt.size, cause }
     }

@@ -25,9 +25,13 @@
 //! [`LazyTimer`]: multiconn_engine::LazyTimer
 
 pub mod driver;
+pub mod element;
 pub mod network;
 pub mod route;
+#[cfg(feature = "test-elements")]
+pub mod wire;
 
 pub use driver::{Driver, Loss};
+pub use element::HopModel;
 pub use network::{BearerInfo, ElementId, Network, NetworkSpec};
 pub use route::{FlowRoutes, Hop};

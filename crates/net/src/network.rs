@@ -21,13 +21,15 @@
 //! find nothing due. The order of every call into the driver, and so of every wake-up it
 //! schedules, is the order of the events themselves.
 
+use std::sync::Arc;
+
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
-use multiconn_link::builder::LinkConfig;
 use multiconn_link::{Link, LinkOutput, QueueState};
 use multiconn_pdcp::{Arrival, Legs, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
 
 use crate::driver::{Driver, Loss};
+use crate::element::HopModel;
 use crate::route::{FlowRoutes, Hop};
 
 /// An element of the network, as its driver names it in wake-ups.
@@ -42,9 +44,10 @@ pub enum ElementId {
 /// What a network is built from.
 #[derive(Debug, Clone, Default)]
 pub struct NetworkSpec {
-    /// Link directions: the label their random streams derive from (e.g.
-    /// `link/bottleneck/forward`), and their models.
-    pub links: Vec<(String, LinkConfig)>,
+    /// Link directions and other single-port hop elements ([`Hop::Link`] indexes them): the
+    /// label their random streams derive from (e.g. `link/bottleneck/forward`), and their
+    /// models (a [`LinkConfig`](multiconn_link::builder::LinkConfig) for a link direction).
+    pub links: Vec<(String, Arc<dyn HopModel>)>,
     /// Split bearers' settings, indexed by [`Hop::Split`]'s `split`.
     pub splits: Vec<SplitBearerConfig>,
     /// Every flow's routes, indexed by `Packet::flow`.
@@ -60,9 +63,13 @@ struct LinkSlot {
 /// Where a split bearer sits: which split, which flow's path, which hop of its forward route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BearerInfo {
+    /// Which split (index into the network's split configurations).
     pub split: usize,
+    /// Which flow.
     pub flow: usize,
+    /// Which of its paths.
     pub path: u8,
+    /// Which hop of that path's forward route.
     pub hop: u16,
     /// The legs' link directions, in the crossing direction.
     pub legs: [usize; 2],
@@ -109,9 +116,9 @@ pub struct Network {
 }
 
 impl Network {
-    /// Builds every link from its configuration, its random streams derived from `seed`.
+    /// Builds every link from its model, its random streams derived from `seed`.
     pub fn new(spec: &NetworkSpec, seed: u64) -> Network {
-        let links = spec.links.iter().map(|(label, config)| config.build(seed, label)).collect();
+        let links = spec.links.iter().map(|(label, model)| model.build(seed, label)).collect();
         Network::with_links(links, spec.splits.clone(), spec.flows.clone())
     }
 
@@ -183,6 +190,18 @@ impl Network {
     /// a saturating sender attached to it follows).
     pub fn link(&self, l: usize) -> &dyn Link {
         self.links[l].link.as_ref()
+    }
+
+    /// Whether link direction `l` is up at `now`, as its element tells.
+    pub fn link_up(&self, l: usize, now: Time) -> bool {
+        self.links[l].link.is_up(now)
+    }
+
+    /// The first instant at or after `from` at which link direction `l` goes down or comes
+    /// back up, when its element knows it in advance (a scheduled outage). A host watching
+    /// an interface asks for the next change each time one happens.
+    pub fn next_link_change(&self, l: usize, from: Time) -> Option<Time> {
+        self.links[l].link.next_change(from)
     }
 
     /// The number of link directions.

@@ -12,7 +12,12 @@ pub enum Hop {
     Link(usize),
     /// A split bearer crossed from one side to the other: `split` indexes the network's split
     /// configurations, `legs` are the two legs' link directions in the crossing direction.
-    Split { split: usize, legs: [usize; 2] },
+    Split {
+        /// The split's index in the network's split configurations.
+        split: usize,
+        /// The link directions of its two legs, first leg first.
+        legs: [usize; 2],
+    },
 }
 
 /// The routes of one flow: for each path, its forward (`route` 0) and reverse (`route` 1)
@@ -21,6 +26,7 @@ pub enum Hop {
 pub struct FlowRoutes {
     /// The flow's name, for messages.
     pub name: String,
+    /// Per path: the forward route (from `from` to `to`) and the reverse route.
     pub paths: Vec<[Vec<Hop>; 2]>,
 }
 

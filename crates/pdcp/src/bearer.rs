@@ -30,7 +30,9 @@ use crate::transmitter::{LegReport, SplitPolicy, Transmitter, TransmitterConfig}
 pub struct SplitBearerConfig {
     /// The split's name (the scenario's `[[split]]`), for reports.
     pub name: String,
+    /// The transmitting entity's settings (RAT, SN length, split policy).
     pub tx: TransmitterConfig,
+    /// The receiving entity's settings (SN length, t-Reordering, whether it reorders).
     pub rx: ReceiverConfig,
     /// How long each proxy holds a packet, first in, first out.
     pub processing_delay: Dur,
@@ -53,14 +55,15 @@ struct LegWindow {
 /// What the receiving side measured over the run.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RxMeasures {
-    /// PDUs that arrived over each leg (duplicates included), and their bytes (PDCP header
-    /// included).
+    /// PDUs that arrived over each leg (duplicates included).
     pub arrivals: [u64; 2],
+    /// Bytes of those PDUs per leg (PDCP header included).
     pub arrival_bytes: [u64; 2],
     /// Bytes of the SDUs delivered in order upwards (header removed).
     pub delivered_bytes: u64,
     /// Σ and max of (delivery time − arrival time) over delivered SDUs.
     pub reorder_delay_sum: Dur,
+    /// The largest of those times.
     pub reorder_delay_max: Dur,
     /// SDUs that waited in the reordering buffer (arrived out of order).
     pub held: u64,
@@ -76,8 +79,11 @@ pub struct RxMeasures {
 
 /// The two PDCP entities and proxies of one split bearer, for one flow crossing it.
 pub struct SplitBearer {
+    /// The transmitting PDCP entity (numbering, split policy, window guard).
     pub tx: Transmitter,
+    /// The receiving PDCP entity; each SDU it holds carries when it arrived.
     pub rx: Receiver<(Time, Packet)>,
+    /// The PDCP header each PDU carries, in bytes.
     pub header: u32,
     policy: SplitPolicy,
     processing: Dur,
@@ -92,6 +98,7 @@ pub struct SplitBearer {
     /// When each COUNT from `sent_base` on was handed to its leg(s).
     sent_at: VecDeque<Time>,
     sent_base: i64,
+    /// What the receiving side measured so far.
     pub measures: RxMeasures,
     /// Scratch space for SDUs the receiver releases.
     released: Vec<(i64, (Time, Packet))>,
@@ -111,6 +118,8 @@ pub enum Arrival {
 }
 
 impl SplitBearer {
+    /// The bearer of `spec`, empty, its first feedback report (if any) one period after the
+    /// start.
     pub fn new(spec: &SplitBearerConfig) -> SplitBearer {
         let tx = Transmitter::new(spec.tx);
         SplitBearer {
@@ -237,6 +246,8 @@ impl SplitBearer {
         self.next_report.is_some_and(|t| t <= now)
     }
 
+    /// Makes the legs' feedback reports at `now` from what each leg delivered since the last
+    /// one and `queued`, each leg's queue in bytes, and schedules the next.
     pub fn report(&mut self, now: Time, queued: [u64; 2]) {
         let Some(period) = self.feedback else { return };
         let interval = now.since(self.last_report);
@@ -290,6 +301,7 @@ impl SplitBearer {
             .min()
     }
 
+    /// The transmitter's split policy.
     pub fn tx_policy(&self) -> SplitPolicy {
         self.policy
     }

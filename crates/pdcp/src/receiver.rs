@@ -31,11 +31,14 @@ use multiconn_core::{Dur, Time};
 pub struct SnLength(u8);
 
 impl SnLength {
+    /// Every SN length some RAT defines, in bits.
     pub const ALLOWED: [u8; 4] = [7, 12, 15, 18];
 
+    /// `bits` as an SN length, if it is one of [`SnLength::ALLOWED`].
     pub fn new(bits: u8) -> Option<SnLength> {
         Self::ALLOWED.contains(&bits).then_some(SnLength(bits))
     }
+    /// The length in bits.
     pub fn bits(self) -> u8 {
         self.0
     }
@@ -49,8 +52,10 @@ impl SnLength {
     }
 }
 
+/// A receiving PDCP entity's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReceiverConfig {
+    /// The SN length of the PDUs it receives.
     pub sn: SnLength,
     /// t-Reordering; `None` is infinity.
     pub t_reordering: Option<Dur>,
@@ -71,18 +76,26 @@ pub enum BearerMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxOutcome {
     /// Accepted; `delivered` SDUs (this one and any it released) went up at once.
-    Accepted { delivered: usize },
+    Accepted {
+        /// SDUs passed up at once: this one and those it released (0 while it waits).
+        delivered: usize,
+    },
     /// COUNT below RX_DELIV: already delivered or given up.
     Late,
     /// Already received (duplication, or a retransmission).
     Duplicate,
 }
 
+/// What a receiving entity did over its life.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RxStats {
+    /// SDUs passed up.
     pub delivered: u64,
+    /// PDUs discarded because their COUNT was below RX_DELIV.
     pub late_discards: u64,
+    /// PDUs discarded because their COUNT had already been received.
     pub duplicate_discards: u64,
+    /// Times t-Reordering expired.
     pub timer_expiries: u64,
     /// COUNTs skipped at t-Reordering expiry (never delivered).
     pub given_up: u64,
@@ -95,6 +108,9 @@ enum Slot<T> {
     Passed,
 }
 
+/// A receiving PDCP entity (TS 38.323 §5.2.2): turns SNs into COUNTs, holds out-of-order
+/// SDUs of type `T` and passes them up in COUNT order, giving up on gaps when t-Reordering
+/// expires.
 pub struct Receiver<T> {
     cfg: ReceiverConfig,
     rx_next: i64,
@@ -110,6 +126,7 @@ pub struct Receiver<T> {
 }
 
 impl<T> Receiver<T> {
+    /// A receiver expecting COUNT 0 first.
     pub fn new(cfg: ReceiverConfig) -> Receiver<T> {
         Receiver::starting_at(cfg, 0)
     }
@@ -119,9 +136,11 @@ impl<T> Receiver<T> {
         Receiver { cfg, rx_next: count, rx_deliv: count, rx_reord: count, timer: None, ring: VecDeque::new(), held: 0, stats: RxStats::default() }
     }
 
+    /// RX_NEXT: the COUNT after the highest one received.
     pub fn rx_next(&self) -> i64 {
         self.rx_next
     }
+    /// RX_DELIV: the first COUNT not yet passed up (nor given up).
     pub fn rx_deliv(&self) -> i64 {
         self.rx_deliv
     }
@@ -129,6 +148,7 @@ impl<T> Receiver<T> {
     pub fn rx_reord(&self) -> Option<i64> {
         self.timer.map(|_| self.rx_reord)
     }
+    /// What it did so far.
     pub fn stats(&self) -> RxStats {
         self.stats
     }

@@ -32,7 +32,9 @@ const MAX_COUNT: i64 = (1 << 32) - 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rat {
+    /// NR (TS 38.323).
     Nr,
+    /// LTE (TS 36.323).
     Lte,
 }
 
@@ -49,6 +51,7 @@ pub fn header_bytes(rat: Rat, sn: SnLength) -> Option<u32> {
     }
 }
 
+/// What the adaptive split policy compares the legs by.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AdaptiveSignal {
@@ -64,7 +67,12 @@ pub enum AdaptiveSignal {
 pub enum SplitPolicy {
     /// Batches of `size` PDUs: the first round(size · share) on leg 0, the rest on leg 1.
     /// A `size` of 0 is taken as 1.
-    Batch { size: u32, share: f64 },
+    Batch {
+        /// PDUs per batch.
+        size: u32,
+        /// Leg 0's fraction of each batch.
+        share: f64,
+    },
     /// Leg 0, leg 1, leg 0, ...
     Alternate,
     /// Per PDU, interleaved (smooth weighted round-robin): leg 0 carries `share` of the PDUs.
@@ -73,7 +81,10 @@ pub enum SplitPolicy {
     /// round-robin with weights p and q − p, ties to leg 0. In closed form the k-th PDU goes
     /// to leg 0 exactly when round(k · p/q) increases, so after any n PDUs leg 0 has carried
     /// round(n · p/q) of them, and exactly p of every q from the start.
-    Ratio { share: f64 },
+    Ratio {
+        /// Leg 0's fraction of the PDUs.
+        share: f64,
+    },
     /// Every PDU on both legs (§5.11) while duplication is active; on leg 0 only while a MAC
     /// CE has deactivated it ([`Transmitter::set_duplication`]).
     Duplicate,
@@ -95,33 +106,46 @@ pub enum SplitPolicy {
     /// size) / rate (a leg whose rate estimate is 0 never wins), [`AdaptiveSignal::Queue`]
     /// the smallest backlog. Until both legs have a rate estimate, PDUs alternate as in
     /// [`SplitPolicy::Alternate`]. Ties go to leg 0.
-    Adaptive { signal: AdaptiveSignal },
+    Adaptive {
+        /// What the legs are compared by.
+        signal: AdaptiveSignal,
+    },
 }
 
+/// A transmitting PDCP entity's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TransmitterConfig {
+    /// Its RAT, which sets the header size.
     pub rat: Rat,
+    /// The SN length of the PDUs it numbers.
     pub sn: SnLength,
+    /// How PDUs are divided between the legs.
     pub policy: SplitPolicy,
 }
 
 /// The leg or legs a PDU is sent on. A leg is 0 or 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Legs {
+    /// Leg 0 or leg 1.
     One(usize),
+    /// Both legs (duplication).
     Both,
 }
 
 /// A numbered PDU and where it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pdu {
+    /// Its COUNT.
     pub count: i64,
+    /// Its SN: the COUNT's low `sn` bits.
     pub sn: u32,
+    /// The leg or legs it goes on.
     pub legs: Legs,
     /// SDU size + header.
     pub size: u32,
 }
 
+/// Why the transmitter refused an SDU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxRefusal {
     /// Window_Size − 1 PDUs are already outstanding beyond the receiver's RX_DELIV.
@@ -147,8 +171,11 @@ pub struct LegReport {
 /// duplicated PDU counting on both; and how many `send` calls the window guard refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxStats {
+    /// PDUs sent on each leg.
     pub pdus: [u64; 2],
+    /// Bytes sent on each leg (PDU size, header included).
     pub bytes: [u64; 2],
+    /// `send` calls the window guard refused.
     pub window_full: u64,
 }
 
@@ -308,6 +335,7 @@ impl Transmitter {
         self.duplication = active;
     }
 
+    /// Whether duplication is active (it matters under the duplicate policy only).
     pub fn duplication_active(&self) -> bool {
         self.duplication
     }
@@ -317,6 +345,7 @@ impl Transmitter {
         self.count_next - self.rx_deliv
     }
 
+    /// What it sent so far.
     pub fn stats(&self) -> TxStats {
         self.stats
     }

@@ -9,6 +9,9 @@
 //! constants: the time-series and message-table columns with their types, the message kinds and
 //! the duration units.
 
+// pyo3 0.22's #[pyfunction] wrappers convert a PyErr into itself where `?` is used.
+#![allow(clippy::useless_conversion)]
+
 use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
 use multiconn_scenario::messages::{MessageKind, StreamChoices, TABLE_COLUMNS};

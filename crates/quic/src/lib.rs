@@ -14,6 +14,10 @@
 //! Packets carry a [`packet::Datagram`] as their payload; no bytes are encrypted or copied,
 //! but every size on the wire is that of a real encoding.
 
+// The workspace warns about undocumented public items; this crate's are still being
+// documented, so the lint is off here until they all are.
+#![allow(missing_docs)]
+
 pub mod ack_ranges;
 pub mod ack_state;
 pub mod connection;

@@ -9,6 +9,10 @@
 //!   message table of app = "messages" flows ([`messages`]), whose streams the caller may
 //!   also open and write itself ([`Simulation::write`]).
 
+// The workspace warns about undocumented public items; this crate's are still being
+// documented, so the lint is off here until they all are.
+#![allow(missing_docs)]
+
 pub mod diagnostics;
 pub mod messages;
 pub mod overrides;

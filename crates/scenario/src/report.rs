@@ -11,7 +11,6 @@ use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
 use crate::{Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
-use multiconn_link::delay::DelayModel;
 use multiconn_metrics::{jain_index, BinRow, Counters};
 use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
@@ -120,7 +119,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         .enumerate()
         .map(|(i, l)| {
             let total = world.hosts.recorder.link_total(LinkId(i as u32));
-            let capacity_bits = l.model.rate.capacity_bits(Time::ZERO, end);
+            let capacity_bits = l.model.capacity_bits(Time::ZERO, end);
             let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
             let secs = end.as_secs_f64();
             let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
@@ -353,7 +352,7 @@ fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> +
     let spec = &world.hosts.flows[f].spec;
     let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
     let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
-        Hop::Link(l) => world.links[*l].model.rate.mean_bps(),
+        Hop::Link(l) => world.links[*l].model.mean_bps(),
         Hop::Split { .. } => 0.0,
     }).collect()).collect();
     move |sent: Time, size: u64| -> Option<Dur> {
@@ -372,10 +371,7 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
         if *bps > 0.0 {
             t += Dur::from_secs_f64(size as f64 * 8.0 / bps);
         }
-        t += match &world.links[*l].model.delay {
-            DelayModel::Series(series) => series.at(t),
-            model => model.mean(),
-        };
+        t += world.links[*l].model.delay_at(t);
     }
     Some(t.since(sent))
 }

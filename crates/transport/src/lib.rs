@@ -11,6 +11,10 @@
 //! Roles: the *client* opens the connection and asks; the *server* answers. In a scenario the
 //! flow's `from` node is the server (the data sender) and `to` the client.
 
+// The workspace warns about undocumented public items; this crate's are still being
+// documented, so the lint is off here until they all are.
+#![allow(missing_docs)]
+
 pub mod profile;
 pub mod udp_socket;
 

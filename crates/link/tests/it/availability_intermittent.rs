@@ -295,3 +295,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_link_tells_its_state_and_next_change_and_back_to_back_windows_are_one_outage() {
+    // Down [10, 20) and [20, 30) (one outage), then [40, 50).
+    let schedule = Schedule::new(vec![(ms(10), ms(20)), (ms(20), ms(30)), (ms(40), ms(50))]).unwrap();
+    let changes: Vec<Time> = std::iter::successors(schedule.next_change(Time::ZERO), |&t| schedule.next_change(Time(t.0 + 1))).collect();
+    assert_eq!(changes, vec![ms(10), ms(30), ms(40), ms(50)]);
+    assert_eq!(schedule.next_change(ms(10)), Some(ms(10)), "at or after");
+    assert_eq!(schedule.next_change(ms(15)), Some(ms(30)));
+    assert_eq!(schedule.next_change(ms(51)), None);
+    let link: Box<dyn Link + Send> = Box::new(Delayed::new(
+        Intermittent::new(FifoLink::new(Dur::from_millis(1), 10), schedule),
+        DelayModel::Constant(ms(5).since(Time::ZERO)),
+        false,
+        RngStream::derive(1, "d"),
+    ));
+    let up: Vec<bool> = [0, 10, 19, 20, 29, 30, 40, 50].iter().map(|&t| link.is_up(ms(t))).collect();
+    assert_eq!(up, vec![true, false, false, false, false, true, false, true], "decorators and boxes pass the state on");
+    assert_eq!(link.next_change(ms(31)), Some(ms(40)));
+    assert!(FifoLink::new(Dur::from_millis(1), 10).is_up(ms(10)), "a link without availability is always up");
+}

@@ -121,12 +121,16 @@ fn links_of_paths_not_open_cause_nothing() {
 fn bad_schedules_are_refused_with_the_entry_named() {
     let e = PathManager::new(ManagerConfig::default(), &[ev(0, 0, Open), ev(10, 0, Open)]).unwrap_err();
     assert_eq!(e, PlanError::AlreadyOpen { index: 1, at: ms(10), path: 0, action: Open });
-    assert!(e.to_string().contains("entry 1"), "{e}");
+    assert_eq!(e.index(), 1);
+    assert_eq!(e.to_string(), "\"open\" at 0.01 s but path 0 is already open then");
     let e = PathManager::new(ManagerConfig::default(), &[ev(10, 0, Open), ev(0, 0, Abandon)]).unwrap_err();
     assert_eq!(e, PlanError::NotOpen { index: 1, at: ms(0), path: 0, action: Abandon });
     assert!(PathManager::new(ManagerConfig::default(), &[ev(0, 3, Backup)]).is_err());
     // Same time: file order.
-    assert!(PathManager::new(ManagerConfig::default(), &[ev(0, 0, Open), ev(0, 0, Abandon), ev(0, 0, Open)]).is_ok());
+    assert!(PathManager::new(ManagerConfig::default(), &[ev(0, 0, Open), ev(0, 1, Open), ev(0, 0, Abandon), ev(0, 0, Open)]).is_ok());
+    // The connection keeps a path.
+    let e = PathManager::new(ManagerConfig::default(), &[ev(0, 0, Open), ev(0, 1, Open), ev(5, 1, Abandon), ev(10, 0, Abandon)]).unwrap_err();
+    assert_eq!(e, PlanError::NoPathLeft { index: 3, at: ms(10), path: 0 });
 }
 
 #[test]
@@ -160,4 +164,18 @@ fn reaction_and_action_names_for_scenario_files() {
     assert_eq!(a("abandon"), Ok(Abandon));
     assert_eq!(a("backup"), Ok(Backup));
     assert_eq!(a("available"), Ok(Available));
+}
+
+#[test]
+fn the_next_action_skips_items_that_cause_none_and_follows_link_changes() {
+    let mut m = PathManager::new(cfg(LinkReaction::AbandonReopen, 100), &two_paths()).unwrap();
+    assert_eq!(m.next_action(), Some(planned(0, 0, Action::Open { path_id: 0, backup: false })));
+    while m.poll_action(t(0)).is_some() {}
+    assert_eq!(m.next_action(), None);
+    m.on_link_down(t(2000), 1);
+    assert_eq!(m.next_action(), Some(planned(2100, 1, Action::Abandon { path_id: 1 })));
+    // Back before the reaction was due: the down reaction causes nothing, the up one neither.
+    m.on_link_up(t(2050), 1);
+    assert_eq!(m.next_action(), None);
+    assert_eq!(m.poll_timeout(), Some(t(2100)), "the items are still pending");
 }

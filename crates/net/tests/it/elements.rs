@@ -1,47 +1,18 @@
-//! Any `Link` is a hop element: a fixed-delay wire written here in a few lines crosses the
-//! network beside real links, and routes move packets hop by hop.
-
-use std::collections::VecDeque;
+//! Any `Link` is a hop element: the test-only fixed-delay wire crosses the network beside
+//! real links, and routes move packets hop by hop.
 
 use multiconn_core::units::QueueLimit;
-use multiconn_core::{DropCause, Dur, FlowId, Packet, Rate, Time};
+use multiconn_core::{DropCause, Dur, FlowId, Rate, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
 use multiconn_link::loss::LossModel;
 use multiconn_link::rate::RateModel;
-use multiconn_link::{Link, LinkOutput, QueueState};
+use multiconn_link::Link;
+use multiconn_net::wire::Wire;
 use multiconn_net::{FlowRoutes, Hop, Network};
 
 use crate::driver::{packet, Clock};
-
-/// A test-only hop kind: every packet comes out `delay` after it went in, no queue, no rate.
-struct Wire {
-    delay: Dur,
-    on_the_wire: VecDeque<(Time, Packet)>,
-}
-
-impl Link for Wire {
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
-        self.on_the_wire.push_back((now + self.delay, pkt));
-        Ok(())
-    }
-    fn poll(&mut self, now: Time) -> Option<LinkOutput> {
-        let (at, _) = *self.on_the_wire.front().filter(|(t, _)| *t <= now)?;
-        self.on_the_wire.pop_front().map(|(_, pkt)| LinkOutput::Delivered { at, pkt })
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.on_the_wire.front().map(|(t, _)| *t)
-    }
-    fn queue(&self) -> QueueState {
-        QueueState::default()
-    }
-    fn has_room(&self, _size: u32) -> bool {
-        true
-    }
-    fn flush(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
-    fn discard_waiting(&mut self, _discard: &mut dyn FnMut(&Packet) -> bool, _out: &mut Vec<Packet>) {}
-}
 
 fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
     LinkConfig {
@@ -57,7 +28,7 @@ fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
 #[test]
 fn a_test_only_wire_is_a_hop_like_any_link() {
     // Route: a 12 Mbit/s link with 5 ms delay, then the wire (7 ms).
-    let wire = Wire { delay: Dur::from_millis(7), on_the_wire: VecDeque::new() };
+    let wire = Wire::new(Dur::from_millis(7));
     let links: Vec<Box<dyn Link + Send>> = vec![link(12.0, 5, None).build(1, "link/a/forward"), Box::new(wire), link(12.0, 5, None).build(1, "link/a/reverse")];
     let routes = FlowRoutes::single("f", vec![Hop::Link(0), Hop::Link(1)], vec![Hop::Link(2)]);
     let mut net = Network::with_links(links, Vec::new(), vec![routes]);

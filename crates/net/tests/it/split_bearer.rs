@@ -8,20 +8,21 @@ use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
 use multiconn_link::rate::RateModel;
-use multiconn_net::{FlowRoutes, Hop, Network, NetworkSpec};
+use multiconn_net::{FlowRoutes, Hop, HopModel, Network, NetworkSpec};
+use std::sync::Arc;
 use multiconn_pdcp::{Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
 
 use crate::driver::{packet, Clock};
 
-fn leg(delay_ms: u64) -> LinkConfig {
-    LinkConfig {
+fn leg(delay_ms: u64) -> Arc<dyn HopModel> {
+    Arc::new(LinkConfig {
         rate: RateModel::Fixed(Rate::from_mbps(20.0)),
         delay: DelayModel::Constant(Dur::from_millis(delay_ms)),
         reorder: false,
         queue: QueueLimit::Packets(1000),
         loss: None,
         down: Schedule::new(Vec::new()).unwrap(),
-    }
+    })
 }
 
 fn network(policy: SplitPolicy, delays: [u64; 2]) -> Network {

@@ -16,7 +16,7 @@ use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
 use multiconn_transport::{PathAction, StreamProgress, TransportError};
 
-use super::paths::PathTraffic;
+use super::paths::{ClientPathManager, PathTraffic};
 use super::transport::ConnState;
 use super::udp::UdpFlow;
 use super::Event;
@@ -40,6 +40,8 @@ pub struct FlowState {
     pub(super) message_timer: LazyTimer,
     /// Multipath QUIC flows with a path manager: the actions it took, in order.
     pub path_actions: Vec<(Time, PathAction)>,
+    /// Multipath QUIC flows with a path manager: the client's.
+    pub(super) path_manager: Option<ClientPathManager>,
 }
 
 impl FlowState {
@@ -123,6 +125,7 @@ impl Hosts {
                     messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
                     message_timer: LazyTimer::default(),
                     path_actions: Vec::new(),
+                    path_manager: None,
                 })
             })
             .collect::<Result<Vec<FlowState>, TransportError>>()?;
@@ -146,9 +149,9 @@ impl Hosts {
 
     /// Schedules what the hosts do first: the path events of multipath flows, then each
     /// flow's start.
-    pub(super) fn start(&mut self, links: &[crate::resolve::LinkDirection]) {
+    pub(super) fn start(&mut self, net: &Network) {
         for f in 0..self.flows.len() {
-            self.schedule_path_status(f, links);
+            self.watch_paths(net, f);
         }
         for f in 0..self.flows.len() {
             match &self.flows[f].driver {

@@ -25,10 +25,10 @@ pub use transport::ConnState;
 pub use udp::UdpFlow;
 
 use crate::resolve::Resolved;
-use multiconn_core::Time;
+use multiconn_core::{Packet, Time};
 use multiconn_engine::EventQueue;
-use multiconn_net::{ElementId, Network};
-use multiconn_transport::{PathAction, Role, TransportError};
+use multiconn_net::{Driver, ElementId, Network};
+use multiconn_transport::{Role, TransportError};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
@@ -37,12 +37,29 @@ pub enum Event {
     SourceWake(usize),
     EndpointWake(usize, Role),
     SocketWake(usize),
-    /// The interface of `flow`'s endpoint `role` on path `path` went down or came back up.
-    PathStatus { flow: usize, role: Role, path: u8, up: bool },
+    /// The interface of `flow`'s endpoint `role` on path `path` goes down or comes back up
+    /// (the network tells which).
+    PathStatus { flow: usize, role: Role, path: u8 },
     /// A message of `flow` is due at its sending application.
     MessageWake(usize),
-    /// The client's path manager of `flow` acts.
-    PathAction { flow: usize, action: PathAction },
+    /// The client's path manager of the flow acts.
+    PathManager(usize),
+}
+
+/// The rank of the network's first wake-ups, asked for while the world is built: at their
+/// instant they fire before everything else, the path events included.
+pub(crate) const START_RANK: u64 = 0;
+
+/// The hosts as the driver of [`Network::start`], which only asks for wake-ups.
+struct Starting<'a>(&'a mut Hosts);
+
+impl Driver for Starting<'_> {
+    fn wake_at(&mut self, at: Time, element: ElementId) {
+        self.0.queue.schedule_ranked(at, START_RANK, Event::Net(element));
+    }
+    fn arrived(&mut self, _net: &mut Network, _now: Time, _pkt: Packet) {
+        unreachable!("nothing is sent before the world is built")
+    }
 }
 
 /// The network and its hosts.
@@ -59,8 +76,8 @@ impl World {
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
         let mut hosts = Hosts::new(resolved, net.bearer_count())?;
-        net.start(&mut hosts);
-        hosts.start(&resolved.links);
+        net.start(&mut Starting(&mut hosts));
+        hosts.start(&net);
         Ok(World { net, hosts, links: resolved.links.clone() })
     }
 
@@ -80,9 +97,9 @@ impl World {
                 Event::SourceWake(f) => hosts.on_source_wake(net, f, now),
                 Event::EndpointWake(f, role) => hosts.on_endpoint_wake(net, f, role, now),
                 Event::SocketWake(f) => hosts.on_socket_wake(net, f, now),
-                Event::PathStatus { flow, role, path, up } => hosts.on_path_status(net, flow, role, path, up, now),
+                Event::PathStatus { flow, role, path } => hosts.on_path_status(net, flow, role, path, now),
                 Event::MessageWake(f) => hosts.on_message_wake(net, f, now),
-                Event::PathAction { flow, action } => hosts.on_path_action(net, flow, action, now),
+                Event::PathManager(flow) => hosts.on_path_manager(net, flow, now),
             }
         }
         if hosts.all_flows_done() {

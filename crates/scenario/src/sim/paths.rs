@@ -3,15 +3,22 @@
 //! Every packet follows the route of the path its sending endpoint named (`Packet::path`;
 //! the forward or reverse route of that path by `Packet::route`). Each end watches its own
 //! interface on each path — the first link direction it sends on: the forward route's for the
-//! server, the reverse route's for the client — and is told (`Endpoint::on_path_status`) at
-//! the exact instants that link's `down` windows start and end. These events are scheduled
-//! when the world is built, so at any instant they fire before whatever else happens then.
-//! The client's path manager (if the flow has one) turns its schedule and its interface
-//! events into path actions (`Endpoint::on_path_action`).
+//! server, the reverse route's for the client — as the network reports it: the element tells
+//! when it next goes down or comes back ([`Network::next_link_change`]) and whether it is up
+//! then ([`Network::link_up`]), and the end is told at that instant
+//! (`Endpoint::on_path_status`). The client's path manager (if the flow has one) runs its
+//! schedule and reacts to those interface events as they come; it is woken only for the
+//! actions it will take (`PathManager::next_action`), asked again after each interface
+//! event (`Endpoint::on_path_action`).
+//!
+//! Path events are ranked ([`multiconn_engine::EventQueue::schedule_ranked`]) so that at any
+//! instant they fire before everything but the network's first wake-ups, flow by flow, each
+//! flow's interface events (by path, server first) before its manager's action: the order
+//! they would have if all were planned when the world is built, whenever each is scheduled.
 
-use crate::resolve::LinkDirection;
 use multiconn_core::{FlowId, Packet, Recorder, Time};
-use multiconn_multipath::{Action, LinkChange};
+use multiconn_engine::TimerId;
+use multiconn_multipath::{Action, PathManager};
 use multiconn_net::{Hop, Loss, Network};
 use multiconn_transport::{PathAction, Role};
 
@@ -56,61 +63,122 @@ impl Hosts {
         }
     }
 
-    pub(super) fn on_path_status(&mut self, net: &mut Network, f: usize, role: Role, path: u8, up: bool, now: Time) {
-        self.conn_mut(f).endpoint_mut(role).on_path_status(now, path, up);
-        self.pump(net, f, role, now);
+    /// The link direction `role`'s end of flow `f` watches on path `path`: the first hop it
+    /// sends on, if that is a link.
+    fn interface(&self, f: usize, path: u8, role: Role) -> Option<usize> {
+        let route = if role == Role::Server { 0 } else { 1 };
+        match self.flows[f].spec.hops(path, route).first() {
+            Some(&Hop::Link(l)) => Some(l),
+            _ => None,
+        }
     }
 
-    pub(super) fn on_path_action(&mut self, net: &mut Network, f: usize, action: PathAction, now: Time) {
-        self.flows[f].path_actions.push((now, action));
-        self.conn_mut(f).endpoint_mut(Role::Client).on_path_action(now, action);
-        self.pump(net, f, Role::Client, now);
+    /// Schedules the interface event of `role`'s end of flow `f` on path `path` at the next
+    /// change at or after `from` of the link it watches, if one is known.
+    fn watch_interface(&mut self, net: &Network, f: usize, path: u8, role: Role, from: Time) {
+        let Some(l) = self.interface(f, path, role) else { return };
+        if let Some(at) = net.next_link_change(l, from) {
+            let rank = flow_rank(f) | u64::from(path) << 1 | u64::from(role == Role::Client);
+            self.queue.schedule_ranked(at, rank, Event::PathStatus { flow: f, role, path });
+        }
     }
 
-    /// Multipath flows: schedules the interface events of both ends on every path. A host's
-    /// interface on a path is the first link direction it sends on (the server's forward route,
-    /// the client's reverse route); a route that starts with a split has no single interface
-    /// and is not watched. Back-to-back down windows are one outage.
-    pub(super) fn schedule_path_status(&mut self, f: usize, links: &[LinkDirection]) {
+    /// Multipath flows: watches the interfaces of both ends on every path (a route that
+    /// starts with a split has no single interface and is not watched), and starts the
+    /// client's path manager.
+    pub(super) fn watch_paths(&mut self, net: &Network, f: usize) {
         let spec = &self.flows[f].spec;
         if !spec.is_multipath() || !matches!(self.flows[f].driver, FlowDriver::Transport(_)) {
             return;
         }
-        let mut events = Vec::new();
-        let mut client_links = Vec::new();
+        let pm = spec.connection.as_ref().and_then(|c| c.path_manager.clone());
         for path in 0..spec.path_count() as u8 {
-            for (role, route) in [(Role::Server, 0), (Role::Client, 1)] {
-                let Some(&Hop::Link(l)) = spec.hops(path, route).first() else { continue };
-                let mut changes: Vec<(Time, bool)> = Vec::new();
-                for &(from, until) in &links[l].model.down.down {
-                    if changes.last() == Some(&(from, true)) {
-                        changes.pop();
-                    } else {
-                        changes.push((from, false));
-                    }
-                    changes.push((until, true));
-                }
-                if role == Role::Client {
-                    client_links.extend(changes.iter().map(|&(at, up)| LinkChange { at, path: usize::from(path), up }));
-                }
-                events.extend(changes.into_iter().map(|(t, up)| (t, Event::PathStatus { flow: f, role, path, up })));
+            for role in [Role::Server, Role::Client] {
+                self.watch_interface(net, f, path, role, Time::ZERO);
             }
         }
-        if let Some(pm) = spec.connection.as_ref().and_then(|c| c.path_manager.as_ref()) {
-            let planned = multiconn_multipath::plan(pm.config, &pm.schedule, &client_links).expect("the schedule was checked when the scenario was resolved");
+        if let Some(pm) = pm {
+            let mut manager = PathManager::new(pm.config, &pm.schedule).expect("the schedule was checked when the scenario was resolved");
             // The first openings are the connection's own (the paths open from the start).
-            for p in planned.into_iter().skip(pm.opened_with_connection) {
-                let path = p.path as u8;
-                let action = match p.action {
-                    Action::Open { path_id, backup } => PathAction::Open { path, path_id: path_id as u32, backup },
-                    Action::Abandon { .. } => PathAction::Abandon { path },
-                    Action::SetStatus { backup, .. } => PathAction::SetStatus { path, backup },
-                };
-                events.push((p.at, Event::PathAction { flow: f, action }));
+            for _ in 0..pm.opened_with_connection {
+                let opening = manager.poll_action(Time::ZERO);
+                debug_assert!(matches!(opening.map(|p| p.action), Some(Action::Open { .. })), "{opening:?}");
             }
-        }
-        for (t, event) in events {
-            self.queue.schedule(t, event);
+            self.flows[f].path_manager = Some(ClientPathManager { manager, wake: None });
+            self.arm_path_manager(f);
         }
     }
+
+    /// Schedules the client's path manager of flow `f` for its next action, in place of the
+    /// one pending.
+    fn arm_path_manager(&mut self, f: usize) {
+        let Hosts { flows, queue, .. } = self;
+        let Some(pm) = flows[f].path_manager.as_mut() else { return };
+        if let Some(id) = pm.wake.take() {
+            queue.cancel(id);
+        }
+        if let Some(next) = pm.manager.next_action() {
+            pm.wake = Some(queue.schedule_ranked(next.at, flow_rank(f) | ACTION_RANK, Event::PathManager(f)));
+        }
+    }
+
+    pub(super) fn on_path_status(&mut self, net: &mut Network, f: usize, role: Role, path: u8, now: Time) {
+        let l = self.interface(f, path, role).expect("only watched interfaces have events");
+        let up = net.link_up(l, now);
+        self.conn_mut(f).endpoint_mut(role).on_path_status(now, path, up);
+        self.watch_interface(net, f, path, role, Time(now.0 + 1));
+        if role == Role::Client {
+            if let Some(pm) = self.flows[f].path_manager.as_mut() {
+                // Items due before now that cause no action are done with first.
+                if pm.manager.poll_timeout().is_some_and(|t| t < now) {
+                    let missed = pm.manager.poll_action(Time(now.0 - 1));
+                    assert!(missed.is_none(), "the path manager's action {missed:?} was due before {now:?}");
+                }
+                if up {
+                    pm.manager.on_link_up(now, usize::from(path));
+                } else {
+                    pm.manager.on_link_down(now, usize::from(path));
+                }
+                self.arm_path_manager(f);
+            }
+        }
+        self.pump(net, f, role, now);
+    }
+
+    /// The client's path manager of flow `f` takes the action it said was due now.
+    pub(super) fn on_path_manager(&mut self, net: &mut Network, f: usize, now: Time) {
+        let pm = self.flows[f].path_manager.as_mut().expect("only a flow with a path manager has its events");
+        pm.wake = None;
+        let p = pm.manager.poll_action(now).expect("the path manager's next action is due");
+        let path = p.path as u8;
+        let action = match p.action {
+            Action::Open { path_id, backup } => PathAction::Open { path, path_id: path_id as u32, backup },
+            Action::Abandon { .. } => PathAction::Abandon { path },
+            Action::SetStatus { backup, .. } => PathAction::SetStatus { path, backup },
+        };
+        self.on_path_action(net, f, action, now);
+        self.arm_path_manager(f);
+    }
+
+    fn on_path_action(&mut self, net: &mut Network, f: usize, action: PathAction, now: Time) {
+        self.flows[f].path_actions.push((now, action));
+        self.conn_mut(f).endpoint_mut(Role::Client).on_path_action(now, action);
+        self.pump(net, f, Role::Client, now);
+    }
 }
+
+/// The client's path manager of a multipath flow, and its pending wake-up.
+pub struct ClientPathManager {
+    manager: PathManager,
+    wake: Option<TimerId>,
+}
+
+/// Path events at an instant: after the network's first wake-ups (rank
+/// [`super::START_RANK`]), flow by flow (the flow index in the high bits), each flow's
+/// interface events (path, then role) before its manager's action.
+fn flow_rank(f: usize) -> u64 {
+    (f as u64 + 1) << 32
+}
+
+/// Above any interface event's rank within a flow.
+const ACTION_RANK: u64 = 1 << 31;

@@ -137,8 +137,7 @@ impl Hosts {
         }
         self.outbox = outbox;
         let mut sender_ready = false;
-        loop {
-            let Some(event) = self.conn_mut(f).endpoint_mut(role).poll_event() else { break };
+        while let Some(event) = self.conn_mut(f).endpoint_mut(role).poll_event() {
             match role {
                 Role::Client => self.client_event(f, event, now),
                 Role::Server => sender_ready |= event == AppEvent::CanSend,

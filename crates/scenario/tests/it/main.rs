@@ -15,3 +15,4 @@ mod path_manager;
 mod run;
 mod series;
 mod transport;
+mod wire;

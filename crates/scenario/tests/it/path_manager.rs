@@ -171,9 +171,74 @@ fn schedules_that_cannot_run_are_refused_with_the_entry() {
     assert!(e.contains("unknown variant `close`") && e.contains("`abandon`"), "{e}");
     let e = load_error(r#"detect_delay = "1 s""#);
     assert!(e.contains("flow.dl.multipath.detect_delay: applies to a link-down reaction"), "{e}");
-    let e = load_with(&scenario("", ""), &[("flow.dl.multipath.schedule", r#"[{ at = "1 s", path = 0, action = "open" }]"#)]).err().expect("refused").to_string();
+    let e = load_with(&scenario("", ""), &[("flow.dl.multipath.schedule", r#"[{ at = "1 s", path = 0, action = "open" }]"#)]).map(drop).expect_err("refused").to_string();
     assert!(e.starts_with("test.toml (--set flow.dl.multipath.schedule="), "{e}");
     let tcp = scenario(r#"schedule = [{ at = "1 s", path = 1, action = "abandon" }]"#, "").replace("transport = \"quic\"", "transport = \"tcp\"");
-    let e = load_str(&tcp).err().expect("refused for tcp").to_string();
+    let e = load_str(&tcp).map(drop).expect_err("refused for tcp").to_string();
     assert!(e.contains("flow.dl.multipath.schedule: the path manager") && e.contains("quic flows"), "{e}");
+}
+
+/// The manager runs online, fed by the interface events as the network reports them; the
+/// actions it takes are those of a plan made in advance from the links' down windows.
+#[test]
+fn the_online_manager_takes_the_planned_actions_at_the_planned_times() {
+    use multiconn_core::Time;
+    use multiconn_multipath::Action;
+    use multiconn_net::{Hop, Network};
+    let downs = [
+        r#"down = [["2 s", "3 s"]]"#,
+        r#"down = [["0 s", "1 s"], ["1 s", "2 s"], ["4 s", "4.05 s"]]"#,
+        "[link.reverse]\ndown = [[\"1.5 s\", \"1.6 s\"], [\"3 s\", \"5 s\"]]",
+    ];
+    let managers = [
+        r#"on_link_down = "abandon_reopen""#,
+        "on_link_down = \"standby\"\ndetect_delay = \"100 ms\"",
+        "on_link_down = \"abandon_reopen\"\ndetect_delay = \"100 ms\"\nschedule = [{ at = \"1 s\", path = 1, action = \"backup\" }, { at = \"3.5 s\", path = 1, action = \"abandon\" }, { at = \"4 s\", path = 1, action = \"open\" }]",
+        "on_link_down = \"standby\"\nschedule = [{ at = \"1.5 s\", path = 1, action = \"backup\" }, { at = \"3 s\", path = 1, action = \"available\" }]",
+    ];
+    for down in downs {
+        for manager in managers {
+            let text = scenario(manager, down).replace("size = \"20 MB\"", "size = \"8 MB\"");
+            let resolved = load_str(&text).unwrap().resolved().clone();
+            let flow = &resolved.flows[0];
+            let pm = flow.connection.as_ref().unwrap().path_manager.clone().unwrap();
+            // The client's interface on each path (its reverse route's first link), as the
+            // network reports it.
+            let net = Network::new(&resolved.network_spec(), 1);
+            let mut changes = Vec::new();
+            for p in 0..flow.path_count() {
+                let Hop::Link(l) = flow.hops(p as u8, 1)[0] else { unreachable!() };
+                let mut next = net.next_link_change(l, Time::ZERO);
+                while let Some(at) = next {
+                    changes.push(multiconn_multipath::LinkChange { at, path: p, up: net.link_up(l, at) });
+                    next = net.next_link_change(l, Time(at.0 + 1));
+                }
+            }
+            let planned: Vec<(f64, usize, &str)> = multiconn_multipath::plan(pm.config, &pm.schedule, &changes)
+                .unwrap()
+                .into_iter()
+                .skip(pm.opened_with_connection)
+                .map(|p| {
+                    let action = match p.action {
+                        Action::Open { .. } => "open",
+                        Action::Abandon { .. } => "abandon",
+                        Action::SetStatus { backup: true, .. } => "backup",
+                        Action::SetStatus { backup: false, .. } => "available",
+                    };
+                    (p.at.as_secs_f64(), p.path, action)
+                })
+                .collect();
+            let (summary, _) = run(&text, None);
+            let end = summary["sim_time_s"].as_f64().unwrap();
+            let planned: Vec<(f64, usize, &str)> = planned.into_iter().filter(|&(at, _, _)| at <= end).collect();
+            let taken: Vec<(f64, usize, &str)> = summary["flows"][0]["path_manager"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| (a["at_s"].as_f64().unwrap(), a["path"].as_u64().unwrap() as usize, a["action"].as_str().unwrap()))
+                .collect();
+            assert!(!taken.is_empty(), "{down} / {manager}");
+            assert_eq!(taken, planned, "{down} / {manager}");
+        }
+    }
 }

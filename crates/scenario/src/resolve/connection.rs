@@ -1,0 +1,215 @@
+//! Connections: the settings only TCP and QUIC flows take — stack profile, congestion
+//! controller, workload (download, requests, messages), 0-RTT and tokens, qlog, the receiving
+//! host's buffers — and, for multipath flows, how the connection uses its paths
+//! ([`super::paths`]).
+
+use super::errors::{err, FieldError};
+use super::files::Files;
+use super::paths::{resolve_multipath, PathManagerSpec};
+use crate::schema::{AppKind, FlowSection, ReceiverSection, Transport};
+use multiconn_cc::CcKind;
+use multiconn_core::{Bytes, Dur};
+use multiconn_transport::profile::TransportKind;
+use multiconn_transport::{MultipathParams, Profile, UdpSocketConfig, Workload};
+
+/// What a TCP or QUIC flow runs.
+#[derive(Debug, Clone)]
+pub struct ConnectionSpec {
+    /// The stack profile (built-in or from a file), with the receiver's overrides.
+    pub profile: Profile,
+    /// The congestion controller.
+    pub cc: CcKind,
+    /// What the application transfers.
+    pub workload: Workload,
+    /// QUIC: resume a previous session with 0-RTT.
+    pub resume: bool,
+    /// QUIC: the client holds an address-validation token.
+    pub address_token: bool,
+    /// QUIC: write a qlog of the connection.
+    pub qlog: bool,
+    /// QUIC: the receiving host's UDP socket.
+    pub udp_socket: Option<UdpSocketConfig>,
+    /// Multipath flows: how the connection uses its paths.
+    pub multipath: Option<MultipathParams>,
+    /// Multipath QUIC flows with a path schedule or a link-down reaction: the client's path
+    /// manager.
+    pub path_manager: Option<PathManagerSpec>,
+}
+
+/// The request a download starts with (an HTTP GET of typical size).
+pub const DEFAULT_REQUEST_SIZE: u64 = 100;
+
+/// Settings that only TCP and QUIC flows take, and the connection they describe.
+pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut Files) -> Result<Option<ConnectionSpec>, FieldError> {
+    let name = f.name.as_str();
+    let path = |field: &'static str| vec!["flow", name, field];
+    let kind = match f.transport {
+        Transport::Udp => {
+            let given = [
+                ("cc", f.cc.is_some()),
+                ("profile", f.profile.is_some()),
+                ("resume", f.resume.is_some()),
+                ("address_token", f.address_token.is_some()),
+                ("qlog", f.qlog.is_some()),
+                ("requests", f.requests.is_some()),
+                ("parallel", f.parallel.is_some()),
+                ("request_size", f.request_size.is_some()),
+                ("response_size", f.response_size.is_some()),
+                ("receiver", f.receiver.is_some()),
+            ];
+            if let Some((field, _)) = given.iter().find(|(_, set)| *set) {
+                return Err(err(&path(field), "only tcp and quic flows take this setting; this flow is udp"));
+            }
+            return Ok(None);
+        }
+        Transport::Tcp => TransportKind::Tcp,
+        Transport::Quic => TransportKind::Quic,
+    };
+    if f.stop.is_some() {
+        return Err(err(&path("stop"), format!("a {} flow ends when its transfer is done or the run ends: give a size or run.duration instead of stop", kind.name())));
+    }
+    let mut profile = match &f.profile {
+        None => Profile::default_for(kind),
+        Some(p) if p.ends_with(".toml") => {
+            let (text, origin) = files.read(p, &path("profile"))?;
+            let prof = Profile::from_toml(&text, &origin).map_err(|e| err(&path("profile"), e.to_string()))?;
+            if prof.transport != kind {
+                return Err(err(&path("profile"), format!("profile \"{}\" is for {}, but this flow is {}", prof.name, prof.transport.name(), kind.name())));
+            }
+            prof
+        }
+        Some(p) => Profile::builtin(p, kind).map_err(|e| err(&path("profile"), e.to_string()))?,
+    };
+    let cc = match &f.cc {
+        None => profile.cc.default,
+        Some(c) => c.parse::<CcKind>().map_err(|e| err(&path("cc"), e.to_string()))?,
+    };
+    if kind == TransportKind::Tcp && f.resume == Some(true) {
+        return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));
+    }
+    if kind == TransportKind::Tcp && f.address_token == Some(true) {
+        return Err(err(&path("address_token"), "an address-validation token is a quic feature (RFC 9000 §8.1.3); a tcp server has no amplification limit"));
+    }
+    if kind == TransportKind::Tcp && f.qlog == Some(true) {
+        return Err(err(&path("qlog"), "qlog describes quic connections; a tcp flow has none"));
+    }
+    let workload = resolve_workload(f)?;
+    if f.request_size == Some(Bytes(0)) {
+        return Err(err(&path("request_size"), "requests must be at least 1 B"));
+    }
+    let udp_socket = resolve_receiver(f, kind, &mut profile)?;
+    let (multipath, path_manager) = match f.paths {
+        Some(_) => {
+            let (m, pm) = resolve_multipath(f, paths)?;
+            (Some(m), pm)
+        }
+        None => (None, None),
+    };
+    Ok(Some(ConnectionSpec {
+        profile,
+        cc,
+        workload,
+        resume: f.resume.unwrap_or(false),
+        address_token: f.address_token.unwrap_or(false),
+        qlog: f.qlog.unwrap_or(false),
+        udp_socket,
+        multipath,
+        path_manager,
+    }))
+}
+
+/// What a TCP or QUIC flow's application transfers.
+fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
+    let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
+    Ok(match f.app {
+        AppKind::Bulk => {
+            for (field, set) in [("requests", f.requests.is_some()), ("parallel", f.parallel.is_some()), ("response_size", f.response_size.is_some())] {
+                if set {
+                    return Err(err(&path(field), "only app = \"requests\" takes this setting"));
+                }
+            }
+            Workload::Download { size: f.size.map(|b| b.0), request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0) }
+        }
+        AppKind::Requests => {
+            if f.size.is_some() {
+                return Err(err(&path("size"), "app = \"requests\" takes requests and response_size instead of size"));
+            }
+            let count = f.requests.ok_or_else(|| err(&path("requests"), "app = \"requests\" needs the number of requests, e.g. requests = 10"))?;
+            let response = f.response_size.ok_or_else(|| err(&path("response_size"), "app = \"requests\" needs response_size, e.g. response_size = \"1 MB\""))?;
+            let parallel = f.parallel.unwrap_or(1);
+            if count == 0 {
+                return Err(err(&path("requests"), "at least one request"));
+            }
+            if parallel == 0 {
+                return Err(err(&path("parallel"), "at least one request must be outstanding at a time"));
+            }
+            if response.0 == 0 {
+                return Err(err(&path("response_size"), "responses must be at least 1 B"));
+            }
+            Workload::Requests { count, parallel, request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0), response_size: response.0 }
+        }
+        AppKind::Messages => {
+            for (field, set) in [
+                ("size", f.size.is_some()),
+                ("requests", f.requests.is_some()),
+                ("parallel", f.parallel.is_some()),
+                ("request_size", f.request_size.is_some()),
+                ("response_size", f.response_size.is_some()),
+            ] {
+                if set {
+                    return Err(err(&path(field), "app = \"messages\" sends what its [[flow.messages]] sources write; this setting belongs to bulk or requests"));
+                }
+            }
+            Workload::Messages
+        }
+        AppKind::Cbr => unreachable!("cbr over tcp/quic is refused before"),
+    })
+}
+
+/// `[flow.receiver]`: a TCP flow's receive buffer (written into `profile`) or a QUIC flow's
+/// UDP socket, which it returns.
+fn resolve_receiver(f: &FlowSection, kind: TransportKind, profile: &mut Profile) -> Result<Option<UdpSocketConfig>, FieldError> {
+    let name = f.name.as_str();
+    let recv = f.receiver.clone();
+    let rpath = |field: &'static str| vec!["flow", name, "receiver", field];
+    if let Some(r) = &recv {
+        let udp_fields = [("udp_rcvbuf", r.udp_rcvbuf.is_some()), ("rmem_default", r.rmem_default.is_some()), ("rmem_max", r.rmem_max.is_some()), ("truesize", r.truesize.is_some()), ("read_rate", r.read_rate.is_some()), ("read_cost", r.read_cost.is_some())];
+        if kind == TransportKind::Tcp {
+            if let Some((field, _)) = udp_fields.iter().find(|(_, set)| *set) {
+                return Err(err(&rpath(field), "a UDP socket setting; this flow is tcp (its receive buffer is receiver.tcp_rmem)"));
+            }
+        }
+        if kind == TransportKind::Quic && r.tcp_rmem.is_some() {
+            return Err(err(&rpath("tcp_rmem"), "a TCP setting; this flow is quic (its socket buffer is receiver.udp_rcvbuf)"));
+        }
+        if let Some(rmem) = r.tcp_rmem {
+            if !(rmem[0].0 <= rmem[1].0 && rmem[1].0 <= rmem[2].0) || rmem[0].0 == 0 {
+                return Err(err(&rpath("tcp_rmem"), "must be [min, default, max] with 0 < min ≤ default ≤ max"));
+            }
+            if let Some(tcp) = &mut profile.tcp {
+                tcp.rmem = [rmem[0].0, rmem[1].0, rmem[2].0];
+            }
+        }
+        if r.read_rate.is_some_and(|x| x.bps() == 0) {
+            return Err(err(&rpath("read_rate"), "must be positive (leave it out for a reader as fast as arrivals)"));
+        }
+        for (field, v) in [("udp_rcvbuf", r.udp_rcvbuf), ("rmem_default", r.rmem_default), ("rmem_max", r.rmem_max), ("truesize", r.truesize)] {
+            if v == Some(Bytes(0)) {
+                return Err(err(&rpath(field), "must be at least 1 B"));
+            }
+        }
+    }
+    if kind != TransportKind::Quic {
+        return Ok(None);
+    }
+    let defaults = UdpSocketConfig::default();
+    let r = recv.unwrap_or(ReceiverSection { udp_rcvbuf: None, rmem_default: None, rmem_max: None, truesize: None, read_rate: None, read_cost: None, tcp_rmem: None });
+    Ok(Some(UdpSocketConfig {
+        requested: r.udp_rcvbuf.map(|b| b.0),
+        rmem_default: r.rmem_default.map_or(defaults.rmem_default, |b| b.0),
+        rmem_max: r.rmem_max.map_or(defaults.rmem_max, |b| b.0),
+        charge_per_datagram: r.truesize.map(|b| b.0),
+        read_rate: r.read_rate,
+        read_cost: r.read_cost.unwrap_or(Dur::ZERO),
+    }))
+}

@@ -1,0 +1,30 @@
+//! The resolver's errors: a message at a field path in the user's terms
+//! (`["link", "bottleneck", "forward", "rate"]`), and the rule for names.
+
+/// A problem at a field path (user-style segments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    /// The field's path: section, entry name (or `[i]` when the name itself is wrong), field.
+    pub path: Vec<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+/// An error at `path`.
+pub(super) fn err(path: &[&str], message: impl Into<String>) -> FieldError {
+    FieldError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }
+}
+
+/// Names of links, splits, flows and message sources: letters, digits, `_` and `-`.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Checks the name of entry `i` of `section` (errors name the entry by its index, since its
+/// name is the problem).
+pub(super) fn check_name(section: &str, i: usize, name: &str) -> Result<(), FieldError> {
+    if valid_name(name) {
+        return Ok(());
+    }
+    Err(err(&[section, &format!("[{i}]"), "name"], format!("\"{name}\" is not a valid name: use letters, digits, '_' and '-'")))
+}

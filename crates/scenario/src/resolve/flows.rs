@@ -1,0 +1,212 @@
+//! Flows: each `[[flow]]` becomes a [`Flow`] — its application's settings checked against
+//! its transport, its routes ([`super::routes`]), its connection ([`super::connection`]) and
+//! message sources ([`super::messages`]) — and the transport model's own rules are asked of
+//! the model ([`TransportFactory::check`](multiconn_transport::TransportFactory::check)).
+
+use super::connection::{resolve_connection, ConnectionSpec};
+use super::errors::{check_name, err, FieldError};
+use super::files::Files;
+use super::messages::resolve_messages;
+use super::links::LinkDirection;
+use super::routes::{resolve_routes, PathRoutes};
+use crate::messages::MessageSource;
+use crate::schema::{AppKind, FlowSection, ScenarioFile, Transport};
+use multiconn_core::{Bytes, Dur, FlowId, Rate, Time};
+use multiconn_net::{FlowRoutes, Hop};
+use multiconn_transport::ConnectionParams;
+use std::collections::HashMap;
+
+/// The largest IP packet of a flow that does not say, headers included, in bytes.
+pub const DEFAULT_PACKET_SIZE: u32 = 1500;
+/// The smallest packet a flow may take: an IPv4 and UDP header and one byte, in bytes.
+const MIN_PACKET_SIZE: u64 = 29;
+/// The largest IPv4 packet, in bytes.
+const MAX_PACKET_SIZE: u64 = 65_535;
+
+/// Every flow, in file order (names checked: valid, unique).
+pub(super) fn resolve_flows(file: &ScenarioFile, links: &[LinkDirection], link_index: &HashMap<&str, usize>, split_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
+    let mut flows = Vec::new();
+    let mut names = HashMap::new();
+    for (i, f) in file.flow.iter().enumerate() {
+        check_name("flow", i, &f.name)?;
+        if names.insert(f.name.as_str(), i).is_some() {
+            return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
+        }
+        flows.push(resolve_flow(f, file, links, link_index, split_index, files)?);
+    }
+    Ok(flows)
+}
+
+/// One flow, ready to run: its application, transport settings and routes.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// Its name (unique among flows).
+    pub name: String,
+    /// UDP, TCP or QUIC.
+    pub transport: Transport,
+    /// What the sending application does.
+    pub app: AppKind,
+    /// app = "cbr": the sending rate.
+    pub cbr_rate: Option<Rate>,
+    /// The largest IP packet, headers included, in bytes.
+    pub packet_size: u32,
+    /// The payload to send, in bytes; `None`: unlimited.
+    pub size: Option<u64>,
+    /// When the flow starts.
+    pub start: Time,
+    /// UDP flows: when the source stops.
+    pub stop: Option<Time>,
+    /// Hops from `from` to `to`, in order.
+    pub route: Vec<Hop>,
+    /// From `to` back to `from` (ACKs, requests): the same links in the opposite direction,
+    /// and a split's uplink leg where the route crosses a split.
+    pub reverse_route: Vec<Hop>,
+    /// Multipath flows: the routes of paths 1, 2, ... (path 0 is `route` and
+    /// `reverse_route`); empty for a single-path flow.
+    pub extra_paths: Vec<PathRoutes>,
+    /// TCP and QUIC flows: the connection's settings.
+    pub connection: Option<ConnectionSpec>,
+    /// app = "messages": the message sources.
+    pub messages: Vec<MessageSource>,
+}
+
+impl Flow {
+    /// The parameters its connection is built from (TCP and QUIC flows).
+    pub fn connection_params(&self, flow: FlowId) -> Option<ConnectionParams> {
+        let spec = self.connection.as_ref()?;
+        Some(ConnectionParams {
+            flow,
+            start: self.start,
+            workload: spec.workload,
+            profile: spec.profile.clone(),
+            cc: spec.cc,
+            max_packet_size: self.packet_size,
+            resume: spec.resume,
+            address_token: spec.address_token,
+            qlog: spec.qlog,
+            multipath: spec.multipath.clone(),
+        })
+    }
+
+    /// Its routes as the network keys them: per path, forward and reverse.
+    pub fn routes(&self) -> FlowRoutes {
+        let paths = (0..self.path_count() as u8).map(|p| [self.hops(p, 0).to_vec(), self.hops(p, 1).to_vec()]).collect();
+        FlowRoutes { name: self.name.clone(), paths }
+    }
+
+    /// Number of paths: 1 for a single-path flow.
+    pub fn path_count(&self) -> usize {
+        1 + self.extra_paths.len()
+    }
+
+    /// Whether it has several paths.
+    pub fn is_multipath(&self) -> bool {
+        !self.extra_paths.is_empty()
+    }
+
+    /// The hops of path `path`: `route` 0 from `from` to `to`, 1 back (a packet's `path` and
+    /// `route`).
+    pub fn hops(&self, path: u8, route: u16) -> &[Hop] {
+        let (forward, reverse) = match path {
+            0 => (&self.route, &self.reverse_route),
+            p => {
+                let p = self.extra_paths.get(p as usize - 1).unwrap_or_else(|| {
+                    panic!("flow \"{}\": a packet names path {p}, but the flow has {} paths", self.name, self.path_count())
+                });
+                (&p.route, &p.reverse_route)
+            }
+        };
+        if route == 0 {
+            forward
+        } else {
+            reverse
+        }
+    }
+}
+
+/// One flow.
+fn resolve_flow(
+    f: &FlowSection,
+    file: &ScenarioFile,
+    links: &[LinkDirection],
+    link_index: &HashMap<&str, usize>,
+    split_index: &HashMap<&str, usize>,
+    files: &mut Files,
+) -> Result<Flow, FieldError> {
+    let name = f.name.as_str();
+    let path = |field: &'static str| vec!["flow", name, field];
+    let packet_size = f.packet_size.unwrap_or(Bytes(DEFAULT_PACKET_SIZE as u64)).0;
+    if !(MIN_PACKET_SIZE..=MAX_PACKET_SIZE).contains(&packet_size) {
+        return Err(err(&path("packet_size"), format!("must lie between {MIN_PACKET_SIZE} B and {MAX_PACKET_SIZE} B (headers included), got {packet_size} B")));
+    }
+    match (f.app, f.rate) {
+        (AppKind::Cbr, _) if f.transport != Transport::Udp => {
+            return Err(err(&path("app"), format!("app \"cbr\" runs over udp only; a {} flow takes app = \"bulk\" or \"requests\"", f.transport.name())))
+        }
+        (AppKind::Requests, _) if f.transport == Transport::Udp => {
+            return Err(err(&path("app"), "app \"requests\" needs a transport with streams: transport = \"tcp\" or \"quic\""))
+        }
+        (AppKind::Messages, _) if f.transport != Transport::Quic => {
+            return Err(err(&path("app"), format!("app \"messages\" writes each source on its own stream, which needs transport = \"quic\"; this flow is {}", f.transport.name())))
+        }
+        (AppKind::Requests | AppKind::Messages, Some(_)) => {
+            return Err(err(&path("rate"), "only a cbr flow has a rate (a message source takes its own, in [[flow.messages]])"))
+        }
+        (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
+        (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
+        (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
+        _ => {}
+    }
+    if f.size == Some(Bytes(0)) {
+        return Err(err(&path("size"), "the size must be positive (leave it out for an unlimited flow)"));
+    }
+    let start = Time(f.start.unwrap_or(Dur::ZERO).0);
+    let stop = f.stop.map(|d| Time(d.0));
+    if let Some(stop) = stop {
+        if stop <= start {
+            return Err(err(&path("stop"), "stop must come after start"));
+        }
+    }
+    if f.from == f.to {
+        return Err(err(&path("to"), "a flow must go to another node"));
+    }
+    let (route, reverse_route, extra_paths) = resolve_routes(f, file, links, link_index, split_index)?;
+    if f.transport == Transport::Udp && f.app == AppKind::Bulk {
+        match route[0] {
+            Hop::Split { .. } => {
+                return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a split has two: start the route with a link, or use app = \"cbr\""));
+            }
+            Hop::Link(d) if !links[d].model.paces_a_sender() => {
+                return Err(err(&path("route"), format!("a bulk udp flow is paced by its first link's queue, and \"{}\" has none: start the route with a link, or use app = \"cbr\"", links[d].name)));
+            }
+            Hop::Link(_) => {}
+        }
+    }
+    let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
+    let messages = resolve_messages(f, file.run.duration)?;
+    let flow = Flow {
+        name: f.name.clone(),
+        transport: f.transport,
+        app: f.app,
+        cbr_rate: f.rate,
+        packet_size: packet_size as u32,
+        size: f.size.map(|b| b.0),
+        start,
+        stop,
+        route,
+        reverse_route,
+        extra_paths,
+        connection,
+        messages,
+    };
+    // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
+    // path...), asked of the model itself and mapped to the field they concern.
+    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.transport.factory()) {
+        factory.check(&params).map_err(|e| {
+            let mut at = vec!["flow", name];
+            at.extend_from_slice(e.knob.field());
+            err(&at, e.message)
+        })?;
+    }
+    Ok(flow)
+}

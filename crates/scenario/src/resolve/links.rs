@@ -1,0 +1,129 @@
+//! Links: each `[[link]]` becomes two [`LinkDirection`]s (forward = `between[0]` to
+//! `between[1]`, then reverse), with the per-direction overrides applied and every model
+//! checked. Direction `d` of link `i` is element `2 * i + d` of the network.
+
+use super::errors::{check_name, err, FieldError};
+use super::files::Files;
+use super::models::{resolve_delay, resolve_loss, resolve_rate};
+use crate::schema::{DirectionSection, LinkSection};
+use multiconn_core::{Dur, Time};
+use multiconn_link::availability::Schedule;
+use multiconn_link::builder::LinkConfig;
+use multiconn_link::delay::DelayModel;
+use multiconn_net::HopModel;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Which way a link direction carries packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From `between[0]` to `between[1]`.
+    Forward,
+    /// From `between[1]` to `between[0]`.
+    Reverse,
+}
+
+impl Direction {
+    /// `"forward"` or `"reverse"`, as in the scenario and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
+}
+
+/// One direction of one link, ready to build.
+#[derive(Debug, Clone)]
+pub struct LinkDirection {
+    /// The link's name.
+    pub name: String,
+    /// Which of its two directions.
+    pub direction: Direction,
+    /// The node it leaves.
+    pub from: String,
+    /// The node it reaches.
+    pub to: String,
+    /// What its element is built from: a [`LinkConfig`] (rate, delay, queue, loss, down
+    /// windows) for a `[[link]]`.
+    pub model: Arc<dyn HopModel>,
+}
+
+impl LinkDirection {
+    /// The label its random streams derive from.
+    pub fn label(&self) -> String {
+        format!("link/{}/{}", self.name, self.direction.name())
+    }
+}
+
+/// Every link's two directions, in file order, and each link's index by name. Names are
+/// checked here (valid, unique); a link joins two different nodes.
+pub(super) fn resolve_links<'f>(links: &'f [LinkSection], files: &mut Files) -> Result<(Vec<LinkDirection>, HashMap<&'f str, usize>), FieldError> {
+    let mut directions = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, l) in links.iter().enumerate() {
+        check_name("link", i, &l.name)?;
+        if index.insert(&l.name, i).is_some() {
+            return Err(err(&["link", &l.name, "name"], format!("two links are named \"{}\"", l.name)));
+        }
+        if l.between[0] == l.between[1] {
+            return Err(err(&["link", &l.name, "between"], "a link must join two different nodes"));
+        }
+        for (direction, over) in [(Direction::Forward, &l.forward), (Direction::Reverse, &l.reverse)] {
+            directions.push(resolve_direction(l, direction, over.as_ref(), files)?);
+        }
+    }
+    Ok((directions, index))
+}
+
+/// One direction of `l`: its own value of each field where `over` has one, else the link's.
+fn resolve_direction(
+    l: &LinkSection,
+    direction: Direction,
+    over: Option<&DirectionSection>,
+    files: &mut Files,
+) -> Result<LinkDirection, FieldError> {
+    let dir = direction.name();
+    let name = l.name.as_str();
+    // The path of a field: the per-direction one when it is overridden there.
+    let at = |field: &'static str, overridden: bool| -> Vec<&str> {
+        if overridden { vec!["link", name, dir, field] } else { vec!["link", name, field] }
+    };
+    let (rate_over, rate) = pick(&l.rate, over.map(|o| &o.rate));
+    let (delay_over, delay) = pick(&l.delay, over.map(|o| &o.delay));
+    let (queue_over, queue) = pick(&l.queue, over.map(|o| &o.queue));
+    let (loss_over, loss) = pick(&l.loss, over.map(|o| &o.loss));
+    let (down_over, down) = pick(&l.down, over.map(|o| &o.down));
+
+    let rate_path = at("rate", rate_over);
+    let rate = match rate {
+        None => return Err(err(&rate_path, format!("missing: give the {dir} direction a rate, e.g. rate = \"20 Mbit/s\""))),
+        Some(r) => resolve_rate(r, &rate_path, files)?,
+    };
+    let queue_path = at("queue", queue_over);
+    let queue = *queue.ok_or_else(|| err(&queue_path, "missing: give the link a queue limit, e.g. queue = \"100 packets\" or \"150 kB\""))?;
+    let delay_path = at("delay", delay_over);
+    let (delay, reorder) = match delay {
+        None => (DelayModel::Constant(Dur::ZERO), false),
+        Some(d) => resolve_delay(d, &delay_path, files)?,
+    };
+    let loss_path = at("loss", loss_over);
+    let loss = loss.map(|l| resolve_loss(l, &loss_path, files)).transpose()?;
+    let down_path = at("down", down_over);
+    let windows: Vec<(Time, Time)> = down.map(|d| d.iter().map(|[a, b]| (Time(a.0), Time(b.0))).collect()).unwrap_or_default();
+    let down = Schedule::new(windows).map_err(|m| err(&down_path, m))?;
+
+    let (from, to) = match direction {
+        Direction::Forward => (l.between[0].clone(), l.between[1].clone()),
+        Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
+    };
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, loss, down }) })
+}
+
+/// The per-direction value when there is one (and `true`), else the link-wide one.
+fn pick<'a, T>(base: &'a Option<T>, over: Option<&'a Option<T>>) -> (bool, Option<&'a T>) {
+    match over {
+        Some(Some(v)) => (true, Some(v)),
+        _ => (false, base.as_ref()),
+    }
+}

@@ -1,0 +1,77 @@
+//! Message sources: the `[[flow.messages]]` of an app = "messages" flow, each with its kind's
+//! defaults filled in (size, interval or rate, stream options, deadline).
+
+use super::errors::{err, valid_name, FieldError};
+use crate::messages::{MessageSource, StreamChoices};
+use crate::schema::{AppKind, FlowSection};
+use multiconn_core::Dur;
+
+/// The message sources of an app = "messages" flow (empty for other apps).
+pub(super) fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Result<Vec<MessageSource>, FieldError> {
+    let name = f.name.as_str();
+    let sections = match (f.app, &f.messages) {
+        // An empty list: the application opens its streams and writes itself (Python API).
+        (AppKind::Messages, Some(m)) if m.is_empty() && run_duration.is_none() => {
+            return Err(err(&["flow", name, "messages"], "a flow whose application writes its own messages (messages = []) needs run.duration: the run cannot tell when it is over"))
+        }
+        (AppKind::Messages, Some(m)) => m,
+        (AppKind::Messages, None) => {
+            return Err(err(&["flow", name, "messages"], "app = \"messages\" needs its sources: [[flow.messages]] with kind = \"priority\" or \"background\", or messages = [] when the application writes them itself"))
+        }
+        (_, Some(_)) => return Err(err(&["flow", name, "messages"], "only app = \"messages\" takes message sources")),
+        (_, None) => return Ok(Vec::new()),
+    };
+    let mut out: Vec<MessageSource> = Vec::new();
+    for (i, m) in sections.iter().enumerate() {
+        let index = format!("messages[{i}]");
+        let path = |field: &'static str| vec!["flow", name, index.as_str(), field];
+        let defaults = m.kind.defaults();
+        let source_name = m.name.clone().unwrap_or_else(|| m.kind.name().to_string());
+        if !valid_name(&source_name) {
+            return Err(err(&path("name"), format!("\"{source_name}\" is not a valid name: use letters, digits, '_' and '-'")));
+        }
+        if out.iter().any(|o| o.name == source_name) {
+            return Err(err(&path("name"), format!("two sources are named \"{source_name}\"; give each its own name")));
+        }
+        let size = m.size.map_or(defaults.size, |b| b.0);
+        if size == 0 {
+            return Err(err(&path("size"), "a message needs at least 1 B"));
+        }
+        let interval = match (m.interval, m.rate) {
+            (Some(_), Some(_)) => return Err(err(&path("rate"), "give either interval or rate, not both")),
+            (Some(i), None) if i == Dur::ZERO => return Err(err(&path("interval"), "the interval must be positive, e.g. \"100 ms\"")),
+            (Some(i), None) => i,
+            (None, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "the rate must be positive, e.g. \"2 Mbit/s\"")),
+            (None, Some(r)) => r.tx_time(size),
+            (None, None) => match defaults.interval {
+                Some(i) => i,
+                None => return Err(err(&path("rate"), format!("a {} source needs a rate (e.g. rate = \"2 Mbit/s\") or an interval", m.kind.name()))),
+            },
+        };
+        if m.count == Some(0) {
+            return Err(err(&path("count"), "at least one message (leave count out to write until the run ends)"));
+        }
+        if m.duration == Some(Dur::ZERO) {
+            return Err(err(&path("duration"), "the duration must be positive"));
+        }
+        if m.count.is_none() && m.duration.is_none() && run_duration.is_none() {
+            return Err(err(&path("count"), "this source would never stop: give count or duration, or run.duration"));
+        }
+        if m.deadline == Some(Dur::ZERO) {
+            return Err(err(&path("deadline"), "the deadline must be positive, e.g. \"100 ms\""));
+        }
+        let (options, deadline) = StreamChoices { priority: m.priority, urgent: m.urgent, redundant: m.redundant, deadline: m.deadline }.resolve(m.kind);
+        out.push(MessageSource {
+            name: source_name,
+            kind: m.kind,
+            size,
+            interval,
+            start: m.start.unwrap_or(Dur::ZERO),
+            count: m.count,
+            duration: m.duration,
+            options,
+            deadline,
+        });
+    }
+    Ok(out)
+}

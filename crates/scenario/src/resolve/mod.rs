@@ -1,0 +1,111 @@
+//! From a parsed [`ScenarioFile`] to runnable model parameters.
+//!
+//! Checks what the schema alone cannot (unique names, nodes that routes connect, required
+//! values per direction, model parameters in range), reads trace files relative to the
+//! scenario's folder, and parses them with the link crate's parsers. Every failure names the
+//! field path it comes from ([`FieldError`]).
+//!
+//! One module per job, run in this order: [`links`](self::links) (link directions and their
+//! models, [`models`](self::models)), [`splits`](self::splits), then per flow
+//! [`flows`](self::flows) (the application), [`routes`](self::routes),
+//! [`connection`](self::connection) (TCP and QUIC settings), [`paths`](self::paths)
+//! (multipath and the path manager) and [`messages`](self::messages). Trace files are read
+//! through [`files`](self::files); errors and names are in [`errors`](self::errors).
+
+mod connection;
+mod errors;
+mod files;
+mod flows;
+mod links;
+mod messages;
+mod models;
+mod paths;
+mod routes;
+mod splits;
+#[cfg(feature = "test-elements")]
+mod wires;
+
+pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
+pub use errors::{valid_name, FieldError};
+pub use flows::{Flow, DEFAULT_PACKET_SIZE};
+pub use links::{Direction, LinkDirection};
+pub use multiconn_net::Hop;
+pub use paths::PathManagerSpec;
+pub use routes::{PathRoutes, MAX_PATHS, MIN_PATHS};
+pub use splits::{Split, DEFAULT_BATCH_SIZE, DEFAULT_FEEDBACK, DEFAULT_T_REORDERING};
+
+use crate::schema::{AppKind, ScenarioFile};
+use errors::err;
+use files::Files;
+use multiconn_core::Dur;
+use multiconn_net::NetworkSpec;
+use std::path::Path;
+
+/// A scenario checked and ready to run.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Its name: `name` in the file, else the file's name.
+    pub name: String,
+    /// `run.duration`: the time limit, if any.
+    pub duration: Option<Dur>,
+    /// `run.seed`, if given.
+    pub seed: Option<u64>,
+    /// The time series' bin width.
+    pub bin: Dur,
+    /// Every link's two directions, in file order (forward, then reverse).
+    pub links: Vec<LinkDirection>,
+    /// The split bearers, in file order.
+    pub splits: Vec<Split>,
+    /// The flows, in file order.
+    pub flows: Vec<Flow>,
+}
+
+impl Resolved {
+    /// The network the run's flows cross: every link direction, split and route.
+    pub fn network_spec(&self) -> NetworkSpec {
+        NetworkSpec {
+            links: self.links.iter().map(|l| (l.label(), l.model.clone())).collect(),
+            splits: self.splits.clone(),
+            flows: self.flows.iter().map(Flow::routes).collect(),
+        }
+    }
+}
+
+/// The time series' bin width when `run.bin` is not given.
+pub const DEFAULT_BIN: Dur = Dur::from_millis(100);
+
+/// Checks `file` and builds its models; `default_name` names a scenario without `name`, and
+/// trace files are read relative to `base_dir`.
+pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Result<Resolved, FieldError> {
+    let mut files = Files::new(base_dir);
+    let bin = file.run.bin.unwrap_or(DEFAULT_BIN);
+    if bin == Dur::ZERO {
+        return Err(err(&["run", "bin"], "the bin width must be positive"));
+    }
+    if file.run.duration == Some(Dur::ZERO) {
+        return Err(err(&["run", "duration"], "the duration must be positive"));
+    }
+    #[allow(unused_mut)] // test builds append wires
+    let (mut links, mut link_index) = links::resolve_links(&file.link, &mut files)?;
+    #[cfg(feature = "test-elements")]
+    wires::resolve_wires(&file.wire, &mut links, &mut link_index)?;
+    let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
+    let flows = flows::resolve_flows(file, &links, &link_index, &split_index, &mut files)?;
+    if flows.is_empty() {
+        return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
+    }
+    if file.run.duration.is_none() {
+        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none() && f.app != AppKind::Requests) {
+            return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
+        }
+    }
+    Ok(Resolved {
+        name: file.name.clone().unwrap_or_else(|| default_name.to_string()),
+        duration: file.run.duration,
+        seed: file.run.seed,
+        bin,
+        links,
+        splits,
+        flows,
+    })
+}

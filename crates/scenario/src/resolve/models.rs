@@ -1,0 +1,91 @@
+//! A link direction's models from their scenario values: rate (fixed or a trace), delay
+//! (constant, normal, empirical histogram, series) and loss (Bernoulli, Gilbert–Elliott,
+//! trace). Trace files are parsed by the link crate; their errors are reported at the field's
+//! `file`.
+
+use super::errors::{err, FieldError};
+use super::files::Files;
+use crate::schema::{DelaySpec, DelayTable, LossSpec, LossTable, RateSpec, RateTrace, TimeFormat};
+use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
+use multiconn_link::loss::{parse_loss_trace, LossModel};
+use multiconn_link::rate::RateModel;
+use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
+
+/// Reads trace `file` named at `path` and parses it; both failures are reported at
+/// `path.file`.
+fn trace<T, E: std::fmt::Display>(files: &mut Files, file: &str, path: &[&str], parse: impl FnOnce(&str, &str) -> Result<T, E>) -> Result<T, FieldError> {
+    let at = [path, &["file"]].concat();
+    let (text, origin) = files.read(file, &at)?;
+    parse(&text, &origin).map_err(|e| err(&at, e.to_string()))
+}
+
+/// The rate model of `spec`, given at `path`.
+pub(super) fn resolve_rate(spec: &RateSpec, path: &[&str], files: &mut Files) -> Result<RateModel, FieldError> {
+    let model = match spec {
+        RateSpec::Fixed(r) => {
+            if r.bps() == 0 {
+                return Err(err(path, "a rate must be positive"));
+            }
+            RateModel::Fixed(*r)
+        }
+        RateSpec::Trace(RateTrace::Mahimahi { file }) => {
+            RateModel::Opportunities(trace(files, file, path, parse_mahimahi)?)
+        }
+        RateSpec::Trace(RateTrace::Ucc { file, column }) => {
+            RateModel::Steps(trace(files, file, path, |text, origin| parse_bitrate_csv(text, origin, &BitrateCsvFormat::ucc(column)))?)
+        }
+        RateSpec::Trace(RateTrace::Csv { file, column, unit, time_column, time_format }) => {
+            let time = match (time_format.unwrap_or(TimeFormat::Seconds), time_column) {
+                (TimeFormat::Row, _) => TimeColumn::RowIndex,
+                (TimeFormat::Seconds, c) => TimeColumn::Seconds(c.clone().unwrap_or_else(|| "time".into())),
+                (TimeFormat::Gnettrack, c) => TimeColumn::GNetTrack(c.clone().unwrap_or_else(|| "Timestamp".into())),
+            };
+            if unit.bps() == 0 {
+                return Err(err(&[path, &["unit"]].concat(), "the unit of the rate column must be positive, e.g. \"1 kbit/s\""));
+            }
+            let format = BitrateCsvFormat { time, rate_column: column.clone(), bps_per_unit: unit.bps() as f64 };
+            RateModel::Steps(trace(files, file, path, |text, origin| parse_bitrate_csv(text, origin, &format))?)
+        }
+    };
+    Ok(model)
+}
+
+/// The delay model of `spec`, given at `path`, and whether it may reorder packets.
+pub(super) fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) -> Result<(DelayModel, bool), FieldError> {
+    Ok(match spec {
+        DelaySpec::Constant(d) | DelaySpec::Model(DelayTable::Constant { value: d }) => (DelayModel::Constant(*d), false),
+        DelaySpec::Model(DelayTable::Normal { mean, cv, reorder }) => {
+            if !(cv.is_finite() && *cv >= 0.0) {
+                return Err(err(&[path, &["cv"]].concat(), format!("the coefficient of variation must be a finite number ≥ 0, got {cv}")));
+            }
+            (DelayModel::Normal { mean: *mean, cv: *cv }, *reorder)
+        }
+        DelaySpec::Model(DelayTable::Empirical { file, reorder }) => {
+            (DelayModel::Empirical(trace(files, file, path, parse_histogram)?), *reorder)
+        }
+        DelaySpec::Model(DelayTable::Series { file }) => {
+            (DelayModel::Series(trace(files, file, path, parse_delay_series)?), false)
+        }
+    })
+}
+
+/// The loss model of `spec`, given at `path`.
+pub(super) fn resolve_loss(spec: &LossSpec, path: &[&str], files: &mut Files) -> Result<LossModel, FieldError> {
+    Ok(match spec {
+        LossSpec::Bernoulli(p) | LossSpec::Model(LossTable::Bernoulli { p }) => LossModel::Bernoulli { p: p.0 },
+        LossSpec::Model(LossTable::GilbertElliott { p, r, loss_good, loss_bad }) => {
+            if r.0 == 0.0 && p.0 > 0.0 {
+                return Err(err(&[path, &["r"]].concat(), "r (bad → good) must be positive, or the link stays in the bad state forever"));
+            }
+            LossModel::GilbertElliott {
+                p: p.0,
+                r: r.0,
+                loss_good: loss_good.map_or(0.0, |x| x.0),
+                loss_bad: loss_bad.map_or(1.0, |x| x.0),
+            }
+        }
+        LossSpec::Model(LossTable::Trace { file }) => {
+            LossModel::Trace(trace(files, file, path, parse_loss_trace)?)
+        }
+    })
+}

@@ -1,0 +1,162 @@
+//! Routes: the hops of a flow's `route` (or, when it has none, the one link joining its
+//! ends) or of each of its `paths`, walked from `from` to `to`, and the reverse routes (the
+//! same links the other way, a split's uplink leg where a route crosses a split).
+
+use super::errors::{err, FieldError};
+use super::links::LinkDirection;
+use crate::schema::{FlowSection, ScenarioFile, Transport};
+use multiconn_net::Hop;
+use std::collections::HashMap;
+
+/// The fewest paths of a multipath flow.
+pub const MIN_PATHS: usize = 2;
+/// The most paths of a multipath flow.
+pub const MAX_PATHS: usize = 8;
+
+/// The two routes of one path of a multipath flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRoutes {
+    /// From `from` to `to`.
+    pub route: Vec<Hop>,
+    /// From `to` back to `from`.
+    pub reverse_route: Vec<Hop>,
+}
+
+
+/// A flow's forward and reverse routes (path 0's for a multipath flow) and its other paths'.
+type FlowHops = (Vec<Hop>, Vec<Hop>, Vec<PathRoutes>);
+
+/// The forward and reverse routes of flow `f` (path 0 for a multipath flow) and, for a
+/// multipath flow, those of its other paths. A route names the two-way hops of `links`
+/// (hop `i` is directions `2 * i` and `2 * i + 1`) by `link_index`, and splits.
+pub(super) fn resolve_routes(
+    f: &FlowSection,
+    file: &ScenarioFile,
+    links: &[LinkDirection],
+    link_index: &HashMap<&str, usize>,
+    split_index: &HashMap<&str, usize>,
+) -> Result<FlowHops, FieldError> {
+    let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
+    if let Some(paths) = &f.paths {
+        if f.route.is_some() {
+            return Err(err(&path("paths"), "give either route (one path) or paths (several), not both"));
+        }
+        match f.transport {
+            Transport::Udp => return Err(err(&path("paths"), "only tcp (MPTCP) and quic (Multipath QUIC) flows take several paths; a udp flow has one route")),
+            Transport::Tcp | Transport::Quic => {}
+        }
+        if !(MIN_PATHS..=MAX_PATHS).contains(&paths.len()) {
+            return Err(err(&path("paths"), format!("a multipath flow needs {MIN_PATHS} to {MAX_PATHS} paths, got {}", paths.len())));
+        }
+    } else if f.multipath.is_some() {
+        return Err(err(&path("multipath"), "the multipath table needs paths = [[...], [...]]: 2 to 8 routes from `from` to `to`, instead of route"));
+    }
+    let route_names: Vec<String> = match (&f.route, &f.paths) {
+        (Some(r), _) if r.is_empty() => return Err(err(&path("route"), "a route needs at least one link")),
+        (Some(r), _) => r.clone(),
+        (None, Some(paths)) => paths[0].clone(),
+        (None, None) => {
+            let direct: Vec<&LinkDirection> = links
+                .iter()
+                .step_by(2)
+                .filter(|l| (l.from == f.from && l.to == f.to) || (l.to == f.from && l.from == f.to))
+                .collect();
+            match direct.as_slice() {
+                [one] => vec![one.name.clone()],
+                [] => return Err(err(&path("route"), format!("no link joins \"{}\" and \"{}\" directly; give the route as a list of link names", f.from, f.to))),
+                _ => return Err(err(&path("route"), format!("several links join \"{}\" and \"{}\"; say which with route = [...]", f.from, f.to))),
+            }
+        }
+    };
+    let routes = Routes { flow: f, file, links, link_index, split_index };
+    Ok(match &f.paths {
+        None => {
+            let (route, reverse_route) = routes.resolve(&route_names, None)?;
+            (route, reverse_route, Vec::new())
+        }
+        Some(paths) => {
+            for (i, p) in paths.iter().enumerate() {
+                if p.is_empty() {
+                    return Err(err(&path("paths"), format!("paths[{i}] is empty: each path needs at least one link")));
+                }
+                if let Some(j) = paths[..i].iter().position(|q| q == p) {
+                    return Err(err(&path("paths"), format!("paths[{j}] and paths[{i}] are the same route; give each path its own")));
+                }
+            }
+            let (route, reverse_route) = routes.resolve(&route_names, Some(0))?;
+            let mut extra = Vec::new();
+            for (i, p) in paths.iter().enumerate().skip(1) {
+                let (route, reverse_route) = routes.resolve(p, Some(i))?;
+                extra.push(PathRoutes { route, reverse_route });
+            }
+            (route, reverse_route, extra)
+        }
+    })
+}
+
+/// Resolves the routes of one flow: its `route`, or each of its `paths`.
+struct Routes<'a> {
+    flow: &'a FlowSection,
+    file: &'a ScenarioFile,
+    links: &'a [LinkDirection],
+    link_index: &'a HashMap<&'a str, usize>,
+    split_index: &'a HashMap<&'a str, usize>,
+}
+
+impl Routes<'_> {
+    /// The hops of `names` (links and splits) from the flow's `from` to its `to`, and the
+    /// reverse route: the same links in the opposite direction, a split's uplink leg where the
+    /// route crosses a split. `path` is the index in `paths` (errors name `paths`), or `None`
+    /// for `route`.
+    fn resolve(&self, names: &[String], path: Option<usize>) -> Result<(Vec<Hop>, Vec<Hop>), FieldError> {
+        let f = self.flow;
+        let links = self.links;
+        let field: Vec<&str> = vec!["flow", f.name.as_str(), if path.is_some() { "paths" } else { "route" }];
+        // "the route" or "paths[1]" in messages.
+        let what = path.map_or_else(|| "the route".to_string(), |i| format!("paths[{i}]"));
+        let prefix = path.map_or_else(String::new, |i| format!("paths[{i}]: "));
+        // The direction index of link `li` leaving node `at`, and the node it reaches.
+        let step = |li: usize, at: &str, hop: &str| -> Result<(usize, String), FieldError> {
+            let forward = &links[2 * li];
+            if forward.from == at {
+                Ok((2 * li, forward.to.clone()))
+            } else if forward.to == at {
+                Ok((2 * li + 1, forward.from.clone()))
+            } else {
+                Err(err(&field, format!("\"{hop}\" joins \"{}\" and \"{}\", but {what} is at \"{at}\" there", forward.from, forward.to)))
+            }
+        };
+        let mut at = f.from.clone();
+        let mut route = Vec::new();
+        let mut reverse_route = Vec::new();
+        for hop in names {
+            if let Some(&si) = self.split_index.get(hop.as_str()) {
+                let sp = &self.file.split[si];
+                let [a, b] = [self.link_index[sp.legs[0].as_str()], self.link_index[sp.legs[1].as_str()]];
+                let (da, next) = step(a, &at, hop)?;
+                let (db, _) = step(b, &at, hop)?;
+                let up = sp.uplink.as_deref().map_or(a, |u| self.link_index[u]);
+                let (dup, _) = step(up, &at, hop)?;
+                route.push(Hop::Split { split: si, legs: [da, db] });
+                reverse_route.push(Hop::Link(dup ^ 1));
+                at = next;
+                continue;
+            }
+            let &li = self.link_index.get(hop.as_str()).ok_or_else(|| {
+                let mut known: Vec<&str> = links.iter().step_by(2).map(|l| l.name.as_str()).collect();
+                known.extend(self.file.split.iter().map(|s| s.name.as_str()));
+                err(&field, format!("{prefix}there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
+            })?;
+            let (d, next) = step(li, &at, hop)?;
+            route.push(Hop::Link(d));
+            reverse_route.push(Hop::Link(d ^ 1));
+            at = next;
+        }
+        if at != f.to {
+            let rule = if path.is_some() { ": each path must go from `from` to `to`" } else { "" };
+            return Err(err(&field, format!("{what} ends at \"{at}\", not at \"{}\"{rule}", f.to)));
+        }
+        reverse_route.reverse();
+        Ok((route, reverse_route))
+    }
+}

@@ -1,0 +1,151 @@
+//! Splits: each `[[split]]` becomes a PDCP split bearer's configuration — two legs joining
+//! the same nodes, an uplink leg, a policy, the SN length and reordering timer of its RAT —
+//! after its name is checked against the links' (routes name both alike).
+
+use super::errors::{check_name, err, FieldError};
+use super::links::LinkDirection;
+use crate::schema::{PolicySection, SplitSection, TReordering};
+use multiconn_core::units::Probability;
+use multiconn_core::Dur;
+use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
+use std::collections::HashMap;
+
+/// A PDCP split bearer, ready to build (one bearer per flow path crossing it).
+pub type Split = SplitBearerConfig;
+
+/// The t-Reordering value of the seed study's testbed.
+pub const DEFAULT_T_REORDERING: Dur = Dur::from_millis(200);
+/// Packets per batch of the batch policy when `size` is not given.
+pub const DEFAULT_BATCH_SIZE: u32 = 100;
+/// The period of the receiver's reports (adaptive policy, retransmission of lost PDUs).
+pub const DEFAULT_FEEDBACK: Dur = Dur::from_millis(10);
+
+/// Every split, in file order, and each split's index by name. Its legs are two-way hops of
+/// `links` (hop `i` is directions `2 * i` and `2 * i + 1`), named by `link_index`.
+pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, usize>), FieldError> {
+    let mut splits = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, sp) in file_splits.iter().enumerate() {
+        check_name("split", i, &sp.name)?;
+        if link_index.contains_key(sp.name.as_str()) {
+            return Err(err(&["split", &sp.name, "name"], format!("a link is also named \"{}\"; routes name links and splits alike, so names must differ", sp.name)));
+        }
+        if index.insert(&sp.name, splits.len()).is_some() {
+            return Err(err(&["split", &sp.name, "name"], format!("two splits are named \"{}\"", sp.name)));
+        }
+        splits.push(resolve_split(sp, links, link_index)?);
+    }
+    Ok((splits, index))
+}
+
+/// One split.
+fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
+    let name = sp.name.as_str();
+    let path = |field: &'static str| vec!["split", name, field];
+    let known = || links.iter().step_by(2).map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
+    for leg in &sp.legs {
+        if !link_index.contains_key(leg.as_str()) {
+            return Err(err(&path("legs"), format!("there is no link named \"{leg}\" (links: {})", known())));
+        }
+    }
+    if sp.legs[0] == sp.legs[1] {
+        return Err(err(&path("legs"), "the two legs must be different links"));
+    }
+    // Their forward directions: from `between[0]` to `between[1]`.
+    let [a, b] = [&links[2 * link_index[sp.legs[0].as_str()]], &links[2 * link_index[sp.legs[1].as_str()]]];
+    let mut ends_a = [a.from.clone(), a.to.clone()];
+    let mut ends_b = [b.from.clone(), b.to.clone()];
+    ends_a.sort();
+    ends_b.sort();
+    if ends_a != ends_b {
+        return Err(err(&path("legs"), format!(
+            "both legs must join the same two nodes: \"{}\" joins {} and {}, \"{}\" joins {} and {}",
+            a.name, a.from, a.to, b.name, b.from, b.to
+        )));
+    }
+    if let Some(up) = &sp.uplink {
+        if !sp.legs.contains(up) {
+            return Err(err(&path("uplink"), format!("must be one of the legs (\"{}\" or \"{}\")", sp.legs[0], sp.legs[1])));
+        }
+    }
+    let rat = sp.rat.unwrap_or(Rat::Nr);
+    let bits = sp.sn_length.unwrap_or(18);
+    let sn = SnLength::new(bits).filter(|&sn| header_bytes(rat, sn).is_some()).ok_or_else(|| {
+        let allowed = if rat == Rat::Nr { "12 or 18 (NR)" } else { "7, 12, 15 or 18 (LTE)" };
+        err(&path("sn_length"), format!("{bits} bits is not a PDCP SN length here; allowed: {allowed}"))
+    })?;
+    let t_reordering = match sp.t_reordering {
+        None => Some(DEFAULT_T_REORDERING),
+        Some(TReordering::After(d)) => Some(d),
+        Some(TReordering::Infinity) => None,
+    };
+    let ppath = |field: &'static str| vec!["split", name, "policy", field];
+    let share = |p: Option<Probability>, field: &'static str| -> Result<f64, FieldError> {
+        let v = p.map_or(0.5, |p| p.0);
+        if !(0.0..=1.0).contains(&v) {
+            return Err(err(&ppath(field), format!("the share of the first leg must lie between 0 and 1 (or 0 % and 100 %), got {v}")));
+        }
+        Ok(v)
+    };
+    let mut feedback = None;
+    let mut duplication_switches = Vec::new();
+    let policy = match sp.policy.clone().unwrap_or(PolicySection::Batch { size: DEFAULT_BATCH_SIZE, share: None }) {
+        PolicySection::Batch { size, share: s } => {
+            if size == 0 {
+                return Err(err(&ppath("size"), "a batch holds at least one packet"));
+            }
+            SplitPolicy::Batch { size, share: share(s, "share")? }
+        }
+        PolicySection::Alternate {} => SplitPolicy::Alternate,
+        PolicySection::Ratio { share: s } => SplitPolicy::Ratio { share: share(Some(s), "share")? },
+        PolicySection::Duplicate { off } => {
+            let mut last_until = None;
+            for (i, &[from, until]) in off.iter().flatten().enumerate() {
+                if from >= until {
+                    return Err(err(&ppath("off"), format!("interval {} runs from {from} to {until}: it must end after it starts", i + 1)));
+                }
+                if last_until.is_some_and(|t| from < t) {
+                    return Err(err(&ppath("off"), format!("interval {} starts at {from}, before the previous one ends: give the intervals in order, without overlap", i + 1)));
+                }
+                last_until = Some(until);
+                duplication_switches.push((from, false));
+                duplication_switches.push((until, true));
+            }
+            SplitPolicy::Duplicate
+        }
+        PolicySection::Adaptive { signal, feedback: period } => {
+            let period = period.unwrap_or(DEFAULT_FEEDBACK);
+            if period == Dur::ZERO {
+                return Err(err(&ppath("feedback"), "the feedback period must be positive, e.g. \"10 ms\""));
+            }
+            feedback = Some(period);
+            SplitPolicy::Adaptive { signal: signal.unwrap_or(AdaptiveSignal::Delay) }
+        }
+    };
+    let retransmit_lost = sp.retransmit_lost.unwrap_or(false);
+    if retransmit_lost && policy == SplitPolicy::Duplicate {
+        return Err(err(&path("retransmit_lost"), "with duplication every PDU is already on both legs; retransmit_lost needs another policy"));
+    }
+    match (sp.ddds_period, feedback) {
+        (Some(_), _) if !retransmit_lost => {
+            return Err(err(&path("ddds_period"), "the report period matters only with retransmit_lost = true (the adaptive policy takes its own `feedback`)"));
+        }
+        (Some(p), Some(f)) if p != f => {
+            return Err(err(&path("ddds_period"), format!("one report period serves both: ddds_period is {p} but policy.feedback is {f}")));
+        }
+        (Some(p), _) if p == Dur::ZERO => {
+            return Err(err(&path("ddds_period"), "the report period must be positive, e.g. \"10 ms\""));
+        }
+        (period, None) if retransmit_lost => feedback = Some(period.unwrap_or(DEFAULT_FEEDBACK)),
+        _ => {}
+    }
+    Ok(Split {
+        name: sp.name.clone(),
+        tx: TransmitterConfig { rat, sn, policy },
+        rx: ReceiverConfig { sn, t_reordering, reordering: sp.reordering.unwrap_or(true) },
+        processing_delay: sp.processing_delay.unwrap_or(Dur::ZERO),
+        feedback,
+        retransmit_lost,
+        duplication_switches,
+    })
+}
