@@ -70,6 +70,11 @@ class Simulation:
     @property
     def scenario_json(self) -> str:
         """The resolved scenario (after overrides) as JSON."""
+    @property
+    def stalled(self) -> str | None:
+        """Why the watchdog stopped the run (virtual time stood still), or None."""
+    def set_stall_limit(self, events: int) -> None:
+        """Events allowed at one instant before the run is declared stalled."""
     def run_until(self, t_s: float) -> bool:
         """Runs (GIL released) until virtual time `t_s`, the limit, or all flows done; returns done."""
     def finish(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import BackendError, RunFolderError, StoreError, SweepError
+from .errors import BackendError, RunFolderError, RunStalled, StoreError, SweepError
 from .source import ScenarioFileError, parse_set_option
 from .sweep.commands import add_commands
 
@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="master seed (overrides run.seed; default 1)")
     _add_set(run)
     run.add_argument("--csv", action="store_true", help="also write timeseries.csv")
+    run.add_argument("--stall-limit", type=_positive_int, metavar="N",
+                     help="events allowed at one instant of virtual time before the run is "
+                     "ended as stalled, its results so far kept in DIR/incomplete "
+                     "(default 20000000)")
     talk = run.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true",
                       help="no progress bar and no summary table")
@@ -342,8 +346,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
 
-    result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
-                 progress=not args.quiet)
+    try:
+        result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
+                     progress=not args.quiet, stall_limit=args.stall_limit)
+    except RunStalled as stall:
+        kept = f"{args.out}/incomplete"
+        try:
+            stall.partial.write(kept)  # type: ignore[attr-defined]
+        except OSError:
+            kept = "(not kept: the folder could not be written)"
+        print(f"{PROG}: error: {_one_line(str(stall))}; the results up to then are in {kept}",
+              file=sys.stderr, flush=True)
+        return EXIT_INTERNAL
     try:
         written = result.write(args.out, csv=args.csv)
     except OSError as exc:

@@ -20,8 +20,17 @@ class BackendError(RuntimeError):
     """The backend cannot start (Dask not installed, scheduler unreachable, ...)."""
 
 
+class RunStalled(RuntimeError):
+    """The watchdog ended a run whose virtual time stopped advancing. `partial` holds the
+    results up to that instant (a `RunResult` whose summary has `incomplete`)."""
+
+    def __init__(self, message: str, partial: object) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
 class RunFolderError(OSError):
     """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
 
 
-__all__ = ["BackendError", "RunFolderError", "StoreError", "SweepError"]
+__all__ = ["BackendError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._native import core
+from .errors import RunStalled
 from .frame import NativeTable
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -61,25 +62,34 @@ def run(
     seed: int | None = None,
     overrides: OverridesLike = None,
     progress: bool = False,
+    stall_limit: int | None = None,
 ) -> RunResult:
     """Runs a scenario to its end and returns its summary and time series.
 
     `scenario_or_path` is a path to a TOML file, a TOML string or a dict; `seed` overrides the
     scenario's seed; `overrides` maps dotted keys (`"link.bottleneck.rate"`) to values, like the
     CLI's `--set`. With `progress=True`, a progress bar appears on stderr once the run has
-    lasted about a second. Raises `ScenarioError` for an invalid scenario.
+    lasted about a second. Raises `ScenarioError` for an invalid scenario, and `RunStalled`
+    (with the results up to that instant) when virtual time stops advancing for
+    `stall_limit` events (default: the core's, 20 million) at one instant.
     """
     started = time.perf_counter()
-    finished = simulate(scenario_or_path, seed, overrides, progress=progress)
+    finished = simulate(scenario_or_path, seed, overrides, progress=progress,
+                        stall_limit=stall_limit)
     wall_time_s = time.perf_counter() - started
     summary = with_wall_time(json.loads(finished.summary_json), wall_time_s)
-    return RunResult(
+    if finished.stalled is not None:
+        summary["incomplete"] = finished.stalled
+    result = RunResult(
         summary=summary,
         timeseries=NativeTable(finished.columns),
         scenario=json.loads(finished.scenario_json),
         qlog=dict(finished.qlog),
         messages=NativeTable(finished.messages, messages=True) if finished.messages else None,
     )
+    if finished.stalled is not None:
+        raise RunStalled(finished.stalled, result)
+    return result
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,8 @@ class Finished:
     scenario_json: str
     qlog: list[tuple[str, str]]
     messages: dict[str, Any]
+    stalled: str | None = None
+    """Why the watchdog stopped the run early, if it did (the results are then partial)."""
 
 
 def simulate(
@@ -99,6 +111,7 @@ def simulate(
     overrides: OverridesLike = None,
     progress: bool = False,
     chunked: bool = True,
+    stall_limit: int | None = None,
 ) -> Finished:
     """Runs a scenario and returns the native results. `chunked=False` runs it in one call
     (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers."""
@@ -108,6 +121,8 @@ def simulate(
     pairs = normalize_overrides(overrides)
     seed = _check_seed(seed)
     sim = core().Simulation(source.text, source.origin, source.base_dir, pairs, seed)
+    if stall_limit is not None:
+        sim.set_stall_limit(stall_limit)
     end = sim.end_time_s
     step = _step(end) if chunked else (end if math.isfinite(end) else UNCHUNKED_STEP_S)
     total = end if step != OPEN_ENDED_STEP_S else None
@@ -120,5 +135,7 @@ def simulate(
             bar.update(sim.now_s, sim.events)
             if target >= end:
                 break
+    stalled = sim.stalled
     summary_json, columns, qlog, messages = sim.finish()
-    return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages))
+    return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages),
+                    stalled)

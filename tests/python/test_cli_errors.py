@@ -168,3 +168,72 @@ def test_results_of_an_unknown_experiment_is_an_error(tmp_path: Path, cli) -> No
     assert done.returncode == 2
     assert done.stderr == (f"multiconn: error: no experiment 'nosuch' in '{tmp_path / 'out'}' "
                            "(experiments: t)\n")
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("override, message", [
+    ("link.bottleneck.rate=1e30bit/s", "link.bottleneck.rate: a rate must be at most 320 Gbit/s "
+     "(a 40-byte packet then serializes in the clock's 1 ns), got \"1e30bit/s\""),
+    ("run.duration=1e30s", "run.duration: a duration must be at most 146 years (2^62 ns, the "
+     "clock's range with room for sums), got \"1e30s\""),
+    ("flow.bulk.size=1e19B", "flow.bulk.size: a size must be at most 4 EiB (2^62 B), got \"1e19B\""),
+    ("link.bottleneck.queue=1e19packets", "link.bottleneck.queue: a queue limit must be at most "
+     "2^62 packets, got \"1e19packets\""),
+])
+def test_quantities_beyond_what_the_models_hold_are_refused(tmp_path: Path, cli, override: str,
+                                                             message: str) -> None:
+    """Inputs that used to hang a run or wrap around the clock: one line, exit 2, no run."""
+    done = cli("run", ROOT / "examples" / "scenarios" / "bulk.toml", "--out", tmp_path / "o",
+               "--set", override, "--set", "run.duration=1s" if "duration" not in override
+               else "flow.bulk.start=0s")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.rstrip().endswith(message), done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+STORM = """
+name = "storm"
+[run]
+duration = "1 s"
+[[link]]
+name = "l"
+between = ["a", "b"]
+rate = "10 Mbit/s"
+delay = "5 ms"
+queue = "100 packets"
+""" + "".join(f"""
+[[flow]]
+name = "f{i}"
+from = "a"
+to = "b"
+transport = "udp"
+app = "cbr"
+rate = "100 kbit/s"
+""" for i in range(8))
+
+
+@pytest.mark.native
+def test_the_watchdog_ends_a_run_whose_time_stands_still(tmp_path: Path, cli) -> None:
+    """Eight sources waking at 0 s are a storm for a limit of 4 events per instant: the run
+    ends with one line naming the instant and the event, its results so far kept apart."""
+    import json
+
+    import multiconn
+    from multiconn.errors import RunStalled
+
+    scenario = tmp_path / "storm.toml"
+    scenario.write_text(STORM, encoding="utf-8")
+    done = cli("run", scenario, "--out", tmp_path / "o", "--stall-limit", "4", "-q")
+    assert done.returncode == 1
+    assert done.stderr == ("multiconn: error: the run stalled: 5 events at 0.000000000 s without "
+                           "virtual time advancing (the last was a UDP source wake-up); a model "
+                           "keeps scheduling work for the same instant; the results up to then "
+                           f"are in {tmp_path / 'o'}/incomplete\n")
+    summary = json.loads((tmp_path / "o" / "incomplete" / "summary.json").read_text())
+    assert summary["incomplete"].startswith("the run stalled") and summary["sim_time_s"] == 0
+    assert not (tmp_path / "o" / "summary.json").exists()
+    with pytest.raises(RunStalled) as caught:
+        multiconn.run(STORM, stall_limit=4)
+    assert caught.value.partial.summary["incomplete"] == summary["incomplete"]
+    full = multiconn.run(STORM)  # the default limit leaves a normal burst alone
+    assert "incomplete" not in full.summary and full.summary["sim_time_s"] == 1

@@ -48,6 +48,25 @@ pub const DURATION_UNIT_SECONDS: [(&str, f64); 8] =
 /// The units a size may be written in, for messages.
 pub const SIZE_UNITS: &str = "B, kB, MB, GB, KiB, MiB, GiB";
 
+/// The highest rate accepted: a 40-byte packet (an IPv4 + TCP header alone) then takes
+/// 1 ns, the clock's resolution, to serialize; faster links would send packets in no time.
+pub const MAX_RATE: Rate = Rate(320_000_000_000);
+/// The longest duration accepted, 2^62 ns (about 146 years): times and the sums a run makes
+/// of them stay far inside the integer-nanosecond clock.
+pub const MAX_DURATION: Dur = Dur(1 << 62);
+/// The largest size accepted, 2^62 bytes (4 EiB): sizes and their sums stay inside 64 bits.
+pub const MAX_SIZE: Bytes = Bytes(1 << 62);
+
+/// `v` (already scaled to the base unit) if it is at most `max`, else the error naming the
+/// limit.
+fn at_most(what: &str, input: &str, v: f64, max: u64, limit: &str) -> Result<f64, UnitError> {
+    if v > max as f64 {
+        Err(UnitError(format!("{what} must be at most {limit}, got \"{input}\"")))
+    } else {
+        Ok(v)
+    }
+}
+
 impl Rate {
     /// A rate of `m` Mbit/s, rounded to the bit per second.
     pub fn from_mbps(m: f64) -> Rate {
@@ -125,7 +144,8 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
         _ => return Err(err()),
     };
     let v = non_negative("a rate", s, v)?;
-    Ok(Rate((v * factor).round() as u64))
+    let bps = at_most("a rate", s, v * factor, MAX_RATE.0, "320 Gbit/s (a 40-byte packet then serializes in the clock's 1 ns)")?;
+    Ok(Rate(bps.round() as u64))
 }
 
 /// Parses a duration such as `"10 ms"` or `"1.5 s"`, to the nearest nanosecond.
@@ -134,7 +154,8 @@ pub fn parse_duration(s: &str) -> Result<Dur, UnitError> {
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let (_, seconds) = DURATION_UNIT_SECONDS.iter().find(|(u, _)| *u == unit).ok_or_else(err)?;
     let v = non_negative("a duration", s, v)?;
-    Ok(Dur::from_secs_f64(v * seconds))
+    let ns = at_most("a duration", s, v * seconds * 1e9, MAX_DURATION.0, "146 years (2^62 ns, the clock's range with room for sums)")?;
+    Ok(Dur::from_secs_f64(ns / 1e9))
 }
 
 fn size_factor(unit: &str) -> Option<f64> {
@@ -156,7 +177,8 @@ pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let factor = size_factor(unit).ok_or_else(err)?;
     let v = non_negative("a size", s, v)?;
-    Ok(Bytes((v * factor).round() as u64))
+    let bytes = at_most("a size", s, v * factor, MAX_SIZE.0, "4 EiB (2^62 B)")?;
+    Ok(Bytes(bytes.round() as u64))
 }
 
 /// Parses a queue limit: `"100 packets"` (a whole number) or a size such as `"150 kB"`.
@@ -173,9 +195,14 @@ pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, UnitError> {
             if v.fract() != 0.0 {
                 return Err(UnitError(format!("a queue limit in packets must be a whole number, got \"{s}\"")));
             }
+            let v = at_most("a queue limit", s, v, MAX_SIZE.0, "2^62 packets")?;
             Ok(QueueLimit::Packets(v as u64))
         }
-        u => size_factor(u).map(|f| QueueLimit::Bytes((v * f).round() as u64)).ok_or_else(err),
+        u => {
+            let f = size_factor(u).ok_or_else(err)?;
+            let bytes = at_most("a queue limit", s, v * f, MAX_SIZE.0, "4 EiB (2^62 B)")?;
+            Ok(QueueLimit::Bytes(bytes.round() as u64))
+        }
     }
 }
 
@@ -284,6 +311,23 @@ mod tests {
         assert_eq!(parse_queue_limit("150 kB").unwrap(), QueueLimit::Bytes(150_000));
         assert!(parse_queue_limit("1.5 packets").is_err());
         assert!(parse_duration("10 parsecs").unwrap_err().0.contains("ms"));
+    }
+
+    #[test]
+    fn quantities_beyond_what_the_models_hold_are_refused_with_the_limit() {
+        assert_eq!(parse_rate("320 Gbit/s").unwrap(), MAX_RATE);
+        let e = parse_rate("1e30bit/s").unwrap_err().0;
+        assert!(e.starts_with("a rate must be at most 320 Gbit/s") && e.ends_with("got \"1e30bit/s\""), "{e}");
+        assert!(parse_rate("321 Gbit/s").is_err());
+        let e = parse_duration("1e30s").unwrap_err().0;
+        assert!(e.starts_with("a duration must be at most 146 years (2^62 ns"), "{e}");
+        assert!(parse_duration("147 h").is_ok());
+        assert!(parse_duration("1300000 h").is_err()); // 148 years
+        assert!(parse_duration("1200000 h").is_ok()); // 137 years
+        assert!(parse_size("5 GB").is_ok());
+        assert!(parse_size("1e19 B").unwrap_err().0.contains("at most 4 EiB"));
+        assert!(parse_queue_limit("1e19 packets").unwrap_err().0.contains("at most 2^62 packets"));
+        assert!(parse_queue_limit("1e19 kB").is_err());
     }
 
     #[test]

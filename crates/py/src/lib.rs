@@ -194,6 +194,21 @@ impl PySimulation {
         &self.scenario_json
     }
 
+    /// Why the run was stopped early, when virtual time stopped advancing (the watchdog);
+    /// None otherwise. The results up to that instant are still given by `finish`.
+    #[getter]
+    fn stalled(&self) -> PyResult<Option<String>> {
+        let guard = self.inner.lock().map_err(|_| poisoned())?;
+        Ok(guard.as_ref().and_then(|sim| sim.stalled()).map(|s| s.to_string()))
+    }
+
+    /// How many events may fire at one instant before the run is declared stalled.
+    fn set_stall_limit(&self, events: u64) -> PyResult<()> {
+        let mut guard = self.inner.lock().map_err(|_| poisoned())?;
+        guard.as_mut().ok_or_else(finished)?.set_stall_limit(events);
+        Ok(())
+    }
+
     /// Runs until virtual time `t_s` (seconds), the time limit, or until every flow is done,
     /// with the GIL released. Returns whether the run is over.
     fn run_until(&self, py: Python<'_>, t_s: f64) -> PyResult<bool> {

@@ -292,6 +292,16 @@ impl Simulation {
     pub fn is_done(&self) -> bool {
         self.done
     }
+    /// Set when the watchdog ended the run because virtual time stopped advancing; the run's
+    /// results up to that instant are still available from [`Simulation::finish`].
+    pub fn stalled(&self) -> Option<&sim::Stall> {
+        self.world.stalled.as_ref()
+    }
+    /// Sets how many events may fire at one instant before the run is declared stalled
+    /// (default [`sim::DEFAULT_STALL_LIMIT`]).
+    pub fn set_stall_limit(&mut self, events: u64) {
+        self.world.watchdog = sim::Watchdog::new(events);
+    }
     /// Runs until virtual time `t`, the time limit, or until every flow is done; returns
     /// whether the run is over.
     pub fn run_until(&mut self, t: Time) -> bool {

@@ -48,6 +48,8 @@ def execute(task: RunTask) -> Outcome:
     try:
         source = ScenarioSource(task.scenario_text, task.origin, task.base_dir)
         finished = simulate(source, task.seed, list(task.overrides), chunked=False)
+        if finished.stalled is not None:
+            raise RuntimeError(finished.stalled)
         summary = json.loads(finished.summary_json)
         summary.pop("wall_time_s", None)
         series = parquet_bytes(NativeTable(finished.columns)) if task.keep_timeseries else None

@@ -18,11 +18,13 @@ pub mod hosts;
 pub mod paths;
 pub mod transport;
 pub mod udp;
+pub mod watchdog;
 
 pub use hosts::{FlowDriver, FlowState, Hosts};
 pub use paths::PathTraffic;
 pub use transport::ConnState;
 pub use udp::UdpFlow;
+pub use watchdog::{Stall, Watchdog, DEFAULT_STALL_LIMIT};
 
 use crate::resolve::Resolved;
 use multiconn_core::{Packet, Time};
@@ -44,6 +46,22 @@ pub enum Event {
     MessageWake(usize),
     /// The client's path manager of the flow acts.
     PathManager(usize),
+}
+
+impl Event {
+    /// What the event is, for the watchdog's message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Net(ElementId::Link(_)) => "a link wake-up",
+            Event::Net(ElementId::Bearer(_)) => "a split bearer wake-up",
+            Event::SourceWake(_) => "a UDP source wake-up",
+            Event::EndpointWake(..) => "an endpoint timer",
+            Event::SocketWake(_) => "a socket buffer wake-up",
+            Event::PathStatus { .. } => "an interface change",
+            Event::MessageWake(_) => "a message due",
+            Event::PathManager(_) => "a path manager action",
+        }
+    }
 }
 
 /// The rank of the network's first wake-ups, asked for while the world is built: at their
@@ -68,6 +86,10 @@ pub struct World {
     pub hosts: Hosts,
     /// The link directions as the scenario names them (index = [`multiconn_net::Hop::Link`]).
     pub links: Vec<crate::resolve::LinkDirection>,
+    /// Ends the run when virtual time stops advancing.
+    pub watchdog: Watchdog,
+    /// Set when the watchdog stopped the run.
+    pub stalled: Option<Stall>,
 }
 
 impl World {
@@ -78,7 +100,13 @@ impl World {
         let mut hosts = Hosts::new(resolved, net.bearer_count())?;
         net.start(&mut Starting(&mut hosts));
         hosts.start(&net);
-        Ok(World { net, hosts, links: resolved.links.clone() })
+        Ok(World {
+            net,
+            hosts,
+            links: resolved.links.clone(),
+            watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
+            stalled: None,
+        })
     }
 
     pub fn all_flows_done(&self) -> bool {
@@ -88,10 +116,17 @@ impl World {
     /// Fires every event due at or before `limit` (capped at the end of the run); returns
     /// whether the run is over.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        let World { net, hosts, .. } = self;
+        if self.stalled.is_some() {
+            return true;
+        }
+        let World { net, hosts, watchdog, stalled, .. } = self;
         let limit = limit.min(hosts.end);
         while !hosts.all_flows_done() {
             let Some((now, event)) = hosts.queue.pop_until(limit) else { break };
+            if let Some(stall) = watchdog.fired(now, event.kind()) {
+                *stalled = Some(stall);
+                return true;
+            }
             match event {
                 Event::Net(element) => net.handle_wake(now, element, hosts),
                 Event::SourceWake(f) => hosts.on_source_wake(net, f, now),
