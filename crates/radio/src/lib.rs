@@ -5,14 +5,30 @@
 //! * [`units`]: dBm ↔ mW, dB ↔ ratio, thermal noise (−174 dBm/Hz + 10·log10(B) + NF).
 //! * [`capacity`]: SINR from received powers and the truncated, down-scaled Shannon capacity
 //!   with every constant of the study's Table 1 in [`CapacityParams`].
+//! * [`table`]: the per-second drive-test table ([`DriveTable`], reference §5.2), CSV in and out.
+//! * [`aggregate`]: available cells (the strongest visible cell per carrier), per-channel
+//!   capacity and the aggregation levels (each operator, best single path, multipath).
+//! * [`stats`]: the study's Table 2/3 statistics (mean, median, percentiles, available cells).
+//! * [`channels`]: the per-second, per-channel capacity table the handover cases read.
 //!
 //! Everything is a pure function of its inputs; the one random part, the synthetic drive, draws
 //! from `multiconn-core`'s seeded streams. Errors are [`RadioError`], whose messages name the
 //! field and the allowed range.
 
+pub mod aggregate;
 pub mod capacity;
+pub mod channels;
 pub mod error;
+pub mod stats;
+pub mod table;
 pub mod units;
 
+pub use aggregate::{
+    estimate, estimate_second, levels, AvailabilityParams, CapacityTable, Carrier, ChannelEstimate, ChannelRow,
+    EstimationParams, Levels, SampleMerge, SecondLevels, VisibleCell,
+};
 pub use capacity::{sinr, CapacityParams, Interference};
+pub use channels::{ChannelSeries, ChannelTable};
 pub use error::RadioError;
+pub use stats::{percentile, AggregationStats, Summary};
+pub use table::{CellSample, DriveTable};
