@@ -10,6 +10,8 @@
 //!   capacity and the aggregation levels (each operator, best single path, multipath).
 //! * [`stats`]: the study's Table 2/3 statistics (mean, median, percentiles, available cells).
 //! * [`channels`]: the per-second, per-channel capacity table the handover cases read.
+//! * [`delay`]: capacity → one-way access-link delay (the study's Figure 3 curve, two-point
+//!   exponential by default, power law or constant as options).
 //!
 //! Everything is a pure function of its inputs; the one random part, the synthetic drive, draws
 //! from `multiconn-core`'s seeded streams. Errors are [`RadioError`], whose messages name the
@@ -18,6 +20,7 @@
 pub mod aggregate;
 pub mod capacity;
 pub mod channels;
+pub mod delay;
 pub mod error;
 pub mod stats;
 pub mod table;
@@ -29,6 +32,7 @@ pub use aggregate::{
 };
 pub use capacity::{sinr, CapacityParams, Interference};
 pub use channels::{ChannelSeries, ChannelTable};
+pub use delay::{DelayForm, DelayModel};
 pub use error::RadioError;
 pub use stats::{percentile, AggregationStats, Summary};
 pub use table::{CellSample, DriveTable};

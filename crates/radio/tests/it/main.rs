@@ -3,6 +3,7 @@
 
 mod aggregation;
 mod capacity;
+mod delay;
 mod support;
 mod tables;
 mod units;
