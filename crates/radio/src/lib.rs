@@ -12,6 +12,8 @@
 //! * [`channels`]: the per-second, per-channel capacity table the handover cases read.
 //! * [`delay`]: capacity → one-way access-link delay (the study's Figure 3 curve, two-point
 //!   exponential by default, power law or constant as options).
+//! * [`handover`]: the cases sp, 1, 2, 3, 4 — A3-style offset, hysteresis, time-to-trigger and
+//!   minimum dwell over the channel table, giving path events and per-path rate and delay.
 //!
 //! Everything is a pure function of its inputs; the one random part, the synthetic drive, draws
 //! from `multiconn-core`'s seeded streams. Errors are [`RadioError`], whose messages name the
@@ -22,6 +24,7 @@ pub mod capacity;
 pub mod channels;
 pub mod delay;
 pub mod error;
+pub mod handover;
 pub mod stats;
 pub mod table;
 pub mod units;
@@ -34,5 +37,9 @@ pub use capacity::{sinr, CapacityParams, Interference};
 pub use channels::{ChannelSeries, ChannelTable};
 pub use delay::{DelayForm, DelayModel};
 pub use error::RadioError;
+pub use handover::{
+    run_case, Case, Cause, ChannelLink, HandoverConfig, HandoverParams, HandoverPreset, LossAction, PathAction, PathEvent,
+    Quantity, SlotSeries, Timeline,
+};
 pub use stats::{percentile, AggregationStats, Summary};
 pub use table::{CellSample, DriveTable};

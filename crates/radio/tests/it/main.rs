@@ -4,6 +4,7 @@
 mod aggregation;
 mod capacity;
 mod delay;
+mod handover;
 mod support;
 mod tables;
 mod units;
