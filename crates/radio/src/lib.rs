@@ -14,17 +14,21 @@
 //!   exponential by default, power law or constant as options).
 //! * [`handover`]: the cases sp, 1, 2, 3, 4 — A3-style offset, hysteresis, time-to-trigger and
 //!   minimum dwell over the channel table, giving path events and per-path rate and delay.
+//! * [`pathloss`]: free space, log-distance (ns-3), TR 38.901 UMa and RMa, COST-231 Hata.
+//! * [`budget`]: reference-signal power per resource element and the TR 36.814 sector antenna.
 //!
 //! Everything is a pure function of its inputs; the one random part, the synthetic drive, draws
 //! from `multiconn-core`'s seeded streams. Errors are [`RadioError`], whose messages name the
 //! field and the allowed range.
 
 pub mod aggregate;
+pub mod budget;
 pub mod capacity;
 pub mod channels;
 pub mod delay;
 pub mod error;
 pub mod handover;
+pub mod pathloss;
 pub mod stats;
 pub mod table;
 pub mod units;
@@ -37,6 +41,7 @@ pub use capacity::{sinr, CapacityParams, Interference};
 pub use channels::{ChannelSeries, ChannelTable};
 pub use delay::{DelayForm, DelayModel};
 pub use error::RadioError;
+pub use pathloss::{PathLoss, Sight};
 pub use handover::{
     run_case, Case, Cause, ChannelLink, HandoverConfig, HandoverParams, HandoverPreset, LossAction, PathAction, PathEvent,
     Quantity, SlotSeries, Timeline,

@@ -5,6 +5,7 @@ mod aggregation;
 mod capacity;
 mod delay;
 mod handover;
+mod pathloss;
 mod support;
 mod tables;
 mod units;
