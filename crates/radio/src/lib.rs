@@ -16,6 +16,9 @@
 //!   minimum dwell over the channel table, giving path events and per-path rate and delay.
 //! * [`pathloss`]: free space, log-distance (ns-3), TR 38.901 UMa and RMa, COST-231 Hata.
 //! * [`budget`]: reference-signal power per resource element and the TR 36.814 sector antenna.
+//! * [`shadowing`]: log-normal shadowing correlated along a route (Gudmundson's AR(1)).
+//! * [`drive`]: a synthetic multi-operator drive test (sites, sectors, carriers, path loss,
+//!   shadowing, visibility) with the presets `residential`, `road`, `rural` and `calibration`.
 //!
 //! Everything is a pure function of its inputs; the one random part, the synthetic drive, draws
 //! from `multiconn-core`'s seeded streams. Errors are [`RadioError`], whose messages name the
@@ -26,9 +29,11 @@ pub mod budget;
 pub mod capacity;
 pub mod channels;
 pub mod delay;
+pub mod drive;
 pub mod error;
 pub mod handover;
 pub mod pathloss;
+pub mod shadowing;
 pub mod stats;
 pub mod table;
 pub mod units;
@@ -40,6 +45,7 @@ pub use aggregate::{
 pub use capacity::{sinr, CapacityParams, Interference};
 pub use channels::{ChannelSeries, ChannelTable};
 pub use delay::{DelayForm, DelayModel};
+pub use drive::{generate, DriveConfig};
 pub use error::RadioError;
 pub use pathloss::{PathLoss, Sight};
 pub use handover::{

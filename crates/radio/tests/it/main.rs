@@ -4,8 +4,10 @@
 mod aggregation;
 mod capacity;
 mod delay;
+mod drive;
 mod handover;
 mod pathloss;
+mod shadowing;
 mod support;
 mod tables;
 mod units;
