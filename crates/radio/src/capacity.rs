@@ -135,7 +135,7 @@ impl CapacityParams {
     /// bandwidth differs from `bandwidth_hz`): `f · min(c15, C · log2(1 + γ · SINR))`, zero below
     /// `min_sinr_db`, and zero for a SINR that is not a non-negative number.
     pub fn capacity_bps_over(&self, sinr: f64, bandwidth_hz: f64) -> f64 {
-        if !(sinr >= 0.0) {
+        if sinr.is_nan() || sinr <= 0.0 {
             return 0.0;
         }
         if let Some(min_db) = self.min_sinr_db {

@@ -212,6 +212,25 @@ impl DriveConfig {
         }
         check_range("drive.site_sharing", self.site_sharing, 0.0, 1.0, "")?;
         check_range("drive.site_range_isd", self.site_range_isd, 0.5, 20.0, "")?;
+        // The sites near the route: the route's bounding box, widened by the range, over a
+        // lattice cell's area.
+        let length = self.speed_kmh / 3.6 * self.duration_s as f64;
+        let heading = self.heading_deg.to_radians();
+        for (o, op) in self.operators.iter().enumerate() {
+            let range = self.site_range_isd * op.isd_m;
+            let area = (length * heading.cos().abs() + 2.0 * range) * (length * heading.sin().abs() + 2.0 * range);
+            let points = area / (op.isd_m * op.isd_m * 3f64.sqrt() / 2.0);
+            if points > MAX_LATTICE_POINTS {
+                return Err(RadioError::invalid(
+                    &format!("drive.operators[{o}].isd_m"),
+                    format!(
+                        "a {:.0} km route would need about {points:.1e} candidate sites at {} m (at most {MAX_LATTICE_POINTS:.0e}): shorten the drive or widen the spacing",
+                        length / 1e3,
+                        op.isd_m
+                    ),
+                ));
+            }
+        }
         self.path_loss.validate("drive.path_loss")?;
         self.antenna.validate("drive.antenna")?;
         check_range("drive.shadowing.sigma_db", self.shadowing.sigma_db, 0.0, 30.0, "dB")?;
@@ -231,6 +250,10 @@ impl DriveConfig {
         Ok(())
     }
 }
+
+/// At most this many lattice points are examined per operator (a guard against a route far
+/// too long for its inter-site distance).
+const MAX_LATTICE_POINTS: f64 = 2e7;
 
 /// A candidate cell in one second: (carrier index, cell id, RSRP).
 type Candidate = (usize, u32, f64);
@@ -252,8 +275,10 @@ pub fn generate(config: &DriveConfig, seed: u64) -> Result<DriveTable, RadioErro
         .collect();
     let sh = config.shadowing;
     let mut common = Gudmundson::new(RngStream::derive(seed, "radio/drive/shadow/common"), sh.decorrelation_m);
-    // Site shadowing: (process, second it was last advanced to), created when first needed.
-    let mut site_shadow: HashMap<String, (Gudmundson, usize)> = HashMap::new();
+    // Site shadowing: (process, second it was last advanced to, the site's position along the
+    // route), created when first needed and dropped once the route has left the site behind.
+    let mut site_shadow: HashMap<String, (Gudmundson, usize, f64)> = HashMap::new();
+    let max_range = config.operators.iter().map(|op| config.site_range_isd * op.isd_m).fold(0.0, f64::max);
     let mut noise: HashMap<(usize, usize, usize, usize), RngStream> = HashMap::new();
     let mut window: Vec<(usize, usize)> = vec![(0, 0); sites.len()]; // [lo, hi) per operator
     let mut rows = Vec::new();
@@ -265,11 +290,16 @@ pub fn generate(config: &DriveConfig, seed: u64) -> Result<DriveTable, RadioErro
         if i > 0 {
             common.advance(s_here - route.s[i - 1]);
         }
+        if i % 64 == 0 {
+            site_shadow.retain(|_, e| e.2 >= s_here - max_range);
+        }
         for (o, op) in config.operators.iter().enumerate() {
             let range = config.site_range_isd * op.isd_m;
             let list = &sites[o];
             let (lo, hi) = &mut window[o];
             while *lo < list.len() && list[*lo].along < s_here - range {
+                let gone = list[*lo].index;
+                noise.retain(|key, _| !(key.0 == o && key.1 == gone));
                 *lo += 1;
             }
             *hi = (*hi).max(*lo);
@@ -283,7 +313,7 @@ pub fn generate(config: &DriveConfig, seed: u64) -> Result<DriveTable, RadioErro
                 let bearing = dy.atan2(dx).to_degrees();
                 let entry = site_shadow.entry(site.shadow_key.clone()).or_insert_with(|| {
                     let rng = RngStream::derive(seed, &format!("radio/drive/shadow/site/{}", site.shadow_key));
-                    (Gudmundson::new(rng, sh.decorrelation_m), i)
+                    (Gudmundson::new(rng, sh.decorrelation_m), i, site.along)
                 });
                 while entry.1 < i {
                     entry.1 += 1;

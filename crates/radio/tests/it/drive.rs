@@ -210,3 +210,10 @@ fn a_config_reads_from_a_file() {
     assert!(toml::from_str::<DriveConfig>("speed = 3.0").is_err());
     assert!(toml::from_str::<DriveConfig>("[[operators]]\nname = \"X\"\ncarriers = []\nisd = 5.0").is_err());
 }
+
+#[test]
+fn a_route_too_long_for_its_sites_is_refused() {
+    let c = DriveConfig { duration_s: 864_000, speed_kmh: 300.0, ..DriveConfig::default() };
+    let err = generate(&c, 1).unwrap_err().to_string();
+    assert!(err.starts_with("drive.operators[0].isd_m: a 72000 km route"), "{err}");
+}

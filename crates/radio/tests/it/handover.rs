@@ -306,13 +306,13 @@ proptest! {
 
     #[test]
     fn study_cases_keep_their_invariants(caps in arb_channels()) {
-        let t = ChannelTable::from_capacities(0, caps.clone()).unwrap();
+        let t = ChannelTable::from_capacities(0, caps).unwrap();
         let len = t.len();
         for case in Case::ALL {
             let tl = run(&t, case);
             let n = case.slots();
             for i in 0..len {
-                let mut usable: Vec<(f64, usize)> = (0..4).filter(|&k| caps[k][i] > 0.0).map(|k| (caps[k][i], k)).collect();
+                let mut usable: Vec<(f64, usize)> = (0..4).filter(|&k| t.capacity(k, i) > 0.0).map(|k| (t.capacity(k, i), k)).collect();
                 usable.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 // Slots hold distinct, usable channels, and as many as there are (up to n).
                 let held: Vec<usize> = tl.slots.iter().filter_map(|s| s.channel[i]).collect();
@@ -320,7 +320,7 @@ proptest! {
                 dedup.sort();
                 dedup.dedup();
                 prop_assert_eq!(dedup.len(), held.len());
-                prop_assert!(held.iter().all(|&k| caps[k][i] > 0.0));
+                prop_assert!(held.iter().all(|&k| t.capacity(k, i) > 0.0));
                 prop_assert_eq!(held.len(), n.min(usable.len()));
                 prop_assert!(tl.sp_capacity_mbps[i] <= tl.mp_capacity_mbps[i]);
                 let total: f64 = usable.iter().map(|u| u.0).sum();
@@ -335,8 +335,8 @@ proptest! {
                     top.sort();
                     let mut held = held.clone();
                     held.sort();
-                    let top_caps: Vec<f64> = top.iter().map(|&k| caps[k][i]).collect();
-                    let held_caps: Vec<f64> = held.iter().map(|&k| caps[k][i]).collect();
+                    let top_caps: Vec<f64> = top.iter().map(|&k| t.capacity(k, i)).collect();
+                    let held_caps: Vec<f64> = held.iter().map(|&k| t.capacity(k, i)).collect();
                     let mut a = top_caps.clone();
                     let mut b = held_caps.clone();
                     a.sort_by(f64::total_cmp);

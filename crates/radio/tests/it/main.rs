@@ -7,6 +7,7 @@ mod delay;
 mod drive;
 mod handover;
 mod pathloss;
+mod pipeline;
 mod shadowing;
 mod support;
 mod tables;
