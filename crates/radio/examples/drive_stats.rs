@@ -23,10 +23,11 @@ fn main() {
             st.mean_available,
             st.available_share.iter().map(|s| (s * 1000.0).round() / 1000.0).collect::<Vec<_>>()
         );
-        let rows = st.operators.iter().map(|(o, s)| (format!("{o} SP"), *s)).chain([
-            ("best SP".to_string(), st.best_single_path),
-            ("multipath".to_string(), st.multipath),
-        ]);
+        let rows = st
+            .operators
+            .iter()
+            .map(|(o, s)| (format!("{o} SP"), *s))
+            .chain([("best SP".to_string(), st.best_single_path), ("multipath".to_string(), st.multipath)]);
         println!("  {:<10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}", "level", "mean", "median", "p20", "p10", "p5", "p1", "p0.1");
         for (name, s) in rows {
             println!(

@@ -171,10 +171,8 @@ pub struct Levels {
 
 /// The aggregation levels of one second's channel estimates, for `operators` in that order.
 pub fn levels(channels: &[ChannelEstimate], operators: &[String]) -> Levels {
-    let operator_sp_mbps = operators
-        .iter()
-        .map(|op| channels.iter().filter(|c| &c.operator == op).map(|c| c.capacity_mbps).fold(0.0, f64::max))
-        .collect();
+    let operator_sp_mbps =
+        operators.iter().map(|op| channels.iter().filter(|c| &c.operator == op).map(|c| c.capacity_mbps).fold(0.0, f64::max)).collect();
     Levels {
         operator_sp_mbps,
         best_single_path_mbps: channels.iter().map(|c| c.capacity_mbps).fold(0.0, f64::max),
@@ -225,14 +223,12 @@ pub struct CapacityTable {
 pub fn estimate(table: &DriveTable, params: &EstimationParams) -> Result<CapacityTable, RadioError> {
     params.validate()?;
     let avail = &params.availability;
-    let mut channels: Vec<Carrier> =
-        table.rows().iter().map(|r| Carrier { operator: r.operator.clone(), earfcn: r.earfcn }).collect();
+    let mut channels: Vec<Carrier> = table.rows().iter().map(|r| Carrier { operator: r.operator.clone(), earfcn: r.earfcn }).collect();
     channels.sort();
     channels.dedup();
     let mut operators: Vec<String> = channels.iter().map(|c| c.operator.clone()).collect();
     operators.dedup();
-    let channel_of: BTreeMap<(&str, u32), usize> =
-        channels.iter().enumerate().map(|(k, c)| ((c.operator.as_str(), c.earfcn), k)).collect();
+    let channel_of: BTreeMap<(&str, u32), usize> = channels.iter().enumerate().map(|(k, c)| ((c.operator.as_str(), c.earfcn), k)).collect();
 
     // Last merged value of each cell: (channel, cell id) -> (second, dBm).
     let mut last: BTreeMap<(usize, &str), (u32, f64)> = BTreeMap::new();
@@ -288,12 +284,7 @@ pub fn estimate(table: &DriveTable, params: &EstimationParams) -> Result<Capacit
                 capacity_mbps: e.capacity_mbps,
             });
         }
-        seconds.push(SecondLevels {
-            time_s: t,
-            visible: cells.len(),
-            available: estimates.len(),
-            levels: levels(&estimates, &operators),
-        });
+        seconds.push(SecondLevels { time_s: t, visible: cells.len(), available: estimates.len(), levels: levels(&estimates, &operators) });
     }
     Ok(CapacityTable { operators, channels, seconds, rows })
 }

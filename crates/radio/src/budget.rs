@@ -15,9 +15,11 @@ pub const LTE_BANDWIDTHS: [(f64, u32); 6] = [(1.4, 6), (3.0, 15), (5.0, 25), (10
 
 /// Resource blocks of an LTE carrier of `bandwidth_mhz`; an error names `field` otherwise.
 pub fn resource_blocks(bandwidth_mhz: f64, field: &str) -> Result<u32, RadioError> {
-    LTE_BANDWIDTHS.iter().find(|(b, _)| *b == bandwidth_mhz).map(|(_, n)| *n).ok_or_else(|| {
-        RadioError::out_of_range(field, bandwidth_mhz, "an LTE channel bandwidth: 1.4, 3, 5, 10, 15 or 20 MHz")
-    })
+    LTE_BANDWIDTHS
+        .iter()
+        .find(|(b, _)| *b == bandwidth_mhz)
+        .map(|(_, n)| *n)
+        .ok_or_else(|| RadioError::out_of_range(field, bandwidth_mhz, "an LTE channel bandwidth: 1.4, 3, 5, 10, 15 or 20 MHz"))
 }
 
 /// Reference-signal EPRE, dBm: `tx_power_dbm` − 10·log10(12·`n_rb`).

@@ -143,8 +143,8 @@ impl CapacityParams {
                 return 0.0;
             }
         }
-        let efficiency = (self.bandwidth_efficiency * (self.sinr_efficiency * sinr).ln_1p() / std::f64::consts::LN_2)
-            .min(self.max_spectral_efficiency);
+        let efficiency =
+            (self.bandwidth_efficiency * (self.sinr_efficiency * sinr).ln_1p() / std::f64::consts::LN_2).min(self.max_spectral_efficiency);
         bandwidth_hz * efficiency
     }
 

@@ -90,8 +90,7 @@ impl ChannelTable {
 
     /// A table of capacities only, channels named `ch0`, `ch1`, …
     pub fn from_capacities(start_s: u32, capacities_mbps: Vec<Vec<f64>>) -> Result<ChannelTable, RadioError> {
-        let channels =
-            capacities_mbps.into_iter().enumerate().map(|(k, c)| ChannelSeries::new(&format!("ch{k}"), c)).collect();
+        let channels = capacities_mbps.into_iter().enumerate().map(|(k, c)| ChannelSeries::new(&format!("ch{k}"), c)).collect();
         ChannelTable::new(start_s, channels)
     }
 

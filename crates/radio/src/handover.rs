@@ -467,12 +467,10 @@ pub fn run_case(table: &ChannelTable, params: &HandoverParams, delay: &DelayMode
         }
         let held = |slots: &[Slot], k: usize| slots.iter().any(|s| s.channel == Some(k));
         let best_free = |slots: &[Slot], q: &[f64]| -> Option<usize> {
-            (0..k_count)
-                .filter(|&k| q[k] > f64::NEG_INFINITY && !held(slots, k))
-                .fold(None, |best: Option<usize>, k| match best {
-                    Some(b) if q[b] >= q[k] => Some(b),
-                    _ => Some(k),
-                })
+            (0..k_count).filter(|&k| q[k] > f64::NEG_INFINITY && !held(slots, k)).fold(None, |best: Option<usize>, k| match best {
+                Some(b) if q[b] >= q[k] => Some(b),
+                _ => Some(k),
+            })
         };
 
         // 1. Loss.
@@ -503,13 +501,11 @@ pub fn run_case(table: &ChannelTable, params: &HandoverParams, delay: &DelayMode
         let mut swaps = 0;
         loop {
             // The weakest active slot; among equals the one with the higher channel index.
-            let weakest = (0..n).filter_map(|s| run.slots[s].channel.map(|c| (s, c))).fold(
-                None,
-                |w: Option<(usize, usize)>, (s, c)| match w {
+            let weakest =
+                (0..n).filter_map(|s| run.slots[s].channel.map(|c| (s, c))).fold(None, |w: Option<(usize, usize)>, (s, c)| match w {
                     Some((_, wc)) if q[wc] < q[c] || (q[wc] == q[c] && wc > c) => w,
                     _ => Some((s, c)),
-                },
-            );
+                });
             let Some((w, wc)) = weakest else {
                 streak.iter_mut().for_each(|x| *x = 0);
                 break;

@@ -39,18 +39,18 @@ pub mod table;
 pub mod units;
 
 pub use aggregate::{
-    estimate, estimate_second, levels, AvailabilityParams, CapacityTable, Carrier, ChannelEstimate, ChannelRow,
-    EstimationParams, Levels, SampleMerge, SecondLevels, VisibleCell,
+    estimate, estimate_second, levels, AvailabilityParams, CapacityTable, Carrier, ChannelEstimate, ChannelRow, EstimationParams, Levels,
+    SampleMerge, SecondLevels, VisibleCell,
 };
 pub use capacity::{sinr, CapacityParams, Interference};
 pub use channels::{ChannelSeries, ChannelTable};
 pub use delay::{DelayForm, DelayModel};
 pub use drive::{generate, DriveConfig};
 pub use error::RadioError;
-pub use pathloss::{PathLoss, Sight};
 pub use handover::{
-    run_case, Case, Cause, ChannelLink, HandoverConfig, HandoverParams, HandoverPreset, LossAction, PathAction, PathEvent,
-    Quantity, SlotSeries, Timeline,
+    run_case, Case, Cause, ChannelLink, HandoverConfig, HandoverParams, HandoverPreset, LossAction, PathAction, PathEvent, Quantity,
+    SlotSeries, Timeline,
 };
+pub use pathloss::{PathLoss, Sight};
 pub use stats::{percentile, AggregationStats, Summary};
 pub use table::{CellSample, DriveTable};

@@ -293,15 +293,8 @@ pub fn rma_nlos_db(d2d_m: f64, f_mhz: f64, p: &Rma) -> f64 {
 pub fn cost231_hata_db(d2d_m: f64, f_mhz: f64, p: &Hata) -> f64 {
     let d_km = d2d_m.max(1.0) / 1e3;
     let lf = f_mhz.log10();
-    let a_hm = if p.metropolitan {
-        3.2 * (11.75 * p.h_ut_m).log10().powi(2) - 4.97
-    } else {
-        (1.1 * lf - 0.7) * p.h_ut_m - (1.56 * lf - 0.8)
-    };
-    let (a, b, cm) = if f_mhz >= 1500.0 {
-        (46.3, 33.9, if p.metropolitan { 3.0 } else { 0.0 })
-    } else {
-        (69.55, 26.16, 0.0)
-    };
+    let a_hm =
+        if p.metropolitan { 3.2 * (11.75 * p.h_ut_m).log10().powi(2) - 4.97 } else { (1.1 * lf - 0.7) * p.h_ut_m - (1.56 * lf - 0.8) };
+    let (a, b, cm) = if f_mhz >= 1500.0 { (46.3, 33.9, if p.metropolitan { 3.0 } else { 0.0 }) } else { (69.55, 26.16, 0.0) };
     a + b * lf - 13.82 * p.h_bs_m.log10() - a_hm + (44.9 - 6.55 * p.h_bs_m.log10()) * d_km.log10() + cm
 }

@@ -99,12 +99,7 @@ impl AggregationStats {
             mean_visible: table.seconds.iter().map(|s| s.visible as f64).sum::<f64>() / n as f64,
             mean_available: table.seconds.iter().map(|s| s.available as f64).sum::<f64>() / n as f64,
             available_share,
-            operators: table
-                .operators
-                .iter()
-                .enumerate()
-                .map(|(i, op)| (op.clone(), column(&|s| s.levels.operator_sp_mbps[i])))
-                .collect(),
+            operators: table.operators.iter().enumerate().map(|(i, op)| (op.clone(), column(&|s| s.levels.operator_sp_mbps[i]))).collect(),
             best_single_path: column(&|s| s.levels.best_single_path_mbps),
             multipath: column(&|s| s.levels.multipath_mbps),
         }

@@ -173,16 +173,11 @@ impl DriveTable {
         }
         let mut rows = Vec::new();
         for record in r.records() {
-            let record = record.map_err(|e| RadioError::Csv {
-                line: e.position().map(|p| p.line()),
-                message: e.to_string(),
-            })?;
+            let record = record.map_err(|e| RadioError::Csv { line: e.position().map(|p| p.line()), message: e.to_string() })?;
             let line = record.position().map(|p| p.line());
             let field = |i: usize| index[i].and_then(|j| record.get(j)).unwrap_or("");
-            let parse_err = |column: &str, v: &str, what: &str| RadioError::Csv {
-                line,
-                message: format!("{column} = {v:?} is not {what}"),
-            };
+            let parse_err =
+                |column: &str, v: &str, what: &str| RadioError::Csv { line, message: format!("{column} = {v:?} is not {what}") };
             let time_s = field(0).parse::<u32>().map_err(|_| parse_err("time_s", field(0), "a whole number of seconds"))?;
             let earfcn = field(2).parse::<u32>().map_err(|_| parse_err("earfcn", field(2), "a whole number"))?;
             let number = |i: usize| -> Result<Option<f64>, RadioError> {

@@ -267,10 +267,7 @@ pub fn generate(config: &DriveConfig, seed: u64) -> Result<DriveTable, RadioErro
         .operators
         .iter()
         .map(|op| {
-            op.carriers
-                .iter()
-                .map(|c| rs_epre_dbm(op.tx_power_dbm, resource_blocks(c.bandwidth_mhz, "").expect("validated")))
-                .collect()
+            op.carriers.iter().map(|c| rs_epre_dbm(op.tx_power_dbm, resource_blocks(c.bandwidth_mhz, "").expect("validated"))).collect()
         })
         .collect();
     let sh = config.shadowing;

@@ -85,9 +85,7 @@ impl DriveConfig {
                 site_sharing: 0.0,
                 ..base()
             },
-            _ => {
-                return Err(RadioError::Unknown { kind: "drive preset".into(), name: name.into(), known: PRESETS.join(", ") })
-            }
+            _ => return Err(RadioError::Unknown { kind: "drive preset".into(), name: name.into(), known: PRESETS.join(", ") }),
         };
         Ok(c)
     }

@@ -9,16 +9,21 @@ use crate::support::assert_sig;
 
 /// The worked example: OP1 on c1: −85, −95; OP1 on c2: −92; OP2 on c3: −90, −100; OP2 on c4: −104.
 fn worked_example() -> Vec<CellSample> {
-    [("OP1", 1, "a", -85.0), ("OP1", 1, "b", -95.0), ("OP1", 2, "c", -92.0), ("OP2", 3, "d", -90.0), ("OP2", 3, "e", -100.0), ("OP2", 4, "f", -104.0)]
-        .into_iter()
-        .map(|(op, earfcn, cell, rsrp)| CellSample::new(0, op, earfcn, cell, rsrp))
-        .collect()
+    [
+        ("OP1", 1, "a", -85.0),
+        ("OP1", 1, "b", -95.0),
+        ("OP1", 2, "c", -92.0),
+        ("OP2", 3, "d", -90.0),
+        ("OP2", 3, "e", -100.0),
+        ("OP2", 4, "f", -104.0),
+    ]
+    .into_iter()
+    .map(|(op, earfcn, cell, rsrp)| CellSample::new(0, op, earfcn, cell, rsrp))
+    .collect()
 }
 
 fn visible(rows: &[CellSample]) -> Vec<VisibleCell<'_>> {
-    rows.iter()
-        .map(|r| VisibleCell { operator: &r.operator, earfcn: r.earfcn, cell_id: &r.cell_id, rsrp_dbm: r.rsrp_dbm })
-        .collect()
+    rows.iter().map(|r| VisibleCell { operator: &r.operator, earfcn: r.earfcn, cell_id: &r.cell_id, rsrp_dbm: r.rsrp_dbm }).collect()
 }
 
 #[test]
@@ -27,8 +32,16 @@ fn the_worked_example_under_both_interference_settings() {
     let ops = vec!["OP1".to_string(), "OP2".to_string()];
     // (candidate RSRP, SINR dB, Mbit/s) for c1..c4; then OP1 SP, OP2 SP, best SP, multipath.
     let expected = [
-        (Interference::AllVisible, [(-85.0, 11.80, 28.92), (-92.0, 1.352, 6.929), (-90.0, 3.714, 10.38), (-104.0, -11.17, 0.4960)], [28.92, 10.38, 28.92, 46.72]),
-        (Interference::SameCarrier, [(-85.0, 19.96, 53.07), (-92.0, 33.24, 55.55), (-90.0, 19.87, 52.80), (-104.0, 21.24, 55.55)], [55.55, 55.55, 55.55, 217.0]),
+        (
+            Interference::AllVisible,
+            [(-85.0, 11.80, 28.92), (-92.0, 1.352, 6.929), (-90.0, 3.714, 10.38), (-104.0, -11.17, 0.4960)],
+            [28.92, 10.38, 28.92, 46.72],
+        ),
+        (
+            Interference::SameCarrier,
+            [(-85.0, 19.96, 53.07), (-92.0, 33.24, 55.55), (-90.0, 19.87, 52.80), (-104.0, 21.24, 55.55)],
+            [55.55, 55.55, 55.55, 217.0],
+        ),
     ];
     for (interference, channels, levels_expected) in expected {
         let p = CapacityParams { interference, ..CapacityParams::default() };
@@ -121,11 +134,7 @@ fn several_samples_of_a_cell_in_a_second_are_merged() {
 
 #[test]
 fn hold_over_keeps_a_cell_visible_for_hold_s_seconds() {
-    let rows = vec![
-        CellSample::new(0, "A", 1, "x", -90.0),
-        CellSample::new(0, "B", 2, "y", -95.0),
-        CellSample::new(4, "B", 2, "y", -95.0),
-    ];
+    let rows = vec![CellSample::new(0, "A", 1, "x", -90.0), CellSample::new(0, "B", 2, "y", -95.0), CellSample::new(4, "B", 2, "y", -95.0)];
     let table = DriveTable::new(rows).unwrap();
     let available = |hold_s| {
         let p = EstimationParams { availability: AvailabilityParams { hold_s, ..Default::default() }, ..Default::default() };

@@ -26,7 +26,8 @@ fn adding_a_carrier_changes_no_other_cell() {
     one.operators[0].carriers.truncate(1);
     let two = short("residential", 300);
     let (t1, t2) = (generate(&one, 7).unwrap(), generate(&two, 7).unwrap());
-    let keep = |t: &DriveTable| -> Vec<CellSample> { t.rows().iter().filter(|r| !(r.operator == "A" && r.earfcn == 1300)).cloned().collect() };
+    let keep =
+        |t: &DriveTable| -> Vec<CellSample> { t.rows().iter().filter(|r| !(r.operator == "A" && r.earfcn == 1300)).cloned().collect() };
     assert_eq!(keep(&t1), keep(&t2));
     assert!(t2.rows().iter().any(|r| r.earfcn == 1300));
     assert!(!t1.rows().iter().any(|r| r.earfcn == 1300));
@@ -146,7 +147,9 @@ fn the_calibration_configuration_lands_near_the_reference_prototype() {
         }
         assert!(st.best_single_path.p0_1 > 5.0 && st.operators[0].1.p0_1 < 0.1, "a tail like the study's");
     }
-    for (name, got, proto) in [("OP1 SP", sums[0], 21.23), ("OP2 SP", sums[1], 21.39), ("best SP", sums[2], 34.70), ("multipath", sums[3], 48.47)] {
+    for (name, got, proto) in
+        [("OP1 SP", sums[0], 21.23), ("OP2 SP", sums[1], 21.39), ("best SP", sums[2], 34.70), ("multipath", sums[3], 48.47)]
+    {
         assert!((got / proto - 1.0).abs() <= 0.10, "{name}: {got:.2} vs {proto}");
     }
 }
@@ -161,7 +164,10 @@ fn rural_has_the_800_mhz_layer_only() {
 
 #[test]
 fn presets_and_configs_are_checked() {
-    assert_eq!(DriveConfig::preset("city").unwrap_err().to_string(), "unknown drive preset \"city\"; known: residential, road, rural, calibration");
+    assert_eq!(
+        DriveConfig::preset("city").unwrap_err().to_string(),
+        "unknown drive preset \"city\"; known: residential, road, rural, calibration"
+    );
     for name in PRESETS {
         DriveConfig::preset(name).unwrap().validate().unwrap();
     }

@@ -47,12 +47,7 @@ fn sp_emits_no_events_and_follows_the_best_channel() {
 fn case_1_rides_out_a_one_second_dip_and_switches_after_the_time_to_trigger() {
     // ch0 dips for one second at t = 103 (ch1 is 3.98 dB better), recovers, then drops for good
     // at t = 106: ch1 satisfies the condition at 106 and 107 and takes over at 107.
-    let t = table([
-        &[20.0, 20.0, 20.0, 4.0, 20.0, 20.0, 4.0, 4.0, 4.0, 4.0],
-        &[10.0; 10],
-        &[1.0; 10],
-        &[0.0; 10],
-    ]);
+    let t = table([&[20.0, 20.0, 20.0, 4.0, 20.0, 20.0, 4.0, 4.0, 4.0, 4.0], &[10.0; 10], &[1.0; 10], &[0.0; 10]]);
     let tl = run(&t, Case::One);
     assert_eq!(tl.events, [ev(100.0, 0, 0, Open, Fill), ev(107.0, 0, 1, Open, A3), ev(107.0, 0, 0, Abandon, A3)]);
     assert_eq!(tl.slots[0].rate_mbps, [20.0, 20.0, 20.0, 4.0, 20.0, 20.0, 4.0, 10.0, 10.0, 10.0]);
@@ -236,7 +231,10 @@ fn min_usable_capacity_counts_as_unavailable() {
 fn parameters_are_validated_with_the_field_named() {
     let t = table([&[1.0], &[1.0], &[1.0], &[1.0]]);
     let cases = [
-        (HandoverParams { hysteresis_db: -1.0, ..HandoverParams::for_case(Case::One) }, "handover.hysteresis_db = -1: must be in [0, 30] dB"),
+        (
+            HandoverParams { hysteresis_db: -1.0, ..HandoverParams::for_case(Case::One) },
+            "handover.hysteresis_db = -1: must be in [0, 30] dB",
+        ),
         (HandoverParams { n: 0, ..HandoverParams::for_case(Case::One) }, "handover.n = 0: must be a whole number in [1, 16]"),
         (HandoverParams { ttt_s: f64::NAN, ..HandoverParams::for_case(Case::One) }, "handover.ttt_s = NaN: must be in [0, 3600] s"),
         (HandoverParams { offset_db: 31.0, ..HandoverParams::for_case(Case::One) }, "handover.offset_db = 31: must be in [-30, 30] dB"),
@@ -269,7 +267,8 @@ fn the_case_defaults_and_presets() {
 
 #[test]
 fn a_case_reads_from_a_scenario_table() {
-    let c: HandoverConfig = toml::from_str("case = \"2\"\npreset = \"realistic_all\"\nmin_dwell_s = 5.0\nloss_action = \"release\"").unwrap();
+    let c: HandoverConfig =
+        toml::from_str("case = \"2\"\npreset = \"realistic_all\"\nmin_dwell_s = 5.0\nloss_action = \"release\"").unwrap();
     let p = c.resolve().unwrap();
     assert_eq!((p.n, p.hysteresis_db, p.ttt_s, p.min_dwell_s, p.loss_action), (2, 3.0, 2.0, 5.0, LossAction::Release));
     let c: HandoverConfig = toml::from_str("case = \"sp\"").unwrap();

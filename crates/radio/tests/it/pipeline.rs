@@ -10,7 +10,8 @@ fn a_drive_runs_through_every_case() {
     let table = est.channel_table();
     assert_eq!(table.channels().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["A/1300", "A/6200", "B/1500", "B/6300"]);
     let delay = DelayModel::default();
-    let timelines: Vec<Timeline> = Case::ALL.iter().map(|&case| run_case(&table, &HandoverParams::for_case(case), &delay).unwrap()).collect();
+    let timelines: Vec<Timeline> =
+        Case::ALL.iter().map(|&case| run_case(&table, &HandoverParams::for_case(case), &delay).unwrap()).collect();
     for (i, s) in est.seconds.iter().enumerate() {
         // sp carries the best single path (up to the 0.01 Mbit/s floor of capacity_db ties).
         assert!((timelines[0].slots[0].rate_mbps[i] - s.levels.best_single_path_mbps).abs() <= 0.01);

@@ -77,8 +77,7 @@ fn csv_round_trips_exactly() {
 fn csv_errors_name_the_line_and_column() {
     let err = DriveTable::read_csv("time_s,operator,earfcn,cell_id\n".as_bytes()).unwrap_err();
     assert!(err.to_string().contains("no column \"rsrp_dbm\""), "{err}");
-    let err = DriveTable::read_csv("time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,1,x,-90\n1,A,1,x,strong\n".as_bytes())
-        .unwrap_err();
+    let err = DriveTable::read_csv("time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,1,x,-90\n1,A,1,x,strong\n".as_bytes()).unwrap_err();
     assert_eq!(err.to_string(), "csv line 3: rsrp_dbm = \"strong\" is not a number");
     let err = DriveTable::read_csv("time_s,operator,earfcn,cell_id,rsrp_dbm\n-1,A,1,x,-90\n".as_bytes()).unwrap_err();
     assert!(err.to_string().contains("time_s = \"-1\""), "{err}");
