@@ -1,8 +1,9 @@
-//! Generates a synthetic drive with a preset and prints the study's Table 2/3 statistics.
+//! Generates a synthetic drive with a preset and prints the study's Table 2/3 statistics and,
+//! for each case (sp, 1–4, reference defaults), the mean MP and SP capacity and the handovers.
 //!
 //! `cargo run --release -p multiconn-radio --example drive_stats -- PRESET [DURATION_S] [SEED ...]`
 
-use multiconn_radio::{estimate, generate, DriveConfig, EstimationParams};
+use multiconn_radio::{estimate, generate, run_case, Case, DelayModel, DriveConfig, EstimationParams, HandoverParams};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +34,19 @@ fn main() {
             println!(
                 "  {name:<10} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
                 s.mean, s.median, s.p20, s.p10, s.p5, s.p1, s.p0_1
+            );
+        }
+        let channels = est.channel_table();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        for case in Case::ALL {
+            let tl = run_case(&channels, &HandoverParams::for_case(case), &DelayModel::default()).unwrap_or_else(|e| panic!("{e}"));
+            println!(
+                "  case {:<3} MP {:>6.2}  SP {:>6.2}  handovers {:>5}  path events {:>5}",
+                case.name(),
+                mean(&tl.mp_capacity_mbps),
+                mean(&tl.sp_capacity_mbps),
+                tl.handovers,
+                tl.events.len()
             );
         }
     }

@@ -11,7 +11,7 @@
 //!    channel carries from t + `rlf_gap_s`), or is released (`release`, or no free channel);
 //! 2. **fill**: each empty slot, in index order, takes the best free available channel;
 //! 3. **A3**: w = the active slot with the lowest quantity Q; each free channel b counts the
-//!    consecutive seconds on which Q[b] − `hysteresis_db` > Q[w] + `offset_db`; among those
+//!    consecutive seconds on which `Q[b] − hysteresis_db > Q[w] + offset_db`; among those
 //!    with a count of at least max(1, ⌈`ttt_s`⌉) the highest Q replaces w if w has held its
 //!    channel for `min_dwell_s`; then all counts restart and step 3 repeats, at most n swaps
 //!    per second;
