@@ -23,7 +23,9 @@
 //! Events: an assignment opens a path; a release abandons one; a handover opens the new
 //! channel's path and abandons the old one in the same instant, open first, so the connection
 //! never has zero paths — with an RLF gap the old path is abandoned at t and the new one opened
-//! at t + gap. A cell change opens a new path on the same channel, then abandons the old one.
+//! at t + gap (a slot within its gap is not swapped; if its channel is lost meanwhile, the
+//! pending opening is withdrawn). A cell change opens a new path on the same channel, then
+//! abandons the old one.
 //! `seamless` cases (sp) emit no events: the transport sees one path whose rate follows the
 //! slot. Times are trace seconds (t = the table's `start_s` + sample index).
 
@@ -369,11 +371,31 @@ impl<'a> Run<'a> {
         self.events.push(PathEvent { at_s, slot, channel, action: PathAction::Abandon, cause });
     }
 
+    /// Whether slot `s` is within an RLF gap: its channel's path is not open yet.
+    fn pending(&self, s: usize) -> bool {
+        self.slots[s].channel.is_some() && self.slots[s].usable_from > self.t
+    }
+
+    /// Ends slot `s`'s path on `from` at t: abandons it, or, while its opening is still
+    /// pending after an RLF gap, withdraws that opening (there is no path to abandon yet).
+    fn end_path(&mut self, s: usize, from: usize, cause: Cause) {
+        if self.pending(s) {
+            let at = self.slots[s].usable_from;
+            if let Some(k) =
+                self.events.iter().rposition(|e| e.slot == s && e.channel == from && e.action == PathAction::Open && e.at_s == at)
+            {
+                self.events.remove(k);
+            }
+        } else {
+            self.abandon(self.t, s, from, cause);
+        }
+    }
+
     fn handover(&mut self, s: usize, to: usize, gap_s: f64, cause: Cause, cell: Option<&'a str>) {
         let t = self.t;
         let from = self.slots[s].channel.expect("a handover starts from a channel");
-        if gap_s > 0.0 {
-            self.abandon(t, s, from, cause);
+        if gap_s > 0.0 || self.pending(s) {
+            self.end_path(s, from, cause);
             self.open(t + gap_s, s, to, cause);
         } else {
             self.open(t, s, to, cause);
@@ -482,7 +504,7 @@ pub fn run_case(table: &ChannelTable, params: &HandoverParams, delay: &DelayMode
             match (params.loss_action, best_free(&run.slots, &q)) {
                 (LossAction::Switch, Some(b)) => run.handover(s, b, params.rlf_gap_s, Cause::Loss, cell(b, i)),
                 _ => {
-                    run.abandon(t, s, c, Cause::Release);
+                    run.end_path(s, c, Cause::Release);
                     run.slots[s].channel = None;
                 }
             }
@@ -501,11 +523,14 @@ pub fn run_case(table: &ChannelTable, params: &HandoverParams, delay: &DelayMode
         let mut swaps = 0;
         loop {
             // The weakest active slot; among equals the one with the higher channel index.
-            let weakest =
-                (0..n).filter_map(|s| run.slots[s].channel.map(|c| (s, c))).fold(None, |w: Option<(usize, usize)>, (s, c)| match w {
+            // A slot within an RLF gap is re-establishing and is not swapped.
+            let weakest = (0..n).filter(|&s| !run.pending(s)).filter_map(|s| run.slots[s].channel.map(|c| (s, c))).fold(
+                None,
+                |w: Option<(usize, usize)>, (s, c)| match w {
                     Some((_, wc)) if q[wc] < q[c] || (q[wc] == q[c] && wc > c) => w,
                     _ => Some((s, c)),
-                });
+                },
+            );
             let Some((w, wc)) = weakest else {
                 streak.iter_mut().for_each(|x| *x = 0);
                 break;
@@ -535,7 +560,10 @@ pub fn run_case(table: &ChannelTable, params: &HandoverParams, delay: &DelayMode
             for s in 0..n {
                 let Some(c) = run.slots[s].channel else { continue };
                 let now = cell(c, i);
-                if now != run.cell_at_assign[s] {
+                if run.pending(s) {
+                    // The path opens on whatever cell serves when the gap ends.
+                    run.cell_at_assign[s] = now;
+                } else if now != run.cell_at_assign[s] {
                     run.open(t, s, c, Cause::CellChange);
                     run.abandon(t, s, c, Cause::CellChange);
                     run.slots[s].since = t;

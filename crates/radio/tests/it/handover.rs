@@ -365,3 +365,109 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_channel_lost_within_an_rlf_gap_withdraws_the_pending_opening() {
+    // ch0 is lost at 101; the slot switches to ch1 with a 1.5 s gap; ch1 is lost at 102, before
+    // its path opened at 102.5: that opening is withdrawn and ch2 opens at 103.5.
+    let t = table([&[20.0, 0.0, 0.0, 0.0, 0.0], &[5.0, 5.0, 0.0, 0.0, 0.0], &[3.0; 5], &[0.0; 5]]);
+    let p = HandoverParams { rlf_gap_s: 1.5, ..HandoverParams::for_case(Case::One) };
+    let tl = run_case(&t, &p, &DelayModel::default()).unwrap();
+    assert_eq!(tl.events, [ev(100.0, 0, 0, Open, Fill), ev(101.0, 0, 0, Abandon, Loss), ev(103.5, 0, 2, Open, Loss)]);
+    assert_eq!(tl.slots[0].rate_mbps, [20.0, 0.0, 0.0, 0.0, 3.0]);
+    assert_eq!(tl.channels[1].up, []);
+}
+
+fn arb_params() -> impl Strategy<Value = HandoverParams> {
+    (
+        (1usize..=4, any::<bool>(), -5.0f64..5.0, 0.0f64..6.0, 0u32..4),
+        (prop_oneof![Just(0.0), Just(2.0)], any::<bool>(), prop_oneof![Just(0.0), Just(0.5), Just(1.0), Just(2.5)], any::<bool>()),
+        (prop_oneof![Just(0.0), Just(3.0)], prop_oneof![Just(0.0), Just(0.5)]),
+    )
+        .prop_map(
+            |((n, seamless, offset_db, hysteresis_db, ttt), (min_dwell_s, release, rlf_gap_s, cells), (min_usable_mbps, overlap_s))| {
+                HandoverParams {
+                    n,
+                    seamless,
+                    quantity: Quantity::CapacityDb,
+                    offset_db,
+                    hysteresis_db,
+                    ttt_s: ttt as f64,
+                    min_dwell_s,
+                    loss_action: if release { LossAction::Release } else { LossAction::Switch },
+                    rlf_gap_s,
+                    cell_change_is_handover: cells,
+                    min_usable_mbps,
+                    overlap_s,
+                }
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn path_events_always_describe_the_carried_channels(
+        caps in arb_channels(),
+        cells in prop::collection::vec(prop::collection::vec(0u8..2, 40), 4),
+        p in arb_params(),
+    ) {
+        let len = caps[0].len();
+        let channels: Vec<ChannelSeries> = caps
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let mut s = ChannelSeries::new(&format!("ch{k}"), c.clone());
+                s.cell_id = Some(cells[k][..len].iter().map(|x| Some(x.to_string())).collect());
+                s
+            })
+            .collect();
+        let t = ChannelTable::new(0, channels).unwrap();
+        let tl = run_case(&t, &p, &DelayModel::default()).unwrap();
+        prop_assert_eq!(&tl, &run_case(&t, &p, &DelayModel::default()).unwrap());
+        for i in 0..len {
+            let held: Vec<usize> = tl.slots.iter().filter_map(|s| s.channel[i]).collect();
+            let mut d = held.clone();
+            d.sort();
+            d.dedup();
+            prop_assert_eq!(d.len(), held.len(), "a channel in two slots");
+            for (s, slot) in tl.slots.iter().enumerate() {
+                if slot.rate_mbps[i] > 0.0 {
+                    let k = slot.channel[i].unwrap();
+                    prop_assert!(t.capacity(k, i) >= p.min_usable_mbps, "slot {} carries an unusable channel", s);
+                    prop_assert_eq!(slot.rate_mbps[i], t.capacity(k, i));
+                }
+            }
+        }
+        if p.seamless {
+            prop_assert!(tl.events.is_empty());
+            return Ok(());
+        }
+        // Replaying the events in time order, the open paths at each whole second are exactly
+        // the channels the slots carry then.
+        prop_assert!(tl.events.windows(2).all(|w| w[0].at_s <= w[1].at_s));
+        let mut open: Vec<(usize, usize)> = Vec::new(); // (slot, channel)
+        let mut next = 0;
+        for i in 0..len {
+            let now = i as f64;
+            while next < tl.events.len() && tl.events[next].at_s <= now {
+                let e = tl.events[next];
+                match e.action {
+                    PathAction::Open => open.push((e.slot, e.channel)),
+                    PathAction::Abandon => {
+                        let pos = open.iter().position(|&x| x == (e.slot, e.channel));
+                        prop_assert!(pos.is_some(), "abandon without an open path: {:?}", e);
+                        open.remove(pos.unwrap());
+                    }
+                }
+                next += 1;
+            }
+            let mut carried: Vec<usize> = (0..4).filter(|&k| tl.channels[k].active[i]).collect();
+            let mut opened: Vec<usize> = open.iter().map(|x| x.1).collect();
+            carried.sort();
+            opened.sort();
+            prop_assert_eq!(opened, carried, "at second {}", i);
+        }
+    }
+}
