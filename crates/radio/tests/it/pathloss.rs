@@ -1,0 +1,149 @@
+//! Path-loss models and the link-budget pieces: published or hand-computed values, continuity
+//! at the breakpoints, monotonicity, configuration from a file.
+
+use multiconn_radio::budget::*;
+use multiconn_radio::pathloss::*;
+
+use crate::support::assert_sig;
+
+#[test]
+fn free_space_matches_friis() {
+    // The textbook 2.4 GHz / 100 m example, and ns-3's reference loss at 5.15 GHz and 1 m.
+    assert_sig(free_space_db(100.0, 2400.0), 80.05, 4, "2.4 GHz, 100 m");
+    assert_sig(free_space_db(1.0, 5150.0), 46.68, 4, "5.15 GHz, 1 m");
+    // 6 dB per doubling of distance or frequency.
+    assert!((free_space_db(200.0, 2400.0) - free_space_db(100.0, 2400.0) - 6.0206).abs() < 1e-3);
+    assert!((free_space_db(100.0, 4800.0) - free_space_db(100.0, 2400.0) - 6.0206).abs() < 1e-3);
+}
+
+#[test]
+fn log_distance_gives_the_lte_cell_studys_losses() {
+    // lte-cell reference §2: 97.6 dB at 50 m, 118.6 at 250 m, 136.7 at 1 km.
+    let pl = PathLoss::LogDistance(LogDistance::ns3());
+    for (d, db) in [(50.0, 97.6), (250.0, 118.6), (1000.0, 136.7)] {
+        assert!((pl.loss_db(d, 2120.0) - db).abs() <= 0.05, "{d} m: {}", pl.loss_db(d, 2120.0));
+    }
+    // Frequency plays no part; at and below the reference distance the loss is L0.
+    assert_eq!(pl.loss_db(250.0, 700.0), pl.loss_db(250.0, 3500.0));
+    assert_eq!(pl.loss_db(0.5, 2120.0), 46.6777);
+    assert_eq!(pl.loss_db(0.0, 2120.0), 46.6777);
+}
+
+#[test]
+fn uma_follows_tr_38_901() {
+    assert_sig(uma_nlos_db(1000.0, 2000.0, 25.0, 1.5), 136.8, 4, "UMa NLOS 2 GHz 1 km");
+    assert_sig(uma_nlos_db(1000.0, 800.0, 25.0, 1.5), 128.8, 4, "UMa NLOS 800 MHz 1 km");
+    assert_sig(uma_breakpoint_m(2000.0, 25.0, 1.5), 320.2, 4, "breakpoint at 2 GHz");
+    assert_sig(uma_los_db(100.0, 2000.0, 25.0, 1.5), 78.28, 4, "UMa LOS 100 m");
+    assert_sig(uma_los_db(1000.0, 2000.0, 25.0, 1.5), 108.9, 4, "UMa LOS 1 km (beyond the breakpoint)");
+    // The two LOS slopes meet at the breakpoint.
+    let bp = uma_breakpoint_m(1800.0, 25.0, 1.5);
+    assert!((uma_los_db(bp, 1800.0, 25.0, 1.5) - uma_los_db(bp + 1e-6, 1800.0, 25.0, 1.5)).abs() < 1e-4);
+    // NLOS never below LOS; 20 dB per decade of frequency.
+    for d in [10.0, 50.0, 300.0, 2000.0, 5000.0] {
+        assert!(uma_nlos_db(d, 1800.0, 25.0, 1.5) >= uma_los_db(d, 1800.0, 25.0, 1.5));
+    }
+    assert!((uma_nlos_db(700.0, 1800.0, 25.0, 1.5) - uma_nlos_db(700.0, 180.0, 25.0, 1.5) - 20.0).abs() < 1e-9);
+    // Below 10 m the distance is held at 10 m.
+    assert_eq!(uma_nlos_db(1.0, 1800.0, 25.0, 1.5), uma_nlos_db(10.0, 1800.0, 25.0, 1.5));
+    assert_sig(uma_los_probability(18.0), 1.0, 4, "LOS probability at 18 m");
+    assert_sig(uma_los_probability(100.0), 0.3477, 4, "LOS probability at 100 m");
+}
+
+#[test]
+fn rma_follows_tr_38_901() {
+    let p = Rma::default();
+    assert_sig(rma_breakpoint_m(800.0, 35.0, 1.5), 880.3, 4, "RMa breakpoint at 800 MHz");
+    for (d, los, nlos) in [(500.0, 85.79, 106.0), (2000.0, 105.6, 129.2), (5000.0, 121.5, 144.6)] {
+        assert_sig(rma_los_db(d, 800.0, &p), los, 4, &format!("RMa LOS {d} m"));
+        assert_sig(rma_nlos_db(d, 800.0, &p), nlos, 4, &format!("RMa NLOS {d} m"));
+    }
+    let bp = rma_breakpoint_m(1800.0, 35.0, 1.5);
+    // Continuous at the breakpoint up to the 2D/3D distance difference there.
+    assert!((rma_los_db(bp - 1e-6, 1800.0, &p) - rma_los_db(bp + 1e-6, 1800.0, &p)).abs() < 0.02);
+}
+
+#[test]
+fn hata_gives_the_textbook_values() {
+    let medium = Hata::default();
+    assert_sig(cost231_hata_db(1000.0, 900.0, &medium), 126.4, 4, "Okumura–Hata 900 MHz 1 km");
+    assert_sig(cost231_hata_db(5000.0, 900.0, &medium), 151.0, 4, "Okumura–Hata 900 MHz 5 km");
+    assert_sig(cost231_hata_db(1000.0, 1800.0, &medium), 136.2, 4, "COST-231 1800 MHz 1 km");
+    let metro = Hata { metropolitan: true, ..Hata::default() };
+    assert_sig(cost231_hata_db(1000.0, 1800.0, &metro), 139.2, 4, "COST-231 metropolitan");
+}
+
+#[test]
+fn every_model_loses_more_with_distance() {
+    let models = [
+        PathLoss::FreeSpace {},
+        PathLoss::LogDistance(LogDistance::ns3()),
+        PathLoss::Uma(Uma::default()),
+        PathLoss::Uma(Uma { sight: Sight::Los, ..Uma::default() }),
+        PathLoss::Rma(Rma::default()),
+        PathLoss::Rma(Rma { sight: Sight::Los, ..Rma::default() }),
+        PathLoss::Cost231Hata(Hata::default()),
+    ];
+    for m in models {
+        m.validate("path_loss").unwrap();
+        let mut last = f64::NEG_INFINITY;
+        for i in 1..400 {
+            let d = 10.0 + i as f64 * 25.0;
+            let l = m.loss_db(d, 1800.0);
+            assert!(l.is_finite() && l >= last, "{m:?} at {d} m");
+            last = l;
+        }
+    }
+}
+
+#[test]
+fn shadowing_defaults_follow_table_7_5_6() {
+    let s = PathLoss::Uma(Uma::default()).shadowing().unwrap();
+    assert_eq!((s.sigma_db, s.decorrelation_m), (6.0, 50.0));
+    let s = PathLoss::Uma(Uma { sight: Sight::Los, ..Uma::default() }).shadowing().unwrap();
+    assert_eq!((s.sigma_db, s.decorrelation_m), (4.0, 37.0));
+    let s = PathLoss::Rma(Rma::default()).shadowing().unwrap();
+    assert_eq!((s.sigma_db, s.decorrelation_m), (8.0, 120.0));
+    assert_eq!(PathLoss::FreeSpace {}.shadowing(), None);
+}
+
+#[test]
+fn a_model_reads_from_a_file_and_is_validated() {
+    let m: PathLoss = toml::from_str("model = \"uma\"\nsight = \"los\"\nh_bs_m = 30.0").unwrap();
+    assert_eq!(m, PathLoss::Uma(Uma { h_bs_m: 30.0, h_ut_m: 1.5, sight: Sight::Los }));
+    let m: PathLoss = toml::from_str("model = \"log_distance\"\nexponent = 3.5").unwrap();
+    assert_eq!(m, PathLoss::LogDistance(LogDistance { exponent: 3.5, ..LogDistance::ns3() }));
+    assert_eq!(toml::from_str::<PathLoss>("model = \"free_space\"").unwrap(), PathLoss::FreeSpace {});
+    assert!(toml::from_str::<PathLoss>("model = \"free_space\"\nexponent = 2").is_err());
+    assert!(toml::from_str::<PathLoss>("model = \"uma\"\nheight = 25").is_err());
+    assert!(toml::from_str::<PathLoss>("model = \"hata\"").is_err());
+    let bad = PathLoss::Uma(Uma { h_ut_m: 0.5, ..Uma::default() });
+    assert_eq!(bad.validate("drive.path_loss").unwrap_err().to_string(), "drive.path_loss.h_ut_m = 0.5: must be in [1.5, 22.5] m");
+    assert_eq!(PathLoss::default(), PathLoss::Uma(Uma::default()));
+}
+
+#[test]
+fn reference_signal_power_and_resource_blocks() {
+    assert_eq!(resource_blocks(10.0, "bw").unwrap(), 50);
+    assert_eq!(resource_blocks(1.4, "bw").unwrap(), 6);
+    assert_eq!(resource_blocks(20.0, "bw").unwrap(), 100);
+    assert!(resource_blocks(12.0, "drive.bandwidth_mhz").unwrap_err().to_string().starts_with("drive.bandwidth_mhz = 12"));
+    // 46 dBm over 50 RB: 18.2 dBm; over 100 RB: 15.2 dBm.
+    assert_sig(rs_epre_dbm(46.0, 50), 18.22, 4, "10 MHz");
+    assert_sig(rs_epre_dbm(46.0, 100), 15.21, 4, "20 MHz");
+}
+
+#[test]
+fn the_sector_pattern_of_tr_36_814() {
+    let a = SectorAntenna::default();
+    assert_eq!(a.pattern_db(0.0), 0.0);
+    assert!((a.pattern_db(35.0) + 3.0).abs() < 1e-12, "half the beamwidth is 3 dB down");
+    assert!((a.pattern_db(-35.0) + 3.0).abs() < 1e-12);
+    assert_eq!(a.pattern_db(180.0), -25.0);
+    assert_eq!(a.pattern_db(110.0), -25.0, "capped at the front-to-back ratio");
+    assert!((a.pattern_db(100.0) + 24.49).abs() < 0.01, "just under the cap");
+    assert!((a.pattern_db(395.0) + 3.0).abs() < 1e-9, "angles wrap");
+    assert_eq!(a.gain_towards_db(0.0), 14.0);
+    assert_eq!(wrap_deg(190.0), -170.0);
+    assert!(SectorAntenna { beamwidth_deg: 0.0, ..a }.validate("antenna").is_err());
+}
