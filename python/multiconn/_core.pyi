@@ -1,15 +1,19 @@
 """Type stubs for the native extension `multiconn._core` (crates/py)."""
 
-from collections.abc import Sequence
-from typing import final
+from collections.abc import Mapping, Sequence
+from typing import Any, final
 
 __all__ = [
     "DURATION_UNITS",
+    "DriveError",
     "MESSAGE_COLUMNS",
     "MESSAGE_KINDS",
     "ScenarioError",
     "Simulation",
     "TIMESERIES_COLUMNS",
+    "drive_estimate",
+    "drive_generate",
+    "drive_presets",
     "validate",
     "version",
 ]
@@ -106,3 +110,20 @@ class Simulation:
         """The message table so far."""
     def messages_since(self, flow: str, n: int) -> dict[str, list[float] | list[int] | list[str]]:
         """The rows of flow `flow`'s messages that arrived after its first `n` arrivals, in order."""
+
+class DriveError(ValueError):
+    """A drive table, drive preset or estimation parameters that cannot be used; one line
+    naming the field, or the row (1 is the first row under the header) and the column."""
+
+def drive_generate(preset: str, seed: int, duration_s: int | None = None) -> str:
+    """The synthetic drive of `preset` with `seed` as CSV text (the §5.2 long format)."""
+
+def drive_presets() -> list[str]:
+    """The preset names `drive_generate` accepts."""
+
+def drive_estimate(
+    table: str | Mapping[str, Sequence[Any]],
+    params_json: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Estimates a drive table (CSV text or a dict of columns): the (second, channel) rows as
+    columns, the per-second counts and levels as columns, and the Table 2/3 statistics."""

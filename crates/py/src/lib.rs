@@ -12,11 +12,13 @@
 // pyo3 0.22's #[pyfunction] wrappers convert a PyErr into itself where `?` is used.
 #![allow(clippy::useless_conversion)]
 
+mod drive;
+
 use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
+use multiconn_scenario as scenario;
 use multiconn_scenario::messages::{MessageKind, StreamChoices, TABLE_COLUMNS};
 use multiconn_scenario::report::COLUMNS;
-use multiconn_scenario as scenario;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -41,7 +43,13 @@ fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     Python::with_gil(|py| {
         let err = ScenarioError::new_err(e.to_string());
         let value = err.value_bound(py);
-        let parts = [e.file.into_py(py), e.line.into_py(py), e.set.into_py(py), e.path.into_py(py), e.message.into_py(py)];
+        let parts = [
+            e.file.into_py(py),
+            e.line.into_py(py),
+            e.set.into_py(py),
+            e.path.into_py(py),
+            e.message.into_py(py),
+        ];
         for (name, part) in ERROR_PARTS.iter().chain(&["message"]).zip(parts) {
             if let Err(failed) = value.setattr(*name, part) {
                 return failed;
@@ -59,8 +67,12 @@ fn load(
     base_dir: PathBuf,
     overrides: &[(String, String)],
 ) -> PyResult<scenario::Scenario> {
-    let origin = scenario::Origin { name: origin.to_owned(), base_dir };
-    py.allow_threads(|| scenario::load(text, &origin, overrides)).map_err(scenario_err)
+    let origin = scenario::Origin {
+        name: origin.to_owned(),
+        base_dir,
+    };
+    py.allow_threads(|| scenario::load(text, &origin, overrides))
+        .map_err(scenario_err)
 }
 
 /// The version of the native crate.
@@ -98,7 +110,10 @@ struct PySimulation {
     done: AtomicBool,
 }
 
-fn columns_dict<'py>(py: Python<'py>, columns: &[(String, scenario::Column)]) -> PyResult<Bound<'py, PyDict>> {
+fn columns_dict<'py>(
+    py: Python<'py>,
+    columns: &[(String, scenario::Column)],
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new_bound(py);
     for (name, column) in columns {
         let list = match column {
@@ -150,7 +165,9 @@ impl PySimulation {
     ) -> PyResult<Self> {
         let loaded = load(py, text, origin, base_dir, &overrides)?;
         let scenario_json = loaded.to_json();
-        let sim = py.allow_threads(|| scenario::Simulation::new(&loaded, seed)).map_err(scenario_err)?;
+        let sim = py
+            .allow_threads(|| scenario::Simulation::new(&loaded, seed))
+            .map_err(scenario_err)?;
         let this = PySimulation {
             end_time_s: sim.end_time().as_secs_f64(),
             scenario_json,
@@ -199,7 +216,10 @@ impl PySimulation {
     #[getter]
     fn stalled(&self) -> PyResult<Option<String>> {
         let guard = self.inner.lock().map_err(|_| poisoned())?;
-        Ok(guard.as_ref().and_then(|sim| sim.stalled()).map(|s| s.to_string()))
+        Ok(guard
+            .as_ref()
+            .and_then(|sim| sim.stalled())
+            .map(|s| s.to_string()))
     }
 
     /// How many events may fire at one instant before the run is declared stalled.
@@ -213,7 +233,9 @@ impl PySimulation {
     /// with the GIL released. Returns whether the run is over.
     fn run_until(&self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
         if t_s.is_nan() {
-            return Err(PyValueError::new_err("run_until: time must be a number, not NaN"));
+            return Err(PyValueError::new_err(
+                "run_until: time must be a number, not NaN",
+            ));
         }
         let t = Time::from_secs_f64(t_s);
         py.allow_threads(|| {
@@ -229,15 +251,32 @@ impl PySimulation {
     /// insertion-ordered dict of lists, the qlog files as (file name, text) pairs, and the
     /// message table's columns (empty without message flows). May be called once.
     #[allow(clippy::type_complexity)]
-    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>, Vec<(String, String)>, Bound<'py, PyDict>)> {
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        String,
+        Bound<'py, PyDict>,
+        Vec<(String, String)>,
+        Bound<'py, PyDict>,
+    )> {
         let output = py.allow_threads(|| {
-            let sim = self.inner.lock().map_err(|_| poisoned())?.take().ok_or_else(finished)?;
+            let sim = self
+                .inner
+                .lock()
+                .map_err(|_| poisoned())?
+                .take()
+                .ok_or_else(finished)?;
             PyResult::Ok(sim.finish())
         })?;
         self.done.store(true, Ordering::Relaxed);
         let columns = columns_dict(py, &output.columns)?;
         let messages = columns_dict(py, &output.messages)?;
-        let qlog = output.qlog.into_iter().map(|q| (q.file_name, q.text)).collect();
+        let qlog = output
+            .qlog
+            .into_iter()
+            .map(|q| (q.file_name, q.text))
+            .collect();
         Ok((output.summary_json, columns, qlog, messages))
     }
 
@@ -255,14 +294,30 @@ impl PySimulation {
         redundant: Option<bool>,
         deadline_s: Option<f64>,
     ) -> PyResult<u64> {
-        let kind: MessageKind = kind.parse().map_err(|e: scenario::messages::UnknownMessageKind| PyValueError::new_err(e.to_string()))?;
+        let kind: MessageKind =
+            kind.parse()
+                .map_err(|e: scenario::messages::UnknownMessageKind| {
+                    PyValueError::new_err(e.to_string())
+                })?;
         let deadline = match deadline_s {
             None => None,
             Some(d) if d.is_finite() && d > 0.0 => Some(Dur::from_secs_f64(d)),
-            Some(d) => return Err(PyValueError::new_err(format!("deadline_s must be a number of seconds above zero, not {d}"))),
+            Some(d) => {
+                return Err(PyValueError::new_err(format!(
+                    "deadline_s must be a number of seconds above zero, not {d}"
+                )))
+            }
         };
-        let choices = StreamChoices { priority: priority.map(priority_level).transpose()?, urgent, redundant, deadline };
-        self.with_sim(|sim| sim.open_stream(flow, name, kind, choices).map_err(scenario_err))
+        let choices = StreamChoices {
+            priority: priority.map(priority_level).transpose()?,
+            urgent,
+            redundant,
+            deadline,
+        };
+        self.with_sim(|sim| {
+            sim.open_stream(flow, name, kind, choices)
+                .map_err(scenario_err)
+        })
     }
 
     /// Writes one message of `size` bytes on `stream` of message flow `flow` at the current
@@ -284,7 +339,12 @@ impl PySimulation {
 
     /// The message table's rows of the messages of flow `flow` that arrived after its first
     /// `n` arrivals, in order of arrival.
-    fn messages_since<'py>(&self, py: Python<'py>, flow: &str, n: usize) -> PyResult<Bound<'py, PyDict>> {
+    fn messages_since<'py>(
+        &self,
+        py: Python<'py>,
+        flow: &str,
+        n: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let columns = self.with_sim(|sim| sim.messages_since(flow, n).map_err(scenario_err))?;
         columns_dict(py, &columns)
     }
@@ -302,9 +362,17 @@ impl PySimulation {
 
 /// A stream's priority level: an int from 0 to 255 (not a bool).
 fn priority_level(v: &Bound<'_, PyAny>) -> PyResult<u8> {
-    let level = if v.is_instance_of::<PyBool>() { None } else { v.downcast::<PyInt>().ok().and_then(|i| i.extract::<u8>().ok()) };
+    let level = if v.is_instance_of::<PyBool>() {
+        None
+    } else {
+        v.downcast::<PyInt>()
+            .ok()
+            .and_then(|i| i.extract::<u8>().ok())
+    };
     level.ok_or_else(|| match v.repr() {
-        Ok(repr) => PyValueError::new_err(format!("priority must be an int from 0 (first) to 255, not {repr}")),
+        Ok(repr) => PyValueError::new_err(format!(
+            "priority must be an int from 0 (first) to 255, not {repr}"
+        )),
         Err(e) => e,
     })
 }
@@ -324,10 +392,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", error)?;
     m.add("TIMESERIES_COLUMNS", schema(py, &COLUMNS))?;
     m.add("MESSAGE_COLUMNS", schema(py, &TABLE_COLUMNS))?;
-    m.add("MESSAGE_KINDS", PyTuple::new_bound(py, MessageKind::ALL.map(MessageKind::name)))?;
-    m.add("DURATION_UNITS", PyTuple::new_bound(py, DURATION_UNIT_SECONDS))?;
+    m.add(
+        "MESSAGE_KINDS",
+        PyTuple::new_bound(py, MessageKind::ALL.map(MessageKind::name)),
+    )?;
+    m.add(
+        "DURATION_UNITS",
+        PyTuple::new_bound(py, DURATION_UNIT_SECONDS),
+    )?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<PySimulation>()?;
+    drive::register(m)?;
     Ok(())
 }
