@@ -1,5 +1,6 @@
 """The `multiconn` command: `run` and `validate` a scenario; `sweep`, `list`, `reproduce`,
-`results` and `report` (see multiconn.sweep.commands); `owd-series` (see multiconn.owdgen).
+`results` and `report` (see multiconn.sweep.commands); `owd-series` (see multiconn.owdgen);
+`drive generate` and `drive analyse` (see multiconn.drive).
 
 Exit codes: 0 success; 2 bad input (invalid scenario or sweep, unreadable file, bad option),
 reported as one line `multiconn: error: <message>` on stderr; 3 a sweep finished with failed
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import BackendError, RunFolderError, RunStalled, StoreError, SweepError
+from .errors import (BackendError, DriveTableError, RunFolderError, RunStalled, StoreError,
+                     SweepError)
 from .source import ScenarioFileError, parse_set_option
 from .sweep.commands import add_commands
 
@@ -206,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(handler=cmd_plot)
     add_commands(commands, _positive_int)
     _add_owd_series(commands)
+    _add_drive(commands)
     return parser
 
 
@@ -378,6 +381,160 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+DRIVE_DESCRIPTION = """\
+Drive tests of the multi-operator study: generate a synthetic per-second RSRP table, or
+estimate a table's per-second capacities and print the study's Table 2 (available cells) and
+Table 3 (each operator, best single path, multipath: mean, median, percentiles).
+"""
+DRIVE_GENERATE_DESCRIPTION = """\
+Generate a synthetic multi-operator drive test (two operators, an 800 MHz and an 1800 MHz
+carrier each) as a CSV table in the long format: time_s, operator, earfcn, cell_id, rsrp_dbm,
+x_m, y_m, speed_mps. The same preset, seed and duration always give a byte-identical file.
+Prints one line saying what was written.
+"""
+DRIVE_GENERATE_EXAMPLE = """\
+example:
+  multiconn drive generate --preset residential --seed 1 --duration 600s --out drive.csv
+"""
+DRIVE_ANALYSE_DESCRIPTION = """\
+Estimate a drive table second by second (available cells, SINR, the study's capacity model)
+and print Table 2 (the mean number of available cells and their distribution) and Table 3
+(per level: mean, median, p20, p10, p5, p1, p0.1 in Mbit/s). With --out, also write
+capacities.parquet (one row per second), stats.json, capacity.png (the capacity of each
+channel's strongest cell, per second and as 5 s means) and available_cells.png (the CDF of
+available cells). TABLE is the long format (CSV or .parquet) or, with --format gnettrack, a
+G-NetTrack Pro CSV (serving RSRP and the neighbour's NRxRSRP; cells keep their value for
+2 s across the logger's gaps unless --hold is given).
+"""
+DRIVE_ANALYSE_EXAMPLE = """\
+example:
+  multiconn drive analyse drive.csv --out out/drive
+  multiconn drive analyse B_2020.01.16_09.56.56.csv --format gnettrack --json
+"""
+
+
+def _add_drive(commands: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    drive = commands.add_parser("drive", help="generate or analyse a drive test (Tables 2, 3)",
+                                description=DRIVE_DESCRIPTION, formatter_class=fmt)
+    sub = drive.add_subparsers(dest="drive_command", metavar="ACTION", required=True)
+    gen = sub.add_parser("generate", help="write a synthetic drive table (CSV)",
+                         description=DRIVE_GENERATE_DESCRIPTION, epilog=DRIVE_GENERATE_EXAMPLE,
+                         formatter_class=fmt)
+    gen.add_argument("--preset", default="residential", metavar="NAME",
+                     help="residential, road, rural or calibration (default residential)")
+    gen.add_argument("--seed", type=_seed, default=1, metavar="N", help="random seed (default 1)")
+    gen.add_argument("--duration", dest="duration_s", type=_duration_option, metavar="TIME",
+                     help="length with a unit, whole seconds (default: the preset's, 3600 s "
+                     "for most)")
+    gen.add_argument("--out", required=True, metavar="FILE",
+                     help="CSV file to write ('-' for standard output)")
+    gen.add_argument("-v", "--verbose", action="store_true",
+                     help="show tracebacks of internal errors")
+    gen.set_defaults(handler=cmd_drive_generate)
+
+    ana = sub.add_parser("analyse", aliases=["analyze"], help="print Tables 2 and 3 of a drive "
+                         "table, write capacities and figures", description=DRIVE_ANALYSE_DESCRIPTION,
+                         epilog=DRIVE_ANALYSE_EXAMPLE, formatter_class=fmt)
+    ana.add_argument("table", metavar="TABLE", help="drive table (CSV or .parquet)")
+    ana.add_argument("--format", dest="table_format", choices=("long", "gnettrack"),
+                     default="long", help="TABLE's format (default long)")
+    ana.add_argument("--load", type=float, default=0.1, metavar="QL",
+                     help="network load of the interferers, 0 to 1 (default 0.1)")
+    ana.add_argument("--interference", choices=("all_visible", "same_carrier"),
+                     default="all_visible", help="which cells interfere (default all_visible)")
+    ana.add_argument("--hold", dest="hold_s", type=int, metavar="S",
+                     help="seconds a cell keeps its last value without a sample (default 0; "
+                     "2 with --format gnettrack)")
+    ana.add_argument("--out", metavar="DIR", help="folder for capacities.parquet, stats.json "
+                     "and the figures")
+    ana.add_argument("--json", action="store_true", help="print stats.json instead of tables")
+    ana.add_argument("-v", "--verbose", action="store_true",
+                     help="show tracebacks of internal errors")
+    ana.set_defaults(handler=cmd_drive_analyse)
+
+
+def cmd_drive_generate(args: argparse.Namespace) -> int:
+    from .drive import generate_csv
+
+    duration = args.duration_s
+    if duration is not None and (duration != int(duration) or duration < 1):
+        raise BadInput(f"--duration must be a whole number of seconds, at least 1 s, "
+                       f"got {duration:g} s")
+    text = generate_csv(args.preset, args.seed, None if duration is None else int(duration))
+    rows = text.count("\n") - 1
+    if args.out == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        with open(args.out, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    except OSError as exc:
+        raise BadInput(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}: {rows} rows, preset {args.preset}, seed {args.seed}")
+    return EXIT_OK
+
+
+def _format_table2(analysis: Any) -> str:
+    lines = ["Table 2: available cells per second",
+             f"  seconds               {analysis.stats['seconds']}",
+             f"  mean available cells  {analysis.mean_available:.2f}",
+             f"  mean visible cells    {analysis.mean_visible:.2f}",
+             "  n   share   P(<= n)"]
+    for n, share, cdf in analysis.available_cdf.itertuples(index=False):
+        lines.append(f"  {n:<3d} {share:6.3f}  {cdf:6.3f}")
+    return "\n".join(lines)
+
+
+def _format_table3(analysis: Any) -> str:
+    table = analysis.table3
+    width = max(len(str(level)) for level in table.index) + 2
+    header = "level".ljust(width) + "".join(f"{c:>9}" for c in table.columns)
+    lines = ["Table 3: capacity (Mbit/s)", "  " + header]
+    for level, row in table.iterrows():
+        lines.append("  " + str(level).ljust(width) + "".join(f"{v:9.2f}" for v in row))
+    return "\n".join(lines)
+
+
+def cmd_drive_analyse(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from .drive import (GNETTRACK_HOLD_S, analyse, plot_available, plot_capacity,
+                        read_drive_table, read_gnettrack)
+
+    if args.table_format == "gnettrack":
+        table = read_gnettrack(args.table)
+        hold = GNETTRACK_HOLD_S if args.hold_s is None else args.hold_s
+    else:
+        table = read_drive_table(args.table)
+        hold = 0 if args.hold_s is None else args.hold_s
+    analysis = analyse(table, load=args.load, interference=args.interference, hold_s=hold,
+                       name=args.table)
+    stats = {"table": args.table, "format": args.table_format, **analysis.stats}
+    written = []
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            analysis.capacities.to_parquet(out / "capacities.parquet", index=False)
+            (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise BadInput(f"cannot write into {out}: {exc.strerror or exc}") from None
+        written = [out / "capacities.parquet", out / "stats.json",
+                   *plot_capacity(analysis, out), *plot_available(analysis, out)]
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(_format_table2(analysis))
+        print()
+        print(_format_table3(analysis))
+        if written:
+            print()
+            print(f"wrote {', '.join(p.name for p in written)} in {args.out}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `multiconn` command; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -385,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
-            BackendError, RunFolderError) as exc:
+            BackendError, RunFolderError, DriveTableError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

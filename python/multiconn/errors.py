@@ -29,8 +29,13 @@ class RunStalled(RuntimeError):
         self.partial = partial
 
 
+class DriveTableError(ValueError):
+    """A drive table, G-NetTrack file or drive option that cannot be used; the message names
+    the file, the row and the column (or the option)."""
+
+
 class RunFolderError(OSError):
     """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
 
 
-__all__ = ["BackendError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]
+__all__ = ["BackendError", "DriveTableError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]
