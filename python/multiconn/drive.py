@@ -374,7 +374,7 @@ def analyse(table: pd.DataFrame, load: float = 0.1, interference: str = "all_vis
 def plot_capacity(analysis: DriveAnalysis, folder: Path,
                   formats: tuple[str, ...] = ("png",)) -> list[Path]:
     """The study's Figure 1: the capacity of each channel's strongest (available) cell over
-    time, per second and as 5 s means, with the best single path and multipath."""
+    time, per second and as 5 s means, with the multipath sum when there are several."""
     from . import figstyle
     import matplotlib as mpl
 
@@ -394,14 +394,15 @@ def plot_capacity(analysis: DriveAnalysis, folder: Path,
                 if window == 1:
                     handles.append(line)
                     names.append(f"channel {label}")
-            mp = frame["multipath_mbps"]
-            if window > 1:
-                mp = mp.rolling(window, min_periods=1).mean()
-            (line,) = ax.plot(frame["time_s"], mp, color="black", linewidth=1.0,
-                              linestyle="--")
-            if window == 1:
-                handles.append(line)
-                names.append("multipath (sum)")
+            if len(labels) > 1:  # with one channel the sum would hide it
+                mp = frame["multipath_mbps"]
+                if window > 1:
+                    mp = mp.rolling(window, min_periods=1).mean()
+                (line,) = ax.plot(frame["time_s"], mp, color="black", linewidth=1.0,
+                                  linestyle="--")
+                if window == 1:
+                    handles.append(line)
+                    names.append("multipath (sum)")
             ax.set_ylabel("capacity (Mbit/s)")
             ax.set_title(f"{'per second' if window == 1 else '5 s means'}", fontsize=9)
             ax.set_ylim(bottom=0)
