@@ -109,11 +109,11 @@ def check_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
             values.append(parsed)
         out[column] = values
     for column in ("operator", "cell_id"):
-        values = text(column)
-        for row, value in enumerate(values, start=1):
-            if not value:
+        labels = text(column)
+        for row, label in enumerate(labels, start=1):
+            if not label:
                 raise DriveTableError(f"{name}: row {row}: {column} is empty")
-        out[column] = values
+        out[column] = labels
     for column in OPTIONAL_COLUMNS:
         if column not in frame.columns:
             continue
@@ -381,7 +381,7 @@ def plot_capacity(analysis: DriveAnalysis, folder: Path,
     frame = analysis.capacities
     labels = [c.removesuffix("_mbps") for c in frame.columns
               if "/" in c and c.endswith("_mbps")]
-    with mpl.rc_context(figstyle.RC):
+    with mpl.rc_context(figstyle.RC):  # type: ignore[arg-type]
         fig, axes = figstyle.new_figure(rows=2, height_in=6.2)
         handles: list[Any] = []
         names: list[str] = []
@@ -423,7 +423,7 @@ def plot_available(analysis: DriveAnalysis, folder: Path,
     import matplotlib as mpl
 
     cdf = analysis.available_cdf
-    with mpl.rc_context(figstyle.RC):
+    with mpl.rc_context(figstyle.RC):  # type: ignore[arg-type]
         fig, (ax,) = figstyle.new_figure(rows=1)
         ax.bar(cdf["cells"], cdf["share"], width=0.6, alpha=0.35, label="share of seconds")
         ax.step(cdf["cells"], cdf["cdf"], where="post", color="C0", marker="o",
