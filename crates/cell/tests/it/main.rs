@@ -1,0 +1,4 @@
+//! The integration tests of multiconn-cell, one binary (`cargo test -p multiconn-cell --test it`);
+//! each module is one feature.
+
+mod tables;
