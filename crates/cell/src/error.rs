@@ -28,14 +28,12 @@ impl CellError {
         CellError::OutOfRange { field: field.to_string(), value, allowed: allowed.to_string() }
     }
 
-    #[allow(dead_code)]
     pub(crate) fn invalid(field: &str, message: impl Into<String>) -> CellError {
         CellError::Invalid { field: field.to_string(), message: message.into() }
     }
 }
 
 /// `value` is finite and within `[lo, hi]`, or an error naming `field`.
-#[allow(dead_code)]
 pub(crate) fn check_range(field: &str, value: f64, lo: f64, hi: f64, unit: &str) -> Result<f64, CellError> {
     if value.is_finite() && value >= lo && value <= hi {
         Ok(value)

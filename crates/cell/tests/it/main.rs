@@ -1,4 +1,5 @@
 //! The integration tests of multiconn-cell, one binary (`cargo test -p multiconn-cell --test it`);
 //! each module is one feature.
 
+mod amc;
 mod tables;
