@@ -80,9 +80,8 @@ fn mi_tables() -> &'static [Vec<f64>; 3] {
     TABLES.get_or_init(|| {
         let n = ((MI_MAX_DB - MI_MIN_DB) / MI_STEP_DB).round() as usize + 1;
         let build = |levels: usize| -> Vec<f64> {
-            let mut v: Vec<f64> = (0..n)
-                .map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2())
-                .collect();
+            let mut v: Vec<f64> =
+                (0..n).map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2()).collect();
             // Guard the inversion against rounding: make the table non-decreasing.
             for k in 1..n {
                 if v[k] < v[k - 1] {

@@ -6,17 +6,21 @@
 //!   7.1.6.1-1 (RBG size), and ns-3 LENA's CQI → MCS map.
 //! * [`amc`]: link adaptation: SINR per RB → CQI by the Shannon gap or by mutual-information
 //!   effective SINR, BLER curves per MCS and seeded TB error draws.
+//! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), flat
+//!   or per resource block.
 //!
 //! Errors are [`CellError`], whose messages name the field and the allowed range; no input
 //! makes a function panic.
 
 pub mod amc;
 pub mod error;
+pub mod fading;
 pub mod tables;
 mod tbs;
 
 pub use amc::{draw_tb_error, effective_sinr_db, mi_per_bit, AmcModel, BlerCurve};
 pub use error::CellError;
+pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading};
 pub use tables::{
     cqi_entry, cqi_for_efficiency, mcs_entry, mcs_for_cqi, rbg_count, rbg_size, tbs_bits, tbs_for_mcs, CqiEntry, McsEntry, Modulation,
 };

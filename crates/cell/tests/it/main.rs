@@ -2,4 +2,5 @@
 //! each module is one feature.
 
 mod amc;
+mod fading;
 mod tables;

@@ -1,6 +1,6 @@
 //! The 36.213 tables: entries checked against the specification, shapes and bad input.
 
-use multiconn_cell::tables::{check_bandwidth_rb, LENA_CQI_EFFICIENCY, CQI_TABLE, MAX_ITBS, MAX_PRB};
+use multiconn_cell::tables::{check_bandwidth_rb, CQI_TABLE, LENA_CQI_EFFICIENCY, MAX_ITBS, MAX_PRB};
 use multiconn_cell::{cqi_entry, cqi_for_efficiency, mcs_entry, mcs_for_cqi, rbg_count, rbg_size, tbs_bits, tbs_for_mcs, Modulation};
 
 #[test]
