@@ -8,6 +8,8 @@
 //!   effective SINR, BLER curves per MCS and seeded TB error draws.
 //! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), flat
 //!   or per resource block.
+//! * [`sched`]: the downlink MAC schedulers per TTI over RBGs: proportional fair (LENA's
+//!   rule), round robin and max-C/I.
 //!
 //! Errors are [`CellError`], whose messages name the field and the allowed range; no input
 //! makes a function panic.
@@ -15,12 +17,14 @@
 pub mod amc;
 pub mod error;
 pub mod fading;
+pub mod sched;
 pub mod tables;
 mod tbs;
 
 pub use amc::{draw_tb_error, effective_sinr_db, mi_per_bit, AmcModel, BlerCurve};
 pub use error::CellError;
 pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+pub use sched::{assign_rbgs, Grant, Scheduler, SchedulerKind, UeReport};
 pub use tables::{
     cqi_entry, cqi_for_efficiency, mcs_entry, mcs_for_cqi, rbg_count, rbg_size, tbs_bits, tbs_for_mcs, CqiEntry, McsEntry, Modulation,
 };

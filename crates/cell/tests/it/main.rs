@@ -3,4 +3,5 @@
 
 mod amc;
 mod fading;
+mod sched;
 mod tables;
