@@ -1,0 +1,304 @@
+//! Link adaptation: SINR per resource block → CQI, and the error probability of a transport
+//! block (TB) sent at an MCS over resource blocks with given SINRs.
+//!
+//! Two CQI models, as ns-3 LENA's `LteAmc::AmcModel` offers:
+//!
+//! * [`AmcModel::ShannonGap`] (LENA's `PiroEW2010`): spectral efficiency
+//!   s = log2(1 + SINR/Γ) with Γ = −ln(5·BER)/1.5; the CQI is the number of CQI efficiencies
+//!   strictly below s ([`crate::tables::cqi_for_efficiency`]). LENA's BER is 5·10⁻⁵ (Γ = 7.4 dB).
+//!   Over a group of RBs the efficiency is the mean of the per-RB efficiencies.
+//! * [`AmcModel::MutualInformation`] (LENA's default, `MiErrorModel` / "Vienna", in spirit):
+//!   mutual-information effective SINR mapping (MIESM). The mutual information per coded bit
+//!   of each RB is read from the constellation-constrained capacity of the MCS's modulation
+//!   ([`mi_per_bit`]), averaged over the RBs and mapped back to an effective SINR; the CQI is the
+//!   highest one whose MCS ([`crate::tables::mcs_for_cqi`]) keeps the TB error probability at
+//!   or below the target (10 %).
+//!
+//! The TB error probability is a documented fit, not LENA's Vienna curves: a logistic curve in
+//! the effective SINR (dB) per MCS, [`BlerCurve`]. Its 10 % point for MCS m is the SINR at which
+//! the modulation-constrained capacity equals m's spectral efficiency (R1-081483, as LENA uses
+//! it) plus an implementation gap, and its width is the SINR step from 50 % to 10 % BLER.
+//! A TB error is one Bernoulli draw from a seeded stream ([`draw_tb_error`]).
+//!
+//! SINRs are in dB throughout; spectral efficiencies in bit/s/Hz.
+
+use std::sync::OnceLock;
+
+use multiconn_core::rng::RngStream;
+use multiconn_radio::units::db_to_ratio;
+
+use crate::error::{check_range, CellError};
+use crate::tables::{cqi_for_efficiency, mcs_entry, mcs_for_cqi, Modulation, LENA_MCS_EFFICIENCY, MAX_CQI};
+
+/// LENA's default BER target of the Shannon-gap model (`ns3::LteAmc::Ber`).
+pub const LENA_BER: f64 = 5e-5;
+
+/// Lowest SINR of the mutual-information table, in dB; below it the MI is taken as 0.
+const MI_MIN_DB: f64 = -30.0;
+/// Highest SINR of the table, in dB; above it the MI is taken as 1 bit per coded bit.
+const MI_MAX_DB: f64 = 40.0;
+/// Table step, in dB.
+const MI_STEP_DB: f64 = 0.1;
+/// Points of the numerical integral over the noise (per dimension, over ±8 σ).
+const NOISE_POINTS: usize = 161;
+
+/// Smallest and largest accepted SINR, in dB.
+const SINR_LIMIT_DB: f64 = 200.0;
+
+/// Mutual information of equiprobable `levels`-PAM with unit-energy complex symbols split over
+/// two dimensions (each PAM symbol has energy 1/2) and noise variance 1/(2·SINR) per dimension,
+/// in bits per PAM symbol.
+fn pam_mi(levels: usize, sinr: f64) -> f64 {
+    let m = levels as f64;
+    // Points (2i − M + 1)·d with mean energy (M² − 1)·d²/3 = 1/2.
+    let d = (1.5 / (m * m - 1.0)).sqrt();
+    let x: Vec<f64> = (0..levels).map(|i| (2.0 * i as f64 - m + 1.0) * d).collect();
+    let sigma2 = 1.0 / (2.0 * sinr);
+    let sigma = sigma2.sqrt();
+    let dn = 16.0 * sigma / (NOISE_POINTS - 1) as f64;
+    let mut loss = 0.0;
+    let mut wsum = 0.0;
+    for k in 0..NOISE_POINTS {
+        let n = -8.0 * sigma + k as f64 * dn;
+        let w = (-n * n / (2.0 * sigma2)).exp();
+        wsum += w;
+        for xi in &x {
+            let mut s = 0.0;
+            for xj in &x {
+                let e = xi - xj + n;
+                s += (-(e * e - n * n) / (2.0 * sigma2)).exp();
+            }
+            loss += w * s.log2();
+        }
+    }
+    (m.log2() - loss / (wsum * m)).clamp(0.0, m.log2())
+}
+
+/// The MI table per modulation: bits per coded bit at MI_MIN_DB + k·MI_STEP_DB.
+fn mi_tables() -> &'static [Vec<f64>; 3] {
+    static TABLES: OnceLock<[Vec<f64>; 3]> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let n = ((MI_MAX_DB - MI_MIN_DB) / MI_STEP_DB).round() as usize + 1;
+        let build = |levels: usize| -> Vec<f64> {
+            let mut v: Vec<f64> =
+                (0..n).map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2()).collect();
+            // Guard the inversion against rounding: make the table non-decreasing.
+            for k in 1..n {
+                if v[k] < v[k - 1] {
+                    v[k] = v[k - 1];
+                }
+            }
+            v
+        };
+        [build(2), build(4), build(8)]
+    })
+}
+
+fn table_of(modulation: Modulation) -> &'static [f64] {
+    let t = mi_tables();
+    match modulation {
+        Modulation::Qpsk => &t[0],
+        Modulation::Qam16 => &t[1],
+        Modulation::Qam64 => &t[2],
+    }
+}
+
+/// Mutual information per coded bit (0..=1) of `modulation` (square QAM, Gray-independent
+/// constellation-constrained capacity over AWGN, divided by Q_m) at `sinr_db`. Computed once by
+/// numerical integration on a 0.1 dB grid from −30 to 40 dB and interpolated linearly in dB.
+pub fn mi_per_bit(modulation: Modulation, sinr_db: f64) -> f64 {
+    let t = table_of(modulation);
+    if sinr_db.is_nan() {
+        return 0.0;
+    }
+    if sinr_db <= MI_MIN_DB {
+        // At low SINR the MI grows linearly with the linear SINR.
+        return t[0] * db_to_ratio(sinr_db - MI_MIN_DB);
+    }
+    if sinr_db >= MI_MAX_DB {
+        return 1.0;
+    }
+    let pos = (sinr_db - MI_MIN_DB) / MI_STEP_DB;
+    let k = (pos.floor() as usize).min(t.len() - 2);
+    let f = pos - k as f64;
+    t[k] + f * (t[k + 1] - t[k])
+}
+
+/// The SINR in dB at which `modulation` reaches `mi` bits per coded bit: the inverse of
+/// [`mi_per_bit`], clamped to the table's range [−30, 40] dB.
+pub fn sinr_for_mi(modulation: Modulation, mi: f64) -> f64 {
+    let t = table_of(modulation);
+    if mi.is_nan() || mi <= t[0] {
+        return MI_MIN_DB;
+    }
+    if mi >= t[t.len() - 1] {
+        return MI_MAX_DB;
+    }
+    // First index whose MI reaches `mi`, then interpolate.
+    let k = t.partition_point(|&v| v < mi).max(1);
+    let (lo, hi) = (t[k - 1], t[k]);
+    let f = if hi > lo { (mi - lo) / (hi - lo) } else { 0.0 };
+    MI_MIN_DB + (k as f64 - 1.0 + f) * MI_STEP_DB
+}
+
+fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
+    if sinr_db.is_empty() {
+        return Err(CellError::invalid("sinr_db", "no resource blocks: at least one SINR is needed"));
+    }
+    for (i, &s) in sinr_db.iter().enumerate() {
+        check_range(&format!("sinr_db[{i}]"), s, -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB")?;
+    }
+    Ok(())
+}
+
+/// Effective SINR in dB of resource blocks with SINRs `sinr_db` for `modulation` (MIESM): the
+/// SINR whose MI per coded bit is the mean of the blocks' MI.
+pub fn effective_sinr_db(modulation: Modulation, sinr_db: &[f64]) -> Result<f64, CellError> {
+    check_sinrs(sinr_db)?;
+    let mean = sinr_db.iter().map(|&s| mi_per_bit(modulation, s)).sum::<f64>() / sinr_db.len() as f64;
+    Ok(sinr_for_mi(modulation, mean))
+}
+
+/// Spectral efficiency of the Shannon-gap model at `sinr_db` and bit-error target `ber`, in
+/// bit/s/Hz: log2(1 + SINR/Γ), Γ = −ln(5·BER)/1.5.
+pub fn shannon_gap_efficiency(sinr_db: f64, ber: f64) -> f64 {
+    let gamma = -(5.0 * ber).ln() / 1.5;
+    (1.0 + db_to_ratio(sinr_db) / gamma).log2()
+}
+
+/// A TB error-probability curve per MCS: logistic in the effective SINR (dB),
+/// BLER(γ) = 1 / (1 + 9^(1 + (γ − γ₁₀(m)) / width)), so BLER is 10 % at γ₁₀(m), 50 % at
+/// γ₁₀(m) − width and 1.2 % at γ₁₀(m) + width. γ₁₀(m) is the SINR at which the
+/// constellation-constrained capacity of m's modulation equals m's spectral efficiency, plus
+/// `gap_db`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlerCurve {
+    /// Implementation gap of the turbo code to the constellation-constrained capacity at 10 %
+    /// BLER, in dB (0..=10).
+    pub gap_db: f64,
+    /// SINR step from 50 % to 10 % BLER, in dB (0.05..=10).
+    pub width_db: f64,
+}
+
+impl Default for BlerCurve {
+    /// A 1 dB gap and a 1 dB width, the order of a turbo-coded TB of a few thousand bits.
+    fn default() -> BlerCurve {
+        BlerCurve { gap_db: 1.0, width_db: 1.0 }
+    }
+}
+
+impl BlerCurve {
+    /// The curve, or an error naming the field out of range.
+    pub fn validate(&self) -> Result<(), CellError> {
+        check_range("bler.gap_db", self.gap_db, 0.0, 10.0, "dB")?;
+        check_range("bler.width_db", self.width_db, 0.05, 10.0, "dB")?;
+        Ok(())
+    }
+
+    /// The effective SINR in dB at which MCS `mcs` (0..=28) has a TB error probability of 10 %.
+    pub fn threshold_db(&self, mcs: u8) -> Result<f64, CellError> {
+        let e = mcs_entry(mcs)?;
+        let mi = LENA_MCS_EFFICIENCY[mcs as usize] / e.modulation.order() as f64;
+        Ok(sinr_for_mi(e.modulation, mi) + self.gap_db)
+    }
+
+    /// TB error probability of MCS `mcs` at effective SINR `effective_sinr_db`.
+    pub fn error_probability(&self, mcs: u8, effective_sinr_db: f64) -> Result<f64, CellError> {
+        self.validate()?;
+        check_range("effective_sinr_db", effective_sinr_db, -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB")?;
+        let x = 1.0 + (effective_sinr_db - self.threshold_db(mcs)?) / self.width_db;
+        Ok(1.0 / (1.0 + 9f64.powf(x)))
+    }
+
+    /// TB error probability of MCS `mcs` over resource blocks with SINRs `sinr_db` (the MIESM
+    /// effective SINR for the MCS's modulation).
+    pub fn tb_error_probability(&self, mcs: u8, sinr_db: &[f64]) -> Result<f64, CellError> {
+        let m = mcs_entry(mcs)?.modulation;
+        self.error_probability(mcs, effective_sinr_db(m, sinr_db)?)
+    }
+}
+
+/// True (the TB is lost) with probability `p`, drawn from `rng`. `p` outside [0, 1] is clamped.
+pub fn draw_tb_error(p: f64, rng: &mut RngStream) -> bool {
+    rng.bernoulli(p.clamp(0.0, 1.0))
+}
+
+/// How a UE turns SINRs into a CQI.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AmcModel {
+    /// LENA's `PiroEW2010`: Shannon gap with bit-error target `ber` (LENA: 5·10⁻⁵).
+    ShannonGap {
+        /// Bit-error target, in (0, 0.2).
+        ber: f64,
+    },
+    /// MIESM with a BLER curve and a TB error target (LENA's MI error model, in spirit).
+    MutualInformation {
+        /// The TB error probability curves.
+        curve: BlerCurve,
+        /// The highest acceptable TB error probability at the reported CQI (LENA: 0.1), in (0, 1).
+        bler_target: f64,
+    },
+}
+
+impl AmcModel {
+    /// LENA's Shannon-gap model with its default BER, 5·10⁻⁵.
+    pub fn shannon_gap() -> AmcModel {
+        AmcModel::ShannonGap { ber: LENA_BER }
+    }
+
+    /// The MI model with the default curve and a 10 % BLER target.
+    pub fn mutual_information() -> AmcModel {
+        AmcModel::MutualInformation { curve: BlerCurve::default(), bler_target: 0.1 }
+    }
+
+    /// The model, or an error naming the field out of range.
+    pub fn validate(&self) -> Result<(), CellError> {
+        match *self {
+            AmcModel::ShannonGap { ber } => {
+                if !(ber > 0.0 && ber < 0.2) {
+                    return Err(CellError::out_of_range("amc.ber", ber, "a number in (0, 0.2)"));
+                }
+            }
+            AmcModel::MutualInformation { curve, bler_target } => {
+                curve.validate()?;
+                if !(bler_target > 0.0 && bler_target < 1.0) {
+                    return Err(CellError::out_of_range("amc.bler_target", bler_target, "a number in (0, 1)"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The CQI (0..=15) of one group of resource blocks with SINRs `sinr_db` (dB). CQI 0 means
+    /// "out of range": no MCS meets the target.
+    pub fn cqi(&self, sinr_db: &[f64]) -> Result<u8, CellError> {
+        self.validate()?;
+        check_sinrs(sinr_db)?;
+        match *self {
+            AmcModel::ShannonGap { ber } => {
+                let s = sinr_db.iter().map(|&x| shannon_gap_efficiency(x, ber)).sum::<f64>() / sinr_db.len() as f64;
+                Ok(cqi_for_efficiency(s))
+            }
+            AmcModel::MutualInformation { curve, bler_target } => {
+                for cqi in (1..=MAX_CQI).rev() {
+                    if let Some(mcs) = mcs_for_cqi(cqi)? {
+                        if curve.tb_error_probability(mcs, sinr_db)? <= bler_target {
+                            return Ok(cqi);
+                        }
+                    }
+                }
+                Ok(0)
+            }
+        }
+    }
+
+    /// One CQI per resource block group of `rbg_size` blocks over the per-RB SINRs `sinr_db`
+    /// (the last group may be smaller): a subband report.
+    pub fn cqi_per_rbg(&self, sinr_db: &[f64], rbg_size: usize) -> Result<Vec<u8>, CellError> {
+        if rbg_size == 0 {
+            return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
+        }
+        check_sinrs(sinr_db)?;
+        sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect()
+    }
+}

@@ -1,0 +1,261 @@
+//! The downlink MAC schedulers of one cell, one decision per 1 ms TTI over resource block
+//! groups (RBGs, 36.213 §7.1.6.1): proportional fair as ns-3 LENA's `PfFfMacScheduler` does it,
+//! round robin and max-C/I.
+//!
+//! The core is a pure function, [`assign_rbgs`]: given each UE's achievable rate on each RBG
+//! (bit/s), its buffer (bits) and, for PF, its past average throughput, it names the owner of
+//! every RBG. Each RBG goes to the eligible UE with the highest metric:
+//!
+//! * PF: achievable rate / past average throughput (LENA's rule; the averages are those of the
+//!   previous TTI, so within one TTI the metric does not change);
+//! * max-C/I: achievable rate;
+//! * round robin: the active UEs in turn from a rotating start, each up to ⌈RBGs / active UEs⌉
+//!   RBGs, ignoring the rate except that a rate of 0 (CQI 0) is never served.
+//!
+//! A UE is eligible while it has data and the bits of the RBGs it already got this TTI do not
+//! cover its buffer (LENA's PF only asks whether the UE has data at all; with saturated UEs the
+//! two agree). Ties go to the lower UE index.
+//!
+//! [`Scheduler`] keeps the state between TTIs: it turns each UE's subband CQIs (one per RBG)
+//! into rates (TBS of the CQI's MCS over the RBG's PRBs per TTI), calls [`assign_rbgs`], builds
+//! one transport block per served UE (the MCS of its **worst** CQI over its RBGs, the TBS over
+//! all its PRBs, as LENA does), and updates the PF averages for every UE:
+//! T ← (1 − 1/W)·T + (1/W)·(TB bits / TTI), W = 99 TTIs, T starting at 1 bit/s.
+
+use crate::error::CellError;
+use crate::tables::{mcs_for_cqi, rbg_size, tbs_for_mcs, MAX_CQI, MAX_PRB};
+
+/// The TTI, in seconds.
+pub const TTI_S: f64 = 1e-3;
+
+/// LENA's PF averaging window, in TTIs (`PfFfMacScheduler::m_timeWindow`).
+pub const LENA_PF_WINDOW_TTIS: f64 = 99.0;
+
+/// Which rule shares the RBGs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// Proportional fair: rate / past average throughput.
+    ProportionalFair,
+    /// Round robin over the UEs with data.
+    RoundRobin,
+    /// Maximum carrier-to-interference: the highest rate.
+    MaxCi,
+}
+
+impl SchedulerKind {
+    /// The scheduler named `name`: `pf`, `rr` or `maxci`.
+    pub fn from_name(name: &str) -> Result<SchedulerKind, CellError> {
+        match name {
+            "pf" => Ok(SchedulerKind::ProportionalFair),
+            "rr" => Ok(SchedulerKind::RoundRobin),
+            "maxci" => Ok(SchedulerKind::MaxCi),
+            _ => Err(CellError::invalid("scheduler", format!("unknown scheduler {name:?}; known: pf, rr, maxci"))),
+        }
+    }
+}
+
+/// The owner (UE index) of every RBG in one TTI, or `None` if no UE is eligible for it.
+///
+/// `rates_bps[u][g]` is UE u's achievable rate on RBG g in bit/s (0 where its CQI is 0),
+/// `buffer_bits[u]` its buffer, `avg_bps[u]` its past average throughput (PF only; must be
+/// positive), `rr_start` the UE round robin starts from.
+pub fn assign_rbgs(
+    kind: SchedulerKind,
+    rates_bps: &[Vec<f64>],
+    buffer_bits: &[u64],
+    avg_bps: &[f64],
+    rr_start: usize,
+) -> Result<Vec<Option<usize>>, CellError> {
+    let n_ue = rates_bps.len();
+    if buffer_bits.len() != n_ue || avg_bps.len() != n_ue {
+        return Err(CellError::invalid(
+            "ues",
+            format!("{n_ue} rate rows, {} buffers and {} averages; one each per UE", buffer_bits.len(), avg_bps.len()),
+        ));
+    }
+    let n_rbg = rates_bps.first().map_or(0, Vec::len);
+    for (u, row) in rates_bps.iter().enumerate() {
+        if row.len() != n_rbg {
+            return Err(CellError::invalid(&format!("rates_bps[{u}]"), format!("{} RBGs, expected {n_rbg}", row.len())));
+        }
+        if let Some(g) = row.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
+            return Err(CellError::out_of_range(&format!("rates_bps[{u}][{g}]"), row[g], "a finite rate ≥ 0 bit/s"));
+        }
+    }
+    if kind == SchedulerKind::ProportionalFair {
+        if let Some(u) = avg_bps.iter().position(|a| !(a.is_finite() && *a > 0.0)) {
+            return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), avg_bps[u], "a finite rate > 0 bit/s"));
+        }
+    }
+    let mut owner = vec![None; n_rbg];
+    let mut granted = vec![0.0f64; n_ue];
+    let mut count = vec![0usize; n_ue];
+    let has_room = |u: usize, granted: &[f64]| buffer_bits[u] > 0 && granted[u] < buffer_bits[u] as f64;
+    match kind {
+        SchedulerKind::ProportionalFair | SchedulerKind::MaxCi => {
+            for (g, slot) in owner.iter_mut().enumerate() {
+                let mut best: Option<(usize, f64)> = None;
+                for u in 0..n_ue {
+                    let rate = rates_bps[u][g];
+                    if rate <= 0.0 || !has_room(u, &granted) {
+                        continue;
+                    }
+                    let metric = if kind == SchedulerKind::ProportionalFair { rate / avg_bps[u] } else { rate };
+                    if best.map_or(true, |(_, m)| metric > m) {
+                        best = Some((u, metric));
+                    }
+                }
+                if let Some((u, _)) = best {
+                    *slot = Some(u);
+                    granted[u] += rates_bps[u][g] * TTI_S;
+                }
+            }
+        }
+        SchedulerKind::RoundRobin => {
+            if n_ue == 0 {
+                return Ok(owner);
+            }
+            let active: Vec<usize> =
+                (0..n_ue).map(|k| (rr_start + k) % n_ue).filter(|&u| buffer_bits[u] > 0 && rates_bps[u].iter().any(|&r| r > 0.0)).collect();
+            if active.is_empty() {
+                return Ok(owner);
+            }
+            let quota = n_rbg.div_ceil(active.len());
+            let mut turn = 0usize;
+            for (g, slot) in owner.iter_mut().enumerate() {
+                // The first UE from the current turn that can take this RBG.
+                for k in 0..active.len() {
+                    let u = active[(turn + k) % active.len()];
+                    if rates_bps[u][g] > 0.0 && count[u] < quota && has_room(u, &granted) {
+                        *slot = Some(u);
+                        granted[u] += rates_bps[u][g] * TTI_S;
+                        count[u] += 1;
+                        turn = (turn + k) % active.len();
+                        break;
+                    }
+                }
+                let cur = active[turn];
+                if count[cur] >= quota || !has_room(cur, &granted) {
+                    turn = (turn + 1) % active.len();
+                }
+            }
+        }
+    }
+    Ok(owner)
+}
+
+/// One UE's input to a TTI's decision.
+#[derive(Clone, Copy, Debug)]
+pub struct UeReport<'a> {
+    /// The UE's subband CQI (0..=15) per RBG; 0 means nothing can be sent on that RBG.
+    pub rbg_cqi: &'a [u8],
+    /// Bytes waiting for the UE (its RLC buffer).
+    pub buffer_bytes: u64,
+}
+
+/// One transport block granted for a TTI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The UE's index.
+    pub ue: usize,
+    /// The RBGs it got, in ascending order.
+    pub rbgs: Vec<u16>,
+    /// Physical resource blocks in those RBGs.
+    pub n_prb: u16,
+    /// The MCS of the worst CQI over its RBGs.
+    pub mcs: u8,
+    /// Transport block size in bits (36.213 Table 7.1.7.2.1-1).
+    pub tbs_bits: u32,
+}
+
+/// A cell's downlink scheduler with its state between TTIs.
+#[derive(Clone, Debug)]
+pub struct Scheduler {
+    kind: SchedulerKind,
+    n_rb: u16,
+    rbg_size: u16,
+    avg_bps: Vec<f64>,
+    rr_next: usize,
+    window_ttis: f64,
+}
+
+impl Scheduler {
+    /// A scheduler of `kind` for a band of `n_rb` (1..=110) resource blocks and `n_ues` UEs,
+    /// with LENA's PF window of 99 TTIs.
+    pub fn new(kind: SchedulerKind, n_rb: u16, n_ues: usize) -> Result<Scheduler, CellError> {
+        if n_rb == 0 || n_rb > MAX_PRB {
+            return Err(CellError::out_of_range("bandwidth_rb", n_rb as f64, "an integer in [1, 110]"));
+        }
+        Ok(Scheduler { kind, n_rb, rbg_size: rbg_size(n_rb)?, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS })
+    }
+
+    /// The same scheduler with a PF averaging window of `ttis` TTIs (1..=1e6).
+    pub fn with_window(mut self, ttis: f64) -> Result<Scheduler, CellError> {
+        crate::error::check_range("scheduler.window_ttis", ttis, 1.0, 1e6, "TTIs")?;
+        self.window_ttis = ttis;
+        Ok(self)
+    }
+
+    /// The number of RBGs: ⌈n_rb / P⌉.
+    pub fn rbg_count(&self) -> usize {
+        self.n_rb.div_ceil(self.rbg_size) as usize
+    }
+
+    /// PRBs in RBG `g` (the last one may be smaller).
+    fn rbg_prbs(&self, g: usize) -> u16 {
+        let start = g as u16 * self.rbg_size;
+        self.rbg_size.min(self.n_rb - start)
+    }
+
+    /// Each UE's PF average throughput, in bit/s.
+    pub fn average_throughput_bps(&self) -> &[f64] {
+        &self.avg_bps
+    }
+
+    /// One TTI: grants for the UEs in `ues` (one report per UE, each with one CQI per RBG).
+    pub fn schedule(&mut self, ues: &[UeReport]) -> Result<Vec<Grant>, CellError> {
+        if ues.len() != self.avg_bps.len() {
+            return Err(CellError::invalid("ues", format!("{} reports for {} UEs", ues.len(), self.avg_bps.len())));
+        }
+        let n_rbg = self.rbg_count();
+        let mut rates = Vec::with_capacity(ues.len());
+        for (u, r) in ues.iter().enumerate() {
+            if r.rbg_cqi.len() != n_rbg {
+                return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", r.rbg_cqi.len())));
+            }
+            let mut row = Vec::with_capacity(n_rbg);
+            for (g, &cqi) in r.rbg_cqi.iter().enumerate() {
+                if cqi > MAX_CQI {
+                    return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), cqi as f64, "an integer in [0, 15]"));
+                }
+                row.push(match mcs_for_cqi(cqi)? {
+                    Some(mcs) => tbs_for_mcs(mcs, self.rbg_prbs(g))? as f64 / TTI_S,
+                    None => 0.0,
+                });
+            }
+            rates.push(row);
+        }
+        let buffers: Vec<u64> = ues.iter().map(|r| r.buffer_bytes.saturating_mul(8)).collect();
+        let owner = assign_rbgs(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next)?;
+        let mut grants: Vec<Grant> = Vec::new();
+        for (u, ue) in ues.iter().enumerate() {
+            let rbgs: Vec<u16> = owner.iter().enumerate().filter(|(_, o)| **o == Some(u)).map(|(g, _)| g as u16).collect();
+            if rbgs.is_empty() {
+                continue;
+            }
+            let worst = rbgs.iter().map(|&g| ue.rbg_cqi[g as usize]).min().unwrap_or(0);
+            let Some(mcs) = mcs_for_cqi(worst)? else { continue };
+            let n_prb: u16 = rbgs.iter().map(|&g| self.rbg_prbs(g as usize)).sum();
+            grants.push(Grant { ue: u, rbgs, n_prb, mcs, tbs_bits: tbs_for_mcs(mcs, n_prb)? });
+        }
+        let w = 1.0 / self.window_ttis;
+        for (u, avg) in self.avg_bps.iter_mut().enumerate() {
+            let bits = grants.iter().find(|g| g.ue == u).map_or(0.0, |g| g.tbs_bits as f64);
+            *avg = (1.0 - w) * *avg + w * bits / TTI_S;
+        }
+        if !ues.is_empty() {
+            self.rr_next = (self.rr_next + 1) % ues.len();
+        }
+        Ok(grants)
+    }
+}

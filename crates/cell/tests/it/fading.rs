@@ -1,0 +1,114 @@
+//! Fading statistics over many samples: mean power, the Rayleigh envelope distribution and the
+//! autocorrelation against the Doppler's Bessel function.
+
+use multiconn_cell::fading::DEFAULT_SINUSOIDS;
+use multiconn_cell::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+use multiconn_core::RngStream;
+
+/// J₀(x) = (1/π)·∫₀^π cos(x·sin θ) dθ, by Simpson's rule.
+fn bessel_j0(x: f64) -> f64 {
+    let n = 400;
+    let h = std::f64::consts::PI / n as f64;
+    let f = |k: usize| (x * (k as f64 * h).sin()).cos();
+    let mut s = f(0) + f(n);
+    for k in 1..n {
+        s += if k % 2 == 1 { 4.0 } else { 2.0 } * f(k);
+    }
+    s * h / 3.0 / std::f64::consts::PI
+}
+
+fn processes(count: usize, fd: f64, seed: u64) -> Vec<RayleighFading> {
+    let mut rng = RngStream::derive(seed, "cell/fading/test");
+    (0..count).map(|_| RayleighFading::new(fd, DEFAULT_SINUSOIDS, &mut rng).unwrap()).collect()
+}
+
+#[test]
+fn bessel_helper_is_right() {
+    assert!((bessel_j0(0.0) - 1.0).abs() < 1e-12);
+    assert!((bessel_j0(2.404_825_557_7)).abs() < 1e-9);
+    assert!((bessel_j0(1.0) - 0.765_197_686_6).abs() < 1e-9);
+}
+
+#[test]
+fn mean_power_is_one_and_the_envelope_is_rayleigh() {
+    let fd = 5.36;
+    let ps = processes(300, fd, 1);
+    let mut gains = Vec::new();
+    for p in &ps {
+        for k in 0..2000 {
+            gains.push(p.power_gain(k as f64 * 1e-3));
+        }
+    }
+    let n = gains.len() as f64;
+    let mean = gains.iter().sum::<f64>() / n;
+    assert!((mean - 1.0).abs() < 0.03, "mean power {mean}");
+    // |h|² is exponential with mean 1: P(|h|² < x) = 1 − e^−x.
+    for x in [0.1, 0.5, 1.0, 2.0, 3.0] {
+        let p = gains.iter().filter(|&&g| g < x).count() as f64 / n;
+        let want = 1.0 - (-x).exp();
+        assert!((p - want).abs() < 0.02, "P(|h|² < {x}) = {p}, want {want}");
+    }
+    // One long realisation: the time mean power is also near 1.
+    let one = &ps[0];
+    let long = (0..200_000).map(|k| one.power_gain(k as f64 * 1e-3)).sum::<f64>() / 200_000.0;
+    assert!((long - 1.0).abs() < 0.05, "time mean {long}");
+}
+
+#[test]
+fn autocorrelation_follows_bessel_j0() {
+    let fd = 5.0;
+    let ps = processes(2000, fd, 2);
+    for tau in [0.0, 0.02, 0.05, 0.1, 0.2] {
+        let mut acc = 0.0;
+        let mut count = 0.0;
+        for p in &ps {
+            for k in 0..25 {
+                let t = k as f64 * 0.4;
+                let (a, b) = p.coefficient(t);
+                let (c, d) = p.coefficient(t + tau);
+                // Re(h(t)·h*(t + τ)).
+                acc += a * c + b * d;
+                count += 1.0;
+            }
+        }
+        let r = acc / count;
+        let want = bessel_j0(2.0 * std::f64::consts::PI * fd * tau);
+        assert!((r - want).abs() < 0.03, "τ = {tau} s: {r} vs J0 = {want}");
+    }
+}
+
+#[test]
+fn per_rb_fading_differs_between_blocks_and_flat_does_not() {
+    let mut rng = RngStream::derive(9, "cell/fading");
+    let per = CellFading::new(FadingSpread::PerRb, 100, 5.36, DEFAULT_SINUSOIDS, &mut rng).unwrap();
+    let flat = CellFading::new(FadingSpread::Flat, 100, 5.36, DEFAULT_SINUSOIDS, &mut rng).unwrap();
+    let mut g = vec![0.0; 100];
+    per.gains_db(0.5, &mut g).unwrap();
+    assert!(g.iter().any(|&x| (x - g[0]).abs() > 1.0));
+    flat.gains_db(0.5, &mut g).unwrap();
+    assert!(g.iter().all(|&x| x == g[0]));
+    // Same seed, same gains.
+    let mut a = RngStream::derive(4, "f");
+    let mut b = RngStream::derive(4, "f");
+    let fa = CellFading::new(FadingSpread::PerRb, 6, 10.0, 8, &mut a).unwrap();
+    let fb = CellFading::new(FadingSpread::PerRb, 6, 10.0, 8, &mut b).unwrap();
+    let (mut ga, mut gb) = (vec![0.0; 6], vec![0.0; 6]);
+    fa.gains_db(1.234, &mut ga).unwrap();
+    fb.gains_db(1.234, &mut gb).unwrap();
+    assert_eq!(ga, gb);
+    assert!(per.gains_db(0.0, &mut [0.0; 3]).is_err());
+}
+
+#[test]
+fn doppler_and_bad_input() {
+    // 3 km/h at 1.93 GHz: ns-3's Jakes default, 5.36 Hz.
+    assert!((doppler_hz(3.0 / 3.6, 1.93e9) - 5.36).abs() < 0.01);
+    let mut rng = RngStream::derive(1, "f");
+    let err = RayleighFading::new(-1.0, 16, &mut rng).unwrap_err().to_string();
+    assert!(err.starts_with("fading.doppler_hz = -1"), "{err}");
+    assert!(RayleighFading::new(5.0, 2, &mut rng).unwrap_err().to_string().contains("fading.sinusoids"));
+    assert!(CellFading::new(FadingSpread::Flat, 0, 5.0, 16, &mut rng).is_err());
+    // Zero Doppler: a constant gain.
+    let still = RayleighFading::new(0.0, 16, &mut rng).unwrap();
+    assert_eq!(still.power_gain(0.0), still.power_gain(7.0));
+}

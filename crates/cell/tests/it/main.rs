@@ -1,0 +1,7 @@
+//! The integration tests of multiconn-cell, one binary (`cargo test -p multiconn-cell --test it`);
+//! each module is one feature.
+
+mod amc;
+mod fading;
+mod sched;
+mod tables;
