@@ -8,7 +8,7 @@
 //!   draft-cardwell-iccrg-bbr-congestion-control-00), [`fast`] (picoquic's delay-based
 //!   controller of early 2022).
 //! * [`loss_filter`]: picoquic's smoothed loss rate, which decides whether a loss is worth a
-//!   reduction (profiles turn it on for CUBIC; `fast` always uses it).
+//!   reduction (profiles turn it on for CUBIC and BBR; `fast` always uses it).
 //! * [`coupled`]: congestion control for the paths of one multipath connection (MPQUIC,
 //!   MPTCP): uncoupled per-path controllers or LIA (RFC 6356), OLIA and BALIA.
 //! * [`delivery`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR.
@@ -151,9 +151,11 @@ pub struct CcConfig {
     /// Stop window growth when the sender is application- or flow-control-limited
     /// (RFC 9002 §7.8). aioquic does not check.
     pub app_limited_check: bool,
-    /// CUBIC reduces the window for a loss only when picoquic's smoothed loss rate
-    /// ([`loss_filter`]) exceeds 20 % (picoquic of early 2022). Needs the losses reported one
-    /// by one ([`Controller::on_packet_lost`]), which only the QUIC model does.
+    /// picoquic's loss reactions of early 2022: CUBIC reduces the window for a loss only when
+    /// picoquic's smoothed loss rate ([`loss_filter`]) exceeds 20 %, BBR replaces Linux's
+    /// packet conservation by picoquic's halving on such losses (see [`bbr`]); `fast` always
+    /// filters. Needs the losses reported one by one ([`Controller::on_packet_lost`]), which
+    /// only the QUIC model does.
     pub loss_filter: bool,
     /// The RTT assumed before the first sample (a delay-based controller starts from it).
     pub initial_rtt: multiconn_core::Dur,

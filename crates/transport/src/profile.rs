@@ -63,8 +63,9 @@ pub struct CcKnobs {
     /// Minimum window in bytes (picoquic: 2 × 1536); replaces `minimum_window_packets` when
     /// set.
     pub minimum_window_bytes: Option<u64>,
-    /// CUBIC reduces only for losses that pass picoquic's smoothed-loss-rate filter
-    /// (`multiconn_cc::loss_filter`); QUIC profiles only. Absent: false.
+    /// picoquic's loss reactions: CUBIC and BBR react only to losses that pass picoquic's
+    /// smoothed-loss-rate filter (`multiconn_cc::loss_filter`), BBR by halving its window;
+    /// QUIC profiles only. Absent: false.
     #[serde(default)]
     pub loss_filter: bool,
 }
