@@ -892,6 +892,10 @@ impl Connection {
             // Put back nothing: fill() added nothing ack-eliciting and an ACK alone is not due.
             return None;
         }
+        if space == Space::Data && !eliciting_frames && self.paths[path].ping_on_ack && avail >= 1 {
+            // ACK-only packets of this path were lost (`picoquic-2022`): this ACK asks for one.
+            frames.push(Frame::Ping);
+        }
         let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
         if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
             let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
@@ -1173,6 +1177,9 @@ impl Connection {
         if in_flight_any {
             self.paths[path].pacer.on_sent(udp_size as u64);
         }
+        if ack_eliciting_any {
+            self.paths[path].ping_on_ack = false;
+        }
         if let Some(mp) = self.mp.as_mut().filter(|mp| mp.ready) {
             self.paths[path].last_sent = Some(now);
             let c = &mut self.paths[path].counters;
@@ -1312,7 +1319,8 @@ impl Endpoint for Connection {
                 }
                 // A timer-based loss episode counts as the path's PTO for the failover rules;
                 // the lost packets' frames are queued again below.
-                TimeoutAction::TimerLoss { episode } => {
+                TimeoutAction::TimerLoss { episode, ack_lost } => {
+                    self.paths[p].ping_on_ack |= ack_lost;
                     if episode {
                         self.on_path_pto(now, p);
                     }

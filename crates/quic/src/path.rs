@@ -146,6 +146,9 @@ pub struct PathState {
     /// When the path last sent a datagram once the multipath sender runs (`None`: never under
     /// this path ID); picoquic's scheduler uses the least recently used path.
     pub last_sent: Option<Time>,
+    /// ACK-only packets on the path were declared lost by the `picoquic-2022` timer: the next
+    /// ACK-only packet on it carries a PING, so that it is acknowledged or times out.
+    pub ping_on_ack: bool,
     /// An abandoned path whose data in flight was left to its own loss detection
     /// (`abandon = "drain"`) is deleted then: what it still holds is queued again and its
     /// packet number space forgotten.
@@ -337,6 +340,7 @@ impl PathTemplate {
             rx: AckState::new(self.ack_policy),
             probes: 0,
             last_sent: None,
+            ping_on_ack: false,
             delete_at: None,
         }
     }

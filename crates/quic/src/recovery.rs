@@ -27,9 +27,11 @@
 //!   space has no probe timeout: a retransmission timer declares packets lost. The timer is
 //!   `max(srtt + 4·rttvar + max_ack_delay, 5/4·srtt + max_ack_delay, min_rto)` (the initial
 //!   RTT before any sample), doubled after one timer-based loss episode and quadrupled after
-//!   two or more; it is armed at the oldest outstanding ack-eliciting packet's send time. When
-//!   it fires, outstanding packets are declared lost oldest first while their own send time
-//!   plus the timer has passed. A loss of a packet sent after the previous episode (and above
+//!   two or more; it is armed at the oldest outstanding packet's send time, ACK-only packets
+//!   included. When it fires, outstanding packets are declared lost oldest first while their
+//!   own send time plus the timer has passed; an ACK-only packet is just forgotten, and the
+//!   caller bundles a PING with the next ACK on the path (picoquic's `is_ack_lost`). As in
+//!   picoquic, an acknowledged ACK-only packet gives an RTT sample too. A loss of a packet sent after the previous episode (and above
 //!   the largest acknowledged) starts a new episode: the count (`pto_count`, picoquic's
 //!   `nb_retransmit`) grows at once, so the later packets of the run wait for the longer
 //!   timer; an acknowledgement resets it. The controller hears of each packet
@@ -207,8 +209,9 @@ pub enum TimeoutAction {
     /// Send `count` ack-eliciting probe packets in `space`, ignoring the congestion window.
     Probe { space: Space, count: u8 },
     /// The `picoquic-2022` retransmission timer declared 1-RTT packets lost (see the outcome);
-    /// `episode`: a new timer-based loss episode began (the path's repeat count grew).
-    TimerLoss { episode: bool },
+    /// `episode`: a new timer-based loss episode began (the path's repeat count grew);
+    /// `ack_lost`: ACK-only packets were lost too (the next ACK on the path carries a PING).
+    TimerLoss { episode: bool, ack_lost: bool },
     /// Client anti-deadlock: send one ack-eliciting packet in `space` (Initial: padded).
     AntiDeadlock { space: Space },
 }
@@ -522,8 +525,11 @@ impl Recovery {
             self.pop_front(si, now);
             return;
         }
+        // picoquic (`frames.c` `picoquic_update_path_rtt`) samples the RTT from ACK-only
+        // packets too; RFC 9002 §5.1 only from ack-eliciting ones.
+        let sampled = any_ack_eliciting || self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022;
         if let Some((pn, sent)) = largest_newly {
-            if pn == ack_largest && any_ack_eliciting {
+            if pn == ack_largest && sampled {
                 let latest = now.since(sent);
                 let delay = match space {
                     Space::Data if self.handshake_confirmed => ack_delay.min(self.cfg.max_ack_delay),
@@ -704,7 +710,11 @@ impl Recovery {
     /// RFC 9002 A.8 GetPtoTimeAndSpace. `now` anchors the anti-deadlock timer.
     fn pto_time_and_space(&self, now: Time) -> Option<(Time, Space)> {
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
+        let picoquic = self.picoquic_deadline();
         if !any_in_flight {
+            if let Some(t) = picoquic {
+                return Some((t, Space::Data));
+            }
             let d = self.backoff(self.rtt.pto_base(Dur::ZERO));
             let space = if self.has_handshake_keys { Space::Handshake } else { Space::Initial };
             return Some((now + d, space));
@@ -712,7 +722,8 @@ impl Recovery {
         let mut best: Option<(Time, Space)> = None;
         for space in Space::ALL {
             let sp = &self.spaces[space.index()];
-            if sp.ack_eliciting_in_flight == 0 || sp.discarded {
+            let picoquic_data = space == Space::Data && picoquic.is_some();
+            if (sp.ack_eliciting_in_flight == 0 && !picoquic_data) || sp.discarded {
                 continue;
             }
             let mad = if space == Space::Data {
@@ -724,8 +735,8 @@ impl Recovery {
                 Dur::ZERO
             };
             let t = if space == Space::Data && self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022 {
-                let Some(oldest) = self.oldest_eliciting(Space::Data) else { continue };
-                oldest + self.picoquic_timer()
+                let Some(t) = picoquic else { continue };
+                t
             } else {
                 let Some(last) = sp.last_ack_eliciting else { continue };
                 last + self.backoff(self.rtt.pto_base(mad))
@@ -748,7 +759,7 @@ impl Recovery {
             return;
         }
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
-        if !any_in_flight && self.peer_completed_address_validation {
+        if !any_in_flight && self.peer_completed_address_validation && self.picoquic_deadline().is_none() {
             self.timer = None;
             return;
         }
@@ -768,17 +779,17 @@ impl Recovery {
             return TimeoutAction::LossDetected;
         }
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
-        let action = if !any_in_flight {
+        let action = if !any_in_flight && self.picoquic_deadline().is_none() {
             let space = if self.has_handshake_keys { Space::Handshake } else { Space::Initial };
             TimeoutAction::AntiDeadlock { space }
         } else {
             match self.pto_time_and_space(now) {
                 Some((_, Space::Data)) if self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022 => {
-                    let episode = self.timer_loss(now, out);
+                    let (episode, ack_lost) = self.timer_loss(now, out);
                     self.stats.pto_expirations += 1;
                     self.pop_front(Space::Data.index(), now);
                     self.set_loss_detection_timer(now);
-                    return TimeoutAction::TimerLoss { episode };
+                    return TimeoutAction::TimerLoss { episode, ack_lost };
                 }
                 Some((_, space)) => TimeoutAction::Probe { space, count: 2 },
                 None => {
@@ -822,22 +833,34 @@ impl Recovery {
         Dur(self.picoquic_timer_base().0 << exp)
     }
 
-    /// Send time of the oldest outstanding ack-eliciting packet in flight in `space`.
-    fn oldest_eliciting(&self, space: Space) -> Option<Time> {
-        let sp = &self.spaces[space.index()];
+    /// When the `picoquic-2022` timer of the 1-RTT space fires: the oldest outstanding packet's
+    /// send time (ACK-only ones included) plus the backed-off timer. `None` under RFC 9002,
+    /// before the handshake is confirmed, or with nothing outstanding.
+    fn picoquic_deadline(&self) -> Option<Time> {
+        if self.cfg.retransmit_timer != RetransmitTimer::Picoquic2022 || !self.handshake_confirmed {
+            return None;
+        }
+        let sp = &self.spaces[Space::Data.index()];
+        if sp.discarded {
+            return None;
+        }
         let start = sp.cursor.saturating_sub(sp.base) as usize;
-        sp.sent.iter().skip(start).find(|p| p.state == State::Outstanding && p.in_flight && p.ack_eliciting).map(|p| p.time_sent)
+        let oldest = sp.sent.iter().skip(start).find(|p| p.state == State::Outstanding)?;
+        Some(oldest.time_sent + self.picoquic_timer())
     }
 
     /// The `picoquic-2022` retransmission timer fired: declares lost, oldest first, the
-    /// outstanding ack-eliciting packets whose send time plus the timer has passed. True if a
-    /// new timer-based loss episode began.
-    fn timer_loss(&mut self, now: Time, out: &mut Outcome) -> bool {
+    /// outstanding packets whose send time plus the timer has passed. Returns whether a new
+    /// timer-based loss episode began and whether ACK-only packets were among them (picoquic
+    /// then bundles a PING with the next ACK on the path, `is_ack_lost`, so that a dead path
+    /// shows in its own timer even at an end that only acknowledges).
+    fn timer_loss(&mut self, now: Time, out: &mut Outcome) -> (bool, bool) {
         let si = Space::Data.index();
         let event = self.event_id.wrapping_add(1);
         let mut lost = std::mem::take(&mut self.scratch);
         lost.clear();
         let mut episode = false;
+        let mut ack_lost = false;
         let base = self.picoquic_timer_base();
         let mut timer = self.picoquic_timer();
         let sp = &mut self.spaces[si];
@@ -846,11 +869,20 @@ impl Recovery {
         for i in start..sp.sent.len() {
             let pn = sp.base + i as u64;
             let p = &mut sp.sent[i];
-            if !(p.state == State::Outstanding && p.in_flight && p.ack_eliciting) {
+            if p.state != State::Outstanding {
                 continue;
             }
             if p.time_sent + timer > now {
                 break;
+            }
+            if !(p.in_flight && p.ack_eliciting) {
+                // An ACK-only packet: forgotten, noted for the next ACK's PING.
+                p.state = State::Lost;
+                if p.in_flight {
+                    sp.bytes_in_flight -= p.size as u64;
+                }
+                ack_lost = true;
+                continue;
             }
             p.state = State::Lost;
             p.lost_event = event;
@@ -882,7 +914,7 @@ impl Recovery {
             self.controller.on_persistent_congestion(now);
         }
         self.scratch = lost;
-        episode
+        (episode, ack_lost)
     }
 
     /// RFC 9002 A.11 OnPacketNumberSpaceDiscarded (keys discarded): its packets leave bytes in

@@ -232,7 +232,7 @@ fn picoquic_2022_timer_declares_loss_oldest_first_with_capped_backoff() {
     assert_eq!(r.loss_detection_timer(), Some(t(510.0)));
     let mut out = Outcome::default();
     assert_eq!(r.on_timeout(t(509.0), &mut out), TimeoutAction::None);
-    assert_eq!(r.on_timeout(t(510.0), &mut out), TimeoutAction::TimerLoss { episode: true });
+    assert_eq!(r.on_timeout(t(510.0), &mut out), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
     let lost: Vec<u64> = out.lost.iter().map(|l| l.pn).collect();
     assert_eq!(lost, [1], "packet 2 now waits for the doubled timer");
     assert_eq!(r.pto_count(), 1);
@@ -240,18 +240,18 @@ fn picoquic_2022_timer_declares_loss_oldest_first_with_capped_backoff() {
     assert_eq!(r.loss_detection_timer(), Some(t(210.0 + 620.0)));
     // Packets sent before the episode began do not start another.
     let mut out = Outcome::default();
-    assert_eq!(r.on_timeout(t(830.0), &mut out), TimeoutAction::TimerLoss { episode: false });
+    assert_eq!(r.on_timeout(t(830.0), &mut out), TimeoutAction::TimerLoss { episode: false, ack_lost: false });
     assert_eq!(r.loss_detection_timer(), Some(t(400.0 + 620.0)));
     let mut out = Outcome::default();
-    assert_eq!(r.on_timeout(t(1020.0), &mut out), TimeoutAction::TimerLoss { episode: false });
+    assert_eq!(r.on_timeout(t(1020.0), &mut out), TimeoutAction::TimerLoss { episode: false, ack_lost: false });
     assert_eq!(r.pto_count(), 1);
     // A packet sent after the episode: a new one, ×4; then the backoff stays at ×4.
     send(&mut r, t(1100.0));
     assert_eq!(r.loss_detection_timer(), Some(t(1100.0 + 620.0)));
-    assert_eq!(r.on_timeout(t(1720.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true });
+    assert_eq!(r.on_timeout(t(1720.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
     send(&mut r, t(1800.0));
     assert_eq!(r.loss_detection_timer(), Some(t(1800.0 + 1240.0)));
-    assert_eq!(r.on_timeout(t(3040.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true });
+    assert_eq!(r.on_timeout(t(3040.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
     assert_eq!(r.pto_count(), 3);
     send(&mut r, t(3100.0));
     assert_eq!(r.loss_detection_timer(), Some(t(3100.0 + 1240.0)), "capped at ×4");
