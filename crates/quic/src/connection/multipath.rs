@@ -262,8 +262,15 @@ impl Connection {
 
     /// Path ID `id` opens on route `p`: fresh packet number space, RTT estimator, congestion
     /// controller (a new place in the coupling), pacer, ACK state and health; to be validated.
-    /// Only the route's interface state and its counters carry over to the new path ID.
+    /// Only the route's interface state and its counters carry over to the new path ID; data
+    /// an abandoned ID still held (`abandon = "drain"`) is queued again.
     fn reset_path(&mut self, now: Time, p: usize, id: u32) {
+        if self.paths[p].delete_at.is_some() {
+            // The route is opened again before its abandoned path ID was deleted
+            // (`abandon = "drain"`): what that ID still holds goes out again now, as at its
+            // deletion, since its state is replaced here.
+            self.requeue_in_flight(p);
+        }
         let Some(mp) = &mut self.mp else { return };
         let old = &self.paths[p];
         let (controller, slot) = mp.new_controller(old.path_id.map(|_| old.cc_slot));

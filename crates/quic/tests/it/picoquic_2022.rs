@@ -210,3 +210,23 @@ fn the_studys_four_controllers_run_and_picoquics_scheduler_uses_both_paths() {
         assert_eq!(h.server.path_recovery(0).controller().kind(), cc);
     }
 }
+
+/// A route opened again before its abandoned path ID's deletion: the data the old ID still
+/// held (not yet declared lost by its timer) goes out again, on the new path ID or the other
+/// path, instead of vanishing with the old state.
+#[test]
+fn reopening_a_route_before_its_old_path_is_deleted_keeps_the_data_it_held() {
+    let size = 8_000_000;
+    let mut h = two_paths(&mp_params(picoquic(), CcKind::NewReno, size));
+    h.run_until(secs(1.0));
+    // What the server sends on path 1 in the next 20 ms is lost; then the path works again.
+    let from = h.paths[0].1.count;
+    h.paths[0].1.drop = Box::new(move |i, _| i >= from && i < from + 12);
+    h.client.on_path_action(h.now, PathAction::Abandon { path: 1 });
+    h.run_until(secs(1.03));
+    h.client.on_path_action(h.now, PathAction::Open { path: 1, path_id: 2, backup: false });
+    h.run_until_finished(secs(30.0)).expect("finished: nothing held by the old path ID is lost for good");
+    assert_eq!(h.client.stats().delivered, size);
+    assert_eq!(stats(&h.server)[1].path_id, Some(2));
+}
+
