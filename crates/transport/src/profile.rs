@@ -276,6 +276,9 @@ impl Profile {
         if self.cc.loss_filter {
             return Err("cc.loss_filter judges losses one by one, which only the quic model reports".into());
         }
+        if self.cc.allowed.contains(&CcKind::Fast) || self.cc.default == CcKind::Fast {
+            return Err("cc: \"fast\" judges losses one by one, which only the quic model reports; a tcp profile cannot offer it".into());
+        }
         if self.recovery.retransmit_timer != RetransmitTimer::Rfc9002 {
             return Err("recovery.retransmit_timer is a quic setting (tcp has its own rto_rule)".into());
         }
@@ -474,6 +477,8 @@ mod tests {
         let mp = |ack: &str, sched: &str| {
             format!("{tcp}\n[multipath]\nscheduler = \"{sched}\"\nack_path = \"{ack}\"\nfailover = \"linux-mptcp\"\nabandon = \"requeue\"\nlink_events = \"react\"\n")
         };
+        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"fast\"]");
+        assert!(Profile::from_toml(&fast, "x.toml").unwrap_err().to_string().contains("a tcp profile cannot offer it"));
         assert!(Profile::from_toml(&mp("same", "minrtt"), "x").is_ok());
         assert!(Profile::from_toml(&mp("min_rtt", "minrtt"), "x").unwrap_err().to_string().contains("ack_path"));
         assert!(Profile::from_toml(&mp("same", "picoquic"), "x").unwrap_err().to_string().contains("scheduler"));
