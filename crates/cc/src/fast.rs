@@ -28,7 +28,9 @@
 //!   minimum window; the window never goes below the minimum. Each enters *freeze* for one
 //!   minimum RTT, or until a packet sent since is acknowledged; nothing grows during freeze and
 //!   further signals are ignored, except a delay signal after a loss freeze and a timeout after
-//!   a timeout freeze. Freeze ends in *initial* after a timeout, else in *eval*.
+//!   a timeout freeze. Freeze ends in *initial* after a timeout, else in *eval*. Without a
+//!   minimum RTT (see above) picoquic's end-of-freeze sum wraps around, so such a freeze ends
+//!   at the next event; the model does the same.
 //! * A spurious loss takes one off the count of samples above the threshold.
 //!
 //! Not modelled: ECN-CE (the simulator marks no packets), picoquic's `seed_cwin` from a
@@ -188,7 +190,9 @@ impl Fast {
         self.freeze_was_not_delay = !delay;
         self.freeze_was_timeout = timeout;
         self.phase = Phase::Freeze;
-        self.freeze_until = Time(now.0.saturating_add(self.rtt_min));
+        // Without a minimum (after an epoch end with no history) picoquic's unsigned sum
+        // wraps to just before now: the freeze ends at the next event. The same here.
+        self.freeze_until = Time(now.0.wrapping_add(self.rtt_min));
         self.freeze_start = now;
         self.above = 0;
         self.congested = true;
@@ -465,6 +469,13 @@ mod tests {
         sample(&mut cc, &mut rtt, 1_200, 200, 0);
         assert_eq!(cc.rtt_min(), None);
         assert_eq!(cc.threshold(), DELAY_THRESHOLD_MAX);
+        // Without a minimum a freeze lasts until the next event.
+        for pn in 1..5 {
+            cc.on_packet_lost(Time::ZERO + Dur::from_millis(1_250), pn, 1440);
+        }
+        assert_eq!(cc.phase(), Phase::Freeze);
+        cc.on_packet_lost(Time::ZERO + Dur::from_millis(1_251), 1000, 1440);
+        assert_eq!(cc.phase(), Phase::Eval);
         // A later epoch end takes the smallest remembered rolling minimum.
         sample(&mut cc, &mut rtt, 2_300, 200, 0);
         assert_eq!(cc.rtt_min(), Some(Dur::from_millis(200)));
