@@ -36,7 +36,16 @@
 //!   ends recovery, restores the saved cwnd and restarts full-bandwidth detection's count.
 //!   Not modelled: the long-term (policer) bandwidth estimate, ACK-aggregation extra cwnd,
 //!   idle-restart handling and TSO-dependent quantization.
+//! * With `loss_filter`, the loss reaction is picoquic's of early 2022 instead (`bbr.c`
+//!   `picoquic_bbr_notify_congestion` at 48525d89ef4d, reference `multi-operator.md` §6.1): no
+//!   packet conservation; a lost packet that passes the smoothed-loss-rate filter
+//!   ([`crate::loss_filter`], 20 %) halves cwnd, a timer-based loss sets it to the minimum
+//!   window; at most once per smoothed RTT and once per gain-cycle phase (a second timeout
+//!   after a timeout passes); in Startup the pipe counts as full and Drain begins, in the other
+//!   modes the current gain-cycle phase ends at the next ACK. picoquic's long-RTT startup
+//!   variant is not modelled.
 
+use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 
@@ -152,6 +161,21 @@ pub struct Bbr {
     packet_conservation: bool,
     lost_since_ack: bool,
     delivered: u64,
+    /// picoquic's loss reaction (`loss_filter`); `None`: Linux's.
+    picoquic_loss: Option<PicoquicLoss>,
+    /// The smoothed RTT at the last ACK.
+    srtt: Dur,
+}
+
+/// picoquic's loss reaction state.
+#[derive(Debug, Clone, Default)]
+struct PicoquicLoss {
+    filter: SmoothedLoss,
+    /// When the last reaction took place.
+    last: Option<Time>,
+    last_was_timeout: bool,
+    /// A reaction in this gain-cycle phase: the phase ends at the next ACK.
+    cycle_on_loss: bool,
 }
 
 impl Bbr {
@@ -184,6 +208,8 @@ impl Bbr {
             packet_conservation: false,
             lost_since_ack: false,
             delivered: 0,
+            picoquic_loss: cfg.loss_filter.then(PicoquicLoss::default),
+            srtt: Dur::ZERO,
             cfg,
         };
         bbr.init_pacing_rate(Dur::from_millis(1));
@@ -279,7 +305,8 @@ impl Bbr {
             return;
         }
         let gain = PACING_GAIN_CYCLE[self.cycle_index];
-        let full_length = self.min_rtt.is_some_and(|rtt| now.since(self.cycle_stamp) > rtt);
+        let on_loss = self.picoquic_loss.as_ref().is_some_and(|l| l.cycle_on_loss);
+        let full_length = on_loss || self.min_rtt.is_some_and(|rtt| now.since(self.cycle_stamp) > rtt);
         let inflight = ack.prior_in_flight;
         let next = if gain == BBR_UNIT {
             full_length
@@ -296,6 +323,32 @@ impl Bbr {
     fn advance_cycle(&mut self, now: Time) {
         self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
         self.cycle_stamp = now;
+        if let Some(l) = &mut self.picoquic_loss {
+            l.cycle_on_loss = false;
+        }
+    }
+
+    /// picoquic's reaction to a filtered loss or a timeout.
+    fn picoquic_congestion(&mut self, now: Time, timeout: bool) {
+        let srtt = self.srtt;
+        let Some(l) = &mut self.picoquic_loss else { return };
+        let recent = l.cycle_on_loss || l.last.is_some_and(|t| now < t + srtt);
+        if recent && (!timeout || l.last_was_timeout) {
+            return;
+        }
+        l.last = Some(now);
+        l.last_was_timeout = timeout;
+        self.cwnd /= 2;
+        if timeout || self.cwnd < self.cfg.minimum_window {
+            self.cwnd = self.cfg.minimum_window;
+        }
+        if self.mode == BbrMode::Startup {
+            self.full_bw_reached = true;
+            self.mode = BbrMode::Drain;
+            self.ssthresh = Some(self.target_cwnd(BBR_UNIT));
+        } else if let Some(l) = &mut self.picoquic_loss {
+            l.cycle_on_loss = true;
+        }
     }
 
     fn check_full_bw_reached(&mut self, ack: &AckEvent) {
@@ -455,6 +508,7 @@ impl Controller for Bbr {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        self.srtt = rtt.smoothed();
         self.delivered = self.delivered.saturating_add(ack.bytes_acked);
         if self.recovery_start.is_some() && !self.in_recovery(ack.largest_acked_sent) {
             self.recovery_start = None;
@@ -477,8 +531,24 @@ impl Controller for Bbr {
         self.lost_since_ack = false;
     }
 
+    fn on_packet_lost(&mut self, now: Time, pn: u64, _bytes: u64) {
+        if self.picoquic_loss.as_mut().is_some_and(|l| l.filter.on_lost(pn)) {
+            self.picoquic_congestion(now, false);
+        }
+    }
+
+    fn on_packet_timed_out(&mut self, now: Time, pn: u64, _bytes: u64) {
+        if self.picoquic_loss.as_mut().is_some_and(|l| l.filter.on_timeout(pn)) {
+            self.picoquic_congestion(now, true);
+        }
+    }
+
     fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
         self.lost_since_ack = true;
+        if self.picoquic_loss.is_some() {
+            // Reacted to packet by packet (on_packet_lost).
+            return;
+        }
         let floor = self.cfg.minimum_window;
         if self.in_recovery(loss.largest_lost_sent) {
             self.cwnd = self.cwnd.saturating_sub(loss.bytes_lost).max(floor);
@@ -496,6 +566,11 @@ impl Controller for Bbr {
     }
 
     fn on_persistent_congestion(&mut self, now: Time) {
+        if self.picoquic_loss.is_some() {
+            // The timeout's reaction came with the timed-out packets; a collapse all the same.
+            self.cwnd = self.cfg.loss_window;
+            return;
+        }
         self.save_cwnd();
         self.recovery_start = Some(now);
         self.packet_conservation = false;
@@ -780,5 +855,39 @@ mod tests {
         assert_eq!(cc.window(), w);
         cc.on_persistent_congestion(Time(t.0 + 50 * MS));
         assert_eq!(cc.window(), 2 * MDS);
+    }
+
+    #[test]
+    fn picoquic_loss_reaction_filters_halves_leaves_startup_and_collapses_on_timeout() {
+        let mut pipe = Pipe::new(12_000_000, 40);
+        let mut cc = Bbr::new(CcConfig { loss_filter: true, ..cfg() });
+        pipe.round(&mut cc, None);
+        pipe.round(&mut cc, None);
+        assert_eq!(cc.mode(), BbrMode::Startup);
+        let w = cc.window();
+        // A loss event of one packet: filtered out, and no packet conservation either.
+        let now = pipe.now;
+        cc.on_packet_lost(now, 30, MDS);
+        cc.on_congestion_event(now, &LossEvent { bytes_lost: MDS, largest_lost_sent: now, bytes_in_flight: MDS, prior_in_flight: 2 * MDS }, &pipe.rtt);
+        assert_eq!((cc.window(), cc.mode()), (w, BbrMode::Startup));
+        // Four consecutive ones: cwnd halved, the pipe counts as full, Drain.
+        for pn in 31..34 {
+            cc.on_packet_lost(now, pn, MDS);
+        }
+        assert_eq!((cc.window(), cc.mode()), (w / 2, BbrMode::Drain));
+        assert!(cc.full_bw_reached());
+        // Another within one smoothed RTT is ignored; a timeout is not.
+        cc.on_packet_lost(now + Dur::from_millis(10), 34, MDS);
+        assert_eq!(cc.window(), w / 2);
+        cc.on_packet_timed_out(now + Dur::from_millis(20), 35, MDS);
+        assert_eq!(cc.window(), cfg().minimum_window);
+        // Without the filter: Linux's packet conservation on the first loss event.
+        let mut linux = Bbr::new(cfg());
+        let mut pipe = Pipe::new(12_000_000, 40);
+        pipe.round(&mut linux, None);
+        let now = pipe.now;
+        linux.on_packet_lost(now, 30, MDS);
+        linux.on_congestion_event(now, &LossEvent { bytes_lost: MDS, largest_lost_sent: now, bytes_in_flight: 5 * MDS, prior_in_flight: 6 * MDS }, &pipe.rtt);
+        assert_eq!((linux.window(), linux.mode()), (5 * MDS, BbrMode::Startup));
     }
 }

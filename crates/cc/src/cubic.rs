@@ -21,11 +21,16 @@
 //!   recovery period already reduced it; `W_max` is forgotten, so the next epoch uses `K = 0`,
 //!   `W_max = cwnd_epoch` (§4.8).
 //! * A spurious congestion event restores the whole state saved before it (§4.9).
+//! * With `loss_filter` (picoquic of early 2022, `cubic.c` at 48525d89ef4d) a congestion event
+//!   reduces the window only if one of its lost packets passed the smoothed-loss-rate filter
+//!   of [`crate::loss_filter`] (rate above 20 %); otherwise it is ignored altogether.
+//!   Timeouts are not filtered.
 //!
 //! Floating point is used only to evaluate `W_cubic` and `K` (the cube root is computed with
 //! Newton steps on basic IEEE operations so it is the same on every platform).
 
 use crate::hystart::HyStart;
+use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
 
@@ -78,6 +83,10 @@ pub struct Cubic {
     ss_rem: u64,
     last_ack: Option<Time>,
     saved: Option<Saved>,
+    /// picoquic's loss filter (`loss_filter`), and whether a loss passed it since the last
+    /// congestion event.
+    loss: Option<SmoothedLoss>,
+    loss_passed: bool,
 }
 
 impl Cubic {
@@ -100,6 +109,8 @@ impl Cubic {
             ss_rem: 0,
             last_ack: None,
             saved: None,
+            loss: cfg.loss_filter.then(SmoothedLoss::new),
+            loss_passed: false,
             cfg,
         }
     }
@@ -277,7 +288,22 @@ impl Controller for Cubic {
         self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());
     }
 
+    fn on_packet_lost(&mut self, _now: Time, pn: u64, _bytes: u64) {
+        if let Some(f) = &mut self.loss {
+            self.loss_passed |= f.on_lost(pn);
+        }
+    }
+
+    fn on_packet_timed_out(&mut self, _now: Time, pn: u64, _bytes: u64) {
+        if let Some(f) = &mut self.loss {
+            f.on_timeout(pn);
+        }
+    }
+
     fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
+        if self.loss.is_some() && !std::mem::take(&mut self.loss_passed) {
+            return;
+        }
         if self.in_recovery(loss.largest_lost_sent) {
             return;
         }
@@ -301,6 +327,7 @@ impl Controller for Cubic {
     }
 
     fn on_persistent_congestion(&mut self, _now: Time) {
+        self.loss_passed = false;
         if self.saved.is_none() {
             self.save();
         }
@@ -594,5 +621,30 @@ mod tests {
         assert_eq!(cc.state(), CcState::CongestionAvoidance);
         assert_eq!(cc.ssthresh(), Some(cc.w_max()));
         assert!(cc.k() == Some(0.0));
+    }
+
+    #[test]
+    fn picoquic_loss_filter_ignores_isolated_losses_and_beta_seven_eighths_reduces_by_an_eighth() {
+        let mut cc = Cubic::new(CcConfig { cubic_beta: 0.875, loss_filter: true, ..cfg() });
+        let rtt = rtt_of(50);
+        cc.on_ack(Time(1), &ack(100 * MDS - cc.window(), Time(0)), &rtt);
+        assert_eq!(cc.window(), 100 * MDS);
+        // One lost packet: smoothed loss rate 6 %, no reduction and no recovery period.
+        cc.on_packet_lost(Time(100 * MS), 500, MDS);
+        cc.on_congestion_event(Time(100 * MS), &loss(Time(99 * MS)), &rtt);
+        assert_eq!((cc.window(), cc.state()), (100 * MDS, CcState::SlowStart));
+        // Four consecutive lost packets pass the 20 % threshold: cwnd · 7/8.
+        for pn in 501..505 {
+            cc.on_packet_lost(Time(200 * MS), pn, MDS);
+        }
+        cc.on_congestion_event(Time(200 * MS), &loss(Time(199 * MS)), &rtt);
+        assert_eq!(cc.window(), 100 * MDS * 7 / 8);
+        assert_eq!(cc.state(), CcState::Recovery);
+        // Without the filter every congestion event reduces.
+        let mut plain = Cubic::new(CcConfig { cubic_beta: 0.875, ..cfg() });
+        plain.on_ack(Time(1), &ack(100 * MDS - plain.window(), Time(0)), &rtt);
+        plain.on_packet_lost(Time(100 * MS), 500, MDS);
+        plain.on_congestion_event(Time(100 * MS), &loss(Time(99 * MS)), &rtt);
+        assert_eq!(plain.window(), 100 * MDS * 7 / 8);
     }
 }

@@ -5,7 +5,10 @@
 //!   recovery; [`build`] is the factory that turns a [`CcConfig`] into one.
 //! * [`newreno`] (RFC 9002 appendix B, RFC 6582 behaviour for TCP), [`cubic`] (RFC 9438 with
 //!   [`hystart`] HyStart++ of RFC 9406 as an option), [`bbr`] (BBR v1,
-//!   draft-cardwell-iccrg-bbr-congestion-control-00).
+//!   draft-cardwell-iccrg-bbr-congestion-control-00), [`fast`] (picoquic's delay-based
+//!   controller of early 2022).
+//! * [`loss_filter`]: picoquic's smoothed loss rate, which decides whether a loss is worth a
+//!   reduction (profiles turn it on for CUBIC and BBR; `fast` always uses it).
 //! * [`coupled`]: congestion control for the paths of one multipath connection (MPQUIC,
 //!   MPTCP): uncoupled per-path controllers or LIA (RFC 6356), OLIA and BALIA.
 //! * [`delivery`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR.
@@ -22,7 +25,9 @@ pub mod bbr;
 pub mod coupled;
 pub mod cubic;
 pub mod delivery;
+pub mod fast;
 pub mod hystart;
+pub mod loss_filter;
 pub mod newreno;
 pub mod pacer;
 pub mod rtt;
@@ -43,16 +48,19 @@ pub enum CcKind {
     NewReno,
     Cubic,
     Bbr,
+    /// picoquic's delay-based `fast` (`fastcc.c`).
+    Fast,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 3] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr];
+    pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast];
 
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
             CcKind::Cubic => "cubic",
             CcKind::Bbr => "bbr",
+            CcKind::Fast => "fast",
         }
     }
 
@@ -143,6 +151,14 @@ pub struct CcConfig {
     /// Stop window growth when the sender is application- or flow-control-limited
     /// (RFC 9002 §7.8). aioquic does not check.
     pub app_limited_check: bool,
+    /// picoquic's loss reactions of early 2022: CUBIC reduces the window for a loss only when
+    /// picoquic's smoothed loss rate ([`loss_filter`]) exceeds 20 %, BBR replaces Linux's
+    /// packet conservation by picoquic's halving on such losses (see [`bbr`]); `fast` always
+    /// filters. Needs the losses reported one by one ([`Controller::on_packet_lost`]), which
+    /// only the QUIC model does.
+    pub loss_filter: bool,
+    /// The RTT assumed before the first sample (a delay-based controller starts from it).
+    pub initial_rtt: multiconn_core::Dur,
 }
 
 impl CcConfig {
@@ -161,6 +177,8 @@ impl CcConfig {
             hystart: false,
             reduce_from_flight: false,
             app_limited_check: true,
+            loss_filter: false,
+            initial_rtt: rtt::INITIAL_RTT,
         }
     }
 
@@ -212,8 +230,17 @@ pub trait Controller: Send + std::fmt::Debug {
     /// Loss detection declared packets lost (a congestion event unless it falls in the current
     /// recovery period).
     fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator);
-    /// Persistent congestion (RFC 9002 §7.6) or a TCP retransmission timeout: collapse to the
-    /// loss window.
+    /// A packet (number `pn` in its path's space, `bytes` in flight) was declared lost by the
+    /// packet or time threshold. The QUIC model reports each lost packet of a detection run
+    /// this way before the run's [`on_congestion_event`](Self::on_congestion_event); TCP does
+    /// not. Controllers that judge losses one by one (picoquic's loss filter) use it.
+    fn on_packet_lost(&mut self, _now: Time, _pn: u64, _bytes: u64) {}
+    /// A packet was declared lost by a retransmission timer (picoquic's timer-based loss,
+    /// profile knob `retransmit_timer = "picoquic-2022"`); the timer's
+    /// [`on_persistent_congestion`](Self::on_persistent_congestion) follows.
+    fn on_packet_timed_out(&mut self, _now: Time, _pn: u64, _bytes: u64) {}
+    /// Persistent congestion (RFC 9002 §7.6), a TCP retransmission timeout or a timer-based
+    /// loss: collapse to the loss window.
     fn on_persistent_congestion(&mut self, now: Time);
     /// The last congestion event turned out spurious (the "lost" packets were acknowledged);
     /// controllers that support it restore their state from before the event.
@@ -236,5 +263,6 @@ pub fn build(cfg: &CcConfig) -> Box<dyn Controller> {
         CcKind::NewReno => Box::new(newreno::NewReno::new(cfg.clone())),
         CcKind::Cubic => Box::new(cubic::Cubic::new(cfg.clone())),
         CcKind::Bbr => Box::new(bbr::Bbr::new(cfg.clone())),
+        CcKind::Fast => Box::new(fast::Fast::new(cfg.clone())),
     }
 }

@@ -39,6 +39,8 @@ pub struct RttEstimator {
     rttvar: Dur,
     min: Dur,
     has_sample: bool,
+    /// Samples taken so far.
+    samples: u64,
     initial: Dur,
     rule: RttVarRule,
 }
@@ -51,6 +53,7 @@ impl RttEstimator {
             rttvar: Dur(initial_rtt.0 / 2),
             min: Dur::MAX,
             has_sample: false,
+            samples: 0,
             initial: initial_rtt,
             rule,
         }
@@ -59,6 +62,7 @@ impl RttEstimator {
     /// Takes one RTT sample. `ack_delay` is the peer's reported delay, already capped by the
     /// caller at its max_ack_delay when the handshake is confirmed (zero for TCP).
     pub fn update(&mut self, latest_rtt: Dur, ack_delay: Dur) {
+        self.samples += 1;
         if self.rule == RttVarRule::Aioquic {
             return self.update_aioquic(latest_rtt, ack_delay);
         }
@@ -98,6 +102,11 @@ impl RttEstimator {
 
     pub fn has_sample(&self) -> bool {
         self.has_sample
+    }
+    /// How many samples were taken: a controller that reacts to each sample (`fast`) tells a
+    /// new one from the count.
+    pub fn samples(&self) -> u64 {
+        self.samples
     }
     pub fn latest(&self) -> Dur {
         self.latest

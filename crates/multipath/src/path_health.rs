@@ -23,6 +23,21 @@
 //! * **linux-mptcp** (§2.7, upstream `stale_loss_cnt`): after 4 consecutive retransmission
 //!   timeouts without progress a subflow is *stale* (potentially failed) and its data is
 //!   reinjected on the other subflows; progress clears it.
+//! * **picoquic-2022** (picoquic at commit 48525d89ef4d, the multi-operator study's; reference
+//!   `multi-operator.md` §6.1, `sender.c` `picoquic_retransmit_needed_packet`): each
+//!   timer-based loss episode on a path raises `nb_retransmit`; the path's data is declared
+//!   lost by its own retransmission timer (the profile's `retransmit_timer = "picoquic-2022"`),
+//!   so nothing is requeued here; the path is avoided while another has fewer repeats, probed,
+//!   and fails after more than 7 repeats (whatever the other paths' counts). An
+//!   acknowledgement of a packet sent on it resets the count.
+//! * **linux-mptcp-5.15** (Linux 5.15, reference `multi-operator.md` §6.2; `net/mptcp/pm.c`
+//!   `mptcp_pm_subflow_chk_stale`, `pm_netlink.c` `mptcp_pm_nl_subflow_chk_stale`,
+//!   `protocol.c` `mptcp_subflow_get_retrans` and `mptcp_subflow_active`): each
+//!   retransmission timeout of a subflow with data outstanding and nothing received on it since
+//!   the count began raises its stale count; when the count *exceeds* `stale_loss_cnt` (4) and
+//!   another active subflow's count is below `max(stale_loss_cnt − 1, 1)`, the subflow is
+//!   stale (potentially failed): the scheduler skips it and its data is reinjected. Anything
+//!   received on the subflow makes it active again and restarts the count.
 //!
 //! Choices where the reference is silent: an acknowledgement means "newly acknowledges a packet
 //! sent on this path" (RFC 9002 resets `pto_count` only then); a link-down hint from the lower
@@ -51,11 +66,21 @@ pub enum FailoverProfile {
     Xquic,
     #[serde(rename = "linux-mptcp")]
     LinuxMptcp,
+    #[serde(rename = "picoquic-2022")]
+    Picoquic2022,
+    #[serde(rename = "linux-mptcp-5.15")]
+    LinuxMptcp515,
 }
 
 impl FailoverProfile {
-    pub const ALL: [FailoverProfile; 4] =
-        [FailoverProfile::MpQuic, FailoverProfile::Picoquic, FailoverProfile::Xquic, FailoverProfile::LinuxMptcp];
+    pub const ALL: [FailoverProfile; 6] = [
+        FailoverProfile::MpQuic,
+        FailoverProfile::Picoquic,
+        FailoverProfile::Xquic,
+        FailoverProfile::LinuxMptcp,
+        FailoverProfile::Picoquic2022,
+        FailoverProfile::LinuxMptcp515,
+    ];
 
     /// The name used in scenario files (same as the serde name).
     pub fn name(self) -> &'static str {
@@ -64,6 +89,8 @@ impl FailoverProfile {
             FailoverProfile::Picoquic => "picoquic",
             FailoverProfile::Xquic => "xquic",
             FailoverProfile::LinuxMptcp => "linux-mptcp",
+            FailoverProfile::Picoquic2022 => "picoquic-2022",
+            FailoverProfile::LinuxMptcp515 => "linux-mptcp-5.15",
         }
     }
 }
@@ -76,7 +103,7 @@ impl fmt::Display for FailoverProfile {
 
 /// An unknown failover profile name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown failover profile \"{0}\"; expected one of mp-quic, picoquic, xquic, linux-mptcp")]
+#[error("unknown failover profile \"{0}\"; expected one of mp-quic, picoquic, xquic, linux-mptcp, picoquic-2022, linux-mptcp-5.15")]
 pub struct UnknownProfile(pub String);
 
 impl FromStr for FailoverProfile {
@@ -99,6 +126,9 @@ pub enum PathStatus {
 /// picoquic: a path fails after more than this many consecutive timer-based repeats
 /// (`nb_retransmit > 9`, reference §2.2).
 pub const PICOQUIC_MAX_TIMER_REPEATS: u32 = 9;
+/// picoquic of early 2022: a path fails after more than this many timer-based loss episodes
+/// (`nb_retransmit > 7` in `sender.c` at 48525d89ef4d).
+pub const PICOQUIC_2022_MAX_TIMER_REPEATS: u32 = 7;
 /// XQUIC: `pto_cnt_thr`, the PTO count that puts a path in the LOW class (reference §2.4).
 pub const XQUIC_PTO_THRESHOLD: u32 = 2;
 /// Linux MPTCP: `net.mptcp.stale_loss_cnt` default (reference §2.7).
@@ -123,7 +153,7 @@ impl HealthConfig {
     pub fn new(profile: FailoverProfile) -> HealthConfig {
         HealthConfig {
             profile,
-            max_timer_repeats: PICOQUIC_MAX_TIMER_REPEATS,
+            max_timer_repeats: if profile == FailoverProfile::Picoquic2022 { PICOQUIC_2022_MAX_TIMER_REPEATS } else { PICOQUIC_MAX_TIMER_REPEATS },
             pto_threshold: XQUIC_PTO_THRESHOLD,
             stale_loss_cnt: MPTCP_STALE_LOSS_CNT,
             idle_timeout: None,
@@ -150,6 +180,9 @@ pub struct Peers {
     pub active: usize,
     /// Other paths that are not `Failed`.
     pub alive: usize,
+    /// Other paths that are `Active` with fewer than `max(stale_loss_cnt − 1, 1)` consecutive
+    /// timeouts (Linux 5.15's alternative to a stale subflow).
+    pub fresh: usize,
 }
 
 /// Failure detection for one path.
@@ -223,7 +256,7 @@ impl PathHealth {
         self.last_received = Some(now);
         self.received_since_send = true;
         let mut r = Reaction::default();
-        if self.cfg.profile == FailoverProfile::MpQuic {
+        if matches!(self.cfg.profile, FailoverProfile::MpQuic | FailoverProfile::LinuxMptcp515) {
             self.timeouts = 0;
             r.transition = self.set(PathStatus::Active);
         }
@@ -237,9 +270,10 @@ impl PathHealth {
             return Reaction::default();
         }
         let mut r = Reaction::default();
-        if self.cfg.profile != FailoverProfile::MpQuic {
+        if !matches!(self.cfg.profile, FailoverProfile::MpQuic | FailoverProfile::LinuxMptcp515) {
             // mp-quic clears the flag on reception on the path itself, not on acknowledgements
-            // that may come back over another path.
+            // that may come back over another path; Linux 5.15 on any reception on the
+            // subflow.
             self.timeouts = 0;
             r.transition = self.set(PathStatus::Active);
         }
@@ -280,6 +314,22 @@ impl PathHealth {
             }
             FailoverProfile::LinuxMptcp => {
                 if self.timeouts >= self.cfg.stale_loss_cnt {
+                    r.transition = self.set(PathStatus::PotentiallyFailed);
+                    r.requeue_in_flight = true;
+                }
+            }
+            FailoverProfile::Picoquic2022 => {
+                // The timer declared the path's packets lost itself: nothing to requeue.
+                r.probe = true;
+                if self.timeouts > self.cfg.max_timer_repeats && peers.alive > 0 {
+                    r.transition = self.set(PathStatus::Failed);
+                    r.probe = false;
+                } else {
+                    r.transition = self.set(PathStatus::PotentiallyFailed);
+                }
+            }
+            FailoverProfile::LinuxMptcp515 => {
+                if self.status == PathStatus::Active && self.timeouts > self.cfg.stale_loss_cnt && peers.fresh > 0 {
                     r.transition = self.set(PathStatus::PotentiallyFailed);
                     r.requeue_in_flight = true;
                 }
@@ -367,9 +417,11 @@ impl PathHealthSet {
 
     fn peers_of(&self, id: usize) -> Peers {
         let mut peers = Peers::default();
+        let fresh_below = self.cfg.stale_loss_cnt.saturating_sub(1).max(1);
         for (_, p) in self.paths.iter().filter(|(k, _)| **k != id) {
             peers.active += usize::from(p.status == PathStatus::Active);
             peers.alive += usize::from(p.status != PathStatus::Failed);
+            peers.fresh += usize::from(p.status == PathStatus::Active && p.timeouts < fresh_below);
         }
         peers
     }
@@ -406,9 +458,9 @@ impl PathHealthSet {
     ///
     /// * mp-quic: only when `Active` (when every path is potentially failed nothing but probes
     ///   is sent, as in mp-quic).
-    /// * picoquic: not `Failed`, and no other live path has fewer consecutive timeouts
+    /// * picoquic, picoquic-2022: not `Failed`, and no other live path has fewer consecutive timeouts
     ///   (picoquic keeps the candidates with the minimal `nb_retransmit`).
-    /// * xquic, linux-mptcp: `Active`, or potentially failed when no path is `Active` (LOW class
+    /// * xquic, linux-mptcp, linux-mptcp-5.15: `Active`, or potentially failed when no path is `Active` (LOW class
     ///   searched last; stale subflows used when nothing else is left).
     pub fn usable(&self, id: usize) -> bool {
         let Some(p) = self.paths.get(&id) else { return false };
@@ -417,10 +469,12 @@ impl PathHealthSet {
             PathStatus::Active => true,
             PathStatus::PotentiallyFailed => match self.cfg.profile {
                 FailoverProfile::MpQuic => false,
-                FailoverProfile::Picoquic => {
+                FailoverProfile::Picoquic | FailoverProfile::Picoquic2022 => {
                     self.paths.values().filter(|q| q.status != PathStatus::Failed).all(|q| q.timeouts >= p.timeouts)
                 }
-                FailoverProfile::Xquic | FailoverProfile::LinuxMptcp => !self.paths.values().any(|q| q.status == PathStatus::Active),
+                FailoverProfile::Xquic | FailoverProfile::LinuxMptcp | FailoverProfile::LinuxMptcp515 => {
+                    !self.paths.values().any(|q| q.status == PathStatus::Active)
+                }
             },
         }
     }

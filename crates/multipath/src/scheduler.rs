@@ -46,6 +46,13 @@
 //! * [`Ecf`] (Lim, Nahum, Towsley, Gibbens, CoNEXT 2017): when the fastest path is full, wait
 //!   for it if `(1 + k/cwnd_f)·rtt_f < (1 + w·β)·(rtt_s + δ)` and
 //!   `k/cwnd_s·rtt_s >= 2·rtt_f + δ`, with hysteresis flag `w`.
+//! * [`Picoquic`] (picoquic of early 2022, `sender.c` `picoquic_select_next_path_mp` at
+//!   48525d89ef4d): among the candidates whose pacer lets them send now and whose window has
+//!   room, the least recently used (the oldest last packet sent; a path that never sent comes
+//!   first). Not min-RTT: traffic spreads over every path with an open window. picoquic's other
+//!   rules live elsewhere: the candidates with the fewest timer-based retransmissions are the
+//!   `picoquic` failover profiles' [`crate::path_health::PathHealthSet::usable`], and an ACK
+//!   that is due goes on the path with the smallest minimum RTT (`ack_path = "min_rtt"`).
 //!
 //! Arithmetic is integer (nanoseconds, bytes, per-mille factors, `u128` products).
 
@@ -90,6 +97,12 @@ pub struct PathView {
     /// Retransmitted data sent on this path is not yet acknowledged (TCP `retrans_stamp != 0`);
     /// BLEST raises λ when the slow path is in that state.
     pub retransmissions_outstanding: bool,
+    /// When the path last sent a packet (`None`: never); [`Picoquic`] picks the least recently
+    /// used.
+    pub last_sent: Option<Time>,
+    /// The path's pacer lets it send a packet now. Only [`Picoquic`] reads it (the others
+    /// choose first and let the transport wait for the chosen path's pacer).
+    pub pacing_ready: bool,
 }
 
 impl PathView {
@@ -112,6 +125,8 @@ impl PathView {
             packets_sent: 0,
             in_slow_start: false,
             retransmissions_outstanding: false,
+            last_sent: None,
+            pacing_ready: true,
         }
     }
 
@@ -238,16 +253,19 @@ pub enum SchedulerKind {
     Blest,
     #[serde(rename = "ecf")]
     Ecf,
+    #[serde(rename = "picoquic")]
+    Picoquic,
 }
 
 impl SchedulerKind {
-    pub const ALL: [SchedulerKind; 6] = [
+    pub const ALL: [SchedulerKind; 7] = [
         SchedulerKind::MinRtt,
         SchedulerKind::RoundRobin,
         SchedulerKind::Redundant,
         SchedulerKind::SelectiveRedundant,
         SchedulerKind::Blest,
         SchedulerKind::Ecf,
+        SchedulerKind::Picoquic,
     ];
 
     /// The name used in scenario files (same as the serde name).
@@ -259,6 +277,7 @@ impl SchedulerKind {
             SchedulerKind::SelectiveRedundant => "selective_redundant",
             SchedulerKind::Blest => "blest",
             SchedulerKind::Ecf => "ecf",
+            SchedulerKind::Picoquic => "picoquic",
         }
     }
 }
@@ -271,7 +290,7 @@ impl fmt::Display for SchedulerKind {
 
 /// An unknown scheduler name; the message lists the known ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf")]
+#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf, picoquic")]
 pub struct UnknownScheduler(pub String);
 
 impl FromStr for SchedulerKind {
@@ -424,6 +443,7 @@ pub fn new_scheduler(kind: SchedulerKind, options: SchedulerOptions) -> Box<dyn 
         SchedulerKind::SelectiveRedundant => Box::new(SelectiveRedundant::new(options)),
         SchedulerKind::Blest => Box::new(Blest::new(options)),
         SchedulerKind::Ecf => Box::new(Ecf::new(options)),
+        SchedulerKind::Picoquic => Box::new(Picoquic::new(options)),
     }
 }
 
@@ -852,6 +872,39 @@ impl Scheduler for Ecf {
                 }
                 Decision::single(slow.id)
             }
+        }
+    }
+}
+
+/// picoquic's multipath scheduler of early 2022 (`picoquic_select_next_path_mp`): the least
+/// recently used candidate that its pacer lets send now and whose window has room; ties (two
+/// paths that never sent) go to the lower id. When no candidate has both, nothing is sent
+/// (`Blocked`); the transport wakes up when a pacer or a window allows.
+#[derive(Clone, Debug)]
+pub struct Picoquic {
+    opts: SchedulerOptions,
+}
+
+impl Picoquic {
+    pub fn new(opts: SchedulerOptions) -> Picoquic {
+        Picoquic { opts }
+    }
+}
+
+impl Scheduler for Picoquic {
+    fn kind(&self) -> SchedulerKind {
+        SchedulerKind::Picoquic
+    }
+    fn decide(&mut self, paths: &[PathView], req: &Request) -> Decision {
+        let class = Class::of(paths, &self.opts);
+        let mut best = None;
+        for p in sendable_candidates(paths, class, req.content, &self.opts).filter(|p| p.pacing_ready) {
+            // `None` (never sent) sorts before every time.
+            keep_min(&mut best, (p.last_sent, p.id), p);
+        }
+        match best {
+            Some((_, p)) => Decision::single(p.id),
+            None => nothing(class),
         }
     }
 }

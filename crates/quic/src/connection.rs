@@ -244,6 +244,8 @@ impl Connection {
                 coupling: coupling.clone(),
                 template,
                 next_path_id,
+                abandon: profile.multipath.as_ref().map_or_else(Default::default, |k| k.abandon),
+                link_events: profile.multipath.as_ref().map_or_else(Default::default, |k| k.link_events),
             });
             for (p, path) in paths.iter().enumerate() {
                 mp.sync_coupling(p, path);
@@ -890,6 +892,10 @@ impl Connection {
             // Put back nothing: fill() added nothing ack-eliciting and an ACK alone is not due.
             return None;
         }
+        if space == Space::Data && !eliciting_frames && self.paths[path].ping_on_ack && avail >= 1 {
+            // ACK-only packets of this path were lost (`picoquic-2022`): this ACK asks for one.
+            frames.push(Frame::Ping);
+        }
         let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
         if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
             let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
@@ -1171,7 +1177,11 @@ impl Connection {
         if in_flight_any {
             self.paths[path].pacer.on_sent(udp_size as u64);
         }
+        if ack_eliciting_any {
+            self.paths[path].ping_on_ack = false;
+        }
         if let Some(mp) = self.mp.as_mut().filter(|mp| mp.ready) {
+            self.paths[path].last_sent = Some(now);
             let c = &mut self.paths[path].counters;
             c.packets_sent += 1;
             c.bytes_sent += udp_size as u64;
@@ -1216,6 +1226,8 @@ pub enum Timer {
     PathValidation(usize),
     /// The failover rules look at the paths' health again.
     PathHealth,
+    /// An abandoned path's state is deleted (`abandon = "drain"`).
+    PathDelete(usize),
 }
 
 impl Connection {
@@ -1232,6 +1244,7 @@ impl Connection {
                 path.rx.deadline().map(|t| (Timer::AckDelay(p), t)),
                 path.pacing_release.map(|t| (Timer::Pacing(p), t)),
                 validation.map(|t| (Timer::PathValidation(p), t)),
+                path.delete_at.map(|t| (Timer::PathDelete(p), t)),
             ]
             .into_iter()
             .flatten()
@@ -1303,6 +1316,14 @@ impl Endpoint for Connection {
                 TimeoutAction::Probe { space: Space::Data, count } => {
                     self.paths[p].probes = count;
                     self.on_path_pto(now, p);
+                }
+                // A timer-based loss episode counts as the path's PTO for the failover rules;
+                // the lost packets' frames are queued again below.
+                TimeoutAction::TimerLoss { episode, ack_lost } => {
+                    self.paths[p].ping_on_ack |= ack_lost;
+                    if episode {
+                        self.on_path_pto(now, p);
+                    }
                 }
                 // Handshake-space timeouts count on the handshake path only: the others never
                 // send in those spaces (before confirmation their recovery may still run an

@@ -34,6 +34,7 @@ use std::collections::VecDeque;
 use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator, RttVarRule, SharedMultipath};
 use multiconn_core::{Dur, Packet, Time, TransportSample};
 use multiconn_multipath::{PathHealthSet, PathStatus, Scheduler};
+use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{MultipathParams, PathStats};
 
 use crate::ack_state::{AckPolicy, AckState};
@@ -142,6 +143,16 @@ pub struct PathState {
     pub rx: AckState,
     /// PTO probes to send on this path (1-RTT; the handshake's are the connection's).
     pub probes: u8,
+    /// When the path last sent a datagram once the multipath sender runs (`None`: never under
+    /// this path ID); picoquic's scheduler uses the least recently used path.
+    pub last_sent: Option<Time>,
+    /// ACK-only packets on the path were declared lost by the `picoquic-2022` timer: the next
+    /// ACK-only packet on it carries a PING, so that it is acknowledged or times out.
+    pub ping_on_ack: bool,
+    /// An abandoned path whose data in flight was left to its own loss detection
+    /// (`abandon = "drain"`) is deleted then: what it still holds is queued again and its
+    /// packet number space forgotten.
+    pub delete_at: Option<Time>,
 }
 
 impl PathState {
@@ -328,6 +339,9 @@ impl PathTemplate {
             pacing_release: None,
             rx: AckState::new(self.ack_policy),
             probes: 0,
+            last_sent: None,
+            ping_on_ack: false,
+            delete_at: None,
         }
     }
 
@@ -354,6 +368,10 @@ pub struct Multipath {
     pub template: PathTemplate,
     /// The next path ID the client allocates.
     pub next_path_id: u32,
+    /// What happens to an abandoned path's data in flight (the profile's `multipath.abandon`).
+    pub abandon: AbandonRule,
+    /// Whether the endpoint follows its interfaces (the profile's `multipath.link_events`).
+    pub link_events: LinkEvents,
 }
 
 impl Multipath {

@@ -20,12 +20,29 @@
 //! * Spurious losses: packets declared lost are kept for a while; if one is acknowledged later,
 //!   it counts as a spurious retransmission and, once every packet of the latest congestion
 //!   event has been acknowledged, the controller is told to undo it.
+//! * Each packet declared lost is reported to the controller on its own
+//!   (`Controller::on_packet_lost`) before the detection run's congestion event.
+//! * With `retransmit_timer = "picoquic-2022"` (picoquic at 48525d89ef4d, `sender.c`
+//!   `picoquic_retransmit_needed_by_packet`, `picoquic_current_retransmit_timer`) the 1-RTT
+//!   space has no probe timeout: a retransmission timer declares packets lost. The timer is
+//!   `max(srtt + 4·rttvar + max_ack_delay, 5/4·srtt + max_ack_delay, min_rto)` (the initial
+//!   RTT before any sample), doubled after one timer-based loss episode and quadrupled after
+//!   two or more; it is armed at the oldest outstanding packet's send time, ACK-only packets
+//!   included. When it fires, outstanding packets are declared lost oldest first while their
+//!   own send time plus the timer has passed; an ACK-only packet is just forgotten, and the
+//!   caller bundles a PING with the next ACK on the path (picoquic's `is_ack_lost`). As in
+//!   picoquic, an acknowledged ACK-only packet gives an RTT sample too. A loss of a packet sent after the previous episode (and above
+//!   the largest acknowledged) starts a new episode: the count (`pto_count`, picoquic's
+//!   `nb_retransmit`) grows at once, so the later packets of the run wait for the longer
+//!   timer; an acknowledgement resets it. The controller hears of each packet
+//!   (`on_packet_timed_out`) and then of a timeout (`on_persistent_congestion`). The Initial
+//!   and Handshake spaces keep RFC 9002's probe timeout.
 
 use std::collections::VecDeque;
 
 use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, RttEstimator, SentRateState};
 use multiconn_core::{Dur, Payload, Time};
-use multiconn_transport::profile::RecoveryKnobs;
+use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer};
 
 use crate::packet::Space;
 use crate::range_set::RangeSet;
@@ -46,11 +63,20 @@ pub struct RecoveryConfig {
     pub persistent_congestion_threshold: u32,
     /// The peer's max_ack_delay.
     pub max_ack_delay: Dur,
+    /// What the 1-RTT retransmission timer does.
+    pub retransmit_timer: RetransmitTimer,
+    /// Floor of the `picoquic-2022` retransmission timer.
+    pub min_rto: Dur,
 }
+
+/// The most a `picoquic-2022` retransmission timer is doubled (×4).
+pub const PICOQUIC_2022_MAX_BACKOFF_EXPONENT: u32 = 2;
 
 impl RecoveryConfig {
     pub fn from_knobs(r: &RecoveryKnobs, max_ack_delay: Dur) -> RecoveryConfig {
         RecoveryConfig {
+            retransmit_timer: r.retransmit_timer,
+            min_rto: r.min_rto,
             packet_threshold: r.packet_threshold.max(1),
             time_threshold: [r.time_threshold[0].max(1), r.time_threshold[1].max(1)],
             time_threshold_floor: r.time_threshold_floor,
@@ -182,6 +208,10 @@ pub enum TimeoutAction {
     LossDetected,
     /// Send `count` ack-eliciting probe packets in `space`, ignoring the congestion window.
     Probe { space: Space, count: u8 },
+    /// The `picoquic-2022` retransmission timer declared 1-RTT packets lost (see the outcome);
+    /// `episode`: a new timer-based loss episode began (the path's repeat count grew);
+    /// `ack_lost`: ACK-only packets were lost too (the next ACK on the path carries a PING).
+    TimerLoss { episode: bool, ack_lost: bool },
     /// Client anti-deadlock: send one ack-eliciting packet in `space` (Initial: padded).
     AntiDeadlock { space: Space },
 }
@@ -199,6 +229,8 @@ pub struct RecoveryStats {
     pub pto_expirations: u64,
     /// ACK frames ignored because they acknowledged packets never sent or were malformed.
     pub invalid_acks: u64,
+    /// `picoquic-2022` timer-based loss episodes.
+    pub timer_loss_episodes: u64,
 }
 
 /// Loss recovery for one connection (three packet-number spaces, one path).
@@ -225,6 +257,8 @@ pub struct Recovery {
     event_undone: bool,
     stats: RecoveryStats,
     scratch: Vec<(u64, u64)>,
+    /// `picoquic-2022`: when the last timer-based loss episode began.
+    last_timer_episode: Option<Time>,
 }
 
 impl Recovery {
@@ -249,6 +283,7 @@ impl Recovery {
             event_undone: true,
             stats: RecoveryStats::default(),
             scratch: Vec::new(),
+            last_timer_episode: None,
         }
     }
 
@@ -490,8 +525,11 @@ impl Recovery {
             self.pop_front(si, now);
             return;
         }
+        // picoquic (`frames.c` `picoquic_update_path_rtt`) samples the RTT from ACK-only
+        // packets too; RFC 9002 §5.1 only from ack-eliciting ones.
+        let sampled = any_ack_eliciting || self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022;
         if let Some((pn, sent)) = largest_newly {
-            if pn == ack_largest && any_ack_eliciting {
+            if pn == ack_largest && sampled {
                 let latest = now.since(sent);
                 let delay = match space {
                     Space::Data if self.handshake_confirmed => ack_delay.min(self.cfg.max_ack_delay),
@@ -582,6 +620,8 @@ impl Recovery {
         let mut largest_lost_sent = Time::ZERO;
         let mut run_start: Option<Time> = None;
         let mut persistent = false;
+        let mut lost_each = std::mem::take(&mut self.scratch);
+        lost_each.clear();
         // Advance the cursor over packets that are no longer outstanding.
         while let Some(p) = sp.cursor.checked_sub(sp.base).and_then(|i| sp.sent.get(i as usize)) {
             if p.state == State::Outstanding {
@@ -609,6 +649,7 @@ impl Recovery {
                                 sp.ack_eliciting_in_flight -= 1;
                             }
                             out.lost.push(PacketOutcome { space, pn, content: p.content.clone() });
+                            lost_each.push((pn, p.size as u64));
                         }
                         if p.ack_eliciting && first_sample.is_some_and(|t| p.time_sent > t) {
                             match run_start {
@@ -628,6 +669,10 @@ impl Recovery {
             }
             pn += 1;
         }
+        for &(pn, bytes) in &lost_each {
+            self.controller.on_packet_lost(now, pn, bytes);
+        }
+        self.scratch = lost_each;
         if lost_count == 0 {
             return;
         }
@@ -665,7 +710,11 @@ impl Recovery {
     /// RFC 9002 A.8 GetPtoTimeAndSpace. `now` anchors the anti-deadlock timer.
     fn pto_time_and_space(&self, now: Time) -> Option<(Time, Space)> {
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
+        let picoquic = self.picoquic_deadline();
         if !any_in_flight {
+            if let Some(t) = picoquic {
+                return Some((t, Space::Data));
+            }
             let d = self.backoff(self.rtt.pto_base(Dur::ZERO));
             let space = if self.has_handshake_keys { Space::Handshake } else { Space::Initial };
             return Some((now + d, space));
@@ -673,7 +722,8 @@ impl Recovery {
         let mut best: Option<(Time, Space)> = None;
         for space in Space::ALL {
             let sp = &self.spaces[space.index()];
-            if sp.ack_eliciting_in_flight == 0 || sp.discarded {
+            let picoquic_data = space == Space::Data && picoquic.is_some();
+            if (sp.ack_eliciting_in_flight == 0 && !picoquic_data) || sp.discarded {
                 continue;
             }
             let mad = if space == Space::Data {
@@ -684,8 +734,13 @@ impl Recovery {
             } else {
                 Dur::ZERO
             };
-            let Some(last) = sp.last_ack_eliciting else { continue };
-            let t = last + self.backoff(self.rtt.pto_base(mad));
+            let t = if space == Space::Data && self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022 {
+                let Some(t) = picoquic else { continue };
+                t
+            } else {
+                let Some(last) = sp.last_ack_eliciting else { continue };
+                last + self.backoff(self.rtt.pto_base(mad))
+            };
             if best.map_or(true, |(b, _)| t < b) {
                 best = Some((t, space));
             }
@@ -704,7 +759,7 @@ impl Recovery {
             return;
         }
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
-        if !any_in_flight && self.peer_completed_address_validation {
+        if !any_in_flight && self.peer_completed_address_validation && self.picoquic_deadline().is_none() {
             self.timer = None;
             return;
         }
@@ -724,11 +779,18 @@ impl Recovery {
             return TimeoutAction::LossDetected;
         }
         let any_in_flight = self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0);
-        let action = if !any_in_flight {
+        let action = if !any_in_flight && self.picoquic_deadline().is_none() {
             let space = if self.has_handshake_keys { Space::Handshake } else { Space::Initial };
             TimeoutAction::AntiDeadlock { space }
         } else {
             match self.pto_time_and_space(now) {
+                Some((_, Space::Data)) if self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022 => {
+                    let (episode, ack_lost) = self.timer_loss(now, out);
+                    self.stats.pto_expirations += 1;
+                    self.pop_front(Space::Data.index(), now);
+                    self.set_loss_detection_timer(now);
+                    return TimeoutAction::TimerLoss { episode, ack_lost };
+                }
                 Some((_, space)) => TimeoutAction::Probe { space, count: 2 },
                 None => {
                     self.set_loss_detection_timer(now);
@@ -740,6 +802,119 @@ impl Recovery {
         self.pto_count = self.pto_count.saturating_add(1);
         self.set_loss_detection_timer(now);
         action
+    }
+
+    /// The unbacked-off retransmission timeout of the 1-RTT space: RFC 9002's PTO base, or the
+    /// `picoquic-2022` timer.
+    pub fn retransmit_timeout(&self) -> Dur {
+        match self.cfg.retransmit_timer {
+            RetransmitTimer::Rfc9002 => self.rtt.pto_base(self.cfg.max_ack_delay),
+            RetransmitTimer::Picoquic2022 => self.picoquic_timer_base(),
+        }
+    }
+
+    /// picoquic's `retransmit_timer`: `max(srtt + 4·rttvar + mad, 5/4·srtt + mad, min_rto)`;
+    /// the initial RTT before any sample (`PICOQUIC_INITIAL_RETRANSMIT_TIMER` = the initial
+    /// RTT, 250 ms).
+    fn picoquic_timer_base(&self) -> Dur {
+        if !self.rtt.has_sample() {
+            return self.rtt.initial();
+        }
+        let mad = self.cfg.max_ack_delay;
+        let srtt = self.rtt.smoothed();
+        let a = srtt + Dur(4 * self.rtt.rttvar().0) + mad;
+        let b = Dur(srtt.0 * 5 / 4) + mad;
+        a.max(b).max(self.cfg.min_rto)
+    }
+
+    /// The timer with picoquic's backoff: ×2 after one episode, ×4 after two or more.
+    fn picoquic_timer(&self) -> Dur {
+        let exp = self.pto_count.min(PICOQUIC_2022_MAX_BACKOFF_EXPONENT);
+        Dur(self.picoquic_timer_base().0 << exp)
+    }
+
+    /// When the `picoquic-2022` timer of the 1-RTT space fires: the oldest outstanding packet's
+    /// send time (ACK-only ones included) plus the backed-off timer. `None` under RFC 9002,
+    /// before the handshake is confirmed, or with nothing outstanding.
+    fn picoquic_deadline(&self) -> Option<Time> {
+        if self.cfg.retransmit_timer != RetransmitTimer::Picoquic2022 || !self.handshake_confirmed {
+            return None;
+        }
+        let sp = &self.spaces[Space::Data.index()];
+        if sp.discarded {
+            return None;
+        }
+        let start = sp.cursor.saturating_sub(sp.base) as usize;
+        let oldest = sp.sent.iter().skip(start).find(|p| p.state == State::Outstanding)?;
+        Some(oldest.time_sent + self.picoquic_timer())
+    }
+
+    /// The `picoquic-2022` retransmission timer fired: declares lost, oldest first, the
+    /// outstanding packets whose send time plus the timer has passed. Returns whether a new
+    /// timer-based loss episode began and whether ACK-only packets were among them (picoquic
+    /// then bundles a PING with the next ACK on the path, `is_ack_lost`, so that a dead path
+    /// shows in its own timer even at an end that only acknowledges).
+    fn timer_loss(&mut self, now: Time, out: &mut Outcome) -> (bool, bool) {
+        let si = Space::Data.index();
+        let event = self.event_id.wrapping_add(1);
+        let mut lost = std::mem::take(&mut self.scratch);
+        lost.clear();
+        let mut episode = false;
+        let mut ack_lost = false;
+        let base = self.picoquic_timer_base();
+        let mut timer = self.picoquic_timer();
+        let sp = &mut self.spaces[si];
+        let largest_acked = sp.largest_acked;
+        let start = sp.cursor.saturating_sub(sp.base) as usize;
+        for i in start..sp.sent.len() {
+            let pn = sp.base + i as u64;
+            let p = &mut sp.sent[i];
+            if p.state != State::Outstanding {
+                continue;
+            }
+            if p.time_sent + timer > now {
+                break;
+            }
+            if !(p.in_flight && p.ack_eliciting) {
+                // An ACK-only packet: forgotten, noted for the next ACK's PING.
+                p.state = State::Lost;
+                if p.in_flight {
+                    sp.bytes_in_flight -= p.size as u64;
+                }
+                ack_lost = true;
+                continue;
+            }
+            p.state = State::Lost;
+            p.lost_event = event;
+            sp.bytes_in_flight -= p.size as u64;
+            sp.ack_eliciting_in_flight -= 1;
+            out.lost.push(PacketOutcome { space: Space::Data, pn, content: p.content.clone() });
+            lost.push((pn, p.size as u64));
+            let newer = largest_acked.map_or(true, |l| pn > l);
+            if newer && self.last_timer_episode.map_or(true, |t| p.time_sent > t) {
+                episode = true;
+                self.last_timer_episode = Some(now);
+                self.pto_count = self.pto_count.saturating_add(1);
+                self.stats.timer_loss_episodes += 1;
+                // The packets after this one wait for the backed-off timer.
+                let exp = self.pto_count.min(PICOQUIC_2022_MAX_BACKOFF_EXPONENT);
+                timer = Dur(base.0 << exp);
+            }
+        }
+        if !lost.is_empty() {
+            self.stats.lost_packets += lost.len() as u64;
+            self.stats.congestion_events += 1;
+            self.event_id = event;
+            self.event_lost = lost.len() as u32;
+            self.event_spurious = 0;
+            self.event_undone = false;
+            for &(pn, bytes) in &lost {
+                self.controller.on_packet_timed_out(now, pn, bytes);
+            }
+            self.controller.on_persistent_congestion(now);
+        }
+        self.scratch = lost;
+        (episode, ack_lost)
     }
 
     /// RFC 9002 A.11 OnPacketNumberSpaceDiscarded (keys discarded): its packets leave bytes in

@@ -162,6 +162,11 @@ pub enum AckPath {
     Same,
     /// The path with the smallest smoothed RTT.
     Fastest,
+    /// The path with the smallest minimum RTT among those the failover rules deem usable
+    /// (picoquic's "nominal ACK path": `sender.c` `picoquic_select_next_path_mp` at
+    /// 48525d89ef4d sends a due ACK on the candidate with the lowest `rtt_min`).
+    #[serde(rename = "min_rtt")]
+    MinRtt,
 }
 
 /// One end of a connection, sans-IO.

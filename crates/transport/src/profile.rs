@@ -7,7 +7,10 @@
 use multiconn_cc::pacer::BurstRule;
 use multiconn_cc::{CcConfig, CcKind, RttVarRule};
 use multiconn_core::Dur;
+use multiconn_multipath::{FailoverProfile, SchedulerKind};
 use serde::Deserialize;
+
+use crate::AckPath;
 
 /// Which transport a profile is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
@@ -33,6 +36,9 @@ pub struct Profile {
     pub quic: Option<QuicKnobs>,
     /// TCP only.
     pub tcp: Option<TcpKnobs>,
+    /// How the stack runs several paths (Multipath QUIC, MPTCP); absent: the transport's
+    /// defaults (see [`MultipathKnobs`]).
+    pub multipath: Option<MultipathKnobs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -51,6 +57,17 @@ pub struct CcKnobs {
     pub hystart: bool,
     pub reduce_from_flight: bool,
     pub app_limited_check: bool,
+    /// Initial window in bytes, whatever the datagram size (picoquic: 10 × 1536); replaces
+    /// `initial_window_packets` when set.
+    pub initial_window_bytes: Option<u64>,
+    /// Minimum window in bytes (picoquic: 2 × 1536); replaces `minimum_window_packets` when
+    /// set.
+    pub minimum_window_bytes: Option<u64>,
+    /// picoquic's loss reactions: CUBIC and BBR react only to losses that pass picoquic's
+    /// smoothed-loss-rate filter (`multiconn_cc::loss_filter`), BBR by halving its window;
+    /// QUIC profiles only. Absent: false.
+    #[serde(default)]
+    pub loss_filter: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -75,6 +92,29 @@ pub struct RecoveryKnobs {
     pub initial_rto: Dur,
     /// How the RTO follows from the RTT estimate.
     pub rto_rule: RtoRule,
+    /// QUIC: what the retransmission timer of the 1-RTT packets does. Absent: `rfc9002`.
+    #[serde(default)]
+    pub retransmit_timer: RetransmitTimer,
+}
+
+/// What a QUIC path's retransmission timer does when it fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetransmitTimer {
+    /// RFC 9002 §6.2: a probe timeout sends probes and declares nothing lost; its base is
+    /// `srtt + max(4·rttvar, kGranularity) + max_ack_delay`, doubled per consecutive expiry.
+    #[default]
+    Rfc9002,
+    /// picoquic of early 2022 (`sender.c` `picoquic_retransmit_needed_by_packet` and
+    /// `picoquic_current_retransmit_timer`, `frames.c` `picoquic_update_rtt_from_one_way` at
+    /// 48525d89ef4d): each packet with no later packet of its path acknowledged is declared
+    /// lost once `send time + timer` has passed, oldest first; the timer is
+    /// `max(srtt + 4·rttvar + max_ack_delay, 5/4·srtt + max_ack_delay, min_rto)`, doubled after
+    /// one timer-based loss episode on the path and quadrupled after two or more (no further
+    /// backoff). An episode is a timer-based loss of a packet sent after the previous one; the
+    /// congestion controller sees a timeout (collapse to the minimum window).
+    #[serde(rename = "picoquic-2022")]
+    Picoquic2022,
 }
 
 /// RTO from the RTT estimate.
@@ -145,6 +185,52 @@ pub struct TcpKnobs {
     pub timestamps: bool,
 }
 
+/// How the stack runs several paths. Absent from a profile, a flow's `[flow.multipath]`
+/// defaults are `minrtt`, `same` and `mp-quic` (quic) or `linux-mptcp` (tcp), abandoned paths'
+/// data is requeued and link events are seen.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultipathKnobs {
+    /// The scheduler when the flow names none.
+    pub scheduler: SchedulerKind,
+    /// The ACK path when the flow names none.
+    pub ack_path: AckPath,
+    /// The failover rules when the flow names none.
+    pub failover: FailoverProfile,
+    /// What happens to the data in flight on a path when it is abandoned (QUIC).
+    pub abandon: AbandonRule,
+    /// Whether the endpoints hear of their interfaces going down and up.
+    pub link_events: LinkEvents,
+}
+
+/// The data in flight on an abandoned path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AbandonRule {
+    /// Queued again at once for the other paths.
+    #[default]
+    Requeue,
+    /// Left to the path's own loss detection (the packet threshold, or the retransmission
+    /// timer), and queued again only when the path's state is deleted, 3 × max(retransmission
+    /// timer, 1 s) after the abandonment (picoquic of early 2022, `quicctx.c`
+    /// `picoquic_demote_path`).
+    Drain,
+}
+
+/// Whether an endpoint follows the state of its interface on each path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkEvents {
+    /// An interface going down marks the path potentially failed at once; coming back, it is
+    /// probed (or validated again).
+    #[default]
+    React,
+    /// Interface events are not seen: the path keeps sending into a link that is down and
+    /// learns of the outage only through losses and timeouts (Linux's in-kernel MPTCP path
+    /// manager while the interface keeps its address).
+    Ignore,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ProfileError {
     #[error("unknown profile \"{name}\"; available for {transport}: {available}")]
@@ -161,6 +247,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("linux-tcp", include_str!("../profiles/linux-tcp.toml")),
     ("aioquic", include_str!("../profiles/aioquic.toml")),
     ("ngtcp2", include_str!("../profiles/ngtcp2.toml")),
+    ("picoquic-2022", include_str!("../profiles/picoquic-2022.toml")),
+    ("linux-mptcp-5.15", include_str!("../profiles/linux-mptcp-5.15.toml")),
 ];
 
 impl TransportKind {
@@ -175,7 +263,37 @@ impl TransportKind {
 impl Profile {
     /// Parses a profile from TOML text; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Profile, ProfileError> {
-        toml::from_str(text).map_err(|e| ProfileError::Parse { origin: origin.to_string(), message: e.to_string() })
+        let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Parse { origin: origin.to_string(), message: e.to_string() })?;
+        p.check().map_err(|message| ProfileError::Parse { origin: origin.to_string(), message })?;
+        Ok(p)
+    }
+
+    /// Knobs that only one transport's model can honour.
+    fn check(&self) -> Result<(), String> {
+        if self.transport != TransportKind::Tcp {
+            return Ok(());
+        }
+        if self.cc.loss_filter {
+            return Err("cc.loss_filter judges losses one by one, which only the quic model reports".into());
+        }
+        if self.cc.allowed.contains(&CcKind::Fast) || self.cc.default == CcKind::Fast {
+            return Err("cc: \"fast\" judges losses one by one, which only the quic model reports; a tcp profile cannot offer it".into());
+        }
+        if self.recovery.retransmit_timer != RetransmitTimer::Rfc9002 {
+            return Err("recovery.retransmit_timer is a quic setting (tcp has its own rto_rule)".into());
+        }
+        if let Some(m) = &self.multipath {
+            if m.ack_path != AckPath::Same {
+                return Err("multipath.ack_path must be \"same\" for tcp: a subflow acknowledges its own segments".into());
+            }
+            if m.scheduler == SchedulerKind::Picoquic {
+                return Err("multipath.scheduler \"picoquic\" is picoquic's multipath QUIC scheduler; tcp profiles take another".into());
+            }
+            if m.abandon != AbandonRule::Requeue {
+                return Err("multipath.abandon concerns abandoned QUIC paths; tcp profiles take \"requeue\"".into());
+            }
+        }
+        Ok(())
     }
 
     /// Names of the built-in profiles for a transport.
@@ -216,9 +334,14 @@ impl Profile {
             TransportKind::Quic => CcConfig::quic_default(cc, mds),
             TransportKind::Tcp => CcConfig::tcp_default(cc, mds),
         };
-        let minimum_window = self.cc.minimum_window_packets * mds;
+        let minimum_window = self.cc.minimum_window_bytes.unwrap_or(self.cc.minimum_window_packets * mds);
+        let initial_window = match (self.cc.initial_window_bytes, self.cc.initial_window_packets) {
+            (Some(bytes), _) => bytes,
+            (None, Some(n)) => n * mds,
+            (None, None) => base.initial_window,
+        };
         Ok(CcConfig {
-            initial_window: self.cc.initial_window_packets.map_or(base.initial_window, |n| n * mds),
+            initial_window,
             minimum_window,
             loss_window: match self.transport {
                 TransportKind::Quic => minimum_window,
@@ -231,6 +354,8 @@ impl Profile {
             hystart: self.cc.hystart,
             reduce_from_flight: self.cc.reduce_from_flight,
             app_limited_check: self.cc.app_limited_check,
+            loss_filter: self.cc.loss_filter,
+            initial_rtt: self.recovery.initial_rtt,
             ..base
         })
     }
@@ -261,8 +386,8 @@ mod tests {
 
     #[test]
     fn builtin_names_are_split_by_transport() {
-        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2"]);
-        assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "picoquic-2022"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15"]);
         assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
     }
 
@@ -292,5 +417,70 @@ mod tests {
         assert!(cfg.hystart && cfg.app_limited_check && !cfg.reduce_from_flight);
         assert_eq!((n.pacing.factor, n.pacing.burst), (1.25, BurstRule::SendQuantum));
         assert!(n.cc_config(CcKind::Bbr, 1444).is_ok());
+    }
+
+    #[test]
+    fn picoquic_2022_knobs_reach_the_controller_and_the_connection() {
+        let p = Profile::builtin("picoquic-2022", TransportKind::Quic).unwrap();
+        // The study's four controllers; the demo's default is bbr.
+        for cc in [CcKind::Bbr, CcKind::Cubic, CcKind::Fast, CcKind::NewReno] {
+            assert!(p.cc_config(cc, 1440).is_ok(), "{cc:?}");
+        }
+        assert_eq!(p.cc.default, CcKind::Bbr);
+        let cfg = p.cc_config(CcKind::Cubic, 1440).unwrap();
+        // Windows in bytes whatever the datagram size: 10 and 2 times 1536.
+        assert_eq!((cfg.initial_window, cfg.minimum_window, cfg.loss_window), (15_360, 3_072, 3_072));
+        assert_eq!((cfg.cubic_beta, cfg.cubic_c), (0.875, 0.4));
+        assert!(cfg.loss_filter && !cfg.hystart && cfg.app_limited_check);
+        assert_eq!(cfg.initial_rtt, Dur::from_millis(250));
+        assert_eq!(p.recovery.retransmit_timer, RetransmitTimer::Picoquic2022);
+        assert_eq!((p.recovery.min_rto, p.recovery.persistent_congestion), (Dur::from_millis(50), false));
+        assert_eq!((p.pacing.factor, p.pacing.burst), (1.0, BurstRule::Aioquic));
+        assert_eq!((p.ack.max_ack_delay, p.ack.ack_eliciting_threshold), (Dur::from_millis(10), 2));
+        assert_eq!(p.packet.max_payload, Some(1440));
+        let m = p.multipath.as_ref().unwrap();
+        assert_eq!((m.scheduler, m.ack_path, m.failover), (SchedulerKind::Picoquic, AckPath::MinRtt, FailoverProfile::Picoquic2022));
+        assert_eq!((m.abandon, m.link_events), (AbandonRule::Drain, LinkEvents::Ignore));
+    }
+
+    #[test]
+    fn fast_is_offered_by_picoquic_2022_only_and_refused_naming_what_is_offered() {
+        for name in ["rfc9002", "aioquic", "ngtcp2"] {
+            let p = Profile::builtin(name, TransportKind::Quic).unwrap();
+            let e = p.cc_config(CcKind::Fast, 1200).unwrap_err();
+            assert!(e.to_string().contains("does not offer congestion control \"fast\""), "{e}");
+        }
+        let e = Profile::builtin("linux-mptcp-5.15", TransportKind::Tcp).unwrap().cc_config(CcKind::Fast, 1448).unwrap_err();
+        assert_eq!(e.to_string(), "profile \"linux-mptcp-5.15\" does not offer congestion control \"fast\"; it offers: newreno, cubic, bbr");
+    }
+
+    #[test]
+    fn linux_mptcp_5_15_is_linux_tcp_of_that_kernel_with_its_multipath_rules() {
+        let p = Profile::builtin("linux-mptcp-5.15", TransportKind::Tcp).unwrap();
+        let now = Profile::builtin("linux-tcp", TransportKind::Tcp).unwrap();
+        assert_eq!(p.tcp.as_ref().unwrap().rmem, [4096, 131072, 6 << 20]);
+        assert_eq!((&p.cc, &p.recovery, &p.ack), (&now.cc, &now.recovery, &now.ack));
+        let m = p.multipath.as_ref().unwrap();
+        assert_eq!((m.failover, m.link_events, m.ack_path), (FailoverProfile::LinuxMptcp515, LinkEvents::Ignore, AckPath::Same));
+        // Profiles without the table keep the transports' defaults.
+        assert!(now.multipath.is_none() && Profile::default_for(TransportKind::Quic).multipath.is_none());
+    }
+
+    #[test]
+    fn quic_only_knobs_are_refused_in_a_tcp_profile() {
+        let tcp = include_str!("../profiles/linux-tcp.toml");
+        let with = |line: &str, table: &str| tcp.replace(&format!("[{table}]\n"), &format!("[{table}]\n{line}\n"));
+        let e = Profile::from_toml(&with("loss_filter = true", "cc"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("x.toml") && e.contains("loss_filter"), "{e}");
+        let e = Profile::from_toml(&with("retransmit_timer = \"picoquic-2022\"", "recovery"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("retransmit_timer is a quic setting"), "{e}");
+        let mp = |ack: &str, sched: &str| {
+            format!("{tcp}\n[multipath]\nscheduler = \"{sched}\"\nack_path = \"{ack}\"\nfailover = \"linux-mptcp\"\nabandon = \"requeue\"\nlink_events = \"react\"\n")
+        };
+        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"fast\"]");
+        assert!(Profile::from_toml(&fast, "x.toml").unwrap_err().to_string().contains("a tcp profile cannot offer it"));
+        assert!(Profile::from_toml(&mp("same", "minrtt"), "x").is_ok());
+        assert!(Profile::from_toml(&mp("min_rtt", "minrtt"), "x").unwrap_err().to_string().contains("ack_path"));
+        assert!(Profile::from_toml(&mp("same", "picoquic"), "x").unwrap_err().to_string().contains("scheduler"));
     }
 }

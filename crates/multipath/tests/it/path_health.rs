@@ -194,7 +194,10 @@ fn link_hints_abandon_and_idle_timeout_apply_to_every_profile() {
         assert_eq!(r, Reaction { transition: Some((ACTIVE, PF)), requeue_in_flight: true, probe: false }, "{profile}");
         assert!(h.on_link_up_hint(0, t(200)).probe, "{profile}");
         assert_eq!(h.status(0), Some(PF), "{profile}: active only on evidence");
-        let back = if profile == FailoverProfile::MpQuic { h.on_packet_received(0, t(250)) } else { h.on_ack_received(0, t(250)) };
+        // mp-quic and Linux 5.15 come back on a reception on the path, the others on an
+        // acknowledgement of a packet sent on it.
+        let by_reception = matches!(profile, FailoverProfile::MpQuic | FailoverProfile::LinuxMptcp515);
+        let back = if by_reception { h.on_packet_received(0, t(250)) } else { h.on_ack_received(0, t(250)) };
         assert_eq!(back.transition, Some((PF, ACTIVE)), "{profile}");
 
         // Idle: path 1 never received anything; path 0 last received at 250 ms.
@@ -228,11 +231,86 @@ fn unknown_paths_are_not_usable_and_events_on_them_do_nothing() {
 fn profile_names_round_trip_through_serde_and_from_str() {
     use serde::de::value::{Error, StrDeserializer};
     use serde::Deserialize;
-    for (p, name) in FailoverProfile::ALL.into_iter().zip(["mp-quic", "picoquic", "xquic", "linux-mptcp"]) {
+    for (p, name) in FailoverProfile::ALL.into_iter().zip(["mp-quic", "picoquic", "xquic", "linux-mptcp", "picoquic-2022", "linux-mptcp-5.15"]) {
         assert_eq!(p.name(), name);
         assert_eq!(p.to_string(), name);
         assert_eq!(name.parse::<FailoverProfile>(), Ok(p));
         assert_eq!(FailoverProfile::deserialize(StrDeserializer::<Error>::new(name)), Ok(p));
     }
     assert!("mpquic".parse::<FailoverProfile>().unwrap_err().to_string().contains("mp-quic"));
+}
+
+// ---- picoquic-2022 -----------------------------------------------------------------------------
+
+#[test]
+fn picoquic_2022_requeues_nothing_avoids_the_path_and_fails_after_more_than_seven_episodes() {
+    let mut h = set(FailoverProfile::Picoquic2022, &[0, 1]);
+    assert_eq!(h.get(0).unwrap().config().max_timer_repeats, 7);
+    // The path's own timer declared its packets lost: no requeue, a probe, avoided.
+    let r = h.on_timeout(0, t(300));
+    assert_eq!(r, Reaction { transition: Some((ACTIVE, PF)), requeue_in_flight: false, probe: true });
+    assert!(!h.usable(0) && h.usable(1));
+    for i in 1..7 {
+        assert_eq!(h.on_timeout(0, t(300 + 1000 * i)).transition, None, "episode {}", i + 1);
+    }
+    assert_eq!(h.status(0), Some(PF));
+    // The eighth episode (more than 7) fails the path, even though path 1 had timeouts too.
+    h.on_timeout(1, t(7_500));
+    let r = h.on_timeout(0, t(8_000));
+    assert_eq!(r, Reaction { transition: Some((PF, FAILED)), requeue_in_flight: false, probe: false });
+    // An acknowledgement resets path 1's count.
+    assert_eq!(h.on_ack_received(1, t(8_100)).transition, Some((PF, ACTIVE)));
+    assert_eq!(h.get(1).unwrap().consecutive_timeouts(), 0);
+}
+
+#[test]
+fn picoquic_2022_never_fails_the_last_path() {
+    let mut h = set(FailoverProfile::Picoquic2022, &[0]);
+    for i in 0..20 {
+        h.on_timeout(0, t(1000 * i));
+    }
+    assert_eq!(h.status(0), Some(PF));
+    assert!(h.usable(0));
+}
+
+// ---- linux-mptcp-5.15 --------------------------------------------------------------------------
+
+#[test]
+fn linux_5_15_is_stale_when_the_count_exceeds_four_and_another_subflow_is_fresh() {
+    let mut h = set(FailoverProfile::LinuxMptcp515, &[0, 1]);
+    for i in 1..=4 {
+        assert_eq!(h.on_timeout(0, t(200 * i)), Reaction::default(), "timeout {i}");
+    }
+    assert_eq!(h.status(0), Some(ACTIVE));
+    // The fifth timeout without reception: stale, data reinjected.
+    let r = h.on_timeout(0, t(6_200));
+    assert_eq!(r, Reaction { transition: Some((ACTIVE, PF)), requeue_in_flight: true, probe: false });
+    assert!(!h.usable(0) && h.usable(1));
+    // Anything received makes it active again and restarts the count.
+    assert_eq!(h.on_packet_received(0, t(9_000)).transition, Some((PF, ACTIVE)));
+    assert_eq!(h.get(0).unwrap().consecutive_timeouts(), 0);
+}
+
+#[test]
+fn linux_5_15_needs_an_alternative_below_three_timeouts() {
+    let mut h = set(FailoverProfile::LinuxMptcp515, &[0, 1]);
+    // Subflow 1 has three timeouts of its own: not an alternative (needs fewer than 3).
+    for i in 0..3 {
+        h.on_timeout(1, t(100 + i));
+    }
+    for i in 0..8 {
+        h.on_timeout(0, t(1000 * (i + 1)));
+    }
+    assert_eq!(h.status(0), Some(ACTIVE));
+    // A reception on subflow 1 resets its count: subflow 0's next timeout makes it stale.
+    h.on_packet_received(1, t(9_000));
+    assert_eq!(h.on_timeout(0, t(10_000)).transition, Some((ACTIVE, PF)));
+    // A reception in the middle of a run of timeouts restarts the count.
+    let mut h = set(FailoverProfile::LinuxMptcp515, &[0, 1]);
+    for i in 0..4 {
+        h.on_timeout(0, t(200 * (i + 1)));
+    }
+    h.on_packet_received(0, t(900));
+    assert_eq!(h.on_timeout(0, t(1_000)), Reaction::default());
+    assert_eq!(h.get(0).unwrap().consecutive_timeouts(), 1);
 }

@@ -179,3 +179,31 @@ fn the_next_action_skips_items_that_cause_none_and_follows_link_changes() {
     assert_eq!(m.next_action(), None);
     assert_eq!(m.poll_timeout(), Some(t(2100)), "the items are still pending");
 }
+
+/// Reference `multi-operator.md` §4.5: a handover away from the handshake's path and back.
+/// Path 0 is a path like the others once it has been abandoned: opening it again takes the
+/// next path ID, and the same instant may abandon one path and open another (in file order),
+/// so the connection always keeps a path.
+#[test]
+fn path_0_can_be_opened_again_after_it_was_abandoned() {
+    let mut schedule = two_paths();
+    schedule.extend([ev(2000, 0, Abandon), ev(5000, 0, Open), ev(5000, 1, Abandon), ev(7000, 1, Open)]);
+    let p = plan(ManagerConfig::default(), &schedule, &[]).unwrap();
+    assert_eq!(
+        p[2..],
+        [
+            planned(2000, 0, Action::Abandon { path_id: 0 }),
+            planned(5000, 0, Action::Open { path_id: 2, backup: false }),
+            planned(5000, 1, Action::Abandon { path_id: 1 }),
+            planned(7000, 1, Action::Open { path_id: 3, backup: false }),
+        ]
+    );
+    // Abandoning path 0 is still refused when it is the last path open.
+    let mut lone = two_paths();
+    lone.extend([ev(1000, 1, Abandon), ev(2000, 0, Abandon)]);
+    assert!(matches!(PathManager::new(ManagerConfig::default(), &lone), Err(PlanError::NoPathLeft { index: 3, .. })));
+    // And opening it while it is open.
+    let mut twice = two_paths();
+    twice.push(ev(1000, 0, Open));
+    assert!(matches!(PathManager::new(ManagerConfig::default(), &twice), Err(PlanError::AlreadyOpen { index: 2, .. })));
+}

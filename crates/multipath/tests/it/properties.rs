@@ -17,8 +17,9 @@ fn arb_path(id: usize) -> impl Strategy<Value = PathView> {
             any::<bool>(),
             any::<bool>(),
         ),
+        (prop::bool::weighted(0.8), prop::option::of(0u64..1_000)),
     )
-        .prop_map(move |((usable, backup, srtt_ms, rttvar_ms, cwnd_pkts), (in_flight, mss, probe, sent, ss, rtx))| {
+        .prop_map(move |((usable, backup, srtt_ms, rttvar_ms, cwnd_pkts), (in_flight, mss, probe, sent, ss, rtx), (paced_ok, last_ms))| {
             let cwnd = cwnd_pkts * mss;
             // Empty, full, or anything up to two packets over the window.
             let in_flight = in_flight.map_or(0, |b| b.min(cwnd + 2 * mss));
@@ -38,6 +39,8 @@ fn arb_path(id: usize) -> impl Strategy<Value = PathView> {
                 packets_sent: if probe == 0 { 0 } else { sent },
                 in_slow_start: ss,
                 retransmissions_outstanding: rtx,
+                last_sent: last_ms.map(|ms| Time::ZERO + Dur::from_millis(ms)),
+                pacing_ready: paced_ok,
             }
         })
 }
@@ -128,7 +131,9 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
                 let in_class = |p: &&PathView| p.usable && (!any_available || !p.backup);
                 let others = paths.iter().filter(in_class).any(|p| p.id != 0);
                 let skip0 = opts.skip_initial_path && others;
-                let open = paths.iter().filter(in_class).filter(|p| !(skip0 && p.id == 0)).any(|p| sendable(p, req.content, opts));
+                // picoquic's scheduler also needs the pacer's leave.
+                let paced_ok = |p: &PathView| kind != SchedulerKind::Picoquic || p.pacing_ready;
+                let open = paths.iter().filter(in_class).filter(|p| !(skip0 && p.id == 0)).any(|p| sendable(p, req.content, opts) && paced_ok(p));
                 prop_assert!(!open, "blocked although a candidate has room");
             }
         }

@@ -444,3 +444,39 @@ fn options_validation_names_the_bad_field() {
     let bad = BlestParams { lambda_initial_permille: 1400, ..BlestParams::default() };
     assert!(SchedulerOptions { blest: bad, ..SchedulerOptions::default() }.validate().is_err());
 }
+
+// ---- picoquic (early 2022) -----------------------------------------------------------------
+
+fn sent_at(p: PathView, at_ms: u64) -> PathView {
+    PathView { last_sent: Some(Time::ZERO + ms(at_ms)), ..p }
+}
+
+fn picoquic(paths: &[PathView]) -> Decision {
+    decide(SchedulerKind::Picoquic, SchedulerOptions::default(), paths, BG)
+}
+
+#[test]
+fn picoquic_takes_the_least_recently_used_path_with_room_not_the_fastest() {
+    // Path 0 is much faster, but path 1 sent longer ago: min-RTT would pick 0.
+    let paths = [sent_at(path(0, 10, 10), 50), sent_at(path(1, 80, 10), 20)];
+    assert_eq!(minrtt(&paths, BG), Decision::single(0));
+    assert_eq!(picoquic(&paths), Decision::single(1));
+    // A path that never sent comes first; equal times go to the lower id.
+    assert_eq!(picoquic(&[sent_at(path(0, 10, 10), 1), path(1, 80, 10)]), Decision::single(1));
+    assert_eq!(picoquic(&[sent_at(path(0, 10, 10), 5), sent_at(path(1, 80, 10), 5)]), Decision::single(0));
+}
+
+#[test]
+fn picoquic_skips_paths_without_room_or_pacing_leave_and_unusable_ones() {
+    let a = sent_at(path(0, 10, 10), 50);
+    let b = sent_at(path(1, 80, 10), 20);
+    assert_eq!(picoquic(&[a, full(b)]), Decision::single(0));
+    assert_eq!(picoquic(&[a, PathView { pacing_ready: false, ..b }]), Decision::single(0));
+    assert_eq!(picoquic(&[a, unusable(b)]), Decision::single(0));
+    // Nothing both paced and open: wait.
+    assert_eq!(picoquic(&[full(a), PathView { pacing_ready: false, ..b }]), Decision::Blocked);
+    assert_eq!(picoquic(&[unusable(a), unusable(b)]), Decision::NoPath);
+    // A backup path only when no available path is usable.
+    assert_eq!(picoquic(&[full(a), backup(b)]), Decision::Blocked);
+    assert_eq!(picoquic(&[unusable(a), backup(b)]), Decision::single(1));
+}

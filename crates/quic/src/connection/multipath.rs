@@ -20,14 +20,24 @@
 //!   interface going down does the same at once; coming back, the client validates the path
 //!   again.
 //! * Path manager (the client's, [`PathAction`]): opening a route takes a new path ID with
-//!   fresh state; abandoning sends PATH_ABANDON on another path (the peer answers with its
-//!   own) and queues the path's data in flight again; a status change is announced with
+//!   fresh state (path 0 included, once abandoned: its handshake is long done); abandoning
+//!   sends PATH_ABANDON on another path (the peer answers with its own) and queues the path's
+//!   data in flight again; a status change is announced with
 //!   PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE (draft §3.3), and both ends then keep new data
 //!   off a backup path while an available one is usable. A server learns a new path ID from
 //!   the first datagram that carries it.
+//! * Profiles change some of this (`[multipath]` of the profile): with `abandon = "drain"`
+//!   (picoquic of early 2022, `quicctx.c` `picoquic_demote_path`) an abandoned path's data in
+//!   flight is not queued again: it waits for the path's own loss detection (packet threshold,
+//!   or the retransmission timer, which declares it lost) and whatever is left is queued again
+//!   when the path's state is deleted, 3 × max(retransmission timer, 1 s) after the
+//!   abandonment. `ack_path = "min_rtt"` sends the ACKs on the usable path with the smallest
+//!   minimum RTT (picoquic's nominal ACK path). With `link_events = "ignore"` the endpoint does
+//!   not follow its interfaces (picoquic's demo client of 2022 could not).
 
 use multiconn_core::{Dur, Packet, Time};
-use multiconn_multipath::{Content, Decision, PathView, Reaction, Request};
+use multiconn_multipath::{Content, Decision, PathView, Reaction, Request, SchedulerKind};
+use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{AckPath, PathAction, Role};
 
 use super::{Connection, HANDSHAKE_PATH};
@@ -85,8 +95,19 @@ impl Connection {
         let Some(mp) = &self.mp else { return q };
         match mp.params.ack_path {
             AckPath::Same if self.path_alive(q) => q,
+            AckPath::MinRtt => self.min_rtt_path().or_else(|| self.fastest_validated_path()).unwrap_or(q),
             _ => self.fastest_validated_path().unwrap_or(q),
         }
+    }
+
+    /// The validated open path the failover rules deem usable with the smallest minimum RTT
+    /// (its smoothed RTT before the first sample); ties to the lower index.
+    fn min_rtt_path(&self) -> Option<usize> {
+        let mp = self.mp.as_ref()?;
+        (0..self.paths.len()).filter(|&p| self.paths[p].is_validated() && self.path_alive(p) && mp.health.usable(p)).min_by_key(|&p| {
+            let rtt = self.paths[p].recovery.rtt();
+            (if rtt.has_sample() { rtt.min() } else { rtt.smoothed() }, p)
+        })
     }
 
     /// The validated open path with the smallest smoothed RTT.
@@ -175,7 +196,8 @@ impl Connection {
 
     /// Closes the path open on route `gone`: a PATH_ABANDON goes out on another path (the
     /// answer, when the peer abandoned it first: draft §3.4), the path carries nothing more and
-    /// its data in flight is queued again for the others.
+    /// its data in flight is queued again for the others — at once, or with `abandon = "drain"`
+    /// only what the path's own loss detection has not declared lost by its deletion.
     pub(super) fn abandon_path(&mut self, now: Time, gone: usize) {
         let Some(mp) = &mut self.mp else { return };
         let Some(path) = self.paths.get_mut(gone) else { return };
@@ -184,8 +206,28 @@ impl Connection {
         }
         mp.health.abandon(gone, now);
         mp.sync_coupling(gone, path);
-        self.requeue_in_flight(gone);
+        match mp.abandon {
+            AbandonRule::Requeue => self.requeue_in_flight(gone),
+            AbandonRule::Drain => {
+                let path = &mut self.paths[gone];
+                let timer = path.recovery.retransmit_timeout().max(Dur::from_secs(1));
+                path.delete_at = Some(now + Dur(timer.0.saturating_mul(3)));
+            }
+        }
         self.paths[gone].probes = 0;
+    }
+
+    /// Deletes the state of abandoned paths whose time has come: their data still in flight is
+    /// queued again and their packet number space forgotten (late ACKs for it are ignored).
+    fn delete_paths(&mut self, now: Time) {
+        for p in 0..self.paths.len() {
+            if !self.paths[p].delete_at.is_some_and(|t| t <= now) {
+                continue;
+            }
+            self.paths[p].delete_at = None;
+            self.requeue_in_flight(p);
+            self.paths[p].recovery.discard_space(now, Space::Data);
+        }
     }
 
     /// PATH_STATUS_BACKUP / PATH_STATUS_AVAILABLE from the peer: only a sequence number
@@ -220,8 +262,15 @@ impl Connection {
 
     /// Path ID `id` opens on route `p`: fresh packet number space, RTT estimator, congestion
     /// controller (a new place in the coupling), pacer, ACK state and health; to be validated.
-    /// Only the route's interface state and its counters carry over to the new path ID.
+    /// Only the route's interface state and its counters carry over to the new path ID; data
+    /// an abandoned ID still held (`abandon = "drain"`) is queued again.
     fn reset_path(&mut self, now: Time, p: usize, id: u32) {
+        if self.paths[p].delete_at.is_some() {
+            // The route is opened again before its abandoned path ID was deleted
+            // (`abandon = "drain"`): what that ID still holds goes out again now, as at its
+            // deletion, since its state is replaced here.
+            self.requeue_in_flight(p);
+        }
         let Some(mp) = &mut self.mp else { return };
         let old = &self.paths[p];
         let (controller, slot) = mp.new_controller(old.path_id.map(|_| old.cc_slot));
@@ -320,13 +369,14 @@ impl Connection {
         self.react(p, r);
     }
 
-    /// Timers of the health rules and of path validation.
+    /// Timers of the health rules, of path validation and of abandoned paths' deletion.
     pub(super) fn multipath_timers(&mut self, now: Time) {
         let Some(mp) = &mut self.mp else { return };
         for (p, r) in mp.health.on_tick(now) {
             self.react(p, r);
         }
         self.validation_timers(now);
+        self.delete_paths(now);
     }
 
     /// The client's path validation timers: send the challenge again, or give up.
@@ -370,6 +420,9 @@ impl Connection {
     pub(super) fn on_interface_change(&mut self, now: Time, p: usize, up: bool) {
         let is_client = self.role == Role::Client;
         let Some(mp) = &mut self.mp else { return };
+        if mp.link_events == LinkEvents::Ignore {
+            return;
+        }
         let Some(path) = self.paths.get_mut(p) else { return };
         if path.interface_up == up {
             return;
@@ -451,7 +504,13 @@ impl Connection {
         let ack_due = (0..n).find(|&q| self.paths[q].rx.ack_due(now)).map(|q| self.ack_destination(q));
         // New data on the path the scheduler picks.
         if self.has_data(Space::Data) {
-            let views = self.path_views();
+            // picoquic's scheduler weighs the pacers before choosing; the others choose, then
+            // wait for the chosen path's pacer.
+            let paced = self.mp.as_ref().is_some_and(|mp| mp.scheduler.kind() == SchedulerKind::Picoquic);
+            let mds = self.mds as u64;
+            let pacing_ready: Vec<bool> =
+                (0..n).map(|p| !paced || !self.path_alive(p) || self.paths[p].paced_until(now, mds).is_none()).collect();
+            let views = self.path_views(&pacing_ready);
             let content = self.front_content();
             let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX };
             let decision = self.mp.as_mut()?.scheduler.decide(&views, &req);
@@ -532,8 +591,9 @@ impl Connection {
     }
 
     /// What the scheduler sees of each path. Pacing is applied afterwards, to the chosen path
-    /// only (copies of redundant schedulers need window space, not a pacing slot).
-    fn path_views(&self) -> Vec<PathView> {
+    /// only (copies of redundant schedulers need window space, not a pacing slot); picoquic's
+    /// scheduler alone reads `pacing_ready`.
+    fn path_views(&self, pacing_ready: &[bool]) -> Vec<PathView> {
         let health = self.mp.as_ref().map(|mp| &mp.health);
         let views = self.paths.iter().enumerate().map(|(p, path)| {
             let r = &path.recovery;
@@ -554,6 +614,8 @@ impl Connection {
                 packets_sent: path.counters.packets_sent,
                 in_slow_start: r.controller().ssthresh().is_none(),
                 retransmissions_outstanding: false,
+                last_sent: path.last_sent,
+                pacing_ready: pacing_ready.get(p).copied().unwrap_or(true),
             }
         });
         views.collect()

@@ -12,6 +12,7 @@ mod flow_control;
 mod handshake;
 mod multipath;
 mod path_manager;
+mod picoquic_2022;
 mod qlog;
 mod recovery_timers;
 mod speed;

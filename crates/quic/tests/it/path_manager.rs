@@ -222,3 +222,45 @@ fn a_backup_path_gets_no_new_data_while_the_other_is_usable() {
     assert_eq!(stream_bytes_on_path1(&h, secs(1.03), secs(2.0)), 0);
     assert!(stream_bytes_on_path1(&h, secs(2.1), secs(3.0)) > 100_000, "available again");
 }
+
+/// STREAM bytes the server put on route 0 under path ID `id` between `from` and `to`.
+fn stream_bytes_on_path0(h: &Harness, id: u32, from: Time, to: Time) -> u64 {
+    h.log
+        .iter()
+        .filter(|w| w.from == Role::Server && w.pkt.path == 0 && w.datagram().path_id == id && w.sent >= from && w.sent < to)
+        .map(|w| stream_frames(&w.pkt).iter().map(|f| f.2).sum::<u64>())
+        .sum()
+}
+
+/// Reference `multi-operator.md` §4.5: the handshake's path is a path like the others once
+/// abandoned; opening it again takes a new path ID, validated and carrying data.
+#[test]
+fn path_0_abandoned_and_opened_again_carries_data_on_a_new_path_id() {
+    let size = 20_000_000;
+    let mut h = two_paths(size, Vec::new());
+    h.run_until(secs(1.0));
+    assert!(stream_bytes_on_path0(&h, 0, Time::ZERO, secs(1.0)) > 200_000);
+    h.client.on_path_action(h.now, PathAction::Abandon { path: 0 });
+    h.run_until(secs(2.0));
+    // Once the server knows (20 ms), path 0 carries nothing; path 1 carries the transfer.
+    assert_eq!(stream_bytes_on_path0(&h, 0, secs(1.021), secs(2.0)), 0);
+    assert!(stream_bytes_on_path1(&h, secs(1.1), secs(2.0)) > 800_000);
+    let opened = h.now;
+    h.client.on_path_action(h.now, PathAction::Open { path: 0, path_id: 2, backup: false });
+    h.run_until_finished(secs(40.0)).expect("finished");
+    assert_eq!(h.client.stats().delivered, size);
+    // The client validates the new path ID with a challenge, packet numbers from 0.
+    let first = h.log.iter().find(|w| w.from == Role::Client && w.pkt.path == 0 && w.sent >= opened).expect("route 0 used again");
+    assert_eq!(first.datagram().path_id, 2);
+    let q = first.datagram().packets().next().expect("a packet");
+    assert_eq!((q.ptype, q.pn), (multiconn_quic::packet::PacketType::OneRtt, 0));
+    assert!(q.frames.contains(&Frame::PathChallenge));
+    assert!(stream_bytes_on_path0(&h, 2, opened, secs(40.0)) > 1_000_000, "path ID 2 on route 0 carries data");
+    assert_eq!(stream_bytes_on_path0(&h, 0, opened, secs(40.0)), 0);
+    for ep in [&h.client as &dyn Endpoint, &h.server] {
+        let p = stats(ep);
+        assert_eq!((p[0].status, p[0].path_id, p[0].path_ids_opened), ("active", Some(2), 2));
+        assert_eq!((p[1].status, p[1].path_id), ("active", Some(1)));
+    }
+    assert!(h.log.iter().any(|w| w.from == Role::Server && w.sent > opened && frames(w).any(|f| matches!(f, Frame::PathAck { path: 2, .. }))));
+}

@@ -213,3 +213,53 @@ fn invalid_acks_are_ignored() {
     assert_eq!(r.stats().invalid_acks, 1);
     assert_eq!(r.bytes_in_flight(), MDS);
 }
+
+/// picoquic of early 2022 (`retransmit_timer = "picoquic-2022"`): the timer declares packets
+/// lost, oldest first, each at its send time plus max(srtt + 4·rttvar + mad, 5/4·srtt + mad,
+/// 50 ms), doubled after one episode and quadrupled after more; an acknowledgement resets it.
+#[test]
+fn picoquic_2022_timer_declares_loss_oldest_first_with_capped_backoff() {
+    let p = Profile::builtin("picoquic-2022", multiconn_transport::profile::TransportKind::Quic).unwrap();
+    let mut r = recovery(&p);
+    send(&mut r, t(0.0));
+    ack(&mut r, t(100.0), &[(0, 0)], Dur::ZERO);
+    // srtt 100 ms, rttvar 50 ms, max_ack_delay 10 ms: 100 + 200 + 10 = 310 ms.
+    assert_eq!(r.retransmit_timeout(), ms(310));
+    send(&mut r, t(200.0));
+    send(&mut r, t(210.0));
+    send(&mut r, t(400.0));
+    // Armed at the oldest outstanding packet, not the newest.
+    assert_eq!(r.loss_detection_timer(), Some(t(510.0)));
+    let mut out = Outcome::default();
+    assert_eq!(r.on_timeout(t(509.0), &mut out), TimeoutAction::None);
+    assert_eq!(r.on_timeout(t(510.0), &mut out), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
+    let lost: Vec<u64> = out.lost.iter().map(|l| l.pn).collect();
+    assert_eq!(lost, [1], "packet 2 now waits for the doubled timer");
+    assert_eq!(r.pto_count(), 1);
+    assert_eq!(r.cwnd(), 3_072, "a timeout collapses the window to the minimum");
+    assert_eq!(r.loss_detection_timer(), Some(t(210.0 + 620.0)));
+    // Packets sent before the episode began do not start another.
+    let mut out = Outcome::default();
+    assert_eq!(r.on_timeout(t(830.0), &mut out), TimeoutAction::TimerLoss { episode: false, ack_lost: false });
+    assert_eq!(r.loss_detection_timer(), Some(t(400.0 + 620.0)));
+    let mut out = Outcome::default();
+    assert_eq!(r.on_timeout(t(1020.0), &mut out), TimeoutAction::TimerLoss { episode: false, ack_lost: false });
+    assert_eq!(r.pto_count(), 1);
+    // A packet sent after the episode: a new one, ×4; then the backoff stays at ×4.
+    send(&mut r, t(1100.0));
+    assert_eq!(r.loss_detection_timer(), Some(t(1100.0 + 620.0)));
+    assert_eq!(r.on_timeout(t(1720.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
+    send(&mut r, t(1800.0));
+    assert_eq!(r.loss_detection_timer(), Some(t(1800.0 + 1240.0)));
+    assert_eq!(r.on_timeout(t(3040.0), &mut Outcome::default()), TimeoutAction::TimerLoss { episode: true, ack_lost: false });
+    assert_eq!(r.pto_count(), 3);
+    send(&mut r, t(3100.0));
+    assert_eq!(r.loss_detection_timer(), Some(t(3100.0 + 1240.0)), "capped at ×4");
+    assert_eq!(r.stats().timer_loss_episodes, 3);
+    assert_eq!(r.stats().lost_packets, 5);
+    // An acknowledgement resets the count (here by an ACK whose RTT sample is 200 ms).
+    send(&mut r, t(3200.0));
+    ack(&mut r, t(3300.0), &[(6, 6)], Dur::ZERO);
+    assert_eq!(r.pto_count(), 0);
+    assert_eq!(r.loss_detection_timer(), Some(t(3200.0) + r.retransmit_timeout()));
+}

@@ -100,7 +100,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     let udp_socket = resolve_receiver(f, kind, &mut profile)?;
     let (multipath, path_manager) = match f.paths {
         Some(_) => {
-            let (m, pm) = resolve_multipath(f, paths)?;
+            let (m, pm) = resolve_multipath(f, paths, &profile)?;
             (Some(m), pm)
         }
         None => (None, None),

@@ -9,7 +9,7 @@ use super::errors::{err, FieldError};
 use crate::schema::{FlowSection, MultipathSection, Transport};
 use multiconn_core::Dur;
 use multiconn_multipath::{LinkReaction, ManagerConfig, PathEvent, PathManager, ScheduledAction};
-use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, SchedulerKind};
+use multiconn_transport::{AckPath, FailoverProfile, MultipathParams, Profile, SchedulerKind};
 
 /// The client's path manager of a multipath QUIC flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,9 +24,10 @@ pub struct PathManagerSpec {
     pub opened_with_connection: usize,
 }
 
-/// The `multipath` table of a flow with `paths` paths (defaults when it is absent), and its
-/// path manager if it has a schedule or a link-down reaction.
-pub(super) fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<(MultipathParams, Option<PathManagerSpec>), FieldError> {
+/// The `multipath` table of a flow with `paths` paths, and its path manager if it has a
+/// schedule or a link-down reaction. What the table leaves out comes from the stack profile's
+/// `[multipath]` table, else from the transport's defaults.
+pub(super) fn resolve_multipath(f: &FlowSection, paths: usize, profile: &Profile) -> Result<(MultipathParams, Option<PathManagerSpec>), FieldError> {
     let m = f.multipath.clone().unwrap_or_default();
     let options = m.options.unwrap_or_default();
     options.validate().map_err(|e| {
@@ -55,6 +56,7 @@ pub(super) fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<(Multip
     }
     // MPTCP follows Linux: subflows go stale after 4 retransmission timeouts.
     let failover_default = if f.transport == Transport::Tcp { FailoverProfile::LinuxMptcp } else { FailoverProfile::MpQuic };
+    let stack = profile.multipath.as_ref();
     let path_manager = resolve_path_manager(f, &m, paths)?;
     let opened_later = path_manager
         .as_ref()
@@ -62,10 +64,10 @@ pub(super) fn resolve_multipath(f: &FlowSection, paths: usize) -> Result<(Multip
         .unwrap_or_default();
     let params = MultipathParams {
         paths: u8::try_from(paths).expect("validated: at most 8 paths"),
-        scheduler: m.scheduler.unwrap_or(SchedulerKind::MinRtt),
+        scheduler: m.scheduler.or(stack.map(|k| k.scheduler)).unwrap_or(SchedulerKind::MinRtt),
         options,
-        ack_path: m.ack_path.unwrap_or(AckPath::Same),
-        failover: m.failover.unwrap_or(failover_default),
+        ack_path: m.ack_path.or(stack.map(|k| k.ack_path)).unwrap_or(AckPath::Same),
+        failover: m.failover.or(stack.map(|k| k.failover)).unwrap_or(failover_default),
         coupled: m.coupled,
         opened_later,
     };

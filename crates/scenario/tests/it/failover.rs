@@ -224,11 +224,37 @@ fn every_profile_fails_over_at_once_when_the_interfaces_go_down() {
     // The interface events requeue path 0's data at 3 s: goodput resumes once the first
     // retransmission has crossed path 1.
     let (lo, hi) = (OWD1 - BIN, OWD1 + Q1 + 2.0 * BIN);
-    for profile in ["mp-quic", "picoquic", "xquic", "linux-mptcp"] {
+    for profile in ["mp-quic", "picoquic", "xquic", "linux-mptcp", "picoquic-2022", "linux-mptcp-5.15"] {
         let f = failover(profile, false);
         assert!((lo..=hi).contains(&f.time), "{profile}: failover {:.3} s, expected {lo:.3}..{hi:.3} s", f.time);
         keeps_flowing(profile, &f, f.completion);
     }
+}
+
+/// The `picoquic-2022` stack profile (its timer-based loss, scheduler, ACK path, failover
+/// rules; scheduler and failover set as above): path 0's packets are declared lost by its
+/// retransmission timer, max(srtt + 4·rttvar + 10 ms, 5/4·srtt + 10 ms, 50 ms) after they were
+/// sent, and the path, now with one timer-based episode more than path 1, is avoided: the data
+/// goes to path 1. The interfaces' events are not seen (`link_events = "ignore"`), so the
+/// hinted outage is silent too.
+#[test]
+fn picoquic_2022_moves_the_data_when_its_retransmission_timer_declares_it_lost() {
+    const PICOQUIC_MAD: f64 = 0.010;
+    let t_min = (1.25 * R_MIN + PICOQUIC_MAD).max(0.050);
+    let t_max = (R_MAX + 4.0 * (R_MAX - R_MIN) + PICOQUIC_MAD).max(1.25 * R_MAX + PICOQUIC_MAD);
+    let (lo, hi) = (t_min + OWD1 - BIN, R_MAX + t_max + OWD1 + Q1 + 2.0 * BIN);
+    let with_profile = |silent: bool| {
+        let text = scenario("picoquic-2022", silent).replace("cc = \"newreno\"", "cc = \"newreno\"\nprofile = \"picoquic-2022\"");
+        let (summary, out) = run(&text, Some(1));
+        assert_eq!(summary["flows"][0]["bytes_delivered"], SIZE);
+        stall(&series(&out, "flow", "dl", "")).1 - OUTAGE
+    };
+    let time = with_profile(true);
+    eprintln!("picoquic-2022 (silent): goodput resumes {time:.3} s after the outage");
+    assert!((lo..=hi).contains(&time), "failover {time:.3} s, expected {lo:.3}..{hi:.3} s");
+    let hinted = with_profile(false);
+    eprintln!("picoquic-2022 (hinted): goodput resumes {hinted:.3} s after the outage");
+    assert!((lo..=hi).contains(&hinted), "hinted: failover {hinted:.3} s, expected {lo:.3}..{hi:.3} s");
 }
 
 #[test]

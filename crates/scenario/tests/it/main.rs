@@ -14,5 +14,6 @@ mod netsim;
 mod path_manager;
 mod run;
 mod series;
+mod stack_profiles;
 mod transport;
 mod wire;

@@ -28,6 +28,10 @@
 //!   no acknowledgement could ever show its progress.
 //! * ACKs travel on the subflow they acknowledge; every segment also carries the DATA_ACK and
 //!   the connection-level window.
+//! * A profile with `link_events = "ignore"` (`linux-mptcp-5.15`: Linux's in-kernel path
+//!   manager follows addresses, not link state, reference `multi-operator.md` §6.2) hides the
+//!   interface events: a subflow whose link is down keeps sending into it, backs its RTO off,
+//!   goes stale by the failover rules and comes back when a retransmission gets through.
 
 use std::collections::VecDeque;
 
@@ -35,7 +39,7 @@ use multiconn_cc::coupled::lock;
 use multiconn_cc::{build_paths, CcConfig, CcKind, PacerConfig, RttEstimator, SharedMultipath};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
-use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
+use multiconn_transport::profile::{LinkEvents, RtoRule, TcpKnobs, TransportKind};
 use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, Knob, MultipathParams, PathStats, Profile, ProfileError, Role, TransportError};
 
 use super::data_recv::DataReceiver;
@@ -67,6 +71,8 @@ pub enum MptcpError {
     Scheduler(SchedulerKind),
     #[error("an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow")]
     AckPath,
+    #[error("\"picoquic\" is picoquic's Multipath QUIC scheduler; an MPTCP connection takes \"minrtt\", \"roundrobin\", \"redundant\", \"blest\" or \"ecf\"")]
+    QuicScheduler,
     #[error("packets of {0} bytes leave no room for data after the IP, TCP and MPTCP headers")]
     PacketSize(u32),
 }
@@ -76,7 +82,7 @@ impl From<MptcpError> for TransportError {
         let knob = match e {
             MptcpError::Profile(_) => Knob::Cc,
             MptcpError::NotMultipath | MptcpError::Paths(_) => Knob::Paths,
-            MptcpError::Scheduler(_) => Knob::Scheduler,
+            MptcpError::Scheduler(_) | MptcpError::QuicScheduler => Knob::Scheduler,
             MptcpError::AckPath => Knob::AckPath,
             MptcpError::PacketSize(_) => Knob::PacketSize,
         };
@@ -123,6 +129,8 @@ pub struct MptcpEndpoint {
     /// Redundant scheduler: per subflow, the data sequence number up to which it has carried
     /// the stream.
     cursors: Vec<u64>,
+    /// Whether interface events reach the subflows (the profile's `multipath.link_events`).
+    link_events: LinkEvents,
 }
 
 impl std::fmt::Debug for MptcpEndpoint {
@@ -155,6 +163,9 @@ impl MptcpEndpoint {
         }
         if mp.scheduler == SchedulerKind::SelectiveRedundant {
             return Err(MptcpError::Scheduler(mp.scheduler));
+        }
+        if mp.scheduler == SchedulerKind::Picoquic {
+            return Err(MptcpError::QuicScheduler);
         }
         if mp.ack_path != AckPath::Same {
             return Err(MptcpError::AckPath);
@@ -231,6 +242,7 @@ impl MptcpEndpoint {
             stats: MptcpStats::default(),
             scratch: Vec::new(),
             cursors: vec![0; usize::from(mp.paths)],
+            link_events: profile.multipath.as_ref().map_or_else(Default::default, |k| k.link_events),
         })
     }
 
@@ -463,6 +475,9 @@ impl MptcpEndpoint {
                     packets_sent: s.counters.packets_sent,
                     in_slow_start: cc.ssthresh(id).is_none(),
                     retransmissions_outstanding: s.sender().in_recovery(),
+                    // Read only by picoquic's scheduler, which MPTCP refuses.
+                    last_sent: None,
+                    pacing_ready: true,
                 }
             })
             .collect()
@@ -682,7 +697,7 @@ impl Endpoint for MptcpEndpoint {
 
     fn on_path_status(&mut self, now: Time, path: u8, up: bool) {
         let id = usize::from(path);
-        if id >= self.subflows.len() || self.subflows[id].interface_up() == up {
+        if self.link_events == LinkEvents::Ignore || id >= self.subflows.len() || self.subflows[id].interface_up() == up {
             return;
         }
         self.subflows[id].set_interface_up(up);

@@ -470,3 +470,94 @@ fn the_factory_refuses_instead_of_substituting() {
     assert!(factory.check(&params(download(1), 2)).is_ok());
     assert!(factory.connect(&params(download(1), 2)).is_ok());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Linux 5.15 (reference multi-operator.md §6.2)
+
+/// An MPTCP connection under the `linux-mptcp-5.15` profile, as a scenario resolves it.
+fn params_5_15(workload: Workload) -> ConnectionParams {
+    let mut p = params(workload, 2);
+    p.profile = Profile::builtin("linux-mptcp-5.15", TransportKind::Tcp).unwrap();
+    p.multipath.as_mut().unwrap().failover = FailoverProfile::LinuxMptcp515;
+    p
+}
+
+/// Path 0 (10 ms, 10 Mbit/s) is down both ways from 1 s to 25 s, and both hosts' interfaces
+/// report it; path 1: 30 ms, 10 Mbit/s.
+fn link_down_for_24_s(p: &ConnectionParams) -> Net {
+    let mut net = Net::with_blackout(p, &[(ms(10), mbps(10)), (ms(30), mbps(10))], (0, secs(1), secs(25)));
+    net.path_status_at(secs(1), 0, false);
+    net.path_status_at(secs(25), 0, true);
+    net
+}
+
+#[test]
+fn linux_5_15_a_dead_link_makes_the_subflow_stale_at_the_fifth_timeout_and_it_recovers_after_the_link() {
+    let size = 60_000_000;
+    let mut net = link_down_for_24_s(&params_5_15(download(size)));
+    // The path manager does not see the link go down: nothing happens at 1 s.
+    net.settle(secs(1) + ms(100));
+    assert_eq!(net.server.health(0), Some(PathStatus::Active));
+    assert_eq!(net.server.stats().reinjection_events, 0);
+    assert_eq!(path_stats(&net.server)[0].status, "active", "not \"down\": the interface is not watched");
+    // Stale when the count of timeouts without reception exceeds stale_loss_cnt = 4.
+    net.pair.drive_until_by(secs(60), |p| p.server.health(0) == Some(PathStatus::PotentiallyFailed));
+    let stale_at = net.now;
+    assert_eq!(net.server.subflows()[0].sender().timeouts(), 5);
+    // Five backed-off RTOs after the outage began: 31 times the first RTO, which the queue
+    // built up by the transfer makes about 0.42 s.
+    assert!(stale_at > secs(12) && stale_at < secs(16), "stale at {stale_at}");
+    assert!(net.server.stats().reinjection_events >= 1 && net.server.stats().reinjected_chunks > 0);
+    // Its data moves to subflow 1, and nothing new goes to the stale subflow: until the
+    // link is back, its next RTO is due only after 25 s.
+    net.settle(secs(25));
+    assert!(net.server.data_sender().reinjected_bytes() > 0);
+    assert_eq!(net.server_log().iter().filter(|(t, p, s)| *p == 0 && *t > stale_at && s.tcp.len > 0).count(), 0);
+    let on_1 = net.server_log().iter().filter(|(t, p, s)| *p == 1 && *t > stale_at && s.tcp.len > 0).count();
+    assert!(on_1 > 5_000, "subflow 1 carries the transfer: {on_1}");
+    // The link returns at 25 s; the subflow stays stale until its next backed-off
+    // retransmission (the sixth, 63 first RTOs after the outage began) gets through and is
+    // acknowledged.
+    net.pair.drive_until_by(secs(60), |p| p.server.health(0) == Some(PathStatus::Active));
+    let back_at = net.now;
+    assert!(back_at > secs(25) && back_at < secs(32), "active again at {back_at}");
+    assert_eq!(net.server.subflows()[0].sender().timeouts(), 6);
+    net.run(secs(120)).expect("finishes");
+    assert_eq!(net.delivered(), size);
+    let after = net.server_log().iter().filter(|(t, p, s)| *t > back_at + ms(500) && *p == 0 && s.tcp.len > 0).count();
+    assert!(after > 100, "subflow 0 carries data again: {after}");
+}
+
+#[test]
+fn linux_5_15_needs_more_than_four_timeouts_where_the_current_rule_takes_four() {
+    // The same outage silent for both profiles (no interface events): linux-mptcp makes the
+    // subflow stale at its fourth timeout, 5.15 at its fifth.
+    let stale = |p: &ConnectionParams| {
+        let mut net = Net::with_blackout(p, &[(ms(10), mbps(10)), (ms(30), mbps(10))], (0, secs(1), secs(30)));
+        net.pair.drive_until_by(secs(60), |p| p.server.health(0) == Some(PathStatus::PotentiallyFailed));
+        (net.now, net.server.subflows()[0].sender().timeouts())
+    };
+    let (t_now, n_now) = stale(&params(download(30_000_000), 2));
+    let (t_515, n_515) = stale(&params_5_15(download(30_000_000)));
+    assert_eq!((n_now, n_515), (4, 5));
+    assert!(t_515 > t_now + Dur::from_secs(2), "{t_now} vs {t_515}: one more doubled RTO");
+}
+
+#[test]
+fn linux_5_15_does_not_see_an_interface_go_down_where_the_current_profile_does() {
+    // With linux-tcp the interface event makes the subflow potentially failed at once.
+    let mut net = link_down_for_24_s(&params(download(30_000_000), 2));
+    net.settle(secs(1) + ms(1));
+    assert_eq!(net.server.health(0), Some(PathStatus::PotentiallyFailed));
+    assert_eq!(path_stats(&net.server)[0].status, "down");
+    // With linux-mptcp-5.15 the subflow keeps sending into the dead link (its SYN too, for a
+    // join whose link is down from the start: it joins once a retransmitted SYN gets through).
+    let mut net = Net::with_blackout(&params_5_15(download(4_000_000)), &[(ms(10), mbps(10)), (ms(30), mbps(10))], (1, Time::ZERO, secs(3)));
+    net.path_status_at(Time::ZERO, 1, false);
+    net.path_status_at(secs(3), 1, true);
+    net.run(secs(60)).expect("finishes");
+    let syns: Vec<Time> = net.client_log().iter().filter(|(_, p, s)| *p == 1 && s.tcp.flags.syn).map(|(t, _, _)| *t).collect();
+    assert!(syns.len() >= 3, "{syns:?}");
+    assert!(syns[0] < secs(1) && *syns.last().unwrap() >= secs(3), "{syns:?}");
+    assert_eq!(net.delivered(), 4_000_000);
+}
