@@ -52,16 +52,15 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "flow"
 
 
-def _finish(fig: Figure, axes: list[Axes], title: str, caption: str = "",
-            legend: bool = True) -> None:
+def _finish(fig: Figure, axes: list[Axes], title: str, caption: str = "") -> None:
+    """Title and caption on top, time below, one legend for every axis under the figure."""
     axes[0].set_title(title_text(title, caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
     axes[-1].set_xlabel("time (s)")
-    if legend:
-        seen: dict[str, Any] = {}
-        for ax in axes:
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                seen.setdefault(label, handle)
-        legend_below(fig, list(seen.values()), list(seen))
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    legend_below(fig, list(seen.values()), list(seen))
 
 
 class Palette:
@@ -81,15 +80,12 @@ class Palette:
 
 
 def _plot(ax: Axes, found: Iterator[sr.Line], palette: Palette, scale: float = 1.0,
-          **style: Any) -> int:
-    count = 0
+          **style: Any) -> None:
+    style.setdefault("linewidth", 1.1)
     for line in found:
-        style.setdefault("linewidth", 1.1)
         color = style.get("color") or palette(line.label)
         ax.plot(line.times, line.values / scale, label=line.label,
                 **{**style, "color": color})
-        count += 1
-    return count
 
 
 def throughput(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:

@@ -63,7 +63,3 @@ def lines(table: pd.DataFrame, column: str, keys: tuple[str, ...],
         yield Line(str(label(key_tuple)), group["time_s"].to_numpy("float64"),
                    group[column].to_numpy("float64"), key_tuple)
 
-
-def flow_names_with(table: pd.DataFrame, kind: str) -> list[str]:
-    """The flows that have rows of `kind` (path, leg, bearer)."""
-    return names(rows(table, kind))
