@@ -11,6 +11,7 @@ __all__ = [
     "ScenarioError",
     "Simulation",
     "TIMESERIES_COLUMNS",
+    "drive_case",
     "drive_estimate",
     "drive_generate",
     "drive_presets",
@@ -114,6 +115,17 @@ class Simulation:
 class DriveError(ValueError):
     """A drive table, drive preset or estimation parameters that cannot be used; one line
     naming the field, or the row (1 is the first row under the header) and the column."""
+
+def drive_case(
+    channels: Sequence[Mapping[str, Any]],
+    config_json: str,
+    start_s: int = 0,
+    delay_json: str | None = None,
+) -> dict[str, Any]:
+    """Runs a handover case (`{"case": "2", ...}`) over per-second channels (dicts with `name`,
+    `capacity_mbps` and optionally `rsrp_dbm`, `sinr_db`, `cell_id`); returns the time line:
+    `params` (JSON), `start_s`, `handovers`, `events`, `slots`, `channels`,
+    `mp_capacity_mbps`, `sp_capacity_mbps`."""
 
 def drive_generate(preset: str, seed: int, duration_s: int | None = None) -> str:
     """The synthetic drive of `preset` with `seed` as CSV text (the §5.2 long format)."""

@@ -34,8 +34,13 @@ class DriveTableError(ValueError):
     the file, the row and the column (or the option)."""
 
 
+class CaseError(DriveTableError):
+    """A channel table, handover case or download-experiment option that cannot be used; the
+    message names the file and row, or the field."""
+
+
 class RunFolderError(OSError):
     """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
 
 
-__all__ = ["BackendError", "DriveTableError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]
+__all__ = ["BackendError", "CaseError", "DriveTableError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]

@@ -12,6 +12,7 @@
 // pyo3 0.22's #[pyfunction] wrappers convert a PyErr into itself where `?` is used.
 #![allow(clippy::useless_conversion)]
 
+mod cases;
 mod drive;
 
 use multiconn_core::units::DURATION_UNIT_SECONDS;
@@ -404,5 +405,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<PySimulation>()?;
     drive::register(m)?;
+    cases::register(m)?;
     Ok(())
 }
