@@ -126,7 +126,14 @@ pub struct DlMac<P, D: TbDecoder> {
 impl<P, D: TbDecoder> DlMac<P, D> {
     /// A MAC for the UEs of `sched` (its UE count), deciding TBs with `decoder` and `rng`.
     pub fn new(sched: Scheduler, n_ues: usize, decoder: D, rng: RngStream) -> DlMac<P, D> {
-        DlMac { sched, harq: (0..n_ues).map(|_| HarqEntity::default()).collect(), decoder, rng, last_tti: None, counters: HarqCounters::default() }
+        DlMac {
+            sched,
+            harq: (0..n_ues).map(|_| HarqEntity::default()).collect(),
+            decoder,
+            rng,
+            last_tti: None,
+            counters: HarqCounters::default(),
+        }
     }
 
     /// The counts since the start.
@@ -155,9 +162,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         let m = mcs_entry(mcs)?.modulation;
         let sinrs: Vec<f64> = rbgs.iter().flat_map(|&g| sinr_db[self.rbg_rbs(g)].iter().copied()).collect();
         mean_mi_per_bit(m, &sinrs).map_err(|e| match e {
-            CellError::OutOfRange { value, allowed, .. } => {
-                CellError::OutOfRange { field: format!("ues[{ue}].sinr_db"), value, allowed }
-            }
+            CellError::OutOfRange { value, allowed, .. } => CellError::OutOfRange { field: format!("ues[{ue}].sinr_db"), value, allowed },
             other => other,
         })
     }
@@ -200,7 +205,10 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         let n_rb = self.sched.n_rb() as usize;
         for (u, ue) in ues.iter().enumerate() {
             if ue.sinr_db.len() != n_rb {
-                return Err(CellError::invalid(&format!("ues[{u}].sinr_db"), format!("{} SINRs for {n_rb} resource blocks", ue.sinr_db.len())));
+                return Err(CellError::invalid(
+                    &format!("ues[{u}].sinr_db"),
+                    format!("{} SINRs for {n_rb} resource blocks", ue.sinr_db.len()),
+                ));
             }
         }
         Ok(())
@@ -275,11 +283,29 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             let (u, Some(p)) = (g.ue, procs[g.ue]) else { continue };
             let Some(payload) = fill(u, g.tbs_bits / 8) else { continue };
             let mi = self.mean_mi(u, ues[u].sinr_db, g.mcs, &g.rbgs)?;
-            let tb = HarqTb { rbgs: g.rbgs.clone(), n_prb: g.n_prb, mcs: g.mcs, tbs_bits: g.tbs_bits, transmissions: 0, mi_per_tx: Vec::new(), payload };
+            let tb = HarqTb {
+                rbgs: g.rbgs.clone(),
+                n_prb: g.n_prb,
+                mcs: g.mcs,
+                tbs_bits: g.tbs_bits,
+                transmissions: 0,
+                mi_per_tx: Vec::new(),
+                payload,
+            };
             let outcome = self.harq[u].send_new(p, tti, u, tb, mi, &mut self.decoder, &mut self.rng)?;
             self.counters.new_tbs += 1;
             let (decoded, dropped) = self.record(u, outcome, g.tbs_bits, &mut out);
-            out.tbs.push(DlTb { ue: u, process: p, rbgs: g.rbgs, n_prb: g.n_prb, mcs: g.mcs, tbs_bits: g.tbs_bits, transmission: 1, decoded, dropped });
+            out.tbs.push(DlTb {
+                ue: u,
+                process: p,
+                rbgs: g.rbgs,
+                n_prb: g.n_prb,
+                mcs: g.mcs,
+                tbs_bits: g.tbs_bits,
+                transmission: 1,
+                decoded,
+                dropped,
+            });
         }
         self.last_tti = Some(tti);
         Ok(out)

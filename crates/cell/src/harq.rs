@@ -97,9 +97,14 @@ pub struct HarqTb<P> {
 enum Process<P> {
     Idle,
     /// Its TB was decoded or dropped; the process is free again from `ready_tti`.
-    Done { ready_tti: u64 },
+    Done {
+        ready_tti: u64,
+    },
     /// Its TB was NACKed and may be retransmitted from `ready_tti`.
-    Nacked { ready_tti: u64, tb: HarqTb<P> },
+    Nacked {
+        ready_tti: u64,
+        tb: HarqTb<P>,
+    },
 }
 
 /// The outcome of one transmission.
@@ -208,7 +213,8 @@ impl<P> HarqEntity<P> {
         decoder: &mut dyn TbDecoder,
         rng: &mut RngStream,
     ) -> Result<TxOutcome<P>, CellError> {
-        let slot = self.procs.get_mut(process).ok_or_else(|| CellError::out_of_range("harq.process", process as f64, "an integer in [0, 7]"))?;
+        let slot =
+            self.procs.get_mut(process).ok_or_else(|| CellError::out_of_range("harq.process", process as f64, "an integer in [0, 7]"))?;
         match slot {
             Process::Nacked { ready_tti, .. } if *ready_tti <= tti => {}
             _ => return Err(CellError::invalid("harq.process", format!("process {process} has no retransmission due at TTI {tti}"))),
@@ -234,8 +240,7 @@ impl<P> HarqEntity<P> {
         crate::error::check_range("mi", mi, 0.0, 1.0, "bit per coded bit")?;
         tb.transmissions += 1;
         tb.mi_per_tx.push(mi);
-        let attempt =
-            TxAttempt { ue, tti, mcs: tb.mcs, tbs_bits: tb.tbs_bits, transmission: tb.transmissions, mi_per_tx: &tb.mi_per_tx };
+        let attempt = TxAttempt { ue, tti, mcs: tb.mcs, tbs_bits: tb.tbs_bits, transmission: tb.transmissions, mi_per_tx: &tb.mi_per_tx };
         let ok = decoder.decode(&attempt, rng)?;
         let ready_tti = tti + HARQ_RTT_TTIS;
         if ok || tb.transmissions >= MAX_TRANSMISSIONS {

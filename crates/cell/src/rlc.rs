@@ -143,7 +143,14 @@ impl UmTxBuffer {
         if capacity_bytes == 0 || capacity_bytes > 1 << 30 {
             return Err(CellError::out_of_range("rlc.max_tx_buffer_bytes", capacity_bytes as f64, "an integer in [1, 2^30] bytes"));
         }
-        Ok(UmTxBuffer { capacity: capacity_bytes, queue: VecDeque::new(), queued_bytes: 0, next_id: 0, next_sn: 0, counters: RlcCounters::default() })
+        Ok(UmTxBuffer {
+            capacity: capacity_bytes,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            next_id: 0,
+            next_sn: 0,
+            counters: RlcCounters::default(),
+        })
     }
 
     /// The capacity, in bytes.
