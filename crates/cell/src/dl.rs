@@ -28,7 +28,10 @@ use crate::amc::mean_mi_per_bit;
 use crate::error::CellError;
 use crate::harq::{HarqEntity, HarqTb, TbDecoder, TxOutcome};
 use crate::sched::{Scheduler, UeReport};
-use crate::tables::mcs_entry;
+use crate::tables::{mcs_entry, MAX_CQI};
+
+/// Largest SINR magnitude accepted, in dB.
+const SINR_LIMIT_DB: f64 = 200.0;
 
 /// Why a cell dropped data. The names are those of the reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,8 +127,10 @@ pub struct DlMac<P, D: TbDecoder> {
 }
 
 impl<P, D: TbDecoder> DlMac<P, D> {
-    /// A MAC for the UEs of `sched` (its UE count), deciding TBs with `decoder` and `rng`.
-    pub fn new(sched: Scheduler, n_ues: usize, decoder: D, rng: RngStream) -> DlMac<P, D> {
+    /// A MAC for the UEs of `sched` (as many as it was built for), deciding TBs with `decoder`
+    /// and drawing from `rng`.
+    pub fn new(sched: Scheduler, decoder: D, rng: RngStream) -> DlMac<P, D> {
+        let n_ues = sched.average_throughput_bps().len();
         DlMac {
             sched,
             harq: (0..n_ues).map(|_| HarqEntity::default()).collect(),
@@ -202,13 +207,24 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         if ues.len() != self.harq.len() {
             return Err(CellError::invalid("ues", format!("{} inputs for {} UEs", ues.len(), self.harq.len())));
         }
+        // Everything is checked before anything changes.
         let n_rb = self.sched.n_rb() as usize;
+        let n_rbg = self.sched.rbg_count();
         for (u, ue) in ues.iter().enumerate() {
             if ue.sinr_db.len() != n_rb {
                 return Err(CellError::invalid(
                     &format!("ues[{u}].sinr_db"),
                     format!("{} SINRs for {n_rb} resource blocks", ue.sinr_db.len()),
                 ));
+            }
+            if let Some(rb) = ue.sinr_db.iter().position(|s| !(s.is_finite() && s.abs() <= SINR_LIMIT_DB)) {
+                return Err(CellError::out_of_range(&format!("ues[{u}].sinr_db[{rb}]"), ue.sinr_db[rb], "a number in [-200, 200] dB"));
+            }
+            if ue.rbg_cqi.len() != n_rbg {
+                return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", ue.rbg_cqi.len())));
+            }
+            if let Some(g) = ue.rbg_cqi.iter().position(|&c| c > MAX_CQI) {
+                return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), ue.rbg_cqi[g] as f64, "an integer in [0, 15]"));
             }
         }
         Ok(())

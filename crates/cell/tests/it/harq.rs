@@ -24,7 +24,7 @@ impl<F: FnMut(&TxAttempt) -> bool> TbDecoder for Forced<F> {
 
 fn mac<D: TbDecoder>(kind: SchedulerKind, n_ues: usize, decoder: D, seed: u64) -> DlMac<u64, D> {
     let s = Scheduler::new(kind, N_RB, n_ues).unwrap();
-    DlMac::new(s, n_ues, decoder, RngStream::derive(seed, "cell/harq"))
+    DlMac::new(s, decoder, RngStream::derive(seed, "cell/harq"))
 }
 
 /// One TTI with every UE saturated, flat CQI `cqi[u]` and flat SINR `sinr[u]`; the payload of a
@@ -245,6 +245,11 @@ fn bad_input_is_an_error() {
     assert!(m.tti(6, &[DlUeInput { rbg_cqi: &cqi, sinr_db: &short, buffer_bytes: 100 }], |_, _| Some(0)).is_err());
     assert!(m.tti(7, &[DlUeInput { rbg_cqi: &cqi, sinr_db: &nan, buffer_bytes: 100 }], |_, _| Some(0)).is_err());
     assert!(m.tti(8, &[], |_, _| Some(0)).is_err());
+    let cqi16 = vec![16u8; N_RBG];
+    assert!(m.tti(9, &[DlUeInput { rbg_cqi: &cqi16, sinr_db: &sinr, buffer_bytes: 100 }], |_, _| Some(0)).is_err());
+    assert!(m.tti(9, &[DlUeInput { rbg_cqi: &cqi[1..], sinr_db: &sinr, buffer_bytes: 100 }], |_, _| Some(0)).is_err());
+    // A refused TTI changes nothing: the same TTI can be run with good input.
+    m.tti(9, &ok, |_, _| Some(0)).unwrap();
     let curve = BlerCurve::default();
     assert!(curve.combined_error_probability(5, &[]).is_err());
     assert!(curve.combined_error_probability(5, &[0.5; 9]).is_err());

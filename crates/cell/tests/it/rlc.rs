@@ -139,7 +139,6 @@ fn bytes_are_conserved_through_harq() {
     let n_ues = 2;
     let mut mac: DlMac<UmPdu, MiCombining> = DlMac::new(
         Scheduler::new(SchedulerKind::ProportionalFair, 25, n_ues).unwrap(),
-        n_ues,
         MiCombining::default(),
         RngStream::derive(3, "mac"),
     );
