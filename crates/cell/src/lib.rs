@@ -10,20 +10,32 @@
 //!   or per resource block.
 //! * [`sched`]: the downlink MAC schedulers per TTI over RBGs: proportional fair (LENA's
 //!   rule), round robin and max-C/I.
+//! * [`harq`]: the 8 downlink HARQ processes of a UE, up to 4 transmissions, soft combining
+//!   by accumulated mutual information.
+//! * [`dl`]: a cell's downlink MAC per TTI: retransmissions first, then the scheduler on the
+//!   RBGs left, TB error draws and delivered payloads.
+//! * [`rlc`]: the RLC UM transmission buffer of a bearer: drop-tail in bytes, segmentation
+//!   into the granted TB with 36.322 headers, buffer status for the scheduler.
 //!
 //! Errors are [`CellError`], whose messages name the field and the allowed range; no input
 //! makes a function panic.
 
 pub mod amc;
+pub mod dl;
 pub mod error;
 pub mod fading;
+pub mod harq;
+pub mod rlc;
 pub mod sched;
 pub mod tables;
 mod tbs;
 
-pub use amc::{draw_tb_error, effective_sinr_db, mi_per_bit, AmcModel, BlerCurve};
+pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
+pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
 pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+pub use harq::{HarqEntity, HarqTb, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
+pub use rlc::{RlcBufferStatus, RlcCounters, UmPdu, UmSegment, UmTxBuffer};
 pub use sched::{assign_rbgs, Grant, Scheduler, SchedulerKind, UeReport};
 pub use tables::{
     cqi_entry, cqi_for_efficiency, mcs_entry, mcs_for_cqi, rbg_count, rbg_size, tbs_bits, tbs_for_mcs, CqiEntry, McsEntry, Modulation,

@@ -201,10 +201,20 @@ impl Scheduler {
         self.n_rb.div_ceil(self.rbg_size) as usize
     }
 
+    /// The RBG size P, in resource blocks.
+    pub fn rbg_size(&self) -> u16 {
+        self.rbg_size
+    }
+
+    /// The band, in resource blocks.
+    pub fn n_rb(&self) -> u16 {
+        self.n_rb
+    }
+
     /// PRBs in RBG `g` (the last one may be smaller).
-    fn rbg_prbs(&self, g: usize) -> u16 {
-        let start = g as u16 * self.rbg_size;
-        self.rbg_size.min(self.n_rb - start)
+    pub fn rbg_prbs(&self, g: usize) -> u16 {
+        let start = (g.min(u16::MAX as usize) as u16).saturating_mul(self.rbg_size);
+        self.rbg_size.min(self.n_rb.saturating_sub(start))
     }
 
     /// Each UE's PF average throughput, in bit/s.
@@ -214,10 +224,25 @@ impl Scheduler {
 
     /// One TTI: grants for the UEs in `ues` (one report per UE, each with one CQI per RBG).
     pub fn schedule(&mut self, ues: &[UeReport]) -> Result<Vec<Grant>, CellError> {
+        self.schedule_masked(ues, &[], &[])
+    }
+
+    /// One TTI over what is left after retransmissions: as [`Scheduler::schedule`], but no UE
+    /// gets an RBG g with `reserved[g]` true, and a UE u with `blocked[u]` true gets nothing
+    /// (it has a retransmission in this TTI or no free HARQ process). An empty slice means
+    /// nothing reserved or nothing blocked; otherwise the lengths must be the RBG count and
+    /// the UE count. The PF averages count the bits of the grants made here.
+    pub fn schedule_masked(&mut self, ues: &[UeReport], reserved: &[bool], blocked: &[bool]) -> Result<Vec<Grant>, CellError> {
         if ues.len() != self.avg_bps.len() {
             return Err(CellError::invalid("ues", format!("{} reports for {} UEs", ues.len(), self.avg_bps.len())));
         }
         let n_rbg = self.rbg_count();
+        if !reserved.is_empty() && reserved.len() != n_rbg {
+            return Err(CellError::invalid("reserved", format!("{} flags for {n_rbg} RBGs", reserved.len())));
+        }
+        if !blocked.is_empty() && blocked.len() != ues.len() {
+            return Err(CellError::invalid("blocked", format!("{} flags for {} UEs", blocked.len(), ues.len())));
+        }
         let mut rates = Vec::with_capacity(ues.len());
         for (u, r) in ues.iter().enumerate() {
             if r.rbg_cqi.len() != n_rbg {
@@ -229,13 +254,17 @@ impl Scheduler {
                     return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), cqi as f64, "an integer in [0, 15]"));
                 }
                 row.push(match mcs_for_cqi(cqi)? {
-                    Some(mcs) => tbs_for_mcs(mcs, self.rbg_prbs(g))? as f64 / TTI_S,
-                    None => 0.0,
+                    Some(mcs) if !reserved.get(g).copied().unwrap_or(false) => tbs_for_mcs(mcs, self.rbg_prbs(g))? as f64 / TTI_S,
+                    _ => 0.0,
                 });
             }
             rates.push(row);
         }
-        let buffers: Vec<u64> = ues.iter().map(|r| r.buffer_bytes.saturating_mul(8)).collect();
+        let buffers: Vec<u64> = ues
+            .iter()
+            .enumerate()
+            .map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) })
+            .collect();
         let owner = assign_rbgs(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next)?;
         let mut grants: Vec<Grant> = Vec::new();
         for (u, ue) in ues.iter().enumerate() {

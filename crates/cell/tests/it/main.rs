@@ -3,5 +3,7 @@
 
 mod amc;
 mod fading;
+mod harq;
+mod rlc;
 mod sched;
 mod tables;

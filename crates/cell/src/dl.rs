@@ -1,0 +1,329 @@
+//! One cell's downlink MAC per 1 ms TTI: HARQ retransmissions first, then new data by the
+//! scheduler on what is left (as ns-3 LENA's `PfFfMacScheduler` orders it; TS 36.321 §5.3.2
+//! for HARQ, TS 36.213 §7.1.6.1 for RBGs).
+//!
+//! [`DlMac::tti`] is sans-IO: in go the TTI index, each UE's subband CQIs (one per RBG, what the
+//! scheduler knows), its actual SINR per resource block in this TTI (what the TB meets) and its
+//! buffer; out come the TBs sent with their allocation, size, transmission number and outcome,
+//! and the payloads delivered or lost. The payload of a new TB is asked from the caller with
+//! `fill(ue, bytes)` (the RLC, see [`crate::rlc`]), so this module never sees packets.
+//!
+//! Order within a TTI:
+//!
+//! 1. Every UE's NACKed TBs whose HARQ RTT (8 TTIs) has passed are retransmitted, oldest first,
+//!    at most one TB per UE per TTI, each with its MCS and TB size and the same number of RBGs
+//!    (and PRBs) as before, as LENA requires: on its previous RBGs if they are all free, else on
+//!    the lowest free RBGs of the same sizes. If there are not enough, it waits for a later TTI.
+//! 2. The scheduler ([`Scheduler::schedule_masked`]) shares the RBGs left among the UEs that got
+//!    no retransmission and have a free HARQ process.
+//!
+//! Every transmission is decided at the end of its TTI by the [`TbDecoder`]; the sender learns
+//! the outcome from the ACK/NACK at n + 4 and acts on it from n + 8. The decode result and any
+//! delivered payload are reported in the TTI of the transmission. LENA's 2-TTI delay from the
+//! scheduler to the air (`MacToChannelDelay`) is left to the caller: a constant shift.
+
+use multiconn_core::rng::RngStream;
+
+use crate::amc::mean_mi_per_bit;
+use crate::error::CellError;
+use crate::harq::{HarqEntity, HarqTb, TbDecoder, TxOutcome};
+use crate::sched::{Scheduler, UeReport};
+use crate::tables::{mcs_entry, MAX_CQI};
+
+/// Largest SINR magnitude accepted, in dB.
+const SINR_LIMIT_DB: f64 = 200.0;
+
+/// Why a cell dropped data. The names are those of the reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellDropCause {
+    /// An SDU did not fit in the RLC transmission buffer (LENA's `TxDrop`).
+    RlcBufferFull,
+    /// A TB was still in error after 4 HARQ transmissions.
+    HarqMaxRetx,
+}
+
+impl CellDropCause {
+    /// Its name in reports: `"rlc_buffer_full"` or `"harq_max_retx"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellDropCause::RlcBufferFull => "rlc_buffer_full",
+            CellDropCause::HarqMaxRetx => "harq_max_retx",
+        }
+    }
+}
+
+/// One UE's input to a TTI.
+#[derive(Clone, Copy, Debug)]
+pub struct DlUeInput<'a> {
+    /// Its last subband CQI report, one per RBG (0..=15).
+    pub rbg_cqi: &'a [u8],
+    /// Its SINR per resource block in this TTI, in dB, one per RB of the band.
+    pub sinr_db: &'a [f64],
+    /// Bytes waiting for it (RLC buffer status, headers included).
+    pub buffer_bytes: u64,
+}
+
+/// One TB sent in a TTI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DlTb {
+    /// The UE's index.
+    pub ue: usize,
+    /// Its HARQ process, 0..=7.
+    pub process: usize,
+    /// The RBGs it went on, ascending.
+    pub rbgs: Vec<u16>,
+    /// PRBs in those RBGs.
+    pub n_prb: u16,
+    /// Its MCS.
+    pub mcs: u8,
+    /// Its size in bits.
+    pub tbs_bits: u32,
+    /// 1 for new data, 2..=4 for retransmissions.
+    pub transmission: u8,
+    /// Decoded at the end of the TTI.
+    pub decoded: bool,
+    /// In error for the 4th time: dropped.
+    pub dropped: bool,
+}
+
+/// What one TTI did.
+#[derive(Clone, Debug)]
+pub struct DlTti<P> {
+    /// The TBs sent, retransmissions first.
+    pub tbs: Vec<DlTb>,
+    /// Payloads of the TBs decoded, with their UE.
+    pub delivered: Vec<(usize, P)>,
+    /// Payloads of the TBs dropped after 4 transmissions, with their UE.
+    pub lost: Vec<(usize, P)>,
+}
+
+/// Counts since the start, over all UEs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HarqCounters {
+    /// New TBs sent.
+    pub new_tbs: u64,
+    /// Retransmissions sent.
+    pub retransmissions: u64,
+    /// TBs decoded (at any transmission).
+    pub decoded: u64,
+    /// Transmissions in error (NACKs, the final ones included).
+    pub errors: u64,
+    /// TBs dropped after 4 transmissions ([`CellDropCause::HarqMaxRetx`]).
+    pub dropped_tbs: u64,
+    /// Bits of those TBs.
+    pub dropped_bits: u64,
+    /// Bits of the TBs decoded.
+    pub decoded_bits: u64,
+}
+
+/// A cell's downlink MAC: the scheduler, one [`HarqEntity`] per UE, the decoder and its stream.
+pub struct DlMac<P, D: TbDecoder> {
+    sched: Scheduler,
+    harq: Vec<HarqEntity<P>>,
+    decoder: D,
+    rng: RngStream,
+    last_tti: Option<u64>,
+    counters: HarqCounters,
+}
+
+impl<P, D: TbDecoder> DlMac<P, D> {
+    /// A MAC for the UEs of `sched` (as many as it was built for), deciding TBs with `decoder`
+    /// and drawing from `rng`.
+    pub fn new(sched: Scheduler, decoder: D, rng: RngStream) -> DlMac<P, D> {
+        let n_ues = sched.average_throughput_bps().len();
+        DlMac {
+            sched,
+            harq: (0..n_ues).map(|_| HarqEntity::default()).collect(),
+            decoder,
+            rng,
+            last_tti: None,
+            counters: HarqCounters::default(),
+        }
+    }
+
+    /// The counts since the start.
+    pub fn counters(&self) -> HarqCounters {
+        self.counters
+    }
+
+    /// The scheduler (PF averages, RBG layout).
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.sched
+    }
+
+    /// UE `ue`'s HARQ processes.
+    pub fn harq(&self, ue: usize) -> Option<&HarqEntity<P>> {
+        self.harq.get(ue)
+    }
+
+    /// The resource blocks of RBG `g`.
+    fn rbg_rbs(&self, g: u16) -> std::ops::Range<usize> {
+        let p = self.sched.rbg_size() as usize;
+        let start = g as usize * p;
+        start..start + self.sched.rbg_prbs(g as usize) as usize
+    }
+
+    fn mean_mi(&self, ue: usize, sinr_db: &[f64], mcs: u8, rbgs: &[u16]) -> Result<f64, CellError> {
+        let m = mcs_entry(mcs)?.modulation;
+        let sinrs: Vec<f64> = rbgs.iter().flat_map(|&g| sinr_db[self.rbg_rbs(g)].iter().copied()).collect();
+        mean_mi_per_bit(m, &sinrs).map_err(|e| match e {
+            CellError::OutOfRange { value, allowed, .. } => CellError::OutOfRange { field: format!("ues[{ue}].sinr_db"), value, allowed },
+            other => other,
+        })
+    }
+
+    /// RBGs for a retransmission that went on `prev`: `prev` if all free, else the lowest free
+    /// RBGs of the same sizes; `None` if there are not enough.
+    fn retx_rbgs(&self, prev: &[u16], used: &[bool]) -> Option<Vec<u16>> {
+        if prev.iter().all(|&g| !used.get(g as usize).copied().unwrap_or(true)) {
+            return Some(prev.to_vec());
+        }
+        let full = self.sched.rbg_size();
+        let mut need_short: Vec<u16> = prev.iter().map(|&g| self.sched.rbg_prbs(g as usize)).filter(|&n| n != full).collect();
+        let mut need_full = prev.len() - need_short.len();
+        let mut out = Vec::with_capacity(prev.len());
+        for (g, &u) in used.iter().enumerate() {
+            if u {
+                continue;
+            }
+            let n = self.sched.rbg_prbs(g);
+            if n == full && need_full > 0 {
+                need_full -= 1;
+                out.push(g as u16);
+            } else if let Some(k) = need_short.iter().position(|&s| s == n) {
+                need_short.swap_remove(k);
+                out.push(g as u16);
+            }
+        }
+        (need_full == 0 && need_short.is_empty()).then_some(out)
+    }
+
+    fn check_inputs(&self, tti: u64, ues: &[DlUeInput]) -> Result<(), CellError> {
+        if let Some(last) = self.last_tti {
+            if tti <= last {
+                return Err(CellError::invalid("tti", format!("TTI {tti} after TTI {last}: TTIs must increase")));
+            }
+        }
+        if ues.len() != self.harq.len() {
+            return Err(CellError::invalid("ues", format!("{} inputs for {} UEs", ues.len(), self.harq.len())));
+        }
+        // Everything is checked before anything changes.
+        let n_rb = self.sched.n_rb() as usize;
+        let n_rbg = self.sched.rbg_count();
+        for (u, ue) in ues.iter().enumerate() {
+            if ue.sinr_db.len() != n_rb {
+                return Err(CellError::invalid(
+                    &format!("ues[{u}].sinr_db"),
+                    format!("{} SINRs for {n_rb} resource blocks", ue.sinr_db.len()),
+                ));
+            }
+            if let Some(rb) = ue.sinr_db.iter().position(|s| !(s.is_finite() && s.abs() <= SINR_LIMIT_DB)) {
+                return Err(CellError::out_of_range(&format!("ues[{u}].sinr_db[{rb}]"), ue.sinr_db[rb], "a number in [-200, 200] dB"));
+            }
+            if ue.rbg_cqi.len() != n_rbg {
+                return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", ue.rbg_cqi.len())));
+            }
+            if let Some(g) = ue.rbg_cqi.iter().position(|&c| c > MAX_CQI) {
+                return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), ue.rbg_cqi[g] as f64, "an integer in [0, 15]"));
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, ue: usize, outcome: TxOutcome<P>, tbs_bits: u32, out: &mut DlTti<P>) -> (bool, bool) {
+        match outcome {
+            TxOutcome::Decoded(p) => {
+                self.counters.decoded += 1;
+                self.counters.decoded_bits += tbs_bits as u64;
+                out.delivered.push((ue, p));
+                (true, false)
+            }
+            TxOutcome::Nacked => {
+                self.counters.errors += 1;
+                (false, false)
+            }
+            TxOutcome::Dropped(p) => {
+                self.counters.errors += 1;
+                self.counters.dropped_tbs += 1;
+                self.counters.dropped_bits += tbs_bits as u64;
+                out.lost.push((ue, p));
+                (false, true)
+            }
+        }
+    }
+
+    /// One TTI (see the module's description). `fill(ue, bytes)` returns the payload of a new
+    /// TB of `bytes` bytes for UE `ue`, or `None` to leave the grant unused.
+    pub fn tti(&mut self, tti: u64, ues: &[DlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<DlTti<P>, CellError> {
+        self.check_inputs(tti, ues)?;
+        let n_rbg = self.sched.rbg_count();
+        let mut used = vec![false; n_rbg];
+        let mut blocked = vec![false; ues.len()];
+        let mut out = DlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new() };
+
+        // 1. Retransmissions, oldest first, at most one per UE.
+        let mut due: Vec<(u64, usize, usize)> = Vec::new();
+        for (u, h) in self.harq.iter_mut().enumerate() {
+            h.release(tti);
+            if let Some(&(p, since)) = h.pending_retx(tti).first() {
+                due.push((since, u, p));
+            }
+        }
+        due.sort_unstable();
+        for (_, u, p) in due {
+            let Some(tb) = self.harq[u].tb(p) else { continue };
+            let (mcs, tbs_bits, n_prb, prev, transmission) = (tb.mcs, tb.tbs_bits, tb.n_prb, tb.rbgs.clone(), tb.transmissions + 1);
+            let Some(rbgs) = self.retx_rbgs(&prev, &used) else { continue };
+            let mi = self.mean_mi(u, ues[u].sinr_db, mcs, &rbgs)?;
+            let outcome = self.harq[u].send_retx(p, tti, u, rbgs.clone(), mi, &mut self.decoder, &mut self.rng)?;
+            for &g in &rbgs {
+                used[g as usize] = true;
+            }
+            blocked[u] = true;
+            self.counters.retransmissions += 1;
+            let (decoded, dropped) = self.record(u, outcome, tbs_bits, &mut out);
+            out.tbs.push(DlTb { ue: u, process: p, rbgs, n_prb, mcs, tbs_bits, transmission, decoded, dropped });
+        }
+
+        // 2. New data on what is left.
+        let mut procs = vec![None; ues.len()];
+        for (u, h) in self.harq.iter_mut().enumerate() {
+            procs[u] = h.free_process(tti);
+            if procs[u].is_none() {
+                blocked[u] = true;
+            }
+        }
+        let reports: Vec<UeReport> = ues.iter().map(|u| UeReport { rbg_cqi: u.rbg_cqi, buffer_bytes: u.buffer_bytes }).collect();
+        let grants = self.sched.schedule_masked(&reports, &used, &blocked)?;
+        for g in grants {
+            let (u, Some(p)) = (g.ue, procs[g.ue]) else { continue };
+            let Some(payload) = fill(u, g.tbs_bits / 8) else { continue };
+            let mi = self.mean_mi(u, ues[u].sinr_db, g.mcs, &g.rbgs)?;
+            let tb = HarqTb {
+                rbgs: g.rbgs.clone(),
+                n_prb: g.n_prb,
+                mcs: g.mcs,
+                tbs_bits: g.tbs_bits,
+                transmissions: 0,
+                mi_per_tx: Vec::new(),
+                payload,
+            };
+            let outcome = self.harq[u].send_new(p, tti, u, tb, mi, &mut self.decoder, &mut self.rng)?;
+            self.counters.new_tbs += 1;
+            let (decoded, dropped) = self.record(u, outcome, g.tbs_bits, &mut out);
+            out.tbs.push(DlTb {
+                ue: u,
+                process: p,
+                rbgs: g.rbgs,
+                n_prb: g.n_prb,
+                mcs: g.mcs,
+                tbs_bits: g.tbs_bits,
+                transmission: 1,
+                decoded,
+                dropped,
+            });
+        }
+        self.last_tti = Some(tti);
+        Ok(out)
+    }
+}
