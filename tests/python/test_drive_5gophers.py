@@ -1,6 +1,10 @@
 """5Gophers mobility traces (capacities given directly) and per-carrier bandwidths:
 `drive.read_5gophers`, `drive.analyse_capacities`, `multiconn drive analyse --format 5gophers`
-and `--bandwidth`."""
+and `--bandwidth`.
+
+The real traces (skipped when ../shared is absent) are from 5Gophers 1.0, CC BY 4.0: A. Narayanan,
+E. Ramadan, J. Carpenter, Q. Liu, Y. Liu, F. Qian, Z.-L. Zhang, "A First Look at Commercial 5G
+Performance on Smartphones", WWW 2020."""
 
 from __future__ import annotations
 
