@@ -440,7 +440,8 @@ class DriveAnalysis:
     channel (its available cell's capacity, 0 without one)."""
     channels: pd.DataFrame
     """One row per (second, channel with an available cell): `time_s`, `channel`, `operator`,
-    `earfcn`, `cell_id`, `n_visible`, `rsrp_dbm`, `sinr_db`, `capacity_mbps`."""
+    `earfcn`, `cell_id`, `n_visible`, `rsrp_dbm`, `sinr_db`, `capacity_mbps` (from
+    `analyse_capacities`: `cell_id` is the channel's label, `n_visible` 1, no RSRP or SINR)."""
     mean_available: float
     """Average number of available cells per second (the study's Table 2)."""
     mean_visible: float
