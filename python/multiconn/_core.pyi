@@ -11,6 +11,7 @@ __all__ = [
     "ScenarioError",
     "Simulation",
     "TIMESERIES_COLUMNS",
+    "drive_aggregate",
     "drive_case",
     "drive_estimate",
     "drive_generate",
@@ -139,3 +140,14 @@ def drive_estimate(
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Estimates a drive table (CSV text or a dict of columns): the (second, channel) rows as
     columns, the per-second counts and levels as columns, and the Table 2/3 statistics."""
+
+def drive_aggregate(
+    start_s: int,
+    operators: Sequence[str],
+    earfcns: Sequence[int],
+    capacities: Sequence[Sequence[float]],
+    min_capacity_mbps: float = 0.0,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Levels and statistics of a table of capacities (no RSRP): `capacities[k]` is channel
+    k's capacity (Mbit/s, one value per second from `start_s`) on carrier (`operators[k]`,
+    `earfcns[k]`); returns what `drive_estimate` returns."""

@@ -404,13 +404,42 @@ capacities.parquet (one row per second), stats.json, capacity.png (the capacity 
 channel's strongest cell, per second and as 5 s means) and available_cells.png (the CDF of
 available cells). TABLE is the long format (CSV or .parquet) or, with --format gnettrack, a
 G-NetTrack Pro CSV (serving RSRP and the neighbour's NRxRSRP; cells keep their value for
-2 s across the logger's gaps unless --hold is given).
+2 s across the logger's gaps unless --hold is given). With --format 5gophers, TABLE is a
+5Gophers mobility trace (per-second throughput of several carriers at once, no RSRP): each
+carrier's throughput is its channel's capacity, a carrier is available where it is above 0
+(or --min-capacity), and the levels and statistics come from those capacities directly.
 """
 DRIVE_ANALYSE_EXAMPLE = """\
 example:
   multiconn drive analyse drive.csv --out out/drive
   multiconn drive analyse B_2020.01.16_09.56.56.csv --format gnettrack --json
+  multiconn drive analyse car-driving-trace-1.csv --format 5gophers
+  multiconn drive analyse drive.csv --bandwidth 1300=20 --bandwidth 1500=20
 """
+
+
+DRIVE_FORMATS = ("long", "gnettrack", "5gophers")
+
+
+def _bandwidths(values: list[str] | None) -> dict[str, float]:
+    """`--bandwidth EARFCN=MHZ` options as `capacity.carrier_bandwidth_mhz` (the radio model
+    checks the values)."""
+    out: dict[str, float] = {}
+    for value in values or []:
+        earfcn, sep, mhz = value.partition("=")
+        earfcn, mhz = earfcn.strip(), mhz.strip()
+        if not sep or not earfcn.isdigit():
+            raise BadInput(f"--bandwidth {value}: must be EARFCN=MHZ, e.g. 1300=20")
+        try:
+            number = float(mhz)
+        except ValueError:
+            raise BadInput(f"--bandwidth {value}: {mhz!r} is not a number of MHz") from None
+        key = str(int(earfcn))
+        if key in out and out[key] != number:
+            raise BadInput(f"--bandwidth {value}: EARFCN {key} was given {out[key]:g} MHz "
+                           "already")
+        out[key] = number
+    return out
 
 
 def _add_drive(commands: Any) -> None:
@@ -437,15 +466,25 @@ def _add_drive(commands: Any) -> None:
                          "table, write capacities and figures", description=DRIVE_ANALYSE_DESCRIPTION,
                          epilog=DRIVE_ANALYSE_EXAMPLE, formatter_class=fmt)
     ana.add_argument("table", metavar="TABLE", help="drive table (CSV or .parquet)")
-    ana.add_argument("--format", dest="table_format", choices=("long", "gnettrack"),
+    ana.add_argument("--format", dest="table_format", choices=DRIVE_FORMATS,
                      default="long", help="TABLE's format (default long)")
-    ana.add_argument("--load", type=float, default=0.1, metavar="QL",
-                     help="network load of the interferers, 0 to 1 (default 0.1)")
+    ana.add_argument("--load", type=float, metavar="QL",
+                     help="network load of the interferers, 0 to 1 (default 0.1; RSRP tables)")
     ana.add_argument("--interference", choices=("all_visible", "same_carrier"),
-                     default="all_visible", help="which cells interfere (default all_visible)")
+                     help="which cells interfere (default all_visible; RSRP tables)")
+    ana.add_argument("--bandwidth", dest="bandwidths", action="append", metavar="EARFCN=MHZ",
+                     help="channel bandwidth of one carrier (1.4, 3, 5, 10, 15 or 20 MHz; "
+                     "repeatable; default 10 MHz for every carrier; RSRP tables)")
     ana.add_argument("--hold", dest="hold_s", type=int, metavar="S",
-                     help="seconds a cell keeps its last value without a sample (default 0; "
-                     "2 with --format gnettrack)")
+                     help="seconds a cell (a carrier with --format 5gophers) keeps its last "
+                     "value without a sample (default 0; 2 with --format gnettrack)")
+    ana.add_argument("--min-capacity", dest="min_capacity_mbps", type=float, metavar="MBPS",
+                     help="--format 5gophers: a carrier is available from this capacity on "
+                     "(default: any capacity above 0)")
+    ana.add_argument("--protocol", metavar="NAME",
+                     help="--format 5gophers: the rows of this protocol (e.g. TCP)")
+    ana.add_argument("--connections", dest="num_tcp_conn", type=int, metavar="N",
+                     help="--format 5gophers: the rows with this num_tcp_conn")
     ana.add_argument("--out", metavar="DIR", help="folder for capacities.parquet, stats.json "
                      "and the figures")
     ana.add_argument("--json", action="store_true", help="print stats.json instead of tables")
@@ -500,17 +539,41 @@ def cmd_drive_analyse(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from .drive import (GNETTRACK_HOLD_S, analyse, plot_available, plot_capacity,
-                        read_drive_table, read_gnettrack)
+    from .drive import (GNETTRACK_HOLD_S, analyse, analyse_capacities, plot_available,
+                        plot_capacity, read_5gophers, read_drive_table, read_gnettrack)
 
-    if args.table_format == "gnettrack":
-        table = read_gnettrack(args.table)
-        hold = GNETTRACK_HOLD_S if args.hold_s is None else args.hold_s
+    rsrp_only = {"--load": args.load, "--interference": args.interference,
+                 "--bandwidth": args.bandwidths}
+    capacity_only = {"--min-capacity": args.min_capacity_mbps, "--protocol": args.protocol,
+                     "--connections": args.num_tcp_conn}
+    if args.table_format == "5gophers":
+        given = [name for name, value in rsrp_only.items() if value is not None]
+        if given:
+            raise BadInput(f"{given[0]} applies to RSRP tables, not to --format 5gophers "
+                           "(its throughputs are the capacities)")
+        table = read_5gophers(args.table, protocol=args.protocol,
+                              num_tcp_conn=args.num_tcp_conn)
+        min_capacity = 0.0 if args.min_capacity_mbps is None else args.min_capacity_mbps
+        analysis = analyse_capacities(table, min_capacity_mbps=min_capacity,
+                                      hold_s=0 if args.hold_s is None else args.hold_s,
+                                      name=args.table)
     else:
-        table = read_drive_table(args.table)
-        hold = 0 if args.hold_s is None else args.hold_s
-    analysis = analyse(table, load=args.load, interference=args.interference, hold_s=hold,
-                       name=args.table)
+        given = [name for name, value in capacity_only.items() if value is not None]
+        if given:
+            raise BadInput(f"{given[0]} applies to --format 5gophers only")
+        if args.table_format == "gnettrack":
+            table = read_gnettrack(args.table)
+            hold = GNETTRACK_HOLD_S if args.hold_s is None else args.hold_s
+        else:
+            table = read_drive_table(args.table)
+            hold = 0 if args.hold_s is None else args.hold_s
+        params: dict[str, Any] = {}
+        bandwidths = _bandwidths(args.bandwidths)
+        if bandwidths:
+            params["capacity"] = {"carrier_bandwidth_mhz": bandwidths}
+        analysis = analyse(table, load=0.1 if args.load is None else args.load,
+                           interference=args.interference or "all_visible", hold_s=hold,
+                           params=params, name=args.table)
     stats = {"table": args.table, "format": args.table_format, **analysis.stats}
     written = []
     if args.out:

@@ -13,6 +13,12 @@ and optionally `x_m`, `y_m`, `speed_mps`. The estimation itself (available cells
 capacity, aggregation levels, statistics) is `multiconn-radio`'s, through the native module;
 docs/multi-operator.md describes it.
 
+Data that gives capacities directly (the 5Gophers car-driving traces: per-second throughput
+of three carriers at once, no RSRP) is read into a channel table, one row per carrier per
+second: `time_s`, `operator`, `earfcn`, `capacity_mbps` (`read_5gophers`), and analysed with
+`analyse_capacities`: the same levels and statistics, a channel being available where its
+capacity is above 0.
+
 Bad tables raise `DriveTableError` (a ValueError) with one line naming the file, the row
 (row 1 is the first row under the header, line 2 of a CSV file) and the column.
 """
@@ -44,6 +50,15 @@ GNETTRACK_EARFCN = 0
 GNETTRACK_NEIGHBOUR = "neighbour"
 """The cell id given to G-NetTrack's unnamed neighbour cell (`NRxRSRP`)."""
 GNETTRACK_MISSING = ("", "-", "2147483647", "2147483647.0")
+CHANNEL_COLUMNS = ("time_s", "operator", "earfcn", "capacity_mbps")
+"""The columns of a channel table (capacities given directly, one row per carrier per second)."""
+FIVEGOPHERS_COLUMNS = ("protocol", "num_tcp_conn", "seq_num")
+FIVEGOPHERS_SUFFIX = "_throughput_mbps"
+"""A 5Gophers mobility trace has one `<carrier>_throughput_mbps` column per carrier."""
+FIVEGOPHERS_EARFCN = 0
+"""5Gophers traces name no frequency channel: each carrier (operator) is one channel on this."""
+MAX_SPAN_S = 10_000_000
+"""The longest time span (seconds) a channel table may cover."""
 EARTH_RADIUS_M = 6_371_000.0
 
 
@@ -242,6 +257,147 @@ def read_gnettrack(path: str | Path) -> pd.DataFrame:
     return check_table(pd.DataFrame(rows), str(path))
 
 
+def read_5gophers(path: str | Path, protocol: str | None = None,
+                  num_tcp_conn: int | None = None) -> pd.DataFrame:
+    """A 5Gophers mobility trace (`All-Carriers/03-User-Mobility/car-driving-trace-*.csv`:
+    `protocol,num_tcp_conn,seq_num` and one `<carrier>_throughput_mbps` column per carrier,
+    the carriers measured at the same time) as a channel table: one row per carrier and
+    sample, `time_s` = `seq_num`, `operator` = the carrier (`Sprint`, `TMobile`, `Verizon`),
+    `earfcn` = 0 (the file names no frequency channel: one channel per carrier), and
+    `capacity_mbps` = the measured throughput, taken as the channel's capacity.
+
+    Missing data, as the reference's §5.2 and §1.4 treat a cell without a sample: an empty
+    value gives no row (the carrier has no sample that second); a `seq_num` absent from the
+    file (the traces skip some) gives no row for any carrier. `analyse_capacities` then counts
+    such a carrier-second as capacity 0, not available, unless `hold_s` lets the carrier keep
+    its last value. A `seq_num` written twice gives two rows, which `analyse_capacities`
+    averages. A `seq_num` smaller than the row before's is an error.
+
+    `protocol` and `num_tcp_conn` choose the rows of one measurement set (the published traces
+    have one: TCP with 8 connections); a file with several sets and no choice is an error that
+    lists them, as is a choice that matches no row.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise DriveTableError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise DriveTableError(f"{path}: cannot be read as a 5Gophers trace: "
+                              f"{' '.join(str(exc).split())}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    needs = (f"a 5Gophers trace needs {', '.join(FIVEGOPHERS_COLUMNS)} and one "
+             f"<carrier>{FIVEGOPHERS_SUFFIX} column per carrier")
+    missing = [c for c in FIVEGOPHERS_COLUMNS if c not in frame.columns]
+    carriers = [c for c in frame.columns
+                if c.endswith(FIVEGOPHERS_SUFFIX) and len(c) > len(FIVEGOPHERS_SUFFIX)]
+    if missing or not carriers:
+        what = repr(missing[0]) if missing else f"'<carrier>{FIVEGOPHERS_SUFFIX}'"
+        raise DriveTableError(f"{path}: no column {what} (columns: "
+                              f"{', '.join(frame.columns) or 'none'}; {needs})")
+    if len(frame) == 0:
+        raise DriveTableError(f"{path}: the file has no rows")
+
+    records = frame.to_dict("records")
+    sets: list[tuple[str, int]] = []
+    chosen: list[tuple[int, dict[str, str]]] = []
+    for row, record in enumerate(records, start=1):
+        proto = record["protocol"].strip()
+        conns = _whole(record["num_tcp_conn"].strip())
+        if conns is None:
+            raise DriveTableError(f"{path}: row {row}: num_tcp_conn = "
+                                  f"{record['num_tcp_conn']!r} is not a whole number")
+        if (proto, conns) not in sets:
+            sets.append((proto, conns))
+        if (protocol is None or proto == protocol) and (num_tcp_conn is None
+                                                        or conns == num_tcp_conn):
+            chosen.append((row, record))
+    listed = ", ".join(f"protocol {p} with {n} connections" for p, n in sets)
+    if not chosen:
+        raise DriveTableError(f"{path}: no row has protocol = {protocol!r} and num_tcp_conn = "
+                              f"{num_tcp_conn}; the file has {listed}")
+    kept = {(r["protocol"].strip(), _whole(r["num_tcp_conn"].strip())) for _, r in chosen}
+    if len(kept) > 1:
+        raise DriveTableError(f"{path}: the file has several measurement sets ({listed}); "
+                              "choose one with protocol and num_tcp_conn")
+
+    rows: list[dict[str, Any]] = []
+    previous: int | None = None
+    for row, record in chosen:
+        seq = _whole(record["seq_num"].strip())
+        if seq is None:
+            raise DriveTableError(f"{path}: row {row}: seq_num = {record['seq_num']!r} is not "
+                                  "a whole number")
+        if previous is not None and seq < previous:
+            raise DriveTableError(f"{path}: row {row}: seq_num = {seq} comes after seq_num = "
+                                  f"{previous}; rows must be in non-decreasing seq_num order")
+        previous = seq
+        for column in carriers:
+            text = record[column].strip()
+            if not text:
+                continue
+            value = _number(text)
+            if value is None or value < 0:
+                raise DriveTableError(f"{path}: row {row}: {column} = {record[column]!r} is "
+                                      "not a number of Mbit/s, at least 0")
+            rows.append({"time_s": seq, "operator": column[:-len(FIVEGOPHERS_SUFFIX)],
+                         "earfcn": FIVEGOPHERS_EARFCN, "capacity_mbps": value})
+    if not rows:
+        raise DriveTableError(f"{path}: no row has a throughput value")
+    return check_channel_table(pd.DataFrame(rows), str(path))
+
+
+def check_channel_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
+    """`frame` as a checked channel table (capacities given directly): the columns `time_s`
+    and `earfcn` (whole numbers), `operator` (not empty) and `capacity_mbps` (a finite number,
+    at least 0), time never going backwards. Raises `DriveTableError` naming `name`, the row
+    and the column."""
+    import pandas as pd
+
+    missing = [c for c in CHANNEL_COLUMNS if c not in frame.columns]
+    if missing:
+        raise DriveTableError(f"{name}: no column {missing[0]!r} (columns: "
+                              f"{', '.join(map(str, frame.columns)) or 'none'}; a channel "
+                              f"table needs {', '.join(CHANNEL_COLUMNS)})")
+    if len(frame) == 0:
+        raise DriveTableError(f"{name}: the table has no rows")
+
+    def text(column: str) -> list[str]:
+        return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
+                for v in frame[column].tolist()]
+
+    out: dict[str, list[Any]] = {}
+    for column, parse, what in (("time_s", _whole, "a whole number of seconds"),
+                                ("earfcn", _whole, "a whole number"),
+                                ("capacity_mbps", _number, "a number of Mbit/s, at least 0")):
+        values = []
+        for row, value in enumerate(text(column), start=1):
+            parsed = parse(value)
+            if parsed is None or parsed < 0:
+                raise DriveTableError(f"{name}: row {row}: {column} = {value!r} is not {what}")
+            values.append(parsed)
+        out[column] = values
+    labels = text("operator")
+    for row, label in enumerate(labels, start=1):
+        if not label:
+            raise DriveTableError(f"{name}: row {row}: operator is empty")
+    out["operator"] = labels
+    times = out["time_s"]
+    for row in range(1, len(times)):
+        if times[row] < times[row - 1]:
+            raise DriveTableError(
+                f"{name}: row {row + 1}: time_s = {times[row]} comes after time_s = "
+                f"{times[row - 1]}; rows must be in non-decreasing time order")
+    if times[-1] - times[0] >= MAX_SPAN_S:
+        raise DriveTableError(f"{name}: time_s goes from {times[0]} to {times[-1]}; a channel "
+                              f"table may span at most {MAX_SPAN_S} s")
+    result = pd.DataFrame({c: out[c] for c in CHANNEL_COLUMNS})
+    return result.astype({"time_s": "int64", "earfcn": "int64", "operator": str,
+                          "capacity_mbps": "float64"})
+
+
 # -- generating -----------------------------------------------------------------------------
 
 
@@ -284,7 +440,8 @@ class DriveAnalysis:
     channel (its available cell's capacity, 0 without one)."""
     channels: pd.DataFrame
     """One row per (second, channel with an available cell): `time_s`, `channel`, `operator`,
-    `earfcn`, `cell_id`, `n_visible`, `rsrp_dbm`, `sinr_db`, `capacity_mbps`."""
+    `earfcn`, `cell_id`, `n_visible`, `rsrp_dbm`, `sinr_db`, `capacity_mbps` (from
+    `analyse_capacities`: `cell_id` is the channel's label, `n_visible` 1, no RSRP or SINR)."""
     mean_available: float
     """Average number of available cells per second (the study's Table 2)."""
     mean_visible: float
@@ -308,8 +465,6 @@ def analyse(table: pd.DataFrame, load: float = 0.1, interference: str = "all_vis
     keeps its last value for `hold_s` seconds without a sample. `params` sets any other
     estimation parameter (`{"capacity": {...}, "availability": {...}}`, as in
     docs/multi-operator.md); `load`, `interference` and `hold_s` take precedence."""
-    import pandas as pd
-
     if interference not in INTERFERENCE:
         raise DriveTableError(f"interference = {interference!r}: must be one of "
                               f"{', '.join(INTERFERENCE)}")
@@ -328,6 +483,14 @@ def analyse(table: pd.DataFrame, load: float = 0.1, interference: str = "all_vis
         rows, seconds, stats = native.drive_estimate(columns, json.dumps(chosen))
     except native.DriveError as exc:
         raise _native_error(exc, name) from None
+
+    return _analysis(rows, seconds, stats, chosen)
+
+
+def _analysis(rows: dict[str, Any], seconds: dict[str, Any], stats: dict[str, Any],
+              chosen: dict[str, Any]) -> DriveAnalysis:
+    """A `DriveAnalysis` from what the native `drive_estimate` or `drive_aggregate` returns."""
+    import pandas as pd
 
     per_second: dict[str, Any] = {k: seconds[k] for k in ("time_s", "visible", "available")}
     for op, values in seconds["operator_sp_mbps"].items():
@@ -366,6 +529,57 @@ def analyse(table: pd.DataFrame, load: float = 0.1, interference: str = "all_vis
                          mean_available=float(stats["mean_available"]),
                          mean_visible=float(stats["mean_visible"]), available_cdf=cdf,
                          table3=table3, stats=plain, params=chosen)
+
+
+def analyse_capacities(table: pd.DataFrame, min_capacity_mbps: float = 0.0, hold_s: int = 0,
+                       name: str = "<table>") -> DriveAnalysis:
+    """The levels and statistics of a channel table that gives capacities directly (see
+    `read_5gophers`), computed by the radio model like those of `analyse`.
+
+    Every second from the table's first to its last counts. A carrier's capacity in a second
+    is the mean of its rows in that second; without a row it is 0, unless the carrier had one
+    at most `hold_s` seconds earlier (then that last value). A carrier is visible where its
+    capacity is above 0, and available where it is also at least `min_capacity_mbps`; each
+    operator alone is the max over its available carriers, best single path the max over all,
+    multipath the sum (at most one channel per (operator, EARFCN)). Visible and available
+    counts are of carriers, there being no cells; the rows' `rsrp_dbm` and `sinr_db` are
+    empty."""
+    if not (isinstance(min_capacity_mbps, (int, float)) and math.isfinite(min_capacity_mbps)
+            and min_capacity_mbps >= 0):
+        raise DriveTableError(f"min_capacity_mbps = {min_capacity_mbps}: must be a number of "
+                              "Mbit/s, at least 0")
+    if not (isinstance(hold_s, int) and 0 <= hold_s < 2**32):
+        raise DriveTableError(f"hold_s = {hold_s}: must be a whole number of seconds, at least 0")
+    table = check_channel_table(table, name)
+    start = int(table["time_s"].iloc[0])
+    length = int(table["time_s"].iloc[-1]) - start + 1
+    samples: dict[tuple[str, int], dict[int, list[float]]] = {}
+    for t, op, earfcn, c in zip(table["time_s"].tolist(), table["operator"].tolist(),
+                                table["earfcn"].tolist(), table["capacity_mbps"].tolist()):
+        samples.setdefault((op, earfcn), {}).setdefault(t - start, []).append(c)
+    carriers = sorted(samples)
+    capacities = []
+    for carrier in carriers:
+        series = [0.0] * length
+        last: tuple[int, float] | None = None
+        per_second = samples[carrier]
+        for i in range(length):
+            if i in per_second:
+                values = per_second[i]
+                last = (i, math.fsum(values) / len(values))
+            if last is not None and i - last[0] <= hold_s:
+                series[i] = last[1]
+        capacities.append(series)
+    chosen = {"source": "capacities", "min_capacity_mbps": float(min_capacity_mbps),
+              "hold_s": hold_s}
+    native = _core()
+    try:
+        rows, seconds, stats = native.drive_aggregate(
+            start, [c[0] for c in carriers], [c[1] for c in carriers], capacities,
+            float(min_capacity_mbps))
+    except native.DriveError as exc:
+        raise _native_error(exc, name) from None
+    return _analysis(rows, seconds, stats, chosen)
 
 
 # -- figures --------------------------------------------------------------------------------
@@ -407,11 +621,15 @@ def plot_capacity(analysis: DriveAnalysis, folder: Path,
             ax.set_title(f"{'per second' if window == 1 else '5 s means'}", fontsize=9)
             ax.set_ylim(bottom=0)
         axes[-1].set_xlabel("time (s)")
-        fig.suptitle(figstyle.title_text(
-            "Capacity of the strongest cell of each channel",
-            f"load {analysis.params['capacity']['load']:g}, interference "
-            f"{analysis.params['capacity']['interference'].replace('_', ' ')}"),
-            fontsize=figstyle.TITLE_POINTS)
+        capacity = analysis.params.get("capacity")
+        if capacity is not None:
+            title = "Capacity of the strongest cell of each channel"
+            detail = (f"load {capacity['load']:g}, interference "
+                      f"{capacity['interference'].replace('_', ' ')}")
+        else:
+            title = "Capacity of each channel"
+            detail = "measured throughput taken as capacity"
+        fig.suptitle(figstyle.title_text(title, detail), fontsize=figstyle.TITLE_POINTS)
         figstyle.legend_below(fig, handles, names)
         return figstyle.save_figure(fig, folder, "capacity", formats)
 
@@ -444,6 +662,7 @@ def plot_available(analysis: DriveAnalysis, folder: Path,
 
 
 __all__ = [
-    "DriveAnalysis", "DriveTableError", "analyse", "check_table", "generate", "generate_csv",
-    "plot_available", "plot_capacity", "presets", "read_drive_table", "read_gnettrack",
+    "DriveAnalysis", "DriveTableError", "analyse", "analyse_capacities", "check_channel_table",
+    "check_table", "generate", "generate_csv", "plot_available", "plot_capacity", "presets",
+    "read_5gophers", "read_drive_table", "read_gnettrack",
 ]

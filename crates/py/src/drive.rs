@@ -1,5 +1,6 @@
 //! The multi-operator radio side (`multiconn-radio`) for Python: generate a synthetic drive
-//! table, estimate a drive table's per-second capacities and their Table 2/3 statistics.
+//! table, estimate a drive table's per-second capacities and their Table 2/3 statistics, or
+//! take the levels and statistics of a table that gives capacities directly.
 //!
 //! Tables go in as CSV text (the reference's §5.2 long format) or as a dict of columns and
 //! come out as plain Python structures (dicts of lists, dicts of numbers). Bad input raises
@@ -7,7 +8,8 @@
 //! first row under the header) and the column.
 
 use multiconn_radio::{
-    self as radio, CellSample, DriveConfig, DriveTable, EstimationParams, RadioError, Summary,
+    self as radio, AggregationStats, CapacityTable, Carrier, CellSample, ChannelSeries,
+    ChannelTable, DriveConfig, DriveTable, EstimationParams, RadioError, Summary,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -253,6 +255,17 @@ pub fn drive_estimate<'py>(
         })
         .map_err(drive_err)?;
 
+    estimation_out(py, &estimate, &stats)
+}
+
+/// The (second, channel) rows, the per-second counts and levels, and the statistics of an
+/// estimation, as `drive_estimate` and `drive_aggregate` return them.
+#[allow(clippy::type_complexity)]
+fn estimation_out<'py>(
+    py: Python<'py>,
+    estimate: &CapacityTable,
+    stats: &AggregationStats,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let rows = PyDict::new_bound(py);
     let r = &estimate.rows;
     let ch = &estimate.channels;
@@ -347,11 +360,58 @@ pub fn drive_estimate<'py>(
     Ok((rows, seconds, out))
 }
 
+/// Levels and statistics of a table of capacities (no RSRP): `capacities[k]` is channel k's
+/// capacity in Mbit/s, one value per second from `start_s`, on the carrier (`operators[k]`,
+/// `earfcns[k]`); at most one channel per carrier. A channel is available where its capacity
+/// is above 0 and at least `min_capacity_mbps`. Returns what `drive_estimate` returns (the
+/// rows' `rsrp_dbm` and `sinr_db` are None, their `cell_id` the channel's label).
+#[pyfunction]
+#[pyo3(signature = (start_s, operators, earfcns, capacities, min_capacity_mbps=0.0))]
+#[allow(clippy::type_complexity)]
+pub fn drive_aggregate<'py>(
+    py: Python<'py>,
+    start_s: u32,
+    operators: Vec<String>,
+    earfcns: Vec<u32>,
+    capacities: Vec<Vec<f64>>,
+    min_capacity_mbps: f64,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    if operators.len() != capacities.len() || earfcns.len() != capacities.len() {
+        return Err(DriveError::new_err(format!(
+            "{} channels of capacities, {} operators and {} EARFCNs: one of each per channel",
+            capacities.len(),
+            operators.len(),
+            earfcns.len()
+        )));
+    }
+    let carriers: Vec<Carrier> = operators
+        .into_iter()
+        .zip(earfcns)
+        .map(|(operator, earfcn)| Carrier { operator, earfcn })
+        .collect();
+    let (estimate, stats) = py
+        .allow_threads(|| {
+            let series = carriers
+                .iter()
+                .zip(capacities)
+                .map(|(c, caps)| ChannelSeries::new(&c.label(), caps))
+                .collect();
+            let table = ChannelTable::new(start_s, series)?;
+            radio::aggregate_channels(&table, &carriers, min_capacity_mbps).map(|e| {
+                let s = e.stats();
+                (e, s)
+            })
+        })
+        .map_err(drive_err)?;
+    estimation_out(py, &estimate, &stats)
+}
+
 /// Adds the drive functions and `DriveError` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DriveError", m.py().get_type_bound::<DriveError>())?;
     m.add_function(wrap_pyfunction!(drive_generate, m)?)?;
     m.add_function(wrap_pyfunction!(drive_presets, m)?)?;
     m.add_function(wrap_pyfunction!(drive_estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(drive_aggregate, m)?)?;
     Ok(())
 }

@@ -17,6 +17,11 @@
 //! sample in a second is not visible in it unless [`AvailabilityParams::hold_s`] keeps its last
 //! value. Every second from the table's first to its last is estimated; a second without rows
 //! has no available cell.
+//!
+//! Data that gives capacities directly (throughput traces, no RSRP) goes through
+//! [`aggregate_channels`] instead: a [`ChannelTable`] with one carrier per channel, a channel
+//! being available where its capacity is above 0 and at least a threshold; the levels and
+//! statistics are the same.
 
 use std::collections::BTreeMap;
 
@@ -152,7 +157,7 @@ pub fn estimate_second(cells: &[VisibleCell<'_>], params: &CapacityParams) -> Ve
                 n_visible,
                 rsrp_dbm: cells[s].rsrp_dbm,
                 sinr_db: ratio_to_db(sinr),
-                capacity_mbps: params.capacity_mbps(sinr),
+                capacity_mbps: params.capacity_mbps_on(earfcn, sinr),
             }
         })
         .collect()
@@ -171,12 +176,18 @@ pub struct Levels {
 
 /// The aggregation levels of one second's channel estimates, for `operators` in that order.
 pub fn levels(channels: &[ChannelEstimate], operators: &[String]) -> Levels {
+    let pairs: Vec<(&str, f64)> = channels.iter().map(|c| (c.operator.as_str(), c.capacity_mbps)).collect();
+    levels_of(&pairs, operators)
+}
+
+/// The aggregation levels of one second's (operator, capacity in Mbit/s) pairs, one per carrier.
+fn levels_of(channels: &[(&str, f64)], operators: &[String]) -> Levels {
     let operator_sp_mbps =
-        operators.iter().map(|op| channels.iter().filter(|c| &c.operator == op).map(|c| c.capacity_mbps).fold(0.0, f64::max)).collect();
+        operators.iter().map(|op| channels.iter().filter(|(o, _)| o == op).map(|&(_, c)| c).fold(0.0, f64::max)).collect();
     Levels {
         operator_sp_mbps,
-        best_single_path_mbps: channels.iter().map(|c| c.capacity_mbps).fold(0.0, f64::max),
-        multipath_mbps: channels.iter().map(|c| c.capacity_mbps).sum(),
+        best_single_path_mbps: channels.iter().map(|&(_, c)| c).fold(0.0, f64::max),
+        multipath_mbps: channels.iter().map(|&(_, c)| c).sum(),
     }
 }
 
@@ -190,8 +201,10 @@ pub struct ChannelRow {
     pub cell_id: String,
     /// Visible cells of this carrier in the second.
     pub n_visible: usize,
-    pub rsrp_dbm: f64,
-    pub sinr_db: f64,
+    /// RSRP of the available cell, dBm; `None` when the input has capacities only.
+    pub rsrp_dbm: Option<f64>,
+    /// SINR of the available cell, dB; `None` when the input has capacities only.
+    pub sinr_db: Option<f64>,
     pub capacity_mbps: f64,
 }
 
@@ -279,12 +292,77 @@ pub fn estimate(table: &DriveTable, params: &EstimationParams) -> Result<Capacit
                 channel: channel_of[&(e.operator.as_str(), e.earfcn)],
                 cell_id: e.cell_id.clone(),
                 n_visible: e.n_visible,
-                rsrp_dbm: e.rsrp_dbm,
-                sinr_db: e.sinr_db,
+                rsrp_dbm: Some(e.rsrp_dbm),
+                sinr_db: Some(e.sinr_db),
                 capacity_mbps: e.capacity_mbps,
             });
         }
         seconds.push(SecondLevels { time_s: t, visible: cells.len(), available: estimates.len(), levels: levels(&estimates, &operators) });
+    }
+    Ok(CapacityTable { operators, channels, seconds, rows })
+}
+
+/// The aggregation of a table that gives capacities directly (no RSRP): channel k of `table`
+/// is carrier `carriers[k]`, at most one channel per carrier.
+///
+/// Per second, a channel is *visible* where its capacity is above 0 and *available* where it is
+/// also at least `min_capacity_mbps` (0: every channel with a capacity above 0); an available
+/// channel counts with its capacity, the others with 0. The levels are those of [`estimate`]:
+/// each operator alone (the max over its channels), best single path (the max over all),
+/// multipath (the sum). The rows (one per second and available channel) take the cell id from
+/// the channel's `cell_id` series where it has one, else the carrier's label, one visible cell
+/// per channel, and the channel's RSRP and SINR series where it has them (else none).
+pub fn aggregate_channels(table: &ChannelTable, carriers: &[Carrier], min_capacity_mbps: f64) -> Result<CapacityTable, RadioError> {
+    let series = table.channels();
+    if carriers.len() != series.len() {
+        return Err(RadioError::LengthMismatch { field: "carriers".into(), expected: series.len(), got: carriers.len() });
+    }
+    check_range("min_capacity_mbps", min_capacity_mbps, 0.0, 1e9, "Mbit/s")?;
+    if table.start_s() as u64 + table.len() as u64 - 1 > u32::MAX as u64 {
+        return Err(RadioError::invalid("channel table", format!("{} seconds from second {} go past second {}", table.len(), table.start_s(), u32::MAX)));
+    }
+    let mut channels: Vec<Carrier> = carriers.to_vec();
+    channels.sort();
+    if let Some(w) = channels.windows(2).find(|w| w[0] == w[1]) {
+        return Err(RadioError::invalid(
+            "carriers",
+            format!("carrier {} is given to more than one channel; at most one channel per (operator, carrier)", w[0].label()),
+        ));
+    }
+    let mut operators: Vec<String> = channels.iter().map(|c| c.operator.clone()).collect();
+    operators.dedup();
+    // Channel k of the input is channel index_of[k] of the result (sorted by carrier).
+    let index_of: Vec<usize> = carriers.iter().map(|c| channels.binary_search(c).expect("every carrier is in the list")).collect();
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by_key(|&k| index_of[k]);
+    let mut seconds = Vec::with_capacity(table.len());
+    let mut rows = Vec::new();
+    for i in 0..table.len() {
+        let time_s = table.start_s() + i as u32;
+        let mut visible = 0;
+        let mut available: Vec<(&str, f64)> = Vec::new();
+        for &k in &order {
+            let c = table.capacity(k, i);
+            if c <= 0.0 {
+                continue;
+            }
+            visible += 1;
+            if c < min_capacity_mbps {
+                continue;
+            }
+            let s = &series[k];
+            available.push((carriers[k].operator.as_str(), c));
+            rows.push(ChannelRow {
+                time_s,
+                channel: index_of[k],
+                cell_id: s.cell_id.as_ref().and_then(|v| v[i].clone()).unwrap_or_else(|| carriers[k].label()),
+                n_visible: 1,
+                rsrp_dbm: s.rsrp_dbm.as_ref().and_then(|v| v[i]),
+                sinr_db: s.sinr_db.as_ref().and_then(|v| v[i]),
+                capacity_mbps: c,
+            });
+        }
+        seconds.push(SecondLevels { time_s, visible, available: available.len(), levels: levels_of(&available, &operators) });
     }
     Ok(CapacityTable { operators, channels, seconds, rows })
 }
@@ -315,9 +393,9 @@ impl CapacityTable {
             let i = (r.time_s - start) as usize;
             let s = &mut series[r.channel];
             s.capacity_mbps[i] = r.capacity_mbps;
-            s.rsrp_dbm.as_mut().expect("set above")[i] = Some(r.rsrp_dbm);
+            s.rsrp_dbm.as_mut().expect("set above")[i] = r.rsrp_dbm;
             // A SINR of −∞ dB cannot happen with a positive noise term; keep the column finite.
-            s.sinr_db.as_mut().expect("set above")[i] = Some(r.sinr_db).filter(|v| v.is_finite());
+            s.sinr_db.as_mut().expect("set above")[i] = r.sinr_db.filter(|v| v.is_finite());
             s.cell_id.as_mut().expect("set above")[i] = Some(r.cell_id.clone());
         }
         ChannelTable::new(start, series).expect("an estimation always yields a valid channel table")

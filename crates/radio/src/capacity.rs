@@ -13,11 +13,18 @@
 //! figure, 7 dB, i.e. −125.24 dBm = 2.992·10⁻¹³ mW (reference §1.2). Noise over the whole
 //! channel (−104 dBm at 10 MHz) would be wrong by 28 dB.
 //!
+//! A carrier may have its own channel bandwidth ([`CapacityParams::carrier_bandwidth_mhz`],
+//! reference §1.4 item 6): B and the cap scale with that carrier's f, while the noise stays per
+//! resource element, so the SINR of a cell does not depend on its carrier's bandwidth.
+//!
 //! The same functions serve a cell model that works with total received powers: give
 //! [`sinr`] powers and noise over the same bandwidth (see [`crate::units::receiver_noise_dbm`]).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
+use crate::budget::resource_blocks;
 use crate::error::{check_above, check_range, RadioError};
 use crate::units::{dbm_to_mw, ratio_to_db};
 
@@ -53,6 +60,12 @@ pub struct CapacityParams {
     /// f, the channel bandwidth, in Hz (10 MHz). Capacities scale with it; the noise does not
     /// (it is per resource element).
     pub bandwidth_hz: f64,
+    /// Per-carrier channel bandwidths in MHz, keyed by EARFCN, replacing `bandwidth_hz` for
+    /// those carriers (empty: every carrier has `bandwidth_hz`, as in the study). Each must be
+    /// an LTE channel bandwidth: 1.4, 3, 5, 10, 15 or 20 MHz. Only B and the cap scale; the
+    /// noise is per resource element whatever the bandwidth.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "earfcn_keys")]
+    pub carrier_bandwidth_mhz: BTreeMap<u32, f64>,
     /// C, the bandwidth efficiency: down-scaling of the Shannon formula (0.9449).
     pub bandwidth_efficiency: f64,
     /// γ, the SINR efficiency: scaling of the SINR inside the logarithm (0.4852).
@@ -74,6 +87,7 @@ impl Default for CapacityParams {
             thermal_noise_dbm: -132.24,
             ue_noise_figure_db: 7.0,
             bandwidth_hz: 10e6,
+            carrier_bandwidth_mhz: BTreeMap::new(),
             bandwidth_efficiency: 0.9449,
             sinr_efficiency: 0.4852,
             max_spectral_efficiency: 5.5547,
@@ -90,6 +104,9 @@ impl CapacityParams {
         check_range("capacity.thermal_noise_dbm", self.thermal_noise_dbm, -250.0, 0.0, "dBm")?;
         check_range("capacity.ue_noise_figure_db", self.ue_noise_figure_db, 0.0, 40.0, "dB")?;
         check_above("capacity.bandwidth_hz", self.bandwidth_hz, 0.0, 1e10, "Hz")?;
+        for (earfcn, &mhz) in &self.carrier_bandwidth_mhz {
+            resource_blocks(mhz, &format!("capacity.carrier_bandwidth_mhz.{earfcn}"))?;
+        }
         check_above("capacity.bandwidth_efficiency", self.bandwidth_efficiency, 0.0, 1.0, "")?;
         check_above("capacity.sinr_efficiency", self.sinr_efficiency, 0.0, 10.0, "")?;
         check_above("capacity.max_spectral_efficiency", self.max_spectral_efficiency, 0.0, 100.0, "bit/s/Hz")?;
@@ -131,6 +148,22 @@ impl CapacityParams {
         self.capacity_bps(sinr) / 1e6
     }
 
+    /// The channel bandwidth f of carrier `earfcn`, in Hz: its entry in
+    /// `carrier_bandwidth_mhz`, else `bandwidth_hz`.
+    pub fn bandwidth_hz_of(&self, earfcn: u32) -> f64 {
+        self.carrier_bandwidth_mhz.get(&earfcn).map_or(self.bandwidth_hz, |mhz| mhz * 1e6)
+    }
+
+    /// Capacity in Mbit/s at linear SINR `sinr` on carrier `earfcn` (over its bandwidth).
+    pub fn capacity_mbps_on(&self, earfcn: u32, sinr: f64) -> f64 {
+        self.capacity_bps_over(sinr, self.bandwidth_hz_of(earfcn)) / 1e6
+    }
+
+    /// The cap f · c15 of carrier `earfcn`, in bit/s.
+    pub fn max_capacity_bps_on(&self, earfcn: u32) -> f64 {
+        self.bandwidth_hz_of(earfcn) * self.max_spectral_efficiency
+    }
+
     /// Capacity in bit/s at linear SINR `sinr` over `bandwidth_hz` (for carriers whose
     /// bandwidth differs from `bandwidth_hz`): `f · min(c15, C · log2(1 + γ · SINR))`, zero below
     /// `min_sinr_db`, and zero for a SINR that is not a non-negative number.
@@ -158,6 +191,18 @@ impl CapacityParams {
     pub fn sinr_at_cap(&self) -> f64 {
         ((self.max_spectral_efficiency / self.bandwidth_efficiency).exp2() - 1.0) / self.sinr_efficiency
     }
+}
+
+/// A map keyed by EARFCN from a file: keys are text in JSON and TOML, so they are read as text
+/// and must be whole numbers.
+fn earfcn_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u32, f64>, D::Error> {
+    BTreeMap::<String, f64>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| match k.trim().parse::<u32>() {
+            Ok(earfcn) => Ok((earfcn, v)),
+            Err(_) => Err(serde::de::Error::custom(format!("carrier_bandwidth_mhz: key {k:?} is not an EARFCN (a whole number)"))),
+        })
+        .collect()
 }
 
 /// Linear SINR: `serving_mw / (load · interference_mw + noise_mw)`, every power in mW over the

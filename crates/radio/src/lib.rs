@@ -39,7 +39,7 @@ pub mod table;
 pub mod units;
 
 pub use aggregate::{
-    estimate, estimate_second, levels, AvailabilityParams, CapacityTable, Carrier, ChannelEstimate, ChannelRow, EstimationParams, Levels,
+    aggregate_channels, estimate, estimate_second, levels, AvailabilityParams, CapacityTable, Carrier, ChannelEstimate, ChannelRow, EstimationParams, Levels,
     SampleMerge, SecondLevels, VisibleCell,
 };
 pub use capacity::{sinr, CapacityParams, Interference};

@@ -171,6 +171,27 @@ impl Default for DriveConfig {
 }
 
 impl DriveConfig {
+    /// The channel bandwidth of every carrier, MHz, keyed by EARFCN: what
+    /// [`crate::CapacityParams::carrier_bandwidth_mhz`] takes to estimate this drive with its
+    /// carriers' bandwidths. An error if two operators give one EARFCN different bandwidths.
+    pub fn carrier_bandwidths_mhz(&self) -> Result<std::collections::BTreeMap<u32, f64>, RadioError> {
+        let mut out = std::collections::BTreeMap::new();
+        for (o, op) in self.operators.iter().enumerate() {
+            for (c, carrier) in op.carriers.iter().enumerate() {
+                if let Some(&other) = out.get(&carrier.earfcn) {
+                    if other != carrier.bandwidth_mhz {
+                        return Err(RadioError::invalid(
+                            &format!("operators[{o}].carriers[{c}].bandwidth_mhz"),
+                            format!("EARFCN {} has {} MHz here and {other} MHz at another operator", carrier.earfcn, carrier.bandwidth_mhz),
+                        ));
+                    }
+                }
+                out.insert(carrier.earfcn, carrier.bandwidth_mhz);
+            }
+        }
+        Ok(out)
+    }
+
     /// Checks every field; errors name it as `drive.<path>`.
     pub fn validate(&self) -> Result<(), RadioError> {
         if !(1..=864_000).contains(&self.duration_s) {

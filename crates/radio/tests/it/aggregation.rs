@@ -114,7 +114,7 @@ fn cells_below_the_reporting_range_are_not_visible() {
     assert_eq!(est.seconds[0].levels.operator_sp_mbps[0], 0.0);
     // The invisible cell does not interfere either: the lone cell is noise-limited (V3's serving
     // power, alone: −100 + 125.24 dB).
-    assert_sig(est.rows[0].sinr_db, 25.24, 4, "y alone");
+    assert_sig(est.rows[0].sinr_db.unwrap(), 25.24, 4, "y alone");
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn several_samples_of_a_cell_in_a_second_are_merged() {
         let p = EstimationParams { availability: AvailabilityParams { merge, ..Default::default() }, ..Default::default() };
         let est = estimate(&table, &p).unwrap();
         assert_eq!(est.seconds[0].visible, 1, "one cell, however many samples");
-        est.rows[0].rsrp_dbm
+        est.rows[0].rsrp_dbm.unwrap()
     };
     assert_eq!(rsrp(SampleMerge::MeanDbm), -95.0);
     assert_sig(rsrp(SampleMerge::MeanMw), -92.60, 4, "mean of mW");
@@ -249,6 +249,131 @@ proptest! {
         prop_assert_eq!(ch.len(), est.seconds.len());
         for r in &est.rows {
             prop_assert_eq!(ch.capacity(r.channel, (r.time_s - ch.start_s()) as usize), r.capacity_mbps);
+        }
+    }
+}
+
+#[test]
+fn the_estimation_uses_each_carriers_bandwidth() {
+    // One cell on a 20 MHz carrier, one on a 10 MHz carrier: same SINRs, capacities ×2 and ×1.
+    let rows = vec![CellSample::new(0, "A", 1300, "x", -90.0), CellSample::new(0, "A", 6200, "y", -95.0)];
+    let table = DriveTable::new(rows).unwrap();
+    let study = estimate(&table, &EstimationParams::default()).unwrap();
+    let mut p = EstimationParams::default();
+    p.capacity.carrier_bandwidth_mhz.insert(1300, 20.0);
+    let wide = estimate(&table, &p).unwrap();
+    assert_eq!(wide.channels[0].earfcn, 1300);
+    assert_eq!(wide.rows[0].sinr_db, study.rows[0].sinr_db);
+    assert_eq!(wide.rows[0].capacity_mbps, 2.0 * study.rows[0].capacity_mbps);
+    assert_eq!(wide.rows[1].capacity_mbps, study.rows[1].capacity_mbps);
+    assert_eq!(wide.seconds[0].levels.multipath_mbps, 2.0 * study.rows[0].capacity_mbps + study.rows[1].capacity_mbps);
+    p.capacity.carrier_bandwidth_mhz.insert(6200, 25.0);
+    let e = estimate(&table, &p).unwrap_err().to_string();
+    assert!(e.starts_with("capacity.carrier_bandwidth_mhz.6200 = 25: must be an LTE channel bandwidth"), "{e}");
+}
+
+#[test]
+fn the_generators_carriers_give_their_bandwidths() {
+    let mut c = DriveConfig::preset("residential").unwrap();
+    let all_ten = c.carrier_bandwidths_mhz().unwrap();
+    assert_eq!(all_ten.into_iter().collect::<Vec<_>>(), vec![(1300, 10.0), (1500, 10.0), (6200, 10.0), (6300, 10.0)]);
+    c.operators[0].carriers[1].bandwidth_mhz = 20.0;
+    let p = CapacityParams { carrier_bandwidth_mhz: c.carrier_bandwidths_mhz().unwrap(), ..CapacityParams::default() };
+    assert_eq!(p.bandwidth_hz_of(1300), 20e6);
+    assert_eq!(p.bandwidth_hz_of(6200), 10e6);
+    c.operators[1].carriers[1].earfcn = 1300; // B's 1800 MHz carrier on A's EARFCN, at 10 MHz
+    assert!(c.carrier_bandwidths_mhz().unwrap_err().to_string().contains("EARFCN 1300 has 10 MHz here and 20 MHz"));
+}
+
+fn carrier(op: &str, earfcn: u32) -> Carrier {
+    Carrier { operator: op.into(), earfcn }
+}
+
+#[test]
+fn capacities_give_the_levels_directly() {
+    // Channels given out of carrier order: V (two carriers) and S.
+    let table = ChannelTable::new(
+        5,
+        vec![
+            ChannelSeries::new("v2", vec![3.0, 0.0, 10.0, 0.0]),
+            ChannelSeries::new("s", vec![20.0, 1.0, 0.0, 0.0]),
+            ChannelSeries::new("v1", vec![5.0, 2.0, 0.5, 0.0]),
+        ],
+    )
+    .unwrap();
+    let carriers = [carrier("V", 2), carrier("S", 0), carrier("V", 1)];
+    let est = aggregate_channels(&table, &carriers, 0.0).unwrap();
+    assert_eq!(est.operators, vec!["S".to_string(), "V".to_string()]);
+    assert_eq!(est.channels, vec![carrier("S", 0), carrier("V", 1), carrier("V", 2)]);
+    let got: Vec<(u32, usize, usize, Vec<f64>, f64, f64)> = est
+        .seconds
+        .iter()
+        .map(|s| (s.time_s, s.visible, s.available, s.levels.operator_sp_mbps.clone(), s.levels.best_single_path_mbps, s.levels.multipath_mbps))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (5, 3, 3, vec![20.0, 5.0], 20.0, 28.0),
+            (6, 2, 2, vec![1.0, 2.0], 2.0, 3.0),
+            (7, 2, 2, vec![0.0, 10.0], 10.0, 10.5),
+            (8, 0, 0, vec![0.0, 0.0], 0.0, 0.0),
+        ]
+    );
+    // Rows in time then channel order, indices into the sorted channels, labelled by carrier.
+    let rows: Vec<(u32, usize, &str, f64)> = est.rows.iter().map(|r| (r.time_s, r.channel, r.cell_id.as_str(), r.capacity_mbps)).collect();
+    assert_eq!(rows[..3], [(5, 0, "S/0", 20.0), (5, 1, "V/1", 5.0), (5, 2, "V/2", 3.0)]);
+    assert!(est.rows.iter().all(|r| r.rsrp_dbm.is_none() && r.sinr_db.is_none() && r.n_visible == 1));
+    assert_eq!(est.channel_table().channels()[2].capacity_mbps, vec![3.0, 0.0, 10.0, 0.0]);
+    let st = est.stats();
+    assert_eq!(st.mean_available, 7.0 / 4.0);
+    assert_eq!(st.available_share, vec![0.25, 0.0, 0.5, 0.25]);
+    assert_eq!(st.multipath.mean, 41.5 / 4.0);
+    assert_eq!(st.best_single_path.median, 6.0);
+
+    // A threshold: channels below it are visible but not available and count 0.
+    let est = aggregate_channels(&table, &carriers, 2.0).unwrap();
+    let s: Vec<(usize, usize, f64, f64)> =
+        est.seconds.iter().map(|s| (s.visible, s.available, s.levels.best_single_path_mbps, s.levels.multipath_mbps)).collect();
+    assert_eq!(s, vec![(3, 3, 20.0, 28.0), (2, 1, 2.0, 2.0), (2, 1, 10.0, 10.0), (0, 0, 0.0, 0.0)]);
+}
+
+#[test]
+fn capacity_tables_that_cannot_be_aggregated_are_refused() {
+    let table = ChannelTable::from_capacities(0, vec![vec![1.0], vec![2.0]]).unwrap();
+    let e = aggregate_channels(&table, &[carrier("A", 0), carrier("A", 0)], 0.0).unwrap_err().to_string();
+    assert_eq!(e, "carriers: carrier A/0 is given to more than one channel; at most one channel per (operator, carrier)");
+    let e = aggregate_channels(&table, &[carrier("A", 0)], 0.0).unwrap_err().to_string();
+    assert!(e.starts_with("carriers: 1 values, expected 2"), "{e}");
+    let e = aggregate_channels(&table, &[carrier("A", 0), carrier("B", 0)], -1.0).unwrap_err().to_string();
+    assert!(e.starts_with("min_capacity_mbps = -1: must be in [0,"), "{e}");
+    let late = ChannelTable::from_capacities(u32::MAX, vec![vec![1.0, 2.0]]).unwrap();
+    assert!(aggregate_channels(&late, &[carrier("A", 0)], 0.0).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn capacity_levels_are_ordered_and_are_the_max_and_the_sum(
+        caps in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0..200.0f64], 1..30), 1..6),
+        ops in prop::collection::vec(0usize..3, 6),
+        threshold in prop_oneof![Just(0.0), 0.0..50.0f64],
+    ) {
+        let len = caps[0].len();
+        let caps: Vec<Vec<f64>> = caps.into_iter().map(|mut c| { c.resize(len, 0.0); c }).collect();
+        let carriers: Vec<Carrier> = (0..caps.len()).map(|k| carrier(&format!("op{}", ops[k]), k as u32)).collect();
+        let table = ChannelTable::from_capacities(10, caps.clone()).unwrap();
+        let est = aggregate_channels(&table, &carriers, threshold).unwrap();
+        for (i, s) in est.seconds.iter().enumerate() {
+            let usable: Vec<f64> = caps.iter().map(|c| c[i]).filter(|&c| c > 0.0 && c >= threshold).collect();
+            let l = &s.levels;
+            for op in &l.operator_sp_mbps {
+                prop_assert!(*op <= l.best_single_path_mbps);
+            }
+            prop_assert!(l.best_single_path_mbps <= l.multipath_mbps);
+            prop_assert_eq!(l.best_single_path_mbps, usable.iter().copied().fold(0.0, f64::max));
+            prop_assert!((l.multipath_mbps - usable.iter().sum::<f64>()).abs() <= 1e-9 * l.multipath_mbps.max(1.0));
+            prop_assert_eq!(s.available, usable.len());
         }
     }
 }

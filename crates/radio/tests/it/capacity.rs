@@ -180,3 +180,40 @@ fn validation_names_the_field_and_its_range() {
         assert!(err.to_string().starts_with(expected), "{err} vs {expected}");
     }
 }
+
+#[test]
+fn a_20_mhz_carrier_has_twice_the_capacity_and_the_cap_of_a_10_mhz_one() {
+    let p = CapacityParams { carrier_bandwidth_mhz: [(1300, 20.0), (6200, 5.0)].into_iter().collect(), ..CapacityParams::default() };
+    p.validate().unwrap();
+    let study = CapacityParams::default();
+    // The noise is per resource element, so the SINR of a cell does not depend on the bandwidth.
+    assert_eq!(p.noise_mw(), study.noise_mw());
+    for db in [-10.0, 0.0, 10.0, 20.0, 20.76, 30.0] {
+        let s = 10f64.powf(db / 10.0);
+        let ten = p.capacity_mbps_on(6300, s); // no entry: `bandwidth_hz`
+        assert_eq!(ten, study.capacity_mbps(s), "{db} dB");
+        assert_eq!(p.capacity_mbps_on(1300, s), 2.0 * ten, "{db} dB");
+        assert_eq!(p.capacity_mbps_on(6200, s), 0.5 * ten, "{db} dB");
+    }
+    assert_eq!(p.max_capacity_bps_on(1300), 2.0 * study.max_capacity_bps());
+    assert_sig(p.capacity_mbps_on(1300, 1e9), 111.09, 5, "20 MHz cap");
+    assert_eq!(p.max_capacity_bps_on(6300), study.max_capacity_bps());
+}
+
+#[test]
+fn a_carrier_bandwidth_that_lte_does_not_have_is_refused() {
+    for bad in [12.0, 0.0, -10.0, 1.5, f64::NAN] {
+        let p = CapacityParams { carrier_bandwidth_mhz: [(1300, 20.0), (1500, bad)].into_iter().collect(), ..CapacityParams::default() };
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.starts_with(&format!("capacity.carrier_bandwidth_mhz.1500 = {bad}: must be an LTE channel bandwidth: 1.4, 3, 5, 10, 15 or 20 MHz")), "{e}");
+    }
+    for ok in [1.4, 3.0, 5.0, 10.0, 15.0, 20.0] {
+        CapacityParams { carrier_bandwidth_mhz: [(1, ok)].into_iter().collect(), ..CapacityParams::default() }.validate().unwrap();
+    }
+    // From a file: keys are EARFCNs.
+    let p: CapacityParams = toml::from_str("[carrier_bandwidth_mhz]\n1300 = 20.0\n100 = 1.4").unwrap();
+    assert_eq!(p.bandwidth_hz_of(1300), 20e6);
+    assert_eq!(p.bandwidth_hz_of(100), 1.4e6);
+    assert_eq!(p.bandwidth_hz_of(6300), 10e6);
+    assert!(toml::from_str::<CapacityParams>("[carrier_bandwidth_mhz]\nband3 = 20.0").is_err());
+}
