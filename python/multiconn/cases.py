@@ -74,6 +74,12 @@ def _core() -> Any:
 # -- the channel table ----------------------------------------------------------------------
 
 
+def _maybe(value: Any) -> float | None:
+    """A number, or None for a missing one (a capacity analysis has no RSRP or SINR)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else float(value)
+
+
 @dataclass(frozen=True)
 class ChannelTable:
     """Channels sampled on one one-second grid from `start_s`."""
@@ -109,9 +115,9 @@ class ChannelTable:
                                       rows["rsrp_dbm"].tolist(), rows["sinr_db"].tolist(),
                                       rows["cell_id"].tolist()):
                 k = index[ch]
-                rsrp[k][t - start] = float(r)
-                sinr[k][t - start] = float(s)
-                cell[k][t - start] = str(c)
+                rsrp[k][t - start] = _maybe(r)
+                sinr[k][t - start] = _maybe(s)
+                cell[k][t - start] = None if c is None else str(c)
         capacity = tuple(tuple(float(x) for x in analysis.capacities[f"{name}_mbps"].tolist())
                          for name in names)
         return cls(names=names, capacity_mbps=capacity, start_s=start,

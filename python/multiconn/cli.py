@@ -212,6 +212,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _size_option(text: str) -> int:
+    import re
+
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2) if match else ""
+    if not match or (unit or "B") not in SIZE_UNITS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a size; use a number and one of "
+                                         f"{', '.join(SIZE_UNITS)}, e.g. 40MB")
+    value = int(float(match.group(1)) * SIZE_UNITS[unit or "B"])
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': the size must be at least 1 byte")
+    return value
+
+
+def _names_option(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("expects a comma-separated list, e.g. sp,2")
+    return names
+
+
 def _duration_option(text: str) -> float:
     from .owdgen import parse_duration
 
@@ -400,7 +421,8 @@ DRIVE_ANALYSE_DESCRIPTION = """\
 Estimate a drive table second by second (available cells, SINR, the study's capacity model)
 and print Table 2 (the mean number of available cells and their distribution) and Table 3
 (per level: mean, median, p20, p10, p5, p1, p0.1 in Mbit/s). With --out, also write
-capacities.parquet (one row per second), stats.json, capacity.png (the capacity of each
+capacities.parquet (one row per second), channels.csv (each channel's capacity per second, for
+drive download --channels), stats.json, capacity.png (the capacity of each
 channel's strongest cell, per second and as 5 s means) and available_cells.png (the CDF of
 available cells). TABLE is the long format (CSV or .parquet) or, with --format gnettrack, a
 G-NetTrack Pro CSV (serving RSRP and the neighbour's NRxRSRP; cells keep their value for
@@ -419,6 +441,22 @@ example:
 
 
 DRIVE_FORMATS = ("long", "gnettrack", "5gophers")
+DRIVE_DOWNLOAD_DESCRIPTION = """\
+Run the multi-operator study's download experiment: for each stack (picoquic bbr, cubic,
+fast, reno; Linux MPTCP 5.15) and each channel-usage case (sp, 1, 2, 3, 4), one download
+from each start offset in the trace. Prints our table beside the study's (Table 4 for the
+residential segment, Table 5 for the road) and whether the study's findings hold; writes every
+run's scenario, runs.csv, table.csv, comparison.csv, findings.json, report.md and goodput.png.
+"""
+DRIVE_DOWNLOAD_EXAMPLE = """\
+example:
+  multiconn drive download --segment residential --out out/residential
+  multiconn drive download --segment road --stacks cubic,mptcp --offsets 6 --out out/road
+  multiconn drive analyse drive.csv --out out/drive
+  multiconn drive download --channels out/drive/channels.csv --out out/mine
+"""
+SIZE_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20,
+              "GiB": 2**30}
 
 
 def _bandwidths(values: list[str] | None) -> dict[str, float]:
@@ -492,6 +530,44 @@ def _add_drive(commands: Any) -> None:
                      help="show tracebacks of internal errors")
     ana.set_defaults(handler=cmd_drive_analyse)
 
+    dl = sub.add_parser("download", help="the study's download experiments (Tables 4, 5): "
+                        "stacks x cases x start offsets", description=DRIVE_DOWNLOAD_DESCRIPTION,
+                        epilog=DRIVE_DOWNLOAD_EXAMPLE, formatter_class=fmt)
+    source = dl.add_mutually_exclusive_group()
+    source.add_argument("--segment", choices=("residential", "road"),
+                        help="a synthetic stand-in for one of the study's segments, compared "
+                        "with its table (default residential)")
+    source.add_argument("--channels", metavar="FILE", help="a channel table (CSV or .parquet: "
+                        "time_s and one column of Mbit/s per channel; `drive analyse --out` "
+                        "writes one)")
+    dl.add_argument("--cases", type=_names_option, default=None, metavar="LIST",
+                    help="comma-separated cases (default sp,1,2,3,4)")
+    dl.add_argument("--stacks", type=_names_option, default=None, metavar="LIST",
+                    help="comma-separated stacks (default bbr,cubic,fast,reno,mptcp)")
+    dl.add_argument("--offsets", type=int, default=18, metavar="N",
+                    help="start offsets per case and stack (default 18)")
+    dl.add_argument("--offset-step", dest="offset_step", type=_duration_option, default=10.0,
+                    metavar="TIME", help="time between start offsets (default 10s)")
+    dl.add_argument("--size", type=_size_option, default=40_000_000, metavar="SIZE",
+                    help="download size (default 40MB = 40 000 000 bytes)")
+    dl.add_argument("--horizon", type=_duration_option, default=600.0, metavar="TIME",
+                    help="a run that takes longer counts as incomplete (default 600s)")
+    dl.add_argument("--scale", type=float, metavar="X",
+                    help="multiply every capacity by X (default: a segment is calibrated to "
+                    "the study's SP capacity; a channel table is taken as it is)")
+    dl.add_argument("--handover", dest="handover", action="append", metavar="KEY=VALUE",
+                    help="a case parameter, e.g. hysteresis_db=1 or preset=realistic_all "
+                    "(repeatable; docs/multi-operator.md lists them)")
+    dl.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: every "
+                    "core)")
+    dl.add_argument("--out", required=True, metavar="DIR", help="folder for the scenarios, "
+                    "runs.csv, table.csv, report.md and goodput.png")
+    dl.add_argument("--json", action="store_true", help="print findings.json instead of tables")
+    dl.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    dl.add_argument("-v", "--verbose", action="store_true",
+                    help="show tracebacks of internal errors")
+    dl.set_defaults(handler=cmd_drive_download)
+
 
 def cmd_drive_generate(args: argparse.Namespace) -> int:
     from .drive import generate_csv
@@ -535,10 +611,108 @@ def _format_table3(analysis: Any) -> str:
     return "\n".join(lines)
 
 
+def _handover_options(values: list[str] | None) -> dict[str, object]:
+    """`--handover KEY=VALUE` options as case parameters (numbers, true/false or names; the
+    radio model checks them)."""
+    out: dict[str, object] = {}
+    for value in values or []:
+        key, sep, raw = value.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise BadInput(f"--handover {value}: must be KEY=VALUE, e.g. hysteresis_db=1")
+        parsed: object = raw
+        if raw in ("true", "false"):
+            parsed = raw == "true"
+        else:
+            try:
+                parsed = int(raw) if raw.lstrip("-").isdigit() else float(raw)
+            except ValueError:
+                parsed = raw
+        out[key] = parsed
+    return out
+
+
+def cmd_drive_download(args: argparse.Namespace) -> int:
+    import json
+    import time
+    from pathlib import Path
+
+    from .cases import CASES, STACKS, ChannelTable
+    from .download_report import write_report
+    from .downloads import Experiment, offsets, scaled, summarise
+    from .downloads import run as run_downloads
+
+    if args.offsets < 1:
+        raise BadInput(f"--offsets {args.offsets}: must be at least 1")
+    if args.offset_step != int(args.offset_step):
+        raise BadInput(f"--offset-step {args.offset_step:g}s: must be whole seconds")
+    if args.horizon != int(args.horizon) or args.horizon < 1:
+        raise BadInput(f"--horizon {args.horizon:g}s: must be whole seconds, at least 1 s")
+    if args.jobs is not None and args.jobs < 1:
+        raise BadInput(f"--jobs {args.jobs}: must be at least 1")
+    options = {"cases": args.cases or CASES, "stacks": args.stacks or tuple(STACKS),
+               "offsets_s": offsets(args.offsets, int(args.offset_step)),
+               "size_bytes": args.size, "horizon_s": int(args.horizon),
+               "handover": _handover_options(args.handover)}
+    if args.channels:
+        table = ChannelTable.read(args.channels)
+        scale = 1.0 if args.scale is None else args.scale
+        experiment = Experiment(name=Path(args.channels).stem, table=scaled(table, scale),
+                                scale=scale, **options)
+    else:
+        experiment = Experiment.for_segment(args.segment or "residential", **options)
+        if args.scale is not None:
+            experiment = Experiment(name=experiment.name,
+                                    table=scaled(experiment.table, args.scale / experiment.scale),
+                                    scale=args.scale, **options)
+    started = time.perf_counter()
+    runs = run_downloads(experiment, args.out, jobs=args.jobs,
+                         progress=not args.quiet and not args.json)
+    wall = time.perf_counter() - started
+    table = summarise(runs)
+    result = write_report(experiment, runs, table, args.out, wall_s=wall)
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return 0
+    _print_download_table(Path(args.out), result)
+    return 0
+
+
+def _print_download_table(out: Any, result: dict[str, Any]) -> None:
+    import pandas as pd
+
+    table = pd.read_csv(out / "table.csv", dtype={"case": str})
+    compared = out / "comparison.csv"
+    study = pd.read_csv(compared, dtype={"case": str}) if compared.exists() else None
+    print(f"{result['experiment']}: {result['runs']} runs in {result['wall_s']:.1f} s "
+          f"({result['incomplete']} incomplete)")
+    print(f"{'stack':<7} {'case':>4} {'goodput':>15} {'MP cap':>7} {'SP cap':>7} "
+          f"{'compl. s':>9} {'HOs':>5}" + ("   study: goodput  MP cap  compl." if study is not None else ""))
+    for _, row in table.iterrows():
+        line = (f"{row['stack']:<7} {row['case']:>4} "
+                f"{row['goodput_mbps']:>7.2f} ± {row['goodput_sd']:<5.2f} "
+                f"{row['mp_capacity_mbps']:>7.2f} {row['sp_capacity_mbps']:>7.2f} "
+                f"{row['completion_s']:>9.2f} {row['handovers']:>5.1f}")
+        if study is not None:
+            s = study[(study["stack"] == row["stack"]) & (study["case"] == row["case"])]
+            if not s.empty:
+                line += (f"   {s['goodput_mbps_study'].iloc[0]:>6.2f} ± "
+                         f"{s['goodput_sd_study'].iloc[0]:<5.2f}"
+                         f" {s['mp_capacity_mbps_study'].iloc[0]:>6.2f}"
+                         f" {s['completion_s_study'].iloc[0]:>7.2f}")
+        print(line)
+    print("findings (ours / study):")
+    for f in result["findings"]:  # type: ignore[attr-defined]
+        verdict = {True: "holds", False: "no", None: "-"}
+        print(f"  {f['text']}: {verdict[f['holds']]} / {verdict[f['study']]}")
+    print(f"wrote {out / 'report.md'}, {out / 'goodput.png'}, {out / 'table.csv'}")
+
+
 def cmd_drive_analyse(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from .cases import ChannelTable
     from .drive import (GNETTRACK_HOLD_S, analyse, analyse_capacities, plot_available,
                         plot_capacity, read_5gophers, read_drive_table, read_gnettrack)
 
@@ -581,10 +755,12 @@ def cmd_drive_analyse(args: argparse.Namespace) -> int:
         try:
             out.mkdir(parents=True, exist_ok=True)
             analysis.capacities.to_parquet(out / "capacities.parquet", index=False)
+            ChannelTable.from_analysis(analysis).to_frame().to_csv(out / "channels.csv",
+                                                                   index=False)
             (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise BadInput(f"cannot write into {out}: {exc.strerror or exc}") from None
-        written = [out / "capacities.parquet", out / "stats.json",
+        written = [out / "capacities.parquet", out / "channels.csv", out / "stats.json",
                    *plot_capacity(analysis, out), *plot_available(analysis, out)]
     if args.json:
         print(json.dumps(stats, indent=2))
