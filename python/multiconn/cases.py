@@ -141,10 +141,9 @@ class ChannelTable:
             raise CaseError(f"{name}: no rows")
 
         def numbers(column: str) -> list[float]:
-            values = pd.to_numeric(frame[column], errors="coerce")
+            values = pd.to_numeric(frame[column], errors="coerce").astype(float)
             for row, (raw, value) in enumerate(zip(frame[column].tolist(), values.tolist()), 1):
-                if not (isinstance(value, float) and math.isfinite(value)) or (
-                        column != "time_s" and value < 0):
+                if not math.isfinite(value) or (column != "time_s" and value < 0):
                     what = ("a whole number of seconds" if column == "time_s"
                             else "a capacity in Mbit/s, at least 0")
                     raise CaseError(f"{name}: row {row}, column {column}: {raw!r} is not {what}")

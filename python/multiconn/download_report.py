@@ -56,7 +56,7 @@ def plot_goodput(table: pd.DataFrame, study: pd.DataFrame | None, folder: Path,
         fig, (ax,) = figstyle.new_figure(rows=1, height_in=4.4)
         handles: list[Any] = []
         names: list[str] = []
-        marked = False
+        study_mark: Any = None
         for i, stack in enumerate(stacks):
             xs, ys, errs, sx, sy = [], [], [], [], []
             for j, case in enumerate(cases):
@@ -78,10 +78,10 @@ def plot_goodput(table: pd.DataFrame, study: pd.DataFrame | None, folder: Path,
             if sx:
                 (mark,) = ax.plot(sx, sy, linestyle="none", marker="D", markersize=4,
                                   color="black")
-                if not marked:
-                    handles.append(mark)
-                    names.append("the study's mean")
-                    marked = True
+                study_mark = mark
+        if study_mark is not None:
+            handles.append(study_mark)
+            names.append("the study's mean")
         ax.set_xticks(range(len(cases)), [f"case {c}" for c in cases])
         ax.set_ylabel("goodput (Mbit/s)")
         ax.set_ylim(bottom=0)
