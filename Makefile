@@ -49,6 +49,7 @@ bench: setup
 	$(VPY) bench/bench_transport.py
 	$(VPY) bench/bench_sweep.py
 	$(VPY) bench/bench_dc.py
+	$(VPY) bench/bench_downloads.py
 
 clean-venv:
 	rm -rf $(VENV)
