@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -316,27 +317,29 @@ def _schedule(events: Sequence[Mapping[str, Any]], path_of: Mapping[int, int],
               open_at_start: set[int]) -> list[dict[str, Any]]:
     """The client's path schedule from the time line's events. Paths open at the start need
     no entry; an abandonment that would leave no path open waits for the next opening
-    (picoquic refuses to abandon its only path: the dead path stays until a new one opens)."""
+    (picoquic refuses to abandon its only path: the dead path stays until a new one opens),
+    and is dropped if that opening is its own channel's (the path simply lives on)."""
     schedule: list[dict[str, Any]] = []
     is_open = set(open_at_start)
-    waiting: list[int] = []
-    for e in events:
-        path = path_of[e["channel"]]
-        at = _seconds(e["at_s"])
-        if e["action"] == "open":
-            if e["at_s"] == 0 and path in open_at_start and path in is_open:
-                continue
-            schedule.append({"at": at, "path": path, "action": "open"})
-            is_open.add(path)
-            for p in waiting:
-                schedule.append({"at": at, "path": p, "action": "abandon"})
-                is_open.discard(p)
-            waiting.clear()
-        elif is_open == {path}:
-            waiting.append(path)
-        else:
-            schedule.append({"at": at, "path": path, "action": "abandon"})
-            is_open.discard(path)
+    waiting: list[int] = []  # open paths whose abandonment waits for another path
+    for at_s, group in groupby(events, key=lambda e: e["at_s"]):
+        at = _seconds(at_s)
+        for e in group:
+            path = path_of[e["channel"]]
+            if e["action"] == "open":
+                if path in waiting:  # its channel is back: the path lives on
+                    waiting.remove(path)
+                elif path not in is_open:  # (the paths open at the start need no entry)
+                    schedule.append({"at": at, "path": path, "action": "open"})
+                    is_open.add(path)
+            elif path not in waiting:
+                waiting.append(path)
+        # Abandon what was released, as long as some other path stays open.
+        for path in list(waiting):
+            if len(is_open) > 1:
+                schedule.append({"at": at, "path": path, "action": "abandon"})
+                is_open.discard(path)
+                waiting.remove(path)
     return schedule
 
 

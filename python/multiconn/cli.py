@@ -700,6 +700,8 @@ def _print_download_table(out: Any, result: dict[str, Any]) -> None:
                          f"{s['goodput_sd_study'].iloc[0]:<5.2f}"
                          f" {s['mp_capacity_mbps_study'].iloc[0]:>6.2f}"
                          f" {s['completion_s_study'].iloc[0]:>7.2f}")
+        if row["incomplete"]:
+            line += f"  ({row['incomplete']} of {row['runs']} runs incomplete)"
         print(line)
     print("findings (ours / study):")
     for f in result["findings"]:  # type: ignore[attr-defined]

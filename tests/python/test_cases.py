@@ -101,6 +101,42 @@ def test_an_abandonment_that_would_leave_no_path_waits_for_the_next_opening(
     multiconn.validate(made.path)
 
 
+def test_a_total_outage_keeps_one_dead_path_until_a_channel_returns(tmp_path: Path) -> None:
+    # Every channel is gone at 3 and 4 s (as in the 5Gophers traces' gaps): the three slots
+    # are released, the last path stays (a connection needs one) and lives on when its
+    # channel comes back; the other two open again.
+    gone = (0, 0)
+    table = cases.ChannelTable(names=("a", "b", "c"), capacity_mbps=(
+        (30, 30, 30, *gone, 30, 30), (20, 20, 20, *gone, 20, 20), (10, 10, 10, *gone, 10, 10)))
+    made = cases.write_scenario(table, "3", tmp_path, horizon_s=7)
+    assert scenario_of(made)["flow"][0]["multipath"]["schedule"] == [
+        {"at": "3 s", "path": 0, "action": "abandon"},
+        {"at": "3 s", "path": 1, "action": "abandon"},
+        {"at": "5 s", "path": 0, "action": "open"},
+        {"at": "5 s", "path": 1, "action": "open"},
+    ]
+    multiconn.validate(made.path)
+
+
+def test_every_case_on_random_tables_gives_a_valid_scenario(tmp_path: Path) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for i in range(40):
+        k = int(rng.integers(2, 5))
+        capacity = rng.uniform(0, 40, size=(k, 30)) * (rng.uniform(size=(k, 30)) > 0.3)
+        table = cases.ChannelTable(names=tuple(f"c{j}" for j in range(k)),
+                                   capacity_mbps=tuple(map(tuple, capacity.tolist())))
+        for case in ("1", "2", "3", "4"):
+            for stack in ("bbr", "mptcp"):
+                if not capacity.any():
+                    continue
+                made = cases.write_scenario(table, case, tmp_path / f"{i}-{case}-{stack}",
+                                            stack=stack, offset_s=int(rng.integers(0, 30)),
+                                            horizon_s=60)
+                multiconn.validate(made.path)
+
+
 def test_mptcp_gets_silent_outages_behind_always_up_client_links(tmp_path: Path) -> None:
     made = cases.write_scenario(FIGURE6, "2", tmp_path, stack="mptcp", horizon_s=10,
                                 size_bytes=3_000_000)

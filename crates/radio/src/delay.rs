@@ -14,6 +14,11 @@
 //!
 //! Linear and logarithmic fits go negative inside the range and are not offered. The value is
 //! the one-way delay of the access link, applied in each direction (as Minitopo's link delay).
+//!
+//! Above the larger of the two points' capacities the curve is held at that point's delay
+//! (`hold_above = true`, the default): the study's curve serves LTE cells of at most
+//! 55.5 Mbit/s, and extrapolated to 5G capacities the exponential gives seconds (7.3 s at
+//! 600 Mbit/s). `hold_above = false` extrapolates.
 
 use serde::{Deserialize, Serialize};
 
@@ -45,11 +50,14 @@ pub struct DelayModel {
     pub d2_ms: f64,
     /// The delay of the `constant` form, ms (20).
     pub constant_ms: f64,
+    /// Hold the delay at the larger capacity's point above it, instead of extrapolating.
+    /// (true)
+    pub hold_above: bool,
 }
 
 impl Default for DelayModel {
     fn default() -> DelayModel {
-        DelayModel { form: DelayForm::Exp2pt, c1_mbps: 50.0, d1_ms: 20.0, c2_mbps: 200.0, d2_ms: 100.0, constant_ms: 20.0 }
+        DelayModel { form: DelayForm::Exp2pt, c1_mbps: 50.0, d1_ms: 20.0, c2_mbps: 200.0, d2_ms: 100.0, constant_ms: 20.0, hold_above: true }
     }
 }
 
@@ -73,9 +81,12 @@ impl DelayModel {
     }
 
     /// The one-way delay in ms at `capacity_mbps`. A capacity that is negative or not a number
-    /// counts as 0.
+    /// counts as 0; above the points' range it counts as the larger point's with `hold_above`.
     pub fn delay_ms(&self, capacity_mbps: f64) -> f64 {
-        let c = if capacity_mbps > 0.0 { capacity_mbps } else { 0.0 };
+        let mut c = if capacity_mbps > 0.0 { capacity_mbps } else { 0.0 };
+        if self.hold_above {
+            c = c.min(self.c1_mbps.max(self.c2_mbps));
+        }
         match self.form {
             DelayForm::Constant => self.constant_ms,
             DelayForm::Exp2pt => {

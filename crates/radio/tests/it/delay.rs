@@ -62,3 +62,20 @@ fn the_model_reads_from_a_file_and_is_validated() {
     let same = DelayModel { c2_mbps: 50.0, ..DelayModel::default() };
     assert!(same.validate().unwrap_err().to_string().starts_with("delay.c2_mbps: must differ"));
 }
+
+#[test]
+fn above_the_points_the_delay_is_held_unless_extrapolation_is_asked_for() {
+    let held = DelayModel::default();
+    assert_eq!(held.delay_ms(600.0), held.delay_ms(200.0));
+    assert!((held.delay_ms(200.0) - 100.0).abs() < 1e-9);
+    // Below the larger point nothing changes.
+    let free = DelayModel { hold_above: false, ..DelayModel::default() };
+    for c in [0.0, 5.0, 55.547, 150.0, 200.0] {
+        assert_eq!(held.delay_ms(c), free.delay_ms(c), "{c}");
+    }
+    // Extrapolated, the exponential reaches seconds at 5G capacities: 100·e^(0.010730·400).
+    assert!((free.delay_ms(600.0) - 100.0 * (5f64.ln() / 150.0 * 400.0).exp()).abs() < 1e-6);
+    assert!(free.delay_ms(600.0) > 7000.0);
+    let power = DelayModel { form: DelayForm::Power2pt, ..DelayModel::default() };
+    assert!((power.delay_ms(1000.0) - 100.0).abs() < 1e-9);
+}
