@@ -227,6 +227,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return code
 
 
+STUDY_COMMANDS = (
+    ("multiconn drive analyse TABLE --out DIR",
+     "the multi-operator study's Tables 2 and 3, Figures 1 and 2 (drive test -> capacities)"),
+    ("multiconn drive download --segment residential|road --out DIR",
+     "its Tables 4 and 5: picoquic (4 controllers) and MPTCP x cases sp-4 x 18 offsets"),
+    ("multiconn run examples/scenarios/mpquic_figure6.toml",
+     "its Figure 6: a constant 4 Mbit/s path and an 8 Mbit/s one from 2-4 s and 6-8 s"),
+)
+"""Experiments of the catalogue that are not sweeps, listed after the sweep entries."""
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from .catalog import entries
 
@@ -242,6 +253,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     for e in found:
         runs = f"{e.points}x{e.spec.repetitions} runs"
         print(f"{e.name:<{width}}  {runs:>14}  {e.spec.title}")
+    print()
+    print("Not sweeps, with their own commands:")
+    for command, what in STUDY_COMMANDS:
+        print(f"  {command}")
+        print(f"      {what}")
     return 0
 
 
