@@ -79,9 +79,11 @@ def test_results_of_a_folder_without_a_store_is_bad_input(cli, tmp_path):
 def test_list_shows_the_catalogue_one_line_each(cli):
     result = cli("list")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
-    names = [line.split()[0] for line in lines]
+    sweeps, _, others = result.stdout.strip().partition("\n\n")
+    names = [line.split()[0] for line in sweeps.splitlines()]
     assert {"mathis", "fairness", "udp-rcvbuf", "download-time", "cc-rtt"} <= set(names)
+    # The experiments that are not sweeps follow, with their commands.
+    assert "multiconn drive download --segment residential|road --out DIR" in others
     entries = json.loads(cli("list", "--json").stdout)
     mathis = next(e for e in entries if e["name"] == "mathis")
     assert mathis["runs"] == mathis["points"] * mathis["repetitions"] == 100
