@@ -215,7 +215,10 @@ pub fn parse_probability(s: &str) -> Result<Probability, UnitError> {
         "" => v,
         _ => return Err(err()),
     };
-    check_probability(p).map_err(|_| err())
+    match unit {
+        "" => check_probability(p),
+        _ => check_probability(p).map_err(|_| err()),
+    }
 }
 
 /// `p` as a probability, if it lies in [0, 1].
@@ -223,7 +226,8 @@ pub fn check_probability(p: f64) -> Result<Probability, UnitError> {
     if (0.0..=1.0).contains(&p) {
         Ok(Probability(p))
     } else {
-        Err(UnitError(format!("a probability must lie in [0, 1], got {p}")))
+        let hint = if p > 1.0 && p <= 100.0 { format!(" (for {p} %, write {} or \"{p} %\")", p / 100.0) } else { String::new() };
+        Err(UnitError(format!("a probability must lie in [0, 1], got {p}{hint}")))
     }
 }
 

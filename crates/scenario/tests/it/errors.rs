@@ -61,9 +61,25 @@ fn semantic_errors_point_at_the_field() {
 }
 
 #[test]
+fn a_percentage_written_as_a_bare_number_gets_a_hint() {
+    let e = load_with(BULK, &[("link.bottleneck.loss", "75")]).unwrap_err().to_string();
+    assert!(e.contains("link.bottleneck.loss") && e.contains("got 75 (for 75 %, write 0.75 or \"75 %\")"), "{e}");
+    let e = error_of(&BULK.replace("queue = ", "loss = 1.5\nqueue = "));
+    assert!(e.contains("got 1.5 (for 1.5 %, write 0.015 or \"1.5 %\")"), "{e}");
+    // Beyond 100 there is no percentage to suggest.
+    let e = error_of(&BULK.replace("queue = ", "loss = 250\nqueue = "));
+    assert!(e.contains("got 250") && !e.contains("write"), "{e}");
+}
+
+#[test]
 fn missing_and_malformed_trace_files() {
     let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/nope.down\" }"));
     assert!(e.contains("link.bottleneck.rate.file") && e.contains("cannot read"), "{e}");
+    assert!(e.contains("a relative path is looked up from the scenario's folder"), "{e}");
+    assert!(!e.contains("does not exist"), "the folder exists: {e}");
+    let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"nofolder/x.down\" }"));
+    assert!(e.contains("nofolder\" does not exist"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
     let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/empty.down\" }"));
     assert!(e.contains("empty.down"), "{e}");
     let e = error_of(&BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/malformed.down\" }"));
