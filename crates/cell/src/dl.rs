@@ -40,14 +40,18 @@ pub enum CellDropCause {
     RlcBufferFull,
     /// A TB was still in error after 4 HARQ transmissions.
     HarqMaxRetx,
+    /// The receiving RLC gave the SDU's PDU up on t-Reordering's expiry before HARQ delivered
+    /// it (retransmissions queued behind each other in a long fade).
+    RlcReordering,
 }
 
 impl CellDropCause {
-    /// Its name in reports: `"rlc_buffer_full"` or `"harq_max_retx"`.
+    /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"` or `"rlc_reordering"`.
     pub fn name(self) -> &'static str {
         match self {
             CellDropCause::RlcBufferFull => "rlc_buffer_full",
             CellDropCause::HarqMaxRetx => "harq_max_retx",
+            CellDropCause::RlcReordering => "rlc_reordering",
         }
     }
 }

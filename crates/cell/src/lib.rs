@@ -16,20 +16,35 @@
 //!   RBGs left, TB error draws and delivered payloads.
 //! * [`rlc`]: the RLC UM transmission buffer of a bearer: drop-tail in bytes, segmentation
 //!   into the granted TB with 36.322 headers, buffer status for the scheduler.
+//! * [`rlc_rx`]: the RLC UM receiver: reordering with t-Reordering, SDU reassembly.
+//! * [`channel`]: SINR per RB and TTI between the eNB and a UE (link budget, path loss,
+//!   fading, noise).
+//! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
+//!   synchronous HARQ.
+//! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
+//!   or dropped with the cell's causes.
 //!
 //! Errors are [`CellError`], whose messages name the field and the allowed range; no input
 //! makes a function panic.
 
 pub mod amc;
+pub mod channel;
 pub mod dl;
 pub mod error;
 pub mod fading;
 pub mod harq;
+pub mod hop;
 pub mod rlc;
+pub mod rlc_rx;
 pub mod sched;
 pub mod tables;
 mod tbs;
+pub mod ul;
 
+pub use channel::{LinkBudget, UeChannel};
+pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, UeCounters};
+pub use rlc_rx::{RxCounters, UmReceiver};
+pub use ul::{UlMac, UlTb, UlTti, UlUeInput};
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;

@@ -4,6 +4,7 @@
 mod amc;
 mod fading;
 mod harq;
+mod hop;
 mod rlc;
 mod sched;
 mod tables;

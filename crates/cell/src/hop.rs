@@ -1,0 +1,542 @@
+//! An LTE cell as a packet element: IP packets to and from its UEs go in, come out at the
+//! other side TTI by TTI, or are dropped with the cell's own causes (the LTE cell reference
+//! §1–3: one eNB, N static UEs at their distances, no interference).
+//!
+//! Each packet is an RLC SDU of its UE and direction. Per 1 ms TTI n (starting at n ms):
+//!
+//! * **downlink**: every UE with data or HARQ work gets its SINR per RB (link budget, path
+//!   loss, fading at that instant) and reports a subband CQI computed on the previous TTI's
+//!   SINR (a one-TTI-old report); the [`DlMac`] serves retransmissions first, then its
+//!   scheduler shares the rest, each new TB filled with one RLC UMD PDU from the UE's buffer;
+//! * **uplink**: the [`UlMac`] shares the band among the UEs with data;
+//! * TBs decoded in TTI n reach the receiving RLC at (n + 1) ms, which reorders them
+//!   (t-Reordering) and reassembles SDUs; a packet leaves the cell when its SDU is whole.
+//!
+//! Drops: an SDU that does not fit in its RLC buffer (`rlc_buffer_full`, at once), the SDUs a
+//! TB carried when HARQ gives it up after 4 transmissions (`harq_max_retx`, at that TTI's end;
+//! the receiver then waits for t-Reordering before it goes on past the gap), and the SDUs of a
+//! PDU the receiver gave up on t-Reordering's expiry while HARQ still held it
+//! (`rlc_reordering`). The
+//! cell runs TTIs only while something is queued, in HARQ or held for reordering, so an idle
+//! cell costs nothing. Everything random comes from streams derived from the run's seed and
+//! the cell's label, so a run is reproducible.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use multiconn_core::{Packet, RngStream, Time};
+
+use crate::amc::{AmcModel, BlerCurve};
+use crate::channel::{LinkBudget, UeChannel};
+use crate::dl::{CellDropCause, DlMac, DlUeInput};
+use crate::error::CellError;
+use crate::fading::{CellFading, FadingSpread};
+use crate::harq::MiCombining;
+use crate::rlc::{UmPdu, UmTxBuffer};
+use crate::rlc_rx::UmReceiver;
+use crate::sched::{Scheduler, SchedulerKind};
+use crate::tables::rbg_size;
+use crate::ul::{UlMac, UlUeInput};
+
+/// One TTI.
+pub const TTI_NS: u64 = 1_000_000;
+/// LTE bandwidths in resource blocks (1.4, 3, 5, 10, 15, 20 MHz).
+pub const BANDWIDTHS_RB: [u16; 6] = [6, 15, 25, 50, 75, 100];
+/// Sinusoids per fading process.
+const FADING_SINUSOIDS: usize = 16;
+
+/// Which way a packet crosses the cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellDirection {
+    /// eNB → UE.
+    Down = 0,
+    /// UE → eNB.
+    Up = 1,
+}
+
+/// The fading of the cell's links.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FadingConfig {
+    /// None: the mean SINR every TTI.
+    None,
+    /// Time-correlated Rayleigh fading with this maximum Doppler shift, flat or per RB.
+    Rayleigh {
+        /// Maximum Doppler shift, Hz (3 km/h at 2.12 GHz: 5.9 Hz).
+        doppler_hz: f64,
+        /// One process for the band, or one per RB.
+        spread: FadingSpread,
+    },
+}
+
+/// Everything a cell is built from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellConfig {
+    /// Downlink and uplink bandwidth, in RBs: 6, 15, 25, 50, 75 or 100.
+    pub n_rb: u16,
+    /// Powers, noise figures, path loss.
+    pub budget: LinkBudget,
+    /// Fading.
+    pub fading: FadingConfig,
+    /// The downlink scheduler.
+    pub scheduler: SchedulerKind,
+    /// How CQIs (and the uplink MCS) are chosen.
+    pub amc: AmcModel,
+    /// TB error probability curves.
+    pub curve: BlerCurve,
+    /// RLC transmission buffer per UE and direction, bytes (the study: 524 288; LENA: 10 240).
+    pub rlc_buffer_bytes: u64,
+    /// RLC UM t-Reordering, µs (100 000).
+    pub t_reordering_us: u64,
+    /// The UEs' distances to the eNB, m.
+    pub ue_distances_m: Vec<f64>,
+}
+
+impl CellConfig {
+    /// The study's cell (reference §2) with UEs at `distances_m`: 100 RBs, 46/23 dBm, the
+    /// log-distance path loss, PF, the MI error model, a 512 kB RLC buffer, flat Rayleigh
+    /// fading at 3 km/h.
+    pub fn study(distances_m: Vec<f64>) -> CellConfig {
+        CellConfig {
+            n_rb: 100,
+            budget: LinkBudget::study(),
+            fading: FadingConfig::Rayleigh { doppler_hz: 5.89, spread: FadingSpread::Flat },
+            scheduler: SchedulerKind::ProportionalFair,
+            amc: AmcModel::mutual_information(),
+            curve: BlerCurve::default(),
+            rlc_buffer_bytes: 524_288,
+            t_reordering_us: 100_000,
+            ue_distances_m: distances_m,
+        }
+    }
+
+    /// Checks every field; the error names `cell.<field>` and what is allowed.
+    pub fn validate(&self) -> Result<(), CellError> {
+        if !BANDWIDTHS_RB.contains(&self.n_rb) {
+            return Err(CellError::out_of_range("cell.bandwidth_rb", f64::from(self.n_rb), "one of 6, 15, 25, 50, 75, 100 RBs"));
+        }
+        self.budget.validate()?;
+        self.amc.validate()?;
+        self.curve.validate()?;
+        if let FadingConfig::Rayleigh { doppler_hz, .. } = self.fading {
+            if !(doppler_hz.is_finite() && doppler_hz > 0.0 && doppler_hz <= 2000.0) {
+                return Err(CellError::out_of_range("cell.fading.doppler_hz", doppler_hz, "a number in (0, 2000] Hz"));
+            }
+        }
+        if self.rlc_buffer_bytes == 0 || self.rlc_buffer_bytes > 1 << 30 {
+            return Err(CellError::out_of_range("cell.rlc_buffer_bytes", self.rlc_buffer_bytes as f64, "an integer in [1, 2^30] bytes"));
+        }
+        if self.t_reordering_us > 10_000_000 {
+            return Err(CellError::out_of_range("cell.t_reordering_us", self.t_reordering_us as f64, "at most 10 s"));
+        }
+        if self.ue_distances_m.is_empty() || self.ue_distances_m.len() > 256 {
+            return Err(CellError::out_of_range("cell.ues", self.ue_distances_m.len() as f64, "1 to 256 UEs"));
+        }
+        for (i, &d) in self.ue_distances_m.iter().enumerate() {
+            if !(d.is_finite() && d > 0.0 && d <= 100_000.0) {
+                return Err(CellError::out_of_range(&format!("cell.ues[{i}].distance_m"), d, "a number in (0, 100000] m"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the cell hands out.
+#[derive(Clone, Debug)]
+pub enum CellOutput {
+    /// A packet crossed the cell.
+    Delivered {
+        /// When it left.
+        at: Time,
+        /// Its UE.
+        ue: usize,
+        /// Which way.
+        dir: CellDirection,
+        /// The packet.
+        pkt: Packet,
+    },
+    /// A packet was dropped.
+    Dropped {
+        /// When.
+        at: Time,
+        /// Its UE.
+        ue: usize,
+        /// Which way.
+        dir: CellDirection,
+        /// The packet.
+        pkt: Packet,
+        /// Why.
+        cause: CellDropCause,
+    },
+}
+
+impl CellOutput {
+    fn at(&self) -> Time {
+        match self {
+            CellOutput::Delivered { at, .. } | CellOutput::Dropped { at, .. } => *at,
+        }
+    }
+}
+
+/// Counts and last values of one UE, for reports and time series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UeCounters {
+    /// Downlink TBs sent (retransmissions included), TBs in error, TBs given up.
+    pub dl_tbs: u64,
+    /// Downlink transmissions in error.
+    pub dl_tb_errors: u64,
+    /// Downlink RB·TTIs allocated (new data and retransmissions).
+    pub dl_rb_ttis: u64,
+    /// Downlink RB·TTIs of new data.
+    pub dl_new_rb_ttis: u64,
+    /// Downlink TBs of new data, and how many of them failed their first transmission.
+    pub dl_new_tbs: u64,
+    /// First transmissions in error.
+    pub dl_first_tx_errors: u64,
+    /// Uplink TBs sent, in error.
+    pub ul_tbs: u64,
+    /// Uplink transmissions in error.
+    pub ul_tb_errors: u64,
+    /// Uplink RB·TTIs allocated.
+    pub ul_rb_ttis: u64,
+    /// Downlink TTIs in which the UE had data but the cell could not reach it (CQI 0).
+    pub dl_out_of_range_ttis: u64,
+    /// Uplink TTIs in which it had data and CQI 0 over its part of the band.
+    pub ul_out_of_range_ttis: u64,
+    /// Drops by cause, both directions.
+    pub rlc_buffer_drops: u64,
+    /// SDUs lost with a TB HARQ gave up.
+    pub harq_drops: u64,
+    /// SDUs whose PDU the receiving RLC gave up before HARQ delivered it.
+    pub reordering_drops: u64,
+    /// The wideband mean downlink SINR of the last TTI it was computed, dB.
+    pub last_dl_sinr_db: f64,
+    /// The last wideband CQI (mean of the subband CQIs, rounded down).
+    pub last_cqi: u8,
+    /// The MCS of its last downlink TB.
+    pub last_mcs: u8,
+}
+
+struct Bearer {
+    tx: UmTxBuffer,
+    rx: UmReceiver,
+    /// Packets in the cell by SDU id.
+    packets: BTreeMap<u64, Packet>,
+    next_seq: u64,
+}
+
+impl Bearer {
+    fn new(cfg: &CellConfig) -> Result<Bearer, CellError> {
+        Ok(Bearer { tx: UmTxBuffer::new(cfg.rlc_buffer_bytes)?, rx: UmReceiver::new(cfg.t_reordering_us), packets: BTreeMap::new(), next_seq: 0 })
+    }
+
+    fn pull(&mut self, bytes: u32) -> Option<(u64, UmPdu)> {
+        let pdu = self.tx.pull(bytes)?;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Some((seq, pdu))
+    }
+
+    fn busy(&self) -> bool {
+        !self.packets.is_empty()
+    }
+}
+
+struct Ue {
+    channel: UeChannel,
+    bearers: [Bearer; 2],
+    /// Last subband CQI report, per RBG.
+    cqi: Vec<u8>,
+    counters: UeCounters,
+}
+
+/// The cell.
+pub struct CellHop {
+    cfg: CellConfig,
+    ues: Vec<Ue>,
+    dl: DlMac<(u64, UmPdu), MiCombining>,
+    ul: UlMac<(u64, UmPdu)>,
+    rbg: usize,
+    /// The next TTI to run, when the cell is running.
+    next_tti: Option<u64>,
+    outputs: VecDeque<CellOutput>,
+    sinr: Vec<Vec<f64>>,
+    gains: Vec<f64>,
+    ul_gains: Vec<Vec<f64>>,
+    delivered: Vec<u64>,
+    broken: Vec<u64>,
+}
+
+impl CellHop {
+    /// The cell of `cfg`, its random streams derived from `seed` and `label`.
+    pub fn new(cfg: CellConfig, seed: u64, label: &str) -> Result<CellHop, CellError> {
+        cfg.validate()?;
+        let n = cfg.ue_distances_m.len();
+        let mut fading_rng = RngStream::derive(seed, &format!("{label}/fading"));
+        let mut ues = Vec::with_capacity(n);
+        for &d in &cfg.ue_distances_m {
+            let fading = match cfg.fading {
+                FadingConfig::None => None,
+                FadingConfig::Rayleigh { doppler_hz, spread } => Some([
+                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
+                ]),
+            };
+            ues.push(Ue {
+                channel: UeChannel { loss_db: cfg.budget.loss_db(d), fading },
+                bearers: [Bearer::new(&cfg)?, Bearer::new(&cfg)?],
+                cqi: Vec::new(),
+                counters: UeCounters::default(),
+            });
+        }
+        let sched = Scheduler::new(cfg.scheduler, cfg.n_rb, n)?;
+        let decoder = MiCombining { curve: cfg.curve };
+        let dl = DlMac::new(sched, decoder, RngStream::derive(seed, &format!("{label}/dl")));
+        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?;
+        let rbg = rbg_size(cfg.n_rb)? as usize;
+        Ok(CellHop {
+            ues,
+            dl,
+            ul,
+            rbg,
+            next_tti: None,
+            outputs: VecDeque::new(),
+            sinr: vec![Vec::new(); n],
+            gains: Vec::new(),
+            ul_gains: vec![Vec::new(); n],
+            delivered: Vec::new(),
+            broken: Vec::new(),
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CellConfig {
+        &self.cfg
+    }
+
+    /// UE `ue`'s counts and last values.
+    pub fn ue_counters(&self, ue: usize) -> UeCounters {
+        self.ues[ue].counters
+    }
+
+    /// Bytes queued in UE `ue`'s RLC buffer in direction `dir`.
+    pub fn rlc_queued_bytes(&self, ue: usize, dir: CellDirection) -> u64 {
+        self.ues[ue].bearers[dir as usize].tx.status(0).queued_bytes
+    }
+
+    /// The number of UEs.
+    pub fn ue_count(&self) -> usize {
+        self.ues.len()
+    }
+
+    /// A packet for UE `ue` (downlink) or from it (uplink) arrives at `now`. A packet that does
+    /// not fit in the RLC buffer comes back with [`CellDropCause::RlcBufferFull`].
+    pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
+        let Some(u) = self.ues.get_mut(ue) else { return Err((pkt, CellDropCause::RlcBufferFull)) };
+        let bearer = &mut u.bearers[dir as usize];
+        match bearer.tx.enqueue(pkt.size.max(1), now.0 / 1000) {
+            Ok(Some(id)) => {
+                bearer.packets.insert(id, pkt);
+                if self.next_tti.is_none() {
+                    self.next_tti = Some(now.0.div_ceil(TTI_NS));
+                }
+                Ok(())
+            }
+            _ => {
+                u.counters.rlc_buffer_drops += 1;
+                Err((pkt, CellDropCause::RlcBufferFull))
+            }
+        }
+    }
+
+    /// When the cell next has something to do: its next TTI while running, or the next output.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let tti = self.next_tti.map(|n| Time(n * TTI_NS));
+        let out = self.outputs.front().map(CellOutput::at);
+        Time::earliest(tti, out)
+    }
+
+    /// The next output due by `now`, after running the TTIs that start by then.
+    pub fn poll(&mut self, now: Time) -> Result<Option<CellOutput>, CellError> {
+        while let Some(n) = self.next_tti.filter(|&n| n * TTI_NS <= now.0) {
+            if self.outputs.front().is_some_and(|o| o.at() <= now && o.at().0 <= n * TTI_NS) {
+                break; // hand out what is due before running further
+            }
+            self.run_tti(n)?;
+            self.next_tti = if self.running() { Some(n + 1) } else { None };
+        }
+        if self.outputs.front().is_some_and(|o| o.at() <= now) {
+            return Ok(self.outputs.pop_front());
+        }
+        Ok(None)
+    }
+
+    fn running(&self) -> bool {
+        self.ues.iter().enumerate().any(|(i, u)| u.bearers.iter().any(Bearer::busy) || self.dl.harq(i).is_some_and(|h| h.busy() > 0) || self.ul.has_retx(i))
+    }
+
+    fn run_tti(&mut self, n: u64) -> Result<(), CellError> {
+        let t_s = (n * TTI_NS) as f64 / 1e9;
+        let end = Time((n + 1) * TTI_NS);
+        let n_rb = self.cfg.n_rb as usize;
+        let mut finished: Vec<CellOutput> = Vec::new();
+
+        // Downlink.
+        let mut active_dl = false;
+        for (i, u) in self.ues.iter_mut().enumerate() {
+            let wants = u.bearers[0].tx.status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0);
+            if !wants {
+                continue;
+            }
+            active_dl = true;
+            u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
+            self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
+            if u.cqi.is_empty() {
+                u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
+            }
+        }
+        if active_dl {
+            let empty: Vec<u8> = vec![0; n_rb.div_ceil(self.rbg)];
+            let flat: Vec<f64> = vec![-100.0; n_rb];
+            let reports: Vec<(Vec<u8>, u64)> = self.ues.iter().map(|u| (u.cqi.clone(), u.bearers[0].tx.status(0).tx_queue_bytes)).collect();
+            let inputs: Vec<DlUeInput> = reports
+                .iter()
+                .enumerate()
+                .map(|(i, (cqi, queued))| {
+                    if self.sinr[i].len() == n_rb {
+                        DlUeInput { rbg_cqi: if cqi.is_empty() { &empty } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: *queued }
+                    } else {
+                        DlUeInput { rbg_cqi: &empty, sinr_db: &flat, buffer_bytes: 0 }
+                    }
+                })
+                .collect();
+            let ues = &mut self.ues;
+            let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes))?;
+            for tb in &tti.tbs {
+                let c = &mut self.ues[tb.ue].counters;
+                c.dl_tbs += 1;
+                c.dl_tb_errors += u64::from(!tb.decoded);
+                c.dl_rb_ttis += u64::from(tb.n_prb);
+                if tb.transmission == 1 {
+                    c.dl_new_rb_ttis += u64::from(tb.n_prb);
+                    c.dl_new_tbs += 1;
+                    c.dl_first_tx_errors += u64::from(!tb.decoded);
+                    c.last_mcs = tb.mcs;
+                }
+            }
+            for (ue, (seq, pdu)) in tti.delivered {
+                self.receive(ue, CellDirection::Down, seq, pdu, end, &mut finished);
+            }
+            for (ue, (_, pdu)) in tti.lost {
+                self.lose(ue, CellDirection::Down, &pdu, end, &mut finished);
+            }
+            // This TTI's SINR is the report the next one schedules on.
+            for (i, u) in self.ues.iter_mut().enumerate() {
+                if self.sinr[i].len() == n_rb {
+                    u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
+                    u.counters.last_dl_sinr_db = self.sinr[i].iter().sum::<f64>() / n_rb as f64;
+                    u.counters.last_cqi = (u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>() / u.cqi.len() as u32) as u8;
+                    if u.bearers[0].tx.status(0).queued_bytes > 0 && u.cqi.iter().all(|&c| c == 0) {
+                        u.counters.dl_out_of_range_ttis += 1;
+                    }
+                }
+                self.sinr[i].clear();
+            }
+        }
+
+        // Uplink.
+        let mut any_ul = false;
+        for (i, u) in self.ues.iter().enumerate() {
+            if u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.has_retx(i) {
+                any_ul = true;
+                u.channel.gains_db(1, n_rb, t_s, &mut self.ul_gains[i])?;
+            } else {
+                self.ul_gains[i].clear();
+                self.ul_gains[i].resize(n_rb, 0.0);
+            }
+        }
+        if any_ul {
+            let inputs: Vec<UlUeInput> = self
+                .ues
+                .iter()
+                .enumerate()
+                .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].tx.status(0).tx_queue_bytes })
+                .collect();
+            let ues = &mut self.ues;
+            let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
+            let mut sent = vec![false; self.ues.len()];
+            for tb in &tti.tbs {
+                sent[tb.ue] = true;
+                let c = &mut self.ues[tb.ue].counters;
+                c.ul_tbs += 1;
+                c.ul_tb_errors += u64::from(!tb.decoded);
+                c.ul_rb_ttis += u64::from(tb.n_prb);
+            }
+            for (i, u) in self.ues.iter_mut().enumerate() {
+                if !sent[i] && u.bearers[1].tx.status(0).queued_bytes > 0 {
+                    u.counters.ul_out_of_range_ttis += 1;
+                }
+            }
+            for (ue, (seq, pdu)) in tti.delivered {
+                self.receive(ue, CellDirection::Up, seq, pdu, end, &mut finished);
+            }
+            for (ue, (_, pdu)) in tti.lost {
+                self.lose(ue, CellDirection::Up, &pdu, end, &mut finished);
+            }
+        }
+
+        // t-Reordering expiries due by the end of this TTI.
+        for ue in 0..self.ues.len() {
+            for dir in [CellDirection::Down, CellDirection::Up] {
+                let b = &mut self.ues[ue].bearers[dir as usize];
+                if b.rx.timer_expiry_us().is_some_and(|t| t <= end.0 / 1000) {
+                    let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
+                    ids.clear();
+                    broken.clear();
+                    b.rx.expire(end.0 / 1000, &mut ids, &mut broken);
+                    self.hand_out(ue, dir, &ids, &broken, end, &mut finished);
+                    (self.delivered, self.broken) = (ids, broken);
+                }
+            }
+        }
+        self.outputs.extend(finished);
+        Ok(())
+    }
+
+    fn receive(&mut self, ue: usize, dir: CellDirection, seq: u64, pdu: UmPdu, at: Time, out: &mut Vec<CellOutput>) {
+        let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
+        ids.clear();
+        broken.clear();
+        self.ues[ue].bearers[dir as usize].rx.receive(at.0 / 1000, seq, pdu, &mut ids, &mut broken);
+        self.hand_out(ue, dir, &ids, &broken, at, out);
+        (self.delivered, self.broken) = (ids, broken);
+    }
+
+    /// The receiving RLC completed the SDUs `ids` and can no longer complete `broken` (those
+    /// HARQ did not already account for are reordering losses).
+    fn hand_out(&mut self, ue: usize, dir: CellDirection, ids: &[u64], broken: &[u64], at: Time, out: &mut Vec<CellOutput>) {
+        let u = &mut self.ues[ue];
+        let b = &mut u.bearers[dir as usize];
+        for id in broken {
+            if let Some(pkt) = b.packets.remove(id) {
+                u.counters.reordering_drops += 1;
+                out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::RlcReordering });
+            }
+        }
+        for id in ids {
+            if let Some(pkt) = b.packets.remove(id) {
+                out.push(CellOutput::Delivered { at, ue, dir, pkt });
+            }
+        }
+    }
+
+    /// HARQ gave up a TB: the SDUs it carried a part of can no longer be reassembled.
+    fn lose(&mut self, ue: usize, dir: CellDirection, pdu: &UmPdu, at: Time, out: &mut Vec<CellOutput>) {
+        let u = &mut self.ues[ue];
+        for seg in &pdu.segments {
+            if let Some(pkt) = u.bearers[dir as usize].packets.remove(&seg.sdu_id) {
+                u.counters.harq_drops += 1;
+                out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::HarqMaxRetx });
+            }
+        }
+    }
+}

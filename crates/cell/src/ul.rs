@@ -1,0 +1,162 @@
+//! A cell's uplink MAC per TTI (the LTE cell reference §3, as LENA's uplink schedulers share
+//! the band): the UEs with data share the band in equal contiguous parts, each UE spreads its
+//! power over its part, the eNB picks the MCS from the SINR over that part (MIESM, the target
+//! BLER), and TBs in error are sent again 8 TTIs later (synchronous HARQ, TS 36.321 §5.4.2) on
+//! the UE's part then, decoded with the mutual information of all transmissions combined, at
+//! most 4 transmissions.
+//!
+//! Approximations against LENA: the eNB knows the SINR of the TTI it schedules (LENA measures
+//! it on SRS or the previous data, a few ms old: the same at pedestrian Doppler); a
+//! retransmission goes on the UE's part of the band of the retransmission's TTI, whatever its
+//! size (LENA keeps the RBs); no PUCCH, BSR or grant delay (the buffer is known at once).
+
+use multiconn_core::RngStream;
+
+use crate::amc::{draw_tb_error, mean_mi_per_bit, AmcModel, BlerCurve};
+use crate::channel::LinkBudget;
+use crate::error::CellError;
+use crate::harq::{HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
+use crate::tables::{mcs_entry, mcs_for_cqi, tbs_for_mcs};
+
+/// One UE's input to an uplink TTI.
+#[derive(Clone, Copy, Debug)]
+pub struct UlUeInput<'a> {
+    /// Path loss to the eNB, dB.
+    pub loss_db: f64,
+    /// Uplink fading gain of every RB of the band, dB.
+    pub fading_db: &'a [f64],
+    /// Bytes waiting (headers included).
+    pub buffer_bytes: u64,
+}
+
+/// One uplink TB sent in a TTI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UlTb {
+    /// The UE's index.
+    pub ue: usize,
+    /// PRBs it went on.
+    pub n_prb: u16,
+    /// Its MCS.
+    pub mcs: u8,
+    /// Its size in bits.
+    pub tbs_bits: u32,
+    /// 1 for new data, 2..=4 for retransmissions.
+    pub transmission: u8,
+    /// Decoded.
+    pub decoded: bool,
+    /// In error for the last time: dropped.
+    pub dropped: bool,
+    /// The SINR the MCS was chosen on (MIESM effective), dB.
+    pub sinr_db: f64,
+}
+
+/// What one uplink TTI did.
+#[derive(Clone, Debug)]
+pub struct UlTti<P> {
+    /// The TBs sent.
+    pub tbs: Vec<UlTb>,
+    /// Payloads decoded, with their UE.
+    pub delivered: Vec<(usize, P)>,
+    /// Payloads dropped after the last transmission, with their UE.
+    pub lost: Vec<(usize, P)>,
+}
+
+struct Retx<P> {
+    due: u64,
+    mcs: u8,
+    tbs_bits: u32,
+    mi: Vec<f64>,
+    payload: P,
+}
+
+/// A cell's uplink MAC.
+pub struct UlMac<P> {
+    n_rb: u16,
+    amc: AmcModel,
+    curve: BlerCurve,
+    rng: RngStream,
+    retx: Vec<Vec<Retx<P>>>,
+    next_first: usize,
+    sinr: Vec<f64>,
+}
+
+impl<P> UlMac<P> {
+    /// The uplink of `n_ues` UEs over `n_rb` RBs, the MCS chosen with `amc`, TB errors drawn
+    /// from `curve` with `rng`.
+    pub fn new(n_rb: u16, n_ues: usize, amc: AmcModel, curve: BlerCurve, rng: RngStream) -> Result<UlMac<P>, CellError> {
+        amc.validate()?;
+        curve.validate()?;
+        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new() })
+    }
+
+    /// Whether UE `ue` has a TB waiting for a retransmission.
+    pub fn has_retx(&self, ue: usize) -> bool {
+        !self.retx[ue].is_empty()
+    }
+
+    /// One TTI. `fill(ue, bytes)` gives the payload of a new TB of `bytes` bytes for UE `ue`.
+    pub fn tti(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<UlTti<P>, CellError> {
+        let mut out = UlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new() };
+        let n = ues.len();
+        if n == 0 {
+            return Ok(out);
+        }
+        // UEs with something to send, in round-robin order from a rotating start.
+        let active: Vec<usize> = (0..n)
+            .map(|i| (self.next_first + i) % n)
+            .filter(|&u| ues[u].buffer_bytes > 0 || self.retx[u].iter().any(|r| r.due <= tti))
+            .take(self.n_rb as usize)
+            .collect();
+        self.next_first = (self.next_first + 1) % n;
+        if active.is_empty() {
+            return Ok(out);
+        }
+        let share = self.n_rb as usize / active.len();
+        let extra = self.n_rb as usize % active.len();
+        let mut first = 0usize;
+        for (i, &u) in active.iter().enumerate() {
+            let n_alloc = share + usize::from(i < extra);
+            budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
+            first += n_alloc;
+            if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
+                let mut r = self.retx[u].remove(k);
+                let modulation = mcs_entry(r.mcs)?.modulation;
+                r.mi.push(mean_mi_per_bit(modulation, &self.sinr)?);
+                let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
+                let error = draw_tb_error(p, &mut self.rng);
+                let transmission = r.mi.len() as u8;
+                let dropped = error && transmission >= MAX_TRANSMISSIONS;
+                let effective = crate::amc::effective_sinr_db(modulation, &self.sinr)?;
+                out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs: r.mcs, tbs_bits: r.tbs_bits, transmission, decoded: !error, dropped, sinr_db: effective });
+                if !error {
+                    out.delivered.push((u, r.payload));
+                } else if dropped {
+                    out.lost.push((u, r.payload));
+                } else {
+                    r.due = tti + HARQ_RTT_TTIS;
+                    self.retx[u].push(r);
+                }
+                continue;
+            }
+            if ues[u].buffer_bytes == 0 {
+                continue;
+            }
+            let cqi = self.amc.cqi(&self.sinr)?;
+            let Some(mcs) = mcs_for_cqi(cqi)? else { continue }; // out of range: nothing goes up
+            let tbs_bits = tbs_for_mcs(mcs, n_alloc as u16)?;
+            let Some(payload) = fill(u, tbs_bits / 8) else { continue };
+            let modulation = mcs_entry(mcs)?.modulation;
+            let effective = crate::amc::effective_sinr_db(modulation, &self.sinr)?;
+            let mi = mean_mi_per_bit(modulation, &self.sinr)?;
+            let p = self.curve.combined_error_probability(mcs, &[mi])?;
+            let error = draw_tb_error(p, &mut self.rng);
+            out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
+            if error {
+                self.retx[u].push(Retx { due: tti + HARQ_RTT_TTIS, mcs, tbs_bits, mi: vec![mi], payload });
+            } else {
+                out.delivered.push((u, payload));
+            }
+        }
+        Ok(out)
+    }
+}
