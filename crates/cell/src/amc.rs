@@ -145,10 +145,19 @@ fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
     if sinr_db.is_empty() {
         return Err(CellError::invalid("sinr_db", "no resource blocks: at least one SINR is needed"));
     }
-    for (i, &s) in sinr_db.iter().enumerate() {
-        check_range(&format!("sinr_db[{i}]"), s, -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB")?;
+    // The field name is only built for the value that is out of range.
+    match sinr_db.iter().position(|s| !(s.is_finite() && (-SINR_LIMIT_DB..=SINR_LIMIT_DB).contains(s))) {
+        Some(i) => check_range(&format!("sinr_db[{i}]"), sinr_db[i], -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB").map(|_| ()),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+fn modulation_slot(m: Modulation) -> usize {
+    match m {
+        Modulation::Qpsk => 0,
+        Modulation::Qam16 => 1,
+        Modulation::Qam64 => 2,
+    }
 }
 
 /// Mean MI per coded bit of `modulation` over resource blocks with SINRs `sinr_db` (dB).
@@ -314,9 +323,17 @@ impl AmcModel {
                 Ok(cqi_for_efficiency(s))
             }
             AmcModel::MutualInformation { curve, bler_target } => {
+                // The effective SINR depends only on the modulation: at most three per group.
+                let mut effective: [Option<f64>; 3] = [None; 3];
                 for cqi in (1..=MAX_CQI).rev() {
                     if let Some(mcs) = mcs_for_cqi(cqi)? {
-                        if curve.tb_error_probability(mcs, sinr_db)? <= bler_target {
+                        let m = mcs_entry(mcs)?.modulation;
+                        let slot = &mut effective[modulation_slot(m)];
+                        let eff = match *slot {
+                            Some(e) => e,
+                            None => *slot.insert(effective_sinr_db(m, sinr_db)?),
+                        };
+                        if curve.error_probability(mcs, eff)? <= bler_target {
                             return Ok(cqi);
                         }
                     }
@@ -333,6 +350,37 @@ impl AmcModel {
             return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
         }
         check_sinrs(sinr_db)?;
-        sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect()
+        self.validate()?;
+        let AmcModel::MutualInformation { curve, bler_target } = *self else {
+            return sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect();
+        };
+        // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
+        // / target) − 1): one required effective SINR per CQI, computed once for all groups.
+        let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
+        let mut need = [(Modulation::Qpsk, f64::INFINITY); MAX_CQI as usize + 1];
+        for cqi in 1..=MAX_CQI {
+            if let Some(mcs) = mcs_for_cqi(cqi)? {
+                need[cqi as usize] = (mcs_entry(mcs)?.modulation, curve.threshold_db(mcs)? + margin);
+            }
+        }
+        let mut out = Vec::with_capacity(sinr_db.len().div_ceil(rbg_size));
+        for group in sinr_db.chunks(rbg_size) {
+            let mut effective: [Option<f64>; 3] = [None; 3];
+            let mut cqi = 0;
+            for c in (1..=MAX_CQI).rev() {
+                let (m, required) = need[c as usize];
+                let slot = &mut effective[modulation_slot(m)];
+                let eff = match *slot {
+                    Some(e) => e,
+                    None => *slot.insert(effective_sinr_db(m, group)?),
+                };
+                if eff >= required {
+                    cqi = c;
+                    break;
+                }
+            }
+            out.push(cqi);
+        }
+        Ok(out)
     }
 }

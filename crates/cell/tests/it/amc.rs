@@ -143,3 +143,16 @@ fn tb_error_draws_follow_the_probability_and_the_seed() {
     let mut r = RngStream::derive(1, "y");
     assert!(!draw_tb_error(0.0, &mut r) && draw_tb_error(1.0, &mut r));
 }
+
+#[test]
+fn subband_cqis_are_the_groups_own_cqis() {
+    // cqi_per_rbg computes the required SINR per CQI once; it must agree with cqi() group by group.
+    let amc = multiconn_cell::AmcModel::mutual_information();
+    let sinr: Vec<f64> = (0..100).map(|i| -12.0 + 0.37 * i as f64 + if i % 7 == 0 { -6.0 } else { 0.0 }).collect();
+    for size in [1, 2, 3, 4] {
+        let fast = amc.cqi_per_rbg(&sinr, size).unwrap();
+        let slow: Vec<u8> = sinr.chunks(size).map(|g| amc.cqi(g).unwrap()).collect();
+        assert_eq!(fast, slow, "RBG size {size}");
+        assert!(fast.iter().any(|&c| c == 0) && fast.iter().any(|&c| c == 15));
+    }
+}
