@@ -30,10 +30,9 @@ fn saturate(cfg: &CellConfig) -> u64 {
             }
         }
         while let Some(out) = cell.poll(Time(now)).expect("runs") {
-            if let multiconn_cell::CellOutput::Delivered { ue, .. } | multiconn_cell::CellOutput::Dropped { ue, .. } = out {
-                queued[ue] -= 1;
-                delivered += 1;
-            }
+            let (multiconn_cell::CellOutput::Delivered { ue, .. } | multiconn_cell::CellOutput::Dropped { ue, .. }) = out;
+            queued[ue] -= 1;
+            delivered += 1;
         }
         now = cell.poll_timeout().map_or(now + 1_000_000, |t| t.0.max(now + 1));
     }
