@@ -355,26 +355,32 @@ impl AmcModel {
             return sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect();
         };
         // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
-        // / target) − 1): one required effective SINR per CQI, computed once for all groups.
+        // / target) − 1): one required effective SINR per CQI, computed once for all groups, and
+        // compared in the MI domain (the effective SINR is the inverse of the mean MI, and MI
+        // rises with the SINR), so no group needs the inverse.
         let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
-        let mut need = [(Modulation::Qpsk, f64::INFINITY); MAX_CQI as usize + 1];
+        let mut need = [(Modulation::Qpsk, f64::INFINITY, f64::INFINITY); MAX_CQI as usize + 1];
         for cqi in 1..=MAX_CQI {
             if let Some(mcs) = mcs_for_cqi(cqi)? {
-                need[cqi as usize] = (mcs_entry(mcs)?.modulation, curve.threshold_db(mcs)? + margin);
+                let m = mcs_entry(mcs)?.modulation;
+                let required = curve.threshold_db(mcs)? + margin;
+                need[cqi as usize] = (m, required, mi_per_bit(m, required));
             }
         }
         let mut out = Vec::with_capacity(sinr_db.len().div_ceil(rbg_size));
         for group in sinr_db.chunks(rbg_size) {
-            let mut effective: [Option<f64>; 3] = [None; 3];
+            let mut mean_mi: [Option<f64>; 3] = [None; 3];
             let mut cqi = 0;
             for c in (1..=MAX_CQI).rev() {
-                let (m, required) = need[c as usize];
-                let slot = &mut effective[modulation_slot(m)];
-                let eff = match *slot {
-                    Some(e) => e,
-                    None => *slot.insert(effective_sinr_db(m, group)?),
+                let (m, required, required_mi) = need[c as usize];
+                let slot = &mut mean_mi[modulation_slot(m)];
+                let mi = match *slot {
+                    Some(v) => v,
+                    None => *slot.insert(group.iter().map(|&x| mi_per_bit(m, x)).sum::<f64>() / group.len() as f64),
                 };
-                if eff >= required {
+                // Far from the requirement the MI decides; at it, the exact test of cqi().
+                let meets = if (mi - required_mi).abs() > 1e-9 { mi > required_mi } else { sinr_for_mi(m, mi) >= required };
+                if meets {
                     cqi = c;
                     break;
                 }
