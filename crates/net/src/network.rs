@@ -23,6 +23,7 @@
 
 use std::sync::Arc;
 
+use multiconn_cell::{CellConfig, CellDirection, CellDropCause, CellHop, CellOutput};
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::{Link, LinkOutput, QueueState};
@@ -39,6 +40,8 @@ pub enum ElementId {
     Link(usize),
     /// The split bearer of one flow's path at one split (see [`Network::bearer`]).
     Bearer(usize),
+    /// A cell (see [`Network::cell`]).
+    Cell(usize),
 }
 
 /// What a network is built from.
@@ -52,6 +55,14 @@ pub struct NetworkSpec {
     pub splits: Vec<SplitBearerConfig>,
     /// Every flow's routes, indexed by `Packet::flow`.
     pub flows: Vec<FlowRoutes>,
+    /// Cells ([`Hop::Cell`] indexes them): the label their random streams derive from (e.g.
+    /// `cell/lte`) and their validated configuration.
+    pub cells: Vec<(String, CellConfig)>,
+}
+
+struct CellSlot {
+    cell: CellHop,
+    timer: LazyTimer,
 }
 
 struct LinkSlot {
@@ -103,6 +114,7 @@ impl BearerSlot {
 /// The network of one run.
 pub struct Network {
     links: Vec<LinkSlot>,
+    cells: Vec<CellSlot>,
     bearers: Vec<BearerSlot>,
     splits: Vec<SplitBearerConfig>,
     flows: Vec<FlowRoutes>,
@@ -119,7 +131,16 @@ impl Network {
     /// Builds every link from its model, its random streams derived from `seed`.
     pub fn new(spec: &NetworkSpec, seed: u64) -> Network {
         let links = spec.links.iter().map(|(label, model)| model.build(seed, label)).collect();
-        Network::with_links(links, spec.splits.clone(), spec.flows.clone())
+        let mut net = Network::with_links(links, spec.splits.clone(), spec.flows.clone());
+        net.cells = spec
+            .cells
+            .iter()
+            .map(|(label, cfg)| CellSlot {
+                cell: CellHop::new(cfg.clone(), seed, label).expect("a cell's configuration is validated when the scenario is resolved"),
+                timer: LazyTimer::default(),
+            })
+            .collect();
+        net
     }
 
     /// A network over links built elsewhere: any [`Link`] is an element (a test's fixed-delay
@@ -144,7 +165,7 @@ impl Network {
             entities.push(per_path);
         }
         let in_flight = vec![0; flows.len()];
-        Network { links, bearers, splits, flows, entities, in_flight, forward: Vec::new() }
+        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new() }
     }
 
     /// Asks for the first wake-up of every element that already wants one (a bearer's first
@@ -173,7 +194,54 @@ impl Network {
                 self.bearers[e].timer.fired(now);
                 self.service_bearer(e, now, d);
             }
+            ElementId::Cell(c) => {
+                self.cells[c].timer.fired(now);
+                self.service_cell(c, now, d);
+            }
         }
+    }
+
+    /// Cell `c`: its UEs' counters and RLC buffers.
+    pub fn cell(&self, c: usize) -> &CellHop {
+        &self.cells[c].cell
+    }
+
+    /// The number of cells.
+    pub fn cell_count(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn arm_cell(&mut self, c: usize, d: &mut impl Driver) {
+        let want = self.cells[c].cell.poll_timeout();
+        if let Some(t) = self.cells[c].timer.arm(want) {
+            d.wake_at(t, ElementId::Cell(c));
+        }
+    }
+
+    /// A cell's drop as the flows count it: the RLC buffer is the cell's queue; what HARQ or
+    /// the receiving RLC gives up is lost on the radio, as a random loss is.
+    fn cell_cause(cause: CellDropCause) -> DropCause {
+        match cause {
+            CellDropCause::RlcBufferFull => DropCause::Queue,
+            CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering => DropCause::RandomLoss,
+        }
+    }
+
+    fn cell_lost(&mut self, pkt: Packet, cause: CellDropCause, now: Time, d: &mut impl Driver) {
+        self.in_flight[pkt.flow.0 as usize] -= 1;
+        d.lost(self, now, Loss::of(&pkt, Network::cell_cause(cause)));
+    }
+
+    fn service_cell(&mut self, c: usize, now: Time, d: &mut impl Driver) {
+        loop {
+            let out = self.cells[c].cell.poll(now).expect("a validated cell runs without errors");
+            match out {
+                None => break,
+                Some(CellOutput::Delivered { at, pkt, .. }) => self.leave_hop(pkt, at, d),
+                Some(CellOutput::Dropped { at, pkt, cause, .. }) => self.cell_lost(pkt, cause, at, d),
+            }
+        }
+        self.arm_cell(c, d);
     }
 
     /// Packets of `flow` inside the network now, copies included.
@@ -265,6 +333,13 @@ impl Network {
         let f = pkt.flow.0 as usize;
         match self.flows[f].hops(pkt.path, pkt.route)[pkt.hop as usize] {
             Hop::Link(l) => self.offer(l, pkt, now, d),
+            Hop::Cell { cell, ue, up } => {
+                let dir = if up { CellDirection::Up } else { CellDirection::Down };
+                if let Err((pkt, cause)) = self.cells[cell].cell.enqueue(now, ue as usize, dir, pkt) {
+                    self.cell_lost(pkt, cause, now, d);
+                }
+                self.arm_cell(cell, d);
+            }
             Hop::Split { .. } => {
                 let e = self.entity(f, pkt.path, pkt.hop).expect("every split hop has its bearer");
                 if let Some(pkt) = self.bearers[e].bearer.enter(now, pkt) {

@@ -18,6 +18,16 @@ pub enum Hop {
         /// The link directions of its two legs, first leg first.
         legs: [usize; 2],
     },
+    /// A cell crossed between its eNB and one of its UEs: `cell` indexes the network's cells,
+    /// `ue` the cell's UEs, `up` is true from the UE to the eNB.
+    Cell {
+        /// The cell's index in the network's cells.
+        cell: usize,
+        /// The UE's index in the cell.
+        ue: u16,
+        /// From the UE to the eNB (uplink), or the other way.
+        up: bool,
+    },
 }
 
 /// The routes of one flow: for each path, its forward (`route` 0) and reverse (`route` 1)

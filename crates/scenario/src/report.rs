@@ -137,7 +137,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut summary = json!({
         "multiconn_version": env!("CARGO_PKG_VERSION"),
         "scenario": scenario,
         "seed": seed,
@@ -146,7 +146,58 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         "flows": flows,
         "links": links,
         "jain_fairness": jain_index(&goodputs).map(tidy),
-    })
+    });
+    if !world.cells.is_empty() {
+        summary["cells"] = cells_json(world);
+    }
+    summary
+}
+
+/// Each cell's UEs: what the MAC and RLC did for them (docs/lte-cell.md).
+fn cells_json(world: &World) -> Value {
+    let cells: Vec<Value> = world
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(c, cell)| {
+            let hop = world.net.cell(c);
+            let ues: Vec<Value> = cell
+                .ues
+                .iter()
+                .enumerate()
+                .map(|(u, node)| {
+                    let k = hop.ue_counters(u);
+                    json!({
+                        "node": node,
+                        "distance_m": cell.config.ue_distances_m[u],
+                        "downlink": {
+                            "tbs": k.dl_tbs,
+                            "tb_errors": k.dl_tb_errors,
+                            "first_transmission_bler": if k.dl_new_tbs > 0 { tidy(k.dl_first_tx_errors as f64 / k.dl_new_tbs as f64) } else { 0.0 },
+                            "rb_ttis": k.dl_rb_ttis,
+                            "out_of_range_ttis": k.dl_out_of_range_ttis,
+                            "last_sinr_db": tidy(k.last_dl_sinr_db),
+                            "last_cqi": k.last_cqi,
+                            "last_mcs": k.last_mcs,
+                        },
+                        "uplink": {
+                            "tbs": k.ul_tbs,
+                            "tb_errors": k.ul_tb_errors,
+                            "rb_ttis": k.ul_rb_ttis,
+                            "out_of_range_ttis": k.ul_out_of_range_ttis,
+                        },
+                        "drops": {
+                            "rlc_buffer_full": k.rlc_buffer_drops,
+                            "harq_max_retx": k.harq_drops,
+                            "rlc_reordering": k.reordering_drops,
+                        },
+                    })
+                })
+                .collect();
+            json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "ues": ues })
+        })
+        .collect();
+    Value::Array(cells)
 }
 
 /// The PDCP entities of one path's splits, by split name.
@@ -171,6 +222,7 @@ fn paths_json(world: &World, flow: FlowId, f: &FlowState) -> Value {
             .map(|h| match *h {
                 Hop::Link(l) => world.links[l].name.clone(),
                 Hop::Split { split, .. } => world.net.split_config(split).name.clone(),
+                Hop::Cell { cell, .. } => world.cells[cell].name.clone(),
             })
             .collect()
     };
@@ -353,7 +405,7 @@ fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> +
     let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
     let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
         Hop::Link(l) => world.links[*l].model.mean_bps(),
-        Hop::Split { .. } => 0.0,
+        Hop::Split { .. } | Hop::Cell { .. } => 0.0,
     }).collect()).collect();
     move |sent: Time, size: u64| -> Option<Dur> {
         routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()

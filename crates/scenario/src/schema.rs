@@ -26,9 +26,51 @@ pub struct ScenarioFile {
     pub flow: Vec<FlowSection>,
     #[serde(default)]
     pub split: Vec<SplitSection>,
+    #[serde(default)]
+    pub cell: Vec<CellSection>,
     #[cfg(feature = "test-elements")]
     #[serde(default)]
     pub wire: Vec<WireSection>,
+}
+
+/// An LTE cell: one eNB node and its UEs, each a node at a distance; routes cross it by name
+/// between the eNB and a UE (see docs/lte-cell.md). Absent values are the cell study's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellSection {
+    pub name: String,
+    /// The eNB's node.
+    pub enb: String,
+    pub ues: Vec<CellUeSection>,
+    /// 6, 15, 25, 50, 75 or 100 (100).
+    pub bandwidth_rb: Option<u16>,
+    /// `pf`, `rr` or `maxci` (`pf`).
+    pub scheduler: Option<String>,
+    /// `rayleigh` (flat), `rayleigh_per_rb` or `none` (`rayleigh`).
+    pub fading: Option<String>,
+    /// Maximum Doppler shift, Hz (5.89: 3 km/h at 2.12 GHz).
+    pub doppler_hz: Option<f64>,
+    /// RLC transmission buffer per UE and direction (512 kB = 524 288 B).
+    pub rlc_buffer: Option<Bytes>,
+    /// RLC UM t-Reordering (100 ms).
+    pub t_reordering: Option<Dur>,
+    pub enb_power_dbm: Option<f64>,
+    pub ue_power_dbm: Option<f64>,
+    pub enb_noise_figure_db: Option<f64>,
+    pub ue_noise_figure_db: Option<f64>,
+    /// Log-distance path loss: exponent (3) and loss at 1 m (46.6777 dB).
+    pub pathloss_exponent: Option<f64>,
+    pub pathloss_reference_db: Option<f64>,
+}
+
+/// A UE of a cell.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellUeSection {
+    /// Its node.
+    pub node: String,
+    /// Its distance to the eNB, m.
+    pub distance_m: f64,
 }
 
 /// Test builds only (feature `test-elements`): a fixed-delay wire between two nodes, named in

@@ -41,6 +41,7 @@ fn network(policy: SplitPolicy, delays: [u64; 2]) -> Network {
         links: vec![("l0f".into(), leg(delays[0])), ("l0r".into(), leg(delays[0])), ("l1f".into(), leg(delays[1])), ("l1r".into(), leg(delays[1]))],
         splits: vec![split],
         flows: vec![FlowRoutes::single("f", vec![Hop::Split { split: 0, legs: [0, 2] }], vec![Hop::Link(1)])],
+        cells: Vec::new(),
     };
     Network::new(&spec, 1)
 }

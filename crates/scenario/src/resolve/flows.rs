@@ -24,7 +24,16 @@ const MIN_PACKET_SIZE: u64 = 29;
 const MAX_PACKET_SIZE: u64 = 65_535;
 
 /// Every flow, in file order (names checked: valid, unique).
-pub(super) fn resolve_flows(file: &ScenarioFile, links: &[LinkDirection], link_index: &HashMap<&str, usize>, split_index: &HashMap<&str, usize>, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
+/// The network's elements as routes name them.
+pub(super) struct Network<'a> {
+    pub links: &'a [LinkDirection],
+    pub link_index: &'a HashMap<&'a str, usize>,
+    pub split_index: &'a HashMap<&'a str, usize>,
+    pub cells: &'a [super::cells::Cell],
+    pub cell_index: &'a HashMap<&'a str, usize>,
+}
+
+pub(super) fn resolve_flows(file: &ScenarioFile, net: &Network, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
     let mut flows = Vec::new();
     let mut names = HashMap::new();
     for (i, f) in file.flow.iter().enumerate() {
@@ -32,7 +41,7 @@ pub(super) fn resolve_flows(file: &ScenarioFile, links: &[LinkDirection], link_i
         if names.insert(f.name.as_str(), i).is_some() {
             return Err(err(&["flow", &f.name, "name"], format!("two flows are named \"{}\"", f.name)));
         }
-        flows.push(resolve_flow(f, file, links, link_index, split_index, files)?);
+        flows.push(resolve_flow(f, file, net, files)?);
     }
     Ok(flows)
 }
@@ -125,14 +134,8 @@ impl Flow {
 }
 
 /// One flow.
-fn resolve_flow(
-    f: &FlowSection,
-    file: &ScenarioFile,
-    links: &[LinkDirection],
-    link_index: &HashMap<&str, usize>,
-    split_index: &HashMap<&str, usize>,
-    files: &mut Files,
-) -> Result<Flow, FieldError> {
+fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut Files) -> Result<Flow, FieldError> {
+    let links = net.links;
     let name = f.name.as_str();
     let path = |field: &'static str| vec!["flow", name, field];
     let packet_size = f.packet_size.unwrap_or(Bytes(DEFAULT_PACKET_SIZE as u64)).0;
@@ -170,7 +173,7 @@ fn resolve_flow(
     if f.from == f.to {
         return Err(err(&path("to"), "a flow must go to another node"));
     }
-    let (route, reverse_route, extra_paths) = resolve_routes(f, file, links, link_index, split_index)?;
+    let (route, reverse_route, extra_paths) = resolve_routes(f, file, net)?;
     if f.transport == Transport::Udp && f.app == AppKind::Bulk {
         match route[0] {
             Hop::Split { .. } => {
@@ -178,6 +181,9 @@ fn resolve_flow(
             }
             Hop::Link(d) if !links[d].model.paces_a_sender() => {
                 return Err(err(&path("route"), format!("a bulk udp flow is paced by its first link's queue, and \"{}\" has none: start the route with a link, or use app = \"cbr\"", links[d].name)));
+            }
+            Hop::Cell { .. } => {
+                return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a cell's RLC buffer does not pace a sender: start the route with a link, or use app = \"cbr\""));
             }
             Hop::Link(_) => {}
         }

@@ -12,6 +12,7 @@
 //! (multipath and the path manager) and [`messages`](self::messages). Trace files are read
 //! through [`files`](self::files); errors and names are in [`errors`](self::errors).
 
+mod cells;
 mod connection;
 mod errors;
 mod files;
@@ -25,6 +26,7 @@ mod splits;
 #[cfg(feature = "test-elements")]
 mod wires;
 
+pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
 pub use errors::{valid_name, FieldError};
 pub use flows::{Flow, DEFAULT_PACKET_SIZE};
@@ -56,6 +58,8 @@ pub struct Resolved {
     pub links: Vec<LinkDirection>,
     /// The split bearers, in file order.
     pub splits: Vec<Split>,
+    /// The cells, in file order.
+    pub cells: Vec<Cell>,
     /// The flows, in file order.
     pub flows: Vec<Flow>,
 }
@@ -67,6 +71,7 @@ impl Resolved {
             links: self.links.iter().map(|l| (l.label(), l.model.clone())).collect(),
             splits: self.splits.clone(),
             flows: self.flows.iter().map(Flow::routes).collect(),
+            cells: self.cells.iter().map(|c| (format!("cell/{}", c.name), c.config.clone())).collect(),
         }
     }
 }
@@ -90,7 +95,10 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     #[cfg(feature = "test-elements")]
     wires::resolve_wires(&file.wire, &mut links, &mut link_index)?;
     let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
-    let flows = flows::resolve_flows(file, &links, &link_index, &split_index, &mut files)?;
+    let taken = |name: &str| link_index.contains_key(name) || split_index.contains_key(name);
+    let (cells, cell_index) = cells::resolve_cells(&file.cell, &taken)?;
+    let network = flows::Network { links: &links, link_index: &link_index, split_index: &split_index, cells: &cells, cell_index: &cell_index };
+    let flows = flows::resolve_flows(file, &network, &mut files)?;
     if flows.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
     }
@@ -106,6 +114,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         bin,
         links,
         splits,
+        cells,
         flows,
     })
 }

@@ -29,13 +29,8 @@ type FlowHops = (Vec<Hop>, Vec<Hop>, Vec<PathRoutes>);
 /// The forward and reverse routes of flow `f` (path 0 for a multipath flow) and, for a
 /// multipath flow, those of its other paths. A route names the two-way hops of `links`
 /// (hop `i` is directions `2 * i` and `2 * i + 1`) by `link_index`, and splits.
-pub(super) fn resolve_routes(
-    f: &FlowSection,
-    file: &ScenarioFile,
-    links: &[LinkDirection],
-    link_index: &HashMap<&str, usize>,
-    split_index: &HashMap<&str, usize>,
-) -> Result<FlowHops, FieldError> {
+pub(super) fn resolve_routes(f: &FlowSection, file: &ScenarioFile, net: &super::flows::Network) -> Result<FlowHops, FieldError> {
+    let (links, link_index, split_index) = (net.links, net.link_index, net.split_index);
     let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
     if let Some(paths) = &f.paths {
         if f.route.is_some() {
@@ -68,7 +63,7 @@ pub(super) fn resolve_routes(
             }
         }
     };
-    let routes = Routes { flow: f, file, links, link_index, split_index };
+    let routes = Routes { flow: f, file, links, link_index, split_index, cells: net.cells, cell_index: net.cell_index };
     Ok(match &f.paths {
         None => {
             let (route, reverse_route) = routes.resolve(&route_names, None)?;
@@ -101,6 +96,8 @@ struct Routes<'a> {
     links: &'a [LinkDirection],
     link_index: &'a HashMap<&'a str, usize>,
     split_index: &'a HashMap<&'a str, usize>,
+    cells: &'a [super::cells::Cell],
+    cell_index: &'a HashMap<&'a str, usize>,
 }
 
 impl Routes<'_> {
@@ -129,7 +126,35 @@ impl Routes<'_> {
         let mut at = f.from.clone();
         let mut route = Vec::new();
         let mut reverse_route = Vec::new();
-        for hop in names {
+        for (h, hop) in names.iter().enumerate() {
+            if let Some(&ci) = self.cell_index.get(hop.as_str()) {
+                let cell = &self.cells[ci];
+                let (ue, up, next) = if at == cell.enb {
+                    // Down to the UE the route goes on from: the flow's end, or where the next
+                    // link starts.
+                    let target = match names.get(h + 1) {
+                        None => Some(f.to.clone()),
+                        Some(n) => self.link_index.get(n.as_str()).and_then(|&li| {
+                            let l = &links[2 * li];
+                            cell.ues.iter().find(|u| **u == l.from || **u == l.to).cloned()
+                        }),
+                    };
+                    match target.and_then(|t| cell.ues.iter().position(|u| *u == t)) {
+                        Some(k) => (k, false, cell.ues[k].clone()),
+                        None => {
+                            return Err(err(&field, format!("{prefix}from \"{}\" the route crosses cell \"{hop}\" to one of its UEs ({}): end the route there or continue with a link from that UE", cell.enb, cell.ues.join(", "))));
+                        }
+                    }
+                } else if let Some(k) = cell.ues.iter().position(|u| *u == at) {
+                    (k, true, cell.enb.clone())
+                } else {
+                    return Err(err(&field, format!("cell \"{hop}\" joins its eNB \"{}\" and its UEs ({}), but {what} is at \"{at}\" there", cell.enb, cell.ues.join(", "))));
+                };
+                route.push(Hop::Cell { cell: ci, ue: ue as u16, up });
+                reverse_route.push(Hop::Cell { cell: ci, ue: ue as u16, up: !up });
+                at = next;
+                continue;
+            }
             if let Some(&si) = self.split_index.get(hop.as_str()) {
                 let sp = &self.file.split[si];
                 let [a, b] = [self.link_index[sp.legs[0].as_str()], self.link_index[sp.legs[1].as_str()]];
@@ -145,7 +170,8 @@ impl Routes<'_> {
             let &li = self.link_index.get(hop.as_str()).ok_or_else(|| {
                 let mut known: Vec<&str> = links.iter().step_by(2).map(|l| l.name.as_str()).collect();
                 known.extend(self.file.split.iter().map(|s| s.name.as_str()));
-                err(&field, format!("{prefix}there is no link or split named \"{hop}\" (known: {})", known.join(", ")))
+                known.extend(self.cells.iter().map(|c| c.name.as_str()));
+                err(&field, format!("{prefix}there is no link, split or cell named \"{hop}\" (known: {})", known.join(", ")))
             })?;
             let (d, next) = step(li, &at, hop)?;
             route.push(Hop::Link(d));

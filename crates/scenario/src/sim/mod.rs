@@ -54,6 +54,7 @@ impl Event {
         match self {
             Event::Net(ElementId::Link(_)) => "a link wake-up",
             Event::Net(ElementId::Bearer(_)) => "a split bearer wake-up",
+            Event::Net(ElementId::Cell(_)) => "a cell wake-up",
             Event::SourceWake(_) => "a UDP source wake-up",
             Event::EndpointWake(..) => "an endpoint timer",
             Event::SocketWake(_) => "a socket buffer wake-up",
@@ -86,6 +87,8 @@ pub struct World {
     pub hosts: Hosts,
     /// The link directions as the scenario names them (index = [`multiconn_net::Hop::Link`]).
     pub links: Vec<crate::resolve::LinkDirection>,
+    /// The cells as the scenario names them (index = [`multiconn_net::Hop::Cell`]'s `cell`).
+    pub cells: Vec<crate::resolve::Cell>,
     /// Ends the run when virtual time stops advancing.
     pub watchdog: Watchdog,
     /// Set when the watchdog stopped the run.
@@ -104,6 +107,7 @@ impl World {
             net,
             hosts,
             links: resolved.links.clone(),
+            cells: resolved.cells.clone(),
             watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
             stalled: None,
         })

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod cell;
 mod coupled_cc;
 mod dual_connectivity;
 mod errors;

@@ -80,7 +80,7 @@ fn each_path_must_join_from_and_to() {
     let e = error_of(&TWO_PATHS.replace(r#"["lte_a", "lte_b"]"#, r#"["lte_b", "lte_a"]"#));
     assert!(e.contains("flow.v2x.paths") && e.contains("\"lte_b\" joins \"gw\" and \"client\", but paths[1] is at \"server\""), "{e}");
     let e = error_of(&TWO_PATHS.replace(r#"["lte_a", "lte_b"]"#, r#"["lte_a", "lte_c"]"#));
-    assert!(e.contains("flow.v2x.paths") && e.contains("paths[1]: there is no link or split named \"lte_c\""), "{e}");
+    assert!(e.contains("flow.v2x.paths") && e.contains("paths[1]: there is no link, split or cell named \"lte_c\""), "{e}");
     let e = error_of(&TWO_PATHS.replace(r#"["lte_a", "lte_b"]"#, "[]"));
     assert!(e.contains("flow.v2x.paths") && e.contains("paths[1] is empty"), "{e}");
     let e = error_of(&TWO_PATHS.replace(r#"["lte_a", "lte_b"]"#, r#"["wifi"]"#));

@@ -1,0 +1,103 @@
+//! Cells: each `[[cell]]` becomes a validated [`CellConfig`] with its eNB and UE nodes, which
+//! routes cross by the cell's name (downlink from the eNB to a UE, uplink back).
+
+use super::errors::{check_name, err, FieldError};
+use crate::schema::CellSection;
+use multiconn_cell::{CellConfig, FadingConfig, FadingSpread, SchedulerKind};
+use multiconn_radio::pathloss::{LogDistance, PathLoss};
+use std::collections::HashMap;
+
+/// A cell of the scenario.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Its name.
+    pub name: String,
+    /// The eNB's node.
+    pub enb: String,
+    /// The UEs' nodes, in file order (index = the UE's index in the cell).
+    pub ues: Vec<String>,
+    /// The model's configuration, validated.
+    pub config: CellConfig,
+}
+
+/// The cells and their names' index. `taken` holds the link and split names a cell may not
+/// reuse.
+pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -> bool) -> Result<(Vec<Cell>, HashMap<&'f str, usize>), FieldError> {
+    let mut out = Vec::new();
+    let mut index = HashMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        check_name("cell", i, &c.name)?;
+        let at = |field: &str| vec!["cell".to_string(), c.name.clone(), field.to_string()];
+        let fail = |field: &str, message: String| FieldError { path: at(field), message };
+        if taken(&c.name) || index.insert(c.name.as_str(), out.len()).is_some() {
+            return Err(err(&["cell", &c.name, "name"], format!("a link, split or cell is already named \"{}\"", c.name)));
+        }
+        if c.ues.is_empty() {
+            return Err(fail("ues", "a cell needs at least one UE: ues = [{ node = \"ue1\", distance_m = 250 }]".into()));
+        }
+        let mut nodes: Vec<String> = Vec::new();
+        for (k, u) in c.ues.iter().enumerate() {
+            if u.node == c.enb || nodes.contains(&u.node) {
+                return Err(fail(&format!("ues[{k}].node"), format!("\"{}\" is already the eNB or another UE of this cell", u.node)));
+            }
+            nodes.push(u.node.clone());
+        }
+        let mut cfg = CellConfig::study(c.ues.iter().map(|u| u.distance_m).collect());
+        if let Some(n) = c.bandwidth_rb {
+            cfg.n_rb = n;
+        }
+        if let Some(name) = &c.scheduler {
+            cfg.scheduler = SchedulerKind::from_name(name).map_err(|e| cell_error(&c.name, e))?;
+        }
+        let doppler = c.doppler_hz.unwrap_or(5.89);
+        cfg.fading = match c.fading.as_deref().unwrap_or("rayleigh") {
+            "rayleigh" => FadingConfig::Rayleigh { doppler_hz: doppler, spread: FadingSpread::Flat },
+            "rayleigh_per_rb" => FadingConfig::Rayleigh { doppler_hz: doppler, spread: FadingSpread::PerRb },
+            "none" if c.doppler_hz.is_some() => return Err(fail("doppler_hz", "a Doppler shift needs fading = \"rayleigh\" or \"rayleigh_per_rb\"".into())),
+            "none" => FadingConfig::None,
+            other => return Err(fail("fading", format!("unknown fading \"{other}\"; known: rayleigh, rayleigh_per_rb, none"))),
+        };
+        if let Some(b) = c.rlc_buffer {
+            cfg.rlc_buffer_bytes = b.0;
+        }
+        if let Some(t) = c.t_reordering {
+            cfg.t_reordering_us = t.as_nanos() / 1000;
+        }
+        let b = &mut cfg.budget;
+        for (value, slot) in [
+            (c.enb_power_dbm, &mut b.enb_power_dbm),
+            (c.ue_power_dbm, &mut b.ue_power_dbm),
+            (c.enb_noise_figure_db, &mut b.enb_noise_figure_db),
+            (c.ue_noise_figure_db, &mut b.ue_noise_figure_db),
+        ] {
+            if let Some(v) = value {
+                *slot = v;
+            }
+        }
+        let ld = LogDistance { exponent: c.pathloss_exponent.unwrap_or(3.0), reference_loss_db: c.pathloss_reference_db.unwrap_or(46.6777), ..LogDistance::ns3() };
+        b.pathloss = PathLoss::LogDistance(ld);
+        cfg.validate().map_err(|e| cell_error(&c.name, e))?;
+        out.push(Cell { name: c.name.clone(), enb: c.enb.clone(), ues: nodes, config: cfg });
+    }
+    Ok((out, index))
+}
+
+/// A model error (its field `cell.<field>`) at the cell's field (`cell.<name>.<field>`), in the
+/// scenario's spelling.
+fn cell_error(name: &str, e: multiconn_cell::CellError) -> FieldError {
+    use multiconn_cell::CellError;
+    let (field, message) = match e {
+        CellError::OutOfRange { field, value, allowed } => (field, format!("{value} is not allowed: must be {allowed}")),
+        CellError::Invalid { field, message } => (field, message),
+    };
+    let sub = field.strip_prefix("cell.").unwrap_or(&field);
+    let sub = match sub {
+        "fading.doppler_hz" => "doppler_hz".to_string(),
+        "rlc_buffer_bytes" => "rlc_buffer".to_string(),
+        "t_reordering_us" => "t_reordering".to_string(),
+        "ues" => "ues".to_string(),
+        s if s.starts_with("pathloss") => "pathloss_exponent".to_string(),
+        s => s.to_string(),
+    };
+    FieldError { path: vec!["cell".into(), name.into(), sub], message }
+}
