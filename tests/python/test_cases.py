@@ -297,3 +297,20 @@ def test_the_study_tables_are_transcribed_whole() -> None:
     assert found == {"case2_ge_sp": True, "case2_gt_case1": True, "case1_lt_sp": True,
                      "case4_le_case3": True, "below_mp_capacity": True,
                      "quic_beats_mptcp": False}
+
+
+def test_drive_analyse_prints_the_studys_tables_beside_ours(tmp_path: Path) -> None:
+    table = tmp_path / "drive.csv"
+    assert cli("drive", "generate", "--preset", "road", "--seed", "3", "--duration", "60s",
+               "--out", str(table)).returncode == 0
+    done = cli("drive", "analyse", str(table), "--out", str(tmp_path / "a"))
+    assert done.returncode == 0, done.stderr
+    assert "(the study: 2.97 over its whole data set, 3.99 residential, 3.19 road)" in done.stdout
+    lines = done.stdout.splitlines()
+    at = lines.index("  the study (its whole data set, 33 h, load 0.1):")
+    assert lines[at + 1].split()[:4] == ["OP1", "SP", "25.74", "23.24"]
+    assert lines[at + 4].split()[:3] == ["multipath", "46.45", "44.94"]
+    # Our own levels come first, and channels.csv feeds drive download.
+    assert any(line.split()[:2] == ["best", "single"] for line in lines[:at])
+    channels = cases.ChannelTable.read(tmp_path / "a/channels.csv")
+    assert channels.seconds == 60 and len(channels.names) >= 3
