@@ -16,9 +16,13 @@ use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
 
 fn drops_json(c: &Counters) -> Value {
+    drops_json_by(|cause| c.drops_by(cause))
+}
+
+fn drops_json_by(count: impl Fn(DropCause) -> u64) -> Value {
     let mut m = Map::new();
     for cause in DropCause::ALL {
-        m.insert(cause.name().into(), json!(c.drops_by(cause)));
+        m.insert(cause.name().into(), json!(count(cause)));
     }
     Value::Object(m)
 }
@@ -62,6 +66,8 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 "goodput_mbps": tidy(goodput),
                 "completion_s": completion,
                 "drops": drops_json(total),
+                "drops_data": drops_json_by(|cause| total.data_drops_by(cause)),
+                "drops_ack": drops_json_by(|cause| total.reverse_drops_by(cause)),
             });
             let m = flow.as_object_mut().expect("an object");
             match (f.conn(), &f.spec.connection) {
