@@ -50,7 +50,7 @@ FALLBACK_TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
     ("queue_bytes", "float64"), ("cwnd_bytes", "float64"), ("bytes_in_flight", "float64"),
     ("srtt_ms", "float64"), ("retransmissions", "float64"),
     ("spurious_retransmissions", "float64"), ("path", "int64"), ("leg", "str"),
-    ("reorder_delay_ms", "float64"), ("reorder_buffer_pdus", "float64"),
+    ("reorder_delay_ms", "float64"), ("reorder_buffer_pdus", "float64"), ("drops_ack", "int64"),
 )
 FALLBACK_MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flow", "str"), ("source", "str"), ("kind", "str"), ("stream", "int64"),

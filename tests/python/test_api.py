@@ -24,7 +24,7 @@ COLUMNS = [
     "drops_pdcp_late", "drops_pdcp_window",
     "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight", "srtt_ms",
     "retransmissions", "spurious_retransmissions", "path", "leg", "reorder_delay_ms",
-    "reorder_buffer_pdus",
+    "reorder_buffer_pdus", "drops_ack",
 ]
 SHORT = {"run.duration": "2 s"}
 

@@ -74,8 +74,9 @@ pub trait Recorder {
     fn flow_sent(&mut self, now: Time, flow: FlowId, bytes: u32);
     /// A flow's receiver got `bytes` of payload (goodput).
     fn flow_delivered(&mut self, now: Time, flow: FlowId, bytes: u64);
-    /// A packet of a flow was dropped somewhere on its route.
-    fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, bytes: u32);
+    /// A packet of a flow was dropped somewhere on its route; `reverse` for the flow's
+    /// return direction (a transport's ACKs and requests, toward the flow's sender).
+    fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, bytes: u32, reverse: bool);
     /// A transport flow's sender state changed (after an ACK, a send or a timer).
     fn flow_transport(&mut self, _now: Time, _flow: FlowId, _sample: &TransportSample) {}
 
@@ -115,5 +116,5 @@ impl Recorder for NullRecorder {
     fn link_queue(&mut self, _: Time, _: LinkId, _: u32, _: u64) {}
     fn flow_sent(&mut self, _: Time, _: FlowId, _: u32) {}
     fn flow_delivered(&mut self, _: Time, _: FlowId, _: u64) {}
-    fn flow_dropped(&mut self, _: Time, _: FlowId, _: DropCause, _: u32) {}
+    fn flow_dropped(&mut self, _: Time, _: FlowId, _: DropCause, _: u32, _: bool) {}
 }

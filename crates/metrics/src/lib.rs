@@ -37,6 +37,9 @@ pub struct Counters {
     pub bytes_sent: u64,
     /// Packets dropped, by cause in the order of [`DropCause::ALL`].
     pub drops: [u64; DropCause::ALL.len()],
+    /// Flows: the part of `drops` in the flow's reverse direction (ACKs, requests); the rest
+    /// was in its data direction. Zero for other series.
+    pub drops_reverse: [u64; DropCause::ALL.len()],
     /// ∫ queue packets dt and ∫ queue bytes dt over the bin, in packet·ns and byte·ns. Links:
     /// the queue; split bearers: the PDUs in the reordering buffer (bytes stay 0).
     pub queue_packet_ns: u128,
@@ -53,6 +56,16 @@ impl Counters {
     /// Packets dropped for `cause`.
     pub fn drops_by(&self, cause: DropCause) -> u64 {
         self.drops[cause_index(cause)]
+    }
+
+    /// Flows: packets of the reverse direction (ACKs, requests) dropped for `cause`.
+    pub fn reverse_drops_by(&self, cause: DropCause) -> u64 {
+        self.drops_reverse[cause_index(cause)]
+    }
+
+    /// Flows: packets of the data direction dropped for `cause`.
+    pub fn data_drops_by(&self, cause: DropCause) -> u64 {
+        self.drops_by(cause) - self.reverse_drops_by(cause)
     }
 }
 
@@ -96,6 +109,12 @@ impl Series {
     fn dropped(&mut self, idx: usize, cause: DropCause) {
         self.bin(idx).drops[cause_index(cause)] += 1;
         self.total.drops[cause_index(cause)] += 1;
+    }
+
+    fn dropped_reverse(&mut self, idx: usize, cause: DropCause) {
+        self.dropped(idx, cause);
+        self.bin(idx).drops_reverse[cause_index(cause)] += 1;
+        self.total.drops_reverse[cause_index(cause)] += 1;
     }
 
     fn transport(&mut self, idx: usize, sample: &TransportSample) {
@@ -339,9 +358,14 @@ impl Recorder for BinnedRecorder {
         self.flows[flow.0 as usize].delivered(idx, 1, bytes);
     }
 
-    fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, _bytes: u32) {
+    fn flow_dropped(&mut self, now: Time, flow: FlowId, cause: DropCause, _bytes: u32, reverse: bool) {
         let idx = self.index(now);
-        self.flows[flow.0 as usize].dropped(idx, cause);
+        let s = &mut self.flows[flow.0 as usize];
+        if reverse {
+            s.dropped_reverse(idx, cause);
+        } else {
+            s.dropped(idx, cause);
+        }
     }
 
     fn flow_transport(&mut self, now: Time, flow: FlowId, sample: &TransportSample) {
@@ -447,6 +471,21 @@ mod tests {
             prop_assert_eq!(links[0].iter().map(|b| b.counters.bytes_delivered).sum::<u64>(), total);
             prop_assert_eq!(flows[0].len(), 100);
         }
+    }
+
+    #[test]
+    fn a_flows_drops_are_split_by_direction() {
+        let mut r = BinnedRecorder::new(Dur::from_millis(100), 1, 0);
+        r.flow_dropped(Time(1), FlowId(0), DropCause::Queue, 1500, false);
+        r.flow_dropped(Time(2), FlowId(0), DropCause::Queue, 52, true);
+        r.flow_dropped(Time(150_000_000), FlowId(0), DropCause::Queue, 52, true);
+        r.flow_dropped(Time(3), FlowId(0), DropCause::RandomLoss, 52, true);
+        let t = r.flow_total(FlowId(0));
+        assert_eq!((t.drops_by(DropCause::Queue), t.data_drops_by(DropCause::Queue), t.reverse_drops_by(DropCause::Queue)), (3, 1, 2));
+        assert_eq!((t.data_drops_by(DropCause::RandomLoss), t.reverse_drops_by(DropCause::RandomLoss)), (0, 1));
+        let rows = r.finish(Time(200_000_000));
+        assert_eq!(rows.flows[0][0].counters.reverse_drops_by(DropCause::Queue), 1);
+        assert_eq!(rows.flows[0][1].counters.reverse_drops_by(DropCause::Queue), 1);
     }
 
     #[test]

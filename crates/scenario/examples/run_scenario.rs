@@ -1,6 +1,6 @@
 //! Runs a scenario file to the end and prints events/s, simulated/wall time and peak memory:
 //! `cargo run --release -p multiconn-scenario --example run_scenario -- FILE [KEY=VALUE ...]`.
-//! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's summary.
+//! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's and each link direction's summary.
 
 use multiconn_scenario::{load, Origin, Simulation};
 use std::path::Path;
@@ -44,6 +44,9 @@ fn main() {
     if std::env::var_os("MULTICONN_PRINT_FLOWS").is_some() {
         for f in summary["flows"].as_array().into_iter().flatten() {
             println!("{f}");
+        }
+        for l in summary["links"].as_array().into_iter().flatten() {
+            println!("{l}");
         }
     }
     let flow = &summary["flows"][0];

@@ -16,9 +16,13 @@ use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
 
 fn drops_json(c: &Counters) -> Value {
+    drops_json_by(|cause| c.drops_by(cause))
+}
+
+fn drops_json_by(count: impl Fn(DropCause) -> u64) -> Value {
     let mut m = Map::new();
     for cause in DropCause::ALL {
-        m.insert(cause.name().into(), json!(c.drops_by(cause)));
+        m.insert(cause.name().into(), json!(count(cause)));
     }
     Value::Object(m)
 }
@@ -62,6 +66,8 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 "goodput_mbps": tidy(goodput),
                 "completion_s": completion,
                 "drops": drops_json(total),
+                "drops_data": drops_json_by(|cause| total.data_drops_by(cause)),
+                "drops_ack": drops_json_by(|cause| total.reverse_drops_by(cause)),
             });
             let m = flow.as_object_mut().expect("an object");
             match (f.conn(), &f.spec.connection) {
@@ -346,8 +352,9 @@ fn split_json(world: &World, e: usize) -> Value {
 /// (each leg of each split bearer) and `bearer` (each split bearer: one flow's path crossing
 /// one split). `path` is the flow's path index on path, leg and bearer rows and -1 on flow and
 /// link rows; `leg` the leg's link name on leg rows and empty elsewhere; `reorder_delay_ms` and
-/// `reorder_buffer_pdus` are set on bearer rows only (NaN elsewhere).
-pub const COLUMNS: [(&str, ColumnType); 23] = [
+/// `reorder_buffer_pdus` are set on bearer rows only (NaN elsewhere); `drops_ack` is the part
+/// of a flow row's drops in the flow's return direction (0 on other rows).
+pub const COLUMNS: [(&str, ColumnType); 24] = [
     ("time_s", ColumnType::F64),
     ("kind", ColumnType::Str),
     ("name", ColumnType::Str),
@@ -371,6 +378,7 @@ pub const COLUMNS: [(&str, ColumnType); 23] = [
     ("leg", ColumnType::Str),
     ("reorder_delay_ms", ColumnType::F64),
     ("reorder_buffer_pdus", ColumnType::F64),
+    ("drops_ack", ColumnType::I64),
 ];
 
 /// One row per message of every message flow; no columns when the run has none.
@@ -450,6 +458,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let mut bytes = Vec::new();
     let mut mbps = Vec::new();
     let mut drops: [Vec<i64>; DropCause::ALL.len()] = Default::default();
+    let mut drops_ack = Vec::new();
     let mut q_packets = Vec::new();
     let mut q_bytes = Vec::new();
     let mut cwnd = Vec::new();
@@ -488,6 +497,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
             for (i, cause) in DropCause::ALL.iter().enumerate() {
                 drops[i].push(r.counters.drops_by(*cause) as i64);
             }
+            drops_ack.push(DropCause::ALL.iter().map(|c| r.counters.reverse_drops_by(*c) as i64).sum());
             let is_link = matches!(of, RowOf::Link);
             q_packets.push(if is_link { tidy(r.mean_queue_packets()) } else { f64::NAN });
             q_bytes.push(if is_link { tidy(r.mean_queue_bytes()) } else { f64::NAN });
@@ -557,6 +567,7 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::Str(leg_col),
         Column::F64(reorder_delay),
         Column::F64(reorder_buffer),
+        Column::I64(drops_ack),
     ];
     crate::named_columns(&COLUMNS, columns)
 }

@@ -9,6 +9,7 @@ use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, Profile
 
 use crate::app::App;
 use crate::autotune::RcvBuf;
+use crate::gro::{Gro, GroConfig};
 use crate::handshake::{Handshake, PeerOptions, State};
 use crate::receiver::{Receiver, ReceiverConfig};
 use crate::rto::RtoTimer;
@@ -40,6 +41,10 @@ pub struct TcpEndpoint {
     hs: Handshake,
     sender: Sender,
     receiver: Receiver,
+    /// Receive-side coalescing of arriving data segments (profile `gro`).
+    gro: Gro,
+    /// Segments GRO passed up, waiting to be processed (kept to reuse its allocation).
+    gro_out: Vec<Segment>,
     app: App,
     /// Bytes the application still wants to write (saturates for an endless download).
     pending_write: u64,
@@ -125,6 +130,8 @@ impl TcpEndpoint {
             hs: Handshake::new(role, timer()),
             sender,
             receiver: Receiver::new(rcv_cfg, buf, 1),
+            gro: Gro::new(GroConfig { enabled: knobs.gro, max_bytes: knobs.gro_max_bytes }),
+            gro_out: Vec::new(),
             app: App::new(role, params.workload),
             pending_write: 0,
             pkt_seq: 0,
@@ -145,6 +152,10 @@ impl TcpEndpoint {
     }
     pub fn receiver(&self) -> &Receiver {
         &self.receiver
+    }
+    /// The receive-side coalescing (GRO) of this end.
+    pub fn gro(&self) -> &Gro {
+        &self.gro
     }
 
     fn negotiate(&mut self, peer: PeerOptions) {
@@ -259,12 +270,16 @@ impl TcpEndpoint {
     }
 }
 
-impl Endpoint for TcpEndpoint {
-    fn handle_packet(&mut self, now: Time, pkt: Packet) {
-        let Some(payload) = pkt.payload else { return };
-        let Some(seg) = payload.get::<Segment>() else {
-            return;
-        };
+impl TcpEndpoint {
+    /// Passes up what GRO holds: the end of the instant it arrived in.
+    fn flush_gro(&mut self, now: Time) {
+        if let Some(seg) = self.gro.flush() {
+            self.segment(now, &seg);
+        }
+    }
+
+    /// One segment as TCP receives it (after GRO).
+    fn segment(&mut self, now: Time, seg: &Segment) {
         if seg.flags.syn {
             match (self.role, self.hs.state(), seg.flags.ack) {
                 (Role::Server, State::Idle, false) => {
@@ -295,6 +310,33 @@ impl Endpoint for TcpEndpoint {
             }
             _ => {}
         }
+    }
+}
+
+impl Endpoint for TcpEndpoint {
+    fn handle_packet(&mut self, now: Time, pkt: Packet) {
+        let size = pkt.size;
+        let Some(payload) = pkt.payload else { return };
+        let Some(seg) = payload.get::<Segment>() else {
+            return;
+        };
+        if !self.gro.enabled() {
+            self.segment(now, seg);
+            return;
+        }
+        // Only an established connection's data is coalesced; anything else passes what is
+        // held up first.
+        if !self.hs.established() {
+            self.flush_gro(now);
+            self.segment(now, seg);
+            return;
+        }
+        let mut out = std::mem::take(&mut self.gro_out);
+        self.gro.receive(now, seg.clone(), size, &mut out);
+        for s in out.drain(..) {
+            self.segment(now, &s);
+        }
+        self.gro_out = out;
     }
 
     fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
@@ -330,10 +372,17 @@ impl Endpoint for TcpEndpoint {
         } else {
             (None, None)
         };
-        Time::earliest(Time::earliest(start, self.hs.deadline()), Time::earliest(delack, sender))
+        let gro = self.gro.deadline();
+        Time::earliest(
+            Time::earliest(Time::earliest(start, self.hs.deadline()), Time::earliest(delack, sender)),
+            gro,
+        )
     }
 
     fn handle_timeout(&mut self, now: Time) {
+        if self.gro.deadline().is_some_and(|t| t <= now) {
+            self.flush_gro(now);
+        }
         if self.role == Role::Client && self.hs.state() == State::Idle && now >= self.start {
             self.hs.open();
         }

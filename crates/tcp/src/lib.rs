@@ -7,7 +7,8 @@
 //! * [`sender`]: send buffer, ACK processing, SACK/RACK-TLP loss recovery, RTO, controller;
 //!   built from [`scoreboard`] (RFC 6675), [`rack`] (RFC 8985) and [`rto`] (RFC 6298).
 //! * [`receiver`]: reassembly, SACK and D-SACK generation, delayed ACKs, advertised window;
-//!   [`autotune`]: Linux receive-buffer autotuning.
+//!   [`autotune`]: Linux receive-buffer autotuning; [`gro`]: Linux's generic receive offload,
+//!   which coalesces segments arriving together before the receiver sees them.
 //! * [`connection`]: [`TcpEndpoint`], one end as a [`multiconn_transport::Endpoint`];
 //!   [`TcpFactory`] builds both ends.
 //! * [`mptcp`]: Multipath TCP (RFC 8684) on top of these: [`MptcpEndpoint`], built by
@@ -20,6 +21,7 @@
 pub mod app;
 pub mod autotune;
 pub mod connection;
+pub mod gro;
 pub mod handshake;
 pub mod mptcp;
 pub mod rack;

@@ -183,6 +183,18 @@ pub struct TcpKnobs {
     pub rack_tlp: bool,
     /// TCP timestamps option (12 bytes per segment, RFC 7323).
     pub timestamps: bool,
+    /// Generic receive offload at the receiving host: segments of a connection arriving at
+    /// the same instant are coalesced (Linux `tcp_gro_receive`) and acknowledged as one.
+    /// Absent: false.
+    #[serde(default)]
+    pub gro: bool,
+    /// GRO's `gro_max_size`: a coalesced packet stays below this many bytes. Absent: 65536.
+    #[serde(default = "default_gro_max_bytes")]
+    pub gro_max_bytes: u64,
+}
+
+fn default_gro_max_bytes() -> u64 {
+    65536
 }
 
 /// How the stack runs several paths. Absent from a profile, a flow's `[flow.multipath]`

@@ -202,7 +202,7 @@ impl Driver for Hosts {
     }
 
     fn lost(&mut self, net: &Network, now: Time, loss: Loss) {
-        self.recorder.flow_dropped(now, loss.flow, loss.cause, loss.size);
+        self.recorder.flow_dropped(now, loss.flow, loss.cause, loss.size, loss.route != 0);
         let f = loss.flow.0 as usize;
         self.path_dropped(f, &loss, now);
         self.check_done(net, f, now);

@@ -209,7 +209,7 @@ impl Hosts {
             }
             Some(socket) => {
                 if let Err(pkt) = socket.offer(now, pkt) {
-                    self.recorder.flow_dropped(now, pkt.flow, DropCause::UdpBuffer, pkt.size);
+                    self.recorder.flow_dropped(now, pkt.flow, DropCause::UdpBuffer, pkt.size, false);
                 }
                 self.read_socket(net, f, now);
             }

@@ -366,3 +366,43 @@ fn two_runs_give_the_same_rows() {
     };
     assert_eq!(without_wall(a), without_wall(b));
 }
+
+/// A flow row's `drops_ack` is the part of its drops in the return direction: summed over the
+/// bins it is the summary's `drops_ack`, and what the reverse direction of the link dropped.
+#[test]
+fn flow_rows_tell_the_ack_drops_apart() {
+    let text = r#"
+[run]
+duration = "5 s"
+[[link]]
+name = "l"
+between = ["server", "client"]
+rate = "20 Mbit/s"
+delay = "20 ms"
+queue = "20 packets"
+[link.reverse]
+rate = "0.2 Mbit/s"
+queue = "3 packets"
+[[flow]]
+name = "f"
+from = "server"
+to = "client"
+transport = "tcp"
+app = "bulk"
+"#;
+    let (s, out) = run(text, Some(1));
+    let t = Table(&out);
+    let flow = &s["flows"][0];
+    let rows = t.rows("flow", "f");
+    let sum = |key: &str| -> i64 { flow[key].as_object().unwrap().values().map(u).sum() };
+    let ack = t.sum_i("drops_ack", &rows);
+    assert!(ack > 0, "the slow return direction drops ACKs");
+    assert_eq!(ack, sum("drops_ack"));
+    let all: i64 = DROP_COLUMNS.iter().map(|c| t.sum_i(c, &rows)).sum();
+    assert_eq!(all, sum("drops"));
+    assert_eq!(all - ack, sum("drops_data"));
+    let reverse = s["links"].as_array().unwrap().iter().find(|l| l["direction"] == "reverse").unwrap();
+    assert_eq!(ack, reverse["drops"].as_object().unwrap().values().map(u).sum::<i64>());
+    let links = t.rows("link", "l");
+    assert_eq!(t.sum_i("drops_ack", &links), 0, "0 on link rows");
+}

@@ -6,6 +6,7 @@ mod support;
 mod autotune;
 mod bulk;
 mod delayed_ack;
+mod gro;
 mod handshake;
 mod mptcp;
 mod recovery;
