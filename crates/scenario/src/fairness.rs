@@ -120,7 +120,11 @@ pub fn max_min_shares(capacity: &[f64], flows: &[Usage]) -> Vec<Option<f64>> {
         }
     }
     const EPS: f64 = 1e-9;
-    while rising.iter().any(|&r| r) {
+    // Each round freezes at least one sub-flow (the one whose limit sets the step).
+    for _ in 0..=subs.len() {
+        if !rising.iter().any(|&r| r) {
+            break;
+        }
         // The load each link direction gains per unit of rise, and each flow's rising parts.
         let mut pace = vec![0.0; capacity.len()];
         let mut parts = vec![0usize; flows.len()];

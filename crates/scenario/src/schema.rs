@@ -374,9 +374,14 @@ pub fn parse_queue_spec(s: &str) -> Result<QueueSpec, String> {
             _ => Err(format!("invalid queue limit \"{s}\": a multiple of the bandwidth-delay product is a positive number before BDP, e.g. \"1.5 BDP\"")),
         };
     }
-    multiconn_core::units::parse_queue_limit(s)
-        .map(QueueSpec::Limit)
-        .map_err(|e| format!("{e}, or a multiple of the bandwidth-delay product (\"1.5 BDP\")"))
+    multiconn_core::units::parse_queue_limit(s).map(QueueSpec::Limit).map_err(|e| {
+        // An unreadable limit also lists the BDP form; a readable one out of range is just that.
+        if e.0.starts_with("invalid queue limit") {
+            format!("{e}, or a multiple of the bandwidth-delay product (\"1.5 BDP\")")
+        } else {
+            e.0
+        }
+    })
 }
 
 impl<'de> Deserialize<'de> for QueueSpec {
