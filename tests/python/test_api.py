@@ -231,3 +231,35 @@ def test_run_leaves_the_gil_free(examples: Path, monkeypatch: pytest.MonkeyPatch
         thread.join()
     assert result.summary["events"] > 0
     assert moved_during_chunks > 0
+
+
+TWO_FLOWS = """
+[run]
+duration = "2 s"
+
+[[link]]
+name = "bottleneck"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "5 ms"
+queue = "1 BDP"
+""" + "".join(f"""
+[[flow]]
+name = "{name}"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "{rate}"
+""" for name, rate in [("a", "2 Mbit/s"), ("b", "20 Mbit/s")])
+
+
+def test_a_flow_switched_off_by_an_override_is_not_run() -> None:
+    on = multiconn.run(TWO_FLOWS).summary
+    assert [f["name"] for f in on["flows"]] == ["a", "b"] and on["disabled_flows"] == []
+    # Max-min: the 2 Mbit/s cbr flow gets its rate, the other the 8 left.
+    assert [f["fair_share_mbps"] for f in on["flows"]] == [2.0, 8.0]
+    off = multiconn.run(TWO_FLOWS, overrides={"flow.b.enabled": False}).summary
+    assert [f["name"] for f in off["flows"]] == ["a"] and off["disabled_flows"] == ["b"]
+    assert off["flows"][0]["fair_share_mbps"] == 2.0
+    assert off["fairness"]["flows"] == ["a"]

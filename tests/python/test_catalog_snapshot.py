@@ -61,7 +61,8 @@ BASE_COLUMNS = (
 BASE_KINDS = ("flow", "link")
 """The time-series row kinds the net was first committed with."""
 
-ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack")
+ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness",
+                      "disabled_flows")
 """Summary keys added since the net was first committed (removed wherever they occur)."""
 
 

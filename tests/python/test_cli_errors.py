@@ -47,6 +47,18 @@ CASES: dict[str, tuple[str, dict[str, str], list[str], list[str]]] = {
         GOOD + '[[wire]]\nname = "backhaul"\nbetween = ["a", "b"]\ndelay = "1 ms"\n', {}, [], ["wire"],
     ),
     "override_path_missing": (GOOD, {}, ["--set", "link.nosuch.rate=1Mbit/s"], ["nosuch"]),
+    "flow_starts_after_the_end": (
+        GOOD, {}, ["--set", "flow.bulk.start=5s"],
+        ["flow.bulk.start", "starts at 5 s", "run.duration = 2 s"],
+    ),
+    "fairness_names_an_unknown_flow": (
+        GOOD + '\n[fairness]\nflows = ["nosuch"]\n', {}, [],
+        ["fairness.flows", "\"nosuch\"", "(flows: bulk)"],
+    ),
+    "bdp_queue_without_delay": (
+        GOOD, {}, ["--set", "link.bottleneck.queue=1.5 BDP"],
+        ["link.bottleneck.queue", "BDP needs a delay"],
+    ),
     "override_malformed": (GOOD, {}, ["--set", "link.bottleneck.rate"], ["--set", "KEY=VALUE"]),
 }
 

@@ -14,6 +14,7 @@
 #![allow(missing_docs)]
 
 pub mod diagnostics;
+pub mod fairness;
 pub mod messages;
 pub mod overrides;
 pub mod qlog;
@@ -270,6 +271,10 @@ pub struct Simulation {
     seed: u64,
     name: String,
     done: bool,
+    /// The flows the fairness indices cover (indices of the run's flows).
+    fairness: Vec<usize>,
+    /// The flows with `enabled = false`.
+    disabled: Vec<String>,
 }
 
 impl Simulation {
@@ -277,7 +282,14 @@ impl Simulation {
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
         let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError::new(format!("internal error: a connection validation accepted was refused: {e}")))?;
-        Ok(Simulation { world, seed, name: scenario.resolved.name.clone(), done: false })
+        Ok(Simulation {
+            world,
+            seed,
+            name: scenario.resolved.name.clone(),
+            done: false,
+            fairness: scenario.resolved.fairness.clone(),
+            disabled: scenario.resolved.disabled.clone(),
+        })
     }
     /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
     pub fn end_time(&self) -> Time {
@@ -378,7 +390,7 @@ impl Simulation {
 
     pub fn finish(mut self) -> RunOutput {
         let end = self.world.end_time();
-        let summary = report::summary(&self.world, &self.name, self.seed, end);
+        let summary = report::summary(&self.world, &self.name, self.seed, end, &self.fairness, &self.disabled);
         let columns = report::timeseries(&mut self.world, end);
         let messages = report::messages(&self.world);
         let mut qlogs = Vec::new();

@@ -5,7 +5,12 @@
 //! delivered payload over its active time: from its start to the moment it was done (source
 //! finished and nothing left in the network), or to the end of the run. A link's utilization
 //! is the bits it delivered over the bits its rate model could have carried in the run.
+//!
+//! Fairness: Jain's index of the covered flows' goodputs (`[fairness] flows`, default every
+//! flow that runs), and beside it each flow's goodput over its max-min fair share of the
+//! topology ([`crate::fairness`]) with Jain's index and the minimum of those normalised values.
 
+use crate::fairness;
 use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
@@ -37,8 +42,14 @@ pub(crate) fn tidy(x: f64) -> f64 {
     }
 }
 
-pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
+/// The run's summary; `covered` are the flows the fairness indices cover (indices of the
+/// run's flows), `disabled` the names of the flows that did not run.
+pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[usize], disabled: &[String]) -> Value {
     let mut goodputs = Vec::new();
+    let capacity = fairness::capacities(&world.links);
+    let usages: Vec<_> = world.hosts.flows.iter().map(|f| fairness::usage(&f.spec, |s| world.net.split_config(s))).collect();
+    let shares = fairness::max_min_shares(&capacity, &usages);
+    let mut normalised = Vec::new();
     let flows: Vec<Value> = world
         .hosts
         .flows
@@ -50,6 +61,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
             let active = active_until.since(f.spec.start).as_secs_f64();
             let goodput = if active > 0.0 { total.bytes_delivered as f64 * 8.0 / active / 1e6 } else { 0.0 };
             goodputs.push(goodput);
+            let share = shares[i];
+            let norm = share.filter(|s| *s > 0.0).map(|s| goodput * 1e6 / s);
+            normalised.push(norm);
             let since_start = |t: Time| tidy(t.since(f.spec.start).as_secs_f64());
             let completion = match (f.udp(), f.spec.size) {
                 (None, _) => f.done_at.map(since_start),
@@ -64,6 +78,8 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
                 "bytes_delivered": total.bytes_delivered,
                 "packets_delivered": total.packets_delivered,
                 "goodput_mbps": tidy(goodput),
+                "fair_share_mbps": share.map(|s| tidy(s / 1e6)),
+                "normalised": norm.map(tidy),
                 "completion_s": completion,
                 "drops": drops_json(total),
                 "drops_data": drops_json_by(|cause| total.data_drops_by(cause)),
@@ -151,12 +167,27 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time) -> Value {
         "events": world.queue().events_fired(),
         "flows": flows,
         "links": links,
-        "jain_fairness": jain_index(&goodputs).map(tidy),
+        "jain_fairness": jain_index(&covered.iter().map(|&i| goodputs[i]).collect::<Vec<_>>()).map(tidy),
+        "fairness": fairness_json(world, covered, &goodputs, &normalised),
+        "disabled_flows": disabled,
     });
     if !world.cells.is_empty() {
         summary["cells"] = cells_json(world);
     }
     summary
+}
+
+/// The fairness of the covered flows: Jain's raw index and over the normalised goodputs.
+fn fairness_json(world: &World, covered: &[usize], goodputs: &[f64], normalised: &[Option<f64>]) -> Value {
+    let names: Vec<&str> = covered.iter().map(|&i| world.hosts.flows[i].spec.name.as_str()).collect();
+    let raw: Vec<f64> = covered.iter().map(|&i| goodputs[i]).collect();
+    let norm: Option<Vec<f64>> = covered.iter().map(|&i| normalised[i]).collect();
+    json!({
+        "flows": names,
+        "jain": jain_index(&raw).map(tidy),
+        "normalised_jain": norm.as_ref().and_then(|n| jain_index(n)).map(tidy),
+        "min_normalised": norm.as_ref().and_then(|n| n.iter().copied().reduce(f64::min)).map(tidy),
+    })
 }
 
 /// Each cell's UEs: what the MAC and RLC did for them (docs/lte-cell.md).

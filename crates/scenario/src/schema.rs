@@ -28,6 +28,8 @@ pub struct ScenarioFile {
     pub split: Vec<SplitSection>,
     #[serde(default)]
     pub cell: Vec<CellSection>,
+    /// Which flows the fairness indices cover (default: every flow that runs).
+    pub fairness: Option<FairnessSection>,
     #[cfg(feature = "test-elements")]
     #[serde(default)]
     pub wire: Vec<WireSection>,
@@ -84,6 +86,14 @@ pub struct WireSection {
     pub delay: Dur,
 }
 
+/// `[fairness]`: the flows Jain's index and the normalised fairness cover.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FairnessSection {
+    /// Flow names (at least one; each an enabled flow of the scenario).
+    pub flows: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
@@ -104,7 +114,7 @@ pub struct LinkSection {
     pub between: [String; 2],
     pub rate: Option<RateSpec>,
     pub delay: Option<DelaySpec>,
-    pub queue: Option<QueueLimit>,
+    pub queue: Option<QueueSpec>,
     pub loss: Option<LossSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
     pub forward: Option<DirectionSection>,
@@ -116,7 +126,7 @@ pub struct LinkSection {
 pub struct DirectionSection {
     pub rate: Option<RateSpec>,
     pub delay: Option<DelaySpec>,
-    pub queue: Option<QueueLimit>,
+    pub queue: Option<QueueSpec>,
     pub loss: Option<LossSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
 }
@@ -176,6 +186,8 @@ impl AppKind {
 #[serde(deny_unknown_fields)]
 pub struct FlowSection {
     pub name: String,
+    /// `false`: the flow is checked like the others but not run (default true).
+    pub enabled: Option<bool>,
     pub from: String,
     pub to: String,
     pub transport: Transport,
@@ -380,6 +392,59 @@ impl<'de> Deserialize<'de> for TReordering {
                     return Ok(TReordering::Infinity);
                 }
                 Dur::deserialize(de::value::StrDeserializer::<E>::new(s)).map(TReordering::After)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A queue limit: packets, bytes, or a multiple of the direction's bandwidth-delay product
+/// (`"1.5 BDP"`: 1.5 × rate × twice the one-way delay), which resolution turns into bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueSpec {
+    Limit(QueueLimit),
+    Bdp(f64),
+}
+
+/// `"1.5 BDP"` as a [`QueueSpec::Bdp`], anything else as a [`QueueLimit`].
+pub fn parse_queue_spec(s: &str) -> Result<QueueSpec, String> {
+    let t = s.trim();
+    if t.len() >= 3 && t[t.len() - 3..].eq_ignore_ascii_case("bdp") {
+        let number = t[..t.len() - 3].trim();
+        return match number.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(QueueSpec::Bdp(v)),
+            _ => Err(format!("invalid queue limit \"{s}\": a multiple of the bandwidth-delay product is a positive number before BDP, e.g. \"1.5 BDP\"")),
+        };
+    }
+    multiconn_core::units::parse_queue_limit(s).map(QueueSpec::Limit).map_err(|e| {
+        // An unreadable limit also lists the BDP form; a readable one out of range is just that.
+        if e.0.starts_with("invalid queue limit") {
+            format!("{e}, or a multiple of the bandwidth-delay product (\"1.5 BDP\")")
+        } else {
+            e.0
+        }
+    })
+}
+
+impl<'de> Deserialize<'de> for QueueSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = QueueSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a queue limit such as \"100 packets\", \"150 kB\" or \"1.5 BDP\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<QueueSpec, E> {
+                parse_queue_spec(s).map_err(E::custom)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<QueueSpec, E> {
+                QueueLimit::deserialize(de::value::F64Deserializer::<E>::new(v)).map(QueueSpec::Limit)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueSpec, E> {
+                QueueLimit::deserialize(de::value::I64Deserializer::<E>::new(v)).map(QueueSpec::Limit)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QueueSpec, E> {
+                QueueLimit::deserialize(de::value::U64Deserializer::<E>::new(v)).map(QueueSpec::Limit)
             }
         }
         d.deserialize_any(V)

@@ -1,15 +1,20 @@
 //! Links: each `[[link]]` becomes two [`LinkDirection`]s (forward = `between[0]` to
 //! `between[1]`, then reverse), with the per-direction overrides applied and every model
-//! checked. Direction `d` of link `i` is element `2 * i + d` of the network.
+//! checked. Direction `d` of link `i` is element `2 * i + d` of the network. A queue given in
+//! bandwidth-delay products becomes bytes here ([`bdp_queue`]), so the models only ever see
+//! packets or bytes.
 
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::models::{resolve_delay, resolve_loss, resolve_rate};
-use crate::schema::{DirectionSection, LinkSection};
+use super::flows::DEFAULT_PACKET_SIZE;
+use crate::schema::{DirectionSection, LinkSection, QueueSpec};
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
+use multiconn_link::rate::RateModel;
 use multiconn_net::HopModel;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -101,11 +106,15 @@ fn resolve_direction(
         Some(r) => resolve_rate(r, &rate_path, files)?,
     };
     let queue_path = at("queue", queue_over);
-    let queue = *queue.ok_or_else(|| err(&queue_path, "missing: give the link a queue limit, e.g. queue = \"100 packets\" or \"150 kB\""))?;
+    let queue = *queue.ok_or_else(|| err(&queue_path, "missing: give the link a queue limit, e.g. queue = \"100 packets\", \"150 kB\" or \"1.5 BDP\""))?;
     let delay_path = at("delay", delay_over);
     let (delay, reorder) = match delay {
         None => (DelayModel::Constant(Dur::ZERO), false),
         Some(d) => resolve_delay(d, &delay_path, files)?,
+    };
+    let queue = match queue {
+        QueueSpec::Limit(limit) => limit,
+        QueueSpec::Bdp(factor) => bdp_queue(factor, &rate, &delay, dir).map_err(|m| err(&queue_path, m))?,
     };
     let loss_path = at("loss", loss_over);
     let loss = loss.map(|l| resolve_loss(l, &loss_path, files)).transpose()?;
@@ -118,6 +127,21 @@ fn resolve_direction(
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
     Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, loss, down }) })
+}
+
+/// A queue of `factor` bandwidth-delay products of a direction: `factor` × its rate × twice
+/// its one-way delay (the delay model's mean), in bytes, at least one packet of
+/// [`DEFAULT_PACKET_SIZE`] bytes. The rate must be fixed and the delay positive.
+pub(super) fn bdp_queue(factor: f64, rate: &RateModel, delay: &DelayModel, dir: &str) -> Result<QueueLimit, String> {
+    let RateModel::Fixed(rate) = rate else {
+        return Err(format!("a queue in BDP needs a fixed rate, and the {dir} direction's rate is a trace: give the queue in packets or bytes"));
+    };
+    let one_way = delay.mean();
+    if one_way == Dur::ZERO {
+        return Err(format!("a queue in BDP needs a delay, and the {dir} direction's is zero: give the queue in packets or bytes, or the link a delay"));
+    }
+    let bytes = factor * rate.bps() as f64 * 2.0 * one_way.as_secs_f64() / 8.0;
+    Ok(QueueLimit::Bytes((bytes.round() as u64).max(u64::from(DEFAULT_PACKET_SIZE))))
 }
 
 /// The per-direction value when there is one (and `true`), else the link-wide one.

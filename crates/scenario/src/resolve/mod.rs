@@ -11,6 +11,11 @@
 //! [`connection`](self::connection) (TCP and QUIC settings), [`paths`](self::paths)
 //! (multipath and the path manager) and [`messages`](self::messages). Trace files are read
 //! through [`files`](self::files); errors and names are in [`errors`](self::errors).
+//!
+//! Flows with `enabled = false` are checked like the others, then left out of
+//! [`Resolved::flows`] (their names kept in [`Resolved::disabled`]). A flow that would start at
+//! or after the end of a run with a duration is an error, and so is a `[fairness]` list naming
+//! a flow that does not run.
 
 mod cells;
 mod connection;
@@ -60,8 +65,13 @@ pub struct Resolved {
     pub splits: Vec<Split>,
     /// The cells, in file order.
     pub cells: Vec<Cell>,
-    /// The flows, in file order.
+    /// The flows that run (`enabled` not false), in file order.
     pub flows: Vec<Flow>,
+    /// The names of the flows with `enabled = false`: checked, not run.
+    pub disabled: Vec<String>,
+    /// The flows the fairness indices cover (indices of `flows`, in `[fairness]` order;
+    /// default every flow).
+    pub fairness: Vec<usize>,
 }
 
 impl Resolved {
@@ -98,10 +108,34 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     let taken = |name: &str| link_index.contains_key(name) || split_index.contains_key(name);
     let (cells, cell_index) = cells::resolve_cells(&file.cell, &taken)?;
     let network = flows::Network { links: &links, link_index: &link_index, split_index: &split_index, cells: &cells, cell_index: &cell_index };
-    let flows = flows::resolve_flows(file, &network, &mut files)?;
-    if flows.is_empty() {
+    let all = flows::resolve_flows(file, &network, &mut files)?;
+    if all.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));
     }
+    let (mut flows, mut disabled) = (Vec::new(), Vec::new());
+    for (flow, section) in all.into_iter().zip(&file.flow) {
+        if section.enabled == Some(false) {
+            disabled.push(flow.name);
+        } else {
+            flows.push(flow);
+        }
+    }
+    if flows.is_empty() {
+        return Err(err(&["flow"], format!("every flow has enabled = false ({}): enable at least one", disabled.join(", "))));
+    }
+    if let Some(duration) = file.run.duration {
+        if let Some(f) = flows.iter().find(|f| f.start.0 >= duration.0) {
+            return Err(err(
+                &["flow", &f.name, "start"],
+                format!(
+                    "the flow starts at {} s, not before the end of the run (run.duration = {} s): it would send nothing; start it earlier, lengthen the run, or set enabled = false",
+                    seconds(f.start.0),
+                    seconds(duration.0)
+                ),
+            ));
+        }
+    }
+    let fairness = fairness_flows(file, &flows, &disabled)?;
     if file.run.duration.is_none() {
         if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none() && f.app != AppKind::Requests) {
             return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
@@ -116,5 +150,34 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         splits,
         cells,
         flows,
+        disabled,
+        fairness,
     })
+}
+
+/// A time in nanoseconds as seconds, as short as exact.
+fn seconds(ns: u64) -> String {
+    format!("{}", ns as f64 / 1e9)
+}
+
+/// The indices (in `flows`) of the flows `[fairness] flows` names, or every flow.
+fn fairness_flows(file: &ScenarioFile, flows: &[Flow], disabled: &[String]) -> Result<Vec<usize>, FieldError> {
+    let Some(section) = &file.fairness else { return Ok((0..flows.len()).collect()) };
+    let at = ["fairness", "flows"];
+    let running = || flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
+    if section.flows.is_empty() {
+        return Err(err(&at, format!("name at least one flow (flows: {})", running())));
+    }
+    let mut chosen = Vec::new();
+    for name in &section.flows {
+        match flows.iter().position(|f| &f.name == name) {
+            Some(i) if chosen.contains(&i) => return Err(err(&at, format!("flow \"{name}\" is named twice"))),
+            Some(i) => chosen.push(i),
+            None if disabled.contains(name) => {
+                return Err(err(&at, format!("flow \"{name}\" has enabled = false, so it does not run (flows that run: {})", running())))
+            }
+            None => return Err(err(&at, format!("there is no flow named \"{name}\" (flows: {})", running()))),
+        }
+    }
+    Ok(chosen)
 }

@@ -8,6 +8,7 @@ mod coupled_cc;
 mod dual_connectivity;
 mod errors;
 mod failover;
+mod fairness;
 mod messages;
 mod mptcp;
 mod multipath_scenario;

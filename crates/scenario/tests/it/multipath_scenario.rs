@@ -399,7 +399,8 @@ fn scripted_run(text: &str) -> (Log, serde_json::Value) {
     conn.server = Box::new(Server { log: log.clone(), next_send: None, due: false, seq: 0 });
     conn.client = Box::new(Client { log: log.clone(), start_due: false, started: false, acks: Vec::new() });
     while !world.run_until(Time::MAX) {}
-    let summary = report::summary(&world, "t", 1, world.end_time());
+    let resolved = scenario.resolved();
+    let summary = report::summary(&world, "t", 1, world.end_time(), &resolved.fairness, &resolved.disabled);
     drop(world);
     let log = Arc::try_unwrap(log).ok().unwrap().into_inner().unwrap();
     (log, summary)

@@ -58,7 +58,7 @@ const BASE_COLUMNS: [&str; 19] = [
 const BASE_KINDS: [&str; 2] = ["flow", "link"];
 
 /// Summary keys added since the net was first committed (wherever they occur).
-const ADDED_SUMMARY_KEYS: [&str; 3] = ["per_leg", "drops_data", "drops_ack"];
+const ADDED_SUMMARY_KEYS: [&str; 7] = ["per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness", "disabled_flows"];
 
 /// `value` without the keys of [`ADDED_SUMMARY_KEYS`], at any depth.
 fn without_added_keys(value: &mut Value) {
@@ -147,7 +147,7 @@ fn run_digests(text: &str, seed: u64) -> Digests {
 }
 
 /// The heading of the list of added-output digests under a grid's table.
-const ADDED_HEADING: &str = "\nadded outputs (path, leg and bearer rows; columns after the first 19; per_leg, drops_data, drops_ack) | digest\n";
+const ADDED_HEADING: &str = "\nadded outputs (path, leg and bearer rows; columns after the first 19; per_leg, drops_data, drops_ack; fairness) | digest\n";
 
 fn num(v: &Value) -> String {
     match v.as_f64() {
