@@ -93,6 +93,51 @@ def _number(value: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+class _Columns:
+    """Reads a table's columns one by one, each value checked, errors naming the table, the row
+    (1 is the first row under the header) and the column."""
+
+    def __init__(self, frame: pd.DataFrame, name: str, required: tuple[str, ...], kind: str) -> None:
+        missing = [c for c in required if c not in frame.columns]
+        if missing:
+            raise DriveTableError(f"{name}: no column {missing[0]!r} (columns: "
+                                  f"{', '.join(map(str, frame.columns)) or 'none'}; a {kind} "
+                                  f"needs {', '.join(required)})")
+        if len(frame) == 0:
+            raise DriveTableError(f"{name}: the table has no rows")
+        self.frame, self.name = frame, name
+
+    def text(self, column: str) -> list[str]:
+        return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
+                for v in self.frame[column].tolist()]
+
+    def parsed(self, column: str, parse: Any, what: str, minimum: float | None = None,
+               empty: float | None = None) -> list[Any]:
+        """Every value of `column` through `parse`; `empty` stands for an empty value when
+        given, and values below `minimum` are refused."""
+        values = []
+        for row, value in enumerate(self.text(column), start=1):
+            parsed = empty if (empty is not None and not value) else parse(value)
+            if parsed is None or (minimum is not None and parsed < minimum):
+                raise DriveTableError(f"{self.name}: row {row}: {column} = {value!r} is not {what}")
+            values.append(parsed)
+        return values
+
+    def labels(self, column: str) -> list[str]:
+        labels = self.text(column)
+        for row, label in enumerate(labels, start=1):
+            if not label:
+                raise DriveTableError(f"{self.name}: row {row}: {column} is empty")
+        return labels
+
+    def check_time_order(self, times: list[int]) -> None:
+        for row in range(1, len(times)):
+            if times[row] < times[row - 1]:
+                raise DriveTableError(
+                    f"{self.name}: row {row + 1}: time_s = {times[row]} comes after time_s = "
+                    f"{times[row - 1]}; rows must be in non-decreasing time order")
+
+
 def check_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
     """`frame` (any column types) as a checked drive table: the required columns present,
     `time_s` and `earfcn` whole numbers, `rsrp_dbm` and the optional columns finite numbers
@@ -100,52 +145,21 @@ def check_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
     `DriveTableError` naming `name`, the row and the column."""
     import pandas as pd
 
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
-    if missing:
-        raise DriveTableError(f"{name}: no column {missing[0]!r} (columns: "
-                              f"{', '.join(map(str, frame.columns)) or 'none'}; a drive table "
-                              f"needs {', '.join(REQUIRED_COLUMNS)})")
-    if len(frame) == 0:
-        raise DriveTableError(f"{name}: the table has no rows")
-
-    def text(column: str) -> list[str]:
-        return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
-                for v in frame[column].tolist()]
-
-    out: dict[str, list[Any]] = {}
-    for column, parse, what in (("time_s", _whole, "a whole number of seconds"),
-                                ("earfcn", _whole, "a whole number"),
-                                ("rsrp_dbm", _number, "a number (dBm)")):
-        values = []
-        for row, value in enumerate(text(column), start=1):
-            parsed = parse(value)
-            if parsed is None:
-                raise DriveTableError(f"{name}: row {row}: {column} = {value!r} is not {what}")
-            values.append(parsed)
-        out[column] = values
-    for column in ("operator", "cell_id"):
-        labels = text(column)
-        for row, label in enumerate(labels, start=1):
-            if not label:
-                raise DriveTableError(f"{name}: row {row}: {column} is empty")
-        out[column] = labels
+    cols = _Columns(frame, name, REQUIRED_COLUMNS, "drive table")
+    out: dict[str, list[Any]] = {
+        "time_s": cols.parsed("time_s", _whole, "a whole number of seconds"),
+        "earfcn": cols.parsed("earfcn", _whole, "a whole number"),
+        "rsrp_dbm": cols.parsed("rsrp_dbm", _number, "a number (dBm)"),
+        "operator": cols.labels("operator"),
+        "cell_id": cols.labels("cell_id"),
+    }
     for column in OPTIONAL_COLUMNS:
-        if column not in frame.columns:
-            continue
-        values = []
-        for row, value in enumerate(text(column), start=1):
-            parsed = _number(value) if value else math.nan
-            if parsed is None or (column == "speed_mps" and parsed < 0):
-                what = "a number of m/s, at least 0" if column == "speed_mps" else "a number"
-                raise DriveTableError(f"{name}: row {row}: {column} = {value!r} is not {what}")
-            values.append(parsed)
-        out[column] = values
-    times = out["time_s"]
-    for row in range(1, len(times)):
-        if times[row] < times[row - 1]:
-            raise DriveTableError(
-                f"{name}: row {row + 1}: time_s = {times[row]} comes after time_s = "
-                f"{times[row - 1]}; rows must be in non-decreasing time order")
+        if column in frame.columns:
+            speed = column == "speed_mps"
+            out[column] = cols.parsed(column, _number, "a number of m/s, at least 0" if speed
+                                      else "a number", minimum=0.0 if speed else None,
+                                      empty=math.nan)
+    cols.check_time_order(out["time_s"])
     result = pd.DataFrame({c: out[c] for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in out})
     return result.astype({"time_s": "int64", "earfcn": "int64", "operator": str, "cell_id": str})
 
@@ -356,40 +370,16 @@ def check_channel_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFr
     and the column."""
     import pandas as pd
 
-    missing = [c for c in CHANNEL_COLUMNS if c not in frame.columns]
-    if missing:
-        raise DriveTableError(f"{name}: no column {missing[0]!r} (columns: "
-                              f"{', '.join(map(str, frame.columns)) or 'none'}; a channel "
-                              f"table needs {', '.join(CHANNEL_COLUMNS)})")
-    if len(frame) == 0:
-        raise DriveTableError(f"{name}: the table has no rows")
-
-    def text(column: str) -> list[str]:
-        return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
-                for v in frame[column].tolist()]
-
-    out: dict[str, list[Any]] = {}
-    for column, parse, what in (("time_s", _whole, "a whole number of seconds"),
-                                ("earfcn", _whole, "a whole number"),
-                                ("capacity_mbps", _number, "a number of Mbit/s, at least 0")):
-        values = []
-        for row, value in enumerate(text(column), start=1):
-            parsed = parse(value)
-            if parsed is None or parsed < 0:
-                raise DriveTableError(f"{name}: row {row}: {column} = {value!r} is not {what}")
-            values.append(parsed)
-        out[column] = values
-    labels = text("operator")
-    for row, label in enumerate(labels, start=1):
-        if not label:
-            raise DriveTableError(f"{name}: row {row}: operator is empty")
-    out["operator"] = labels
+    cols = _Columns(frame, name, CHANNEL_COLUMNS, "channel table")
+    out: dict[str, list[Any]] = {
+        "time_s": cols.parsed("time_s", _whole, "a whole number of seconds", minimum=0),
+        "earfcn": cols.parsed("earfcn", _whole, "a whole number", minimum=0),
+        "capacity_mbps": cols.parsed("capacity_mbps", _number, "a number of Mbit/s, at least 0",
+                                     minimum=0.0),
+        "operator": cols.labels("operator"),
+    }
     times = out["time_s"]
-    for row in range(1, len(times)):
-        if times[row] < times[row - 1]:
-            raise DriveTableError(
-                f"{name}: row {row + 1}: time_s = {times[row]} comes after time_s = "
-                f"{times[row - 1]}; rows must be in non-decreasing time order")
+    cols.check_time_order(times)
     if times[-1] - times[0] >= MAX_SPAN_S:
         raise DriveTableError(f"{name}: time_s goes from {times[0]} to {times[-1]}; a channel "
                               f"table may span at most {MAX_SPAN_S} s")
