@@ -226,6 +226,22 @@ pub struct FlowSection {
     pub receiver: Option<ReceiverSection>,
     /// app = "messages": the message sources, one stream each.
     pub messages: Option<Vec<MessageSourceSection>>,
+    /// How `multiconn emulate` runs the flow with a real stack (the simulator ignores it).
+    pub emulate: Option<EmulateSection>,
+}
+
+/// `[flow.emulate]`: the real stack the emulator starts for a flow, or the user's own
+/// commands (docs/emulator.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulateSection {
+    /// kernel-tcp, kernel-mptcp, ngtcp2, aioquic, tquic or command (default: from the
+    /// transport, the paths and the profile).
+    pub stack: Option<String>,
+    /// stack = "command": the program the `from` node runs (placeholders in {braces}).
+    pub server: Option<String>,
+    /// stack = "command": the program the `to` node runs; the flow ends when it exits.
+    pub client: Option<String>,
 }
 
 /// `[[flow.messages]]`: one periodic message source of an app = "messages" flow (seed 004

@@ -4,6 +4,7 @@
 //! the model ([`TransportFactory::check`](multiconn_transport::TransportFactory::check)).
 
 use super::connection::{resolve_connection, ConnectionSpec};
+use super::emulate::{resolve_emulate, EmulateSpec};
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::messages::resolve_messages;
@@ -77,6 +78,12 @@ pub struct Flow {
     pub connection: Option<ConnectionSpec>,
     /// app = "messages": the message sources.
     pub messages: Vec<MessageSource>,
+    /// The node that sends the data (`from`) and the one that receives it (`to`).
+    pub from: String,
+    /// See `from`.
+    pub to: String,
+    /// The real stack `multiconn emulate` runs it with, if any fits.
+    pub emulate: Option<EmulateSpec>,
 }
 
 impl Flow {
@@ -190,6 +197,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     }
     let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
     let messages = resolve_messages(f, file.run.duration)?;
+    let emulate = resolve_emulate(f, 1 + extra_paths.len(), connection.as_ref().map(|c| c.profile.name.as_str()))?;
     let flow = Flow {
         name: f.name.clone(),
         transport: f.transport,
@@ -204,6 +212,9 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         extra_paths,
         connection,
         messages,
+        from: f.from.clone(),
+        to: f.to.clone(),
+        emulate,
     };
     // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
     // path...), asked of the model itself and mapped to the field they concern.

@@ -19,6 +19,7 @@
 
 mod cells;
 mod connection;
+mod emulate;
 mod errors;
 mod files;
 mod flows;
@@ -33,6 +34,7 @@ mod wires;
 
 pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
+pub use emulate::{EmulateSpec, STACKS};
 pub use errors::{valid_name, FieldError};
 pub use flows::{Flow, DEFAULT_PACKET_SIZE};
 pub use links::{Direction, LinkDirection};

@@ -1,0 +1,246 @@
+//! What an emulated run writes: `summary.json` (flows with what their application and the
+//! emulator measured, links, the timing report), `timeseries.csv` (per bin, per link direction,
+//! flow and path, the simulator's columns where they apply) and `scenario.json`
+//! (docs/emulator.md lists every field).
+//!
+//! A flow's bytes here are IP bytes, headers included, as the emulator saw them cross its
+//! TUNs; the payload the application received is the stack's own report (`app`).
+
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
+use multiconn_metrics::{BinRow, Counters};
+use multiconn_net::Network;
+use multiconn_scenario::Scenario;
+use serde_json::{json, Value};
+
+use crate::fabric::Fabric;
+use crate::stacks::AppResult;
+
+/// What became of one flow's programs.
+pub struct FlowOutcome {
+    /// The stack that ran it.
+    pub stack: String,
+    /// When its client started and exited (run time).
+    pub started: Option<Time>,
+    /// See `started`.
+    pub exited: Option<Time>,
+    /// The client's exit code (-1: killed by a signal).
+    pub exit_code: Option<i32>,
+    /// What the client reported, or why its report could not be read.
+    pub app: Result<Option<AppResult>, String>,
+    /// Its folder (logs, reports, qlogs).
+    pub dir: PathBuf,
+    /// Per path: (`from` node, `to` node) addresses.
+    pub addresses: Vec<(Ipv4Addr, Ipv4Addr)>,
+}
+
+/// Facts of the run as a whole.
+pub struct RunFacts {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The models' seed.
+    pub seed: u64,
+    /// When the run stopped (run time).
+    pub end: Time,
+    /// Its wall-clock length, set-up excluded.
+    pub wall: Duration,
+    /// Why it stopped.
+    pub stopped_by: String,
+    /// The lateness budget.
+    pub budget: Dur,
+}
+
+/// Rounds to nanosecond-ish precision so JSON stays readable.
+fn tidy(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1e9).round() / 1e9
+    } else {
+        x
+    }
+}
+
+fn drops_json(c: &Counters) -> Value {
+    let mut m = serde_json::Map::new();
+    for cause in DropCause::ALL {
+        m.insert(cause.name().into(), json!(c.drops_by(cause)));
+    }
+    Value::Object(m)
+}
+
+/// The timing report: how late packets were written after the model released them.
+pub fn timing_json(lateness_ns: &[u64], budget: Dur) -> Value {
+    let mut sorted = lateness_ns.to_vec();
+    sorted.sort_unstable();
+    let q = |p: f64| -> Option<f64> {
+        if sorted.is_empty() {
+            return None;
+        }
+        let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+        Some(tidy(sorted[i] as f64 / 1e3))
+    };
+    let over = sorted.iter().filter(|&&l| l > budget.0).count();
+    let p99_ns = q(0.99).map(|us| us * 1e3);
+    let verdict = match p99_ns {
+        None => "no packets",
+        Some(p) if p > budget.0 as f64 => "over budget",
+        Some(_) => "ok",
+    };
+    json!({
+        "packets": sorted.len(),
+        "median_us": q(0.5),
+        "p99_us": q(0.99),
+        "max_us": sorted.last().map(|&m| tidy(m as f64 / 1e3)),
+        "budget_us": tidy(budget.0 as f64 / 1e3),
+        "over_budget": over,
+        "verdict": verdict,
+    })
+}
+
+/// Writes the run's files into `out` and returns the summary.
+pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric, outcomes: &[FlowOutcome], facts: &RunFacts) -> Result<Value, String> {
+    let resolved = scenario.resolved();
+    let finished = fabric.recorder.finish(facts.end);
+    let end_s = facts.end.as_secs_f64();
+    let flows: Vec<Value> = resolved
+        .flows
+        .iter()
+        .zip(outcomes)
+        .enumerate()
+        .map(|(i, (f, o))| {
+            let a = fabric.arrivals[i];
+            let total = fabric.recorder.flow_total(FlowId(i as u32));
+            let since_start = |t: Time| tidy(t.since(f.start).as_secs_f64());
+            let active = o.exited.unwrap_or(facts.end).since(f.start).as_secs_f64();
+            let ip_goodput = if active > 0.0 { a.ip_bytes_arrived as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            let (app, app_error) = match &o.app {
+                Ok(Some(r)) => (json!({"bytes": r.bytes, "seconds": tidy(r.seconds), "goodput_mbps": tidy(if r.seconds > 0.0 { r.bytes as f64 * 8.0 / r.seconds / 1e6 } else { 0.0 })}), Value::Null),
+                Ok(None) => (Value::Null, Value::Null),
+                Err(e) => (Value::Null, json!(e)),
+            };
+            json!({
+                "name": f.name,
+                "transport": f.transport.name(),
+                "stack": o.stack,
+                "from": f.from,
+                "to": f.to,
+                "cc": f.connection.as_ref().map(|c| c.cc.name()),
+                "addresses": o.addresses.iter().map(|(s, c)| json!({"from": s.to_string(), "to": c.to_string()})).collect::<Vec<_>>(),
+                "client_exit_code": o.exit_code,
+                "completion_s": o.exited.map(since_start),
+                "client_started_s": o.started.map(|t| tidy(t.as_secs_f64())),
+                "ip_bytes_sent": a.ip_bytes_sent,
+                "ip_bytes_arrived": a.ip_bytes_arrived,
+                "ip_goodput_mbps": tidy(ip_goodput),
+                "last_arrival_s": a.last.map(since_start),
+                "app": app,
+                "app_error": app_error,
+                "drops": drops_json(total),
+                "folder": o.dir.strip_prefix(out).unwrap_or(&o.dir).display().to_string(),
+            })
+        })
+        .collect();
+    let links: Vec<Value> = resolved
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let total = fabric.recorder.link_total(LinkId(i as u32));
+            let capacity_bits = l.model.capacity_bits(Time::ZERO, facts.end);
+            json!({
+                "name": l.name,
+                "direction": l.direction.name(),
+                "from": l.from,
+                "to": l.to,
+                "bytes_delivered": total.bytes_delivered,
+                "packets_delivered": total.packets_delivered,
+                "capacity_mbps": if end_s > 0.0 { tidy(capacity_bits / end_s / 1e6) } else { 0.0 },
+                "utilization": (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits)),
+                "drops": drops_json(total),
+            })
+        })
+        .collect();
+    let summary = json!({
+        "multiconn_version": env!("CARGO_PKG_VERSION"),
+        "mode": "emulation",
+        "scenario": facts.scenario,
+        "seed": facts.seed,
+        "emulated_time_s": tidy(end_s),
+        "wall_time_s": tidy(facts.wall.as_secs_f64()),
+        "stopped_by": facts.stopped_by,
+        "flows": flows,
+        "links": links,
+        "split_bearers": net.bearer_count(),
+        "timing": timing_json(&fabric.lateness_ns, facts.budget),
+        "outside_models": {"tun_write_failures": fabric.write_failures, "non_ipv4_packets": fabric.unclassified},
+    });
+    let write_file = |name: &str, text: &str| std::fs::write(out.join(name), text).map_err(|e| format!("{}: {e}", out.join(name).display()));
+    write_file("summary.json", &(serde_json::to_string_pretty(&summary).expect("JSON") + "\n"))?;
+    write_file("scenario.json", &(scenario.to_json() + "\n"))?;
+
+    // Time series.
+    let mut csv = String::from("time_s,kind,name,direction,path,bytes_delivered,throughput_mbps,queue_packets,queue_bytes");
+    for cause in DropCause::ALL {
+        write!(csv, ",drops_{}", cause.name()).expect("a String");
+    }
+    csv.push('\n');
+    let mut rows = |kind: &str, name: &str, direction: &str, path: Option<usize>, series: &[BinRow]| {
+        for r in series {
+            let secs = r.length.as_secs_f64();
+            let c = &r.counters;
+            let mbps = if secs > 0.0 { c.bytes_delivered as f64 * 8.0 / secs / 1e6 } else { 0.0 };
+            let (qp, qb) = if kind == "link" && r.length.0 > 0 { (c.queue_packet_ns as f64 / r.length.0 as f64, c.queue_byte_ns as f64 / r.length.0 as f64) } else { (f64::NAN, f64::NAN) };
+            let path = path.map(|p| p.to_string()).unwrap_or_default();
+            write!(csv, "{},{kind},{name},{direction},{path},{},{},{},{}", tidy(r.start.as_secs_f64()), c.bytes_delivered, tidy(mbps), opt(qp), opt(qb)).expect("a String");
+            for cause in DropCause::ALL {
+                write!(csv, ",{}", c.drops_by(cause)).expect("a String");
+            }
+            csv.push('\n');
+        }
+    };
+    for (l, series) in resolved.links.iter().zip(&finished.links) {
+        rows("link", &l.name, l.direction.name(), None, series);
+    }
+    for (f, series) in resolved.flows.iter().zip(&finished.flows) {
+        rows("flow", &f.name, "", None, series);
+    }
+    for (f, per_path) in resolved.flows.iter().zip(&finished.paths) {
+        if per_path.len() > 1 {
+            for (p, series) in per_path.iter().enumerate() {
+                rows("path", &f.name, "", Some(p), series);
+            }
+        }
+    }
+    write_file("timeseries.csv", &csv)?;
+    Ok(summary)
+}
+
+fn opt(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{}", tidy(x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_quantiles_and_verdict() {
+        let lateness: Vec<u64> = (1..=1000).map(|i| i * 1000).collect(); // 1 µs .. 1 ms
+        let t = timing_json(&lateness, Dur::from_micros(500));
+        assert_eq!(t["packets"], 1000);
+        assert_eq!(t["median_us"], 501.0);
+        assert_eq!(t["p99_us"], 990.0);
+        assert_eq!(t["max_us"], 1000.0);
+        assert_eq!(t["over_budget"], 500);
+        assert_eq!(t["verdict"], "over budget");
+        assert_eq!(timing_json(&lateness, Dur::from_millis(2))["verdict"], "ok");
+        assert_eq!(timing_json(&[], Dur::from_millis(1))["verdict"], "no packets");
+    }
+}

@@ -1,0 +1,248 @@
+//! Launch recipes of the real stacks: what runs on a flow's `from` node (the server, which
+//! sends the data) and on its `to` node (the client, which downloads it), with which
+//! arguments, how readiness is seen and how the result is read back.
+//!
+//! The recipes follow each tool's documented options (iperf3(1), mptcpize(8),
+//! ngtcp2's `gtlsserver`/`gtlsclient --help`, aioquic's API through `multiconn.emu_aioquic`)
+//! and encode each stack's binding rule: an MPTCP listener binds the wildcard address (a
+//! subflow arrives on another address), every other server binds its flow's address.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use multiconn_scenario::resolve::{EmulateSpec, Flow};
+use multiconn_scenario::schema::Transport;
+
+use crate::sandbox::on_path;
+
+/// How a flow's stack is started.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The stack's name.
+    pub stack: String,
+    /// The program on the `from` node, started before the run (none: the client needs no
+    /// server of ours).
+    pub server: Option<Vec<String>>,
+    /// The transport and port the server listens on, to wait for.
+    pub listen: Option<(Transport, u16)>,
+    /// The program on the `to` node, started at the flow's start; the flow ends when it exits.
+    pub client: Vec<String>,
+    /// `ip -batch` lines for the `from` node and the `to` node before anything starts.
+    pub setup: [Vec<String>; 2],
+    /// Where the client writes its report (read back by [`read_app_result`]).
+    pub report: Option<PathBuf>,
+    /// How to read the report.
+    pub report_kind: ReportKind,
+}
+
+/// The format of a client's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    /// iperf3 `-J`: `end.sum_received`.
+    Iperf3,
+    /// `multiconn.emu_aioquic`: `{"bytes", "seconds"}`.
+    Json,
+    /// None: the emulator's own counters and the client's run time.
+    None,
+}
+
+/// A flow's addresses, per path: the `from` node's (server) and the `to` node's (client).
+#[derive(Debug, Clone)]
+pub struct FlowAddresses {
+    /// Per path: (server, client).
+    pub paths: Vec<(Ipv4Addr, Ipv4Addr)>,
+    /// Per path: the TUN's name (the same inside both hosts).
+    pub tuns: Vec<String>,
+}
+
+/// What a recipe is built from beside the flow.
+pub struct Context<'a> {
+    /// The flow's own output folder (reports, logs, keys).
+    pub dir: &'a Path,
+    /// The Python interpreter that has aioquic and multiconn.
+    pub python: &'a str,
+    /// The run's wall-clock length when the flow has no size, seconds.
+    pub duration_s: f64,
+}
+
+/// The payload of a flow without a size: more than any emulated run can move.
+const UNLIMITED_BYTES: u64 = 1 << 40;
+
+/// The recipe of `flow`, or why it cannot run here (a tool not installed, no stack fits).
+pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launch, String> {
+    let spec = flow.emulate.as_ref().ok_or_else(|| {
+        format!("flow \"{}\": no real stack fits a {} {} flow; give it [flow.emulate] client = \"...\" (and server) with your own programs", flow.name, flow.transport.name(), flow.app.name())
+    })?;
+    let (server, client) = (addrs.paths[0].0, addrs.paths[0].1);
+    let cc = flow.connection.as_ref().map(|c| c.cc.name()).unwrap_or("cubic");
+    let size = flow.size;
+    let dir = ctx.dir.display().to_string();
+    let secs = format!("{:.3}", ctx.duration_s.max(1.0));
+    let need = |tool: &str, package: &str| if on_path(tool) { Ok(()) } else { Err(format!("flow \"{}\": stack {} needs `{tool}` ({package})", flow.name, spec.name())) };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let none: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    match spec {
+        EmulateSpec::Stack(stack) if stack == "kernel-tcp" || stack == "kernel-mptcp" => {
+            need("iperf3", "Debian: apt-get install iperf3")?;
+            let mptcp = stack == "kernel-mptcp";
+            if mptcp {
+                need("mptcpize", "Debian: apt-get install mptcpize")?;
+            }
+            let kernel_cc = if cc == "newreno" { "reno" } else { cc };
+            let report = ctx.dir.join("iperf3.json");
+            let mut server_argv = s(&["iperf3", "-s", "-p", "5201", "-1"]);
+            if !mptcp {
+                server_argv.extend(s(&["-B", &server.to_string()]));
+            }
+            let mut client_argv = s(&["iperf3", "-c", &server.to_string(), "-p", "5201", "-R", "-C", kernel_cc, "-J", "--logfile", &report.display().to_string()]);
+            match size {
+                Some(n) => client_argv.extend(s(&["-n", &n.to_string()])),
+                None => client_argv.extend(s(&["-t", &secs])),
+            }
+            let mut setup = none;
+            if mptcp {
+                let limits = "mptcp limits set subflow 8 add_addr_accepted 8".to_string();
+                setup = [vec![limits.clone()], vec![limits]];
+                for (p, (srv, _)) in addrs.paths.iter().enumerate().skip(1) {
+                    setup[0].push(format!("mptcp endpoint add {srv} dev {} signal", addrs.tuns[p]));
+                }
+                server_argv.splice(0..0, s(&["mptcpize", "run"]));
+                client_argv.splice(0..0, s(&["mptcpize", "run"]));
+            }
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Tcp, 5201)), client: client_argv, setup, report: Some(report), report_kind: ReportKind::Iperf3 })
+        }
+        EmulateSpec::Stack(stack) if stack == "ngtcp2" => {
+            need("gtlsserver", "Debian: apt-get install ngtcp2-server")?;
+            need("gtlsclient", "Debian: apt-get install ngtcp2-client")?;
+            let bytes = size.unwrap_or(UNLIMITED_BYTES);
+            let ngtcp2_cc = if cc == "newreno" { "reno" } else { cc };
+            let server_argv = s(&[
+                "gtlsserver", &server.to_string(), "4433", &format!("{dir}/key.pem"), &format!("{dir}/cert.pem"), "-q", "--cc", ngtcp2_cc,
+                &format!("--max-dyn-length={bytes}"), "--qlog-dir", &format!("{dir}/qlog-server"),
+            ]);
+            let client_argv = s(&[
+                "gtlsclient", &server.to_string(), "4433", &format!("https://{server}:4433/{bytes}"), "-q", "--exit-on-all-streams-close",
+                "--cc", ngtcp2_cc, "--qlog-file", &format!("{dir}/client.qlog"),
+            ]);
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none, report: None, report_kind: ReportKind::None })
+        }
+        EmulateSpec::Stack(stack) if stack == "aioquic" => {
+            let bytes = size.unwrap_or(UNLIMITED_BYTES).to_string();
+            let aioquic_cc = if cc == "newreno" { "reno" } else { cc };
+            let report = ctx.dir.join("client.json");
+            let run = |role: &str| s(&[ctx.python, "-m", "multiconn.emu_aioquic", role, "--host", &server.to_string(), "--port", "4433", "--cc", aioquic_cc]);
+            let mut server_argv = run("server");
+            server_argv.extend(s(&["--cert", &format!("{dir}/cert.pem"), "--key", &format!("{dir}/key.pem"), "--qlog-dir", &format!("{dir}/qlog-server")]));
+            let mut client_argv = run("client");
+            client_argv.extend(s(&["--size", &bytes, "--report", &report.display().to_string()]));
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none, report: Some(report), report_kind: ReportKind::Json })
+        }
+        EmulateSpec::Stack(stack) if stack == "tquic" => Err(format!(
+            "flow \"{}\": stack tquic is not wired into this emulator yet; run a multipath QUIC build of your own with [flow.emulate] server = \"...\" and client = \"...\"",
+            flow.name
+        )),
+        EmulateSpec::Stack(stack) => Err(format!("flow \"{}\": stack {stack} is not known to this emulator", flow.name)),
+        EmulateSpec::Command { server: srv, client: cli } => {
+            let mut vars = BTreeMap::new();
+            vars.insert("server_addr".to_string(), server.to_string());
+            vars.insert("client_addr".to_string(), client.to_string());
+            for (p, (a, b)) in addrs.paths.iter().enumerate() {
+                vars.insert(format!("server_addr{p}"), a.to_string());
+                vars.insert(format!("client_addr{p}"), b.to_string());
+            }
+            vars.insert("port".into(), "5201".into());
+            vars.insert("size".into(), size.unwrap_or(UNLIMITED_BYTES).to_string());
+            vars.insert("duration".into(), secs.clone());
+            vars.insert("cc".into(), cc.into());
+            vars.insert("out".into(), dir.clone());
+            let fill = |text: &str, key: &str| fill_placeholders(text, &vars).map_err(|m| format!("flow \"{}\": emulate.{key}: {m}", flow.name));
+            let server_argv = srv.as_deref().map(|t| fill(t, "server")).transpose()?.map(|c| s(&["sh", "-c", &c]));
+            let client_argv = s(&["sh", "-c", &fill(cli, "client")?]);
+            Ok(Launch { stack: "command".into(), server: server_argv, listen: None, client: client_argv, setup: none, report: None, report_kind: ReportKind::None })
+        }
+    }
+}
+
+/// Replaces every `{name}` in `text` with its value; an unknown name is an error that lists
+/// the known ones.
+pub fn fill_placeholders(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            return Err(format!("an unclosed '{{' in \"{text}\""));
+        };
+        let name = &rest[open + 1..open + close];
+        match vars.get(name) {
+            Some(v) => out.push_str(v),
+            None => return Err(format!("unknown placeholder {{{name}}}; known: {}", vars.keys().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", "))),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// What the application itself reported: payload bytes received and the seconds it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AppResult {
+    /// Payload bytes the client received.
+    pub bytes: u64,
+    /// Over how many seconds.
+    pub seconds: f64,
+}
+
+/// Reads a client's report, if its stack writes one.
+pub fn read_app_result(kind: ReportKind, path: &Path) -> Result<Option<AppResult>, String> {
+    if kind == ReportKind::None {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let (bytes, seconds) = match kind {
+        ReportKind::Iperf3 => {
+            if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
+                return Err(format!("{}: iperf3 reported: {e}", path.display()));
+            }
+            let r = &v["end"]["sum_received"];
+            (r["bytes"].as_u64(), r["seconds"].as_f64())
+        }
+        _ => (v["bytes"].as_u64(), v["seconds"].as_f64()),
+    };
+    match (bytes, seconds) {
+        (Some(bytes), Some(seconds)) => Ok(Some(AppResult { bytes, seconds })),
+        _ => Err(format!("{}: no byte count and duration in the report", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_fill_and_unknown_ones_are_named() {
+        let mut vars = BTreeMap::new();
+        vars.insert("server_addr".to_string(), "198.18.0.2".to_string());
+        vars.insert("port".to_string(), "5201".to_string());
+        assert_eq!(fill_placeholders("iperf3 -c {server_addr} -p {port} -R", &vars).unwrap(), "iperf3 -c 198.18.0.2 -p 5201 -R");
+        let e = fill_placeholders("x {nope}", &vars).unwrap_err();
+        assert!(e.contains("{nope}") && e.contains("{server_addr}"), "{e}");
+        assert!(fill_placeholders("x {port", &vars).unwrap_err().contains("unclosed"));
+    }
+
+    #[test]
+    fn iperf3_reports_are_read_and_errors_named() {
+        let dir = std::env::temp_dir().join(format!("mc-emu-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok.json");
+        std::fs::write(&ok, r#"{"end":{"sum_received":{"bytes":1000,"seconds":2.5}}}"#).unwrap();
+        assert_eq!(read_app_result(ReportKind::Iperf3, &ok).unwrap(), Some(AppResult { bytes: 1000, seconds: 2.5 }));
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"error":"unable to connect to server"}"#).unwrap();
+        assert!(read_app_result(ReportKind::Iperf3, &bad).unwrap_err().contains("unable to connect"));
+        assert_eq!(read_app_result(ReportKind::None, &bad).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
