@@ -14,7 +14,14 @@ use multiconn_scenario::{load, Origin};
 
 const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [-q]";
 
-fn parse() -> Result<(PathBuf, Vec<(String, String)>, Options), String> {
+/// What the command line asks for: the scenario, its `--set` overrides, the run's options.
+struct Request {
+    scenario: PathBuf,
+    sets: Vec<(String, String)>,
+    opts: Options,
+}
+
+fn parse() -> Result<Request, String> {
     let mut args = std::env::args().skip(1);
     let mut scenario = None;
     let mut sets = Vec::new();
@@ -47,11 +54,11 @@ fn parse() -> Result<(PathBuf, Vec<(String, String)>, Options), String> {
     }
     let scenario = scenario.ok_or_else(|| USAGE.to_string())?;
     opts.out = out.ok_or_else(|| format!("--out DIR is required\n{USAGE}"))?;
-    Ok((scenario, sets, opts))
+    Ok(Request { scenario, sets, opts })
 }
 
 fn main() -> ExitCode {
-    let (path, sets, opts) = match parse() {
+    let Request { scenario: path, sets, opts } = match parse() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("{e}");

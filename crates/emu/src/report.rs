@@ -52,6 +52,8 @@ pub struct RunFacts {
     pub stopped_by: String,
     /// The lateness budget.
     pub budget: Dur,
+    /// Per host: its node and its network namespace's identity (`net:[inode]`).
+    pub hosts: Vec<(String, String)>,
 }
 
 /// Rounds to nanosecond-ish precision so JSON stays readable.
@@ -174,6 +176,7 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
         "flows": flows,
         "links": links,
         "split_bearers": net.bearer_count(),
+        "hosts": facts.hosts.iter().map(|(node, netns)| json!({"node": node, "netns": netns})).collect::<Vec<_>>(),
         "timing": timing_json(&fabric.lateness_ns, facts.budget),
         "outside_models": {"tun_write_failures": fabric.write_failures, "non_ipv4_packets": fabric.unclassified},
     });

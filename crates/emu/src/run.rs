@@ -127,11 +127,11 @@ struct Client {
 
 /// Runs `scenario` in real time and writes its results to `opts.out`; returns the summary.
 pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value, String> {
+    let resolved = scenario.resolved();
+    check(resolved, opts)?;
     if let Some(why) = sandbox::unavailable() {
         return Err(why);
     }
-    let resolved = scenario.resolved();
-    check(resolved, opts)?;
     let seed = opts.seed.or(resolved.seed).unwrap_or(1);
     let flows = &resolved.flows;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
@@ -152,7 +152,10 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
             }
         }
     }
-    say(&format!("{} hosts: {}", hosts.len(), hosts.keys().cloned().collect::<Vec<_>>().join(", ")));
+    for (node, host) in &hosts {
+        say(&format!("host {node}: {} (PID 1 of its namespace: {})", host.netns_id(), host.init_pid()));
+    }
+    let host_list: Vec<(String, String)> = hosts.iter().map(|(n, h)| (n.clone(), h.netns_id())).collect();
 
     // TUNs: one per flow, path and end.
     let mut tuns: Vec<Tun> = Vec::new();
@@ -181,7 +184,9 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
     for (i, f) in flows.iter().enumerate() {
         let dir = opts.out.join("flows").join(&f.name);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let ctx = Context { dir: &dir, python: &opts.python, duration_s: end_limit.since(f.start).as_secs_f64() };
+        // An unsized flow's client stops a second before the run does, so that it still
+        // writes its own report.
+        let ctx = Context { dir: &dir, python: &opts.python, duration_s: end_limit.since(f.start).as_secs_f64() - 1.0 };
         let launch = stacks::launch(f, &flow_addrs[i], &ctx)?;
         if matches!(launch.listen, Some((Transport::Quic, _))) {
             make_certificate(&dir, flow_addrs[i].paths[0].0)?;
@@ -314,7 +319,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         let _ = f;
     }
     drop(tuns);
-    let facts = RunFacts { scenario: scenario.name().to_string(), seed, end, wall, stopped_by: stopped_by.to_string(), budget: opts.budget };
+    let facts = RunFacts { scenario: scenario.name().to_string(), seed, end, wall, stopped_by: stopped_by.to_string(), budget: opts.budget, hosts: host_list };
     let summary = report::write(&opts.out, scenario, &net, &mut fabric, &outcomes, &facts)?;
     Ok(summary)
 }

@@ -82,6 +82,9 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
     let need = |tool: &str, package: &str| if on_path(tool) { Ok(()) } else { Err(format!("flow \"{}\": stack {} needs `{tool}` ({package})", flow.name, spec.name())) };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let none: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    if matches!(spec, EmulateSpec::Stack(s) if s == "ngtcp2" || s == "aioquic") {
+        std::fs::create_dir_all(ctx.dir.join("qlog-server")).map_err(|e| format!("{}: {e}", ctx.dir.join("qlog-server").display()))?;
+    }
     match spec {
         EmulateSpec::Stack(stack) if stack == "kernel-tcp" || stack == "kernel-mptcp" => {
             need("iperf3", "Debian: apt-get install iperf3")?;

@@ -1,0 +1,384 @@
+//! The emulator against real stacks in real namespaces. Every test needs root, TUN and the
+//! tools it names; where they are missing it says so in one line and passes without running
+//! (CI runs as root with them installed). Runs are serialised: two real-time runs at once on
+//! a small machine would disturb each other's timing, and the clean-up checks compare the
+//! machine's namespaces before and after.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use multiconn_emu::sandbox::{on_path, processes_in_netns, unavailable};
+use multiconn_emu::{emulate, Options};
+use multiconn_scenario::{load, Origin};
+use serde_json::Value;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Why this test cannot run here, if it cannot.
+fn skip(tools: &[&str]) -> Option<String> {
+    if let Some(why) = unavailable() {
+        return Some(why);
+    }
+    tools.iter().find(|t| !on_path(t)).map(|t| format!("`{t}` is not installed"))
+}
+
+macro_rules! need {
+    ($($tool:expr),*) => {
+        if let Some(why) = skip(&[$($tool),*]) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mc-emu-it-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(name: &str, text: &str) -> (Value, PathBuf) {
+    let out = out_dir(name);
+    let origin = Origin { name: format!("{name}.toml"), base_dir: PathBuf::from(".") };
+    let scenario = load(text, &origin, &[]).expect("the test scenario is valid");
+    let opts = Options { out: out.clone(), ..Options::default() };
+    let summary = emulate(&scenario, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (summary, out)
+}
+
+/// No process is left in any of the run's network namespaces (which the kernel then frees:
+/// nothing else holds them).
+fn assert_hosts_gone(summary: &Value) {
+    let hosts = summary["hosts"].as_array().expect("hosts");
+    assert!(!hosts.is_empty());
+    for h in hosts {
+        let id = h["netns"].as_str().expect("netns");
+        assert!(id.starts_with("net:["), "{id}");
+        let left = processes_in_netns(id);
+        assert!(left.is_empty(), "host {}: processes {left:?} remain in {id}", h["node"]);
+    }
+}
+
+fn probe() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/udp_probe.py").display().to_string()
+}
+
+const TCP_20M: &str = r#"
+name = "tcp20"
+[run]
+duration = "20 s"
+seed = 1
+[[link]]
+name = "bottleneck"
+between = ["server", "client"]
+rate = "20 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+[[flow]]
+name = "dl"
+from = "server"
+to = "client"
+transport = "tcp"
+app = "bulk"
+size = "6 MB"
+cc = "cubic"
+"#;
+
+#[test]
+fn kernel_tcp_fills_a_20_mbit_link_and_the_link_delivers_what_the_model_allowed() {
+    need!("iperf3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (s, _) = run("tcp20", TCP_20M);
+    let f = &s["flows"][0];
+    assert_eq!(f["client_exit_code"], 0, "{f}");
+    let app = &f["app"];
+    assert!(app["bytes"].as_u64().unwrap() >= 6_000_000, "{app}");
+    let goodput = app["goodput_mbps"].as_f64().unwrap();
+    // Payload over a 20 Mbit/s link of 1500-byte packets: at most 20 × 1448/1500 = 19.3.
+    assert!((0.9 * 20.0 * 1448.0 / 1500.0..=20.0).contains(&goodput), "goodput {goodput} Mbit/s");
+    // Every byte the link's model delivered was written to the client, nothing else was.
+    let link = &s["links"][0];
+    assert_eq!(link["direction"], "forward");
+    assert_eq!(link["bytes_delivered"], f["ip_bytes_arrived"], "{link} vs {f}");
+    // ...and never more than its rate allows over the run.
+    let capacity = 20e6 / 8.0 * s["emulated_time_s"].as_f64().unwrap();
+    assert!(link["bytes_delivered"].as_f64().unwrap() <= capacity, "{link}");
+    assert_hosts_gone(&s);
+}
+
+#[test]
+fn a_constant_delay_link_adds_its_delay_to_a_measured_rtt() {
+    need!("python3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = format!(
+        r#"
+name = "rtt"
+[run]
+duration = "10 s"
+[[link]]
+name = "wan"
+between = ["server", "client"]
+rate = "1 Gbit/s"
+delay = "25 ms"
+queue = "1000 packets"
+[[flow]]
+name = "ping"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "1 Mbit/s"
+start = "1 s"
+[flow.emulate]
+server = "python3 {probe} server {{server_addr}} 5300"
+client = "python3 {probe} client ping {{server_addr}} 5300 30 {{out}}/rtt.json"
+"#,
+        probe = probe()
+    );
+    let (s, out) = run("rtt", &text);
+    assert_eq!(s["flows"][0]["client_exit_code"], 0);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out.join("flows/ping/rtt.json")).unwrap()).unwrap();
+    let rtts: Vec<f64> = r["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert!(rtts.len() >= 25, "{rtts:?}");
+    let min = rtts.iter().copied().fold(f64::INFINITY, f64::min);
+    // 2 × 25 ms of propagation; serialisation at 1 Gbit/s is microseconds.
+    assert!((min - 50.0).abs() < 1.0, "min RTT {min} ms, expected 50 ± 1");
+    assert_hosts_gone(&s);
+}
+
+fn split_scenario(reordering: bool) -> String {
+    format!(
+        r#"
+name = "split"
+[run]
+duration = "10 s"
+[[link]]
+name = "lte"
+between = ["server", "client"]
+rate = "50 Mbit/s"
+delay = "30 ms"
+queue = "1000 packets"
+[[link]]
+name = "nr"
+between = ["server", "client"]
+rate = "50 Mbit/s"
+delay = "5 ms"
+queue = "1000 packets"
+[[split]]
+name = "dc"
+legs = ["lte", "nr"]
+policy = {{ model = "batch", size = 10, share = 0.5 }}
+reordering = {reordering}
+t_reordering = "200 ms"
+[[flow]]
+name = "seq"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "1 Mbit/s"
+start = "1 s"
+route = ["dc"]
+[flow.emulate]
+server = "python3 {probe} server {{server_addr}} 5300"
+client = "python3 {probe} client seq {{server_addr}} 5300 400 {{out}}/seq.json"
+"#,
+        probe = probe()
+    )
+}
+
+#[test]
+fn a_pdcp_split_delivers_in_order_with_reordering_and_out_of_order_without() {
+    need!("python3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = Vec::new();
+    for reordering in [true, false] {
+        let (s, out) = run(&format!("split-{reordering}"), &split_scenario(reordering));
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(out.join("flows/seq/seq.json")).unwrap()).unwrap();
+        assert_eq!(r["received"], 400, "reordering {reordering}: {r}");
+        seen.push(r["out_of_order"].as_u64().unwrap());
+        assert_hosts_gone(&s);
+    }
+    // Batches of 10 alternate between a 30 ms and a 5 ms leg: without reordering, later
+    // batches overtake earlier ones at the receiver.
+    assert_eq!(seen[0], 0, "with reordering: {} datagrams out of order", seen[0]);
+    assert!(seen[1] >= 50, "without reordering only {} datagrams out of order", seen[1]);
+}
+
+#[test]
+fn kernel_mptcp_uses_both_paths_and_moves_to_the_other_when_one_goes_down() {
+    need!("iperf3", "mptcpize");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = r#"
+name = "mptcp"
+[run]
+duration = "10 s"
+bin = "1 s"
+[[link]]
+name = "a"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+[[link]]
+name = "b"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "20 ms"
+queue = "100 packets"
+down = [["4 s", "10 s"]]
+[[flow]]
+name = "dl"
+from = "server"
+to = "client"
+transport = "tcp"
+app = "bulk"
+profile = "linux-mptcp-5.15"
+paths = [["a"], ["b"]]
+"#;
+    let (s, out) = run("mptcp", text);
+    let csv = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    // Per path, per 1 s bin: Mbit/s.
+    let mut per_path = [[0.0f64; 10]; 2];
+    for line in csv.lines().skip(1) {
+        let c: Vec<&str> = line.split(',').collect();
+        if c[1] != "path" {
+            continue;
+        }
+        let (t, p, mbps) = (c[0].parse::<f64>().unwrap() as usize, c[4].parse::<usize>().unwrap(), c[6].parse::<f64>().unwrap());
+        if t < 10 {
+            per_path[p][t] = mbps;
+        }
+    }
+    let mean = |p: usize, r: std::ops::Range<usize>| per_path[p][r.clone()].iter().sum::<f64>() / r.len() as f64;
+    assert!(mean(0, 1..4) > 5.0 && mean(1, 1..4) > 5.0, "both paths carry data before the outage: {per_path:?}");
+    assert!(mean(1, 5..9) < 0.01, "path b is down: {per_path:?}");
+    assert!(mean(0, 5..9) > 8.0, "path a keeps the transfer going at its rate: {per_path:?}");
+    assert_hosts_gone(&s);
+}
+
+#[test]
+fn a_failing_client_ends_the_run_with_its_exit_code_and_leaves_nothing() {
+    need!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = r#"
+name = "fails"
+[run]
+duration = "30 s"
+[[link]]
+name = "l"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "5 ms"
+queue = "100 packets"
+[[flow]]
+name = "broken"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "1 Mbit/s"
+[flow.emulate]
+server = "sleep 1000"
+client = "echo failing on purpose >&2; exit 3"
+"#;
+    let started = Instant::now();
+    let (s, _) = run("fails", text);
+    assert_eq!(s["flows"][0]["client_exit_code"], 3);
+    assert_eq!(s["stopped_by"], "all clients exited");
+    assert!(started.elapsed() < Duration::from_secs(20), "the run did not wait for its 30 s");
+    assert_hosts_gone(&s);
+}
+
+#[test]
+fn kill_9_of_the_emulator_leaves_no_namespace_or_process() {
+    need!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("kill9");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("long.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+name = "long"
+[run]
+duration = "60 s"
+[[link]]
+name = "l"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "5 ms"
+queue = "100 packets"
+[[flow]]
+name = "idle"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "1 Mbit/s"
+[flow.emulate]
+server = "sleep 1000"
+client = "sleep 1000"
+"#,
+    )
+    .unwrap();
+    let mut emu = Command::new(env!("CARGO_BIN_EXE_multiconn-emu"))
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the hosts' namespaces from the progress lines until both servers run.
+    let mut err = std::io::BufReader::new(emu.stderr.take().unwrap());
+    let mut netns = Vec::new();
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0 {
+        if let Some(id) = line.split_whitespace().find(|w| w.starts_with("net:[")) {
+            netns.push(id.to_string());
+        }
+        if line.contains("servers ready") {
+            break;
+        }
+        line.clear();
+    }
+    assert_eq!(netns.len(), 2, "two hosts announced");
+    std::thread::sleep(Duration::from_millis(300));
+    for id in &netns {
+        assert!(!processes_in_netns(id).is_empty(), "host {id} runs before the kill");
+    }
+    emu.kill().unwrap(); // SIGKILL
+    emu.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<i32> = netns.iter().flat_map(|id| processes_in_netns(id)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "processes {left:?} outlived the emulator");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_link_faster_than_the_emulator_keeps_up_with_is_refused() {
+    let text = TCP_20M.replace("20 Mbit/s", "5 Gbit/s");
+    let origin = Origin { name: "fast.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).unwrap();
+    let e = emulate(&scenario, &Options { out: out_dir("fast"), ..Options::default() }).unwrap_err();
+    assert!(e.contains("bottleneck") && e.contains("5000 Mbit/s") && e.contains("--max-rate"), "{e}");
+}
+
+#[test]
+fn a_flow_no_stack_fits_is_refused_with_a_hint() {
+    let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"udp\"").replace("size = \"6 MB\"\ncc = \"cubic\"", "size = \"6 MB\"");
+    let origin = Origin { name: "udp.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).unwrap();
+    if unavailable().is_some() {
+        return; // refused earlier, for want of root
+    }
+    let e = emulate(&scenario, &Options { out: out_dir("udp"), ..Options::default() }).unwrap_err();
+    assert!(e.contains("flow \"dl\"") && e.contains("[flow.emulate]"), "{e}");
+}
