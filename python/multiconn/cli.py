@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import (BackendError, DriveTableError, RunFolderError, RunStalled, StoreError,
+from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, RunFolderError, RunStalled, StoreError,
                      SweepError)
 from .source import ScenarioFileError, parse_set_option
 from .sweep.commands import add_commands
@@ -82,6 +82,19 @@ timeseries.csv (and messages.csv).
 The same scenario and seed always give the same files (apart from wall_time_s). A short
 summary table is printed afterwards, and runs longer than about a second show a progress bar.
 """
+EMULATE_DESCRIPTION = """\
+Run a scenario in real time: its links, PDCP splits and cells are the simulator's own models,
+driven by the clock, between network namespaces where real stacks run — kernel TCP (iperf3),
+kernel MPTCP (mptcpize iperf3), ngtcp2, aioquic, or your own programs ([flow.emulate]).
+Needs root. Writes summary.json (what each application and the emulator measured, and how
+late packets left versus the model), timeseries.parquet and .csv, scenario.json and, per
+flow, flows/<name>/ with the programs' logs, reports and qlogs. Nothing outside the
+namespaces it creates is touched; everything is removed on exit, Ctrl-C or kill -9."""
+
+EMULATE_EXAMPLE = """\
+example:
+  sudo .venv/bin/multiconn emulate examples/scenarios/emu_dc_quic.toml --out out/emu"""
+
 RUN_EXAMPLE = """\
 example:
   multiconn run examples/scenarios/bulk.toml --out out/bulk --seed 7 \\
@@ -180,6 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true",
                      help="print the summary as JSON instead of the table")
     run.set_defaults(handler=cmd_run)
+
+    emu = commands.add_parser("emulate", help="run a scenario in real time with real stacks (root)",
+                              description=EMULATE_DESCRIPTION, epilog=EMULATE_EXAMPLE,
+                              formatter_class=fmt)
+    emu.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    emu.add_argument("--out", required=True, metavar="DIR",
+                     help="folder for the result files (created if missing)")
+    emu.add_argument("--seed", type=_seed, metavar="N",
+                     help="seed of the models' random streams (overrides run.seed; default 1)")
+    _add_set(emu)
+    emu.add_argument("--time-limit", type=float, metavar="SECONDS",
+                     help="longest run when the scenario has no run.duration (default 600)")
+    emu.add_argument("--budget-us", type=float, metavar="N",
+                     help="lateness budget: a run whose p99 is later is flagged (default 1000)")
+    emu.add_argument("--max-rate-mbps", type=float, metavar="N",
+                     help="refuse links faster than this (default 1000)")
+    emu.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    emu.add_argument("--json", action="store_true", help="print the summary as JSON")
+    emu.set_defaults(handler=cmd_emulate)
 
     validate = commands.add_parser("validate", help="check a scenario without running it",
                                    description=VALIDATE_DESCRIPTION, epilog=VALIDATE_EXAMPLE,
@@ -363,6 +395,23 @@ def cmd_plot(args: argparse.Namespace) -> int:
     elif not args.quiet:
         for f in figures:
             print(f"{f.files[0]}  {f.title}")
+    return EXIT_OK
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from .emulate import emulate, summary_lines
+
+    summary = emulate(_scenario_path(args.scenario), args.out, overrides=args.overrides,
+                      seed=args.seed, time_limit=args.time_limit, budget_us=args.budget_us,
+                      max_rate_mbps=args.max_rate_mbps, quiet=args.quiet)
+    if args.json:
+        from .result import json_text
+
+        sys.stdout.write(json_text(summary))
+        return EXIT_OK
+    for line in summary_lines(summary):
+        print(line)
+    print(f"results: {args.out}/summary.json, timeseries.parquet, flows/<name>/ (logs, reports, qlogs)")
     return EXIT_OK
 
 
@@ -795,9 +844,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
-            BackendError, RunFolderError, DriveTableError) as exc:
+            BackendError, RunFolderError, DriveTableError, EmulationError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
+    except EmulationFailed as exc:
+        _error(str(exc))
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -44,3 +44,13 @@ class RunFolderError(OSError):
 
 
 __all__ = ["BackendError", "CaseError", "DriveTableError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]
+
+
+class EmulationError(ValueError):
+    """The scenario or this machine cannot be emulated (not root, no TUN, a tool missing, a
+    link too fast, a flow no stack fits); the message is the emulator's one line."""
+
+
+class EmulationFailed(RuntimeError):
+    """An emulated run failed (a server that never listened, a device that could not be
+    made); the message is the emulator's one line."""

@@ -22,4 +22,4 @@ pub mod stacks;
 pub mod sys;
 pub mod tun;
 
-pub use run::{emulate, Options};
+pub use run::{emulate, EmuError, Options};

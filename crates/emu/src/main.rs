@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use multiconn_core::Dur;
-use multiconn_emu::{emulate, Options};
+use multiconn_emu::{emulate, EmuError, Options};
 use multiconn_scenario::{load, Origin};
 
 const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [-q]";
@@ -61,14 +61,14 @@ fn main() -> ExitCode {
     let Request { scenario: path, sets, opts } = match parse() {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("{}: {e}", path.display());
+            eprintln!("error: {}: {e}", path.display());
             return ExitCode::from(2);
         }
     };
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
     let scenario = match load(&text, &origin, &sets) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -93,12 +93,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("emulate: {e}");
-            if multiconn_emu::sandbox::unavailable().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            eprintln!("error: {e}");
+            ExitCode::from(if matches!(e, EmuError::Refused(_)) { 2 } else { 1 })
         }
     }
 }

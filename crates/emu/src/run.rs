@@ -118,6 +118,37 @@ fn check(resolved: &Resolved, opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a run did not happen or did not finish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmuError {
+    /// The scenario or this machine cannot be emulated (bad input: not root, no TUN, a tool
+    /// missing, a link too fast, a flow no stack fits).
+    Refused(String),
+    /// The run failed on the way (a server that never listened, a device not made).
+    Failed(String),
+}
+
+impl std::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuError::Refused(m) | EmuError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for EmuError {
+    fn from(m: String) -> EmuError {
+        EmuError::Failed(m)
+    }
+}
+
+impl EmuError {
+    /// Whether `self`'s message contains `needle` (for tests).
+    pub fn contains(&self, needle: &str) -> bool {
+        self.to_string().contains(needle)
+    }
+}
+
 /// A started client.
 struct Client {
     child: Child,
@@ -126,11 +157,11 @@ struct Client {
 }
 
 /// Runs `scenario` in real time and writes its results to `opts.out`; returns the summary.
-pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value, String> {
+pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value, EmuError> {
     let resolved = scenario.resolved();
-    check(resolved, opts)?;
+    check(resolved, opts).map_err(EmuError::Refused)?;
     if let Some(why) = sandbox::unavailable() {
-        return Err(why);
+        return Err(EmuError::Refused(why));
     }
     let seed = opts.seed.or(resolved.seed).unwrap_or(1);
     let flows = &resolved.flows;
@@ -187,7 +218,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         // An unsized flow's client stops a second before the run does, so that it still
         // writes its own report.
         let ctx = Context { dir: &dir, python: &opts.python, duration_s: end_limit.since(f.start).as_secs_f64() - 1.0 };
-        let launch = stacks::launch(f, &flow_addrs[i], &ctx)?;
+        let launch = stacks::launch(f, &flow_addrs[i], &ctx).map_err(EmuError::Refused)?;
         if matches!(launch.listen, Some((Transport::Quic, _))) {
             make_certificate(&dir, flow_addrs[i].paths[0].0)?;
         }
@@ -284,7 +315,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
                         fabric.inject(&mut net, token as usize, &buf[..n], at);
                     }
                     Ok(None) => break,
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(EmuError::Failed(e.to_string())),
                 }
             }
         }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use multiconn_emu::sandbox::{on_path, processes_in_netns, unavailable};
-use multiconn_emu::{emulate, Options};
+use multiconn_emu::{emulate, EmuError, Options};
 use multiconn_scenario::{load, Origin};
 use serde_json::Value;
 
@@ -368,6 +368,7 @@ fn a_link_faster_than_the_emulator_keeps_up_with_is_refused() {
     let origin = Origin { name: "fast.toml".into(), base_dir: PathBuf::from(".") };
     let scenario = load(&text, &origin, &[]).unwrap();
     let e = emulate(&scenario, &Options { out: out_dir("fast"), ..Options::default() }).unwrap_err();
+    assert!(matches!(e, EmuError::Refused(_)), "{e}");
     assert!(e.contains("bottleneck") && e.contains("5000 Mbit/s") && e.contains("--max-rate"), "{e}");
 }
 
@@ -380,5 +381,6 @@ fn a_flow_no_stack_fits_is_refused_with_a_hint() {
         return; // refused earlier, for want of root
     }
     let e = emulate(&scenario, &Options { out: out_dir("udp"), ..Options::default() }).unwrap_err();
+    assert!(matches!(e, EmuError::Refused(_)), "{e}");
     assert!(e.contains("flow \"dl\"") && e.contains("[flow.emulate]"), "{e}");
 }

@@ -1,0 +1,110 @@
+"""`multiconn emulate`: run a scenario in real time with real stacks (docs/emulator.md).
+
+The work is done by the `multiconn-emu` program (crate `crates/emu`), which `make setup`
+builds and installs beside this package's interpreter; this module finds it, passes the
+interpreter (for the aioquic stack), turns its ``timeseries.csv`` into
+``timeseries.parquet`` like ``multiconn run`` writes, and prints a short table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .errors import EmulationError, EmulationFailed
+
+PROGRAM = "multiconn-emu"
+
+
+def find_program() -> str:
+    """The path of `multiconn-emu`: $MULTICONN_EMU, beside this interpreter, or on PATH."""
+    explicit = os.environ.get("MULTICONN_EMU")
+    if explicit:
+        if not Path(explicit).is_file():
+            raise EmulationError(f"MULTICONN_EMU={explicit}: no such file")
+        return explicit
+    beside = Path(sys.executable).parent / PROGRAM
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which(PROGRAM)
+    if found:
+        return found
+    raise EmulationError(f"{PROGRAM} is not installed: run `make setup` (it builds crates/emu and installs "
+                   f"the program into the virtualenv), or set MULTICONN_EMU to its path")
+
+
+def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tuple[str, str]] = (),
+            seed: int | None = None, time_limit: float | None = None, budget_us: float | None = None,
+            max_rate_mbps: float | None = None, quiet: bool = False) -> dict:
+    """Runs `scenario` in the emulator, writes its files into `out`, returns the summary.
+
+    Raises EmulationError with the emulator's one-line reason when the scenario or this
+    machine cannot be emulated (not root, no TUN, a tool missing, a link too fast),
+    EmulationFailed when a run fails.
+    """
+    argv = [find_program(), str(scenario), "--out", str(out), "--python", sys.executable]
+    for key, value in overrides:
+        argv += ["--set", f"{key}={value}"]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if time_limit is not None:
+        argv += ["--time-limit", str(time_limit)]
+    if budget_us is not None:
+        argv += ["--budget-us", str(budget_us)]
+    if max_rate_mbps is not None:
+        argv += ["--max-rate-mbps", str(max_rate_mbps)]
+    if quiet:
+        argv.append("-q")
+    # Progress lines and warnings pass through as they come; an "error: " line is the reason
+    # of a refusal or failure, raised instead.
+    error = ""
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("error: "):
+                error = line.removeprefix("error: ").strip()
+            elif not quiet or line.startswith("warning: "):
+                sys.stderr.write(line)
+    message = error or f"{PROGRAM} failed with exit code {proc.returncode}"
+    if proc.returncode == 2:
+        raise EmulationError(message)
+    if proc.returncode != 0:
+        raise EmulationFailed(message)
+    out_dir = Path(out)
+    _write_parquet(out_dir / "timeseries.csv", out_dir / "timeseries.parquet")
+    return json.loads((out_dir / "summary.json").read_text())
+
+
+def _write_parquet(csv: Path, parquet: Path) -> None:
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    table = pacsv.read_csv(csv, convert_options=pacsv.ConvertOptions(
+        column_types={"name": "string", "direction": "string", "kind": "string"},
+        strings_can_be_null=False))
+    pq.write_table(table, parquet)
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """What the terminal shows after a run: per flow its stack and goodput, then timing."""
+    lines = []
+    for f in summary["flows"]:
+        app = f.get("app") or {}
+        goodput = app.get("goodput_mbps")
+        measured = (f"{goodput:.2f} Mbit/s (application)" if goodput is not None
+                    else f"{f['ip_goodput_mbps']:.2f} Mbit/s (IP, emulator)")
+        done = f"done in {f['completion_s']:.2f} s" if f.get("completion_s") is not None else "not finished"
+        code = f.get("client_exit_code")
+        status = "" if code in (0, None) else f", client exit code {code}"
+        lines.append(f"{f['name']}: {f['stack']}, {measured}, {done}{status}")
+    t = summary["timing"]
+    if t["packets"]:
+        lines.append(f"timing: {t['packets']} packets, late by {t['median_us']:.0f} µs median, "
+                     f"{t['p99_us']:.0f} µs p99, {t['max_us']:.0f} µs max (budget {t['budget_us']:.0f} µs): "
+                     f"{t['verdict']}")
+    return lines
