@@ -11,7 +11,7 @@ SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
 	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: setup test test-rust test-python test-stubs demo bench clean-venv
+.PHONY: emu-tools setup test test-rust test-python test-stubs demo bench clean-venv
 
 setup: $(STAMP)
 
@@ -23,8 +23,26 @@ $(VENV)/bin/activate:
 $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	$(VPY) -m pip install --quiet -r requirements.lock
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	cargo build --release --quiet -p multiconn-emu
+	cp target/release/multiconn-emu $(VENV)/bin/multiconn-emu
+	@$(MAKE) --no-print-directory emu-tools
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
 	touch $@
+
+# The real stacks the emulator starts (Debian packages), installed when running as root on a
+# machine with apt; elsewhere a note says what is missing (their tests then skip).
+EMU_PACKAGES := iperf3 ngtcp2-client ngtcp2-server mptcpize openssl iproute2 util-linux
+emu-tools:
+	@if command -v iperf3 >/dev/null && command -v gtlsserver >/dev/null && command -v mptcpize >/dev/null; then \
+	  echo "emulator stacks: installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  timeout 900 apt-get install -y -q --no-install-recommends $(EMU_PACKAGES) >/dev/null 2>&1 || \
+	  { timeout 300 apt-get update -q >/dev/null 2>&1; timeout 900 apt-get install -y -q --no-install-recommends $(EMU_PACKAGES) >/dev/null; } || \
+	  echo "note: could not install $(EMU_PACKAGES) with apt-get; the emulator's tests that need them will skip"; \
+	else \
+	  echo "note: the emulator's stacks need root to install: sudo apt-get install $(EMU_PACKAGES)"; \
+	fi
 
 test: setup test-rust test-python test-stubs
 
@@ -50,6 +68,7 @@ bench: setup
 	$(VPY) bench/bench_sweep.py
 	$(VPY) bench/bench_dc.py
 	$(VPY) bench/bench_downloads.py
+	$(VPY) bench/bench_emu.py
 
 clean-venv:
 	rm -rf $(VENV)

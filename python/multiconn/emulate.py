@@ -40,7 +40,7 @@ def find_program() -> str:
 
 def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tuple[str, str]] = (),
             seed: int | None = None, time_limit: float | None = None, budget_us: float | None = None,
-            max_rate_mbps: float | None = None, quiet: bool = False) -> dict:
+            max_rate_mbps: float | None = None, realtime: bool = False, quiet: bool = False) -> dict:
     """Runs `scenario` in the emulator, writes its files into `out`, returns the summary.
 
     Raises EmulationError with the emulator's one-line reason when the scenario or this
@@ -58,6 +58,8 @@ def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tupl
         argv += ["--budget-us", str(budget_us)]
     if max_rate_mbps is not None:
         argv += ["--max-rate-mbps", str(max_rate_mbps)]
+    if realtime:
+        argv.append("--realtime")
     if quiet:
         argv.append("-q")
     # Progress lines and warnings pass through as they come; an "error: " line is the reason

@@ -1,5 +1,5 @@
 //! `multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH]
-//! [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [-q]`: one emulated run.
+//! [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [-q]`: one emulated run.
 //!
 //! `multiconn emulate` (the Python CLI) runs this program; it exits 0 after a run, 2 on bad
 //! input or when this machine cannot emulate (with one line saying why), 1 when a run fails.
@@ -12,7 +12,7 @@ use multiconn_core::Dur;
 use multiconn_emu::{emulate, EmuError, Options};
 use multiconn_scenario::{load, Origin};
 
-const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [-q]";
+const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [-q]";
 
 /// What the command line asks for: the scenario, its `--set` overrides, the run's options.
 struct Request {
@@ -46,6 +46,7 @@ fn parse() -> Result<Request, String> {
             "--budget-us" => opts.budget = Dur::from_secs_f64(number("--budget-us", value("--budget-us")?)? / 1e6),
             "--max-rate-mbps" => opts.max_rate_bps = number("--max-rate-mbps", value("--max-rate-mbps")?)? * 1e6,
             "-q" | "--quiet" => opts.progress = false,
+            "--realtime" => opts.realtime = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option {s}\n{USAGE}")),
             s if scenario.is_none() => scenario = Some(PathBuf::from(s)),

@@ -45,6 +45,9 @@ pub struct Options {
     pub max_rate_bps: f64,
     /// Print progress lines.
     pub progress: bool,
+    /// Run the emulator's loop under `SCHED_FIFO` (priority 50), so that busy programs on
+    /// the same cores delay its wake-ups less.
+    pub realtime: bool,
 }
 
 impl Default for Options {
@@ -57,6 +60,7 @@ impl Default for Options {
             budget: Dur::from_millis(1),
             max_rate_bps: 1e9,
             progress: false,
+            realtime: false,
         }
     }
 }
@@ -248,6 +252,9 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
 
     // The network, on the wall clock.
     sys::tight_timer_slack();
+    if opts.realtime {
+        sys::realtime(50).map_err(|e| EmuError::Failed(format!("--realtime: {e}")))?;
+    }
     catch_stop_signals();
     let mut net = Network::new(&resolved.network_spec(), seed);
     let paths: Vec<usize> = flows.iter().map(|f| f.path_count()).collect();

@@ -32,6 +32,16 @@ pub fn tight_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
 }
 
+/// Runs this thread under `SCHED_FIFO` at `priority` (1-99), with `SCHED_RESET_ON_FORK` so
+/// that the programs it starts run under the normal policy. The kernel's real-time
+/// throttling stays as the host has it.
+pub fn realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` is valid for the call; 0 is this thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) }, "sched_setscheduler(SCHED_FIFO)")?;
+    Ok(())
+}
+
 /// A `timerfd` on `CLOCK_MONOTONIC`, armed with absolute deadlines.
 pub struct TimerFd {
     fd: OwnedFd,
