@@ -1,0 +1,139 @@
+"""`multiconn emulate` and `[flow.emulate]`: refusals are one line with exit code 2, the
+terminal lines say what was measured, and (as root, with the stacks installed) a real aioquic
+download through an emulated link writes the run's files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from multiconn.emulate import summary_lines
+
+
+def assert_one_error_line(stderr: str, *words: str) -> None:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("multiconn: error: "), lines[0]
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+
+LINK = """
+name = "emu"
+[run]
+duration = "20 s"
+[[link]]
+name = "bottleneck"
+between = ["server", "client"]
+rate = "20 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+"""
+
+QUIC_FLOW = """
+[[flow]]
+name = "dl"
+from = "server"
+to = "client"
+transport = "quic"
+app = "bulk"
+size = "4 MB"
+profile = "aioquic"
+"""
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("section, words", [
+    ('stack = "quiche"', ["flow.dl.emulate.stack", "quiche", "kernel-tcp", "ngtcp2"]),
+    ('stack = "kernel-tcp"', ["flow.dl.emulate.stack", "kernel-tcp", "quic flow"]),
+    ('stack = "ngtcp2"\nclient = "true"', ["flow.dl.emulate.client", "stack = \"command\""]),
+    ('server = "sleep 100"', ["flow.dl.emulate.client", "needs a client command"]),
+    ('stack = "aioquic"\nport = 1', ["port"]),
+])
+def test_a_bad_emulate_section_is_one_line_at_validation(section: str, words: list[str], tmp_path: Path,
+                                                         cli) -> None:
+    (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW + "[flow.emulate]\n" + section + "\n")
+    proc = cli("validate", "s.toml", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_error_line(proc.stderr, *words)
+
+
+@pytest.mark.native
+def test_the_simulator_runs_a_scenario_with_an_emulate_section(tmp_path: Path, cli) -> None:
+    (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW + '[flow.emulate]\nstack = "aioquic"\n')
+    proc = cli("run", "s.toml", "--out", tmp_path / "out", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["flows"][0]["bytes_delivered"] == 4_000_000
+
+
+@pytest.mark.native
+def test_a_link_too_fast_to_emulate_is_refused_before_anything_starts(tmp_path: Path, cli) -> None:
+    (tmp_path / "s.toml").write_text(LINK.replace("20 Mbit/s", "4 Gbit/s") + QUIC_FLOW)
+    out = tmp_path / "out"
+    proc = cli("emulate", "s.toml", "--out", out, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_error_line(proc.stderr, "bottleneck", "4000 Mbit/s", "--max-rate")
+    assert not (out / "summary.json").exists()
+
+
+def test_the_terminal_lines_say_what_each_side_measured() -> None:
+    summary = {
+        "flows": [
+            {"name": "a", "stack": "ngtcp2", "app": None, "ip_goodput_mbps": 18.234, "completion_s": 4.5,
+             "client_exit_code": 0},
+            {"name": "b", "stack": "kernel-tcp", "app": {"goodput_mbps": 9.5}, "ip_goodput_mbps": 9.9,
+             "completion_s": None, "client_exit_code": 1},
+        ],
+        "timing": {"packets": 10, "median_us": 40.2, "p99_us": 900.0, "max_us": 2000.0, "budget_us": 1000.0,
+                   "verdict": "ok"},
+    }
+    lines = summary_lines(summary)
+    assert lines[0] == "a: ngtcp2, 18.23 Mbit/s (IP, emulator), done in 4.50 s"
+    assert lines[1] == "b: kernel-tcp, 9.50 Mbit/s (application), not finished, client exit code 1"
+    assert lines[2].startswith("timing: 10 packets, late by 40 µs median, 900 µs p99") and lines[2].endswith(": ok")
+
+
+def _cannot_emulate() -> str | None:
+    if os.geteuid() != 0:
+        return "the emulator needs root"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun"
+    for tool in ("unshare", "nsenter", "ip", "openssl"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    try:
+        import aioquic  # noqa: F401
+    except ImportError:
+        return "aioquic is not installed"
+    return None
+
+
+@pytest.mark.native
+@pytest.mark.slow
+@pytest.mark.skipif(_cannot_emulate() is not None, reason=str(_cannot_emulate()))
+def test_an_aioquic_download_through_an_emulated_link(tmp_path: Path, cli) -> None:
+    import pyarrow.parquet as pq
+
+    (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW)
+    out = tmp_path / "out"
+    proc = cli("emulate", "s.toml", "--out", out, "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    f = s["flows"][0]
+    assert f["stack"] == "aioquic" and f["client_exit_code"] == 0, f
+    assert f["app"]["bytes"] == 4_000_000
+    # aioquic is CPU-bound in Python, yet 20 Mbit/s is well within its reach; 1200-byte
+    # datagrams carry about 1150 bytes of stream data each.
+    assert 0.7 * 20 * 1150 / 1200 <= f["app"]["goodput_mbps"] <= 20, f["app"]
+    forward = next(link for link in s["links"] if link["direction"] == "forward")
+    assert forward["bytes_delivered"] == f["ip_bytes_arrived"]
+    table = pq.read_table(out / "timeseries.parquet")
+    assert {"time_s", "kind", "name", "bytes_delivered", "throughput_mbps"} <= set(table.column_names)
+    assert table.num_rows == len((out / "timeseries.csv").read_text().splitlines()) - 1
+    assert (out / "flows" / "dl" / "client.json").exists()
+    assert proc.stdout.startswith("dl: aioquic, ")
