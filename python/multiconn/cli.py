@@ -93,7 +93,7 @@ namespaces it creates is touched; everything is removed on exit, Ctrl-C or kill 
 
 EMULATE_EXAMPLE = """\
 example:
-  sudo .venv/bin/multiconn emulate examples/scenarios/emu_dc_quic.toml --out out/emu"""
+  sudo .venv/bin/multiconn emulate examples/scenarios/emu_tcp_quic.toml --out out/emu"""
 
 RUN_EXAMPLE = """\
 example:
