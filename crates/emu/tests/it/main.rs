@@ -5,7 +5,7 @@
 //! machine's namespaces before and after.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -292,12 +292,10 @@ client = "echo failing on purpose >&2; exit 3"
     assert_hosts_gone(&s);
 }
 
-#[test]
-fn kill_9_of_the_emulator_leaves_no_namespace_or_process() {
-    need!();
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = out_dir("kill9");
-    std::fs::create_dir_all(&dir).unwrap();
+/// Starts `multiconn-emu` on a 60 s scenario of idle programs in `dir`; returns it once both
+/// hosts' servers run, with the hosts' network namespaces.
+fn start_long_run(dir: &Path) -> (std::process::Child, Vec<String>) {
+    std::fs::create_dir_all(dir).unwrap();
     let scenario = dir.join("long.toml");
     std::fs::write(
         &scenario,
@@ -324,31 +322,39 @@ client = "sleep 1000"
 "#,
     )
     .unwrap();
-    let mut emu = Command::new(env!("CARGO_BIN_EXE_multiconn-emu"))
+    // Progress goes to a file (a pipe closed by the test would break the emulator's writes).
+    let log = dir.join("emu.log");
+    let emu = Command::new(env!("CARGO_BIN_EXE_multiconn-emu"))
         .arg(&scenario)
         .arg("--out")
         .arg(dir.join("out"))
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    // Read the hosts' namespaces from the progress lines until both servers run.
-    let mut err = std::io::BufReader::new(emu.stderr.take().unwrap());
-    let mut netns = Vec::new();
-    let mut line = String::new();
-    while std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0 {
-        if let Some(id) = line.split_whitespace().find(|w| w.starts_with("net:[")) {
-            netns.push(id.to_string());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("servers ready") {
+            break text;
         }
-        if line.contains("servers ready") {
-            break;
-        }
-        line.clear();
-    }
+        assert!(Instant::now() < deadline, "the servers did not start: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let netns: Vec<String> = text.split_whitespace().filter(|w| w.starts_with("net:[")).map(String::from).collect();
     assert_eq!(netns.len(), 2, "two hosts announced");
     std::thread::sleep(Duration::from_millis(300));
     for id in &netns {
         assert!(!processes_in_netns(id).is_empty(), "host {id} runs before the kill");
     }
+    (emu, netns)
+}
+
+#[test]
+fn kill_9_of_the_emulator_leaves_no_namespace_or_process() {
+    need!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("kill9");
+    let (mut emu, netns) = start_long_run(&dir);
     emu.kill().unwrap(); // SIGKILL
     emu.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -383,4 +389,22 @@ fn a_flow_no_stack_fits_is_refused_with_a_hint() {
     let e = emulate(&scenario, &Options { out: out_dir("udp"), ..Options::default() }).unwrap_err();
     assert!(matches!(e, EmuError::Refused(_)), "{e}");
     assert!(e.contains("flow \"dl\"") && e.contains("[flow.emulate]"), "{e}");
+}
+
+#[test]
+fn ctrl_c_stops_the_programs_writes_the_results_and_leaves_nothing() {
+    need!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("sigint");
+    let (mut emu, netns) = start_long_run(&dir);
+    // SAFETY: plain syscall on the child we started.
+    unsafe { libc::kill(emu.id() as i32, libc::SIGINT) };
+    let status = emu.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(s["stopped_by"], "interrupted");
+    assert!(s["emulated_time_s"].as_f64().unwrap() < 30.0);
+    for id in &netns {
+        assert!(processes_in_netns(id).is_empty(), "processes remain in {id}");
+    }
 }
