@@ -103,7 +103,7 @@ def main() -> None:
                 return
             f = s["flows"][0]
             t = s["timing"]
-            goodput = (f.get("app") or {}).get("goodput_mbps")
+            goodput = (f.get("app_report") or {}).get("goodput_mbps")
             rows.append({"path": kind, "realtime": realtime, "rate_mbps": rate, "goodput_mbps": goodput,
                          "median_us": t["median_us"], "p99_us": t["p99_us"], "max_us": t["max_us"],
                          "packets": t["packets"],

@@ -40,7 +40,8 @@ def find_program() -> str:
 
 def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tuple[str, str]] = (),
             seed: int | None = None, time_limit: float | None = None, budget_us: float | None = None,
-            max_rate_mbps: float | None = None, realtime: bool = False, quiet: bool = False) -> dict:
+            max_rate_mbps: float | None = None, realtime: bool = False, quiet: bool = False,
+            base_dir: str | os.PathLike[str] | None = None) -> dict:
     """Runs `scenario` in the emulator, writes its files into `out`, returns the summary.
 
     Raises EmulationError with the emulator's one-line reason when the scenario or this
@@ -60,6 +61,8 @@ def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tupl
         argv += ["--max-rate-mbps", str(max_rate_mbps)]
     if realtime:
         argv.append("--realtime")
+    if base_dir is not None:
+        argv += ["--base-dir", str(base_dir)]
     if quiet:
         argv.append("-q")
     # Progress lines and warnings pass through as they come; an "error: " line is the reason
@@ -96,9 +99,9 @@ def summary_lines(summary: dict) -> list[str]:
     """What the terminal shows after a run: per flow its stack and goodput, then timing."""
     lines = []
     for f in summary["flows"]:
-        app = f.get("app") or {}
-        goodput = app.get("goodput_mbps")
-        measured = (f"{goodput:.2f} Mbit/s (application)" if goodput is not None
+        goodput = f.get("goodput_mbps")
+        source = {"application": "application", "size over completion": "size / completion time"}
+        measured = (f"{goodput:.2f} Mbit/s ({source.get(f.get('goodput_from'), 'application')})" if goodput is not None
                     else f"{f['ip_goodput_mbps']:.2f} Mbit/s (IP, emulator)")
         done = f"done in {f['completion_s']:.2f} s" if f.get("completion_s") is not None else "not finished"
         code = f.get("client_exit_code")

@@ -84,18 +84,21 @@ def test_a_link_too_fast_to_emulate_is_refused_before_anything_starts(tmp_path: 
 def test_the_terminal_lines_say_what_each_side_measured() -> None:
     summary = {
         "flows": [
-            {"name": "a", "stack": "ngtcp2", "app": None, "ip_goodput_mbps": 18.234, "completion_s": 4.5,
-             "client_exit_code": 0},
-            {"name": "b", "stack": "kernel-tcp", "app": {"goodput_mbps": 9.5}, "ip_goodput_mbps": 9.9,
-             "completion_s": None, "client_exit_code": 1},
+            {"name": "a", "stack": "ngtcp2", "goodput_mbps": 17.8, "goodput_from": "size over completion",
+             "ip_goodput_mbps": 18.234, "completion_s": 4.5, "client_exit_code": 0},
+            {"name": "b", "stack": "kernel-tcp", "goodput_mbps": 9.5, "goodput_from": "application",
+             "ip_goodput_mbps": 9.9, "completion_s": None, "client_exit_code": 1},
+            {"name": "c", "stack": "command", "goodput_mbps": None, "goodput_from": "none",
+             "ip_goodput_mbps": 1.0, "completion_s": 2.0, "client_exit_code": 0},
         ],
         "timing": {"packets": 10, "median_us": 40.2, "p99_us": 900.0, "max_us": 2000.0, "budget_us": 1000.0,
                    "verdict": "ok"},
     }
     lines = summary_lines(summary)
-    assert lines[0] == "a: ngtcp2, 18.23 Mbit/s (IP, emulator), done in 4.50 s"
+    assert lines[0] == "a: ngtcp2, 17.80 Mbit/s (size / completion time), done in 4.50 s"
     assert lines[1] == "b: kernel-tcp, 9.50 Mbit/s (application), not finished, client exit code 1"
-    assert lines[2].startswith("timing: 10 packets, late by 40 µs median, 900 µs p99") and lines[2].endswith(": ok")
+    assert lines[2] == "c: command, 1.00 Mbit/s (IP, emulator), done in 2.00 s"
+    assert lines[3].startswith("timing: 10 packets, late by 40 µs median, 900 µs p99") and lines[3].endswith(": ok")
 
 
 def _cannot_emulate() -> str | None:
@@ -126,10 +129,11 @@ def test_an_aioquic_download_through_an_emulated_link(tmp_path: Path, cli) -> No
     s = json.loads((out / "summary.json").read_text())
     f = s["flows"][0]
     assert f["stack"] == "aioquic" and f["client_exit_code"] == 0, f
-    assert f["app"]["bytes"] == 4_000_000
+    assert f["app_report"]["bytes"] == 4_000_000 == f["bytes_delivered"]
+    assert f["goodput_from"] == "application"
     # aioquic is CPU-bound in Python, yet 20 Mbit/s is well within its reach; 1200-byte
     # datagrams carry about 1150 bytes of stream data each.
-    assert 0.7 * 20 * 1150 / 1200 <= f["app"]["goodput_mbps"] <= 20, f["app"]
+    assert 0.7 * 20 * 1150 / 1200 <= f["goodput_mbps"] <= 20, f
     forward = next(link for link in s["links"] if link["direction"] == "forward")
     assert forward["bytes_delivered"] == f["ip_bytes_arrived"]
     table = pq.read_table(out / "timeseries.parquet")
@@ -137,3 +141,29 @@ def test_an_aioquic_download_through_an_emulated_link(tmp_path: Path, cli) -> No
     assert table.num_rows == len((out / "timeseries.csv").read_text().splitlines()) - 1
     assert (out / "flows" / "dl" / "client.json").exists()
     assert proc.stdout.startswith("dl: aioquic, ")
+
+
+@pytest.mark.native
+@pytest.mark.slow
+@pytest.mark.skipif(_cannot_emulate() is not None or shutil.which("iperf3") is None,
+                    reason=str(_cannot_emulate() or "iperf3 is not installed"))
+def test_a_sweep_runs_in_emulation_mode_under_its_own_run_keys(tmp_path: Path, cli) -> None:
+    (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW.replace('"quic"', '"tcp"').replace('profile = "aioquic"', 'cc = "cubic"'))
+    (tmp_path / "sweep.toml").write_text(
+        '[experiment]\nname = "emu-rate"\nscenario = "s.toml"\nparameter = "rate"\n'
+        '[set]\n"flow.dl.size" = "2 MB"\n'
+        '[[axis]]\nname = "rate"\nparam = "link.bottleneck.rate"\nvalues = ["10 Mbit/s", "20 Mbit/s"]\n')
+    out = tmp_path / "out"
+    proc = cli("sweep", "sweep.toml", "--out", out, "--backend", "emulate", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = cli("results", out, "--format", "json", cwd=tmp_path)
+    rows = json.loads(proc.stdout)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    for row, rate in zip(rows, (10, 20)):
+        # Kernel TCP through the emulated link: most of the rate, never more.
+        assert 0.8 * rate * 1448 / 1500 <= row["goodput_mbps"] <= rate, row
+        assert row["bytes_delivered"] >= 2_000_000
+    # The same sweep simulated into the same store runs again: other run keys.
+    proc = cli("sweep", "sweep.toml", "--out", out, "-q", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ran"] == 2

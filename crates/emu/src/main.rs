@@ -1,5 +1,5 @@
 //! `multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH]
-//! [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [-q]`: one emulated run.
+//! [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [--base-dir DIR] [-q]`: one emulated run.
 //!
 //! `multiconn emulate` (the Python CLI) runs this program; it exits 0 after a run, 2 on bad
 //! input or when this machine cannot emulate (with one line saying why), 1 when a run fails.
@@ -12,13 +12,15 @@ use multiconn_core::Dur;
 use multiconn_emu::{emulate, EmuError, Options};
 use multiconn_scenario::{load, Origin};
 
-const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [-q]";
+const USAGE: &str = "usage: multiconn-emu SCENARIO --out DIR [--set KEY=VALUE]... [--seed N] [--python PATH] [--time-limit SECONDS] [--budget-us N] [--max-rate-mbps N] [--realtime] [--base-dir DIR] [-q]";
 
 /// What the command line asks for: the scenario, its `--set` overrides, the run's options.
 struct Request {
     scenario: PathBuf,
     sets: Vec<(String, String)>,
     opts: Options,
+    /// The folder trace paths are relative to (default: the scenario's).
+    base_dir: Option<PathBuf>,
 }
 
 fn parse() -> Result<Request, String> {
@@ -27,11 +29,13 @@ fn parse() -> Result<Request, String> {
     let mut sets = Vec::new();
     let mut opts = Options { progress: true, ..Options::default() };
     let mut out = None;
+    let mut base_dir = None;
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
         let number = |name: &str, v: String| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("{name}: \"{v}\" is not a positive number"));
         match a.as_str() {
             "--out" => out = Some(PathBuf::from(value("--out")?)),
+            "--base-dir" => base_dir = Some(PathBuf::from(value("--base-dir")?)),
             "--set" => {
                 let kv = value("--set")?;
                 let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: write KEY=VALUE"))?;
@@ -55,11 +59,11 @@ fn parse() -> Result<Request, String> {
     }
     let scenario = scenario.ok_or_else(|| USAGE.to_string())?;
     opts.out = out.ok_or_else(|| format!("--out DIR is required\n{USAGE}"))?;
-    Ok(Request { scenario, sets, opts })
+    Ok(Request { scenario, sets, opts, base_dir })
 }
 
 fn main() -> ExitCode {
-    let Request { scenario: path, sets, opts } = match parse() {
+    let Request { scenario: path, sets, opts, base_dir } = match parse() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let origin = Origin { name: path.display().to_string(), base_dir: path.parent().map(PathBuf::from).unwrap_or_default() };
+    let origin = Origin { name: path.display().to_string(), base_dir: base_dir.unwrap_or_else(|| path.parent().map(PathBuf::from).unwrap_or_default()) };
     let scenario = match load(&text, &origin, &sets) {
         Ok(s) => s,
         Err(e) => {

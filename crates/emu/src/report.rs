@@ -118,6 +118,18 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
             let since_start = |t: Time| tidy(t.since(f.start).as_secs_f64());
             let active = o.exited.unwrap_or(facts.end).since(f.start).as_secs_f64();
             let ip_goodput = if active > 0.0 { a.ip_bytes_arrived as f64 * 8.0 / active / 1e6 } else { 0.0 };
+            // The payload goodput, from the best source there is: the application's own report;
+            // else a sized flow's size over its completion time.
+            let (goodput, goodput_from) = match (&o.app, f.size, o.exited) {
+                (Ok(Some(r)), _, _) if r.seconds > 0.0 => (Some(r.bytes as f64 * 8.0 / r.seconds / 1e6), "application"),
+                (_, Some(size), Some(done)) if o.exit_code == Some(0) && done > f.start => (Some(size as f64 * 8.0 / done.since(f.start).as_secs_f64() / 1e6), "size over completion"),
+                _ => (None, "none"),
+            };
+            let bytes_delivered = match (&o.app, f.size) {
+                (Ok(Some(r)), _) => Some(r.bytes),
+                (_, Some(size)) if goodput_from == "size over completion" => Some(size),
+                _ => None,
+            };
             let (app, app_error) = match &o.app {
                 Ok(Some(r)) => (json!({"bytes": r.bytes, "seconds": tidy(r.seconds), "goodput_mbps": tidy(if r.seconds > 0.0 { r.bytes as f64 * 8.0 / r.seconds / 1e6 } else { 0.0 })}), Value::Null),
                 Ok(None) => (Value::Null, Value::Null),
@@ -126,6 +138,8 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
             json!({
                 "name": f.name,
                 "transport": f.transport.name(),
+                "app": f.app.name(),
+                "profile": f.connection.as_ref().map(|c| c.profile.name.clone()),
                 "stack": o.stack,
                 "from": f.from,
                 "to": f.to,
@@ -136,9 +150,12 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
                 "client_started_s": o.started.map(|t| tidy(t.as_secs_f64())),
                 "ip_bytes_sent": a.ip_bytes_sent,
                 "ip_bytes_arrived": a.ip_bytes_arrived,
+                "bytes_delivered": bytes_delivered,
+                "goodput_mbps": goodput.map(tidy),
+                "goodput_from": goodput_from,
                 "ip_goodput_mbps": tidy(ip_goodput),
                 "last_arrival_s": a.last.map(since_start),
-                "app": app,
+                "app_report": app,
                 "app_error": app_error,
                 "drops": drops_json(total),
                 "folder": o.dir.strip_prefix(out).unwrap_or(&o.dir).display().to_string(),
@@ -165,6 +182,8 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
             })
         })
         .collect();
+    let goodputs: Vec<f64> = flows.iter().filter_map(|f| f["goodput_mbps"].as_f64()).collect();
+    let jain = (goodputs.len() == flows.len()).then(|| multiconn_metrics::jain_index(&goodputs)).flatten().map(tidy);
     let summary = json!({
         "multiconn_version": env!("CARGO_PKG_VERSION"),
         "mode": "emulation",
@@ -175,6 +194,7 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
         "stopped_by": facts.stopped_by,
         "flows": flows,
         "links": links,
+        "jain_fairness": jain,
         "split_bearers": net.bearer_count(),
         "hosts": facts.hosts.iter().map(|(node, netns)| json!({"node": node, "netns": netns})).collect::<Vec<_>>(),
         "timing": timing_json(&fabric.lateness_ns, facts.budget),

@@ -27,7 +27,7 @@ from ..errors import BackendError
 from .execute import Outcome, execute, execute_batch
 from .plan import RunTask
 
-BACKENDS = ("local", "dask")
+BACKENDS = ("local", "dask", "emulate")
 IN_FLIGHT_PER_WORKER = 3
 """Batches queued per worker, so that no worker waits for the driver."""
 TARGET_BATCH_S = 0.05
@@ -80,6 +80,18 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     # The fork server imports the worker code once; each worker is forked from it ready.
     context.set_forkserver_preload(["multiconn.sweep.execute"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def run_emulated(tasks: Iterable[RunTask],
+                 on_start: Callable[[str], None] | None = None) -> Iterator[Outcome]:
+    """Runs tasks in the emulator, one at a time (each in real time, with the machine to
+    itself); yields outcomes in order."""
+    from .execute import execute_emulated
+
+    if on_start is not None:
+        on_start("the emulator, one run at a time in real time")
+    for task in tasks:
+        yield execute_emulated(task)
 
 
 def run_local(tasks: Iterable[RunTask], jobs: int,

@@ -74,8 +74,9 @@ def _add_run_options(parser: argparse.ArgumentParser, positive_int: Any) -> None
                         help="output folder (created if missing; reused to resume)")
     parser.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                         help="parallel runs (default: all cores)")
-    parser.add_argument("--backend", choices=("local", "dask"), default="local",
-                        help="local worker processes (default) or a Dask cluster")
+    parser.add_argument("--backend", choices=("local", "dask", "emulate"), default="local",
+                        help="local worker processes (default), a Dask cluster, or the emulator "
+                        "(real stacks in real time, one run at a time; root)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="address of a running Dask scheduler (with --backend dask); "
                         "without it a LocalCluster of --jobs workers is started")

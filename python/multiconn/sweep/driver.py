@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backends import BACKENDS, BackendError, default_jobs, run_dask, run_local
+from .backends import BACKENDS, BackendError, default_jobs, run_dask, run_emulated, run_local
 from .execute import Outcome
 from .plan import PlannedRun, plan
 from .progress import SweepProgress
@@ -107,8 +107,9 @@ def run_sweep(
     """Runs a sweep (a file or a parsed spec) into `out`; returns what it did.
 
     `repetitions` replaces the sweep's count; `quick` runs its smoke version ([quick]);
-    `jobs` defaults to all cores; `backend` is "local" or "dask" (with `scheduler` the
-    address of a running Dask scheduler, otherwise a LocalCluster of `jobs` workers).
+    `jobs` defaults to all cores; `backend` is "local", "dask" (with `scheduler` the
+    address of a running Dask scheduler, otherwise a LocalCluster of `jobs` workers) or
+    "emulate" (each run in the emulator, one at a time in real time; root).
     `rerun` runs recorded runs again: "all", or the runs matching `AXIS=LABEL`, `point=N`,
     `rep=N` conditions (see `parse_rerun`); nothing else in the store changes. Recorded runs
     that lack the time series the sweep now keeps are run again in any case.
@@ -131,7 +132,9 @@ def run_sweep(
     jobs = jobs or default_jobs()
     started = time.perf_counter()
     selects = parse_rerun(spec, rerun)
-    runs = plan(spec, __version__)
+    # Emulated runs are other runs than simulated ones: their keys differ, so one store never
+    # answers one with the other.
+    runs = plan(spec, __version__ + ("+emulation" if backend == "emulate" else ""))
     with Store(out) as store:
         store.register(spec, runs)
         recorded = store.recorded()
@@ -159,6 +162,8 @@ def run_sweep(
         tasks = [r.task for r in todo.values()]
         if backend == "local":
             outcomes = run_local(tasks, jobs, on_event)
+        elif backend == "emulate":
+            outcomes = run_emulated(tasks, on_event)
         else:
             outcomes = run_dask(tasks, jobs, scheduler, on_event)
         checked = False

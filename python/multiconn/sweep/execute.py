@@ -70,3 +70,34 @@ def execute(task: RunTask) -> Outcome:
 def execute_batch(tasks: list[RunTask]) -> list[Outcome]:
     """Several runs in one call (fewer round trips for very short runs)."""
     return [execute(task) for task in tasks]
+
+
+def execute_emulated(task: RunTask) -> Outcome:
+    """Performs the run in the emulator (real time, real stacks; docs/emulator.md); never
+    raises for a failing run. The summary keeps the emulator's fields; the time series is
+    the emulator's."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ..emulate import emulate
+
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="multiconn-emu-sweep-"))
+    try:
+        scenario = work / "scenario.toml"
+        scenario.write_text(task.scenario_text)
+        summary = emulate(scenario, work / "out", overrides=list(task.overrides), seed=task.seed,
+                          quiet=True, base_dir=task.base_dir)
+        summary.pop("wall_time_s", None)
+        series = (work / "out" / "timeseries.parquet").read_bytes() if task.keep_timeseries else None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # recorded, not raised, like a simulated run's failure
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        return Outcome(task.run_key, False, None, f"{type(exc).__name__}: {message}",
+                       time.perf_counter() - started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Outcome(task.run_key, True, _canonical(summary), None, time.perf_counter() - started,
+                   series, None)

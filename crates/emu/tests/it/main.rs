@@ -93,7 +93,9 @@ fn kernel_tcp_fills_a_20_mbit_link_and_the_link_delivers_what_the_model_allowed(
     let (s, _) = run("tcp20", TCP_20M);
     let f = &s["flows"][0];
     assert_eq!(f["client_exit_code"], 0, "{f}");
-    let app = &f["app"];
+    let app = &f["app_report"];
+    assert_eq!(f["goodput_from"], "application");
+    assert_eq!(f["goodput_mbps"], app["goodput_mbps"]);
     assert!(app["bytes"].as_u64().unwrap() >= 6_000_000, "{app}");
     let goodput = app["goodput_mbps"].as_f64().unwrap();
     // Payload over a 20 Mbit/s link of 1500-byte packets: at most 20 × 1448/1500 = 19.3.
