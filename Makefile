@@ -31,7 +31,7 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 
 # The real stacks the emulator starts (Debian packages), installed when running as root on a
 # machine with apt; elsewhere a note says what is missing (their tests then skip).
-EMU_PACKAGES := iperf3 ngtcp2-client ngtcp2-server mptcpize openssl iproute2 util-linux
+EMU_PACKAGES := iperf3 ngtcp2-client ngtcp2-server mptcpize openssl iproute2 util-linux cmake g++
 emu-tools:
 	@if command -v iperf3 >/dev/null && command -v gtlsserver >/dev/null && command -v mptcpize >/dev/null; then \
 	  echo "emulator stacks: installed"; \
@@ -43,11 +43,22 @@ emu-tools:
 	else \
 	  echo "note: the emulator's stacks need root to install: sudo apt-get install $(EMU_PACKAGES)"; \
 	fi
+	@# tquic's tools (multipath QUIC, draft-05) build BoringSSL: they need cmake and a C++ compiler.
+	@if [ -x $(VENV)/bin/tquic_server ] || command -v tquic_server >/dev/null; then \
+	  echo "tquic tools: installed"; \
+	elif command -v cmake >/dev/null && command -v c++ >/dev/null; then \
+	  echo "building tquic_tools 1.6.0 into $(VENV)/bin (a few minutes)"; \
+	  cargo install --quiet tquic_tools --version 1.6.0 --root $(VENV) || \
+	  echo "note: tquic_tools did not build; the emulator's tquic tests will skip"; \
+	else \
+	  echo "note: tquic_tools needs cmake and a C++ compiler; the emulator's tquic tests will skip"; \
+	fi
 
 test: setup test-rust test-python test-stubs
 
+# The emulator's tests find the tools `make setup` put in the virtualenv.
 test-rust:
-	cargo test --workspace --release
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cargo test --workspace --release
 
 # Every Python test, the slow ones included (a plain `pytest` leaves them out).
 test-python: setup

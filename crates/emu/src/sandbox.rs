@@ -195,7 +195,15 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Whether `program` is found on `PATH`.
+/// Whether `program` is found on `PATH` or beside the emulator's own executable.
 pub fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+    find_tool(program).is_some()
+}
+
+/// Where `program` is: on `PATH`, else beside the emulator's own executable (where `make
+/// setup` installs the tools it builds, in the virtualenv's `bin`, which need not be on
+/// `PATH` when the emulator is run by its full path).
+pub fn find_tool(program: &str) -> Option<std::path::PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(program)).find(|f| f.is_file()));
+    on_path.or_else(|| std::env::current_exe().ok()?.parent().map(|d| d.join(program)).filter(|f| f.is_file()))
 }

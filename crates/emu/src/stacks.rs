@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use multiconn_scenario::resolve::{EmulateSpec, Flow};
 use multiconn_scenario::schema::Transport;
 
-use crate::sandbox::on_path;
+use crate::sandbox::{find_tool, on_path};
 
 /// How a flow's stack is started.
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
     let need = |tool: &str, package: &str| if on_path(tool) { Ok(()) } else { Err(format!("flow \"{}\": stack {} needs `{tool}` ({package})", flow.name, spec.name())) };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let none: [Vec<String>; 2] = [Vec::new(), Vec::new()];
-    if matches!(spec, EmulateSpec::Stack(s) if s == "ngtcp2" || s == "aioquic") {
+    if matches!(spec, EmulateSpec::Stack(s) if s == "ngtcp2" || s == "aioquic" || s == "tquic") {
         std::fs::create_dir_all(ctx.dir.join("qlog-server")).map_err(|e| format!("{}: {e}", ctx.dir.join("qlog-server").display()))?;
     }
     match spec {
@@ -141,10 +141,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             client_argv.extend(s(&["--size", &bytes, "--report", &report.display().to_string()]));
             Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none, report: Some(report), report_kind: ReportKind::Json })
         }
-        EmulateSpec::Stack(stack) if stack == "tquic" => Err(format!(
-            "flow \"{}\": stack tquic is not wired into this emulator yet; run a multipath QUIC build of your own with [flow.emulate] server = \"...\" and client = \"...\"",
-            flow.name
-        )),
+        EmulateSpec::Stack(stack) if stack == "tquic" => tquic(flow, addrs, ctx, size, cc),
         EmulateSpec::Stack(stack) => Err(format!("flow \"{}\": stack {stack} is not known to this emulator", flow.name)),
         EmulateSpec::Command { server: srv, client: cli } => {
             let mut vars = BTreeMap::new();
@@ -165,6 +162,58 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             Ok(Launch { stack: "command".into(), server: server_argv, listen: None, client: client_argv, setup: none, report: None, report_kind: ReportKind::None })
         }
     }
+}
+
+/// tquic 1.6 (draft-05 multipath QUIC) with its own `tquic_server` and `tquic_client`: the
+/// client opens a path from each of its addresses to the server's first address (a
+/// source-based route per extra path sends it out of that path's TUN), the server's
+/// scheduler (the sender's) is the flow's `multipath.scheduler`. The tools' timeouts are set
+/// explicitly: their help says microseconds but the library takes milliseconds.
+fn tquic(flow: &Flow, addrs: &FlowAddresses, ctx: &Context, size: Option<u64>, cc: &str) -> Result<Launch, String> {
+    let tool = |name: &str| {
+        find_tool(name).map(|p| p.display().to_string()).ok_or_else(|| {
+            format!("flow \"{}\": stack tquic needs `{name}` (cargo install tquic_tools --version 1.6.0; `make setup` does it when cmake and a C++ compiler are there)", flow.name)
+        })
+    };
+    let (server_bin, client_bin) = (tool("tquic_server")?, tool("tquic_client")?);
+    let algor = match flow.connection.as_ref().and_then(|c| c.multipath.as_ref()).map(|m| format!("{:?}", m.scheduler)) {
+        None => "MINRTT".to_string(),
+        Some(k) if k == "MinRtt" => "MINRTT".into(),
+        Some(k) if k == "RoundRobin" => "ROUNDROBIN".into(),
+        Some(k) if k == "Redundant" => "REDUNDANT".into(),
+        Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, roundrobin or redundant, not {k}", flow.name)),
+    };
+    let cc = match cc {
+        "cubic" => "CUBIC",
+        "bbr" => "BBR",
+        other => return Err(format!("flow \"{}\": tquic offers cubic and bbr, not {other}", flow.name)),
+    };
+    let www = ctx.dir.join("www");
+    std::fs::create_dir_all(&www).map_err(|e| format!("{}: {e}", www.display()))?;
+    // A sparse file of the download's size.
+    std::fs::File::create(www.join("f"))
+        .and_then(|f| f.set_len(size.unwrap_or(UNLIMITED_BYTES)))
+        .map_err(|e| format!("{}: {e}", www.join("f").display()))?;
+    let dir = ctx.dir.display().to_string();
+    let server = addrs.paths[0].0;
+    let locals: Vec<String> = addrs.paths.iter().map(|(_, c)| c.to_string()).collect();
+    let multipath = addrs.paths.len() > 1;
+    let common = |v: &mut Vec<String>| {
+        v.extend(["--congestion-control-algor", cc, "--idle-timeout", "30000", "--handshake-timeout", "10000", "--max-pto", "10000", "--log-level", "WARN"].map(String::from));
+        if multipath {
+            v.extend(["--enable-multipath".to_string(), "--multipath-algor".to_string(), algor.clone()]);
+        }
+    };
+    let mut server_argv: Vec<String> = vec![server_bin, "-l".into(), format!("{server}:4433"), "-c".into(), format!("{dir}/cert.pem"), "-k".into(), format!("{dir}/key.pem"), "-r".into(), www.display().to_string(), "--qlog-dir".into(), format!("{dir}/qlog-server")];
+    common(&mut server_argv);
+    let mut client_argv: Vec<String> = vec![client_bin, format!("https://{server}:4433/f"), "-c".into(), format!("{server}:4433"), "--local-addresses".into(), locals.join(","), "--qlog-dir".into(), format!("{dir}/qlog-client")];
+    common(&mut client_argv);
+    let mut client_setup = Vec::new();
+    for (p, (_, local)) in addrs.paths.iter().enumerate().skip(1) {
+        client_setup.push(format!("rule add from {local} table {} pref {}", 100 + p, 100 + p));
+        client_setup.push(format!("route add {server} dev {} src {local} table {}", addrs.tuns[p], 100 + p));
+    }
+    Ok(Launch { stack: "tquic".into(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: [Vec::new(), client_setup], report: None, report_kind: ReportKind::None })
 }
 
 /// Replaces every `{name}` in `text` with its value; an unknown name is an error that lists

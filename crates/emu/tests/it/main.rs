@@ -410,3 +410,64 @@ fn ctrl_c_stops_the_programs_writes_the_results_and_leaves_nothing() {
         assert!(processes_in_netns(id).is_empty(), "processes remain in {id}");
     }
 }
+
+fn two_path_quic(scheduler: &str, size: &str) -> String {
+    format!(
+        r#"
+name = "tquic"
+[run]
+duration = "30 s"
+[[link]]
+name = "a"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+[[link]]
+name = "b"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "20 ms"
+queue = "100 packets"
+[[flow]]
+name = "dl"
+from = "server"
+to = "client"
+transport = "quic"
+app = "bulk"
+size = "{size}"
+cc = "cubic"
+paths = [["a"], ["b"]]
+[flow.multipath]
+scheduler = "{scheduler}"
+"#
+    )
+}
+
+/// Bytes each link's forward direction delivered.
+fn forward_bytes(s: &Value) -> Vec<f64> {
+    s["links"].as_array().unwrap().iter().filter(|l| l["direction"] == "forward").map(|l| l["bytes_delivered"].as_f64().unwrap()).collect()
+}
+
+#[test]
+fn tquic_spreads_a_download_over_both_paths_with_minrtt_and_duplicates_it_with_redundant() {
+    need!("tquic_server", "tquic_client", "openssl");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (s, _) = run("tquic-minrtt", &two_path_quic("minrtt", "8 MB"));
+    let f = &s["flows"][0];
+    assert_eq!(f["stack"], "tquic");
+    assert_eq!(f["client_exit_code"], 0, "{f}");
+    let bytes = forward_bytes(&s);
+    let total: f64 = bytes.iter().sum();
+    assert!(total >= 8e6, "{bytes:?}");
+    assert!(bytes.iter().all(|b| *b > 0.3 * total), "min-RTT uses both 10 Mbit/s paths: {bytes:?}");
+    // Two 10 Mbit/s paths: faster than either alone could be.
+    assert!(f["goodput_mbps"].as_f64().unwrap() > 11.0, "{f}");
+    assert_hosts_gone(&s);
+
+    let (s, _) = run("tquic-redundant", &two_path_quic("redundant", "3 MB"));
+    assert_eq!(s["flows"][0]["client_exit_code"], 0);
+    let bytes = forward_bytes(&s);
+    assert!(bytes.iter().all(|b| *b >= 0.9 * 3e6), "redundant sends everything on both paths: {bytes:?}");
+    assert_hosts_gone(&s);
+}
