@@ -34,6 +34,7 @@ use crate::harq::MiCombining;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
 use crate::sched::{Scheduler, SchedulerKind};
+use crate::series::CellSeries;
 use crate::tables::rbg_size;
 use crate::ul::{UlMac, UlUeInput};
 
@@ -263,6 +264,8 @@ pub struct CellHop {
     ul_gains: Vec<Vec<f64>>,
     delivered: Vec<u64>,
     broken: Vec<u64>,
+    /// Per-UE time series, when asked for.
+    series: Option<CellSeries>,
 }
 
 impl CellHop {
@@ -304,6 +307,7 @@ impl CellHop {
             ul_gains: vec![Vec::new(); n],
             delivered: Vec::new(),
             broken: Vec::new(),
+            series: None,
             cfg,
         })
     }
@@ -323,6 +327,16 @@ impl CellHop {
         self.ues[ue].bearers[dir as usize].tx.status(0).queued_bytes
     }
 
+    /// Keeps per-UE time series in bins `bin_ns` wide from now on ([`CellSeries`]).
+    pub fn record_series(&mut self, bin_ns: u64) {
+        self.series = Some(CellSeries::new(bin_ns, self.ues.len()));
+    }
+
+    /// The per-UE time series, if [`CellHop::record_series`] asked for them.
+    pub fn series(&self) -> Option<&CellSeries> {
+        self.series.as_ref()
+    }
+
     /// The number of UEs.
     pub fn ue_count(&self) -> usize {
         self.ues.len()
@@ -336,6 +350,9 @@ impl CellHop {
         match bearer.tx.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
                 bearer.packets.insert(id, pkt);
+                if let Some(s) = &mut self.series {
+                    s.rlc_fill(ue, dir as usize, now.0, bearer.tx.status(0).queued_bytes);
+                }
                 if self.next_tti.is_none() {
                     self.next_tti = Some(now.0.div_ceil(TTI_NS));
                 }
@@ -343,6 +360,9 @@ impl CellHop {
             }
             _ => {
                 u.counters.rlc_buffer_drops += 1;
+                if let Some(s) = &mut self.series {
+                    s.bin_mut(ue, dir as usize, now.0).drops_buffer += 1;
+                }
                 Err((pkt, CellDropCause::RlcBufferFull))
             }
         }
@@ -411,6 +431,12 @@ impl CellHop {
                 .collect();
             let ues = &mut self.ues;
             let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes))?;
+            if let Some(s) = &mut self.series {
+                for tb in &tti.tbs {
+                    let b = s.bin_mut(tb.ue, 0, n * TTI_NS);
+                    b.record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
+                }
+            }
             for tb in &tti.tbs {
                 let c = &mut self.ues[tb.ue].counters;
                 c.dl_tbs += 1;
@@ -434,7 +460,14 @@ impl CellHop {
                 if self.sinr[i].len() == n_rb {
                     u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
                     u.counters.last_dl_sinr_db = self.sinr[i].iter().sum::<f64>() / n_rb as f64;
-                    u.counters.last_cqi = (u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>() / u.cqi.len() as u32) as u8;
+                    let cqi_sum = u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>();
+                    u.counters.last_cqi = (cqi_sum / u.cqi.len() as u32) as u8;
+                    if let Some(s) = &mut self.series {
+                        let b = s.bin_mut(i, 0, n * TTI_NS);
+                        b.samples += 1;
+                        b.sinr_db_sum += u.counters.last_dl_sinr_db;
+                        b.cqi_sum += u64::from(u.counters.last_cqi);
+                    }
                     if u.bearers[0].tx.status(0).queued_bytes > 0 && u.cqi.iter().all(|&c| c == 0) {
                         u.counters.dl_out_of_range_ttis += 1;
                     }
@@ -463,6 +496,17 @@ impl CellHop {
                 .collect();
             let ues = &mut self.ues;
             let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
+            if let Some(s) = &mut self.series {
+                for tb in &tti.tbs {
+                    s.bin_mut(tb.ue, 1, n * TTI_NS).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
+                }
+                for m in &tti.measured {
+                    let b = s.bin_mut(m.ue, 1, n * TTI_NS);
+                    b.samples += 1;
+                    b.sinr_db_sum += m.sinr_db;
+                    b.cqi_sum += u64::from(m.cqi);
+                }
+            }
             let mut sent = vec![false; self.ues.len()];
             for tb in &tti.tbs {
                 sent[tb.ue] = true;
@@ -495,6 +539,29 @@ impl CellHop {
                     b.rx.expire(end.0 / 1000, &mut ids, &mut broken);
                     self.hand_out(ue, dir, &ids, &broken, end, &mut finished);
                     (self.delivered, self.broken) = (ids, broken);
+                }
+            }
+        }
+        if let Some(s) = &mut self.series {
+            for (i, u) in self.ues.iter().enumerate() {
+                for dir in 0..2 {
+                    let q = u.bearers[dir].tx.status(0).queued_bytes;
+                    let b = s.bin_mut(i, dir, n * TTI_NS);
+                    if b.rlc_last_bytes != Some(q) {
+                        s.rlc_fill(i, dir, n * TTI_NS, q);
+                    }
+                }
+            }
+            for o in &finished {
+                match o {
+                    CellOutput::Delivered { at, ue, dir, pkt } => s.bin_mut(*ue, *dir as usize, at.0).bytes_delivered += u64::from(pkt.size),
+                    CellOutput::Dropped { at, ue, dir, cause, .. } => {
+                        let b = s.bin_mut(*ue, *dir as usize, at.0);
+                        match cause {
+                            CellDropCause::RlcBufferFull => b.drops_buffer += 1,
+                            _ => b.drops_radio += 1,
+                        }
+                    }
                 }
             }
         }

@@ -21,6 +21,7 @@
 //!   fading, noise).
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
 //!   synchronous HARQ.
+//! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
 //!
@@ -37,6 +38,7 @@ pub mod hop;
 pub mod rlc;
 pub mod rlc_rx;
 pub mod sched;
+pub mod series;
 pub mod tables;
 mod tbs;
 pub mod ul;
@@ -44,7 +46,8 @@ pub mod ul;
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, UeCounters};
 pub use rlc_rx::{RxCounters, UmReceiver};
-pub use ul::{UlMac, UlTb, UlTti, UlUeInput};
+pub use ul::{UlMac, UlMeasure, UlTb, UlTti, UlUeInput};
+pub use series::{CellSeries, UeBin};
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
