@@ -101,6 +101,9 @@ impl World {
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
         let mut hosts = Hosts::new(resolved, net.bearer_count())?;
+        for c in 0..net.cell_count() {
+            net.cell_mut(c).record_series(hosts.recorder.bin_width().0);
+        }
         net.start(&mut Starting(&mut hosts));
         hosts.start(&net);
         Ok(World {

@@ -1,8 +1,10 @@
 //! An LTE cell in a scenario (`[[cell]]`): routes cross it between the eNB and a UE, a TCP
 //! download close to the eNB tracks the cell's capacity, goodput falls with distance, the
-//! summary reports the cell's UEs, and bad cells give one line naming the field.
+//! summary reports the cell's UEs, the time series has a row per UE, direction and bin with the
+//! radio's columns, and bad cells give one line naming the field.
 
 use crate::common::{load_str, run, run_with};
+use multiconn_scenario::{Column, RunOutput};
 use serde_json::Value;
 
 /// A server, a 10 ms core link to the eNB, and a cell with one UE (the study's set-up, §2).
@@ -83,6 +85,82 @@ fn the_same_seed_gives_the_same_run_with_fading() {
     assert_eq!(strip(a.clone()), strip(b));
     let c = run(&faded, Some(4)).0;
     assert_ne!(strip(a)["flows"], strip(c)["flows"]);
+}
+
+fn column<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
+    &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1
+}
+
+fn floats(out: &RunOutput, name: &str) -> Vec<f64> {
+    match column(out, name) {
+        Column::F64(v) => v.clone(),
+        other => panic!("{name} is not a float column: {other:?}"),
+    }
+}
+
+fn ints(out: &RunOutput, name: &str) -> Vec<i64> {
+    match column(out, name) {
+        Column::I64(v) => v.clone(),
+        other => panic!("{name} is not an integer column: {other:?}"),
+    }
+}
+
+fn texts(out: &RunOutput, name: &str) -> Vec<String> {
+    match column(out, name) {
+        Column::Str(v) => v.clone(),
+        other => panic!("{name} is not a text column: {other:?}"),
+    }
+}
+
+#[test]
+fn the_time_series_has_a_row_per_ue_direction_and_bin_that_adds_up_to_the_summary() {
+    let (summary, out) = run(CELL, Some(1));
+    let kind = texts(&out, "kind");
+    let dir = texts(&out, "direction");
+    let ue = texts(&out, "ue");
+    let (sinr, mcs, rbs) = (floats(&out, "sinr_db"), floats(&out, "mcs"), floats(&out, "rbs_per_tti"));
+    let (tbs, errors) = (ints(&out, "tbs"), ints(&out, "tb_errors"));
+    let rlc = floats(&out, "rlc_buffer_max_bytes");
+    let bytes = ints(&out, "bytes_delivered");
+    let rows = |d: &str| (0..kind.len()).filter(|&i| kind[i] == "cell" && dir[i] == d).collect::<Vec<_>>();
+    let (down, up) = (rows("downlink"), rows("uplink"));
+    // 6 s in the default bins of 100 ms, for the one UE, each way.
+    assert_eq!((down.len(), up.len()), (60, 60));
+    assert!(down.iter().chain(&up).all(|&i| ue[i] == "ue" && texts(&out, "name")[i] == "lte"));
+    // The other rows leave the radio's columns empty.
+    assert!((0..kind.len()).filter(|&i| kind[i] != "cell").all(|i| ue[i].is_empty() && sinr[i].is_nan() && tbs[i] == 0 && rlc[i].is_nan()));
+    let k = &summary["cells"][0]["ues"][0];
+    let total = |idx: &[usize], col: &[i64]| idx.iter().map(|&i| col[i]).sum::<i64>() as u64;
+    // The bins cover [0, 6 s); the summary also counts a TTI that starts at 6 s (at most one
+    // TB per UE and direction).
+    let within_one = |rows: u64, summary: &Value| {
+        let s = summary.as_u64().unwrap();
+        assert!(rows <= s && s <= rows + 1, "rows {rows}, summary {s}");
+    };
+    within_one(total(&down, &tbs), &k["downlink"]["tbs"]);
+    within_one(total(&down, &errors), &k["downlink"]["tb_errors"]);
+    within_one(total(&up, &tbs), &k["uplink"]["tbs"]);
+    // What the cell delivered down covers the flow's payload (plus TCP/IP headers).
+    let delivered = summary["flows"][0]["bytes_delivered"].as_u64().unwrap();
+    assert!(total(&down, &bytes) > delivered && (total(&down, &bytes) as f64) < 1.1 * delivered as f64);
+    // Past slow start the download fills the band at the top MCS, 40.8 dB SNR at 50 m
+    // (reference §2), and keeps a queue in the RLC buffer.
+    for &i in &down[20..] {
+        assert!((sinr[i] - 40.8).abs() < 0.1 && mcs[i] == 28.0 && rbs[i] > 95.0, "row {i}: {} {} {}", sinr[i], mcs[i], rbs[i]);
+    }
+    assert!(down[20..].iter().any(|&i| rlc[i] > 10_000.0));
+    // The ACKs go up; a lone UE gets the whole uplink band in each TTI it has data (reference §3.6).
+    assert!(up[20..].iter().all(|&i| tbs[i] > 0 && rbs[i] > 0.0 && rbs[i] <= 100.0 && (rbs[i] * 100.0).round() as i64 == tbs[i] * 100), "{:?}", up.iter().map(|&i| rbs[i]).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_cell_rows() {
+    let faded = CELL.replace("fading = \"none\"", "fading = \"rayleigh\"");
+    let a = run(&faded, Some(3)).1.columns;
+    let b = run(&faded, Some(3)).1.columns;
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let c = run(&faded, Some(4)).1.columns;
+    assert_ne!(format!("{a:?}"), format!("{c:?}"));
 }
 
 #[test]
