@@ -31,6 +31,7 @@ use crate::dl::{CellDropCause, DlMac, DlUeInput};
 use crate::error::CellError;
 use crate::fading::{CellFading, FadingSpread};
 use crate::harq::MiCombining;
+use crate::mobility::Trajectory;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
 use crate::sched::{Scheduler, SchedulerKind};
@@ -87,8 +88,10 @@ pub struct CellConfig {
     pub rlc_buffer_bytes: u64,
     /// RLC UM t-Reordering, µs (100 000).
     pub t_reordering_us: u64,
-    /// The UEs' distances to the eNB, m.
+    /// The UEs' distances to the eNB, m (of a moving UE: its trajectory's start).
     pub ue_distances_m: Vec<f64>,
+    /// Per UE, a trajectory that moves it during the run (empty: every UE stays put).
+    pub trajectories: Vec<Option<Trajectory>>,
 }
 
 impl CellConfig {
@@ -106,6 +109,7 @@ impl CellConfig {
             rlc_buffer_bytes: 524_288,
             t_reordering_us: 100_000,
             ue_distances_m: distances_m,
+            trajectories: Vec::new(),
         }
     }
 
@@ -134,6 +138,17 @@ impl CellConfig {
         for (i, &d) in self.ue_distances_m.iter().enumerate() {
             if !(d.is_finite() && d > 0.0 && d <= 100_000.0) {
                 return Err(CellError::out_of_range(&format!("cell.ues[{i}].distance_m"), d, "a number in (0, 100000] m"));
+            }
+        }
+        if !self.trajectories.is_empty() && self.trajectories.len() != self.ue_distances_m.len() {
+            return Err(CellError::invalid("cell.trajectories", format!("{} trajectories for {} UEs: give one per UE (None for a static one) or none", self.trajectories.len(), self.ue_distances_m.len())));
+        }
+        for (i, t) in self.trajectories.iter().enumerate() {
+            if let Some(t) = t {
+                t.validate(i)?;
+                if t.start_m != self.ue_distances_m[i] {
+                    return Err(CellError::invalid(&format!("cell.ues[{i}].distance_m"), format!("{} m differs from its trajectory's start_m {} m", self.ue_distances_m[i], t.start_m)));
+                }
             }
         }
         Ok(())
@@ -275,12 +290,13 @@ impl CellHop {
         let n = cfg.ue_distances_m.len();
         let mut fading_rng = RngStream::derive(seed, &format!("{label}/fading"));
         let mut ues = Vec::with_capacity(n);
-        for &d in &cfg.ue_distances_m {
+        for (i, &d) in cfg.ue_distances_m.iter().enumerate() {
+            let own_doppler = cfg.trajectories.get(i).copied().flatten().and_then(|t| t.doppler_hz);
             let fading = match cfg.fading {
                 FadingConfig::None => None,
                 FadingConfig::Rayleigh { doppler_hz, spread } => Some([
-                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
-                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
             };
             ues.push(Ue {
@@ -310,6 +326,11 @@ impl CellHop {
             series: None,
             cfg,
         })
+    }
+
+    /// UE `ue`'s path loss to the eNB in the last TTI run (at its distance then), dB.
+    pub fn loss_db(&self, ue: usize) -> f64 {
+        self.ues[ue].channel.loss_db
     }
 
     /// The configuration.
@@ -399,6 +420,12 @@ impl CellHop {
         let end = Time((n + 1) * TTI_NS);
         let n_rb = self.cfg.n_rb as usize;
         let mut finished: Vec<CellOutput> = Vec::new();
+        // Moving UEs: the path loss at this TTI's distance.
+        for (u, t) in self.ues.iter_mut().zip(&self.cfg.trajectories) {
+            if let Some(t) = t.filter(|t| t.speed_mps > 0.0) {
+                u.channel.loss_db = self.cfg.budget.loss_db(t.distance_at(t_s));
+            }
+        }
 
         // Downlink.
         let mut active_dl = false;

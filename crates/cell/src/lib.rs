@@ -21,6 +21,7 @@
 //!   fading, noise).
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
 //!   synchronous HARQ.
+//! * [`mobility`]: UE trajectories (distance moving linearly, clamped at the end).
 //! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
@@ -35,6 +36,7 @@ pub mod error;
 pub mod fading;
 pub mod harq;
 pub mod hop;
+pub mod mobility;
 pub mod rlc;
 pub mod rlc_rx;
 pub mod sched;
@@ -48,6 +50,7 @@ pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, UeCo
 pub use rlc_rx::{RxCounters, UmReceiver};
 pub use ul::{UlMac, UlMeasure, UlTb, UlTti, UlUeInput};
 pub use series::{CellSeries, UeBin};
+pub use mobility::Trajectory;
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;

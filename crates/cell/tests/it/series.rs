@@ -109,3 +109,36 @@ fn the_same_seed_gives_the_same_series() {
     assert_eq!(series(5), series(5));
     assert_ne!(series(5), series(6));
 }
+
+#[test]
+fn throughput_falls_along_a_trajectory_moving_away_as_at_the_same_fixed_distances() {
+    use multiconn_cell::Trajectory;
+    // From 200 m to 2200 m at 50 m/s: 40 s, then it stays at 2200 m.
+    let away = Trajectory { start_m: 200.0, end_m: 2200.0, speed_mps: 50.0, doppler_hz: None };
+    let mut cfg = quiet(vec![200.0]);
+    cfg.trajectories = vec![Some(away)];
+    let mut cell = CellHop::new(cfg, 1, "cell").unwrap();
+    cell.record_series(1_000 * MS);
+    run(&mut cell, CellDirection::Down, 100, 44_000);
+    let rows = bins(&cell, 0, 0, 44_000);
+    let mbps = |b: &UeBin| b.bytes_delivered as f64 * 8.0 / 1e6;
+    // The path loss of the last TTI is the one at the end of the trajectory.
+    assert!((cell.loss_db(0) - (46.6777 + 30.0 * 2200f64.log10())).abs() < 1e-9);
+    // Each second delivers what a static UE at that second's mid-point distance delivers
+    // (within 10 %, the TB errors aside), so the throughput falls along the way.
+    for s in [2usize, 10, 20, 30, 38] {
+        let d = away.distance_at(s as f64 + 0.5);
+        let mut fixed = CellHop::new(quiet(vec![d]), 1, "cell").unwrap();
+        fixed.record_series(1_000 * MS);
+        run(&mut fixed, CellDirection::Down, 100, 3_000);
+        let reference = mbps(&bins(&fixed, 0, 0, 3_000)[1]);
+        let moving = mbps(&rows[s]);
+        assert!((moving - reference).abs() < 0.1 * reference, "{s} s at {d} m: {moving} vs {reference} Mbit/s");
+    }
+    let early = mbps(&rows[2]);
+    let late = mbps(&rows[42]);
+    assert!(late < 0.5 * early, "{early} → {late} Mbit/s");
+    assert!(rows[2].mean_sinr_db().unwrap() > rows[42].mean_sinr_db().unwrap() + 20.0, "{:?} {:?}", rows[2], rows[42]);
+    // After the end, the UE stays at 2200 m: the last bins are alike.
+    assert!((mbps(&rows[41]) - mbps(&rows[42])).abs() < 0.1 * mbps(&rows[41]));
+}
