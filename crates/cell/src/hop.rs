@@ -135,11 +135,6 @@ impl CellConfig {
         if self.ue_distances_m.is_empty() || self.ue_distances_m.len() > 256 {
             return Err(CellError::out_of_range("cell.ues", self.ue_distances_m.len() as f64, "1 to 256 UEs"));
         }
-        for (i, &d) in self.ue_distances_m.iter().enumerate() {
-            if !(d.is_finite() && d > 0.0 && d <= 100_000.0) {
-                return Err(CellError::out_of_range(&format!("cell.ues[{i}].distance_m"), d, "a number in (0, 100000] m"));
-            }
-        }
         if !self.trajectories.is_empty() && self.trajectories.len() != self.ue_distances_m.len() {
             return Err(CellError::invalid("cell.trajectories", format!("{} trajectories for {} UEs: give one per UE (None for a static one) or none", self.trajectories.len(), self.ue_distances_m.len())));
         }
@@ -149,6 +144,11 @@ impl CellConfig {
                 if t.start_m != self.ue_distances_m[i] {
                     return Err(CellError::invalid(&format!("cell.ues[{i}].distance_m"), format!("{} m differs from its trajectory's start_m {} m", self.ue_distances_m[i], t.start_m)));
                 }
+            }
+        }
+        for (i, &d) in self.ue_distances_m.iter().enumerate() {
+            if !(d.is_finite() && d > 0.0 && d <= 100_000.0) {
+                return Err(CellError::out_of_range(&format!("cell.ues[{i}].distance_m"), d, "a number in (0, 100000] m"));
             }
         }
         Ok(())

@@ -204,7 +204,10 @@ fn cells_json(world: &World) -> Value {
                 .enumerate()
                 .map(|(u, node)| {
                     let k = hop.ue_counters(u);
-                    json!({
+                    let trajectory = cell.config.trajectories.get(u).copied().flatten().map(|t| {
+                        json!({ "start_m": t.start_m, "end_m": t.end_m, "speed_mps": tidy(t.speed_mps), "doppler_hz": t.doppler_hz.map(tidy) })
+                    });
+                    let mut ue = json!({
                         "node": node,
                         "distance_m": cell.config.ue_distances_m[u],
                         "downlink": {
@@ -228,7 +231,11 @@ fn cells_json(world: &World) -> Value {
                             "harq_max_retx": k.harq_drops,
                             "rlc_reordering": k.reordering_drops,
                         },
-                    })
+                    });
+                    if let Some(t) = trajectory {
+                        ue["trajectory"] = t;
+                    }
+                    ue
                 })
                 .collect();
             json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "ues": ues })
@@ -524,7 +531,7 @@ impl CellColumns {
     /// Puts the empty values of the `before` rows ahead of the cell rows, for `total` rows.
     fn pad_to(&mut self, total: usize, before: usize) {
         fn front<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
-            v.splice(0..0, std::iter::repeat_n(fill, n));
+            v.splice(0..0, std::iter::repeat(fill).take(n));
         }
         for v in [&mut self.sinr_db, &mut self.cqi, &mut self.mcs, &mut self.rbs_per_tti, &mut self.rlc_max, &mut self.rlc_last] {
             front(v, before, f64::NAN);

@@ -71,8 +71,21 @@ pub struct CellSection {
 pub struct CellUeSection {
     /// Its node.
     pub node: String,
-    /// Its distance to the eNB, m.
-    pub distance_m: f64,
+    /// Its distance to the eNB, m (or a `trajectory`).
+    pub distance_m: Option<f64>,
+    /// A radial trajectory instead of a fixed distance.
+    pub trajectory: Option<TrajectorySection>,
+}
+
+/// A UE's distance from the eNB moving linearly from `start_m` to `end_m` at `speed`, then
+/// staying at `end_m`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectorySection {
+    pub start_m: f64,
+    pub end_m: f64,
+    /// `"10 m/s"` or `"36 km/h"`.
+    pub speed: multiconn_core::Speed,
 }
 
 /// Test builds only (feature `test-elements`): a fixed-delay wire between two nodes, named in

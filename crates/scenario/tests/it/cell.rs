@@ -164,6 +164,40 @@ fn the_same_seed_gives_the_same_cell_rows() {
 }
 
 #[test]
+fn a_download_slows_down_along_a_trajectory_moving_away() {
+    // 100 m → 1600 m at 50 m/s (30 s), with fading: the Doppler follows the speed.
+    let moving = CELL
+        .replace("{ node = \"ue\", distance_m = 50 }", "{ node = \"ue\", trajectory = { start_m = 100, end_m = 1600, speed = \"180 km/h\" } }")
+        .replace("fading = \"none\"", "fading = \"rayleigh\"")
+        .replace("duration = \"6 s\"", "duration = \"32 s\"\nbin = \"1 s\"");
+    let (summary, out) = run(&moving, Some(2));
+    let t = &summary["cells"][0]["ues"][0]["trajectory"];
+    assert_eq!((t["start_m"].as_f64(), t["end_m"].as_f64(), t["speed_mps"].as_f64()), (Some(100.0), Some(1600.0), Some(50.0)));
+    // f_d = v·f_c / c at 2120 MHz.
+    assert!((t["doppler_hz"].as_f64().unwrap() - 50.0 * 2.12e9 / 299_792_458.0).abs() < 1e-6, "{t}");
+    let kind = texts(&out, "kind");
+    let dir = texts(&out, "direction");
+    let mbps = floats(&out, "throughput_mbps");
+    let sinr = floats(&out, "sinr_db");
+    let flow: Vec<f64> = (0..kind.len()).filter(|&i| kind[i] == "flow").map(|i| mbps[i]).collect();
+    let down: Vec<f64> = (0..kind.len()).filter(|&i| kind[i] == "cell" && dir[i] == "downlink").map(|i| sinr[i]).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (early, mid, late) = (mean(&flow[2..7]), mean(&flow[8..13]), mean(&flow[26..31]));
+    assert!(early > mid && mid > late, "{early} {mid} {late}\n{flow:?}\n{down:?}");
+    // Past about 900 m the ACKs no longer get up (the uplink ends the cell first, reference
+    // §2: its SNR per RB over the whole band is 19 dB below the downlink's) and the download
+    // stalls.
+    assert!(late < 0.01 * early, "{late} vs {early}");
+    // The mean downlink SINR follows 138.45 − PL(d(t)) (reference §2), fading averaged out
+    // over 5 s.
+    let pl = |d: f64| 46.6777 + 30.0 * d.log10();
+    for (bins, d) in [(2..7, 100.0 + 50.0 * 4.5), (8..13, 100.0 + 50.0 * 10.5)] {
+        let measured = mean(&down[bins]);
+        assert!((measured - (138.45 - pl(d))).abs() < 3.0, "{measured} at {d} m\n{flow:?}\n{down:?}");
+    }
+}
+
+#[test]
 fn scenarios_without_a_cell_have_no_cells_in_their_summary() {
     let plain = CELL.replace("route = [\"core\", \"lte\"]", "").replace("[[cell]]", "[[link]]\nname = \"radio\"\nbetween = [\"enb\", \"ue\"]\nrate = \"20 Mbit/s\"\nqueue = \"100 packets\"\n[x]").replace("[x]\nname = \"lte\"\nenb = \"enb\"\nues = [{ node = \"ue\", distance_m = 50 }]\nfading = \"none\"\n", "");
     let plain = plain.replace("app = \"bulk\"", "app = \"bulk\"\nroute = [\"core\", \"radio\"]");
@@ -182,6 +216,11 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("route = [\"core\", \"lte\"]", "route = [\"lte\"]", "flow.dl.route: cell \"lte\" joins its eNB \"enb\" and its UEs (ue), but the route is at \"server\" there"),
         ("route = [\"core\", \"lte\"]", "route = [\"core\", \"lte5\"]", "there is no link, split or cell named \"lte5\""),
         ("name = \"lte\"", "name = \"core\"", "cell.core.name: a link, split or cell is already named \"core\""),
+        ("distance_m = 50", "distance_m = 50, trajectory = { start_m = 50, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0]: give distance_m or trajectory, not both"),
+        (", distance_m = 50", "", "cell.lte.ues[0]: needs distance_m = <m> or trajectory"),
+        ("distance_m = 50", "trajectory = { start_m = -5, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0].trajectory.start_m: -5 is not allowed"),
+        ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = \"0 m/s\" }", "cell.lte.ues[0].trajectory.speed: is 0 but start_m and end_m differ"),
+        ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = 10 }", "a speed needs a unit"),
     ];
     for (from, to, expected) in cases {
         let e = error(&CELL.replace(from, to));
