@@ -70,6 +70,13 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 (Some(udp), Some(size)) if udp.sink.payload >= size => udp.sink.last_arrival.map(since_start),
                 _ => None,
             };
+            let steady = world.measure_from.map(|from| {
+                let since = from.max(f.spec.start);
+                let secs = active_until.0.saturating_sub(since.0) as f64 / 1e9;
+                let first_bin = (from.0 / world.hosts.recorder.bin_width().0) as usize;
+                let bytes = world.hosts.recorder.flow_bytes_from_bin(FlowId(i as u32), first_bin);
+                (secs > 0.0).then(|| tidy(bytes as f64 * 8.0 / secs / 1e6))
+            });
             let mut flow = json!({
                 "name": f.spec.name,
                 "transport": f.spec.transport.name(),
@@ -86,6 +93,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 "drops_ack": drops_json_by(|cause| total.reverse_drops_by(cause)),
             });
             let m = flow.as_object_mut().expect("an object");
+            if let Some(steady) = steady {
+                m.insert("steady_goodput_mbps".into(), json!(steady));
+            }
             match (f.conn(), &f.spec.connection) {
                 (Some(conn), Some(spec)) => {
                     let t = conn.last_sample;
@@ -173,6 +183,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
     });
     if !world.cells.is_empty() {
         summary["cells"] = cells_json(world);
+    }
+    if let Some(from) = world.measure_from {
+        summary["measure_from_s"] = json!(tidy(from.as_secs_f64()));
     }
     summary
 }

@@ -116,6 +116,9 @@ pub struct RunSection {
     pub seed: Option<u64>,
     /// Width of the time-series bins (default 100 ms).
     pub bin: Option<Dur>,
+    /// Start of the steady-state window: flows also report their goodput from then on
+    /// (`steady_goodput_mbps`); a multiple of `bin`.
+    pub measure_from: Option<Dur>,
 }
 
 /// A bidirectional link between two nodes. The top-level parameters apply to both

@@ -93,6 +93,8 @@ pub struct World {
     pub watchdog: Watchdog,
     /// Set when the watchdog stopped the run.
     pub stalled: Option<Stall>,
+    /// `run.measure_from`: where the steady-state goodputs start counting.
+    pub measure_from: Option<Time>,
 }
 
 impl World {
@@ -113,6 +115,7 @@ impl World {
             cells: resolved.cells.clone(),
             watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
             stalled: None,
+            measure_from: resolved.measure_from.map(|d| Time(d.0)),
         })
     }
 

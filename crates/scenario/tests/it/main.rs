@@ -16,6 +16,7 @@ mod netsim;
 mod path_manager;
 mod run;
 mod series;
+mod steady;
 mod stack_profiles;
 mod transport;
 mod wire;
