@@ -44,6 +44,9 @@ pub struct CellSection {
     /// The eNB's node.
     pub enb: String,
     pub ues: Vec<CellUeSection>,
+    /// The distance of every UE that gives neither `distance_m` nor `trajectory`, m (so that
+    /// one `--set cell.<name>.distance_m` moves them all).
+    pub distance_m: Option<f64>,
     /// 6, 15, 25, 50, 75 or 100 (100).
     pub bandwidth_rb: Option<u16>,
     /// `pf`, `rr` or `maxci` (`pf`).

@@ -35,6 +35,9 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if c.ues.is_empty() {
             return Err(fail("ues", "a cell needs at least one UE: ues = [{ node = \"ue1\", distance_m = 250 }]".into()));
         }
+        if let Some(d) = c.distance_m.filter(|d| !(d.is_finite() && *d > 0.0 && *d <= multiconn_cell::mobility::MAX_DISTANCE_M)) {
+            return Err(fail("distance_m", format!("{d} is not allowed: must be a number in (0, 100000] m")));
+        }
         let mut nodes: Vec<String> = Vec::new();
         let mut distances = Vec::new();
         let mut trajectories = Vec::new();
@@ -43,7 +46,7 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 return Err(fail(&format!("ues[{k}].node"), format!("\"{}\" is already the eNB or another UE of this cell", u.node)));
             }
             nodes.push(u.node.clone());
-            match (u.distance_m, &u.trajectory) {
+            match (u.distance_m.or(if u.trajectory.is_none() { c.distance_m } else { None }), &u.trajectory) {
                 (Some(d), None) => {
                     distances.push(d);
                     trajectories.push(None);
@@ -54,7 +57,7 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 }
                 (Some(_), Some(_)) => return Err(fail(&format!("ues[{k}]"), "give distance_m or trajectory, not both".into())),
                 (None, None) => {
-                    return Err(fail(&format!("ues[{k}]"), "needs distance_m = <m> or trajectory = { start_m = .., end_m = .., speed = \"10 m/s\" }".into()))
+                    return Err(fail(&format!("ues[{k}]"), "needs distance_m = <m> or trajectory = { start_m = .., end_m = .., speed = \"10 m/s\" } (or the cell's distance_m)".into()))
                 }
             }
         }

@@ -198,6 +198,14 @@ fn a_download_slows_down_along_a_trajectory_moving_away() {
 }
 
 #[test]
+fn the_cells_distance_places_every_ue_without_its_own() {
+    let two = CELL.replace("ues = [{ node = \"ue\", distance_m = 50 }]", "distance_m = 400\nues = [{ node = \"ue\" }, { node = \"ue2\", distance_m = 100 }]");
+    let summary = run_with(&two, &[("cell.lte.distance_m", "700")], 1);
+    let ues = &summary["cells"][0]["ues"];
+    assert_eq!((ues[0]["distance_m"].as_f64(), ues[1]["distance_m"].as_f64()), (Some(700.0), Some(100.0)));
+}
+
+#[test]
 fn scenarios_without_a_cell_have_no_cells_in_their_summary() {
     let plain = CELL.replace("route = [\"core\", \"lte\"]", "").replace("[[cell]]", "[[link]]\nname = \"radio\"\nbetween = [\"enb\", \"ue\"]\nrate = \"20 Mbit/s\"\nqueue = \"100 packets\"\n[x]").replace("[x]\nname = \"lte\"\nenb = \"enb\"\nues = [{ node = \"ue\", distance_m = 50 }]\nfading = \"none\"\n", "");
     let plain = plain.replace("app = \"bulk\"", "app = \"bulk\"\nroute = [\"core\", \"radio\"]");
@@ -218,6 +226,7 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("name = \"lte\"", "name = \"core\"", "cell.core.name: a link, split or cell is already named \"core\""),
         ("distance_m = 50", "distance_m = 50, trajectory = { start_m = 50, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0]: give distance_m or trajectory, not both"),
         (", distance_m = 50", "", "cell.lte.ues[0]: needs distance_m = <m> or trajectory"),
+        ("ues = [{ node = \"ue\", distance_m = 50 }]", "distance_m = -1\nues = [{ node = \"ue\" }]", "cell.lte.distance_m: -1 is not allowed"),
         ("distance_m = 50", "trajectory = { start_m = -5, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0].trajectory.start_m: -5 is not allowed"),
         ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = \"0 m/s\" }", "cell.lte.ues[0].trajectory.speed: is 0 but start_m and end_m differ"),
         ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = 10 }", "a speed needs a unit"),
