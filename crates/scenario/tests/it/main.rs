@@ -4,6 +4,7 @@
 mod common;
 
 mod cell;
+mod cell_study;
 mod coupled_cc;
 mod dual_connectivity;
 mod errors;
