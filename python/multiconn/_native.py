@@ -51,6 +51,10 @@ FALLBACK_TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
     ("srtt_ms", "float64"), ("retransmissions", "float64"),
     ("spurious_retransmissions", "float64"), ("path", "int64"), ("leg", "str"),
     ("reorder_delay_ms", "float64"), ("reorder_buffer_pdus", "float64"), ("drops_ack", "int64"),
+    ("ue", "str"), ("sinr_db", "float64"), ("cqi", "float64"), ("mcs", "float64"),
+    ("rbs_per_tti", "float64"), ("tbs", "int64"), ("tb_errors", "int64"), ("tbs_new", "int64"),
+    ("tb_errors_first", "int64"), ("tbs_lost", "int64"), ("rlc_buffer_max_bytes", "float64"),
+    ("rlc_buffer_bytes", "float64"),
 )
 FALLBACK_MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flow", "str"), ("source", "str"), ("kind", "str"), ("stream", "int64"),

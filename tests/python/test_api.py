@@ -24,7 +24,9 @@ COLUMNS = [
     "drops_pdcp_late", "drops_pdcp_window",
     "queue_packets", "queue_bytes", "cwnd_bytes", "bytes_in_flight", "srtt_ms",
     "retransmissions", "spurious_retransmissions", "path", "leg", "reorder_delay_ms",
-    "reorder_buffer_pdus", "drops_ack",
+    "reorder_buffer_pdus", "drops_ack", "ue", "sinr_db", "cqi", "mcs", "rbs_per_tti", "tbs",
+    "tb_errors", "tbs_new", "tb_errors_first", "tbs_lost", "rlc_buffer_max_bytes",
+    "rlc_buffer_bytes",
 ]
 SHORT = {"run.duration": "2 s"}
 

@@ -7,8 +7,11 @@ digests cover the outputs as they were when the net was first committed: the tim
 flow and link rows in their first 19 columns (`BASE_COLUMNS`, `BASE_KINDS`) and the summary
 without the keys added since (`ADDED_SUMMARY_KEYS`); so they also prove that later additions
 left those untouched. A separate digest, `added`, covers what was added: the rows of other
-kinds (path, leg, bearer), the columns after the first 19, and the added summary keys. When a
-change is meant to alter results, regenerate the snapshot and say why in the commit:
+kinds (path, leg, bearer), the columns after the first 19, and the added summary keys. The
+LTE cell's rows and columns (`CELL_KIND`, `CELL_COLUMNS`) came later still: runs without a
+cell must leave those columns empty (checked), and runs with one get their own digest,
+`cell`, so the earlier digests of every run stay as they were. When a change is meant to
+alter results, regenerate the snapshot and say why in the commit:
 
     MULTICONN_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_catalog_snapshot.py
 """
@@ -61,6 +64,15 @@ BASE_COLUMNS = (
 BASE_KINDS = ("flow", "link")
 """The time-series row kinds the net was first committed with."""
 
+CELL_KIND = "cell"
+"""The time-series rows of an LTE cell's UEs."""
+
+CELL_COLUMNS = (
+    "ue", "sinr_db", "cqi", "mcs", "rbs_per_tti", "tbs", "tb_errors", "tbs_new",
+    "tb_errors_first", "tbs_lost", "rlc_buffer_max_bytes", "rlc_buffer_bytes",
+)
+"""The time-series columns of the cell rows, empty (NaN, 0 or "") on every other row."""
+
 ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness",
                       "disabled_flows")
 """Summary keys added since the net was first committed (removed wherever they occur)."""
@@ -92,17 +104,36 @@ def _base_series(columns: dict[str, Any]) -> list[list[Any]]:
 
 
 def _added_series(columns: dict[str, Any]) -> list[list[Any]]:
-    """What `_base_series` leaves out: the other rows of the first 19 columns, and every row
-    of the columns after them."""
-    added = [kind not in BASE_KINDS for kind in _plain(columns["kind"])]
-    return [[name, [v for v, a in zip(_plain(values), added) if a or name not in BASE_COLUMNS]]
+    """What `_base_series` leaves out, before the cell: the other rows (cell rows aside) of
+    the first 19 columns, and those rows and the flow and link rows of the columns after
+    them (the cell's columns aside)."""
+    kinds = _plain(columns["kind"])
+    keep = [kind != CELL_KIND for kind in kinds]
+    added = [kind not in BASE_KINDS for kind in kinds]
+    return [[name, [v for v, a, k in zip(_plain(values), added, keep)
+                    if k and (a or name not in BASE_COLUMNS)]]
+            for name, values in columns.items() if name not in CELL_COLUMNS]
+
+
+def _cell_series(columns: dict[str, Any]) -> list[list[Any]] | None:
+    """The cell rows in every column, or None for a run without a cell (whose cell columns
+    must then be empty)."""
+    cell = [kind == CELL_KIND for kind in _plain(columns["kind"])]
+    if not any(cell):
+        for name in CELL_COLUMNS:
+            values = _plain(columns[name])
+            assert all(v in ("", 0) or v != v for v in values), f"{name} has values outside cell rows"
+        return None
+    return [[name, [v for v, c in zip(_plain(values), cell) if c]]
             for name, values in columns.items()]
 
 
 def _record(finished: Any) -> dict[str, Any]:
     summary = json.loads(finished.summary_json)
     summary.pop("wall_time_s", None)
+    cell = _cell_series(finished.columns)
     return {
+        **({} if cell is None else {"cell": _digest(cell)}),
         "added": _digest([_added_values(summary), _added_series(finished.columns)]),
         "summary": _digest(_without_added_keys(summary)),
         "series": _digest(_base_series(finished.columns)),

@@ -44,3 +44,22 @@ def test_other_seed_gives_other_results(cli, examples: Path, tmp_path: Path) -> 
     sa, sb = summary_without_wall_time(a), summary_without_wall_time(b)
     assert sa["seed"] == 1 and sb["seed"] == 2
     assert sa["flows"] != sb["flows"]
+
+
+def test_a_cell_with_a_moving_ue_gives_identical_files_for_the_same_seed(
+        cli, examples: Path, tmp_path: Path) -> None:
+    """The cell's fading, HARQ draws, trajectory and per-UE rows are seeded like the rest."""
+    moving = ("cell.lte.ues=[{ node = \"ue1\", trajectory = { start_m = 100, end_m = 900, "
+              "speed = \"40 m/s\" } }, { node = \"ue2\", distance_m = 250 }]")
+    outs = {}
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        outs[name] = tmp_path / name
+        proc = cli("run", examples / "lte_cell.toml", "--out", outs[name], "--seed", seed,
+                   "--set", "run.duration=4s", "--set", moving, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+    a, b, c = (outs[k] / "timeseries.parquet" for k in "abc")
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+    summary = summary_without_wall_time(outs["a"])
+    assert summary == summary_without_wall_time(outs["b"])
+    assert summary["cells"][0]["ues"][0]["trajectory"]["speed_mps"] == 40

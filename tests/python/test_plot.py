@@ -37,6 +37,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                    **{"run.duration": "16 s"}),
         "v2x": _run(tmp, CATALOG_SCENARIOS / "v2x_two_paths.toml", "v2x",
                     **{"run.duration": "4 s"}),
+        "cell": _run(tmp, EXAMPLES / "lte_cell.toml", "cell", **{"run.duration": "3 s"}),
     }
 
 
@@ -45,6 +46,7 @@ EXPECTED = {
     "dc": {"throughput", "transport", "queues", "pdcp-dc"},
     "mp": {"throughput", "transport", "queues", "paths-download"},
     "v2x": {"throughput", "transport", "paths-v2x", "owd-v2x"},
+    "cell": {"throughput", "transport", "cell-lte"},
 }
 
 
@@ -55,8 +57,8 @@ def test_plot_draws_the_figures_that_apply(runs: dict[str, Path], kind: str, cli
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
     stems = {f["stem"] for f in listing}
-    if kind == "v2x":
-        stems.discard("queues")  # only if a link happened to queue in these 4 s
+    if kind in ("v2x", "cell"):
+        stems.discard("queues")  # only if a link happened to queue in these seconds
     assert stems == EXPECTED[kind]
     for figure in listing:
         png, svg = (Path(p) for p in figure["files"])
@@ -74,6 +76,29 @@ def test_figures_are_byte_identical_across_plots(runs: dict[str, Path], tmp_path
     for a, b in zip(first, second):
         for fa, fb in zip(a.files, b.files):
             assert fa.read_bytes() == fb.read_bytes(), fa.name
+
+
+def test_the_cell_figure_draws_each_ues_radio_from_the_cell_rows(runs: dict[str, Path]) -> None:
+    import matplotlib
+
+    from multiconn.figstyle import RC
+    from multiconn.plot import figures, figures_rc
+    from multiconn.result import RunResult
+
+    result = RunResult.read(runs["cell"])
+    with matplotlib.rc_context(figures_rc(RC)):
+        (drawn,) = figures.cell(result.timeseries, result.summary)
+    axes = drawn.figure.axes
+    labels = {line.get_label() for line in axes[0].get_lines()}
+    assert labels == {"ue1 downlink", "ue1 uplink", "ue2 downlink", "ue2 uplink"}
+    # The SINR panel shows the table's values: the downlink mean SINR of ue1 per bin.
+    cells = result.timeseries[result.timeseries["kind"] == "cell"]
+    own = cells[(cells["ue"] == "ue1") & (cells["direction"] == "downlink")].dropna(
+        subset=["sinr_db"])
+    line = next(ln for ln in axes[0].get_lines() if ln.get_label() == "ue1 downlink")
+    assert list(line.get_ydata()) == pytest.approx(list(own["sinr_db"]))
+    # A run without a cell gets no cell figure.
+    assert figures.cell(RunResult.read(runs["bulk"]).timeseries, {}) == []
 
 
 def test_run_result_plots_itself(tmp_path: Path) -> None:

@@ -31,9 +31,11 @@ use crate::dl::{CellDropCause, DlMac, DlUeInput};
 use crate::error::CellError;
 use crate::fading::{CellFading, FadingSpread};
 use crate::harq::MiCombining;
+use crate::mobility::Trajectory;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
 use crate::sched::{Scheduler, SchedulerKind};
+use crate::series::CellSeries;
 use crate::tables::rbg_size;
 use crate::ul::{UlMac, UlUeInput};
 
@@ -86,8 +88,10 @@ pub struct CellConfig {
     pub rlc_buffer_bytes: u64,
     /// RLC UM t-Reordering, µs (100 000).
     pub t_reordering_us: u64,
-    /// The UEs' distances to the eNB, m.
+    /// The UEs' distances to the eNB, m (of a moving UE: its trajectory's start).
     pub ue_distances_m: Vec<f64>,
+    /// Per UE, a trajectory that moves it during the run (empty: every UE stays put).
+    pub trajectories: Vec<Option<Trajectory>>,
 }
 
 impl CellConfig {
@@ -105,6 +109,7 @@ impl CellConfig {
             rlc_buffer_bytes: 524_288,
             t_reordering_us: 100_000,
             ue_distances_m: distances_m,
+            trajectories: Vec::new(),
         }
     }
 
@@ -129,6 +134,17 @@ impl CellConfig {
         }
         if self.ue_distances_m.is_empty() || self.ue_distances_m.len() > 256 {
             return Err(CellError::out_of_range("cell.ues", self.ue_distances_m.len() as f64, "1 to 256 UEs"));
+        }
+        if !self.trajectories.is_empty() && self.trajectories.len() != self.ue_distances_m.len() {
+            return Err(CellError::invalid("cell.trajectories", format!("{} trajectories for {} UEs: give one per UE (None for a static one) or none", self.trajectories.len(), self.ue_distances_m.len())));
+        }
+        for (i, t) in self.trajectories.iter().enumerate() {
+            if let Some(t) = t {
+                t.validate(i)?;
+                if t.start_m != self.ue_distances_m[i] {
+                    return Err(CellError::invalid(&format!("cell.ues[{i}].distance_m"), format!("{} m differs from its trajectory's start_m {} m", self.ue_distances_m[i], t.start_m)));
+                }
+            }
         }
         for (i, &d) in self.ue_distances_m.iter().enumerate() {
             if !(d.is_finite() && d > 0.0 && d <= 100_000.0) {
@@ -263,6 +279,8 @@ pub struct CellHop {
     ul_gains: Vec<Vec<f64>>,
     delivered: Vec<u64>,
     broken: Vec<u64>,
+    /// Per-UE time series, when asked for.
+    series: Option<CellSeries>,
 }
 
 impl CellHop {
@@ -272,12 +290,13 @@ impl CellHop {
         let n = cfg.ue_distances_m.len();
         let mut fading_rng = RngStream::derive(seed, &format!("{label}/fading"));
         let mut ues = Vec::with_capacity(n);
-        for &d in &cfg.ue_distances_m {
+        for (i, &d) in cfg.ue_distances_m.iter().enumerate() {
+            let own_doppler = cfg.trajectories.get(i).copied().flatten().and_then(|t| t.doppler_hz);
             let fading = match cfg.fading {
                 FadingConfig::None => None,
                 FadingConfig::Rayleigh { doppler_hz, spread } => Some([
-                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
-                    CellFading::new(spread, cfg.n_rb as usize, doppler_hz, FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
             };
             ues.push(Ue {
@@ -304,8 +323,14 @@ impl CellHop {
             ul_gains: vec![Vec::new(); n],
             delivered: Vec::new(),
             broken: Vec::new(),
+            series: None,
             cfg,
         })
+    }
+
+    /// UE `ue`'s path loss to the eNB in the last TTI run (at its distance then), dB.
+    pub fn loss_db(&self, ue: usize) -> f64 {
+        self.ues[ue].channel.loss_db
     }
 
     /// The configuration.
@@ -323,6 +348,16 @@ impl CellHop {
         self.ues[ue].bearers[dir as usize].tx.status(0).queued_bytes
     }
 
+    /// Keeps per-UE time series in bins `bin_ns` wide from now on ([`CellSeries`]).
+    pub fn record_series(&mut self, bin_ns: u64) {
+        self.series = Some(CellSeries::new(bin_ns, self.ues.len()));
+    }
+
+    /// The per-UE time series, if [`CellHop::record_series`] asked for them.
+    pub fn series(&self) -> Option<&CellSeries> {
+        self.series.as_ref()
+    }
+
     /// The number of UEs.
     pub fn ue_count(&self) -> usize {
         self.ues.len()
@@ -336,6 +371,9 @@ impl CellHop {
         match bearer.tx.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
                 bearer.packets.insert(id, pkt);
+                if let Some(s) = &mut self.series {
+                    s.rlc_fill(ue, dir as usize, now.0, bearer.tx.status(0).queued_bytes);
+                }
                 if self.next_tti.is_none() {
                     self.next_tti = Some(now.0.div_ceil(TTI_NS));
                 }
@@ -343,6 +381,9 @@ impl CellHop {
             }
             _ => {
                 u.counters.rlc_buffer_drops += 1;
+                if let Some(s) = &mut self.series {
+                    s.bin_mut(ue, dir as usize, now.0).drops_buffer += 1;
+                }
                 Err((pkt, CellDropCause::RlcBufferFull))
             }
         }
@@ -379,6 +420,12 @@ impl CellHop {
         let end = Time((n + 1) * TTI_NS);
         let n_rb = self.cfg.n_rb as usize;
         let mut finished: Vec<CellOutput> = Vec::new();
+        // Moving UEs: the path loss at this TTI's distance.
+        for (u, t) in self.ues.iter_mut().zip(&self.cfg.trajectories) {
+            if let Some(t) = t.filter(|t| t.speed_mps > 0.0) {
+                u.channel.loss_db = self.cfg.budget.loss_db(t.distance_at(t_s));
+            }
+        }
 
         // Downlink.
         let mut active_dl = false;
@@ -411,6 +458,12 @@ impl CellHop {
                 .collect();
             let ues = &mut self.ues;
             let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes))?;
+            if let Some(s) = &mut self.series {
+                for tb in &tti.tbs {
+                    let b = s.bin_mut(tb.ue, 0, n * TTI_NS);
+                    b.record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
+                }
+            }
             for tb in &tti.tbs {
                 let c = &mut self.ues[tb.ue].counters;
                 c.dl_tbs += 1;
@@ -434,7 +487,14 @@ impl CellHop {
                 if self.sinr[i].len() == n_rb {
                     u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
                     u.counters.last_dl_sinr_db = self.sinr[i].iter().sum::<f64>() / n_rb as f64;
-                    u.counters.last_cqi = (u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>() / u.cqi.len() as u32) as u8;
+                    let cqi_sum = u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>();
+                    u.counters.last_cqi = (cqi_sum / u.cqi.len() as u32) as u8;
+                    if let Some(s) = &mut self.series {
+                        let b = s.bin_mut(i, 0, n * TTI_NS);
+                        b.samples += 1;
+                        b.sinr_db_sum += u.counters.last_dl_sinr_db;
+                        b.cqi_sum += u64::from(u.counters.last_cqi);
+                    }
                     if u.bearers[0].tx.status(0).queued_bytes > 0 && u.cqi.iter().all(|&c| c == 0) {
                         u.counters.dl_out_of_range_ttis += 1;
                     }
@@ -463,6 +523,17 @@ impl CellHop {
                 .collect();
             let ues = &mut self.ues;
             let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
+            if let Some(s) = &mut self.series {
+                for tb in &tti.tbs {
+                    s.bin_mut(tb.ue, 1, n * TTI_NS).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
+                }
+                for m in &tti.measured {
+                    let b = s.bin_mut(m.ue, 1, n * TTI_NS);
+                    b.samples += 1;
+                    b.sinr_db_sum += m.sinr_db;
+                    b.cqi_sum += u64::from(m.cqi);
+                }
+            }
             let mut sent = vec![false; self.ues.len()];
             for tb in &tti.tbs {
                 sent[tb.ue] = true;
@@ -495,6 +566,29 @@ impl CellHop {
                     b.rx.expire(end.0 / 1000, &mut ids, &mut broken);
                     self.hand_out(ue, dir, &ids, &broken, end, &mut finished);
                     (self.delivered, self.broken) = (ids, broken);
+                }
+            }
+        }
+        if let Some(s) = &mut self.series {
+            for (i, u) in self.ues.iter().enumerate() {
+                for dir in 0..2 {
+                    let q = u.bearers[dir].tx.status(0).queued_bytes;
+                    let b = s.bin_mut(i, dir, n * TTI_NS);
+                    if b.rlc_last_bytes != Some(q) {
+                        s.rlc_fill(i, dir, n * TTI_NS, q);
+                    }
+                }
+            }
+            for o in &finished {
+                match o {
+                    CellOutput::Delivered { at, ue, dir, pkt } => s.bin_mut(*ue, *dir as usize, at.0).bytes_delivered += u64::from(pkt.size),
+                    CellOutput::Dropped { at, ue, dir, cause, .. } => {
+                        let b = s.bin_mut(*ue, *dir as usize, at.0);
+                        match cause {
+                            CellDropCause::RlcBufferFull => b.drops_buffer += 1,
+                            _ => b.drops_radio += 1,
+                        }
+                    }
                 }
             }
         }

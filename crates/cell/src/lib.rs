@@ -21,6 +21,8 @@
 //!   fading, noise).
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
 //!   synchronous HARQ.
+//! * [`mobility`]: UE trajectories (distance moving linearly, clamped at the end).
+//! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
 //!
@@ -34,9 +36,11 @@ pub mod error;
 pub mod fading;
 pub mod harq;
 pub mod hop;
+pub mod mobility;
 pub mod rlc;
 pub mod rlc_rx;
 pub mod sched;
+pub mod series;
 pub mod tables;
 mod tbs;
 pub mod ul;
@@ -44,7 +48,9 @@ pub mod ul;
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, UeCounters};
 pub use rlc_rx::{RxCounters, UmReceiver};
-pub use ul::{UlMac, UlTb, UlTti, UlUeInput};
+pub use ul::{UlMac, UlMeasure, UlTb, UlTti, UlUeInput};
+pub use series::{CellSeries, UeBin};
+pub use mobility::Trajectory;
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;

@@ -59,6 +59,20 @@ pub struct UlTti<P> {
     pub delivered: Vec<(usize, P)>,
     /// Payloads dropped after the last transmission, with their UE.
     pub lost: Vec<(usize, P)>,
+    /// Every UE given a part of the band: its index, the mean SINR over its part (dB) and
+    /// the CQI of that part (0: out of range, no new TB).
+    pub measured: Vec<UlMeasure>,
+}
+
+/// What the eNB measured on a UE's part of the band in one TTI.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UlMeasure {
+    /// The UE's index.
+    pub ue: usize,
+    /// Mean SINR over its RBs, dB.
+    pub sinr_db: f64,
+    /// The CQI of its RBs.
+    pub cqi: u8,
 }
 
 struct Retx<P> {
@@ -96,7 +110,7 @@ impl<P> UlMac<P> {
 
     /// One TTI. `fill(ue, bytes)` gives the payload of a new TB of `bytes` bytes for UE `ue`.
     pub fn tti(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<UlTti<P>, CellError> {
-        let mut out = UlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new() };
+        let mut out = UlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new(), measured: Vec::new() };
         let n = ues.len();
         if n == 0 {
             return Ok(out);
@@ -118,6 +132,8 @@ impl<P> UlMac<P> {
             let n_alloc = share + usize::from(i < extra);
             budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
             first += n_alloc;
+            let cqi = self.amc.cqi(&self.sinr)?;
+            out.measured.push(UlMeasure { ue: u, sinr_db: self.sinr.iter().sum::<f64>() / n_alloc.max(1) as f64, cqi });
             if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
                 let mut r = self.retx[u].remove(k);
                 let modulation = mcs_entry(r.mcs)?.modulation;
@@ -141,7 +157,6 @@ impl<P> UlMac<P> {
             if ues[u].buffer_bytes == 0 {
                 continue;
             }
-            let cqi = self.amc.cqi(&self.sinr)?;
             let Some(mcs) = mcs_for_cqi(cqi)? else { continue }; // out of range: nothing goes up
             let tbs_bits = tbs_for_mcs(mcs, n_alloc as u16)?;
             let Some(payload) = fill(u, tbs_bits / 8) else { continue };

@@ -16,4 +16,4 @@ pub use packet::{BearerId, FlowId, LinkId, Packet, Payload, IP_UDP_OVERHEAD};
 pub use recorder::{DropCause, NullRecorder, Recorder, TransportSample};
 pub use rng::RngStream;
 pub use time::{Dur, Time};
-pub use units::{Bytes, Rate};
+pub use units::{Bytes, Rate, Speed};

@@ -1,8 +1,8 @@
 //! The single place where values with units are parsed and printed.
 //!
 //! Scenario files write quantities as strings with a unit: rates (`"20 Mbit/s"`), durations
-//! (`"10 ms"`), sizes (`"100 MB"`), queue limits (`"100 packets"` or `"150 kB"`) and
-//! probabilities (`"1 %"` or a bare number in [0, 1]). Decimal prefixes are powers of 1000
+//! (`"10 ms"`), sizes (`"100 MB"`), queue limits (`"100 packets"` or `"150 kB"`), speeds
+//! (`"10 m/s"` or `"36 km/h"`) and probabilities (`"1 %"` or a bare number in [0, 1]). Decimal prefixes are powers of 1000
 //! (k, M, G), binary prefixes (KiB, MiB, GiB) powers of 1024, as in IEC 80000-13.
 //! A number without a unit is rejected rather than given a silent default unit.
 
@@ -32,6 +32,10 @@ pub enum QueueLimit {
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Probability(pub f64);
 
+/// A speed in metres per second.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Speed(pub f64);
+
 /// Why a value could not be parsed; the message names the value and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -45,6 +49,8 @@ pub const DURATION_UNITS: &str = "ns, us, ms, s, min, h";
 /// spellings) and its length in seconds.
 pub const DURATION_UNIT_SECONDS: [(&str, f64); 8] =
     [("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("sec", 1.0), ("min", 60.0), ("h", 3600.0)];
+/// The units a speed may be written in, for messages.
+pub const SPEED_UNITS: &str = "m/s, km/h";
 /// The units a size may be written in, for messages.
 pub const SIZE_UNITS: &str = "B, kB, MB, GB, KiB, MiB, GiB";
 
@@ -181,6 +187,22 @@ pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
     Ok(Bytes(bytes.round() as u64))
 }
 
+/// Parses a speed such as `"10 m/s"` or `"3 km/h"`, in m/s (at most the speed of light).
+pub fn parse_speed(s: &str) -> Result<Speed, UnitError> {
+    let err = || UnitError(format!("invalid speed \"{s}\": expected a number and a unit, one of {SPEED_UNITS}"));
+    let (v, unit) = split_number(s).ok_or_else(err)?;
+    let factor = match unit {
+        "m/s" | "mps" => 1.0,
+        "km/h" | "kmh" | "kph" => 1.0 / 3.6,
+        _ => return Err(err()),
+    };
+    let v = non_negative("a speed", s, v)?;
+    if v * factor > 299_792_458.0 {
+        return Err(UnitError(format!("a speed must be at most the speed of light, got \"{s}\"")));
+    }
+    Ok(Speed(v * factor))
+}
+
 /// Parses a queue limit: `"100 packets"` (a whole number) or a size such as `"150 kB"`.
 pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, UnitError> {
     let err = || {
@@ -282,12 +304,24 @@ deserialize_with_unit!(Rate, parse_rate, "a rate such as \"20 Mbit/s\"", "Mbit/s
 deserialize_with_unit!(Dur, parse_duration, "a duration such as \"10 ms\"", "ms", |v| needs_unit("a duration", "ms")(v));
 deserialize_with_unit!(Bytes, parse_size, "a size such as \"100 MB\"", "MB", |v| needs_unit("a size", "MB")(v));
 deserialize_with_unit!(QueueLimit, parse_queue_limit, "a queue limit such as \"100 packets\" or \"150 kB\"", "packets", |v| needs_unit("a queue limit", "packets")(v));
+deserialize_with_unit!(Speed, parse_speed, "a speed such as \"10 m/s\"", "m/s", |v| needs_unit("a speed", "m/s")(v));
 deserialize_with_unit!(Probability, parse_probability, "a probability such as 0.01 or \"1 %\"", "%", check_probability);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn speeds() {
+        assert_eq!(parse_speed("10 m/s").unwrap(), Speed(10.0));
+        assert_eq!(parse_speed("36 km/h").unwrap(), Speed(10.0));
+        assert_eq!(parse_speed("0 m/s").unwrap(), Speed(0.0));
+        assert!(parse_speed("10").unwrap_err().0.contains("m/s, km/h"));
+        assert!(parse_speed("10 mph").unwrap_err().0.contains("invalid speed"));
+        assert!(parse_speed("-3 m/s").unwrap_err().0.contains("negative"));
+        assert!(parse_speed("1e9 m/s").unwrap_err().0.contains("speed of light"));
+    }
 
     #[test]
     fn rates() {

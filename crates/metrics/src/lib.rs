@@ -309,6 +309,11 @@ impl BinnedRecorder {
         self.path_index(flow, path).map(|i| &mut self.paths[i])
     }
 
+    /// The bytes flow `flow` delivered in its bins from `first` on.
+    pub fn flow_bytes_from_bin(&self, flow: FlowId, first: usize) -> u64 {
+        self.flows[flow.0 as usize].bins.iter().skip(first).map(|c| c.bytes_delivered).sum()
+    }
+
     /// Closes the run at `end`: integrates queues (and reordering buffers) up to it and
     /// returns, per series, its bins covering [0, end).
     pub fn finish(&mut self, end: Time) -> Finished {

@@ -206,6 +206,11 @@ impl Network {
         &self.cells[c].cell
     }
 
+    /// Cell `c`, to ask for its time series ([`CellHop::record_series`]) before a run.
+    pub fn cell_mut(&mut self, c: usize) -> &mut CellHop {
+        &mut self.cells[c].cell
+    }
+
     /// The number of cells.
     pub fn cell_count(&self) -> usize {
         self.cells.len()

@@ -70,6 +70,13 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 (Some(udp), Some(size)) if udp.sink.payload >= size => udp.sink.last_arrival.map(since_start),
                 _ => None,
             };
+            let steady = world.measure_from.map(|from| {
+                let since = from.max(f.spec.start);
+                let secs = active_until.0.saturating_sub(since.0) as f64 / 1e9;
+                let first_bin = (from.0 / world.hosts.recorder.bin_width().0) as usize;
+                let bytes = world.hosts.recorder.flow_bytes_from_bin(FlowId(i as u32), first_bin);
+                (secs > 0.0).then(|| tidy(bytes as f64 * 8.0 / secs / 1e6))
+            });
             let mut flow = json!({
                 "name": f.spec.name,
                 "transport": f.spec.transport.name(),
@@ -86,6 +93,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 "drops_ack": drops_json_by(|cause| total.reverse_drops_by(cause)),
             });
             let m = flow.as_object_mut().expect("an object");
+            if let Some(steady) = steady {
+                m.insert("steady_goodput_mbps".into(), json!(steady));
+            }
             match (f.conn(), &f.spec.connection) {
                 (Some(conn), Some(spec)) => {
                     let t = conn.last_sample;
@@ -174,6 +184,9 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
     if !world.cells.is_empty() {
         summary["cells"] = cells_json(world);
     }
+    if let Some(from) = world.measure_from {
+        summary["measure_from_s"] = json!(tidy(from.as_secs_f64()));
+    }
     summary
 }
 
@@ -204,7 +217,10 @@ fn cells_json(world: &World) -> Value {
                 .enumerate()
                 .map(|(u, node)| {
                     let k = hop.ue_counters(u);
-                    json!({
+                    let trajectory = cell.config.trajectories.get(u).copied().flatten().map(|t| {
+                        json!({ "start_m": t.start_m, "end_m": t.end_m, "speed_mps": tidy(t.speed_mps), "doppler_hz": t.doppler_hz.map(tidy) })
+                    });
+                    let mut ue = json!({
                         "node": node,
                         "distance_m": cell.config.ue_distances_m[u],
                         "downlink": {
@@ -228,7 +244,11 @@ fn cells_json(world: &World) -> Value {
                             "harq_max_retx": k.harq_drops,
                             "rlc_reordering": k.reordering_drops,
                         },
-                    })
+                    });
+                    if let Some(t) = trajectory {
+                        ue["trajectory"] = t;
+                    }
+                    ue
                 })
                 .collect();
             json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "ues": ues })
@@ -385,7 +405,15 @@ fn split_json(world: &World, e: usize) -> Value {
 /// link rows; `leg` the leg's link name on leg rows and empty elsewhere; `reorder_delay_ms` and
 /// `reorder_buffer_pdus` are set on bearer rows only (NaN elsewhere); `drops_ack` is the part
 /// of a flow row's drops in the flow's return direction (0 on other rows).
-pub const COLUMNS: [(&str, ColumnType); 24] = [
+///
+/// `cell` rows (each UE of each cell, `downlink` then `uplink`; name = the cell, `ue` = the
+/// UE's node) carry the bytes of the packets the cell delivered whole, its drops (the RLC
+/// buffer's as `drops_queue`, HARQ's and the receiving RLC's as `drops_random_loss`) and the
+/// radio's columns, which are NaN (floats) or 0 (counts) on the other rows: the mean SINR (dB),
+/// CQI and MCS, RBs per TTI of the bin, TBs sent and in error (all transmissions, first
+/// transmissions, given up after HARQ), and the RLC buffer's largest and last fill in bytes
+/// (docs/lte-cell.md).
+pub const COLUMNS: [(&str, ColumnType); 36] = [
     ("time_s", ColumnType::F64),
     ("kind", ColumnType::Str),
     ("name", ColumnType::Str),
@@ -410,6 +438,18 @@ pub const COLUMNS: [(&str, ColumnType); 24] = [
     ("reorder_delay_ms", ColumnType::F64),
     ("reorder_buffer_pdus", ColumnType::F64),
     ("drops_ack", ColumnType::I64),
+    ("ue", ColumnType::Str),
+    ("sinr_db", ColumnType::F64),
+    ("cqi", ColumnType::F64),
+    ("mcs", ColumnType::F64),
+    ("rbs_per_tti", ColumnType::F64),
+    ("tbs", ColumnType::I64),
+    ("tb_errors", ColumnType::I64),
+    ("tbs_new", ColumnType::I64),
+    ("tb_errors_first", ColumnType::I64),
+    ("tbs_lost", ColumnType::I64),
+    ("rlc_buffer_max_bytes", ColumnType::F64),
+    ("rlc_buffer_bytes", ColumnType::F64),
 ];
 
 /// One row per message of every message flow; no columns when the run has none.
@@ -465,6 +505,56 @@ fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u
         t += world.links[*l].model.delay_at(t);
     }
     Some(t.since(sent))
+}
+
+/// The radio's columns of the `cell` rows (see [`COLUMNS`]).
+#[derive(Default)]
+struct CellColumns {
+    ue: Vec<String>,
+    sinr_db: Vec<f64>,
+    cqi: Vec<f64>,
+    mcs: Vec<f64>,
+    rbs_per_tti: Vec<f64>,
+    tbs: Vec<i64>,
+    tb_errors: Vec<i64>,
+    tbs_new: Vec<i64>,
+    tb_errors_first: Vec<i64>,
+    tbs_lost: Vec<i64>,
+    rlc_max: Vec<f64>,
+    rlc_last: Vec<f64>,
+}
+
+impl CellColumns {
+    /// A cell row: UE `node`'s bin `b`, `ttis` TTIs long.
+    fn push(&mut self, node: &str, b: &multiconn_cell::UeBin, ttis: f64) {
+        self.ue.push(node.to_string());
+        self.sinr_db.push(b.mean_sinr_db().map_or(f64::NAN, tidy));
+        self.cqi.push(b.mean_cqi().map_or(f64::NAN, tidy));
+        self.mcs.push(b.mean_mcs().map_or(f64::NAN, tidy));
+        self.rbs_per_tti.push(if ttis > 0.0 { tidy(b.rb_ttis as f64 / ttis) } else { f64::NAN });
+        self.tbs.push(b.tbs as i64);
+        self.tb_errors.push(b.tb_errors as i64);
+        self.tbs_new.push(b.tbs_new as i64);
+        self.tb_errors_first.push(b.tb_errors_first as i64);
+        self.tbs_lost.push(b.tbs_lost as i64);
+        self.rlc_max.push(b.rlc_max_bytes as f64);
+        self.rlc_last.push(b.rlc_last_bytes.unwrap_or(0) as f64);
+    }
+
+    /// Puts the empty values of the `before` rows ahead of the cell rows, for `total` rows.
+    fn pad_to(&mut self, total: usize, before: usize) {
+        fn front<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+            v.splice(0..0, std::iter::repeat(fill).take(n));
+        }
+        for v in [&mut self.sinr_db, &mut self.cqi, &mut self.mcs, &mut self.rbs_per_tti, &mut self.rlc_max, &mut self.rlc_last] {
+            front(v, before, f64::NAN);
+        }
+        for v in [&mut self.tbs, &mut self.tb_errors, &mut self.tbs_new, &mut self.tb_errors_first, &mut self.tbs_lost] {
+            front(v, before, 0);
+        }
+        front(&mut self.ue, before, String::new());
+        debug_assert_eq!(self.ue.len(), total);
+    }
 }
 
 /// What a time-series row is about beyond its kind, name and direction.
@@ -573,6 +663,40 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         let info = world.net.bearer_info(e);
         push("bearer", &world.hosts.flows[info.flow].spec.name, "", bins, RowOf::Bearer(info.path));
     }
+    let flat_rows = time_s.len();
+    let mut cell = CellColumns::default();
+    for (c, spec) in world.cells.iter().enumerate() {
+        let Some(series) = world.net.cell(c).series() else { continue };
+        for (u, node) in spec.ues.iter().enumerate() {
+            for (dir, dir_name) in [(0, "downlink"), (1, "uplink")] {
+                for (i, b) in series.rows(u, dir, end.0).iter().enumerate() {
+                    let start = i as u64 * series.bin_ns();
+                    let len = ((i as u64 + 1) * series.bin_ns()).min(end.0) - start;
+                    time_s.push(tidy(start as f64 / 1e9));
+                    kind.push("cell".into());
+                    name.push(spec.name.clone());
+                    direction.push(dir_name.into());
+                    bytes.push(b.bytes_delivered as i64);
+                    mbps.push(tidy(if len > 0 { b.bytes_delivered as f64 * 8.0 / (len as f64 / 1e9) / 1e6 } else { 0.0 }));
+                    for (k, cause) in DropCause::ALL.iter().enumerate() {
+                        drops[k].push(match cause {
+                            DropCause::Queue => b.drops_buffer as i64,
+                            DropCause::RandomLoss => b.drops_radio as i64,
+                            _ => 0,
+                        });
+                    }
+                    drops_ack.push(0);
+                    for col in [&mut q_packets, &mut q_bytes, &mut cwnd, &mut in_flight, &mut srtt, &mut retx, &mut spurious, &mut reorder_delay, &mut reorder_buffer] {
+                        col.push(f64::NAN);
+                    }
+                    path_col.push(-1);
+                    leg_col.push(String::new());
+                    cell.push(node, b, len as f64 / multiconn_cell::hop::TTI_NS as f64);
+                }
+            }
+        }
+    }
+    cell.pad_to(time_s.len(), flat_rows);
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
     let columns = [
         Column::F64(time_s),
@@ -599,6 +723,18 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::F64(reorder_delay),
         Column::F64(reorder_buffer),
         Column::I64(drops_ack),
+        Column::Str(cell.ue),
+        Column::F64(cell.sinr_db),
+        Column::F64(cell.cqi),
+        Column::F64(cell.mcs),
+        Column::F64(cell.rbs_per_tti),
+        Column::I64(cell.tbs),
+        Column::I64(cell.tb_errors),
+        Column::I64(cell.tbs_new),
+        Column::I64(cell.tb_errors_first),
+        Column::I64(cell.tbs_lost),
+        Column::F64(cell.rlc_max),
+        Column::F64(cell.rlc_last),
     ];
     crate::named_columns(&COLUMNS, columns)
 }

@@ -44,6 +44,9 @@ pub struct CellSection {
     /// The eNB's node.
     pub enb: String,
     pub ues: Vec<CellUeSection>,
+    /// The distance of every UE that gives neither `distance_m` nor `trajectory`, m (so that
+    /// one `--set cell.<name>.distance_m` moves them all).
+    pub distance_m: Option<f64>,
     /// 6, 15, 25, 50, 75 or 100 (100).
     pub bandwidth_rb: Option<u16>,
     /// `pf`, `rr` or `maxci` (`pf`).
@@ -71,8 +74,21 @@ pub struct CellSection {
 pub struct CellUeSection {
     /// Its node.
     pub node: String,
-    /// Its distance to the eNB, m.
-    pub distance_m: f64,
+    /// Its distance to the eNB, m (or a `trajectory`).
+    pub distance_m: Option<f64>,
+    /// A radial trajectory instead of a fixed distance.
+    pub trajectory: Option<TrajectorySection>,
+}
+
+/// A UE's distance from the eNB moving linearly from `start_m` to `end_m` at `speed`, then
+/// staying at `end_m`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectorySection {
+    pub start_m: f64,
+    pub end_m: f64,
+    /// `"10 m/s"` or `"36 km/h"`.
+    pub speed: multiconn_core::Speed,
 }
 
 /// Test builds only (feature `test-elements`): a fixed-delay wire between two nodes, named in
@@ -103,6 +119,9 @@ pub struct RunSection {
     pub seed: Option<u64>,
     /// Width of the time-series bins (default 100 ms).
     pub bin: Option<Dur>,
+    /// Start of the steady-state window: flows also report their goodput from then on
+    /// (`steady_goodput_mbps`); a multiple of `bin`.
+    pub measure_from: Option<Dur>,
 }
 
 /// A bidirectional link between two nodes. The top-level parameters apply to both

@@ -11,6 +11,9 @@ Every builder returns the figures it applies to (none when the run has nothing o
   in-order throughput the receiving entity delivered, the mean reordering delay per bin and
   the reordering buffer (TS 38.323 §5.2.2);
 * `queues`: the queue of every link direction that ever held a packet;
+* `cell-<cell>`: for an LTE cell, per UE and direction, the mean SINR, the mean MCS, the
+  resource blocks per TTI and the RLC transmission buffer's largest fill in each bin
+  (docs/lte-cell.md);
 * `owd-<flow>`: for a message flow, the one-way-delay CCDF of each message kind with the
   smallest deadline its sources report (see `multiconn.messages`).
 
@@ -260,6 +263,35 @@ def queues(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
                   fig)]
 
 
+def cell(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+    drawn = []
+    cells = sr.rows(table, "cell")
+    for name in sr.names(cells):
+        own = cells[cells["name"].astype(str) == name]
+        fig, axes = new_figure(4)
+        palette = Palette()
+        label: Callable[[tuple[Any, ...]], str] = lambda k: f"{k[0]} {k[1]}"
+        for ax, column, scale, ylabel in ((axes[0], "sinr_db", 1.0, "mean SINR (dB)"),
+                                          (axes[1], "mcs", 1.0, "mean MCS"),
+                                          (axes[2], "rbs_per_tti", 1.0, "RBs per TTI"),
+                                          (axes[3], "rlc_buffer_max_bytes", KB,
+                                           "RLC buffer,\nlargest (kB)")):
+            for direction, style in (("downlink", "-"), ("uplink", ":")):
+                rows = own[own["direction"].astype(str) == direction]
+                for line in sr.lines(rows, column, ("ue", "direction"), label):
+                    # One colour per UE, its two directions told apart by the line style.
+                    ax.plot(line.times, line.values / scale, label=line.label, linewidth=1.1,
+                            linestyle=style, color=palette(str(line.key[0])))
+            ax.set_ylabel(ylabel)
+        title = f"LTE cell {name}: radio and RLC per UE"
+        _finish(fig, axes, title, "solid: downlink, dotted: uplink; SINR and MCS are means "
+                "over the TTIs a UE had data (a gap: no data in that bin)")
+        drawn.append(Drawn(f"cell-{slug(name)}", title,
+                           "Mean SINR and MCS, resource blocks per TTI and the largest RLC "
+                           "buffer fill, per UE and direction and time bin.", fig))
+    return drawn
+
+
 def _smallest_deadline(flow: Mapping[str, Any]) -> float | None:
     found = [float(s["deadline_ms"]) / 1e3 for s in (flow.get("messages") or {}).values()
              if isinstance(s, Mapping) and s.get("deadline_ms")]
@@ -293,5 +325,5 @@ def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any]) -> list[Drawn
 
 
 TABLE_FIGURES: tuple[Callable[[pd.DataFrame, Mapping[str, Any]], list[Drawn]], ...] = (
-    throughput, transport, paths, pdcp, queues)
+    throughput, transport, paths, pdcp, queues, cell)
 """The builders drawn from the time-series table, in the order they are shown."""

@@ -3,7 +3,8 @@
 The table (`RunResult.timeseries`, docs/cli.md) has one row per time bin and entity; `kind`
 says which: `flow`, `link` (one per direction), and for the multi-connectivity views `path`
 (a multipath flow's path, `path` its index), `leg` (a PDCP split bearer's leg, `leg` the
-link's name) and `bearer` (a split bearer's receiving PDCP entity). Tables written before
+link's name), `bearer` (a split bearer's receiving PDCP entity) and `cell` (an LTE cell's UE,
+`ue` its node, per direction). Tables written before
 the per-path columns existed simply have no such rows.
 """
 

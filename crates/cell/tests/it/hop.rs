@@ -9,38 +9,38 @@ use multiconn_cell::{
 };
 use multiconn_core::{FlowId, Packet, Time};
 
-const MS: u64 = 1_000_000;
-const PACKET: u32 = 1500;
+pub(crate) const MS: u64 = 1_000_000;
+pub(crate) const PACKET: u32 = 1500;
 
-fn packet(id: u64, ue: usize) -> Packet {
+pub(crate) fn packet(id: u64, ue: usize) -> Packet {
     Packet::new(id, FlowId(ue as u32), PACKET, id, Time(0))
 }
 
-fn quiet(distances: Vec<f64>) -> CellConfig {
+pub(crate) fn quiet(distances: Vec<f64>) -> CellConfig {
     CellConfig { fading: FadingConfig::None, ..CellConfig::study(distances) }
 }
 
 /// What came out of a run.
 #[derive(Default, Debug, PartialEq)]
-struct Tally {
+pub(crate) struct Tally {
     /// Per UE and direction: packets delivered, their bytes, their delays (ns) in order.
-    delivered: Vec<[u64; 2]>,
-    bytes: Vec<[u64; 2]>,
-    delays: Vec<Vec<u64>>,
-    order: Vec<Vec<u64>>,
-    dropped: Vec<(usize, CellDropCause)>,
-    trace: Vec<(u64, usize, u64)>,
+    pub(crate) delivered: Vec<[u64; 2]>,
+    pub(crate) bytes: Vec<[u64; 2]>,
+    pub(crate) delays: Vec<Vec<u64>>,
+    pub(crate) order: Vec<Vec<u64>>,
+    pub(crate) dropped: Vec<(usize, CellDropCause)>,
+    pub(crate) trace: Vec<(u64, usize, u64)>,
     /// Per UE: bytes delivered by the end of the sources (before the drain).
-    by_end: Vec<u64>,
+    pub(crate) by_end: Vec<u64>,
     /// Packets still in the cell after 5 s of draining (a UE out of range keeps its own).
-    stuck: usize,
+    pub(crate) stuck: usize,
     /// Each UE's counters when the sources stopped.
-    at_end: Vec<multiconn_cell::UeCounters>,
+    pub(crate) at_end: Vec<multiconn_cell::UeCounters>,
 }
 
 /// Runs `cell` for `ms` milliseconds, keeping every UE's queue in `dir` topped up to `backlog`
 /// packets (saturated sources) when `backlog` > 0, then drains it.
-fn run(cell: &mut CellHop, dir: CellDirection, backlog: usize, ms: u64) -> Tally {
+pub(crate) fn run(cell: &mut CellHop, dir: CellDirection, backlog: usize, ms: u64) -> Tally {
     let n = cell.ue_count();
     let mut t = Tally {
         delivered: vec![[0; 2]; n],

@@ -7,4 +7,5 @@ mod harq;
 mod hop;
 mod rlc;
 mod sched;
+mod series;
 mod tables;

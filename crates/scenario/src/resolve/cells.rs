@@ -3,7 +3,7 @@
 
 use super::errors::{check_name, err, FieldError};
 use crate::schema::CellSection;
-use multiconn_cell::{CellConfig, FadingConfig, FadingSpread, SchedulerKind};
+use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, SchedulerKind, Trajectory};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -35,14 +35,36 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if c.ues.is_empty() {
             return Err(fail("ues", "a cell needs at least one UE: ues = [{ node = \"ue1\", distance_m = 250 }]".into()));
         }
+        if let Some(d) = c.distance_m.filter(|d| !(d.is_finite() && *d > 0.0 && *d <= multiconn_cell::mobility::MAX_DISTANCE_M)) {
+            return Err(fail("distance_m", format!("{d} is not allowed: must be a number in (0, 100000] m")));
+        }
         let mut nodes: Vec<String> = Vec::new();
+        let mut distances = Vec::new();
+        let mut trajectories = Vec::new();
         for (k, u) in c.ues.iter().enumerate() {
             if u.node == c.enb || nodes.contains(&u.node) {
                 return Err(fail(&format!("ues[{k}].node"), format!("\"{}\" is already the eNB or another UE of this cell", u.node)));
             }
             nodes.push(u.node.clone());
+            match (u.distance_m.or(if u.trajectory.is_none() { c.distance_m } else { None }), &u.trajectory) {
+                (Some(d), None) => {
+                    distances.push(d);
+                    trajectories.push(None);
+                }
+                (None, Some(t)) => {
+                    distances.push(t.start_m);
+                    trajectories.push(Some(Trajectory { start_m: t.start_m, end_m: t.end_m, speed_mps: t.speed.0, doppler_hz: None }));
+                }
+                (Some(_), Some(_)) => return Err(fail(&format!("ues[{k}]"), "give distance_m or trajectory, not both".into())),
+                (None, None) => {
+                    return Err(fail(&format!("ues[{k}]"), "needs distance_m = <m> or trajectory = { start_m = .., end_m = .., speed = \"10 m/s\" } (or the cell's distance_m)".into()))
+                }
+            }
         }
-        let mut cfg = CellConfig::study(c.ues.iter().map(|u| u.distance_m).collect());
+        let mut cfg = CellConfig::study(distances);
+        if trajectories.iter().any(Option::is_some) {
+            cfg.trajectories = trajectories;
+        }
         if let Some(n) = c.bandwidth_rb {
             cfg.n_rb = n;
         }
@@ -76,6 +98,14 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         }
         let ld = LogDistance { exponent: c.pathloss_exponent.unwrap_or(3.0), reference_loss_db: c.pathloss_reference_db.unwrap_or(46.6777), ..LogDistance::ns3() };
         b.pathloss = PathLoss::LogDistance(ld);
+        // A moving UE's Doppler shift follows its speed on the downlink carrier, unless the
+        // cell sets one for every UE.
+        if c.doppler_hz.is_none() {
+            let carrier_hz = cfg.budget.carrier_mhz * 1e6;
+            for t in cfg.trajectories.iter_mut().flatten().filter(|t| t.speed_mps > 0.0) {
+                t.doppler_hz = Some(doppler_hz(t.speed_mps, carrier_hz).min(2000.0));
+            }
+        }
         cfg.validate().map_err(|e| cell_error(&c.name, e))?;
         out.push(Cell { name: c.name.clone(), enb: c.enb.clone(), ues: nodes, config: cfg });
     }

@@ -61,6 +61,8 @@ pub struct Resolved {
     pub seed: Option<u64>,
     /// The time series' bin width.
     pub bin: Dur,
+    /// `run.measure_from`: the start of the steady-state window, if any.
+    pub measure_from: Option<Dur>,
     /// Every link's two directions, in file order (forward, then reverse).
     pub links: Vec<LinkDirection>,
     /// The split bearers, in file order.
@@ -101,6 +103,14 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     }
     if file.run.duration == Some(Dur::ZERO) {
         return Err(err(&["run", "duration"], "the duration must be positive"));
+    }
+    if let Some(from) = file.run.measure_from {
+        if from.0 % bin.0 != 0 {
+            return Err(err(&["run", "measure_from"], format!("{} s is not a multiple of the bin width run.bin = {} s", seconds(from.0), seconds(bin.0))));
+        }
+        if file.run.duration.is_some_and(|d| from.0 >= d.0) {
+            return Err(err(&["run", "measure_from"], format!("{} s is not before the end of the run (run.duration)", seconds(from.0))));
+        }
     }
     #[allow(unused_mut)] // test builds append wires
     let (mut links, mut link_index) = links::resolve_links(&file.link, &mut files)?;
@@ -148,6 +158,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         duration: file.run.duration,
         seed: file.run.seed,
         bin,
+        measure_from: file.run.measure_from,
         links,
         splits,
         cells,

@@ -93,6 +93,8 @@ pub struct World {
     pub watchdog: Watchdog,
     /// Set when the watchdog stopped the run.
     pub stalled: Option<Stall>,
+    /// `run.measure_from`: where the steady-state goodputs start counting.
+    pub measure_from: Option<Time>,
 }
 
 impl World {
@@ -101,6 +103,9 @@ impl World {
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
         let mut hosts = Hosts::new(resolved, net.bearer_count())?;
+        for c in 0..net.cell_count() {
+            net.cell_mut(c).record_series(hosts.recorder.bin_width().0);
+        }
         net.start(&mut Starting(&mut hosts));
         hosts.start(&net);
         Ok(World {
@@ -110,6 +115,7 @@ impl World {
             cells: resolved.cells.clone(),
             watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
             stalled: None,
+            measure_from: resolved.measure_from.map(|d| Time(d.0)),
         })
     }
 

@@ -1,8 +1,10 @@
 //! An LTE cell in a scenario (`[[cell]]`): routes cross it between the eNB and a UE, a TCP
 //! download close to the eNB tracks the cell's capacity, goodput falls with distance, the
-//! summary reports the cell's UEs, and bad cells give one line naming the field.
+//! summary reports the cell's UEs, the time series has a row per UE, direction and bin with the
+//! radio's columns, and bad cells give one line naming the field.
 
 use crate::common::{load_str, run, run_with};
+use multiconn_scenario::{Column, RunOutput};
 use serde_json::Value;
 
 /// A server, a 10 ms core link to the eNB, and a cell with one UE (the study's set-up, §2).
@@ -85,6 +87,124 @@ fn the_same_seed_gives_the_same_run_with_fading() {
     assert_ne!(strip(a)["flows"], strip(c)["flows"]);
 }
 
+fn column<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
+    &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1
+}
+
+fn floats(out: &RunOutput, name: &str) -> Vec<f64> {
+    match column(out, name) {
+        Column::F64(v) => v.clone(),
+        other => panic!("{name} is not a float column: {other:?}"),
+    }
+}
+
+fn ints(out: &RunOutput, name: &str) -> Vec<i64> {
+    match column(out, name) {
+        Column::I64(v) => v.clone(),
+        other => panic!("{name} is not an integer column: {other:?}"),
+    }
+}
+
+fn texts(out: &RunOutput, name: &str) -> Vec<String> {
+    match column(out, name) {
+        Column::Str(v) => v.clone(),
+        other => panic!("{name} is not a text column: {other:?}"),
+    }
+}
+
+#[test]
+fn the_time_series_has_a_row_per_ue_direction_and_bin_that_adds_up_to_the_summary() {
+    let (summary, out) = run(CELL, Some(1));
+    let kind = texts(&out, "kind");
+    let dir = texts(&out, "direction");
+    let ue = texts(&out, "ue");
+    let (sinr, mcs, rbs) = (floats(&out, "sinr_db"), floats(&out, "mcs"), floats(&out, "rbs_per_tti"));
+    let (tbs, errors) = (ints(&out, "tbs"), ints(&out, "tb_errors"));
+    let rlc = floats(&out, "rlc_buffer_max_bytes");
+    let bytes = ints(&out, "bytes_delivered");
+    let rows = |d: &str| (0..kind.len()).filter(|&i| kind[i] == "cell" && dir[i] == d).collect::<Vec<_>>();
+    let (down, up) = (rows("downlink"), rows("uplink"));
+    // 6 s in the default bins of 100 ms, for the one UE, each way.
+    assert_eq!((down.len(), up.len()), (60, 60));
+    assert!(down.iter().chain(&up).all(|&i| ue[i] == "ue" && texts(&out, "name")[i] == "lte"));
+    // The other rows leave the radio's columns empty.
+    assert!((0..kind.len()).filter(|&i| kind[i] != "cell").all(|i| ue[i].is_empty() && sinr[i].is_nan() && tbs[i] == 0 && rlc[i].is_nan()));
+    let k = &summary["cells"][0]["ues"][0];
+    let total = |idx: &[usize], col: &[i64]| idx.iter().map(|&i| col[i]).sum::<i64>() as u64;
+    // The bins cover [0, 6 s); the summary also counts a TTI that starts at 6 s (at most one
+    // TB per UE and direction).
+    let within_one = |rows: u64, summary: &Value| {
+        let s = summary.as_u64().unwrap();
+        assert!(rows <= s && s <= rows + 1, "rows {rows}, summary {s}");
+    };
+    within_one(total(&down, &tbs), &k["downlink"]["tbs"]);
+    within_one(total(&down, &errors), &k["downlink"]["tb_errors"]);
+    within_one(total(&up, &tbs), &k["uplink"]["tbs"]);
+    // What the cell delivered down covers the flow's payload (plus TCP/IP headers).
+    let delivered = summary["flows"][0]["bytes_delivered"].as_u64().unwrap();
+    assert!(total(&down, &bytes) > delivered && (total(&down, &bytes) as f64) < 1.1 * delivered as f64);
+    // Past slow start the download fills the band at the top MCS, 40.8 dB SNR at 50 m
+    // (reference §2), and keeps a queue in the RLC buffer.
+    for &i in &down[20..] {
+        assert!((sinr[i] - 40.8).abs() < 0.1 && mcs[i] == 28.0 && rbs[i] > 95.0, "row {i}: {} {} {}", sinr[i], mcs[i], rbs[i]);
+    }
+    assert!(down[20..].iter().any(|&i| rlc[i] > 10_000.0));
+    // The ACKs go up; a lone UE gets the whole uplink band in each TTI it has data (reference §3.6).
+    assert!(up[20..].iter().all(|&i| tbs[i] > 0 && rbs[i] > 0.0 && rbs[i] <= 100.0 && (rbs[i] * 100.0).round() as i64 == tbs[i] * 100), "{:?}", up.iter().map(|&i| rbs[i]).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_cell_rows() {
+    let faded = CELL.replace("fading = \"none\"", "fading = \"rayleigh\"");
+    let a = run(&faded, Some(3)).1.columns;
+    let b = run(&faded, Some(3)).1.columns;
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let c = run(&faded, Some(4)).1.columns;
+    assert_ne!(format!("{a:?}"), format!("{c:?}"));
+}
+
+#[test]
+fn a_download_slows_down_along_a_trajectory_moving_away() {
+    // 100 m → 1600 m at 50 m/s (30 s), with fading: the Doppler follows the speed.
+    let moving = CELL
+        .replace("{ node = \"ue\", distance_m = 50 }", "{ node = \"ue\", trajectory = { start_m = 100, end_m = 1600, speed = \"180 km/h\" } }")
+        .replace("fading = \"none\"", "fading = \"rayleigh\"")
+        .replace("duration = \"6 s\"", "duration = \"32 s\"\nbin = \"1 s\"");
+    let (summary, out) = run(&moving, Some(2));
+    let t = &summary["cells"][0]["ues"][0]["trajectory"];
+    assert_eq!((t["start_m"].as_f64(), t["end_m"].as_f64(), t["speed_mps"].as_f64()), (Some(100.0), Some(1600.0), Some(50.0)));
+    // f_d = v·f_c / c at 2120 MHz.
+    assert!((t["doppler_hz"].as_f64().unwrap() - 50.0 * 2.12e9 / 299_792_458.0).abs() < 1e-6, "{t}");
+    let kind = texts(&out, "kind");
+    let dir = texts(&out, "direction");
+    let mbps = floats(&out, "throughput_mbps");
+    let sinr = floats(&out, "sinr_db");
+    let flow: Vec<f64> = (0..kind.len()).filter(|&i| kind[i] == "flow").map(|i| mbps[i]).collect();
+    let down: Vec<f64> = (0..kind.len()).filter(|&i| kind[i] == "cell" && dir[i] == "downlink").map(|i| sinr[i]).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (early, mid, late) = (mean(&flow[2..7]), mean(&flow[8..13]), mean(&flow[26..31]));
+    assert!(early > mid && mid > late, "{early} {mid} {late}\n{flow:?}\n{down:?}");
+    // Past about 900 m the ACKs no longer get up (the uplink ends the cell first, reference
+    // §2: its SNR per RB over the whole band is 19 dB below the downlink's) and the download
+    // stalls.
+    assert!(late < 0.01 * early, "{late} vs {early}");
+    // The mean downlink SINR follows 138.45 − PL(d(t)) (reference §2), fading averaged out
+    // over 5 s.
+    let pl = |d: f64| 46.6777 + 30.0 * d.log10();
+    for (bins, d) in [(2..7, 100.0 + 50.0 * 4.5), (8..13, 100.0 + 50.0 * 10.5)] {
+        let measured = mean(&down[bins]);
+        assert!((measured - (138.45 - pl(d))).abs() < 3.0, "{measured} at {d} m\n{flow:?}\n{down:?}");
+    }
+}
+
+#[test]
+fn the_cells_distance_places_every_ue_without_its_own() {
+    let two = CELL.replace("ues = [{ node = \"ue\", distance_m = 50 }]", "distance_m = 400\nues = [{ node = \"ue\" }, { node = \"ue2\", distance_m = 100 }]");
+    let summary = run_with(&two, &[("cell.lte.distance_m", "700")], 1);
+    let ues = &summary["cells"][0]["ues"];
+    assert_eq!((ues[0]["distance_m"].as_f64(), ues[1]["distance_m"].as_f64()), (Some(700.0), Some(100.0)));
+}
+
 #[test]
 fn scenarios_without_a_cell_have_no_cells_in_their_summary() {
     let plain = CELL.replace("route = [\"core\", \"lte\"]", "").replace("[[cell]]", "[[link]]\nname = \"radio\"\nbetween = [\"enb\", \"ue\"]\nrate = \"20 Mbit/s\"\nqueue = \"100 packets\"\n[x]").replace("[x]\nname = \"lte\"\nenb = \"enb\"\nues = [{ node = \"ue\", distance_m = 50 }]\nfading = \"none\"\n", "");
@@ -104,6 +224,12 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("route = [\"core\", \"lte\"]", "route = [\"lte\"]", "flow.dl.route: cell \"lte\" joins its eNB \"enb\" and its UEs (ue), but the route is at \"server\" there"),
         ("route = [\"core\", \"lte\"]", "route = [\"core\", \"lte5\"]", "there is no link, split or cell named \"lte5\""),
         ("name = \"lte\"", "name = \"core\"", "cell.core.name: a link, split or cell is already named \"core\""),
+        ("distance_m = 50", "distance_m = 50, trajectory = { start_m = 50, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0]: give distance_m or trajectory, not both"),
+        (", distance_m = 50", "", "cell.lte.ues[0]: needs distance_m = <m> or trajectory"),
+        ("ues = [{ node = \"ue\", distance_m = 50 }]", "distance_m = -1\nues = [{ node = \"ue\" }]", "cell.lte.distance_m: -1 is not allowed"),
+        ("distance_m = 50", "trajectory = { start_m = -5, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0].trajectory.start_m: -5 is not allowed"),
+        ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = \"0 m/s\" }", "cell.lte.ues[0].trajectory.speed: is 0 but start_m and end_m differ"),
+        ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = 10 }", "a speed needs a unit"),
     ];
     for (from, to, expected) in cases {
         let e = error(&CELL.replace(from, to));

@@ -4,6 +4,7 @@
 mod common;
 
 mod cell;
+mod cell_study;
 mod coupled_cc;
 mod dual_connectivity;
 mod errors;
@@ -16,6 +17,7 @@ mod netsim;
 mod path_manager;
 mod run;
 mod series;
+mod steady;
 mod stack_profiles;
 mod transport;
 mod wire;
