@@ -18,6 +18,7 @@ use multiconn_scenario::Scenario;
 use serde_json::{json, Value};
 
 use crate::fabric::Fabric;
+use crate::sandbox::KernelCounters;
 use crate::stacks::AppResult;
 
 /// What became of one flow's programs.
@@ -54,6 +55,8 @@ pub struct RunFacts {
     pub budget: Dur,
     /// Per host: its node and its network namespace's identity (`net:[inode]`).
     pub hosts: Vec<(String, String)>,
+    /// Per host: its kernel's counters at the end of the run.
+    pub counters: Vec<(String, KernelCounters)>,
 }
 
 /// Rounds to nanosecond-ish precision so JSON stays readable.
@@ -196,7 +199,17 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
         "links": links,
         "jain_fairness": jain,
         "split_bearers": net.bearer_count(),
-        "hosts": facts.hosts.iter().map(|(node, netns)| json!({"node": node, "netns": netns})).collect::<Vec<_>>(),
+        "hosts": facts.hosts.iter().map(|(node, netns)| {
+            let c = facts.counters.iter().find(|(n, _)| n == node).map(|(_, c)| *c).unwrap_or_default();
+            json!({
+                "node": node,
+                "netns": netns,
+                "udp_in_datagrams": c.udp_in_datagrams,
+                "udp_rcvbuf_errors": c.udp_rcvbuf_errors,
+                "udp_in_errors": c.udp_in_errors,
+                "tcp_retrans_segs": c.tcp_retrans_segs,
+            })
+        }).collect::<Vec<_>>(),
         "timing": timing_json(&fabric.lateness_ns, facts.budget),
         "outside_models": {"tun_write_failures": fabric.write_failures, "non_ipv4_packets": fabric.unclassified},
     });

@@ -15,6 +15,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_net::Network;
 use multiconn_scenario::resolve::Resolved;
@@ -43,6 +44,8 @@ pub struct Options {
     pub budget: Dur,
     /// Links faster than this are refused (the emulator could not keep up).
     pub max_rate_bps: f64,
+    /// The most the models may hold (queues, and packets in flight on delay lines), bytes.
+    pub max_held_bytes: u64,
     /// Print progress lines.
     pub progress: bool,
     /// Run the emulator's loop under `SCHED_FIFO` (priority 50), so that busy programs on
@@ -59,6 +62,7 @@ impl Default for Options {
             time_limit: Duration::from_secs(600),
             budget: Dur::from_millis(1),
             max_rate_bps: 1e9,
+            max_held_bytes: 256 << 20,
             progress: false,
             realtime: false,
         }
@@ -106,6 +110,32 @@ fn check(resolved: &Resolved, opts: &Options) -> Result<(), String> {
     }
     if resolved.duration.is_none() && resolved.flows.iter().any(|f| f.size.is_none()) {
         return Err("a flow without a size needs run.duration: the emulator runs in real time".into());
+    }
+    // Memory: what each link direction may hold, its queue full and its delay line at rate.
+    let largest_packet = resolved.flows.iter().map(|f| u64::from(f.packet_size)).max().unwrap_or(1500);
+    let held: Vec<(String, u64)> = resolved
+        .links
+        .iter()
+        .map(|l| {
+            let queue = match l.model.queue_limit() {
+                Some(QueueLimit::Bytes(b)) => b,
+                Some(QueueLimit::Packets(n)) => n.saturating_mul(largest_packet),
+                None => 0,
+            };
+            let in_flight = (l.model.mean_bps() / 8.0 * l.model.delay_at(Time::ZERO).as_secs_f64()) as u64;
+            (format!("link \"{}\" ({})", l.name, l.direction.name()), queue.saturating_add(in_flight))
+        })
+        .collect();
+    let total: u64 = held.iter().map(|(_, b)| *b).fold(0, u64::saturating_add);
+    if total > opts.max_held_bytes {
+        let most = held.iter().map(|(_, b)| *b).max().unwrap_or(0);
+        let (worst, bytes) = held.iter().find(|(_, b)| *b == most).expect("links exist when memory is held");
+        return Err(format!(
+            "the links may hold {} MiB (queues full, delay lines at rate; the most: {worst}, {} MiB), above the emulator's {} MiB: shrink the queues",
+            total >> 20,
+            bytes >> 20,
+            opts.max_held_bytes >> 20
+        ));
     }
     for l in &resolved.links {
         let bps = l.model.mean_bps();
@@ -330,7 +360,8 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
     let wall = wall_start.elapsed();
     say(&format!("stopping ({stopped_by}) after {:.2} s", wall.as_secs_f64()));
 
-    // Stop everything, then read what the programs left.
+    // The kernels' own counters, then stop everything and read what the programs left.
+    let counters: Vec<(String, sandbox::KernelCounters)> = hosts.iter().map(|(n, h)| (n.clone(), h.kernel_counters())).collect();
     for host in hosts.values_mut() {
         host.shut_down(Duration::from_secs(2));
     }
@@ -357,7 +388,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         let _ = f;
     }
     drop(tuns);
-    let facts = RunFacts { scenario: scenario.name().to_string(), seed, end, wall, stopped_by: stopped_by.to_string(), budget: opts.budget, hosts: host_list };
+    let facts = RunFacts { scenario: scenario.name().to_string(), seed, end, wall, stopped_by: stopped_by.to_string(), budget: opts.budget, hosts: host_list, counters };
     let summary = report::write(&opts.out, scenario, &net, &mut fabric, &outcomes, &facts)?;
     Ok(summary)
 }

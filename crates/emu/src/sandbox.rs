@@ -129,6 +129,24 @@ impl Host {
         std::fs::read_link(format!("/proc/{}/ns/net", self.init)).map(|p| p.display().to_string()).unwrap_or_default()
     }
 
+    /// The kernel's own counters in the host's network namespace (`/proc/PID/net/snmp`, which
+    /// shows the namespace of PID): what happened outside the models, such as UDP datagrams
+    /// dropped for a full receive buffer or TCP segments retransmitted.
+    pub fn kernel_counters(&self) -> KernelCounters {
+        let text = std::fs::read_to_string(format!("/proc/{}/net/snmp", self.init)).unwrap_or_default();
+        let field = |proto: &str, name: &str| -> u64 {
+            let mut lines = text.lines().filter(|l| l.starts_with(&format!("{proto}:")));
+            let (Some(header), Some(values)) = (lines.next(), lines.next()) else { return 0 };
+            header.split_whitespace().zip(values.split_whitespace()).find(|(h, _)| *h == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
+        };
+        KernelCounters {
+            udp_rcvbuf_errors: field("Udp", "RcvbufErrors"),
+            udp_in_errors: field("Udp", "InErrors"),
+            udp_in_datagrams: field("Udp", "InDatagrams"),
+            tcp_retrans_segs: field("Tcp", "RetransSegs"),
+        }
+    }
+
     /// The PIDs of every process inside the host (its PID 1 included).
     pub fn processes(&self) -> Vec<i32> {
         processes_in(&std::fs::read_link(format!("/proc/{}/ns/pid", self.init)).unwrap_or_default())
@@ -158,6 +176,19 @@ impl Drop for Host {
         let _ = self.holder.kill();
         let _ = self.holder.wait();
     }
+}
+
+/// A host's kernel counters at the end of a run (see [`Host::kernel_counters`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelCounters {
+    /// UDP datagrams dropped because the socket's receive buffer was full.
+    pub udp_rcvbuf_errors: u64,
+    /// UDP datagrams dropped for any reason (receive-buffer drops included).
+    pub udp_in_errors: u64,
+    /// UDP datagrams delivered to sockets.
+    pub udp_in_datagrams: u64,
+    /// TCP segments retransmitted.
+    pub tcp_retrans_segs: u64,
 }
 
 /// The PIDs of every process whose PID namespace is `ns` (a `/proc/PID/ns/pid` link target).

@@ -656,7 +656,8 @@ impl Scheduler for RoundRobin {
 }
 
 /// RE: every stream packet on every candidate with window space (seed 004 §6.1; Linux
-/// `mptcp_redundant.c`; TQUIC `Redundant`).
+/// `mptcp_redundant.c`). TQUIC's `Redundant` differs: it queues a copy on every other path
+/// whatever its window (docs/fidelity.md).
 #[derive(Clone, Debug)]
 pub struct Redundant {
     opts: SchedulerOptions,

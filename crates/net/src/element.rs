@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
@@ -33,6 +34,12 @@ pub trait HopModel: fmt::Debug + Send + Sync {
     /// Its mean rate in bit/s; 0 for an element without a rate limit (no transmission time).
     fn mean_bps(&self) -> f64 {
         0.0
+    }
+
+    /// The most its queue holds, if it has one (the emulator bounds the memory a run may take
+    /// from it).
+    fn queue_limit(&self) -> Option<QueueLimit> {
+        None
     }
 
     /// Whether it refuses packets when full, so that a saturating sender attached to it is
@@ -60,5 +67,9 @@ impl HopModel for LinkConfig {
 
     fn mean_bps(&self) -> f64 {
         self.rate.mean_bps()
+    }
+
+    fn queue_limit(&self) -> Option<QueueLimit> {
+        Some(self.queue)
     }
 }

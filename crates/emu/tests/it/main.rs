@@ -381,6 +381,16 @@ fn a_link_faster_than_the_emulator_keeps_up_with_is_refused() {
 }
 
 #[test]
+fn links_that_could_hold_more_memory_than_allowed_are_refused() {
+    let text = TCP_20M.replace("queue = \"100 packets\"", "queue = \"1 GB\"");
+    let origin = Origin { name: "big.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).unwrap();
+    let e = emulate(&scenario, &Options { out: out_dir("big"), ..Options::default() }).unwrap_err();
+    assert!(matches!(e, EmuError::Refused(_)), "{e}");
+    assert!(e.contains("link \"bottleneck\" (forward)") && e.contains("256 MiB") && e.contains("queues"), "{e}");
+}
+
+#[test]
 fn a_flow_no_stack_fits_is_refused_with_a_hint() {
     let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"udp\"").replace("size = \"6 MB\"\ncc = \"cubic\"", "size = \"6 MB\"");
     let origin = Origin { name: "udp.toml".into(), base_dir: PathBuf::from(".") };
