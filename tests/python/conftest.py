@@ -55,3 +55,15 @@ def cli():
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES
+
+
+def assert_one_error_line(stderr: str, *words: str) -> str:
+    """A bad-input failure: exactly one `multiconn: error:` line, no traceback, naming
+    every word of `words`; returns the line."""
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("multiconn: error: "), lines[0]
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    return lines[0]

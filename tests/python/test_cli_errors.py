@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import assert_one_error_line
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,16 +62,6 @@ CASES: dict[str, tuple[str, dict[str, str], list[str], list[str]]] = {
     ),
     "override_malformed": (GOOD, {}, ["--set", "link.bottleneck.rate"], ["--set", "KEY=VALUE"]),
 }
-
-
-def assert_one_error_line(stderr: str, *words: str) -> str:
-    assert "Traceback" not in stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("multiconn: error: "), lines[0]
-    for word in words:
-        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 @pytest.mark.native

@@ -10,17 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import assert_one_error_line
 
 from multiconn.emulate import summary_lines
-
-
-def assert_one_error_line(stderr: str, *words: str) -> None:
-    assert "Traceback" not in stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("multiconn: error: "), lines[0]
-    for word in words:
-        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
 
 LINK = """
 name = "emu"

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
-use multiconn_metrics::{BinRow, Counters};
+use multiconn_metrics::BinRow;
+use multiconn_scenario::report::{drops_json, tidy};
 use multiconn_net::Network;
 use multiconn_scenario::Scenario;
 use serde_json::{json, Value};
@@ -57,23 +58,6 @@ pub struct RunFacts {
     pub hosts: Vec<(String, String)>,
     /// Per host: its kernel's counters at the end of the run.
     pub counters: Vec<(String, KernelCounters)>,
-}
-
-/// Rounds to nanosecond-ish precision so JSON stays readable.
-fn tidy(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1e9).round() / 1e9
-    } else {
-        x
-    }
-}
-
-fn drops_json(c: &Counters) -> Value {
-    let mut m = serde_json::Map::new();
-    for cause in DropCause::ALL {
-        m.insert(cause.name().into(), json!(c.drops_by(cause)));
-    }
-    Value::Object(m)
 }
 
 /// The timing report: how late packets were written after the model released them.

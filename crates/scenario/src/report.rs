@@ -20,7 +20,8 @@ use multiconn_metrics::{jain_index, BinRow, Counters};
 use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
 
-fn drops_json(c: &Counters) -> Value {
+/// Drops by cause, as the summaries write them (`{"queue": n, ...}`; the emulator's too).
+pub fn drops_json(c: &Counters) -> Value {
     drops_json_by(|cause| c.drops_by(cause))
 }
 
@@ -34,7 +35,7 @@ fn drops_json_by(count: impl Fn(DropCause) -> u64) -> Value {
 
 /// Rounds to 9 decimal places so the JSON text does not depend on float noise; non-finite
 /// values pass unchanged.
-pub(crate) fn tidy(x: f64) -> f64 {
+pub fn tidy(x: f64) -> f64 {
     if x.is_finite() {
         (x * 1e9).round() / 1e9
     } else {
