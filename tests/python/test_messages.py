@@ -242,12 +242,13 @@ app = "{app}"
 
 
 @pytest.mark.native
-@pytest.mark.xfail(strict=True, reason="known bug: with app = messages, some losses during "
-                   "the QUIC handshake leave it never completing and nothing retransmitted "
-                   "(seeds 19, 33, 46, 62 of 200 at 5 % loss); the same losses with app = bulk "
-                   "complete")
+@pytest.mark.parametrize("seed", [19, 33, 46, 62])
 def test_a_messages_flow_completes_its_handshake_after_losses_as_a_bulk_flow_does(
-        tmp_path) -> None:
+        tmp_path, seed: int) -> None:
+    # A messages flow's server sends 0.5-RTT data at once, which fills the congestion window
+    # with packets the client cannot acknowledge before the handshake completes. With these
+    # seeds a server Handshake packet is lost: its CRYPTO data must still be sent again
+    # (it may exceed the window, as in ngtcp2), or the handshake never completes.
     import multiconn
 
     source = ('messages = [{ name = "s0", kind = "background", size = "512 B", '
@@ -256,6 +257,8 @@ def test_a_messages_flow_completes_its_handshake_after_losses_as_a_bulk_flow_doe
     for app, messages in (("bulk", ""), ("messages", source)):
         path = tmp_path / f"{app}.toml"
         path.write_text(LOSSY_MESSAGES.format(app=app, messages=messages))
-        handshakes[app] = multiconn.run(path, seed=19).summary["flows"][0]["handshake_s"]
+        handshakes[app] = multiconn.run(path, seed=seed).summary["flows"][0]["handshake_s"]
     assert handshakes["bulk"] is not None
     assert handshakes["messages"] is not None
+    # Lost only once: it completes within a few round trips and a PTO, not seconds later.
+    assert handshakes["messages"] < 1.5, handshakes

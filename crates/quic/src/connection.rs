@@ -1055,6 +1055,16 @@ impl Connection {
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
         let cwnd_room = self.handshake_path().has_window_room(mds);
         let mut eliciting_ok = probe_space.is_some();
+        // CRYPTO data of the Initial and Handshake spaces is not held back by the congestion
+        // window (the pacer still applies). 0.5-RTT (or 0-RTT) packets can fill the window,
+        // and they cannot be acknowledged until the handshake completes. RFC 9002's PTO does
+        // not cover this case: the space has nothing in flight once its lost packet is declared
+        // lost, and the Application Data PTO waits for the handshake. A lost CRYPTO frame would
+        // then never be sent again (quicwg/base-drafts#2886: "It was not intended for crypto
+        // timeout retransmissions to be blocked by the congestion controller"). ngtcp2 does the
+        // same (ngtcp2/ngtcp2#663); the anti-amplification limit still applies.
+        let crypto_pending = [Space::Initial, Space::Handshake].into_iter().any(|s| spaces[s.index()].is_some() && self.has_data(s));
+        let mut crypto_over_window = false;
         if probe_space.is_none() {
             if !has_data {
                 if cwnd_room {
@@ -1063,6 +1073,7 @@ impl Connection {
                 }
             } else if !cwnd_room {
                 self.app_limited = false;
+                crypto_over_window = crypto_pending && self.handshake_path_mut().paced_until(now, mds).is_none();
             } else {
                 self.app_limited = false;
                 eliciting_ok = self.handshake_path_mut().paced_until(now, mds).is_none();
@@ -1076,7 +1087,8 @@ impl Connection {
         for space in Space::ALL {
             let Some(ptype) = spaces[space.index()] else { continue };
             let probe = probe_space == Some(space);
-            let eliciting = if probe_space.is_some() { probe } else { eliciting_ok };
+            let crypto = crypto_over_window && space != Space::Data;
+            let eliciting = if probe_space.is_some() { probe } else { eliciting_ok || crypto };
             if let Some(p) = self.build_packet(now, space, ptype, remaining, eliciting, probe, HANDSHAKE_PATH) {
                 if probe {
                     probe_used = Some(space);
