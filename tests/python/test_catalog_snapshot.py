@@ -1,7 +1,8 @@
 """The catalogue's regression net: every run of every catalogue experiment's quick version,
 and every example scenario, gives byte-identical results to the committed snapshot.
 
-Each run is recorded by digests of its summary (wall time removed), its time-series columns
+Each run is recorded by digests of its summary (wall time and the event count, which measure
+its cost, removed; the count is kept beside them), its time-series columns
 and its message table, with each flow's goodput beside them so that a diff reads. These
 digests cover the outputs as they were when the net was first committed: the time series'
 flow and link rows in their first 19 columns (`BASE_COLUMNS`, `BASE_KINDS`) and the summary
@@ -135,7 +136,7 @@ def _record(finished: Any) -> dict[str, Any]:
     return {
         **({} if cell is None else {"cell": _digest(cell)}),
         "added": _digest([_added_values(summary), _added_series(finished.columns)]),
-        "summary": _digest(_without_added_keys(summary)),
+        "summary": _digest(_without_added_keys({k: v for k, v in summary.items() if k != "events"})),
         "series": _digest(_base_series(finished.columns)),
         "messages": _digest([[name, _plain(values)] for name, values in finished.messages.items()]),
         "events": summary["events"],
