@@ -131,7 +131,7 @@ impl<L: Link> Intermittent<L> {
     }
 
     /// Processes every window start at or before `now`, in order.
-    fn catch_up(&mut self, now: Time) {
+    fn process_window_starts(&mut self, now: Time) {
         self.clock = self.clock.max(now);
         while let Some(from) = self.next_window_start().filter(|&from| from <= now) {
             self.go_down(from);
@@ -164,14 +164,14 @@ fn output_time(output: &LinkOutput) -> Time {
 impl<L: Link> Link for Intermittent<L> {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
         // Windows that started before `now` must flush before this packet joins the queue.
-        self.catch_up(now);
+        self.process_window_starts(now);
         if self.schedule.is_down(now) {
             return Err((pkt, DropCause::LinkDown));
         }
         self.inner.enqueue(now, pkt)
     }
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
-        self.catch_up(now);
+        self.process_window_starts(now);
         self.ready.pop_front().or_else(|| self.inner.poll(now))
     }
     /// The earliest of: an output already collected, the inner link's next output, the next
@@ -188,6 +188,27 @@ impl<L: Link> Link for Intermittent<L> {
         .into_iter()
         .flatten()
         .min()
+    }
+    /// As [`Link::poll_timeout`], with the inner link's next departure in place of its next
+    /// output.
+    fn next_departure(&self) -> Option<Time> {
+        let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
+        [
+            self.ready.front().map(output_time),
+            self.inner.next_departure(),
+            self.next_window_start(),
+            current_window_end,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+    fn catch_up(&mut self, now: Time) {
+        self.process_window_starts(now);
+        self.inner.catch_up(now)
+    }
+    fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
+        self.inner.take_queue_changes(out)
     }
     fn queue(&self) -> QueueState {
         self.inner.queue()

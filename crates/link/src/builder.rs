@@ -46,7 +46,7 @@ impl LinkConfig {
     /// `link/bottleneck/forward`).
     pub fn build(&self, seed: u64, label: &str) -> Box<dyn Link + Send> {
         let base = DropTailLink::new(self.rate.clone(), self.queue);
-        let delayed = Delayed::new(base, self.delay.clone(), self.reorder, RngStream::derive(seed, &format!("{label}/delay")));
+        let delayed = Delayed::new(base, self.delay.clone(), self.reorder, RngStream::derive(seed, &format!("{label}/delay"))).with_lazy_departures();
         let lossy: Box<dyn Link + Send> = match &self.loss {
             Some(LossModel::Bernoulli { p }) if *p == 0.0 => Box::new(delayed),
             Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),

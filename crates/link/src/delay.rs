@@ -12,6 +12,7 @@
 //! and a final zero-weight row often just marks the upper edge. Delay series are CSV files with
 //! the header `time_s,delay_ms`. Both are parsed from text; reading files is the caller's job.
 
+use crate::queue::DropTailLink;
 use crate::{Link, LinkOutput, QueueState, TraceError};
 use multiconn_core::{DropCause, Dur, Packet, RngStream, Time};
 use rand_distr::{Distribution, StandardNormal};
@@ -443,6 +444,10 @@ pub struct Delayed<L> {
     arrivals: u64,
     /// Due time of the latest delivery scheduled, the floor for the next one in FIFO mode.
     last_delivery_due: Time,
+    /// Lazy departures (see [`Delayed::with_lazy_departures`]): the constant delay.
+    lazy: Option<Dur>,
+    /// Lazy departures: the inner queue's changes caught up and not yet taken.
+    queue_changes: Vec<(Time, QueueState)>,
 }
 
 impl<L: Link> Delayed<L> {
@@ -459,6 +464,8 @@ impl<L: Link> Delayed<L> {
             fifo_dropped: VecDeque::new(),
             arrivals: 0,
             last_delivery_due: Time::ZERO,
+            lazy: None,
+            queue_changes: Vec::new(),
         }
     }
 
@@ -493,10 +500,29 @@ impl<L: Link> Delayed<L> {
         }
     }
 
-    /// Takes every inner output due by `now` and schedules it.
+    /// Takes every inner output due by `now` and schedules it; with lazy departures, notes
+    /// the inner queue after each one at the instant it left.
     fn drain_inner(&mut self, now: Time) {
         while let Some(output) = self.inner.poll(now) {
+            if self.lazy.is_some() {
+                let at = output_time(&output);
+                let queue = self.inner.queue();
+                match self.queue_changes.last_mut() {
+                    Some(last) if last.0 == at => last.1 = queue,
+                    _ => self.queue_changes.push((at, queue)),
+                }
+            }
             self.schedule(output);
+        }
+    }
+
+    /// With lazy departures: takes the inner outputs due strictly before `now`, so the inner
+    /// queue is the one a packet arriving at `now` finds. A departure at exactly `now` is
+    /// left for later: the arriving packet sees the packet in transmission still there, as
+    /// it does when its arrival is handled before the link's own wake-up at that instant.
+    fn drain_inner_before(&mut self, now: Time) {
+        if self.lazy.is_some() && now > Time::ZERO {
+            self.drain_inner(Time(now.0 - 1));
         }
     }
 
@@ -529,8 +555,33 @@ impl<L: Link> Delayed<L> {
     }
 }
 
+impl Delayed<DropTailLink> {
+    /// Lazy departures, for a constant delay in FIFO mode: a packet's delivery time is known
+    /// as soon as it enters transmission (its finish time plus the delay), so the link asks
+    /// to be woken only for deliveries ([`Link::poll_timeout`]), not at the end of every
+    /// transmission as well. What happened in between is caught up on the next call, with
+    /// the same results: the drop-tail queue serves back to back in virtual time whenever it
+    /// is polled, the delay draws nothing, and the queue's changes are kept with their
+    /// instants ([`Link::take_queue_changes`]). A sender held back by [`Link::has_room`]
+    /// still wants a wake-up at each departure: [`Link::next_departure`] gives it. Other
+    /// delay models draw a packet's delay when it leaves the queue, so they stay eager.
+    pub fn with_lazy_departures(mut self) -> Self {
+        if let (DelayModel::Constant(delay), false) = (self.sampler.model(), self.reorder) {
+            self.lazy = Some(*delay);
+        }
+        self
+    }
+}
+
+fn output_time(output: &LinkOutput) -> Time {
+    match output {
+        LinkOutput::Delivered { at, .. } | LinkOutput::Dropped { at, .. } => *at,
+    }
+}
+
 impl<L: Link> Link for Delayed<L> {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+        self.drain_inner_before(now);
         self.inner.enqueue(now, pkt)
     }
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
@@ -540,12 +591,31 @@ impl<L: Link> Link for Delayed<L> {
         }
         self.pop_pending().map(|p| p.output)
     }
+    /// The next delivery; with eager departures, also the inner link's next output (when a
+    /// packet's delay is drawn).
     fn poll_timeout(&self) -> Option<Time> {
+        let propagating = self.next_pending().map(|p| p.due);
+        let inner = match self.lazy {
+            Some(delay) => self.inner.poll_timeout().map(|finish| (finish + delay).max(self.last_delivery_due)),
+            None => self.inner.poll_timeout(),
+        };
+        match (inner, propagating) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn next_departure(&self) -> Option<Time> {
         let propagating = self.next_pending().map(|p| p.due);
         match (self.inner.poll_timeout(), propagating) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+    fn catch_up(&mut self, now: Time) {
+        self.drain_inner_before(now);
+    }
+    fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
+        out.append(&mut self.queue_changes);
     }
     fn queue(&self) -> QueueState {
         self.inner.queue()
@@ -555,6 +625,7 @@ impl<L: Link> Link for Delayed<L> {
     }
     /// Flushes the inner link only: packets already propagating still arrive.
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.drain_inner_before(now);
         self.inner.flush(now, out)
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {

@@ -66,8 +66,24 @@ pub trait Link {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)>;
     /// The next output due at or before `now`, in order of due time; `None` when nothing is due.
     fn poll(&mut self, now: Time) -> Option<LinkOutput>;
-    /// When the next output will be due, if any is pending.
+    /// When the next output will be due, if any is pending. A lazy link (see
+    /// [`delay::Delayed`]) may let a packet finish its transmission before then without
+    /// asking to be woken: its queue changes are then caught up on the next call.
     fn poll_timeout(&self) -> Option<Time>;
+    /// When the queue next changes by itself (the packet in transmission leaves it), if it is
+    /// sooner than [`Link::poll_timeout`]: a sender held back by [`Link::has_room`] wants to
+    /// be woken then. The default is the next output.
+    fn next_departure(&self) -> Option<Time> {
+        self.poll_timeout()
+    }
+    /// Processes what happened inside the link strictly before `now` and was not yet
+    /// processed (a lazy link's departures), so that [`Link::queue`] and [`Link::has_room`]
+    /// tell the state at `now`. A link that is woken at every departure has nothing to do.
+    fn catch_up(&mut self, _now: Time) {}
+    /// Moves the queue changes caught up since the last call to `out`, as `(when, queue
+    /// after the change)` in time order: a lazy link's queue shrinks at departures that
+    /// nobody was woken for, and its recorder still wants them at their instants.
+    fn take_queue_changes(&mut self, _out: &mut Vec<(Time, QueueState)>) {}
     /// The queue right now.
     fn queue(&self) -> QueueState;
     /// Whether a packet of `size` bytes would fit in the queue now (used for back-pressure
@@ -101,6 +117,15 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn poll_timeout(&self) -> Option<Time> {
         (**self).poll_timeout()
+    }
+    fn next_departure(&self) -> Option<Time> {
+        (**self).next_departure()
+    }
+    fn catch_up(&mut self, now: Time) {
+        (**self).catch_up(now)
+    }
+    fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
+        (**self).take_queue_changes(out)
     }
     fn queue(&self) -> QueueState {
         (**self).queue()

@@ -206,6 +206,15 @@ impl<L: Link> Link for Lossy<L> {
     fn poll_timeout(&self) -> Option<Time> {
         self.inner.poll_timeout()
     }
+    fn next_departure(&self) -> Option<Time> {
+        self.inner.next_departure()
+    }
+    fn catch_up(&mut self, now: Time) {
+        self.inner.catch_up(now)
+    }
+    fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
+        self.inner.take_queue_changes(out)
+    }
     fn queue(&self) -> QueueState {
         self.inner.queue()
     }

@@ -195,6 +195,22 @@ impl<L: Link> Link for Scripted<L> {
         }
     }
 
+    fn next_departure(&self) -> Option<Time> {
+        let held = self.held.peek().map(|Reverse(h)| h.due);
+        match (self.inner.next_departure(), held) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn catch_up(&mut self, now: Time) {
+        self.inner.catch_up(now)
+    }
+
+    fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
+        self.inner.take_queue_changes(out)
+    }
+
     fn queue(&self) -> QueueState {
         self.inner.queue()
     }

@@ -69,6 +69,8 @@ struct LinkSlot {
     link: Box<dyn Link + Send>,
     timer: LazyTimer,
     last_queue: QueueState,
+    /// A sender held back by the link's room waits for its departures: wake it for each.
+    watch_room: bool,
 }
 
 /// Where a split bearer sits: which split, which flow's path, which hop of its forward route.
@@ -125,6 +127,8 @@ pub struct Network {
     in_flight: Vec<u64>,
     /// Scratch space for packets a bearer releases.
     forward: Vec<Packet>,
+    /// Scratch space for the queue changes a lazy link caught up.
+    queue_changes: Vec<(Time, QueueState)>,
 }
 
 impl Network {
@@ -146,7 +150,7 @@ impl Network {
     /// A network over links built elsewhere: any [`Link`] is an element (a test's fixed-delay
     /// wire, a trace replayer...). [`Hop::Link`] indexes `links`.
     pub fn with_links(links: Vec<Box<dyn Link + Send>>, splits: Vec<SplitBearerConfig>, flows: Vec<FlowRoutes>) -> Network {
-        let links = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default() }).collect();
+        let links = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default(), watch_room: false }).collect();
         let mut bearers = Vec::new();
         let mut entities = Vec::with_capacity(flows.len());
         for (f, routes) in flows.iter().enumerate() {
@@ -165,7 +169,23 @@ impl Network {
             entities.push(per_path);
         }
         let in_flight = vec![0; flows.len()];
-        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new() }
+        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new() }
+    }
+
+    /// A host sends into link direction `l` only when it has room ([`Link::has_room`]): the
+    /// link is then woken at each departure, not only at each delivery, and the driver hears
+    /// of it ([`Driver::link_serviced`]). Call before the run starts.
+    pub fn watch_room(&mut self, l: usize) {
+        self.links[l].watch_room = true;
+    }
+
+    /// Catches every link direction up to `now` included (the end of a run), so their
+    /// queues, and what the driver was told of them, are those at `now`.
+    pub fn settle(&mut self, now: Time, d: &mut impl Driver) {
+        for l in 0..self.links.len() {
+            self.links[l].link.catch_up(Time(now.0.saturating_add(1)));
+            self.note_queue(l, now, d);
+        }
     }
 
     /// Asks for the first wake-up of every element that already wants one (a bearer's first
@@ -312,7 +332,8 @@ impl Network {
     }
 
     fn arm_link(&mut self, l: usize, d: &mut impl Driver) {
-        let want = self.links[l].link.poll_timeout();
+        let slot = &self.links[l];
+        let want = if slot.watch_room { slot.link.next_departure() } else { slot.link.poll_timeout() };
         if let Some(t) = self.links[l].timer.arm(want) {
             d.wake_at(t, ElementId::Link(l));
         }
@@ -325,7 +346,18 @@ impl Network {
         }
     }
 
+    /// Tells the driver of link direction `l`'s queue changes since it was last told: those
+    /// a lazy link caught up, at their instants, then the queue at `now`.
     fn note_queue(&mut self, l: usize, now: Time, d: &mut impl Driver) {
+        let mut changes = std::mem::take(&mut self.queue_changes);
+        self.links[l].link.take_queue_changes(&mut changes);
+        for (at, q) in changes.drain(..) {
+            if q != self.links[l].last_queue {
+                self.links[l].last_queue = q;
+                d.link_queue(at, LinkId(l as u32), q);
+            }
+        }
+        self.queue_changes = changes;
         let q = self.links[l].link.queue();
         if q != self.links[l].last_queue {
             self.links[l].last_queue = q;
@@ -484,6 +516,10 @@ impl Network {
         if self.bearers[e].bearer.report_due(now) {
             let legs = self.bearers[e].info.legs;
             // The legs' queues as the element reports them (a cell bearer will report its own).
+            for l in legs {
+                self.links[l].link.catch_up(now);
+                self.note_queue(l, now, d);
+            }
             let queued = legs.map(|l| self.links[l].link.queue().bytes);
             self.bearers[e].bearer.report(now, queued);
             let mut resend = Vec::new();
@@ -502,6 +538,7 @@ impl Network {
         let BearerInfo { flow, path, hop, legs, .. } = self.bearers[e].info;
         let l = legs[1];
         let mut gone = Vec::new();
+        self.links[l].link.catch_up(now);
         self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == 0 && p.hop == hop, &mut gone);
         self.bearers[e].bearer.measures.discarded_copies += gone.len() as u64;
         self.in_flight[flow] -= gone.len() as u64;

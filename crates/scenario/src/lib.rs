@@ -389,6 +389,7 @@ impl Simulation {
     }
 
     pub fn finish(mut self) -> RunOutput {
+        self.world.settle();
         let end = self.world.end_time();
         let summary = report::summary(&self.world, &self.name, self.seed, end, &self.fairness, &self.disabled);
         let columns = report::timeseries(&mut self.world, end);

@@ -7,6 +7,7 @@ mod availability_intermittent;
 mod delay_decorator;
 mod delay_models;
 mod delay_parsers;
+mod lazy_departures;
 mod loss_models;
 mod queue_droptail;
 mod rate_capacity;

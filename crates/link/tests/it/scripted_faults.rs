@@ -131,8 +131,10 @@ fn extra_delay_reorders_with_exact_times() {
     for id in 0..3 {
         link.enqueue(Time::ZERO, packet(id)).unwrap();
     }
-    // The wake-ups: packet 0 leaves the rate server at 1 ms; nothing is handed out then.
-    assert_eq!(link.poll_timeout(), Some(ms(1)));
+    // The wake-ups: packet 0 leaves the rate server at 1 ms, unwoken (lazy departures), and
+    // would arrive at 11 ms; it is held then, and nothing is handed out.
+    assert_eq!(link.next_departure(), Some(ms(1)));
+    assert_eq!(link.poll_timeout(), Some(ms(11)));
     assert_eq!(link.poll(ms(11)), None);
     assert_eq!(link.held(), 1);
     assert_eq!(link.poll_timeout(), Some(ms(12)));

@@ -106,6 +106,11 @@ impl World {
         for c in 0..net.cell_count() {
             net.cell_mut(c).record_series(hosts.recorder.bin_width().0);
         }
+        for (l, feeders) in hosts.feeders.iter().enumerate() {
+            if !feeders.flows.is_empty() {
+                net.watch_room(l);
+            }
+        }
         net.start(&mut Starting(&mut hosts));
         hosts.start(&net);
         Ok(World {
@@ -162,6 +167,13 @@ impl World {
         }
         hosts.queue.advance_to(limit);
         false
+    }
+
+    /// Catches the network up to the end of the run, so that what the recorder was told of
+    /// the links' queues runs to the end (call once the run is over, before reporting).
+    pub fn settle(&mut self) {
+        let end = self.end_time();
+        self.net.settle(end, &mut self.hosts);
     }
 
     /// The virtual time the run has reached.
