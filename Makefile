@@ -11,7 +11,7 @@ SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
 	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: emu-tools setup test test-rust test-python test-stubs demo bench clean-venv
+.PHONY: emu-tools setup test test-emu test-rust test-python test-stubs demo bench clean-venv
 
 setup: $(STAMP)
 
@@ -25,12 +25,13 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	cargo build --release --quiet -p multiconn-emu
 	cp target/release/multiconn-emu $(VENV)/bin/multiconn-emu
-	@$(MAKE) --no-print-directory emu-tools
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
 	touch $@
 
 # The real stacks the emulator starts (Debian packages), installed when running as root on a
-# machine with apt; elsewhere a note says what is missing (their tests then skip).
+# machine with apt; elsewhere a note says what is missing. `make test-emu` installs them and
+# runs the emulator's tests against them; `make test` runs those tests only where the stacks
+# are already installed (they skip, saying why, elsewhere).
 EMU_PACKAGES := iperf3 ngtcp2-client ngtcp2-server mptcpize openssl iproute2 util-linux cmake g++
 emu-tools:
 	@if command -v iperf3 >/dev/null && command -v gtlsserver >/dev/null && command -v mptcpize >/dev/null; then \
@@ -56,6 +57,12 @@ emu-tools:
 
 test: setup test-rust test-python test-stubs
 
+# The emulator against the real stacks (root): installs them, then runs the emulator's tests
+# with every stack required, so a missing one fails instead of skipping.
+test-emu: setup emu-tools
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" MULTICONN_REQUIRE_EMU=1 cargo test --release -p multiconn-emu
+	MULTICONN_REQUIRE_EMU=1 MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python/test_emulate.py -q -m "slow or not slow"
+
 # The emulator's tests find the tools `make setup` put in the virtualenv.
 test-rust:
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cargo test --workspace --release
@@ -72,7 +79,7 @@ test-stubs: setup
 demo: setup
 	$(VPY) examples/demo.py --out out/demo $(if $(DEMO_SET),--set $(DEMO_SET))
 
-bench: setup
+bench: setup emu-tools
 	cargo bench --workspace
 	$(VPY) bench/bench_bulk.py
 	$(VPY) bench/bench_transport.py

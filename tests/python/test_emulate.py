@@ -108,6 +108,14 @@ def _cannot_emulate() -> str | None:
     return None
 
 
+def test_the_emulator_runs_here_when_required() -> None:
+    """`make test-emu` sets MULTICONN_REQUIRE_EMU: the real-stack tests below must not skip."""
+    if not os.environ.get("MULTICONN_REQUIRE_EMU"):
+        pytest.skip("MULTICONN_REQUIRE_EMU is not set")
+    assert _cannot_emulate() is None, _cannot_emulate()
+    assert shutil.which("iperf3") is not None, "iperf3 is not installed"
+
+
 @pytest.mark.native
 @pytest.mark.slow
 @pytest.mark.skipif(_cannot_emulate() is not None, reason=str(_cannot_emulate()))

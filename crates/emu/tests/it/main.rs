@@ -1,6 +1,7 @@
 //! The emulator against real stacks in real namespaces. Every test needs root, TUN and the
-//! tools it names; where they are missing it says so in one line and passes without running
-//! (CI runs as root with them installed). Runs are serialised: two real-time runs at once on
+//! tools it names; where they are missing it says so in one line and passes without running,
+//! unless `MULTICONN_REQUIRE_EMU` is set (`make test-emu`, which CI runs as root after
+//! installing them), when it fails. Runs are serialised: two real-time runs at once on
 //! a small machine would disturb each other's timing, and the clean-up checks compare the
 //! machine's namespaces before and after.
 
@@ -24,9 +25,12 @@ fn skip(tools: &[&str]) -> Option<String> {
     tools.iter().find(|t| !on_path(t)).map(|t| format!("`{t}` is not installed"))
 }
 
+/// Skips the test, saying why, when the machine cannot run it; with `MULTICONN_REQUIRE_EMU`
+/// set (`make test-emu`), fails instead.
 macro_rules! need {
     ($($tool:expr),*) => {
         if let Some(why) = skip(&[$($tool),*]) {
+            assert!(std::env::var_os("MULTICONN_REQUIRE_EMU").is_none(), "MULTICONN_REQUIRE_EMU is set but this test cannot run: {why}");
             eprintln!("skipped: {why}");
             return;
         }
