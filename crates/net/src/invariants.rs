@@ -293,3 +293,50 @@ impl Checks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bearer(in_order: bool) -> Checks {
+        Checks::new(Vec::new(), Vec::new(), vec![BearerCheck { name: "split dc, flow f, path 0".into(), in_order, window: 2048 }])
+    }
+
+    fn release(c: &mut Checks, counts: &[i64], at: u64) {
+        c.counts.extend_from_slice(counts);
+        c.bearer_released(0, Time(at));
+    }
+
+    #[test]
+    fn counts_in_order_with_gaps_pass() {
+        let mut c = bearer(true);
+        release(&mut c, &[0, 1, 2], 10);
+        release(&mut c, &[5, 6], 20);
+        assert_eq!(c.violation(), None);
+    }
+
+    #[test]
+    fn a_count_delivered_twice_is_named_with_its_bearer_and_instant() {
+        let mut c = bearer(true);
+        release(&mut c, &[0, 1], 10);
+        release(&mut c, &[1, 2], 1_500_000_000);
+        let v = c.violation().expect("COUNT 1 went up twice").to_string();
+        assert_eq!(v, "split dc, flow f, path 0 at 1.500000000 s: the receiving PDCP entity delivered COUNT 1 upwards a second time, after COUNT 1");
+    }
+
+    #[test]
+    fn a_count_out_of_order_is_caught() {
+        let mut c = bearer(true);
+        release(&mut c, &[0, 2, 1], 10);
+        assert!(c.violation().expect("COUNT 1 after 2").what.contains("COUNT 1 upwards out of order, after COUNT 2"));
+    }
+
+    #[test]
+    fn delivering_on_arrival_allows_any_order_but_not_twice() {
+        let mut c = bearer(false);
+        release(&mut c, &[2, 0, 1, 4], 10);
+        assert_eq!(c.violation(), None);
+        release(&mut c, &[3, 0], 20);
+        assert!(c.violation().expect("COUNT 0 twice").what.contains("delivered COUNT 0 upwards a second time"));
+    }
+}
