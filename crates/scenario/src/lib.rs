@@ -281,11 +281,12 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Builds the run; `seed` overrides the scenario's seed (default 1).
+    /// Builds the run; `seed` overrides the scenario's seed (default 1). The invariant checker
+    /// is on when the environment variable `MULTICONN_CHECK_INVARIANTS` is `1`.
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
         let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError::new(format!("internal error: a connection validation accepted was refused: {e}")))?;
-        Ok(Simulation {
+        let mut sim = Simulation {
             world,
             seed,
             name: scenario.resolved.name.clone(),
@@ -293,13 +294,11 @@ impl Simulation {
             fairness: scenario.resolved.fairness.clone(),
             disabled: scenario.resolved.disabled.clone(),
             started: false,
-        })
-        .map(|mut sim| {
-            if sim::invariants::requested_by_env() {
-                sim.world.check_invariants(true);
-            }
-            sim
-        })
+        };
+        if sim::invariants::requested_by_env() {
+            sim.world.check_invariants(true);
+        }
+        Ok(sim)
     }
     /// Turns the invariant checker on or off (see [`sim::invariants`]); by default it is on
     /// when the environment variable `MULTICONN_CHECK_INVARIANTS` is `1`. It can be turned on
