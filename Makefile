@@ -63,6 +63,10 @@ test-emu: setup emu-tools
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" MULTICONN_REQUIRE_EMU=1 cargo test --release -p multiconn-emu
 	MULTICONN_REQUIRE_EMU=1 MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python/test_emulate.py -q -m "slow or not slow"
 
+# Every run the tests make has the invariant checker on (docs/invariants.md); it never
+# changes results, so the snapshot nets hold with it.
+test-rust test-python: export MULTICONN_CHECK_INVARIANTS = 1
+
 # The emulator's tests find the tools `make setup` put in the virtualenv.
 test-rust:
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cargo test --workspace --release

@@ -81,6 +81,14 @@ class Simulation:
         """Why the watchdog stopped the run (virtual time stood still), or None."""
     def set_stall_limit(self, events: int) -> None:
         """Events allowed at one instant before the run is declared stalled."""
+    def set_check_invariants(self, on: bool) -> None:
+        """Turns the invariant checker on or off (only before the run starts)."""
+    @property
+    def checks_invariants(self) -> bool:
+        """Whether the invariant checker is on (default: MULTICONN_CHECK_INVARIANTS=1)."""
+    @property
+    def violation(self) -> str | None:
+        """The first invariant violation (it ended the run), as one line, or None."""
     def run_until(self, t_s: float) -> bool:
         """Runs (GIL released) until virtual time `t_s`, the limit, or all flows done; returns done."""
     def finish(

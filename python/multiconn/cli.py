@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, RunFolderError, RunStalled, StoreError,
-                     SweepError)
+from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, InvariantViolation, RunFolderError,
+                     RunStalled, StoreError, SweepError)
 from .source import ScenarioFileError, parse_set_option
 from .sweep.commands import add_commands
 
@@ -185,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="events allowed at one instant of virtual time before the run is "
                      "ended as stalled, its results so far kept in DIR/incomplete "
                      "(default 20000000)")
+    run.add_argument("--check-invariants", action="store_true", default=None,
+                     help="check, as the run goes, the rules every model must keep (bytes "
+                     "conserved on each link, no delivery before serialization and delay, PDCP "
+                     "COUNTs in order, stream bytes in order and once, path IDs never reused); "
+                     "the first broken one ends the run with an error. Also on when "
+                     "MULTICONN_CHECK_INVARIANTS=1. Results are the same either way")
     talk = run.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true",
                       help="no progress bar and no summary table")
@@ -423,7 +429,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
-                     progress=not args.quiet, stall_limit=args.stall_limit)
+                     progress=not args.quiet, stall_limit=args.stall_limit,
+                     check_invariants=args.check_invariants)
+    except InvariantViolation as violation:
+        print(f"{PROG}: error: {_one_line(str(violation))}", file=sys.stderr, flush=True)
+        return EXIT_INTERNAL
     except RunStalled as stall:
         kept = f"{args.out}/incomplete"
         try:

@@ -29,6 +29,13 @@ class RunStalled(RuntimeError):
         self.partial = partial
 
 
+class InvariantViolation(RuntimeError):
+    """The invariant checker found a run breaking a rule every model must keep (bytes
+    conserved on a link, no delivery before serialization and delay, PDCP COUNTs in order,
+    stream bytes in order and once, path IDs never reused): a bug in a model. The message
+    names the scenario, the seed, the entity and the virtual instant (docs/invariants.md)."""
+
+
 class DriveTableError(ValueError):
     """A drive table, G-NetTrack file or drive option that cannot be used; the message names
     the file, the row and the column (or the option)."""
@@ -43,7 +50,8 @@ class RunFolderError(OSError):
     """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
 
 
-__all__ = ["BackendError", "CaseError", "DriveTableError", "RunFolderError", "RunStalled", "StoreError", "SweepError"]
+__all__ = ["BackendError", "CaseError", "DriveTableError", "InvariantViolation", "RunFolderError", "RunStalled", "StoreError",
+           "SweepError"]
 
 
 class EmulationError(ValueError):

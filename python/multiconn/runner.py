@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._native import core
-from .errors import RunStalled
+from .errors import InvariantViolation, RunStalled
 from .frame import NativeTable
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -63,6 +63,7 @@ def run(
     overrides: OverridesLike = None,
     progress: bool = False,
     stall_limit: int | None = None,
+    check_invariants: bool | None = None,
 ) -> RunResult:
     """Runs a scenario to its end and returns its summary and time series.
 
@@ -71,11 +72,14 @@ def run(
     CLI's `--set`. With `progress=True`, a progress bar appears on stderr once the run has
     lasted about a second. Raises `ScenarioError` for an invalid scenario, and `RunStalled`
     (with the results up to that instant) when virtual time stops advancing for
-    `stall_limit` events (default: the core's, 20 million) at one instant.
+    `stall_limit` events (default: the core's, 20 million) at one instant. With
+    `check_invariants=True` the invariant checker watches the run (docs/invariants.md) and
+    raises `InvariantViolation` at the first broken rule; `None` leaves it to the environment
+    variable `MULTICONN_CHECK_INVARIANTS` (on when `1`). It never changes the results.
     """
     started = time.perf_counter()
     finished = simulate(scenario_or_path, seed, overrides, progress=progress,
-                        stall_limit=stall_limit)
+                        stall_limit=stall_limit, check_invariants=check_invariants)
     wall_time_s = time.perf_counter() - started
     summary = with_wall_time(json.loads(finished.summary_json), wall_time_s)
     if finished.stalled is not None:
@@ -112,9 +116,11 @@ def simulate(
     progress: bool = False,
     chunked: bool = True,
     stall_limit: int | None = None,
+    check_invariants: bool | None = None,
 ) -> Finished:
     """Runs a scenario and returns the native results. `chunked=False` runs it in one call
-    (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers."""
+    (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers.
+    Raises `InvariantViolation` when the invariant checker (see `run`) finds a broken rule."""
     from .progress import RunProgress  # rich loads only when a run starts
 
     source = resolve_source(scenario_or_path)
@@ -123,6 +129,8 @@ def simulate(
     sim = core().Simulation(source.text, source.origin, source.base_dir, pairs, seed)
     if stall_limit is not None:
         sim.set_stall_limit(stall_limit)
+    if check_invariants is not None:
+        sim.set_check_invariants(check_invariants)
     end = sim.end_time_s
     step = _step(end) if chunked else (end if math.isfinite(end) else UNCHUNKED_STEP_S)
     total = end if step != OPEN_ENDED_STEP_S else None
@@ -135,6 +143,9 @@ def simulate(
             bar.update(sim.now_s, sim.events)
             if target >= end:
                 break
+    violation = sim.violation
+    if violation is not None:
+        raise InvariantViolation(violation)
     stalled = sim.stalled
     summary_json, columns, qlog, messages = sim.finish()
     return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages),

@@ -12,7 +12,10 @@ kinds (path, leg, bearer), the columns after the first 19, and the added summary
 LTE cell's rows and columns (`CELL_KIND`, `CELL_COLUMNS`) came later still: runs without a
 cell must leave those columns empty (checked), and runs with one get their own digest,
 `cell`, so the earlier digests of every run stay as they were. When a change is meant to
-alter results, regenerate the snapshot and say why in the commit:
+alter results, regenerate the snapshot and say why in the commit. Every run has the invariant
+checker on (docs/invariants.md): a broken rule fails the test, and since the snapshot holds
+the digests of runs without it, matching them also shows that the checker leaves results
+byte-identical. To regenerate:
 
     MULTICONN_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_catalog_snapshot.py
 """
@@ -156,11 +159,13 @@ def _runs() -> dict[str, dict[str, Any]]:
             task = run.task
             labels = ",".join(f"{k}={v}" for k, v in run.point.labels)
             finished = simulate(ScenarioSource(task.scenario_text, task.origin, task.base_dir),
-                                task.seed, list(task.overrides), chunked=False)
+                                task.seed, list(task.overrides), chunked=False,
+                                check_invariants=True)
             records[f"{entry.name} [{labels}] rep {run.rep}"] = _record(finished)
     for path in EXAMPLES:
         if not _needs_absent_traces(path):
-            records[f"examples/{path.name}"] = _record(simulate(str(path), None, None, chunked=False))
+            records[f"examples/{path.name}"] = _record(simulate(str(path), None, None, chunked=False,
+                                                                check_invariants=True))
     return records
 
 

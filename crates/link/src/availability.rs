@@ -12,7 +12,7 @@
 //! The decorator is lazy but exact: a window that started before the caller's `now` is
 //! processed at its own start time, whether the caller polls or enqueues first.
 
-use crate::{Link, LinkOutput, QueueState};
+use crate::{Held, Link, LinkOutput, QueueState};
 use multiconn_core::{DropCause, Packet, Time};
 use std::collections::VecDeque;
 
@@ -228,5 +228,13 @@ impl<L: Link> Link for Intermittent<L> {
     }
     fn next_change(&self, from: Time) -> Option<Time> {
         self.schedule.next_change(from)
+    }
+    /// The inner link's packets and the outputs collected at a window start, not yet polled.
+    fn held(&self) -> Option<Held> {
+        let mut held = self.inner.held()?;
+        for output in &self.ready {
+            held.add(output.packet().size);
+        }
+        Some(held)
     }
 }

@@ -13,7 +13,7 @@
 //! the header `time_s,delay_ms`. Both are parsed from text; reading files is the caller's job.
 
 use crate::queue::DropTailLink;
-use crate::{Link, LinkOutput, QueueState, TraceError};
+use crate::{Held, Link, LinkOutput, QueueState, TraceError};
 use multiconn_core::{DropCause, Dur, Packet, RngStream, Time};
 use rand_distr::{Distribution, StandardNormal};
 use std::cmp::{Ordering, Reverse};
@@ -82,6 +82,26 @@ impl DelayModel {
             DelayModel::Normal { mean, .. } => *mean,
             DelayModel::Empirical(hist) => millis_to_dur(hist.mean_ms()),
             DelayModel::Series(series) => series.time_average(),
+        }
+    }
+
+    /// The smallest delay the model can draw: `Constant` its value, `Normal` zero (a draw is
+    /// truncated there), `Empirical` the lower edge of its lowest weighted bin, `Series` its
+    /// smallest point (interpolation stays between points). Invariant checks compare each
+    /// delivery against it.
+    pub fn floor(&self) -> Dur {
+        match self {
+            DelayModel::Constant(d) => *d,
+            DelayModel::Normal { .. } => Dur::ZERO,
+            DelayModel::Empirical(hist) => {
+                let lowest = hist.lower_ms.iter().zip(&hist.weights).filter(|(_, &w)| w > 0.0).map(|(&l, _)| l).fold(f64::INFINITY, f64::min);
+                if lowest.is_finite() {
+                    millis_to_dur(lowest)
+                } else {
+                    Dur::ZERO
+                }
+            }
+            DelayModel::Series(series) => series.points.iter().map(|&(_, d)| d).min().unwrap_or(Dur::ZERO),
         }
     }
 }
@@ -636,5 +656,14 @@ impl<L: Link> Link for Delayed<L> {
     }
     fn next_change(&self, from: Time) -> Option<Time> {
         self.inner.next_change(from)
+    }
+    /// The inner link's packets and those propagating.
+    fn held(&self) -> Option<Held> {
+        let mut held = self.inner.held()?;
+        let propagating = self.pending.iter().map(|Reverse(p)| p).chain(&self.fifo_delivered).chain(&self.fifo_dropped);
+        for p in propagating {
+            held.add(p.output.packet().size);
+        }
+        Some(held)
     }
 }

@@ -59,6 +59,38 @@ pub struct QueueState {
     pub bytes: u64,
 }
 
+/// Everything a link holds at one instant: waiting, in transmission and propagating (drops it
+/// has decided but not yet reported included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    /// Packets inside the link.
+    pub packets: u64,
+    /// Their bytes, headers included.
+    pub bytes: u64,
+}
+
+impl Held {
+    /// One more packet of `size` bytes.
+    pub fn add(&mut self, size: u32) {
+        self.packets += 1;
+        self.bytes += u64::from(size);
+    }
+
+    /// The sum of two tallies.
+    pub fn plus(self, other: Held) -> Held {
+        Held { packets: self.packets + other.packets, bytes: self.bytes + other.bytes }
+    }
+}
+
+impl LinkOutput {
+    /// The packet delivered or dropped.
+    pub fn packet(&self) -> &Packet {
+        match self {
+            LinkOutput::Delivered { pkt, .. } | LinkOutput::Dropped { pkt, .. } => pkt,
+        }
+    }
+}
+
 /// One direction of a link, sans-IO.
 pub trait Link {
     /// Offers a packet at `now`. A packet refused at the door (full queue, random loss, link
@@ -106,6 +138,12 @@ pub trait Link {
     fn next_change(&self, _from: Time) -> Option<Time> {
         None
     }
+    /// Everything inside the link now (waiting, in transmission, propagating), when it can
+    /// tell; `None` otherwise. It walks the propagating packets: for an invariant checker's
+    /// end-of-run count, not for every event.
+    fn held(&self) -> Option<Held> {
+        None
+    }
 }
 
 impl<L: Link + ?Sized> Link for Box<L> {
@@ -144,6 +182,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn next_change(&self, from: Time) -> Option<Time> {
         (**self).next_change(from)
+    }
+    fn held(&self) -> Option<Held> {
+        (**self).held()
     }
 }
 

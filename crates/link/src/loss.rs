@@ -12,7 +12,7 @@
 //! of random draws whatever the outcome, so a run's loss pattern depends only on the seed and
 //! on the sequence of offered packets.
 
-use crate::{Link, LinkOutput, QueueState, TraceError};
+use crate::{Held, Link, LinkOutput, QueueState, TraceError};
 use multiconn_core::{DropCause, Packet, RngStream, Time};
 
 /// A per-packet loss pattern: `lost[i]` for the i-th packet offered; it loops.
@@ -232,5 +232,8 @@ impl<L: Link> Link for Lossy<L> {
     }
     fn next_change(&self, from: Time) -> Option<Time> {
         self.inner.next_change(from)
+    }
+    fn held(&self) -> Option<Held> {
+        self.inner.held()
     }
 }

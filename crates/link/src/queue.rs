@@ -13,7 +13,7 @@
 //! decorators in this crate wrap this link through the [`Link`] trait.
 
 use crate::rate::{RateModel, RateServer};
-use crate::{Link, LinkOutput, QueueState};
+use crate::{Held, Link, LinkOutput, QueueState};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{DropCause, Packet, Time};
 use std::collections::VecDeque;
@@ -137,5 +137,13 @@ impl Link for DropTailLink {
             }
         }
         self.waiting = kept;
+    }
+
+    fn held(&self) -> Option<Held> {
+        let mut held = Held { packets: self.waiting.len() as u64, bytes: self.waiting_bytes };
+        if let Some(s) = &self.in_service {
+            held.add(s.pkt.size);
+        }
+        Some(held)
     }
 }

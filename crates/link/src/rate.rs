@@ -75,6 +75,22 @@ impl RateModel {
     pub fn capacity_bits(&self, from: Time, to: Time) -> f64 {
         Table::new(self).capacity_bits(from, to)
     }
+
+    /// The shortest time a packet of `bytes` can take to serialize: exact for `Fixed` (what
+    /// [`RateServer::finish_time`] adds), at the highest step's rate for `Steps` (rounded
+    /// down), zero for `Opportunities` (a small packet may leave on an opportunity that is due
+    /// at once, or on the credit left by the previous packet's). `Dur::MAX` when the model
+    /// never carries anything.
+    pub fn min_tx_time(&self, bytes: u32) -> Dur {
+        match self {
+            RateModel::Fixed(rate) => rate.tx_time(u64::from(bytes)),
+            RateModel::Steps(trace) => match trace.steps.iter().map(|&(_, r)| r.0).max() {
+                Some(peak) if peak > 0 => Dur((u128::from(bytes) * 8 * NANOBITS_PER_BIT / u128::from(peak)).min(u128::from(u64::MAX)) as u64),
+                _ => Dur::MAX,
+            },
+            RateModel::Opportunities(_) => Dur::ZERO,
+        }
+    }
 }
 
 /// Serializes packets one after another according to a [`RateModel`].

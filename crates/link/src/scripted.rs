@@ -27,7 +27,7 @@
 //! survive a flush, as in [`crate::delay::Delayed`].
 
 use crate::delay::Pending;
-use crate::{Link, LinkOutput, QueueState};
+use crate::{Held, Link, LinkOutput, QueueState};
 use multiconn_core::{DropCause, Dur, Packet, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -236,5 +236,13 @@ impl<L: Link> Link for Scripted<L> {
     }
     fn next_change(&self, from: Time) -> Option<Time> {
         self.inner.next_change(from)
+    }
+    /// The inner link's packets and the outputs held for their due time.
+    fn held(&self) -> Option<Held> {
+        let mut held = self.inner.held()?;
+        for Reverse(h) in &self.held {
+            held.add(h.output.packet().size);
+        }
+        Some(held)
     }
 }

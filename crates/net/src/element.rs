@@ -26,6 +26,13 @@ pub trait HopModel: fmt::Debug + Send + Sync {
     /// then, a random model's mean.
     fn delay_at(&self, t: Time) -> Dur;
 
+    /// The least time a packet of `size` bytes can spend in the element, from entering to
+    /// being delivered: what the invariant checks hold every delivery to
+    /// ([`crate::invariants`]). Zero (causality only) unless the model knows better.
+    fn transit_floor(&self, _size: u32) -> Dur {
+        Dur::ZERO
+    }
+
     /// The bits it can carry in `[from, to)`; 0 for an element without a rate limit.
     fn capacity_bits(&self, _from: Time, _to: Time) -> f64 {
         0.0
@@ -59,6 +66,14 @@ impl HopModel for LinkConfig {
             DelayModel::Series(series) => series.at(t),
             model => model.mean(),
         }
+    }
+
+    /// Serialization at the fastest rate plus the smallest delay: exact for a constant rate
+    /// and delay; a bitrate trace at its peak step; a Mahimahi trace none; a normal delay
+    /// none (it is truncated at zero); a histogram its lowest bin; a delay series its smallest
+    /// point. Loss and down windows only refuse or drop packets, never speed them up.
+    fn transit_floor(&self, size: u32) -> Dur {
+        self.rate.min_tx_time(size) + self.delay.floor()
     }
 
     fn capacity_bits(&self, from: Time, to: Time) -> f64 {

@@ -16,6 +16,9 @@
 //! keeps that order (and the simulator's results) without buffering. See
 //! `docs/adr/0004-one-network-core.md`.
 //!
+//! On request the network checks its own invariants as it runs ([`invariants`]: conservation
+//! per link direction, no delivery before the model's floor, PDCP COUNT order).
+//!
 //! Dependencies point down: `core`, `engine` (for [`LazyTimer`]), `link` and `pdcp`; never a
 //! transport or the scenario crate.
 //!
@@ -26,6 +29,7 @@
 
 pub mod driver;
 pub mod element;
+pub mod invariants;
 pub mod network;
 pub mod route;
 #[cfg(feature = "test-elements")]
@@ -33,5 +37,6 @@ pub mod wire;
 
 pub use driver::{Driver, Loss};
 pub use element::HopModel;
+pub use invariants::Violation;
 pub use network::{BearerInfo, ElementId, Network, NetworkSpec};
 pub use route::{FlowRoutes, Hop};

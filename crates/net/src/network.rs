@@ -31,6 +31,7 @@ use multiconn_pdcp::{Arrival, Legs, RxOutcome, SplitBearer, SplitBearerConfig, S
 
 use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
+use crate::invariants::{BearerCheck, Checks, Violation};
 use crate::route::{FlowRoutes, Hop};
 
 /// An element of the network, as its driver names it in wake-ups.
@@ -129,6 +130,11 @@ pub struct Network {
     forward: Vec<Packet>,
     /// Scratch space for the queue changes a lazy link caught up.
     queue_changes: Vec<(Time, QueueState)>,
+    /// Per link direction: the model it was built from, when known (the invariant checks'
+    /// delivery floors).
+    models: Vec<Option<Arc<dyn HopModel>>>,
+    /// The invariant checks, when asked for ([`Network::check_invariants`]).
+    checks: Option<Box<Checks>>,
 }
 
 impl Network {
@@ -136,6 +142,7 @@ impl Network {
     pub fn new(spec: &NetworkSpec, seed: u64) -> Network {
         let links = spec.links.iter().map(|(label, model)| model.build(seed, label)).collect();
         let mut net = Network::with_links(links, spec.splits.clone(), spec.flows.clone());
+        net.models = spec.links.iter().map(|(_, model)| Some(Arc::clone(model))).collect();
         net.cells = spec
             .cells
             .iter()
@@ -150,7 +157,7 @@ impl Network {
     /// A network over links built elsewhere: any [`Link`] is an element (a test's fixed-delay
     /// wire, a trace replayer...). [`Hop::Link`] indexes `links`.
     pub fn with_links(links: Vec<Box<dyn Link + Send>>, splits: Vec<SplitBearerConfig>, flows: Vec<FlowRoutes>) -> Network {
-        let links = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default(), watch_room: false }).collect();
+        let links: Vec<LinkSlot> = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default(), watch_room: false }).collect();
         let mut bearers = Vec::new();
         let mut entities = Vec::with_capacity(flows.len());
         for (f, routes) in flows.iter().enumerate() {
@@ -169,7 +176,57 @@ impl Network {
             entities.push(per_path);
         }
         let in_flight = vec![0; flows.len()];
-        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new() }
+        let models = vec![None; links.len()];
+        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new(), models, checks: None }
+    }
+
+    /// Turns the invariant checks on (see [`crate::invariants`]); `link_names` name the link
+    /// directions in messages. Call before anything is sent: a packet already inside a link
+    /// would come out unaccounted for.
+    pub fn check_invariants(&mut self, link_names: Vec<String>) {
+        let bearers = self
+            .bearers
+            .iter()
+            .map(|b| {
+                let split = &self.splits[b.info.split];
+                BearerCheck {
+                    name: format!("split {}, flow {}, path {}", split.name, self.flows[b.info.flow].name, b.info.path),
+                    in_order: split.rx.reordering,
+                    window: split.rx.sn.window(),
+                }
+            })
+            .collect();
+        for b in &mut self.bearers {
+            b.bearer.watch_counts(true);
+        }
+        self.checks = Some(Box::new(Checks::new(link_names, self.models.clone(), bearers)));
+    }
+
+    /// Turns the invariant checks off.
+    pub fn stop_checking_invariants(&mut self) {
+        for b in &mut self.bearers {
+            b.bearer.watch_counts(false);
+        }
+        self.checks = None;
+    }
+
+    /// Whether the invariant checks are on.
+    pub fn checks_invariants(&self) -> bool {
+        self.checks.is_some()
+    }
+
+    /// The first invariant violation seen, if the checks are on.
+    pub fn violation(&self) -> Option<&Violation> {
+        self.checks.as_ref().and_then(|c| c.violation())
+    }
+
+    /// The end-of-run checks (what each link still holds), at `now`; the first violation
+    /// seen is then [`Network::violation`]. Nothing when the checks are off.
+    pub fn check_end(&mut self, now: Time) {
+        if let Some(checks) = &mut self.checks {
+            let links: Vec<&dyn Link> = self.links.iter().map(|s| s.link.as_ref() as &dyn Link).collect();
+            checks.finish(now, &links);
+        }
     }
 
     /// A host sends into link direction `l` only when it has room ([`Link::has_room`]): the
@@ -401,8 +458,19 @@ impl Network {
 
     /// Offers a packet to link `l`.
     fn offer(&mut self, l: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
-        if let Err((pkt, cause)) = self.links[l].link.enqueue(now, pkt) {
-            self.dropped(l, pkt, cause, now, d);
+        let (id, size) = (pkt.id, pkt.size);
+        match self.links[l].link.enqueue(now, pkt) {
+            Ok(()) => {
+                if let Some(c) = &mut self.checks {
+                    c.accepted(l, id, size, now);
+                }
+            }
+            Err((pkt, cause)) => {
+                if let Some(c) = &mut self.checks {
+                    c.refused(l, size);
+                }
+                self.dropped(l, pkt, cause, now, d);
+            }
         }
         self.note_queue(l, now, d);
         self.arm_link(l, d);
@@ -437,6 +505,9 @@ impl Network {
         while let Some(out) = self.links[l].link.poll(now) {
             match out {
                 LinkOutput::Delivered { at, pkt } => {
+                    if let Some(c) = &mut self.checks {
+                        c.delivered(l, &pkt, at, now);
+                    }
                     d.link_delivered(at, LinkId(l as u32), pkt.size);
                     match self.entity(pkt.flow.0 as usize, pkt.path, pkt.hop) {
                         // Route 0 at a split hop: the packet came over one of its legs.
@@ -444,7 +515,12 @@ impl Network {
                         _ => self.leave_hop(pkt, at, d),
                     }
                 }
-                LinkOutput::Dropped { at, pkt, cause } => self.dropped(l, pkt, cause, at, d),
+                LinkOutput::Dropped { at, pkt, cause } => {
+                    if let Some(c) = &mut self.checks {
+                        c.dropped_inside(l, &pkt, at);
+                    }
+                    self.dropped(l, pkt, cause, at, d)
+                }
             }
         }
         self.note_queue(l, now, d);
@@ -488,6 +564,7 @@ impl Network {
         let late = Loss::of(&pkt, DropCause::PdcpLate);
         let duplicating = matches!(slot.bearer.tx_policy(), SplitPolicy::Duplicate);
         let arrival = slot.bearer.arrive(now, leg, pkt, &mut forward);
+        self.check_released(e, now);
         self.report_receiver(e, now, d);
         if let Arrival::Discarded(outcome) = arrival {
             self.in_flight[late.flow.0 as usize] -= 1;
@@ -509,6 +586,7 @@ impl Network {
         }
         let mut forward = std::mem::take(&mut self.forward);
         self.bearers[e].bearer.service_receiver(now, &mut forward);
+        self.check_released(e, now);
         self.report_receiver(e, now, d);
         if self.bearers[e].bearer.switch_due(now) == Some(false) {
             self.discard_copies(e, now, d);
@@ -540,10 +618,21 @@ impl Network {
         let mut gone = Vec::new();
         self.links[l].link.catch_up(now);
         self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == 0 && p.hop == hop, &mut gone);
+        if let Some(c) = &mut self.checks {
+            c.discarded(l, &gone, now);
+        }
         self.bearers[e].bearer.measures.discarded_copies += gone.len() as u64;
         self.in_flight[flow] -= gone.len() as u64;
         d.absorbed(self, now, FlowId(flow as u32));
         self.note_queue(l, now, d);
+    }
+
+    /// The invariant checks: the COUNTs bearer `e`'s receiving entity just delivered upwards.
+    fn check_released(&mut self, e: usize, now: Time) {
+        if let Some(c) = &mut self.checks {
+            self.bearers[e].bearer.take_released_counts(&mut c.counts);
+            c.bearer_released(e, now);
+        }
     }
 
     /// Tells the driver what the receiving entity of bearer `e` delivered, and how full its

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use multiconn_core::{DropCause, Dur, Packet, Time};
-use multiconn_link::{Link, LinkOutput, QueueState};
+use multiconn_link::{Held, Link, LinkOutput, QueueState};
 
 use crate::HopModel;
 
@@ -43,6 +43,13 @@ impl Link for Wire {
     }
     fn flush(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
     fn discard_waiting(&mut self, _discard: &mut dyn FnMut(&Packet) -> bool, _out: &mut Vec<Packet>) {}
+    fn held(&self) -> Option<Held> {
+        let mut held = Held::default();
+        for (_, pkt) in &self.on_the_wire {
+            held.add(pkt.size);
+        }
+        Some(held)
+    }
 }
 
 /// What a wire is built from: its one-way delay.
@@ -57,6 +64,9 @@ impl HopModel for WireModel {
         Box::new(Wire::new(self.delay))
     }
     fn delay_at(&self, _t: Time) -> Dur {
+        self.delay
+    }
+    fn transit_floor(&self, _size: u32) -> Dur {
         self.delay
     }
     fn paces_a_sender(&self) -> bool {

@@ -107,6 +107,9 @@ pub struct SplitBearer {
     lost: Vec<(usize, Packet)>,
     /// Scheduled duplication switches not yet applied (time, active after).
     switches: VecDeque<(Time, bool)>,
+    /// When watched ([`SplitBearer::watch_counts`]): the COUNTs the receiving entity delivered
+    /// upwards since they were last taken.
+    released_counts: Option<Vec<i64>>,
 }
 
 /// What the receiving side did with an arriving PDU.
@@ -141,6 +144,25 @@ impl SplitBearer {
             retransmit_lost: spec.retransmit_lost,
             lost: Vec::new(),
             switches: spec.duplication_switches.iter().map(|&(at, on)| (Time::ZERO + at, on)).collect(),
+            released_counts: None,
+        }
+    }
+
+    /// From now on, notes the COUNT of every SDU the receiving entity delivers upwards (in
+    /// the order delivered), for an invariant checker to take
+    /// ([`SplitBearer::take_released_counts`]); `on = false` stops it.
+    pub fn watch_counts(&mut self, on: bool) {
+        if on {
+            self.released_counts.get_or_insert_with(Vec::new);
+        } else {
+            self.released_counts = None;
+        }
+    }
+
+    /// Moves the COUNTs noted since the last call to `out`; nothing unless watched.
+    pub fn take_released_counts(&mut self, out: &mut Vec<i64>) {
+        if let Some(log) = &mut self.released_counts {
+            out.append(log);
         }
     }
 
@@ -205,7 +227,10 @@ impl SplitBearer {
             return;
         }
         self.measures.max_burst = self.measures.max_burst.max(released.len());
-        for (_, (arrived, mut pkt)) in released.drain(..) {
+        for (count, (arrived, mut pkt)) in released.drain(..) {
+            if let Some(log) = &mut self.released_counts {
+                log.push(count);
+            }
             let waited = now.since(arrived);
             self.measures.reorder_delay_sum = self.measures.reorder_delay_sum + waited;
             self.measures.reorder_delay_max = self.measures.reorder_delay_max.max(waited);

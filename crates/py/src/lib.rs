@@ -223,6 +223,35 @@ impl PySimulation {
             .map(|s| s.to_string()))
     }
 
+    /// Turns the invariant checker on or off (on by default when the environment variable
+    /// MULTICONN_CHECK_INVARIANTS is 1); it can be turned on only before the run starts.
+    fn set_check_invariants(&self, on: bool) -> PyResult<()> {
+        let mut guard = self.inner.lock().map_err(|_| poisoned())?;
+        guard
+            .as_mut()
+            .ok_or_else(finished)?
+            .set_check_invariants(on)
+            .map_err(scenario_err)
+    }
+
+    /// Whether the invariant checker is on.
+    #[getter]
+    fn checks_invariants(&self) -> PyResult<bool> {
+        let guard = self.inner.lock().map_err(|_| poisoned())?;
+        Ok(guard.as_ref().ok_or_else(finished)?.checks_invariants())
+    }
+
+    /// The first invariant violation the checker saw (it ended the run), as one line; None
+    /// otherwise.
+    #[getter]
+    fn violation(&self) -> PyResult<Option<String>> {
+        let guard = self.inner.lock().map_err(|_| poisoned())?;
+        Ok(guard
+            .as_ref()
+            .and_then(|sim| sim.violation())
+            .map(|v| v.to_string()))
+    }
+
     /// How many events may fire at one instant before the run is declared stalled.
     fn set_stall_limit(&self, events: u64) -> PyResult<()> {
         let mut guard = self.inner.lock().map_err(|_| poisoned())?;

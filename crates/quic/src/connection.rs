@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use multiconn_cc::{Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{RecvWindow, SendCredit};
@@ -154,6 +154,8 @@ pub struct Connection {
     uni_opened: u64,
     /// In-order progress of the peer's unidirectional streams, not yet drained.
     progress: Vec<StreamProgress>,
+    /// What an invariant checker watching this end sees (deliveries, path IDs opened).
+    observations: Observations,
 }
 
 fn mds_for(params: &ConnectionParams) -> usize {
@@ -285,6 +287,7 @@ impl Connection {
             mp,
             uni_opened: 0,
             progress: Vec::new(),
+            observations: Observations::default(),
         })
     }
 
@@ -658,6 +661,10 @@ impl Connection {
         let complete = s.recv.is_complete() && !s.recv_reported;
         if complete {
             s.recv_reported = true;
+        }
+        if delivered > 0 {
+            let to = s.recv.delivered();
+            self.observations.note(Observation::Delivered { stream: id, from: to - delivered, to });
         }
         if delivered > 0 && streams::is_unidirectional(id) {
             self.progress.push(StreamProgress { stream: id, delivered: s.recv.delivered(), at: now });
@@ -1433,6 +1440,21 @@ impl Endpoint for Connection {
 
     fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
         out.append(&mut self.progress);
+    }
+
+    fn observe(&mut self, on: bool) {
+        self.observations.watch(on);
+        if on && self.mp.is_some() {
+            for (p, path) in self.paths.iter().enumerate() {
+                if let Some(path_id) = path.path_id {
+                    self.observations.note(Observation::PathIdOpened { path: p as u8, path_id });
+                }
+            }
+        }
+    }
+
+    fn drain_observations(&mut self, out: &mut Vec<Observation>) {
+        self.observations.drain(out);
     }
 
     fn cc_state(&self) -> &'static str {

@@ -1,6 +1,8 @@
 //! Runs a scenario file to the end and prints events/s, simulated/wall time and peak memory:
 //! `cargo run --release -p multiconn-scenario --example run_scenario -- FILE [KEY=VALUE ...]`.
-//! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's and each link direction's summary.
+//! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's and each link direction's summary;
+//! with `MULTICONN_CHECK_INVARIANTS=1` the invariant checker watches the run (a violation is
+//! printed, exit code 1).
 
 use multiconn_scenario::{load, Origin, Simulation};
 use std::path::Path;
@@ -37,6 +39,10 @@ fn main() {
     let mut sim = Simulation::new(&scenario, None).expect("simulation builds");
     sim.run_to_end();
     let wall = started.elapsed().as_secs_f64();
+    if let Err(violation) = sim.check() {
+        eprintln!("{violation}");
+        std::process::exit(1);
+    }
     let events = sim.events();
     let sim_s = sim.now().as_secs_f64();
     let out = sim.finish();

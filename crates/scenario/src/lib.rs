@@ -275,21 +275,57 @@ pub struct Simulation {
     fairness: Vec<usize>,
     /// The flows with `enabled = false`.
     disabled: Vec<String>,
+    /// Whether anything happened yet (a step run, a message written): the invariant checker
+    /// can no longer be turned on.
+    started: bool,
 }
 
 impl Simulation {
-    /// Builds the run; `seed` overrides the scenario's seed (default 1).
+    /// Builds the run; `seed` overrides the scenario's seed (default 1). The invariant checker
+    /// is on when the environment variable `MULTICONN_CHECK_INVARIANTS` is `1`.
     pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
         let seed = seed.or(scenario.seed()).unwrap_or(DEFAULT_SEED);
         let world = sim::World::new(&scenario.resolved, seed).map_err(|e| ScenarioError::new(format!("internal error: a connection validation accepted was refused: {e}")))?;
-        Ok(Simulation {
+        let mut sim = Simulation {
             world,
             seed,
             name: scenario.resolved.name.clone(),
             done: false,
             fairness: scenario.resolved.fairness.clone(),
             disabled: scenario.resolved.disabled.clone(),
-        })
+            started: false,
+        };
+        if sim::invariants::requested_by_env() {
+            sim.world.check_invariants(true);
+        }
+        Ok(sim)
+    }
+    /// Turns the invariant checker on or off (see [`sim::invariants`]); by default it is on
+    /// when the environment variable `MULTICONN_CHECK_INVARIANTS` is `1`. It can be turned on
+    /// only before the run starts. It observes only: the results are the same either way.
+    pub fn set_check_invariants(&mut self, on: bool) -> Result<(), ScenarioError> {
+        if on == self.world.checks_invariants() {
+            return Ok(());
+        }
+        if on && self.started {
+            return Err(ScenarioError::new("the invariant checker can only be turned on before the run starts"));
+        }
+        self.world.check_invariants(on);
+        Ok(())
+    }
+    /// Whether the invariant checker is on.
+    pub fn checks_invariants(&self) -> bool {
+        self.world.checks_invariants()
+    }
+    /// The first invariant violation the checker saw; it ended the run. The results up to
+    /// that instant are still available from [`Simulation::finish`], but are not to be
+    /// trusted.
+    pub fn violation(&self) -> Option<sim::InvariantViolation> {
+        self.world.violation().map(|v| sim::InvariantViolation { scenario: self.name.clone(), seed: self.seed, violation: v.clone() })
+    }
+    /// `Err` when the invariant checker saw a violation (see [`Simulation::violation`]).
+    pub fn check(&self) -> Result<(), sim::InvariantViolation> {
+        self.violation().map_or(Ok(()), Err)
     }
     /// The time limit of the run (`Time::MAX` when the run ends only when its flows finish).
     pub fn end_time(&self) -> Time {
@@ -317,6 +353,7 @@ impl Simulation {
     /// Runs until virtual time `t`, the time limit, or until every flow is done; returns
     /// whether the run is over.
     pub fn run_until(&mut self, t: Time) -> bool {
+        self.started = true;
         if !self.done {
             self.done = self.world.run_until(t);
         }
@@ -333,6 +370,7 @@ impl Simulation {
     /// summary's reliability. Returns the stream id.
     pub fn open_stream(&mut self, flow: &str, name: &str, kind: messages::MessageKind, choices: messages::StreamChoices) -> Result<u64, ScenarioError> {
         let f = self.message_flow(flow)?;
+        self.started = true;
         if !resolve::valid_name(name) {
             return Err(ScenarioError::new(format!("stream name \"{name}\" is not valid: use letters, digits, '_' and '-'")));
         }
@@ -347,12 +385,14 @@ impl Simulation {
         if size == 0 {
             return Err(ScenarioError::new("a message needs at least 1 B"));
         }
+        self.started = true;
         self.world.app_write(f, stream, size).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 
     /// Message flow `flow`'s sending application ends its stream `stream`.
     pub fn finish_stream(&mut self, flow: &str, stream: u64) -> Result<(), ScenarioError> {
         let f = self.message_flow(flow)?;
+        self.started = true;
         self.world.app_finish(f, stream).map_err(|e| ScenarioError::new(format!("flow \"{flow}\": {e}")))
     }
 

@@ -5,7 +5,7 @@
 use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, ProfileError, Role};
+use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Observation, Observations, Profile, ProfileError, Role};
 
 use crate::app::App;
 use crate::autotune::RcvBuf;
@@ -49,6 +49,8 @@ pub struct TcpEndpoint {
     /// Bytes the application still wants to write (saturates for an endless download).
     pending_write: u64,
     pkt_seq: u64,
+    /// What an invariant checker watching this end sees (the bytes handed to the application).
+    observations: Observations,
 }
 
 impl std::fmt::Debug for TcpEndpoint {
@@ -135,6 +137,7 @@ impl TcpEndpoint {
             app: App::new(role, params.workload),
             pending_write: 0,
             pkt_seq: 0,
+            observations: Observations::default(),
         })
     }
 
@@ -261,8 +264,10 @@ impl TcpEndpoint {
     fn process(&mut self, now: Time, seg: &Segment) {
         let out = self.receiver.on_segment(now, seg);
         if out.in_order > 0 {
-            self.receiver.read(now, u64::MAX);
-            let w = self.app.on_received(self.receiver.copied());
+            let n = self.receiver.read(now, u64::MAX);
+            let to = self.receiver.copied();
+            self.observations.note(Observation::Delivered { stream: 0, from: to - n, to });
+            let w = self.app.on_received(to);
             self.pending_write = self.pending_write.saturating_add(w);
         }
         self.sender.on_ack(now, seg);
@@ -314,6 +319,14 @@ impl TcpEndpoint {
 }
 
 impl Endpoint for TcpEndpoint {
+    fn observe(&mut self, on: bool) {
+        self.observations.watch(on);
+    }
+
+    fn drain_observations(&mut self, out: &mut Vec<Observation>) {
+        self.observations.drain(out);
+    }
+
     fn handle_packet(&mut self, now: Time, pkt: Packet) {
         let size = pkt.size;
         let Some(payload) = pkt.payload else { return };

@@ -7,6 +7,8 @@
 //!   responses over several streams) and [`AppEvent`]: what they observe.
 //! * [`profile`]: implementation profiles (`aioquic`, `ngtcp2`, `linux-tcp`, ...) as data.
 //! * [`udp_socket`]: the receiving host's UDP socket buffer, counted as Linux counts it.
+//! * [`observe`]: what an endpoint lets an invariant checker see (in-order deliveries, path
+//!   IDs opened).
 //!
 //! Roles: the *client* opens the connection and asks; the *server* answers. In a scenario the
 //! flow's `from` node is the server (the data sender) and `to` the client.
@@ -15,6 +17,7 @@
 // documented, so the lint is off here until they all are.
 #![allow(missing_docs)]
 
+pub mod observe;
 pub mod profile;
 pub mod udp_socket;
 
@@ -22,6 +25,7 @@ use multiconn_cc::{CcKind, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
 
+pub use observe::{Observation, Observations};
 pub use profile::{Profile, ProfileError};
 pub use udp_socket::{UdpSocket, UdpSocketConfig};
 
@@ -222,6 +226,12 @@ pub trait Endpoint: Send {
     /// Workload [`Workload::Messages`], client: in-order progress of the streams the server
     /// opened, since the last call, oldest first.
     fn drain_progress(&mut self, _out: &mut Vec<StreamProgress>) {}
+    /// From now on, notes for an invariant checker what the application is handed and which
+    /// path IDs open ([`observe`]); path IDs already open are noted at once. `on = false`
+    /// stops it. Endpoints that do not implement it note nothing.
+    fn observe(&mut self, _on: bool) {}
+    /// Moves what was noted since the last call to `out`, oldest first.
+    fn drain_observations(&mut self, _out: &mut Vec<Observation>) {}
 }
 
 /// One path of a multipath endpoint, as reported at the end of a run.

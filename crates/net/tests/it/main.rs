@@ -3,4 +3,5 @@
 mod driver;
 
 mod elements;
+mod invariants;
 mod split_bearer;

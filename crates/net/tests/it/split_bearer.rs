@@ -43,7 +43,9 @@ fn network(policy: SplitPolicy, delays: [u64; 2]) -> Network {
         flows: vec![FlowRoutes::single("f", vec![Hop::Split { split: 0, legs: [0, 2] }], vec![Hop::Link(1)])],
         cells: Vec::new(),
     };
-    Network::new(&spec, 1)
+    let mut net = Network::new(&spec, 1);
+    net.check_invariants(["l0f", "l0r", "l1f", "l1r"].map(String::from).to_vec());
+    net
 }
 
 #[test]
@@ -64,6 +66,8 @@ fn a_batch_split_over_unequal_legs_delivers_in_count_order() {
     assert_eq!(m.arrivals, [20, 20]);
     assert!(m.held > 0, "PDUs of the fast leg waited for the slow one");
     assert_eq!(net.in_flight(FlowId(0)), 0);
+    net.check_end(Time::from_secs_f64(1.0));
+    assert_eq!(net.violation(), None);
 }
 
 #[test]
@@ -80,4 +84,6 @@ fn duplicated_pdus_count_twice_in_flight_until_the_spare_copy_is_absorbed() {
     assert_eq!(clock.absorbed.len(), 1);
     assert_eq!(clock.absorbed[0].2, 0);
     assert_eq!(net.in_flight(FlowId(0)), 0);
+    net.check_end(Time::from_secs_f64(1.0));
+    assert_eq!(net.violation(), None);
 }

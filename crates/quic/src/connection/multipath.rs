@@ -38,7 +38,7 @@
 use multiconn_core::{Dur, Packet, Time};
 use multiconn_multipath::{Content, Decision, PathView, Reaction, Request, SchedulerKind};
 use multiconn_transport::profile::{AbandonRule, LinkEvents};
-use multiconn_transport::{AckPath, PathAction, Role};
+use multiconn_transport::{AckPath, Observation, PathAction, Role};
 
 use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
@@ -282,6 +282,7 @@ impl Connection {
         mp.health.remove_path(p);
         mp.health.add_path(p, now);
         fresh.path_id = Some(id);
+        self.observations.note(Observation::PathIdOpened { path: p as u8, path_id: id });
         fresh.path_ids_opened = old.path_ids_opened + 1;
         fresh.cc_slot = slot;
         fresh.interface_up = old.interface_up;

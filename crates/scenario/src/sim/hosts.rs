@@ -16,6 +16,7 @@ use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
 use multiconn_transport::{PathAction, StreamProgress, TransportError};
 
+use super::invariants::HostChecks;
 use super::paths::{ClientPathManager, PathTraffic};
 use super::transport::ConnState;
 use super::udp::UdpFlow;
@@ -87,6 +88,8 @@ pub struct Hosts {
     pub(super) progress: Vec<StreamProgress>,
     /// Scratch space for the per-path states a multipath sender reports.
     pub(super) path_samples: Vec<(u8, TransportSample)>,
+    /// The invariant checks of the endpoints, when on.
+    pub(super) checks: Option<Box<HostChecks>>,
 }
 
 /// The bulk UDP flows feeding one link direction, served round-robin.
@@ -144,6 +147,7 @@ impl Hosts {
             outbox: Vec::new(),
             progress: Vec::new(),
             path_samples: Vec::new(),
+            checks: None,
         })
     }
 

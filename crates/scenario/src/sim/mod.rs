@@ -12,15 +12,20 @@
 //! message wake-ups, and the path status and path manager events of multipath flows.
 //! Same-time events fire in the order they were scheduled. After every interaction with a
 //! model its timer is re-armed from its `poll_timeout`, so models stay sans-IO.
+//!
+//! With the invariant checker on ([`invariants`]), the first violation ends the run, and the
+//! network's end-of-run counts are checked when the run is over.
 
 pub mod app;
 pub mod hosts;
+pub mod invariants;
 pub mod paths;
 pub mod transport;
 pub mod udp;
 pub mod watchdog;
 
 pub use hosts::{FlowDriver, FlowState, Hosts};
+pub use invariants::InvariantViolation;
 pub use paths::PathTraffic;
 pub use transport::ConnState;
 pub use udp::UdpFlow;
@@ -29,8 +34,10 @@ pub use watchdog::{Stall, Watchdog, DEFAULT_STALL_LIMIT};
 use crate::resolve::Resolved;
 use multiconn_core::{Packet, Time};
 use multiconn_engine::EventQueue;
-use multiconn_net::{Driver, ElementId, Network};
+use multiconn_net::{Driver, ElementId, Network, Violation};
 use multiconn_transport::{Role, TransportError};
+
+use invariants::HostChecks;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
@@ -95,6 +102,10 @@ pub struct World {
     pub stalled: Option<Stall>,
     /// `run.measure_from`: where the steady-state goodputs start counting.
     pub measure_from: Option<Time>,
+    /// Set when the invariant checker found a violation (the run then ended).
+    violated: bool,
+    /// Whether the end-of-run invariant checks were made.
+    end_checked: bool,
 }
 
 impl World {
@@ -121,7 +132,42 @@ impl World {
             watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
             stalled: None,
             measure_from: resolved.measure_from.map(|d| Time(d.0)),
+            violated: false,
+            end_checked: false,
         })
+    }
+
+    /// Turns the invariant checker on or off ([`invariants`]). Turn it on before anything is
+    /// sent (a packet already inside a link would come out unaccounted for).
+    pub fn check_invariants(&mut self, on: bool) {
+        for f in &mut self.hosts.flows {
+            if let Some(conn) = f.conn_mut() {
+                conn.client.observe(on);
+                conn.server.observe(on);
+            }
+        }
+        if on {
+            let names = self.links.iter().map(|l| format!("link {} ({} -> {})", l.name, l.from, l.to)).collect();
+            self.net.check_invariants(names);
+            self.hosts.checks = Some(Box::new(HostChecks::new(self.hosts.flows.iter().map(|f| f.spec.name.clone()))));
+        } else {
+            self.net.stop_checking_invariants();
+            self.hosts.checks = None;
+        }
+    }
+
+    /// Whether the invariant checker is on.
+    pub fn checks_invariants(&self) -> bool {
+        self.hosts.checks.is_some()
+    }
+
+    /// The first invariant violation the checker saw (the earlier of the network's and the
+    /// hosts' when both saw one at the same event).
+    pub fn violation(&self) -> Option<&Violation> {
+        match (self.net.violation(), self.hosts.checks.as_ref().and_then(|c| c.violation())) {
+            (Some(a), Some(b)) => Some(if b.at < a.at { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn all_flows_done(&self) -> bool {
@@ -129,12 +175,24 @@ impl World {
     }
 
     /// Fires every event due at or before `limit` (capped at the end of the run); returns
-    /// whether the run is over.
+    /// whether the run is over. With the invariant checker on, a violation ends the run, and
+    /// the end-of-run checks are made once it is over.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        if self.stalled.is_some() {
+        let over = self.advance(limit);
+        if over && !self.end_checked && self.checks_invariants() {
+            self.end_checked = true;
+            let now = self.now();
+            self.net.check_end(now);
+        }
+        over
+    }
+
+    fn advance(&mut self, limit: Time) -> bool {
+        if self.stalled.is_some() || self.violated {
             return true;
         }
-        let World { net, hosts, watchdog, stalled, .. } = self;
+        let checking = self.checks_invariants();
+        let World { net, hosts, watchdog, stalled, violated, .. } = self;
         let limit = limit.min(hosts.end);
         while !hosts.all_flows_done() {
             let Some((now, event)) = hosts.queue.pop_until(limit) else { break };
@@ -150,6 +208,10 @@ impl World {
                 Event::PathStatus { flow, role, path } => hosts.on_path_status(net, flow, role, path, now),
                 Event::MessageWake(f) => hosts.on_message_wake(net, f, now),
                 Event::PathManager(flow) => hosts.on_path_manager(net, flow, now),
+            }
+            if checking && (net.violation().is_some() || hosts.checks.as_ref().is_some_and(|c| c.violation().is_some())) {
+                *violated = true;
+                return true;
             }
         }
         if hosts.all_flows_done() {

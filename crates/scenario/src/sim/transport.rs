@@ -146,6 +146,9 @@ impl Hosts {
         if role == Role::Client && self.flows[f].messages.is_some() {
             self.read_messages(f, now);
         }
+        if self.checks.is_some() {
+            self.check_endpoint(f, role, now);
+        }
         let FlowDriver::Transport(conn) = &mut self.flows[f].driver else { unreachable!("transport flow") };
         match role {
             Role::Server => {
@@ -176,6 +179,14 @@ impl Hosts {
         if sender_ready && self.flows[f].messages.is_some() {
             self.begin_messages(net, f, now);
         }
+    }
+
+    /// The invariant checks: what `role`'s end of flow `f` noted since its last input.
+    fn check_endpoint(&mut self, f: usize, role: Role, now: Time) {
+        let Some(mut checks) = self.checks.take() else { return };
+        self.conn_mut(f).endpoint_mut(role).drain_observations(&mut checks.scratch);
+        checks.observed(f, role, now);
+        self.checks = Some(checks);
     }
 
     fn client_event(&mut self, f: usize, event: AppEvent, now: Time) {

@@ -1,4 +1,5 @@
-//! Helpers shared by the scenario integration tests.
+//! Helpers shared by the scenario integration tests. The runs they make have the invariant
+//! checker on, and fail on a violation.
 
 use multiconn_scenario::{load, Origin, RunOutput, Scenario, ScenarioError, Simulation};
 use std::path::{Path, PathBuf};
@@ -16,20 +17,25 @@ pub fn load_with(text: &str, sets: &[(&str, &str)]) -> Result<Scenario, Scenario
     load(text, &origin("test.toml"), &sets)
 }
 
+/// Runs `scenario` to its end with the invariant checker on; panics on a violation.
+pub fn run_checked(scenario: &Scenario, seed: Option<u64>) -> RunOutput {
+    let mut sim = Simulation::new(scenario, seed).unwrap();
+    sim.set_check_invariants(true).unwrap();
+    sim.run_to_end();
+    sim.check().unwrap_or_else(|e| panic!("{e}"));
+    sim.finish()
+}
+
 pub fn run(text: &str, seed: Option<u64>) -> (serde_json::Value, RunOutput) {
     let scenario = load_str(text).unwrap_or_else(|e| panic!("scenario should load: {e}"));
-    let mut sim = Simulation::new(&scenario, seed).unwrap();
-    sim.run_to_end();
-    let out = sim.finish();
+    let out = run_checked(&scenario, seed);
     (serde_json::from_str(&out.summary_json).unwrap(), out)
 }
 
 /// Runs `text` with `--set` overrides and a seed; returns the summary.
 pub fn run_with(text: &str, sets: &[(&str, &str)], seed: u64) -> serde_json::Value {
     let scenario = load_with(text, sets).unwrap_or_else(|e| panic!("scenario should load: {e}"));
-    let mut sim = Simulation::new(&scenario, Some(seed)).unwrap();
-    sim.run_to_end();
-    serde_json::from_str(&sim.finish().summary_json).unwrap()
+    serde_json::from_str(&run_checked(&scenario, Some(seed)).summary_json).unwrap()
 }
 
 /// The shared trace folder beside the repository, if present.

@@ -40,7 +40,7 @@ use multiconn_cc::{build_paths, CcConfig, CcKind, PacerConfig, RttEstimator, Sha
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
 use multiconn_transport::profile::{LinkEvents, RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, Knob, MultipathParams, PathStats, Profile, ProfileError, Role, TransportError};
+use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, Knob, MultipathParams, Observation, Observations, PathStats, Profile, ProfileError, Role, TransportError};
 
 use super::data_recv::DataReceiver;
 use super::data_send::{DataChunk, DataSender};
@@ -131,6 +131,8 @@ pub struct MptcpEndpoint {
     cursors: Vec<u64>,
     /// Whether interface events reach the subflows (the profile's `multipath.link_events`).
     link_events: LinkEvents,
+    /// What an invariant checker watching this end sees (the bytes handed to the application).
+    observations: Observations,
 }
 
 impl std::fmt::Debug for MptcpEndpoint {
@@ -243,6 +245,7 @@ impl MptcpEndpoint {
             scratch: Vec::new(),
             cursors: vec![0; usize::from(mp.paths)],
             link_events: profile.multipath.as_ref().map_or_else(Default::default, |k| k.link_events),
+            observations: Observations::default(),
         })
     }
 
@@ -409,8 +412,10 @@ impl MptcpEndpoint {
         }
         self.scratch = ranges;
         if in_order > 0 {
-            self.drecv.read(now, u64::MAX);
-            let w = self.app.on_received(self.drecv.copied());
+            let n = self.drecv.read(now, u64::MAX);
+            let to = self.drecv.copied();
+            self.observations.note(Observation::Delivered { stream: 0, from: to - n, to });
+            let w = self.app.on_received(to);
             self.pending_write = self.pending_write.saturating_add(w);
             if self.drecv.window_update_due(self.held_on_subflows()) {
                 self.subflows[id].receiver_mut().force_ack();
@@ -716,6 +721,14 @@ impl Endpoint for MptcpEndpoint {
             // Reinjected even before the subflow carries data on its own (nothing to resend).
             self.react(id, Reaction { requeue_in_flight: true, ..r });
         }
+    }
+
+    fn observe(&mut self, on: bool) {
+        self.observations.watch(on);
+    }
+
+    fn drain_observations(&mut self, out: &mut Vec<Observation>) {
+        self.observations.drain(out);
     }
 
     /// One entry per established subflow (the path's sender state).
