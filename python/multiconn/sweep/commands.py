@@ -190,6 +190,8 @@ def _print_summary(summary: Any, quiet: bool) -> None:
         f"in the store, {summary.ran} ran ({summary.succeeded} ok, {summary.failed} failed"
         f"{'; ' if again else ''}{', '.join(again)}) in {summary.wall_time_s:.1f} s; results "
         f"in {summary.out}", highlight=False)
+    for note in summary.notes:
+        console.print(f"[yellow]note:[/yellow] {_escape(note)}", highlight=False)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from .execute import Outcome
 from .plan import PlannedRun, plan
 from .progress import SweepProgress
 from .spec import SweepError, SweepSpec, load_sweep
+from . import noops
 from .store import Store
 
 
@@ -58,6 +59,9 @@ class SweepSummary:
     """Recorded runs run again because the sweep now keeps time series they lack."""
     rerun_asked: int = 0
     """Recorded runs run again because `rerun` selected them."""
+    notes: list[str] = field(default_factory=list)
+    """Silent no-ops found in the results (see `noops`): repetitions or points that were
+    different in the plan and identical in what they produced."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -178,7 +182,9 @@ def run_sweep(
                 summary.succeeded += outcome.ok
                 summary.failed += not outcome.ok
                 bar.advance(outcome.ok)
-        for record in store.records(spec.name):
+        records = store.records(spec.name)
+        summary.notes = noops.notes(records)
+        for record in records:
             if record.ok is False:
                 planned = next(r for r in runs if r.task.run_key == record.run_key)
                 summary.failures.append(Failure(

@@ -1,0 +1,82 @@
+"""Silent no-ops in a finished sweep: runs that were different in the plan and the same in
+what they produced.
+
+* **Repetitions that repeat themselves**: every repetition of a point gave identical results,
+  so the scenario draws nothing random and the extra repetitions only cost time (their
+  spread of zero is not a confidence).
+* **Points that are one run**: two points gave identical results in their first repetition
+  and both have nothing random, so the values the axis gave them changed nothing the model
+  does (two DC shares that put the same number of packets of a batch on each leg, a queue
+  longer than the window can fill, a controller on an application-limited flow).
+
+"Identical" compares what a run measured (flows, links, paths, messages, fairness, the
+simulated time and the event count), not what it echoes of its configuration (names,
+controllers, capacities) nor its seed or wall time. Points are compared only where their
+repetitions show nothing random: each point has its own seeds, so two points with random
+draws differ even when their models are the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .store import RunRecord
+
+ECHOED = frozenset({
+    "seed", "wall_time_s", "multiconn_version", "scenario", "disabled_flows", "name",
+    "transport", "cc", "profile", "app", "coupled", "udp_socket", "direction", "from", "to",
+    "capacity_mbps",
+})
+"""Summary keys that echo the run's configuration or identity rather than measure it."""
+
+
+def _measured(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _measured(v) for k, v in value.items() if k not in ECHOED}
+    if isinstance(value, list):
+        return [_measured(v) for v in value]
+    return value
+
+
+def outcome(summary: dict[str, Any]) -> str:
+    """A digest of what a run measured (see the module's documentation)."""
+    text = json.dumps(_measured(summary), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _where(record: RunRecord) -> str:
+    return ", ".join(f"{k}={v}" for k, v in record.labels.items()) or "the base scenario"
+
+
+def notes(records: list[RunRecord]) -> list[str]:
+    """One line per no-op found among the successful runs of one experiment."""
+    by_point: dict[int, list[RunRecord]] = {}
+    for r in records:
+        if r.ok and r.summary is not None:
+            by_point.setdefault(r.point, []).append(r)
+    digests = {p: [outcome(r.summary) for r in rs if r.summary is not None] for p, rs in by_point.items()}
+    found = []
+    deterministic = [p for p, d in digests.items() if len(d) >= 2 and len(set(d)) == 1]
+    if deterministic:
+        reps = len(digests[deterministic[0]])
+        which = "every point" if len(deterministic) == len(digests) else \
+            f"{len(deterministic)} of {len(digests)} points (e.g. {_where(by_point[deterministic[0]][0])})"
+        found.append(
+            f"the {reps} repetitions of {which} gave identical results: the scenario draws "
+            f"nothing random there, so repetitions add nothing (set repetitions = 1, or add a "
+            f"random element such as loss or a random delay)")
+    # Points with nothing random (or a single repetition) that gave the same results.
+    single_or_fixed = [p for p, d in digests.items() if d and len(set(d)) == 1]
+    groups: dict[str, list[int]] = {}
+    for p in sorted(single_or_fixed):
+        groups.setdefault(digests[p][0], []).append(p)
+    for points in groups.values():
+        if len(points) >= 2:
+            where = "; ".join(_where(by_point[p][0]) for p in points)
+            found.append(
+                f"points {where} gave identical results: what the axis changed between them "
+                f"made no difference to the model (e.g. two values that resolve to the same "
+                f"split or queue), so they are one run reported {len(points)} times")
+    return found
