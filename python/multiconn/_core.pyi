@@ -18,6 +18,7 @@ __all__ = [
     "drive_presets",
     "validate",
     "version",
+    "warnings",
 ]
 
 TIMESERIES_COLUMNS: tuple[tuple[str, str], ...]
@@ -48,6 +49,9 @@ def version() -> str:
 
 def validate(text: str, origin: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> str:
     """Loads and validates a scenario; returns the resolved scenario as JSON."""
+
+def warnings(text: str, origin: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> list[str]:
+    """Loads and validates a scenario; returns its warnings, one line each."""
 
 @final
 class Simulation:

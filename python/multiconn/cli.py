@@ -322,10 +322,19 @@ def _count(resolved: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
+def _warn(scenario: str, overrides: Any) -> None:
+    """Prints the scenario's warnings (settings often not meant) on standard error."""
+    from .runner import warnings
+
+    for line in warnings(scenario, overrides=overrides):
+        print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .runner import validate
 
     resolved = validate(_scenario_path(args.scenario), overrides=args.overrides)
+    _warn(_scenario_path(args.scenario), args.overrides)
     if args.json:
         from .result import json_text
 
@@ -427,6 +436,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
 
+    _warn(_scenario_path(args.scenario), args.overrides)
     try:
         result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
                      progress=not args.quiet, stall_limit=args.stall_limit,

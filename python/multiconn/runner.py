@@ -57,6 +57,15 @@ def validate(scenario: ScenarioLike, overrides: OverridesLike = None) -> dict[st
     return json.loads(resolved)
 
 
+def warnings(scenario: ScenarioLike, overrides: OverridesLike = None) -> list[str]:
+    """Settings of a valid scenario that are often not what was meant, one line each (e.g. a
+    link-level rate trace that also throttles the reverse direction). Raises `ScenarioError`
+    when the scenario is not valid."""
+    source = resolve_source(scenario)
+    return list(core().warnings(source.text, source.origin, source.base_dir,
+                                normalize_overrides(overrides)))
+
+
 def run(
     scenario_or_path: ScenarioLike,
     seed: int | None = None,

@@ -240,3 +240,21 @@ def test_the_watchdog_ends_a_run_whose_time_stands_still(tmp_path: Path, cli) ->
     assert caught.value.partial.summary["incomplete"] == summary["incomplete"]
     full = multiconn.run(STORM)  # the default limit leaves a normal burst alone
     assert "incomplete" not in full.summary and full.summary["sim_time_s"] == 1
+
+
+def test_a_trace_on_both_directions_warns_on_validate_and_run(tmp_path, cli) -> None:
+    (tmp_path / "five.down").write_text("".join(f"{t}\n" for t in range(1, 6)))
+    text = (Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "bulk.toml").read_text()
+    text = text.replace('rate = "40 Mbit/s"',
+                                    'rate = { model = "mahimahi", file = "five.down" }')
+    (tmp_path / "s.toml").write_text(text)
+    for args in (("validate", "s.toml"),
+                 ("run", "s.toml", "--out", tmp_path / "out", "--set", "run.duration=0.1s", "-q")):
+        proc = cli(*args, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if "warning" in line]
+        assert len(lines) == 1, proc.stderr
+        assert lines[0].startswith("multiconn: warning: link.bottleneck.rate: the trace \"five.down\" "
+                                   "throttles both directions"), lines[0]
+    proc = cli("validate", "s.toml", "--set", "link.bottleneck.reverse.rate=100 Mbit/s", cwd=tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

@@ -96,6 +96,21 @@ fn validate(
     Ok(loaded.to_json())
 }
 
+/// Loads and validates a scenario; returns its warnings: settings that are valid but often
+/// not what was meant, one line each.
+#[pyfunction]
+#[pyo3(signature = (text, origin, base_dir, overrides))]
+fn warnings(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    base_dir: PathBuf,
+    overrides: Vec<(String, String)>,
+) -> PyResult<Vec<String>> {
+    let loaded = load(py, text, origin, base_dir, &overrides)?;
+    Ok(loaded.warnings().to_vec())
+}
+
 /// A run in progress, advanced in bounded steps of virtual time.
 ///
 /// The simulation sits behind a mutex (it is only touched with the GIL released); the progress
@@ -432,6 +447,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_class::<PySimulation>()?;
     drive::register(m)?;
     cases::register(m)?;

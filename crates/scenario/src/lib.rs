@@ -186,6 +186,11 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&self.document).expect("a TOML document always serializes to JSON")
     }
+    /// Settings that are valid but often not what was meant, one line each (see
+    /// `resolve::warnings`).
+    pub fn warnings(&self) -> &[String] {
+        &self.resolved.warnings
+    }
     /// The seed written in the scenario, if any.
     pub fn seed(&self) -> Option<u64> {
         self.resolved.seed

@@ -29,6 +29,7 @@ mod models;
 mod paths;
 mod routes;
 mod splits;
+mod warnings;
 #[cfg(feature = "test-elements")]
 mod wires;
 
@@ -76,6 +77,8 @@ pub struct Resolved {
     /// The flows the fairness indices cover (indices of `flows`, in `[fairness]` order;
     /// default every flow).
     pub fairness: Vec<usize>,
+    /// Settings that are valid but often not what was meant, one line each.
+    pub warnings: Vec<String>,
 }
 
 impl Resolved {
@@ -165,6 +168,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         flows,
         disabled,
         fairness,
+        warnings: warnings::warnings(file),
     })
 }
 

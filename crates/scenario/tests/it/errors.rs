@@ -179,3 +179,19 @@ paths = [["a"], ["b"]]
     // The same connection with settings the transport takes loads.
     assert!(load_with(two_paths, &[("flow.f.multipath", "{ scheduler = \"redundant\" }")]).is_ok());
 }
+
+/// A link-level rate trace throttles the reverse direction too: a warning says so, naming the
+/// field, and is silenced by a reverse rate of its own. The scenario stays valid.
+#[test]
+fn a_trace_on_both_directions_is_a_warning_that_a_reverse_rate_silences() {
+    let traced = BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/five.down\" }");
+    let s = load_str(&traced).expect("valid");
+    assert_eq!(s.warnings().len(), 1, "{:?}", s.warnings());
+    let w = &s.warnings()[0];
+    assert!(w.starts_with("link.bottleneck.rate: the trace \"data/five.down\" throttles both directions"), "{w}");
+    assert!(w.contains("client -> server") && w.contains("[link.reverse]"), "{w}");
+    assert!(!w.contains('\n'));
+    let with_reverse = load_with(&traced, &[("link.bottleneck.reverse.rate", "100 Mbit/s")]).expect("valid");
+    assert!(with_reverse.warnings().is_empty(), "{:?}", with_reverse.warnings());
+    assert!(load_str(BULK).expect("valid").warnings().is_empty(), "a fixed rate warns of nothing");
+}
