@@ -130,6 +130,13 @@ impl<L: Link> Intermittent<L> {
             .map(|&(from, _)| from)
     }
 
+    /// The earliest of `inner` (the inner link's next output or departure), an output already
+    /// collected, the next window start and, while down, the window's end.
+    fn earliest_with(&self, inner: Option<Time>) -> Option<Time> {
+        let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
+        [self.ready.front().map(output_time), inner, self.next_window_start(), current_window_end].into_iter().flatten().min()
+    }
+
     /// Processes every window start at or before `now`, in order.
     fn process_window_starts(&mut self, now: Time) {
         self.clock = self.clock.max(now);
@@ -178,30 +185,12 @@ impl<L: Link> Link for Intermittent<L> {
     /// window start (so the flush happens on time), and, while down, the window's end (so a
     /// sender held back by `has_room` is woken when the link returns).
     fn poll_timeout(&self) -> Option<Time> {
-        let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
-        [
-            self.ready.front().map(output_time),
-            self.inner.poll_timeout(),
-            self.next_window_start(),
-            current_window_end,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.earliest_with(self.inner.poll_timeout())
     }
     /// As [`Link::poll_timeout`], with the inner link's next departure in place of its next
     /// output.
     fn next_departure(&self) -> Option<Time> {
-        let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
-        [
-            self.ready.front().map(output_time),
-            self.inner.next_departure(),
-            self.next_window_start(),
-            current_window_end,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.earliest_with(self.inner.next_departure())
     }
     fn catch_up(&mut self, now: Time) {
         self.process_window_starts(now);
