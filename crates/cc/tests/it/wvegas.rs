@@ -174,14 +174,14 @@ fn slow_start_ends_when_more_than_gamma_packets_queue() {
 
 #[test]
 fn a_round_with_fewer_than_three_samples_is_a_reno_round() {
-    // 10 ACKs of 1000 bytes, 2 of them with a sample: NewReno's increase for the round's bytes,
-    // 10000·1000/20000 = 500 bytes, at the round's end.
+    // 9 ACKs of 1000 bytes, 2 of them with a sample: NewReno's increase for the round's bytes,
+    // 9000·1000/20000 = 450 bytes, at the round's end.
     let mut cc = Wvegas::new();
     let mut a = Path::in_ca(&mut cc, 20_000);
-    let mut samples = vec![None; 10];
+    let mut samples = [None; 9];
     samples[2] = Some(300);
     samples[7] = Some(100);
-    a.round(&mut cc, &samples[..9], 1000);
+    a.round(&mut cc, &samples, 1000);
     assert_eq!(cc.window(a.i), 20_450);
     assert!(cc.last_round(a.i).is_none());
     // Within a round congestion avoidance does not move the window.

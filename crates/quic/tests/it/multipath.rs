@@ -205,14 +205,15 @@ fn redundant_copies_never_retransmit_data_already_acknowledged_on_another_path()
     }
     events.sort_by_key(|&(t, order, _)| (t, order));
     // 1-RTT packets of the server by (path, packet number): their STREAM ranges.
-    let mut sent: HashMap<(u32, u64), Vec<(u64, u64, u64)>> = HashMap::new();
+    type Ranges = Vec<(u64, u64, u64)>;
+    let mut sent: HashMap<(u32, u64), Ranges> = HashMap::new();
     let mut acked: HashMap<u64, RangeSet> = HashMap::new();
     let (mut resent_acked, mut stream_bytes, mut lost_copies_acked_elsewhere) = (0u64, 0u64, 0u64);
-    let mut lost_on_path1: Vec<Vec<(u64, u64, u64)>> = Vec::new();
+    let mut lost_on_path1: Vec<Ranges> = Vec::new();
     for (_, _, w) in events {
         for q in w.datagram().packets().filter(|q| q.ptype == PacketType::OneRtt) {
             if w.from == Role::Server {
-                let frames: Vec<(u64, u64, u64)> = q
+                let frames: Ranges = q
                     .frames
                     .iter()
                     .filter_map(|f| match f {
