@@ -29,6 +29,11 @@
 //! compares windows in whole MSS (as packet-counting implementations do) and loss intervals
 //! exactly in integers, so that ties are ties.
 //!
+//! Two further coupled algorithms have their own types, built by [`build_multipath`] like the
+//! others: [`crate::wvegas::Wvegas`] (delay-based weighted Vegas, Cao et al., ICNP 2012) and
+//! [`crate::westwood::CoupledWestwood`] (this module's LIA increase with Westwood+'s
+//! bandwidth-based decrease per path).
+//!
 //! A transport that keeps one [`Controller`] per path (one loss recovery per path, as Multipath
 //! QUIC does) runs a coupled controller through [`PathController`]s: views of one
 //! [`SharedMultipath`], one per path, that forward each event with their path index.
@@ -49,16 +54,25 @@ pub enum CoupledKind {
     Lia,
     Olia,
     Balia,
+    /// Weighted Vegas (delay-based, [`crate::wvegas`]).
+    Wvegas,
+    /// LIA's increase with Westwood+'s bandwidth-based decrease ([`crate::westwood`]).
+    Westwood,
 }
 
 impl CoupledKind {
-    pub const ALL: [CoupledKind; 3] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia];
+    pub const ALL: [CoupledKind; 5] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia, CoupledKind::Wvegas, CoupledKind::Westwood];
+    /// The linked-increase algorithms that [`CoupledCc`] runs (Reno-style windows: additive
+    /// increase, multiplicative decrease).
+    pub const LINKED: [CoupledKind; 3] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia];
 
     pub fn name(self) -> &'static str {
         match self {
             CoupledKind::Lia => "lia",
             CoupledKind::Olia => "olia",
             CoupledKind::Balia => "balia",
+            CoupledKind::Wvegas => "wvegas",
+            CoupledKind::Westwood => "westwood",
         }
     }
 
@@ -135,6 +149,8 @@ pub trait MultipathController: Send + std::fmt::Debug {
 /// each path's [`CcConfig::kind`] (which the coupled algorithms ignore: they are Reno-based).
 pub fn build_multipath(coupling: Option<CoupledKind>) -> Box<dyn MultipathController> {
     match coupling {
+        Some(CoupledKind::Wvegas) => Box::new(crate::wvegas::Wvegas::new()),
+        Some(CoupledKind::Westwood) => Box::new(crate::westwood::CoupledWestwood::new()),
         Some(kind) => Box::new(CoupledCc::new(kind)),
         None => Box::new(UncoupledCc::new()),
     }
@@ -283,7 +299,10 @@ pub struct CoupledCc {
 }
 
 impl CoupledCc {
+    /// A controller for one of [`CoupledKind::LINKED`]; panics for another kind (those have
+    /// their own types, see [`build_multipath`]).
     pub fn new(kind: CoupledKind) -> CoupledCc {
+        assert!(CoupledKind::LINKED.contains(&kind), "{kind:?} is not a linked-increase algorithm");
         CoupledCc { kind, paths: Vec::new() }
     }
 
@@ -379,6 +398,7 @@ impl CoupledCc {
                 let x = w / rtt;
                 acked * me.mss() * x / (rtt * sum_x * sum_x) * (1.0 + a) / 2.0 * (4.0 + a) / 5.0
             }
+            CoupledKind::Wvegas | CoupledKind::Westwood => unreachable!("not a CoupledCc kind"),
         }
     }
 
@@ -386,7 +406,7 @@ impl CoupledCc {
     fn reduced(&self, path: usize, base: u64) -> u64 {
         let p = &self.paths[path];
         match self.kind {
-            CoupledKind::Lia | CoupledKind::Olia => (base as f64 * p.cfg.reno_beta) as u64,
+            CoupledKind::Lia | CoupledKind::Olia | CoupledKind::Wvegas | CoupledKind::Westwood => (base as f64 * p.cfg.reno_beta) as u64,
             CoupledKind::Balia => (base as f64 * (1.0 - 0.5 * self.balia_alpha(path).min(1.5))) as u64,
         }
     }
@@ -403,6 +423,66 @@ impl CoupledCc {
             p.srtt = rtt.smoothed();
             p.has_rtt = true;
         }
+    }
+
+    /// A congestion event on `path`: a new recovery period with the window reduced to
+    /// `target(base)` (base = cwnd, or the bytes in flight with `reduce_from_flight`), or by the
+    /// algorithm's own rule when `target` is `None`. [`crate::westwood`] passes Westwood+'s.
+    pub(crate) fn congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator, target: Option<&dyn Fn(u64) -> u64>) {
+        if !self.live(path) {
+            return;
+        }
+        self.cache_rtt(path, rtt);
+        if self.paths[path].in_recovery(loss.largest_lost_sent) {
+            return;
+        }
+        let p = &self.paths[path];
+        let base = if p.cfg.reduce_from_flight { loss.bytes_in_flight } else { p.cwnd };
+        // BALIA's decrease depends on the windows before this one is reduced.
+        let reduced = match target {
+            Some(f) => f(base),
+            None => self.reduced(path, base),
+        };
+        let p = &mut self.paths[path];
+        p.remember();
+        p.register_loss();
+        p.recovery_start = Some(now);
+        p.ssthresh = reduced.max(p.cfg.minimum_window);
+        p.cwnd = p.ssthresh;
+        p.credit = 0.0;
+        if let Some(h) = &mut p.hystart {
+            h.on_congestion_event();
+        }
+    }
+
+    /// Persistent congestion on `path`; `ssthresh`, if given, replaces the algorithm's
+    /// threshold (applied even inside a recovery period).
+    pub(crate) fn persistent_congestion(&mut self, path: usize, _now: Time, ssthresh: Option<u64>) {
+        if !self.live(path) {
+            return;
+        }
+        let outside_recovery = self.paths[path].recovery_start.is_none();
+        let reduced = self.reduced(path, self.paths[path].cwnd);
+        let p = &mut self.paths[path];
+        if p.before_reduction.is_none() {
+            p.remember();
+        }
+        // Outside recovery the timeout is itself the congestion signal (RFC 5681 §3.1); inside,
+        // the period's loss event already lowered ssthresh and registered the loss.
+        if outside_recovery {
+            p.ssthresh = reduced.max(p.cfg.minimum_window);
+            p.register_loss();
+        }
+        if let Some(s) = ssthresh {
+            p.ssthresh = s.max(p.cfg.minimum_window);
+        }
+        p.cwnd = p.cfg.loss_window;
+        p.recovery_start = None;
+        p.credit = 0.0;
+    }
+
+    pub(crate) fn mss_of(&self, path: usize) -> u64 {
+        self.paths[path].cfg.max_datagram_size
     }
 
     fn live(&self, path: usize) -> bool {
@@ -502,48 +582,11 @@ impl MultipathController for CoupledCc {
     }
 
     fn on_congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
-        if !self.live(path) {
-            return;
-        }
-        self.cache_rtt(path, rtt);
-        if self.paths[path].in_recovery(loss.largest_lost_sent) {
-            return;
-        }
-        let p = &self.paths[path];
-        let base = if p.cfg.reduce_from_flight { loss.bytes_in_flight } else { p.cwnd };
-        // BALIA's decrease depends on the windows before this one is reduced.
-        let reduced = self.reduced(path, base);
-        let p = &mut self.paths[path];
-        p.remember();
-        p.register_loss();
-        p.recovery_start = Some(now);
-        p.ssthresh = reduced.max(p.cfg.minimum_window);
-        p.cwnd = p.ssthresh;
-        p.credit = 0.0;
-        if let Some(h) = &mut p.hystart {
-            h.on_congestion_event();
-        }
+        self.congestion_event(path, now, loss, rtt, None);
     }
 
-    fn on_persistent_congestion(&mut self, path: usize, _now: Time) {
-        if !self.live(path) {
-            return;
-        }
-        let outside_recovery = self.paths[path].recovery_start.is_none();
-        let reduced = self.reduced(path, self.paths[path].cwnd);
-        let p = &mut self.paths[path];
-        if p.before_reduction.is_none() {
-            p.remember();
-        }
-        // Outside recovery the timeout is itself the congestion signal (RFC 5681 §3.1); inside,
-        // the period's loss event already lowered ssthresh and registered the loss.
-        if outside_recovery {
-            p.ssthresh = reduced.max(p.cfg.minimum_window);
-            p.register_loss();
-        }
-        p.cwnd = p.cfg.loss_window;
-        p.recovery_start = None;
-        p.credit = 0.0;
+    fn on_persistent_congestion(&mut self, path: usize, now: Time) {
+        self.persistent_congestion(path, now, None);
     }
 
     fn on_spurious_congestion(&mut self, path: usize, _now: Time) {

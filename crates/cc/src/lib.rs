@@ -10,7 +10,8 @@
 //! * [`loss_filter`]: picoquic's smoothed loss rate, which decides whether a loss is worth a
 //!   reduction (profiles turn it on for CUBIC and BBR; `fast` always uses it).
 //! * [`coupled`]: congestion control for the paths of one multipath connection (MPQUIC,
-//!   MPTCP): uncoupled per-path controllers or LIA (RFC 6356), OLIA and BALIA.
+//!   MPTCP): uncoupled per-path controllers or LIA (RFC 6356), OLIA and BALIA; [`wvegas`]
+//!   (delay-based weighted Vegas) and [`westwood`] (LIA's increase, Westwood+'s decrease).
 //! * [`delivery`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR.
 //! * [`pacer`]: the token-bucket pacer of RFC 9002 §7.7 with the aioquic and ngtcp2 variants.
 //!
@@ -31,6 +32,8 @@ pub mod loss_filter;
 pub mod newreno;
 pub mod pacer;
 pub mod rtt;
+pub mod westwood;
+pub mod wvegas;
 
 use multiconn_core::{Rate, Time};
 use serde::Deserialize;

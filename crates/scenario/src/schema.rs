@@ -307,8 +307,8 @@ pub struct MultipathSection {
     /// Whose path-failure rules: "mp-quic" (default for quic), "picoquic", "xquic",
     /// "linux-mptcp" (default for tcp).
     pub failover: Option<FailoverProfile>,
-    /// Coupled congestion control over the paths: "lia", "olia" or "balia"; absent: each path
-    /// has its own controller (`cc`).
+    /// Coupled congestion control over the paths: "lia", "olia", "balia", "wvegas" or
+    /// "westwood"; absent: each path has its own controller (`cc`).
     pub coupled: Option<CoupledKind>,
     /// `[flow.multipath.options]`: the scheduler knobs (`SchedulerOptions`; absent keys take
     /// their defaults).

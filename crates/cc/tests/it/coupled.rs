@@ -307,7 +307,7 @@ fn balia_decrease_matches_the_formula() {
 
 #[test]
 fn slow_start_is_per_path_and_uncoupled() {
-    for kind in CoupledKind::ALL {
+    for kind in CoupledKind::LINKED {
         let mut cc = setup(kind, &[(100_000, 20, 0)]);
         let fresh = cc.add_path(&cfg(12_000));
         assert_eq!(cc.state(fresh), CcState::SlowStart);
@@ -322,7 +322,7 @@ fn slow_start_is_per_path_and_uncoupled() {
 
 #[test]
 fn recovery_period_prevents_a_second_reduction() {
-    for kind in CoupledKind::ALL {
+    for kind in CoupledKind::LINKED {
         let mut cc = setup(kind, &[(40_000, 100, 0), (40_000, 100, 0)]);
         cc.on_congestion_event(0, Time(100_000), &loss(Time(90_000)), &rtt_ms(100));
         let (w, ss) = (cc.window(0), cc.ssthresh(0));
@@ -490,12 +490,13 @@ fn uncoupled_runs_one_independent_controller_per_path() {
 fn kinds_parse_and_deserialize() {
     use serde::de::{value::StrDeserializer, Deserialize, IntoDeserializer};
     for k in CoupledKind::ALL {
+        assert_eq!(build_multipath(Some(k)).coupling(), Some(k));
         assert_eq!(k.name().parse::<CoupledKind>(), Ok(k));
         let de: StrDeserializer<serde::de::value::Error> = k.name().into_deserializer();
         assert_eq!(CoupledKind::deserialize(de).unwrap(), k);
     }
     assert_eq!("coupled".parse::<CoupledKind>(), Ok(CoupledKind::Lia));
-    assert_eq!("reno".parse::<CoupledKind>().unwrap_err().to_string(), "unknown coupled congestion control \"reno\"; available: lia, olia, balia");
+    assert_eq!("reno".parse::<CoupledKind>().unwrap_err().to_string(), "unknown coupled congestion control \"reno\"; available: lia, olia, balia, wvegas, westwood");
     assert_eq!(build_multipath(Some(CoupledKind::Balia)).coupling(), Some(CoupledKind::Balia));
 }
 
@@ -560,11 +561,13 @@ fn fluid(mp: &mut dyn MultipathController, paths: &[(u64, u64)], secs: u64) -> V
 #[test]
 fn equal_paths_take_one_fair_share_together() {
     // Reno's window for p = 1/400 is about sqrt(2/p) = 28 packets (the sawtooth averages less).
+    // The linked-increase kinds only: wVegas and Westwood+ do not take one loss-based fair
+    // share under random loss without queueing (see wvegas.rs in these tests).
     let reno = fluid(&mut *build_multipath(None), &[(100, 400)], 300)[0];
     assert!((15_000.0..30_000.0).contains(&reno), "{reno}");
     let uncoupled: f64 = fluid(&mut *build_multipath(None), &[(100, 400), (100, 400)], 300).iter().sum();
     assert!((1.8..2.2).contains(&(uncoupled / reno)), "uncoupled {uncoupled} vs reno {reno}");
-    for kind in CoupledKind::ALL {
+    for kind in CoupledKind::LINKED {
         let w = fluid(&mut *build_multipath(Some(kind)), &[(100, 400), (100, 400)], 300);
         let total: f64 = w.iter().sum();
         assert!((0.8..1.25).contains(&(total / reno)), "{kind:?}: total {total} vs reno {reno}");
@@ -575,7 +578,7 @@ fn equal_paths_take_one_fair_share_together() {
 #[test]
 fn traffic_moves_to_the_less_congested_path() {
     let best = fluid(&mut *build_multipath(None), &[(100, 1000)], 300)[0];
-    for kind in CoupledKind::ALL {
+    for kind in CoupledKind::LINKED {
         let w = fluid(&mut *build_multipath(Some(kind)), &[(100, 100), (100, 1000)], 300);
         assert!(w[1] > 5.0 * w[0], "{kind:?}: {w:?}");
         let total = w[0] + w[1];

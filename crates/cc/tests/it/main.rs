@@ -2,4 +2,6 @@
 //! each module is one feature or protocol phase.
 
 mod coupled;
+mod westwood;
 mod window_bounds;
+mod wvegas;

@@ -1,4 +1,4 @@
-//! Coupled congestion control (LIA, OLIA, BALIA) on the paths of a Multipath QUIC connection:
+//! Coupled congestion control (LIA, OLIA, BALIA; wVegas's delay-based rounds) on the paths of a Multipath QUIC connection:
 //! every path's recovery reads its window from one shared controller, so that in congestion
 //! avoidance the paths together grow as RFC 6356 says rather than as independent NewReno flows;
 //! a path whose interface goes down leaves the coupling, an abandoned path is removed from it.
@@ -224,4 +224,33 @@ fn coupled_runs_are_deterministic() {
     for kind in CoupledKind::ALL {
         assert_eq!(run(kind), run(kind), "{kind:?}");
     }
+}
+
+#[test]
+fn wvegas_paths_leave_slow_start_on_delay_and_keep_the_queues_short() {
+    // Two paths of 20 ms one way through 10 Mbit/s with unbounded queues, nothing dropped: LIA
+    // fills the queues without end (seconds of RTT); wVegas leaves slow start when more than
+    // γ packets queue and keeps its queues at a few ms, without a loss. It also stays well
+    // below the paths' capacity here: the drain rule fires on sub-millisecond changes of the
+    // queueing delay (q_min ≈ 0.4 ms from one round, then ≥ 0.8 ms, one packet's serialization
+    // at 10 Mbit/s, takes cwnd·base/(2·rtt)), so each path's window saws between about 5 and
+    // 11 packets of a 34-packet BDP.
+    let run = |coupled| {
+        let mut h = Harness::new(&mp_params(Some(coupled)), ms(20), Some(multiconn_core::Rate::from_mbps(10.0)));
+        h.add_path(ms(20), Some(multiconn_core::Rate::from_mbps(10.0)));
+        h.record = false;
+        h.run_until(Time::from_secs_f64(8.0));
+        (windows(&h), lost(&h), h.client.stats().delivered)
+    };
+    let (w, lost_packets, delivered) = run(CoupledKind::Wvegas);
+    let (lia, _, _) = run(CoupledKind::Lia);
+    eprintln!("wvegas: {w:?}, {lost_packets} lost, {delivered} B delivered; lia: {lia:?}");
+    assert_eq!(lost_packets, 0);
+    for (cwnd, srtt, state) in &w {
+        assert_eq!(*state, CcState::CongestionAvoidance);
+        assert!(*srtt < 0.045, "srtt {srtt}");
+        assert!(*cwnd >= 4.0 * MSS, "cwnd {cwnd}");
+    }
+    assert!(delivered > 2_500_000, "{delivered}");
+    assert!(lia.iter().all(|l| l.1 > 1.0), "lia queues: {lia:?}");
 }

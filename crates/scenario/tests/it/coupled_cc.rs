@@ -112,3 +112,22 @@ fn a_coupled_run_is_deterministic() {
     let (lia, _) = run(&scenario(Some("lia")), Some(7));
     assert_ne!(a["flows"][0]["bytes_delivered"], lia["flows"][0]["bytes_delivered"], "the coupled algorithm matters");
 }
+
+/// The delay-based wVegas and coupled Westwood+ run end to end through the same bottleneck and
+/// are named in the summary. Measured (seed 1): wVegas takes a multipath share of 0.168 (it
+/// backs off as soon as the loss-based competitor builds a queue), Westwood+ 0.531 (its
+/// decrease to BWE·RTT_min is near Reno's halving when the queue is one BDP); the bottleneck
+/// stays busy (≥ 0.99).
+#[test]
+fn wvegas_and_westwood_run_end_to_end() {
+    for (kind, range) in [("wvegas", 0.05..0.35), ("westwood", 0.4..0.65)] {
+        let (share, util, summary) = shares(Some(kind), 1);
+        eprintln!("{kind}: multipath share {share:.3}, bottleneck utilization {util:.3}");
+        assert_eq!(summary["flows"][0]["coupled"].as_str(), Some(kind));
+        assert!(range.contains(&share) && util > 0.95, "{kind}: share {share}, utilization {util}");
+        for p in 0..2 {
+            let path = &summary["flows"][0]["paths"][p];
+            assert_eq!(path["server"]["status"], "active", "{kind}: {path}");
+        }
+    }
+}

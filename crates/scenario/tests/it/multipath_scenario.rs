@@ -116,7 +116,7 @@ fn unknown_names_list_the_allowed_ones() {
     let e = error_of(&with_multipath("failover = \"quiche\""));
     assert!(e.contains("flow.v2x.multipath.failover") && e.contains("mp-quic") && e.contains("picoquic") && e.contains("xquic"), "{e}");
     let e = error_of(&with_multipath("coupled = \"cubic\""));
-    assert!(e.contains("flow.v2x.multipath.coupled") && e.contains("lia") && e.contains("olia") && e.contains("balia"), "{e}");
+    assert!(e.contains("flow.v2x.multipath.coupled") && e.contains("lia") && e.contains("olia") && e.contains("balia") && e.contains("wvegas") && e.contains("westwood"), "{e}");
     let e = error_of(&with_multipath("schedular = \"minrtt\""));
     assert!(e.contains("flow.v2x.multipath") && e.contains("schedular") && e.contains("expected one of"), "{e}");
 }
@@ -186,7 +186,7 @@ fn the_multipath_table_sets_every_knob() {
     assert_eq!(mp.ack_path, AckPath::Fastest);
     assert_eq!(mp.failover, FailoverProfile::Picoquic);
     assert_eq!(mp.coupled, None);
-    for (name, kind) in [("lia", CoupledKind::Lia), ("coupled", CoupledKind::Lia), ("olia", CoupledKind::Olia), ("balia", CoupledKind::Balia)] {
+    for (name, kind) in [("lia", CoupledKind::Lia), ("coupled", CoupledKind::Lia), ("olia", CoupledKind::Olia), ("balia", CoupledKind::Balia), ("wvegas", CoupledKind::Wvegas), ("westwood", CoupledKind::Westwood)] {
         let s = load_str(&with_multipath(&format!("coupled = \"{name}\""))).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(s.resolved().flows[0].connection.as_ref().unwrap().multipath.as_ref().unwrap().coupled, Some(kind));
     }

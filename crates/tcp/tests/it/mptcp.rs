@@ -422,21 +422,25 @@ fn a_small_shared_buffer_holds_the_fast_subflow_back() {
 
 #[test]
 fn coupled_lia_completes_and_reports_per_path_windows() {
-    let mut p = params(download(2_000_000), 2);
-    p.multipath.as_mut().unwrap().coupled = Some(CoupledKind::Lia);
-    let mut net = Net::new(&p, &[(ms(20), mbps(10)), (ms(40), mbps(10))]);
-    net.run(secs(30)).expect("finishes");
-    assert_eq!(net.delivered(), 2_000_000);
-    let st = path_stats(&net.server);
-    assert_eq!(st.len(), 2);
-    for s in &st {
-        assert!(s.cwnd > 0 && s.srtt > Dur::ZERO && s.bytes_sent > 100_000, "{s:?}");
-        assert_eq!(s.cwnd, net.server.cwnd(s.path as usize));
+    // Every coupled kind, LIA's linked increases as much as the delay-based wVegas and
+    // Westwood+: MPTCP subflows share one controller from the same `build_multipath`.
+    for kind in CoupledKind::ALL {
+        let mut p = params(download(2_000_000), 2);
+        p.multipath.as_mut().unwrap().coupled = Some(kind);
+        let mut net = Net::new(&p, &[(ms(20), mbps(10)), (ms(40), mbps(10))]);
+        net.run(secs(30)).expect("finishes");
+        assert_eq!(net.delivered(), 2_000_000, "{kind:?}");
+        let st = path_stats(&net.server);
+        assert_eq!(st.len(), 2);
+        for s in &st {
+            assert!(s.cwnd > 0 && s.srtt > Dur::ZERO && s.bytes_sent > 100_000, "{kind:?}: {s:?}");
+            assert_eq!(s.cwnd, net.server.cwnd(s.path as usize));
+        }
+        assert!(st[0].srtt < st[1].srtt, "{kind:?}");
+        let sample = net.server.sample();
+        assert_eq!(sample.cwnd, st[0].cwnd + st[1].cwnd);
+        assert_eq!(sample.srtt, st[0].srtt);
     }
-    assert!(st[0].srtt < st[1].srtt);
-    let sample = net.server.sample();
-    assert_eq!(sample.cwnd, st[0].cwnd + st[1].cwnd);
-    assert_eq!(sample.srtt, st[0].srtt);
 }
 
 #[test]
