@@ -179,3 +179,12 @@ paths = [["a"], ["b"]]
     // The same connection with settings the transport takes loads.
     assert!(load_with(two_paths, &[("flow.f.multipath", "{ scheduler = \"redundant\" }")]).is_ok());
 }
+
+#[test]
+fn a_queue_limit_ending_in_a_multi_byte_character_is_an_error() {
+    // The "BDP" suffix test sliced the last three bytes, inside the character: a panic.
+    for q in ["é", "1 é", "\u{11660}", "1.5 BDé"] {
+        let e = load_with(BULK, &[("link.bottleneck.queue", q)]).unwrap_err().to_string();
+        assert!(e.contains("link.bottleneck.queue: invalid queue limit"), "{e}");
+    }
+}
