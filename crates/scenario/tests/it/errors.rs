@@ -188,3 +188,16 @@ fn a_queue_limit_ending_in_a_multi_byte_character_is_an_error() {
         assert!(e.contains("link.bottleneck.queue: invalid queue limit"), "{e}");
     }
 }
+
+#[test]
+fn control_characters_in_a_value_keep_the_error_on_one_line() {
+    // A newline in an override's value (or escaped in a TOML string) is echoed as `\n`.
+    let e = load_with(BULK, &[("flow.bulk.size", "1\r\n2")]).unwrap_err();
+    assert_eq!(e.set.as_deref(), Some("flow.bulk.size=1\r\n2"));
+    let shown = e.to_string();
+    assert!(!shown.contains(['\n', '\r']) && shown.starts_with("test.toml (--set flow.bulk.size=1\\r\\n2): flow.bulk.size: "), "{shown}");
+    let e = load_with(BULK, &[("link.bottleneck.rate", "\u{7}fast")]).unwrap_err().to_string();
+    assert!(e.contains("\"\\u{7}fast\"") && !e.contains('\u{7}'), "{e}");
+    let e = load_with(BULK, &[("flow.bulk.receiver", "\n")]).unwrap_err().to_string();
+    assert!(e.starts_with("test.toml (--set flow.bulk.receiver=\\n): "), "{e}");
+}
