@@ -201,3 +201,15 @@ fn control_characters_in_a_value_keep_the_error_on_one_line() {
     let e = load_with(BULK, &[("flow.bulk.receiver", "\n")]).unwrap_err().to_string();
     assert!(e.starts_with("test.toml (--set flow.bulk.receiver=\\n): "), "{e}");
 }
+
+#[test]
+fn a_bulk_udp_flow_needs_a_queue_it_can_fill() {
+    // The source fills its first link's queue at once: 10^16 packets took every byte of memory.
+    let e = load_with(BULK, &[("link.bottleneck.queue", "9999999999999999 packets")]).unwrap_err().to_string();
+    assert!(e.starts_with("test.toml (--set link.bottleneck.queue=9999999999999999 packets): link.bottleneck.queue: the forward queue holds"), "{e}");
+    assert!(e.contains("the bulk udp flow \"bulk\" fills it at once: at most 1000000 packets"), "{e}");
+    let e = load_with(BULK, &[("link.bottleneck.forward.queue", "1 GB"), ("flow.bulk.packet_size", "29 B")]).unwrap_err().to_string();
+    assert!(e.contains("holds 34482759 packets of 29 B"), "{e}");
+    assert!(load_with(BULK, &[("link.bottleneck.queue", "1000000 packets")]).is_ok());
+    assert!(load_with(BULK, &[("link.bottleneck.reverse.queue", "9999999999999999 packets")]).is_ok(), "the reverse direction is not the flow's first link");
+}
