@@ -36,7 +36,7 @@ pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
 pub use emulate::{EmulateSpec, STACKS};
 pub use errors::{valid_name, FieldError};
-pub use flows::{Flow, DEFAULT_PACKET_SIZE};
+pub use flows::{Flow, DEFAULT_PACKET_SIZE, MAX_BULK_QUEUE_PACKETS};
 pub use links::{Direction, LinkDirection};
 pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;

@@ -87,6 +87,9 @@ pub struct Hosts {
     pub(super) progress: Vec<StreamProgress>,
     /// Scratch space for the per-path states a multipath sender reports.
     pub(super) path_samples: Vec<(u8, TransportSample)>,
+    /// Set when a source would have sent without end at one instant; the run loop ends the
+    /// run with it, as the watchdog does.
+    pub(super) overrun: Option<super::Stall>,
 }
 
 /// The bulk UDP flows feeding one link direction, served round-robin.
@@ -144,6 +147,7 @@ impl Hosts {
             outbox: Vec::new(),
             progress: Vec::new(),
             path_samples: Vec::new(),
+            overrun: None,
         })
     }
 

@@ -146,6 +146,10 @@ impl World {
                 Event::MessageWake(f) => hosts.on_message_wake(net, f, now),
                 Event::PathManager(flow) => hosts.on_path_manager(net, flow, now),
             }
+            if let Some(stall) = hosts.overrun.take() {
+                *stalled = Some(stall);
+                return true;
+            }
         }
         if hosts.all_flows_done() {
             return true;
