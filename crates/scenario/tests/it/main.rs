@@ -10,6 +10,7 @@ mod dual_connectivity;
 mod errors;
 mod failover;
 mod fairness;
+mod fuzz;
 mod messages;
 mod mptcp;
 mod multipath_scenario;
