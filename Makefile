@@ -74,7 +74,9 @@ test-stubs: setup
 # sweep files, drive tables and `multiconn run --set` (tests/python/test_fuzz.py). A case may
 # take FUZZ_TIMEOUT_S seconds; the test process may use at most 8 GB of address space.
 FUZZ_CASES ?= 20000
-FUZZ_SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+ifeq ($(origin FUZZ_SEED),undefined)
+FUZZ_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
 FUZZ_TIMEOUT_S ?= 20
 FUZZ_ENV = MULTICONN_FUZZ_CASES=$(FUZZ_CASES) MULTICONN_FUZZ_SEED=$(FUZZ_SEED) MULTICONN_FUZZ_TIMEOUT_S=$(FUZZ_TIMEOUT_S)
 fuzz: setup
