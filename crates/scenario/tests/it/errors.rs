@@ -213,3 +213,12 @@ fn a_bulk_udp_flow_needs_a_queue_it_can_fill() {
     assert!(load_with(BULK, &[("link.bottleneck.queue", "1000000 packets")]).is_ok());
     assert!(load_with(BULK, &[("link.bottleneck.reverse.queue", "9999999999999999 packets")]).is_ok(), "the reverse direction is not the flow's first link");
 }
+
+#[test]
+fn a_run_may_have_at_most_a_million_bins() {
+    // 1 us bins over 1000 s allocated gigabytes and aborted the process.
+    let e = load_with(BULK, &[("run.bin", "1 us"), ("run.duration", "1000 s")]).unwrap_err().to_string();
+    assert!(e.contains("run.bin: 0.000001 s bins over run.duration = 1000 s make 1000000000 bins; at most 1000000"), "{e}");
+    assert!(load_with(BULK, &[("run.bin", "1 ms"), ("run.duration", "1000 s")]).is_ok());
+    assert!(load_with(BULK, &[("run.bin", "1 ms"), ("run.duration", "1000.001 s")]).is_err());
+}
