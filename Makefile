@@ -11,7 +11,7 @@ SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
 	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: emu-tools setup test test-emu test-rust test-python test-stubs demo bench clean-venv
+.PHONY: emu-tools setup test test-emu test-rust test-python test-stubs fuzz demo bench clean-venv
 
 setup: $(STAMP)
 
@@ -78,6 +78,23 @@ test-python: setup
 # The type stubs of the native module (python/multiconn/_core.pyi) against the built module.
 test-stubs: setup
 	$(VPY) -m mypy.stubtest multiconn._core
+
+# The long fuzzing run (`make test` runs a short, fixed-seed one): FUZZ_CASES inputs per
+# target with a random seed, printed so a failure can be replayed with FUZZ_SEED=N. Rust:
+# scenario text, --set overrides and trace files (crates/scenario/tests/it/fuzz.rs); Python:
+# sweep files, drive tables and `multiconn run --set` (tests/python/test_fuzz.py). A case may
+# take FUZZ_TIMEOUT_S seconds; the test process may use at most 8 GB of address space.
+FUZZ_CASES ?= 20000
+ifeq ($(origin FUZZ_SEED),undefined)
+FUZZ_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
+FUZZ_TIMEOUT_S ?= 20
+FUZZ_ENV = MULTICONN_FUZZ_CASES=$(FUZZ_CASES) MULTICONN_FUZZ_SEED=$(FUZZ_SEED) MULTICONN_FUZZ_TIMEOUT_S=$(FUZZ_TIMEOUT_S)
+fuzz: setup
+	@echo "fuzz: $(FUZZ_CASES) cases per target, seed $(FUZZ_SEED) (replay: make fuzz FUZZ_SEED=$(FUZZ_SEED))"
+	cargo test --release -p multiconn-scenario --test it --no-run
+	ulimit -v 8000000 && $(FUZZ_ENV) cargo test --release -p multiconn-scenario --test it fuzz:: -- --nocapture --test-threads 1
+	ulimit -v 8000000 && $(FUZZ_ENV) $(VPY) -m pytest tests/python/test_fuzz.py -q -s -p no:cacheprovider --hypothesis-show-statistics
 
 # DEMO_SET=KEY=VALUE overrides a value of examples/scenarios/demo.toml.
 demo: setup

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas
 import pytest
 
 from multiconn import drive
@@ -163,3 +164,18 @@ def test_ucc_driving_file_parses() -> None:
     assert 1.0 <= result.mean_visible <= 2.0
     assert result.mean_available == pytest.approx(1.0, abs=0.05)
     assert 0 < result.table3.loc["multipath", "mean"] < 56
+
+
+def test_a_drive_table_spanning_too_long_is_an_error() -> None:
+    # time_s from 0 to 4e9 made the native estimator allocate 4 GiB and abort the process; a
+    # 9e6 s channel table took 17 s to analyse.
+    table = pandas.DataFrame({"time_s": [0, 4_000_000_000], "operator": "A", "earfcn": 100,
+                              "cell_id": "1", "rsrp_dbm": -90.0})
+    with pytest.raises(DriveTableError, match="drive.csv: time_s goes from 0 to 4000000000; a drive "
+                                              "table may span at most 1000000 s"):
+        drive.analyse(table, name="drive.csv")
+    channels = pandas.DataFrame({"time_s": [0, 1_000_000], "operator": "A", "earfcn": 0,
+                                 "capacity_mbps": 1.0})
+    with pytest.raises(DriveTableError, match="a channel table may span at most 1000000 s"):
+        drive.analyse_capacities(channels)
+    assert len(drive.analyse_capacities(channels.assign(time_s=[0, 999_999])).capacities) == 1_000_000

@@ -22,6 +22,7 @@
 
 use crate::rate::{OpportunityTrace, StepTrace};
 use crate::TraceError;
+use multiconn_core::units::MAX_RATE;
 use multiconn_core::{Dur, Rate};
 
 /// Where the time of each row of a bitrate CSV comes from.
@@ -53,8 +54,10 @@ impl BitrateCsvFormat {
     }
 }
 
-/// Rates above this (1 Pbit/s) are taken for a unit mistake.
-const MAX_RATE_BPS: f64 = 1e15;
+/// The largest rate a trace may give: the largest rate anywhere, 320 Gbit/s (above it a
+/// 40-byte packet would serialize in less than the clock's 1 ns). Larger ones are usually a
+/// unit mistake.
+const MAX_RATE_BPS: f64 = MAX_RATE.0 as f64;
 /// Longest span a bitrate trace may cover (about 31 years), so that nanoseconds stay in range.
 const MAX_SPAN_SECS: i64 = 1_000_000_000;
 
@@ -326,7 +329,7 @@ impl PerSecondRates {
         let Some((second, sum, count)) = self.current.take() else { return Ok(()) };
         let bps = sum / count as f64 * self.bps_per_unit;
         if bps.is_nan() || bps > MAX_RATE_BPS {
-            return Err(format!("rate {bps} bit/s is above the largest allowed, {MAX_RATE_BPS} bit/s; check bps_per_unit"));
+            return Err(format!("rate {bps} bit/s is above the largest allowed, 320 Gbit/s ({MAX_RATE_BPS} bit/s); check the unit of the rate column"));
         }
         let rate = Rate(bps.round() as u64);
         self.any_nonzero |= rate.bps() > 0;

@@ -58,22 +58,39 @@ impl ScenarioError {
 }
 
 impl std::fmt::Display for ScenarioError {
+    /// One line whatever the input: control characters the file or an override brought in
+    /// (a newline in a value) are written as escapes (`\n`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if let Some(file) = &self.file {
-            f.write_str(file)?;
+            write_escaped(f, file)?;
             if let Some(line) = self.line {
                 write!(f, ":{line}")?;
             }
             if let Some(set) = &self.set {
-                write!(f, " (--set {set})")?;
+                f.write_str(" (--set ")?;
+                write_escaped(f, set)?;
+                f.write_str(")")?;
             }
             f.write_str(": ")?;
         }
         if let Some(path) = &self.path {
-            write!(f, "{path}: ")?;
+            write_escaped(f, path)?;
+            f.write_str(": ")?;
         }
-        f.write_str(&self.message)
+        write_escaped(f, &self.message)
     }
+}
+
+/// `text` with its control characters escaped.
+fn write_escaped(f: &mut std::fmt::Formatter<'_>, text: &str) -> std::fmt::Result {
+    for c in text.chars() {
+        if c.is_control() {
+            write!(f, "{}", c.escape_default())?;
+        } else {
+            write!(f, "{c}")?;
+        }
+    }
+    Ok(())
 }
 
 impl std::error::Error for ScenarioError {}

@@ -92,8 +92,13 @@ fn parse_value(raw: &str) -> Value {
 pub fn split_assignment(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("--set {s}: expected KEY=VALUE, e.g. link.bottleneck.rate=30Mbit/s")),
+        _ => Err(format!("--set {}: expected KEY=VALUE, e.g. link.bottleneck.rate=30Mbit/s", one_line(s))),
     }
+}
+
+/// `s` with its control characters escaped (`\n`), so that an error quoting it is one line.
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 #[cfg(test)]
@@ -162,6 +167,7 @@ delay = { model = "normal", mean = "10 ms", cv = 0.1 }
         assert!(apply(&mut d, "link", "1").unwrap_err().contains("whole [[link]] array"));
         assert!(apply(&mut d, "a..b", "1").is_err());
         assert!(split_assignment("novalue").is_err());
+        assert_eq!(split_assignment("=\n[run]").unwrap_err(), "--set =\\n[run]: expected KEY=VALUE, e.g. link.bottleneck.rate=30Mbit/s");
         assert_eq!(split_assignment("a.b= x=y").unwrap(), ("a.b".into(), " x=y".into()));
     }
 

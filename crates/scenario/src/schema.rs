@@ -444,8 +444,10 @@ pub enum QueueSpec {
 /// `"1.5 BDP"` as a [`QueueSpec::Bdp`], anything else as a [`QueueLimit`].
 pub fn parse_queue_spec(s: &str) -> Result<QueueSpec, String> {
     let t = s.trim();
-    if t.len() >= 3 && t[t.len() - 3..].eq_ignore_ascii_case("bdp") {
-        let number = t[..t.len() - 3].trim();
+    // The last three bytes, when they end a character (the text may end in a multi-byte one).
+    let tail = t.len().checked_sub(3).and_then(|cut| Some((t.get(..cut)?, t.get(cut..)?)));
+    if let Some((number, _)) = tail.filter(|(_, unit)| unit.eq_ignore_ascii_case("bdp")) {
+        let number = number.trim();
         return match number.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => Ok(QueueSpec::Bdp(v)),
             _ => Err(format!("invalid queue limit \"{s}\": a multiple of the bandwidth-delay product is a positive number before BDP, e.g. \"1.5 BDP\"")),

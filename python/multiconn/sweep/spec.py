@@ -374,8 +374,9 @@ def _range_values(r: _Reader, spec: Mapping[str, Any], where: str) -> tuple[list
         if key not in spec:
             raise r.fail(where, f"a range needs '{key}' (ranges are {{from, to, step}} or "
                                 "{from, to, count})")
-        if isinstance(spec[key], bool) or not isinstance(spec[key], (int, float)):
-            raise r.fail(f"{where}.{key}", f"expected a number, got {_kind(spec[key])}")
+        if isinstance(spec[key], bool) or not isinstance(spec[key], (int, float)) \
+                or not math.isfinite(spec[key]):
+            raise r.fail(f"{where}.{key}", f"expected a finite number, got {_kind(spec[key])}")
     start, stop = float(spec["from"]), float(spec["to"])
     unit = spec.get("unit")
     if unit is not None and (not isinstance(unit, str) or not unit.strip()):
@@ -395,17 +396,21 @@ def _range_values(r: _Reader, spec: Mapping[str, Any], where: str) -> tuple[list
                       for i in range(count)]
     else:
         step = spec["step"]
-        if isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0:
-            raise r.fail(f"{where}.step", f"expected a number above zero, got {_kind(step)}")
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < math.inf:
+            raise r.fail(f"{where}.step", f"expected a finite number above zero, got {_kind(step)}")
         if scale == "log":
             raise r.fail(where, "a log range takes 'count', not 'step'")
         if stop < start:
             raise r.fail(where, f"empty range: 'to' ({spec['to']}) is below 'from' "
                                 f"({spec['from']}); ranges count upwards")
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
-        if n > MAX_RANGE_VALUES:
-            raise r.fail(where, f"{n} values; at most {MAX_RANGE_VALUES} per range")
+        steps = (stop - start) / step
+        if not steps < MAX_RANGE_VALUES:  # also inf, from a span or a step at the float's limits
+            raise r.fail(where, f"{_format_number(steps + 1)} values; at most {MAX_RANGE_VALUES} per range")
+        n = int(math.floor(steps + 1e-9)) + 1
         values = [start + i * step for i in range(n)]
+    if not all(math.isfinite(v) for v in values):
+        raise r.fail(where, f"the range from {spec['from']} to {spec['to']} overflows the "
+                            "numbers (its values are not all finite)")
     integral = all(isinstance(spec[k], int) for k in ("from", "to")) and \
         ("step" not in spec or isinstance(spec["step"], int))
     values = [int(round(v)) if integral and scale == "linear" else round(v, 12) for v in values]

@@ -191,6 +191,11 @@ fn csv_rejects_blank_lines_in_the_middle_and_bad_units() {
     let format = BitrateCsvFormat { bps_per_unit: 0.0, ..seconds_format() };
     assert_error(parse_bitrate_csv("t,mbps\n0,1\n", "t", &format), None, &["bps_per_unit"]);
     assert_error(parse_bitrate_csv("t,mbps\n0,1e300\n", "t", &seconds_format()), None, &["above the largest allowed"]);
+    // The largest rate anywhere, 320 Gbit/s, bounds a trace's rates too (1 Pbit/s did).
+    let kbps = BitrateCsvFormat { time: TimeColumn::Seconds("t".into()), rate_column: "kbps".into(), bps_per_unit: 1000.0 };
+    assert_error(parse_bitrate_csv("t,kbps\n0,320000001\n", "t", &kbps), None, &["above the largest allowed, 320 Gbit/s"]);
+    assert_error(parse_bitrate_csv("t,kbps\n0,10\n1,320000000000\n", "t", &kbps), None, &["320000000000000 bit/s"]);
+    assert!(parse_bitrate_csv("t,kbps\n0,320000000\n", "t", &kbps).is_ok());
 }
 
 fn trace_like_text() -> impl Strategy<Value = String> {

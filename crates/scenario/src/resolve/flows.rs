@@ -12,6 +12,7 @@ use super::links::LinkDirection;
 use super::routes::{resolve_routes, PathRoutes};
 use crate::messages::MessageSource;
 use crate::schema::{AppKind, FlowSection, ScenarioFile, Transport};
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Bytes, Dur, FlowId, Rate, Time};
 use multiconn_net::{FlowRoutes, Hop};
 use multiconn_transport::ConnectionParams;
@@ -23,6 +24,9 @@ pub const DEFAULT_PACKET_SIZE: u32 = 1500;
 const MIN_PACKET_SIZE: u64 = 29;
 /// The largest IPv4 packet, in bytes.
 const MAX_PACKET_SIZE: u64 = 65_535;
+/// The most packets a bulk udp flow's first link may queue: the source fills the queue at
+/// once, so its limit is the memory the run takes (about 100 MB at this bound).
+pub const MAX_BULK_QUEUE_PACKETS: u64 = 1_000_000;
 
 /// Every flow, in file order (names checked: valid, unique).
 /// The network's elements as routes name them.
@@ -192,7 +196,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
             Hop::Cell { .. } => {
                 return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a cell's RLC buffer does not pace a sender: start the route with a link, or use app = \"cbr\""));
             }
-            Hop::Link(_) => {}
+            Hop::Link(d) => check_bulk_queue(&links[d], packet_size, name)?,
         }
     }
     let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
@@ -226,4 +230,24 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         })?;
     }
     Ok(flow)
+}
+
+/// A bulk udp flow fills its first link's queue at once: the queue must hold at most
+/// [`MAX_BULK_QUEUE_PACKETS`] of the flow's packets.
+fn check_bulk_queue(link: &LinkDirection, packet_size: u64, flow: &str) -> Result<(), FieldError> {
+    let packets = match link.model.queue_limit() {
+        Some(QueueLimit::Packets(n)) => n,
+        Some(QueueLimit::Bytes(b)) => b.div_ceil(packet_size.max(1)),
+        None => return Ok(()),
+    };
+    if packets <= MAX_BULK_QUEUE_PACKETS {
+        return Ok(());
+    }
+    Err(err(
+        &["link", &link.name, "queue"],
+        format!(
+            "the {} queue holds {packets} packets of {packet_size} B, and the bulk udp flow \"{flow}\" fills it at once: at most {MAX_BULK_QUEUE_PACKETS} packets; give a smaller queue, or use app = \"cbr\"",
+            link.direction.name()
+        ),
+    ))
 }

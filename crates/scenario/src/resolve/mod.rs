@@ -37,7 +37,7 @@ pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
 pub use emulate::{EmulateSpec, STACKS};
 pub use errors::{valid_name, FieldError};
-pub use flows::{Flow, DEFAULT_PACKET_SIZE};
+pub use flows::{Flow, DEFAULT_PACKET_SIZE, MAX_BULK_QUEUE_PACKETS};
 pub use links::{Direction, LinkDirection};
 pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;
@@ -93,6 +93,10 @@ impl Resolved {
     }
 }
 
+/// The most time-series bins a run with a duration may have (`run.duration` / `run.bin`):
+/// every flow, link direction, path and bearer keeps each of them in memory.
+pub const MAX_BINS: u64 = 1_000_000;
+
 /// The time series' bin width when `run.bin` is not given.
 pub const DEFAULT_BIN: Dur = Dur::from_millis(100);
 
@@ -106,6 +110,15 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     }
     if file.run.duration == Some(Dur::ZERO) {
         return Err(err(&["run", "duration"], "the duration must be positive"));
+    }
+    if let Some(duration) = file.run.duration {
+        let bins = duration.0.div_ceil(bin.0);
+        if bins > MAX_BINS {
+            return Err(err(
+                &["run", "bin"],
+                format!("{} s bins over run.duration = {} s make {bins} bins; at most {MAX_BINS} (every bin is kept in memory): widen the bins or shorten the run", seconds(bin.0), seconds(duration.0)),
+            ));
+        }
     }
     if let Some(from) = file.run.measure_from {
         if from.0 % bin.0 != 0 {

@@ -90,6 +90,9 @@ pub struct Hosts {
     pub(super) path_samples: Vec<(u8, TransportSample)>,
     /// The invariant checks of the endpoints, when on.
     pub(super) checks: Option<Box<HostChecks>>,
+    /// Set when a source would have sent without end at one instant; the run loop ends the
+    /// run with it, as the watchdog does.
+    pub(super) overrun: Option<super::Stall>,
 }
 
 /// The bulk UDP flows feeding one link direction, served round-robin.
@@ -148,6 +151,7 @@ impl Hosts {
             progress: Vec::new(),
             path_samples: Vec::new(),
             checks: None,
+            overrun: None,
         })
     }
 

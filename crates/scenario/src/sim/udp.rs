@@ -13,7 +13,12 @@ use multiconn_engine::TimerId;
 use multiconn_net::{Hop, Network};
 
 use super::hosts::{FlowDriver, Hosts};
-use super::Event;
+use super::{Event, Stall};
+
+/// The most packets a bulk udp source sends at one instant: twice the largest queue it may
+/// fill ([`crate::resolve::MAX_BULK_QUEUE_PACKETS`]); more means that its first link loses
+/// what it is offered (a loss of 1) and would never fill.
+const MAX_BULK_BURST: u64 = 2 * crate::resolve::MAX_BULK_QUEUE_PACKETS;
 
 /// The two ends of a UDP flow.
 pub struct UdpFlow {
@@ -83,12 +88,18 @@ impl Hosts {
     }
 
     /// Keeps the first link of a saturating flow supplied while it has room; returns how many
-    /// packets it sent.
+    /// packets it sent. A link that loses every packet at its door never fills: after
+    /// [`MAX_BULK_BURST`] packets at one instant the run is ended as stalled.
     fn fill_bulk(&mut self, net: &mut Network, f: usize, now: Time) -> u64 {
         let Hop::Link(first) = self.flows[f].spec.route[0] else { unreachable!("validated: a bulk udp route starts with a link") };
         let size = self.flows[f].spec.packet_size;
         let mut sent = 0;
         while self.udp_mut(f).source.wants_to_send(now) && net.link(first).has_room(size) {
+            if sent == MAX_BULK_BURST {
+                let last_event = "a bulk udp source filling its first link, which lost what it was offered";
+                self.overrun = Some(Stall { at: now, events: sent, last_event });
+                break;
+            }
             let mut ids = self.next_packet_id;
             let Some(pkt) = self.udp_mut(f).source.poll_transmit(now, &mut ids) else { break };
             self.next_packet_id = ids;

@@ -195,3 +195,46 @@ fn a_trace_on_both_directions_is_a_warning_that_a_reverse_rate_silences() {
     assert!(with_reverse.warnings().is_empty(), "{:?}", with_reverse.warnings());
     assert!(load_str(BULK).expect("valid").warnings().is_empty(), "a fixed rate warns of nothing");
 }
+
+#[test]
+fn a_queue_limit_ending_in_a_multi_byte_character_is_an_error() {
+    // The "BDP" suffix test sliced the last three bytes, inside the character: a panic.
+    for q in ["é", "1 é", "\u{11660}", "1.5 BDé"] {
+        let e = load_with(BULK, &[("link.bottleneck.queue", q)]).unwrap_err().to_string();
+        assert!(e.contains("link.bottleneck.queue: invalid queue limit"), "{e}");
+    }
+}
+
+#[test]
+fn control_characters_in_a_value_keep_the_error_on_one_line() {
+    // A newline in an override's value (or escaped in a TOML string) is echoed as `\n`.
+    let e = load_with(BULK, &[("flow.bulk.size", "1\r\n2")]).unwrap_err();
+    assert_eq!(e.set.as_deref(), Some("flow.bulk.size=1\r\n2"));
+    let shown = e.to_string();
+    assert!(!shown.contains(['\n', '\r']) && shown.starts_with("test.toml (--set flow.bulk.size=1\\r\\n2): flow.bulk.size: "), "{shown}");
+    let e = load_with(BULK, &[("link.bottleneck.rate", "\u{7}fast")]).unwrap_err().to_string();
+    assert!(e.contains("\"\\u{7}fast\"") && !e.contains('\u{7}'), "{e}");
+    let e = load_with(BULK, &[("flow.bulk.receiver", "\n")]).unwrap_err().to_string();
+    assert!(e.starts_with("test.toml (--set flow.bulk.receiver=\\n): "), "{e}");
+}
+
+#[test]
+fn a_bulk_udp_flow_needs_a_queue_it_can_fill() {
+    // The source fills its first link's queue at once: 10^16 packets took every byte of memory.
+    let e = load_with(BULK, &[("link.bottleneck.queue", "9999999999999999 packets")]).unwrap_err().to_string();
+    assert!(e.starts_with("test.toml (--set link.bottleneck.queue=9999999999999999 packets): link.bottleneck.queue: the forward queue holds"), "{e}");
+    assert!(e.contains("the bulk udp flow \"bulk\" fills it at once: at most 1000000 packets"), "{e}");
+    let e = load_with(BULK, &[("link.bottleneck.forward.queue", "1 GB"), ("flow.bulk.packet_size", "29 B")]).unwrap_err().to_string();
+    assert!(e.contains("holds 34482759 packets of 29 B"), "{e}");
+    assert!(load_with(BULK, &[("link.bottleneck.queue", "1000000 packets")]).is_ok());
+    assert!(load_with(BULK, &[("link.bottleneck.reverse.queue", "9999999999999999 packets")]).is_ok(), "the reverse direction is not the flow's first link");
+}
+
+#[test]
+fn a_run_may_have_at_most_a_million_bins() {
+    // 1 us bins over 1000 s allocated gigabytes and aborted the process.
+    let e = load_with(BULK, &[("run.bin", "1 us"), ("run.duration", "1000 s")]).unwrap_err().to_string();
+    assert!(e.contains("run.bin: 0.000001 s bins over run.duration = 1000 s make 1000000000 bins; at most 1000000"), "{e}");
+    assert!(load_with(BULK, &[("run.bin", "1 ms"), ("run.duration", "1000 s")]).is_ok());
+    assert!(load_with(BULK, &[("run.bin", "1 ms"), ("run.duration", "1000.001 s")]).is_err());
+}

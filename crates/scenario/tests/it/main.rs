@@ -11,6 +11,7 @@ mod errors;
 mod failover;
 mod fairness;
 mod invariants;
+mod fuzz;
 mod messages;
 mod mptcp;
 mod multipath_scenario;

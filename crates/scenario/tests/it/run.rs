@@ -148,3 +148,24 @@ fn ucc_trace_capacity_end_to_end() {
     let u = link(&s, "bottleneck", "forward")["utilization"].as_f64().unwrap();
     assert!(u > 0.99 && u <= 1.0, "utilization {u}");
 }
+
+#[test]
+fn a_bulk_udp_flow_into_a_link_that_loses_everything_ends_as_stalled() {
+    // The source kept offering packets at 0 s to a link that lost them all at its door, so
+    // its queue never filled: the run hung in one event, out of the watchdog's sight.
+    for loss in ["1", "{ model = \"trace\", file = \"data/all_lost.txt\" }"] {
+        let text = common::BULK.replace("queue = \"100 packets\"", &format!("queue = \"100 packets\"\nloss = {loss}"));
+        let dir = std::env::temp_dir().join(format!("multiconn-run-all-lost-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        std::fs::write(dir.join("data/all_lost.txt"), "1\n1\n").unwrap();
+        let origin = multiconn_scenario::Origin { name: "test.toml".into(), base_dir: dir };
+        let scenario = multiconn_scenario::load(&text, &origin, &[]).unwrap();
+        let mut sim = multiconn_scenario::Simulation::new(&scenario, Some(1)).unwrap();
+        sim.run_to_end();
+        let stall = sim.stalled().expect("the run is ended as stalled").clone();
+        assert_eq!((stall.at, stall.events), (multiconn_core::Time::ZERO, 2_000_000));
+        assert!(stall.to_string().contains("a bulk udp source filling its first link, which lost what it was offered"), "{stall}");
+        let summary: serde_json::Value = serde_json::from_str(&sim.finish().summary_json).unwrap();
+        assert_eq!(summary["flows"][0]["bytes_delivered"], 0);
+    }
+}
