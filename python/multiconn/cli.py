@@ -436,7 +436,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
 
-    _warn(_scenario_path(args.scenario), args.overrides)
     try:
         result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
                      progress=not args.quiet, stall_limit=args.stall_limit,
@@ -453,6 +452,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {_one_line(str(stall))}; the results up to then are in {kept}",
               file=sys.stderr, flush=True)
         return EXIT_INTERNAL
+    _warn(_scenario_path(args.scenario), args.overrides)
     try:
         written = result.write(args.out, csv=args.csv)
     except OSError as exc:
