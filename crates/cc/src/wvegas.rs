@@ -88,6 +88,13 @@ impl WvPath {
     fn rate(&self) -> f64 {
         self.cwnd as f64 / self.last_rtt.unwrap_or(self.srtt.0.max(1) as f64)
     }
+    /// Keeps the estimator's smoothed RTT once it has a sample.
+    fn cache_srtt(&mut self, rtt: &RttEstimator) {
+        if rtt.has_sample() {
+            self.srtt = rtt.smoothed();
+            self.has_rtt = true;
+        }
+    }
     fn in_recovery(&self, sent: Time) -> bool {
         self.recovery_start.is_some_and(|start| sent <= start)
     }
@@ -253,10 +260,7 @@ impl MultipathController for Wvegas {
         if !p.active {
             return;
         }
-        if rtt.has_sample() {
-            p.srtt = rtt.smoothed();
-            p.has_rtt = true;
-        }
+        p.cache_srtt(rtt);
         if rtt.samples() != p.samples_seen {
             p.samples_seen = rtt.samples();
             if rtt.has_sample() {
@@ -316,10 +320,7 @@ impl MultipathController for Wvegas {
         if !p.active {
             return;
         }
-        if rtt.has_sample() {
-            p.srtt = rtt.smoothed();
-            p.has_rtt = true;
-        }
+        p.cache_srtt(rtt);
         if p.in_recovery(loss.largest_lost_sent) {
             return;
         }
@@ -361,10 +362,7 @@ impl MultipathController for Wvegas {
 
     fn on_rtt_sample(&mut self, path: usize, rtt: &RttEstimator) {
         let p = &mut self.paths[path];
-        if rtt.has_sample() {
-            p.srtt = rtt.smoothed();
-            p.has_rtt = true;
-        }
+        p.cache_srtt(rtt);
     }
 
     fn window(&self, path: usize) -> u64 {
