@@ -101,7 +101,9 @@ impl UdpSource {
             created: now,
             hop: 0,
             route: 0,
-            lower_sn: 0, path: 0,
+            lower_sn: 0,
+            path: 0,
+            ecn: multiconn_core::Ecn::NotEct,
             payload: None,
         };
         *next_id += 1;
@@ -208,7 +210,7 @@ mod tests {
     #[test]
     fn sink_counts_reordering() {
         let mut sink = UdpSink::default();
-        let mk = |seq| Packet { id: seq, flow: FlowId(0), size: 1500, seq, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None };
+        let mk = |seq| Packet { id: seq, flow: FlowId(0), size: 1500, seq, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: multiconn_core::Ecn::NotEct, payload: None };
         for seq in [0, 2, 1, 3] {
             sink.receive(Time(seq), &mk(seq));
         }

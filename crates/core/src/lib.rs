@@ -12,7 +12,7 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use packet::{BearerId, FlowId, LinkId, Packet, Payload, IP_UDP_OVERHEAD};
+pub use packet::{BearerId, Ecn, FlowId, LinkId, Packet, Payload, IP_UDP_OVERHEAD};
 pub use recorder::{DropCause, NullRecorder, Recorder, TransportSample};
 pub use rng::RngStream;
 pub use time::{Dur, Time};

@@ -82,6 +82,9 @@ pub struct Packet {
     /// Which of its flow's paths it takes (a multipath transport's path ID, set by the sending
     /// endpoint; 0 for single-path flows). The simulator routes it over that path's route.
     pub path: u8,
+    /// The ECN field of its IP header (RFC 3168 §5): set by the sending transport, changed
+    /// to CE by an AQM queue that marks instead of dropping.
+    pub ecn: Ecn,
     /// Transport content for the receiving endpoint; `None` for plain UDP traffic.
     pub payload: Option<Payload>,
 }
@@ -89,12 +92,50 @@ pub struct Packet {
 impl Packet {
     /// A packet at its first hop on route 0, without transport content.
     pub fn new(id: u64, flow: FlowId, size: u32, seq: u64, created: Time) -> Packet {
-        Packet { id, flow, size, seq, created, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
+        Packet { id, flow, size, seq, created, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: Ecn::NotEct, payload: None }
+    }
+
+    /// The same packet with the ECN field `ecn`.
+    pub fn with_ecn(mut self, ecn: Ecn) -> Packet {
+        self.ecn = ecn;
+        self
     }
 
     /// The same packet carrying `payload`.
     pub fn with_payload(mut self, payload: Payload) -> Packet {
         self.payload = Some(payload);
         self
+    }
+}
+
+/// The two-bit ECN field of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// `00`: the transport does not support ECN; a congested queue drops the packet.
+    #[default]
+    NotEct,
+    /// `10`: ECN-Capable Transport, codepoint ECT(0).
+    Ect0,
+    /// `01`: ECN-Capable Transport, codepoint ECT(1).
+    Ect1,
+    /// `11`: Congestion Experienced, set by a queue that marks instead of dropping.
+    Ce,
+}
+
+impl Ecn {
+    /// Whether a queue may mark the packet instead of dropping it (ECT(0), ECT(1) or already
+    /// CE, RFC 3168 §5).
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+
+    /// The field's two bits as in the IP header (RFC 3168 §5).
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
     }
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 const PACKETS: u64 = 100_000;
 
 fn packet(id: u64) -> Packet {
-    Packet { id, flow: FlowId(0), size: 1500, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
+    Packet { id, flow: FlowId(0), size: 1500, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: multiconn_core::Ecn::NotEct, payload: None }
 }
 
 /// Keeps the queue full and delivers `PACKETS` packets; returns the last delivery time.

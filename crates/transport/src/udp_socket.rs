@@ -154,7 +154,7 @@ mod tests {
     use multiconn_core::FlowId;
 
     fn pkt(id: u64, size: u32) -> Packet {
-        Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
+        Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: multiconn_core::Ecn::NotEct, payload: None }
     }
 
     #[test]

@@ -16,7 +16,9 @@ fn packet(id: u64) -> Packet {
         created: Time::ZERO,
         hop: 0,
         route: 0,
-        lower_sn: 0, path: 0,
+        lower_sn: 0,
+        path: 0,
+        ecn: multiconn_core::Ecn::NotEct,
         payload: None,
     }
 }

@@ -9,7 +9,7 @@ use multiconn_link::{Link, LinkOutput, QueueState};
 use proptest::prelude::*;
 
 fn packet(id: u64, size: u32) -> Packet {
-    Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
+    Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: multiconn_core::Ecn::NotEct, payload: None }
 }
 
 fn us(u: u64) -> Time {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const PACKET_BYTES: u32 = 1500;
 
 fn packet(id: u64, size: u32) -> Packet {
-    Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, payload: None }
+    Packet { id, flow: FlowId(0), size, seq: id, created: Time::ZERO, hop: 0, route: 0, lower_sn: 0, path: 0, ecn: multiconn_core::Ecn::NotEct, payload: None }
 }
 
 struct Saturation {
