@@ -436,7 +436,7 @@ def test_ccdf_plot_round_trips_through_the_stored_spec():
     (BAR + 'deadline = "100 ms"\n', "plot[0].deadline: only a ccdf plot takes 'deadline'"),
     (SERIES + 'ideal = true\n', "plot[0].ideal: only a ccdf plot takes 'ideal'"),
     ('kind = "pie"\ny = "goodput_mbps"\n',
-     "plot[0].kind: expected one of line, bar, timeseries, ccdf, got 'pie'"),
+     "plot[0].kind: expected one of line, bar, timeseries, ccdf, heatmap, throughput-delay, got 'pie'"),
 ])
 def test_malformed_ccdf_fields_name_the_field(fields, message):
     with pytest.raises(SweepError) as err:
@@ -444,3 +444,129 @@ def test_malformed_ccdf_fields_name_the_field(fields, message):
     assert str(err.value).startswith("/tmp/t.toml: ")
     assert "\n" not in str(err.value)
     assert message in str(err.value)
+
+
+# --- heatmaps, y ranges, spreads and throughput-delay plots -----------------------------
+
+HEAT = 'kind = "heatmap"\nx = "link.bottleneck.queue"\ny = "stack"\nz = "goodput_mbps"\n'
+TPUT = 'kind = "throughput-delay"\nseries = "stack"\n'
+
+
+def test_heatmap_takes_two_axes_and_a_metric():
+    plot = plot_of(HEAT + 'zlim = [0, 100]\nname = "cells"\n')
+    assert (plot.kind, plot.x, plot.y, plot.z, plot.zlim) == (
+        "heatmap", "link.bottleneck.queue", "stack", "goodput_mbps", (0.0, 100.0))
+
+
+def test_y_range_spread_and_delay_fields_and_their_defaults():
+    plain = plot_of(BAR)
+    assert (plain.logy, plain.ylim, plain.spread) == (False, None, "std")
+    plot = plot_of(BAR + 'logy = true\nylim = [0.5, 100]\nspread = "ci95"\n')
+    assert (plot.logy, plot.ylim, plot.spread) == (True, (0.5, 100.0), "ci95")
+    tput = plot_of(TPUT)
+    assert (tput.y, tput.delay, tput.x, tput.series) == ("goodput_mbps", "rtt", None, "stack")
+    assert plot_of(TPUT + 'delay = "queueing"\nlogx = true\n').delay == "queueing"
+    assert plot_of(CCDF + 'ylim = [0.001, 1]\n').ylim == (0.001, 1.0)
+
+
+def test_new_fields_round_trip_and_old_stores_read_with_defaults():
+    from multiconn.sweep.spec import SweepSpec
+    import json
+
+    spec = parse(sweep(STACKS + "[[plot]]\n" + HEAT + 'zlim = [1, 2]\n[[plot]]\n' + BAR
+                       + 'ylim = [0.9, 1.0]\nspread = "none"\n[[plot]]\n' + TPUT))
+    stored = json.loads(json.dumps(spec.to_dict()))
+    assert SweepSpec.from_dict(stored) == spec
+    for plot in stored["plots"]:  # stores written before these fields
+        for key in ("z", "logy", "ylim", "zlim", "spread", "delay"):
+            del plot[key]
+    old = SweepSpec.from_dict(stored).plots[1]
+    assert (old.logy, old.ylim, old.spread) == (False, None, "std")
+
+
+@pytest.mark.parametrize("fields, message", [
+    (BAR + 'ylim = [1, 1]\n', "plot[0].ylim: plot 'plot1': the range [1, 1] is empty: lo "
+                              "must be below hi"),
+    (BAR + 'ylim = [2, 1]\n', "plot[0].ylim: plot 'plot1': the range [2, 1] is empty"),
+    (BAR + 'ylim = [0, 1]\nlogy = true\nname = "rel"\n',
+     "plot[0].ylim: plot 'rel': a log axis cannot reach 0: lo must be above zero"),
+    (BAR + 'ylim = [-1, 1]\nlogy = true\n', "a log axis cannot reach -1"),
+    (CCDF + 'ylim = [0, 1]\n', "plot[0].ylim: plot 'plot1': a log axis cannot reach 0"),
+    (BAR + 'ylim = [0.9]\n', "plot[0].ylim: plot 'plot1': expected [lo, hi], two finite "
+                             "numbers such as [0.95, 1.0], got an array"),
+    (BAR + 'ylim = "0.9 to 1"\n', "plot[0].ylim: plot 'plot1': expected [lo, hi]"),
+    (BAR + 'ylim = [0, true]\n', "plot[0].ylim: plot 'plot1': expected [lo, hi]"),
+    (BAR + 'ylim = [0, inf]\n', "plot[0].ylim: plot 'plot1': expected [lo, hi]"),
+    (BAR + 'logy = "yes"\n', "plot[0].logy: expected true or false, got a string ('yes')"),
+    (CCDF + 'logy = true\n', "plot[0].logy: only line, bar, timeseries and throughput-delay "
+                             "plots take 'logy' (plot 'plot1' is a ccdf plot)"),
+    (HEAT + 'logy = true\n', "plot[0].logy: only line, bar, timeseries and throughput-delay"),
+    (HEAT + 'ylim = [0, 1]\n', "plot[0].ylim: only line, bar, timeseries, ccdf and "
+                               "throughput-delay plots take 'ylim'"),
+    (BAR + 'spread = "sem"\n', "plot[0].spread: expected one of std, ci95, none, got 'sem'"),
+    (SERIES + 'spread = "ci95"\n', "plot[0].spread: only line, bar and throughput-delay plots "
+                                   "take 'spread'"),
+    (BAR + 'zlim = [0, 1]\n', "plot[0].zlim: only a heatmap plot takes 'zlim'"),
+    (BAR + 'delay = "owd"\n', "plot[0].delay: only a throughput-delay plot takes 'delay'"),
+    (HEAT + 'zlim = [3, 2]\n', "plot[0].zlim: plot 'plot1': the range [3, 2] is empty"),
+    ('kind = "heatmap"\nx = "stack"\ny = "link.bottleneck.queue"\n',
+     "plot[0]: a heatmap plot needs 'z' (the metric its cells show"),
+    ('kind = "heatmap"\nx = "stack"\nz = "goodput_mbps"\n',
+     "plot[0]: a heatmap plot needs 'y' (an axis name)"),
+    ('kind = "heatmap"\nx = "stack"\ny = "goodput_mbps"\nz = "goodput_mbps"\n',
+     "plot[0].y: a heatmap's y is an axis: no axis named 'goodput_mbps'"),
+    ('kind = "heatmap"\nx = "stack"\ny = "stack"\nz = "goodput_mbps"\n',
+     "plot[0].y: x and y are both 'stack': a heatmap needs two axes"),
+    ('kind = "heatmap"\nx = "flow"\ny = "stack"\nz = "goodput_mbps"\n',
+     "plot[0].x: no axis named 'flow'"),
+    (HEAT.replace('"goodput_mbps"', '"speed"'), "plot[0].z: 'speed' is not a result metric"),
+    (HEAT + 'series = "flow"\n', "plot[0].series: a heatmap has no series"),
+    (HEAT + 'logx = true\n', "plot[0].logx: a heatmap's cells are evenly spaced"),
+    (TPUT + 'x = "stack"\n', "plot[0].x: a throughput-delay plot draws the delay on x"),
+    (TPUT + 'delay = "p95"\n', "plot[0].delay: expected one of rtt, queueing, owd, got 'p95'"),
+    (TPUT + 'rep = 1\n', "plot[0].rep: a throughput-delay plot averages every repetition"),
+])
+def test_malformed_range_spread_heatmap_and_delay_fields_name_the_field(fields, message):
+    with pytest.raises(SweepError) as err:
+        plot_of(fields)
+    assert str(err.value).startswith("/tmp/t.toml: ")
+    assert "\n" not in str(err.value)
+    assert message in str(err.value)
+
+
+def test_heatmap_refuses_zipped_axes_and_several_labels_of_a_third_axis():
+    zipped = sweep('''
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]
+"link.bottleneck.delay" = ["5 ms", "50 ms"]
+[[plot]]
+kind = "heatmap"
+x = "link.bottleneck.rate"
+y = "link.bottleneck.delay"
+z = "goodput_mbps"
+''', combine="zip")
+    with pytest.raises(SweepError, match=r"plot\[0\]\.y: 'link.bottleneck.rate' and "
+                                         r"'link.bottleneck.delay' are zipped"):
+        parse(zipped)
+    third = STACKS.replace("[metrics]", '''"link.bottleneck.delay" = ["5 ms", "50 ms"]
+[metrics]''') + '''
+[[plot]]
+name = "mixed"
+kind = "heatmap"
+x = "link.bottleneck.queue"
+y = "stack"
+z = "goodput_mbps"
+where = { "link.bottleneck.delay" = ["5 ms", "50 ms"] }
+'''
+    with pytest.raises(SweepError, match=r"plot\[0\]\.where\.link\.bottleneck\.delay: plot "
+                                         r"'mixed': a heatmap cell holds one value"):
+        parse(sweep(third))
+
+
+def test_rtt_delay_needs_the_time_series_and_owd_does_not():
+    without = STACKS.replace("timeseries = true", "timeseries = false")
+    with pytest.raises(SweepError, match=r"plot\[0\]\.delay: plot 'plot1': delay = 'rtt' is "
+                                         r"read from the runs' time series: add \[metrics\] "
+                                         r"timeseries = true"):
+        parse(sweep(without + "[[plot]]\n" + TPUT))
+    assert parse(sweep(without + "[[plot]]\n" + TPUT + 'delay = "owd"\n')).plots[0].delay == "owd"

@@ -62,8 +62,9 @@ parameter, value, one column per axis, rep, seed, flow, transport, cc, profile, 
 bytes_delivered, completion_s, the sweep's extra metrics, and jain_fairness per run.
 """
 REPORT_DESCRIPTION = """\
-Write an HTML report of an output folder: per experiment its plots (mean and standard
-deviation over repetitions; PNG and SVG), tables, published values beside ours, failures.
+Write an HTML report of an output folder: per experiment its plots (means over repetitions
+with ± std or 95 % confidence-interval error bars, heatmaps, throughput-delay plots; PNG and
+SVG), tables, published values beside ours, failures.
 Given the folder of a single `multiconn run`, the page shows that run: its summary tables
 (flows, links, paths, PDCP legs) and its standard figures (see `multiconn plot`).
 """

@@ -25,8 +25,15 @@ from ..source import ScenarioFileError, ScenarioSource, override_value, read_sce
 
 COMBINE_MODES = ("cross", "zip")
 SEED_MODES = ("per-point", "common")
-PLOT_KINDS = ("line", "bar", "timeseries", "ccdf")
+PLOT_KINDS = ("line", "bar", "timeseries", "ccdf", "heatmap", "throughput-delay")
 TIMESERIES_SHOW = ("flows", "links", "both")
+SPREADS = ("std", "ci95", "none")
+"""What error bars show over repetitions: ± one standard deviation, the mean's 95 %
+confidence interval (Student's t) or nothing."""
+DELAYS = ("rtt", "queueing", "owd")
+"""throughput-delay: the delay on x: the smoothed RTT per time bin, that RTT above its
+smallest value in the run, or the one-way delay of messages."""
+DELAY_NEEDS_TIMESERIES = ("rtt", "queueing")
 MESSAGE_KINDS: tuple[str, ...] = _native.MESSAGE_KINDS
 """The kinds of message an app = "messages" flow sends (a ccdf plot draws one)."""
 CCDF_Y = "owd_ms"
@@ -101,7 +108,11 @@ class PlotSpec:
     * `ccdf`: the one-way delay CCDF P(OWD > x) of the messages of one kind (`message_kind`,
       default "priority"), one curve per series pooling every repetition's messages, on a
       log y axis with the deadline as a vertical line and optionally the "ideal" reference
-      (per message the smallest path delay at its send time).
+      (per message the smallest path delay at its send time);
+    * `heatmap`: the mean over reps of the metric `z` per cell of two axes, x and y, the
+      value written in each cell (one figure per flow unless `flow` picks one);
+    * `throughput-delay`: per series, the mean of y (default goodput) against the mean and
+      95th percentile of a delay (`delay`), the delay axis inverted (Pantheon's plot).
 
     `series` is an axis name or "flow"; `where` fixes other axes (axis name -> the labels
     kept, any of them); `flow` keeps only one flow's rows.
@@ -136,6 +147,18 @@ class PlotSpec:
     """ccdf: the deadline line in seconds (None: the deadline of the runs' sources)."""
     ideal: bool = False
     """ccdf: add the ideal reference (the smallest path delay at each message's send time)."""
+    z: str | None = None
+    """heatmap: the metric whose mean colours each cell (x and y are then axes)."""
+    logy: bool = False
+    """A log y axis (line, bar, timeseries, throughput-delay)."""
+    ylim: tuple[float, float] | None = None
+    """The y range drawn (None: fitted to the data; rates then start at zero)."""
+    zlim: tuple[float, float] | None = None
+    """heatmap: the colour scale's range (None: the cells' smallest to largest mean)."""
+    spread: str = "std"
+    """line, bar, throughput-delay: error bars of ± std, the 95 % CI ("ci95") or none."""
+    delay: str = "rtt"
+    """throughput-delay: the delay drawn on x (one of DELAYS)."""
 
 
 @dataclass(frozen=True)
@@ -229,9 +252,12 @@ class SweepSpec:
         def plot(d: Mapping[str, Any]) -> PlotSpec:
             refs = tuple(Reference(r["source"], tuple(r["x"]), tuple(r["y"]), r.get("series"),
                                    r.get("flow")) for r in d.get("references", ()))
-            span = d.get("span")
+            def pair(value: Any) -> tuple[float, float] | None:
+                return None if value is None else (float(value[0]), float(value[1]))
+
             return PlotSpec(**{**d, "where": where(d.get("where", ())), "references": refs,
-                               "span": None if span is None else (float(span[0]), float(span[1]))})
+                               "span": pair(d.get("span")), "ylim": pair(d.get("ylim")),
+                               "zlim": pair(d.get("zlim"))})
 
         quick = data.get("quick")
         return SweepSpec(
@@ -562,9 +588,19 @@ def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str
         raise r.fail(where, f"{y!r} is not a {what}; expected one of {', '.join(allowed)}")
 
 
-PLOT_KEYS = ("name", "kind", "x", "y", "series", "flow", "where", "rep", "title", "xlabel",
-             "ylabel", "logx", "reference", "show", "annotate", "annotate_label", "smooth",
-             "span", "message_kind", "deadline", "ideal")
+PLOT_KEYS = ("name", "kind", "x", "y", "z", "series", "flow", "where", "rep", "title", "xlabel",
+             "ylabel", "logx", "logy", "ylim", "zlim", "spread", "reference", "show", "annotate",
+             "annotate_label", "smooth", "span", "message_kind", "deadline", "ideal", "delay")
+ONLY_FOR: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("show", ("timeseries",)), ("smooth", ("timeseries",)), ("span", ("timeseries",)),
+    ("annotate", ("bar",)), ("message_kind", ("ccdf",)), ("deadline", ("ccdf",)),
+    ("ideal", ("ccdf",)), ("z", ("heatmap",)), ("zlim", ("heatmap",)),
+    ("delay", ("throughput-delay",)),
+    ("spread", ("line", "bar", "throughput-delay")),
+    ("logy", ("line", "bar", "timeseries", "throughput-delay")),
+    ("ylim", ("line", "bar", "timeseries", "ccdf", "throughput-delay")),
+)
+"""Fields only some kinds of plot take."""
 
 
 def _plots(r: _Reader, raw: Any, axes: tuple[Axis, ...],
@@ -586,9 +622,22 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
     item = r.table(raw, w)
     r.check_keys(item, w, PLOT_KEYS)
     kind = r.choice(item, "kind", w, PLOT_KINDS, "line")
+    name = r.string(item, "name", w, f"plot{i + 1}")
+    for key, kinds in ONLY_FOR:
+        if key in item and kind not in kinds:
+            which = f"a {kinds[0]} plot takes" if len(kinds) == 1 else \
+                f"{', '.join(kinds[:-1])} and {kinds[-1]} plots take"
+            raise r.fail(f"{w}.{key}", f"only {which} '{key}' (plot {name!r} is a {kind} plot)")
+    z = None
     if kind == "ccdf":
         _check_ccdf(r, item, w)
         y = CCDF_Y
+    elif kind == "heatmap":
+        y, z = _heatmap_axes(r, item, names, metrics, w)
+    elif kind == "throughput-delay":
+        _check_throughput_delay(r, item, w)
+        y = r.string(item, "y", w, "goodput_mbps")
+        _check_y(r, kind, y, metrics, f"{w}.y")
     else:
         y = r.string(item, "y", w)
         _check_y(r, kind, y, metrics, f"{w}.y")
@@ -599,21 +648,27 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
                                     f"{', '.join(names) or 'none'}, or \"flow\")")
     if series is not None and series == x:
         raise r.fail(f"{w}.series", f"{series!r} is already the plot's x")
-    for key, only in (("show", "timeseries"), ("smooth", "timeseries"), ("span", "timeseries"),
-                      ("annotate", "bar"), ("message_kind", "ccdf"), ("deadline", "ccdf"),
-                      ("ideal", "ccdf")):
-        if key in item and kind != only:
-            raise r.fail(f"{w}.{key}", f"only a {only} plot takes '{key}'")
+    if series is not None and kind == "heatmap":
+        raise r.fail(f"{w}.series", "a heatmap has no series: its cells are the values of "
+                                    "x and y (fix other axes with 'where')")
     if "annotate_label" in item and "annotate" not in item:
         raise r.fail(f"{w}.annotate_label", "labels the 'annotate' metric; give 'annotate' too")
     annotate = r.string(item, "annotate", w, None)
     if annotate is not None:
         _check_y(r, kind, annotate, metrics, f"{w}.annotate")
     logx = r.boolean(item, "logx", w, False)
-    if logx and (x is None or x == "flow" or not names[x].numeric):
+    if logx and kind == "heatmap":
+        raise r.fail(f"{w}.logx", "a heatmap's cells are evenly spaced; it takes no 'logx'")
+    if logx and kind != "throughput-delay" and (x is None or x == "flow"
+                                                or not names[x].numeric):
         raise r.fail(f"{w}.logx", "a log x needs a numeric axis as x")
+    logy = r.boolean(item, "logy", w, False)
+    ylim = _limits(r, item, "ylim", w, name, log=logy or kind == "ccdf")
     return PlotSpec(
-        name=r.string(item, "name", w, f"plot{i + 1}"), kind=kind, y=y, x=x, series=series,
+        name=name, kind=kind, y=y, x=x, series=series, z=z, logy=logy, ylim=ylim,
+        zlim=_limits(r, item, "zlim", w, name, log=False),
+        spread=r.choice(item, "spread", w, SPREADS, "std"),
+        delay=r.choice(item, "delay", w, DELAYS, "rtt"),
         flow=r.string(item, "flow", w, None),
         where=_where(r, item.get("where", {}), names, f"{w}.where"),
         rep=r.integer(item, "rep", w, 0, 0),
@@ -645,23 +700,97 @@ def _check_ccdf(r: _Reader, item: Mapping[str, Any], w: str) -> None:
             raise r.fail(f"{w}.{key}", problem)
 
 
+def _limits(r: _Reader, item: Mapping[str, Any], key: str, w: str, name: str,
+            log: bool) -> tuple[float, float] | None:
+    """An axis range [lo, hi]: two finite numbers, lo < hi, both above zero on a log axis."""
+    if key not in item:
+        return None
+    value = item[key]
+    where = f"{w}.{key}"
+    numbers = value if isinstance(value, list) and len(value) == 2 else None
+    if numbers is None or any(isinstance(v, bool) or not isinstance(v, (int, float))
+                              or not math.isfinite(v) for v in numbers):
+        raise r.fail(where, f"plot {name!r}: expected [lo, hi], two finite numbers such as "
+                            f"[0.95, 1.0], got {_kind(value)}")
+    lo, hi = float(numbers[0]), float(numbers[1])
+    if not lo < hi:
+        raise r.fail(where, f"plot {name!r}: the range [{lo:g}, {hi:g}] is empty: lo must be "
+                            "below hi")
+    if log and lo <= 0:
+        raise r.fail(where, f"plot {name!r}: a log axis cannot reach {lo:g}: lo must be above "
+                            "zero (or drop logy)")
+    return (lo, hi)
+
+
+def _heatmap_axes(r: _Reader, item: Mapping[str, Any], names: dict[str, Axis],
+                  metrics: tuple[str, ...], w: str) -> tuple[str, str]:
+    """A heatmap's y (a second axis, not zipped with x) and z (the metric coloured)."""
+    if "z" not in item:
+        raise r.fail(w, "a heatmap plot needs 'z' (the metric its cells show, such as "
+                        "\"goodput_mbps\"); x and y name two axes")
+    z = r.string(item, "z", w)
+    _check_y(r, "heatmap", z, metrics, f"{w}.z")
+    y = r.string(item, "y", w, None)
+    if y is None:
+        raise r.fail(w, "a heatmap plot needs 'y' (an axis name)")
+    if y not in names:
+        raise r.fail(f"{w}.y", f"a heatmap's y is an axis: no axis named {y!r} (axes: "
+                               f"{', '.join(names) or 'none'})")
+    return y, z
+
+
+def _check_heatmap_xy(r: _Reader, plot: PlotSpec, groups: tuple[tuple[Axis, ...], ...],
+                      w: str) -> None:
+    """x and y are two crossed axes; `where` keeps one label of any other axis (several
+    would be averaged into one cell)."""
+    x, y = plot.x or "", plot.y
+    if x == y:
+        raise r.fail(f"{w}.y", f"x and y are both {x!r}: a heatmap needs two axes")
+    cells = set()
+    for group in groups:
+        members = {a.name for a in group}
+        if x in members and y in members:
+            raise r.fail(f"{w}.y", f"{x!r} and {y!r} are zipped (they advance together): a "
+                                   "heatmap needs two crossed axes")
+        if x in members or y in members:
+            cells |= members
+    for name, labels in plot.where:
+        if len(labels) > 1 and name not in cells:
+            raise r.fail(f"{w}.where.{name}", f"plot {plot.name!r}: a heatmap cell holds one "
+                         f"value of each other axis; keep one label of {name!r} (each other "
+                         "value gets a figure of its own when 'where' leaves it out)")
+
+
+def _check_throughput_delay(r: _Reader, item: Mapping[str, Any], w: str) -> None:
+    for key, problem in (
+            ("x", "a throughput-delay plot draws the delay on x; it takes no 'x' (choose it "
+                  "with 'delay', the schemes with 'series')"),
+            ("reference", "a throughput-delay plot takes no [[plot.reference]]"),
+            ("rep", "a throughput-delay plot averages every repetition; it takes no 'rep'")):
+        if key in item:
+            raise r.fail(f"{w}.{key}", problem)
+
+
 def _plot_x(r: _Reader, item: Mapping[str, Any], kind: str, names: dict[str, Axis],
             w: str) -> str | None:
-    """The plot's x: an axis (a line plot), an axis or "flow" (a bar plot), none (time)."""
+    """The plot's x: an axis (a line plot, a heatmap), an axis or "flow" (a bar plot), none
+    (time, a CCDF's delay, a throughput-delay plot's delay)."""
     x = r.string(item, "x", w, None)
     if kind == "timeseries":
         if x is not None:
             raise r.fail(f"{w}.x", "a timeseries plot is drawn over time; it takes no 'x'")
+        return None
+    if kind == "throughput-delay":
         return None
     if kind == "ccdf":
         if x is not None:
             raise r.fail(f"{w}.x", "a ccdf plot is drawn over the one-way delay; it takes no "
                                    "'x' (give the axis to compare as 'series')")
         return None
-    takes = "an axis name" if kind == "line" else "an axis name or \"flow\""
+    takes = "an axis name or \"flow\"" if kind == "bar" else "an axis name"
     if x is None:
         raise r.fail(w, f"a {kind} plot needs 'x' ({takes})")
-    if x not in names and (kind == "line" or x != "flow"):
+    if x not in names and (kind != "bar" or x != "flow"):
         raise r.fail(f"{w}.x", f"no axis named {x!r} (axes: {', '.join(names) or 'none'})")
     return x
 
@@ -836,6 +965,14 @@ def parse_sweep_text(text: str, path: str | os.PathLike[str]) -> SweepSpec:
     )
     if any(p.kind == "timeseries" for p in spec.plots) and not spec.keep_timeseries:
         raise r.fail("plot", "a timeseries plot needs [metrics] timeseries = true")
+    for i, p in enumerate(spec.plots):
+        if p.kind == "heatmap":
+            _check_heatmap_xy(r, p, spec.groups, f"plot[{i}]")
+        if p.kind == "throughput-delay" and p.delay in DELAY_NEEDS_TIMESERIES \
+                and not spec.keep_timeseries:
+            raise r.fail(f"plot[{i}].delay", f"plot {p.name!r}: delay = {p.delay!r} is read "
+                         "from the runs' time series: add [metrics] timeseries = true (or use "
+                         "delay = \"owd\" for message flows)")
     return spec
 
 
@@ -858,6 +995,6 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
 
 __all__ = [
     "Axis", "AxisValue", "PlotSpec", "QuickSpec", "Reference", "SweepError", "SweepSpec",
-    "load_sweep", "parse_sweep_text", "CCDF_Y", "DEFAULT_FLOW_METRICS", "DURATION_UNITS",
-    "MESSAGE_KINDS", "RESERVED_COLUMNS", "RUN_METRICS", "TIMESERIES_COLUMNS",
+    "load_sweep", "parse_sweep_text", "CCDF_Y", "DEFAULT_FLOW_METRICS", "DELAYS", "DURATION_UNITS",
+    "MESSAGE_KINDS", "RESERVED_COLUMNS", "RUN_METRICS", "SPREADS", "TIMESERIES_COLUMNS",
 ]

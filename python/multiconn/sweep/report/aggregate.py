@@ -2,9 +2,11 @@
 
 Input is the `results.load()` table of one experiment. Only successful runs count. The
 output of `summarize` is long: one row per (point, flow, metric) with the point's axis labels,
-`mean`, `std` (ddof=1: NaN, not 0, for fewer than two values) and `n` (the values present: a
+`mean`, `std` (ddof=1: NaN, not 0, for fewer than two values), `n` (the values present: a
 metric a run did not report, such as the completion time of a flow that never finished, is not
-counted). `group_means` averages a metric over groups of rows (a bar plot's annotations);
+counted) and `ci95`, the half-width of the mean's 95 % confidence interval (Student's t with
+n − 1 degrees of freedom, `stats.py`; NaN for fewer than two values). `spread_column` names
+the column a plot's error bars show. `group_means` averages a metric over groups of rows (a bar plot's annotations);
 `trailing_mean` smooths a time series.
 """
 
@@ -16,7 +18,8 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from ..spec import SweepSpec
+from ..spec import PlotSpec, SweepSpec
+from .stats import ci_half_width
 
 RUN_METRICS = ("jain_fairness",)
 """Per-run columns averaged like the flow metrics."""
@@ -50,7 +53,7 @@ def summarize(rows: pd.DataFrame, spec: SweepSpec, metrics: Iterable[str]) -> pd
     """Mean, std and n of each metric per point and flow (see the module header)."""
     axes = [a.name for a in spec.axes]
     metrics = list(metrics)
-    columns = ["point", *axes, "flow", "metric", "mean", "std", "n"]
+    columns = ["point", *axes, "flow", "metric", "mean", "std", "n", "ci95"]
     if rows.empty or not metrics:
         return pd.DataFrame(columns=columns)
     values = rows[["point", "flow", *metrics]].copy()
@@ -59,12 +62,19 @@ def summarize(rows: pd.DataFrame, spec: SweepSpec, metrics: Iterable[str]) -> pd
     long = values.melt(id_vars=["point", "flow"], value_vars=metrics, var_name="metric")
     stats = (long.groupby(["point", "flow", "metric"], sort=False)["value"]
              .agg(mean="mean", std="std", n="count").reset_index())
+    stats["ci95"] = [ci_half_width(float(std), int(n))
+                     for std, n in zip(stats["std"], stats["n"])]
     point_axes = rows.drop_duplicates("point").set_index("point")[axes]
     stats = stats.join(point_axes, on="point")
     order = {name: i for i, name in enumerate(metrics)}
     stats["_order"] = stats["metric"].map(order)
     stats = stats.sort_values(["point", "_order"], kind="stable").drop(columns="_order")
     return stats[columns].reset_index(drop=True)
+
+
+def spread_column(plot: PlotSpec) -> str | None:
+    """The summary column a plot's error bars show (None: no error bars)."""
+    return {"std": "std", "ci95": "ci95"}.get(plot.spread)
 
 
 def group_means(rows: pd.DataFrame, by: str, metric: str) -> dict[str, float]:

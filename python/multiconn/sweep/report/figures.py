@@ -12,7 +12,16 @@ The figures' look (canvas, deterministic PNG and SVG, wrapped titles and legends
   label too, optionally averaged over a trailing window (`smooth`);
 * `ccdf`: P(OWD > x) of one kind of message per series, every repetition's messages pooled,
   on a log y axis with the deadline as a dotted vertical line and optionally the dashed
-  "ideal" reference (see `ccdf.py`).
+  "ideal" reference (see `ccdf.py`);
+* `heatmap`: the mean of the metric `z` per cell of the axes x and y, the number written in
+  each cell, with a colour bar (see `heatmap.py`); one figure per flow unless `flow` is set;
+* `throughput-delay`: per series, mean y against the mean and 95th percentile of a delay on
+  an inverted axis, Pantheon's plot (see `tputdelay.py`).
+
+Error bars show the plot's `spread`: ± one standard deviation (the default), the 95 %
+confidence interval of the mean (Student's t, `stats.py`) or nothing; the figure's caption
+says which unless it is the default of a line or bar plot. The y scale and range (`logy`,
+`ylim`, rates from zero) are `yrange.py`'s.
 
 References are drawn as black markers labelled with their source (on a time series, at
 their x in seconds).
@@ -21,8 +30,9 @@ their x in seconds).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib
@@ -35,9 +45,12 @@ from matplotlib.ticker import NullFormatter
 from ...figstyle import RC, TITLE_POINTS, legend_below, new_figure, save_figure, title_text
 
 from ..results import load_timeseries
-from ..spec import PlotSpec, Reference, SweepSpec
-from .aggregate import group_means, trailing_mean
+from ..spec import RUN_METRICS, PlotSpec, Reference, SweepSpec
+from .aggregate import group_means, spread_column, trailing_mean
 from .ccdf import Unavailable, draw_ccdf
+from .heatmap import EmptyHeatmap, draw_heatmap
+from .tputdelay import DELAY_NAMES, NoDelays, delay_label, draw_throughput_delay, scheme_points
+from .yrange import LogScaleUnfit, apply_y_range, check_log_values
 from .selection import (SERIES_JOIN, Panel, label_axes, legend_title, number_text, select,
                         series_labels, x_labels, x_matches)
 
@@ -56,7 +69,14 @@ METRIC_LABELS = {
     "cwnd_bytes": "congestion window (B)",
     "bytes_in_flight": "bytes in flight (B)",
     "srtt_ms": "smoothed RTT (ms)",
+    "steady_goodput_mbps": "steady-state goodput (Mbit/s)",
+    "fair_share_mbps": "max-min fair share (Mbit/s)",
+    "bandwidth_efficiency": "bandwidth efficiency",
+    "normalised": "goodput / fair share",
 }
+SPREAD_NOTES = {"std": "error bars: ± 1 standard deviation over repetitions",
+                "ci95": "error bars: 95 % confidence interval of the mean (Student's t)",
+                "none": ""}
 
 
 class NothingToDraw(Exception):
@@ -80,6 +100,11 @@ def metric_label(name: str) -> str:
     return METRIC_LABELS.get(name, name)
 
 
+def axis_label(spec: SweepSpec, name: str) -> str:
+    axis = spec.axis(name)
+    return f"{axis.name} ({axis.unit})" if axis.unit else axis.name
+
+
 def x_label(spec: SweepSpec, plot: PlotSpec) -> str:
     if plot.xlabel:
         return plot.xlabel
@@ -87,10 +112,11 @@ def x_label(spec: SweepSpec, plot: PlotSpec) -> str:
         return "time (s)"
     if plot.kind == "ccdf":
         return "one-way delay (ms)"
+    if plot.kind == "throughput-delay":
+        return delay_label(plot)
     if plot.x == "flow":
         return "flow"
-    axis = spec.axis(plot.x or "")
-    return f"{axis.name} ({axis.unit})" if axis.unit else axis.name
+    return axis_label(spec, plot.x or "")
 
 
 def plot_title(plot: PlotSpec) -> str:
@@ -98,15 +124,21 @@ def plot_title(plot: PlotSpec) -> str:
         return plot.title
     if plot.kind == "ccdf":
         return f"One-way delay CCDF of {plot.message_kind} messages"
+    if plot.kind == "heatmap":
+        return f"{metric_label(plot.z or '')} over {plot.x} and {plot.y}"
+    if plot.kind == "throughput-delay":
+        return f"{metric_label(plot.y)} against {DELAY_NAMES[plot.delay]}"
     against = "time" if plot.kind == "timeseries" else plot.x
     return f"{metric_label(plot.y)} against {against}"
 
 
-def y_label(plot: PlotSpec) -> str:
+def y_label(plot: PlotSpec, spec: SweepSpec | None = None) -> str:
     if plot.ylabel:
         return plot.ylabel
     if plot.kind == "ccdf":
         return "P(OWD > x)"
+    if plot.kind == "heatmap":
+        return axis_label(spec, plot.y) if spec is not None else plot.y
     label = metric_label(plot.y)
     return f"{label}, {plot.smooth:g} s mean" if plot.smooth else label
 
@@ -143,9 +175,11 @@ def _draw_line(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) ->
     assert plot.x is not None
     positions = _line_positions(spec, plot)
     data = data.assign(_x=data[plot.x].map(positions).astype("float64"))
+    column = spread_column(plot)
     for label, group in data.groupby("_series", sort=False):
         group = group.sort_values("_x")
-        ax.errorbar(group["_x"], group["mean"], yerr=group["std"], marker="o",
+        ax.errorbar(group["_x"], group["mean"],
+                    yerr=None if column is None else group[column], marker="o",
                     markersize=4, capsize=4, label=str(label))
     for marker, ref in zip(_markers(), plot.references):
         xs = [_reference_position(spec, plot.x, positions, x) for x in ref.x]
@@ -187,12 +221,13 @@ def _draw_bar(ax: Axes, data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec,
     xs = _bar_groups(spec, plot, data)
     series = list(pd.unique(data["_series"]))
     width = 0.8 / len(series)
+    column = spread_column(plot)
     centers: dict[tuple[str, str], float] = {}
     for j, name in enumerate(series):
         own = data[data["_series"] == name].set_index(plot.x)
         positions = np.arange(len(xs)) + (j - (len(series) - 1) / 2) * width
         means = [own["mean"].get(x, np.nan) for x in xs]
-        errors = [own["std"].get(x, np.nan) for x in xs]
+        errors = None if column is None else [own[column].get(x, np.nan) for x in xs]
         ax.bar(positions, means, width, yerr=errors, capsize=4, label=name,
                error_kw={"elinewidth": 1})
         centers.update({(x, name): p for x, p in zip(xs, positions)})
@@ -218,7 +253,9 @@ def _annotate_groups(ax: Axes, data: pd.DataFrame, plot: PlotSpec, xs: list[str]
                      notes: dict[str, float]) -> None:
     """Writes "<label> <mean>" above the highest error bar of each x group."""
     assert plot.x is not None
-    tops = (data["mean"] + data["std"].fillna(0.0)).groupby(data[plot.x].astype(str)).max()
+    column = spread_column(plot)
+    above = data[column].fillna(0.0) if column is not None else 0.0
+    tops = (data["mean"] + above).groupby(data[plot.x].astype(str)).max()
     label = plot.annotate_label or plot.annotate
     for i, x in enumerate(xs):
         if x in notes:
@@ -296,35 +333,62 @@ def _run_lines(run: pd.Series, spec: SweepSpec, plot: PlotSpec,
 
 def draw_plot(spec: SweepSpec, plot: PlotSpec, panel_list: list[Panel], summary: pd.DataFrame,
               rows: pd.DataFrame, folder: Path, out: Path) -> list[FigureFile]:
-    """Draws each panel of `plot` into `out/figures/`; time series are read from `folder`."""
-    return [_render(spec, plot, panel, f"{spec.name}-{plot.name}{panel.suffix}", summary,
-                    rows, folder, out) for panel in panel_list]
+    """Draws each panel of `plot` into `out/figures/`; time series are read from `folder`.
+    A heatmap of a flow metric without `flow` is drawn once per flow of the panel."""
+    drawn = []
+    for panel in panel_list:
+        for flow in _heatmap_flows(plot, panel, rows):
+            own = plot if flow is None else replace(plot, flow=flow)
+            suffix = "" if flow is None else "-" + re.sub(r"[^A-Za-z0-9_.]+", "_", flow)
+            caption = ", ".join(c for c in (panel.caption, f"flow = {flow}" if flow else "")
+                                if c)
+            drawn.append(_render(spec, own, panel, f"{spec.name}-{plot.name}{panel.suffix}"
+                                 f"{suffix}", caption, summary, rows, folder, out))
+    return drawn
 
 
-def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, summary: pd.DataFrame,
-            rows: pd.DataFrame, folder: Path, out: Path) -> FigureFile:
+def _heatmap_flows(plot: PlotSpec, panel: Panel, rows: pd.DataFrame) -> list[str | None]:
+    """The flows a heatmap panel is split into ([None]: one figure, no split)."""
+    if plot.kind != "heatmap" or plot.flow is not None or plot.z in RUN_METRICS:
+        return [None]
+    flows = [str(f) for f in pd.unique(select(rows, panel)["flow"])]
+    return flows if len(flows) > 1 else [None]
+
+
+def _render(spec: SweepSpec, plot: PlotSpec, panel: Panel, stem: str, caption: str,
+            summary: pd.DataFrame, rows: pd.DataFrame, folder: Path, out: Path) -> FigureFile:
     title = plot_title(plot)
     with matplotlib.rc_context(RC):
         try:
-            fig = panel_figure(spec, plot, panel, summary, rows, folder)
-        except (NothingToDraw, Unavailable, FileNotFoundError) as exc:
-            return FigureFile(stem, title, panel.caption, None, None, str(exc))
+            fig = panel_figure(spec, plot, panel, summary, rows, folder, caption)
+        except (NothingToDraw, Unavailable, EmptyHeatmap, NoDelays, LogScaleUnfit,
+                FileNotFoundError) as exc:
+            return FigureFile(stem, title, caption, None, None, str(exc))
         save_figure(fig, out / "figures", stem)
-    return FigureFile(stem, title, panel.caption, f"figures/{stem}.png",
-                      f"figures/{stem}.svg")
+    return FigureFile(stem, title, caption, f"figures/{stem}.png", f"figures/{stem}.svg")
 
 
 def panel_figure(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataFrame,
-                 rows: pd.DataFrame, folder: Path) -> Figure:
-    """One panel of `plot`, drawn from the summary (line, bar) or the runs' time series.
+                 rows: pd.DataFrame, folder: Path, caption: str | None = None) -> Figure:
+    """One panel of `plot`, drawn from the summary (line, bar), its flow rows (heatmap) or
+    the runs' time series and message tables (timeseries, ccdf, throughput-delay).
 
-    Raises NothingToDraw, Unavailable (a ccdf without messages) or FileNotFoundError (a
-    missing time series or message table) when the panel has nothing to show.
+    Raises NothingToDraw, Unavailable (a ccdf without messages), EmptyHeatmap, NoDelays (a
+    throughput-delay plot without delays), LogScaleUnfit (logy with values not above zero)
+    or FileNotFoundError (a missing time series or message table) when the panel has
+    nothing to show.
     """
     data = _panel_data(spec, plot, panel, summary, rows)
     if data.empty:
-        what = "" if plot.kind == "ccdf" else f" has {plot.y}"
+        what = "" if plot.kind == "ccdf" else f" has {plot.z or plot.y}"
         raise NothingToDraw(f"no successful run{what} here")
+    caption = panel.caption if caption is None else caption
+    if plot.kind in ("line", "bar"):
+        check_log_values(plot, data["mean"])
+    points = None
+    if plot.kind == "throughput-delay":
+        points = scheme_points(data, plot, folder)
+        check_log_values(plot, [p.throughput for p in points])
     fig, ax = _new_figure()
     if plot.kind == "line":
         _draw_line(ax, data, spec, plot)
@@ -332,12 +396,21 @@ def panel_figure(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.Data
         _draw_bar(ax, data, spec, plot, _annotations(plot, panel, rows))
     elif plot.kind == "ccdf":
         draw_ccdf(ax, data, spec, plot, folder)
+    elif plot.kind == "heatmap":
+        draw_heatmap(fig, ax, data, spec, plot, metric_label(plot.z or ""))
+    elif points is not None:
+        draw_throughput_delay(ax, points, plot)
     else:
         _draw_timeseries(ax, data, spec, plot, folder)
+    note = SPREAD_NOTES[plot.spread] if plot.kind == "throughput-delay" or (
+        plot.kind in ("line", "bar") and plot.spread != "std") else ""
+    caption = ", ".join(c for c in (caption, note) if c)
     title = plot_title(plot)
-    ax.set_title(title_text(title, panel.caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
+    ax.set_title(title_text(title, caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
     ax.set_xlabel(x_label(spec, plot))
-    ax.set_ylabel(y_label(plot))
+    ax.set_ylabel(y_label(plot, spec))
+    if plot.kind != "heatmap":
+        apply_y_range(ax, plot, plot.y)
     _legend(fig, ax, legend_title(spec, plot), plot.y)
     return fig
 
@@ -348,9 +421,11 @@ def _panel_data(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataF
     if plot.kind == "timeseries":
         runs = select(rows, panel)
         return runs[runs["rep"] == plot.rep].drop_duplicates("run_key")
-    if plot.kind == "ccdf":  # every repetition's flow rows, pooled per series
+    if plot.kind in ("ccdf", "throughput-delay"):  # every repetition's flow rows per series
         data = select(rows, panel, plot.flow)
         return data.assign(_series=series_labels(data, spec, plot)) if len(data) else data
+    if plot.kind == "heatmap":  # every repetition's flow rows, averaged per cell
+        return select(rows, panel, plot.flow)
     data = select(summary[summary["metric"] == plot.y], panel, plot.flow)
     data = data[data["n"] > 0]
     if data.empty:

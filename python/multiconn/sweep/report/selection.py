@@ -1,6 +1,6 @@
 """Which results a plot shows: its panels (one figure each), their rows, series and x matching.
 
-A plot fixes the axes it names (`x`, `series`, `where`). Every other axis group with more
+A plot fixes the axes it names (`x`, `series`, `where`, and a heatmap's `y`). Every other axis group with more
 than one value is *free*: the plot is drawn once per combination of the free groups' values,
 each figure named by those labels (`<experiment>-<plot>-<labels>`), rather than averaging
 different configurations together. Axes zipped with a named axis are fixed with it. A `where`
@@ -51,7 +51,7 @@ class Panel:
 
 def panels(spec: SweepSpec, plot: PlotSpec) -> list[Panel]:
     """The plot's panels, in axis order (one when no axis group is free)."""
-    named = {plot.x, plot.series, *(name for name, _ in plot.where)}
+    named = {plot.x, plot.series, *(name for name, _ in plot.where), *_heatmap_y(plot)}
     free_groups = [group for group in spec.groups
                    if len(group[0].values) > 1 and not any(a.name in named for a in group)]
     choices = itertools.product(*(range(len(group[0].values)) for group in free_groups))
@@ -92,10 +92,16 @@ def label_axes(spec: SweepSpec, plot: PlotSpec) -> list[str]:
     then each `where` axis keeping several labels that x and series do not already fix (an
     axis zipped with x or series advances with it)."""
     names = [plot.series] if plot.series not in (None, "flow") else []
+    fixed = (plot.x, plot.series, *_heatmap_y(plot))
     taken = {a.name for group in spec.groups for a in group
-             if any(axis.name in (plot.x, plot.series) for axis in group)}
+             if any(axis.name in fixed for axis in group)}
     names.extend(name for name, labels in plot.where if len(labels) > 1 and name not in taken)
     return names
+
+
+def _heatmap_y(plot: PlotSpec) -> tuple[str, ...]:
+    """A heatmap's y, the second axis it fixes (other plots' y is a metric)."""
+    return (plot.y,) if plot.kind == "heatmap" else ()
 
 
 def legend_title(spec: SweepSpec, plot: PlotSpec) -> str | None:
