@@ -226,4 +226,7 @@ impl<L: Link> Link for Intermittent<L> {
         }
         Some(held)
     }
+    fn aqm_stats(&self) -> Option<crate::aqm::AqmStats> {
+        self.inner.aqm_stats()
+    }
 }

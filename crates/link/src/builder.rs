@@ -4,19 +4,20 @@
 //! the very same link from the same settings:
 //!
 //! ```text
-//! Intermittent( Lossy( Delayed( DropTailLink ) ) )
+//! Intermittent( Lossy( Delayed( DropTailLink | AqmLink ) ) )
 //! ```
 //!
 //! A packet is refused at the door while the link is down, may then be lost at random, waits
 //! in the drop-tail queue, is serialized at the rate and propagates with the delay. Random
 //! streams are derived from the run's seed and the link's label (`<label>/delay`,
-//! `<label>/loss`), so adding a link never perturbs another one's draws. Decorators with
+//! `<label>/loss`, `<label>/aqm`), so adding a link never perturbs another one's draws. Decorators with
 //! nothing to do are left out: a zero Bernoulli probability draws nothing, and a link that is
 //! never down has no availability layer.
 
 use multiconn_core::units::QueueLimit;
 use multiconn_core::RngStream;
 
+use crate::aqm::{AqmConfig, AqmLink};
 use crate::availability::{Intermittent, Schedule};
 use crate::delay::{DelayModel, Delayed};
 use crate::loss::{LossModel, Lossy};
@@ -33,8 +34,10 @@ pub struct LinkConfig {
     pub delay: DelayModel,
     /// Whether packets may overtake each other under a random delay (else FIFO).
     pub reorder: bool,
-    /// The drop-tail limit on packets waiting (the one in transmission excluded).
+    /// The limit on packets waiting (the one in transmission excluded).
     pub queue: QueueLimit,
+    /// The active queue management discipline, if any; `None` is a drop-tail FIFO.
+    pub aqm: Option<AqmConfig>,
     /// Random loss at the door, if any.
     pub loss: Option<LossModel>,
     /// When it is down.
@@ -45,12 +48,21 @@ impl LinkConfig {
     /// The link, its random streams derived from `seed` and `label` (e.g.
     /// `link/bottleneck/forward`).
     pub fn build(&self, seed: u64, label: &str) -> Box<dyn Link + Send> {
-        let base = DropTailLink::new(self.rate.clone(), self.queue);
-        let delayed = Delayed::new(base, self.delay.clone(), self.reorder, RngStream::derive(seed, &format!("{label}/delay"))).with_lazy_departures();
+        let delay_rng = RngStream::derive(seed, &format!("{label}/delay"));
+        let delayed: Box<dyn Link + Send> = match &self.aqm {
+            None => {
+                let base = DropTailLink::new(self.rate.clone(), self.queue);
+                Box::new(Delayed::new(base, self.delay.clone(), self.reorder, delay_rng).with_lazy_departures())
+            }
+            Some(aqm) => {
+                let qdisc = aqm.build(self.queue, RngStream::derive(seed, &format!("{label}/aqm")));
+                Box::new(Delayed::new(AqmLink::new(self.rate.clone(), qdisc), self.delay.clone(), self.reorder, delay_rng))
+            }
+        };
         let lossy: Box<dyn Link + Send> = match &self.loss {
-            Some(LossModel::Bernoulli { p }) if *p == 0.0 => Box::new(delayed),
+            Some(LossModel::Bernoulli { p }) if *p == 0.0 => delayed,
             Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),
-            None => Box::new(delayed),
+            None => delayed,
         };
         if self.down.down.is_empty() {
             lossy

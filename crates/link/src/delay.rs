@@ -666,4 +666,7 @@ impl<L: Link> Link for Delayed<L> {
         }
         Some(held)
     }
+    fn aqm_stats(&self) -> Option<crate::aqm::AqmStats> {
+        self.inner.aqm_stats()
+    }
 }

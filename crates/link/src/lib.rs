@@ -18,6 +18,7 @@
 //! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
 //! from text by [`trace`], [`delay`] and [`loss`]; reading files is the caller's business.
 
+pub mod aqm;
 pub mod availability;
 pub mod builder;
 pub mod delay;
@@ -144,6 +145,11 @@ pub trait Link {
     fn held(&self) -> Option<Held> {
         None
     }
+    /// What its active queue management did (drops by kind, ECN marks), for a link with an
+    /// AQM discipline ([`aqm`]); `None` for a drop-tail link.
+    fn aqm_stats(&self) -> Option<aqm::AqmStats> {
+        None
+    }
 }
 
 impl<L: Link + ?Sized> Link for Box<L> {
@@ -185,6 +191,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn held(&self) -> Option<Held> {
         (**self).held()
+    }
+    fn aqm_stats(&self) -> Option<aqm::AqmStats> {
+        (**self).aqm_stats()
     }
 }
 

@@ -236,4 +236,7 @@ impl<L: Link> Link for Lossy<L> {
     fn held(&self) -> Option<Held> {
         self.inner.held()
     }
+    fn aqm_stats(&self) -> Option<crate::aqm::AqmStats> {
+        self.inner.aqm_stats()
+    }
 }

@@ -245,4 +245,7 @@ impl<L: Link> Link for Scripted<L> {
         }
         Some(held)
     }
+    fn aqm_stats(&self) -> Option<crate::aqm::AqmStats> {
+        self.inner.aqm_stats()
+    }
 }

@@ -156,7 +156,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
             let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
             let secs = end.as_secs_f64();
             let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
-            json!({
+            let mut link = json!({
                 "name": l.name,
                 "direction": l.direction.name(),
                 "from": l.from,
@@ -167,7 +167,18 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 "utilization": utilization,
                 "mean_queue_packets": tidy(mean_queue),
                 "drops": drops_json(total),
-            })
+            });
+            // Only links with a queue discipline carry the block, so drop-tail runs read as before.
+            if let (Some(stats), Some(aqm)) = (world.net.link(i).aqm_stats(), l.aqm) {
+                link["aqm"] = json!({
+                    "discipline": aqm,
+                    "tail_drops": stats.tail_drops,
+                    "early_drops": stats.early_drops,
+                    "overflow_drops": stats.overflow_drops,
+                    "ecn_marks": stats.marks,
+                });
+            }
+            link
         })
         .collect();
     let mut summary = json!({

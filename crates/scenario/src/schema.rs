@@ -135,6 +135,7 @@ pub struct LinkSection {
     pub delay: Option<DelaySpec>,
     pub queue: Option<QueueSpec>,
     pub loss: Option<LossSpec>,
+    pub aqm: Option<AqmSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
     pub forward: Option<DirectionSection>,
     pub reverse: Option<DirectionSection>,
@@ -147,6 +148,7 @@ pub struct DirectionSection {
     pub delay: Option<DelaySpec>,
     pub queue: Option<QueueSpec>,
     pub loss: Option<LossSpec>,
+    pub aqm: Option<AqmSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
 }
 
@@ -585,6 +587,52 @@ pub enum LossTable {
     },
 }
 
+/// A link direction's queue discipline: a name with the defaults, or a table with its
+/// parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AqmSpec {
+    Kind(AqmKind),
+    Model(AqmTable),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AqmKind {
+    /// Drop-tail (no AQM), e.g. to switch off a link-wide discipline in one direction.
+    #[serde(alias = "droptail", alias = "drop_tail")]
+    None,
+    Codel,
+    FqCodel,
+    Pie,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AqmTable {
+    Codel {
+        target: Option<Dur>,
+        interval: Option<Dur>,
+        ecn: Option<bool>,
+    },
+    FqCodel {
+        target: Option<Dur>,
+        interval: Option<Dur>,
+        ecn: Option<bool>,
+        quantum: Option<Bytes>,
+        flows: Option<u32>,
+        drop_batch: Option<u32>,
+    },
+    Pie {
+        target: Option<Dur>,
+        tupdate: Option<Dur>,
+        alpha: Option<f64>,
+        beta: Option<f64>,
+        max_burst: Option<Dur>,
+        ecn: Option<bool>,
+        mark_ecn_th: Option<Probability>,
+    },
+}
+
 /// Deserializes "a scalar with a unit, or a table tagged by `model`".
 macro_rules! scalar_or_table {
     ($ty:ident, $scalar:ident, $scalar_ty:ty, $table:ident, $table_ty:ty, $expecting:expr) => {
@@ -622,5 +670,7 @@ scalar_or_table!(RateSpec, Fixed, Rate, Trace, RateTrace,
     "a rate such as \"20 Mbit/s\" or a table { model = \"mahimahi\" | \"ucc\" | \"csv\", file = ... }");
 scalar_or_table!(DelaySpec, Constant, Dur, Model, DelayTable,
     "a delay such as \"10 ms\" or a table { model = \"normal\" | \"empirical\" | \"series\" | \"constant\", ... }");
+scalar_or_table!(AqmSpec, Kind, AqmKind, Model, AqmTable,
+    "a queue discipline \"codel\", \"fq_codel\", \"pie\" or \"none\", or a table { model = \"codel\" | \"fq_codel\" | \"pie\", ... }");
 scalar_or_table!(LossSpec, Bernoulli, Probability, Model, LossTable,
     "a loss probability such as 0.01 or \"1 %\", or a table { model = \"gilbert_elliott\" | \"trace\" | \"bernoulli\", ... }");

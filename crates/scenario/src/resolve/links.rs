@@ -8,7 +8,8 @@ use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::models::{resolve_delay, resolve_loss, resolve_rate};
 use super::flows::DEFAULT_PACKET_SIZE;
-use crate::schema::{DirectionSection, LinkSection, QueueSpec};
+use crate::schema::{AqmKind, AqmSpec, AqmTable, DirectionSection, LinkSection, QueueSpec};
+use multiconn_link::aqm::{AqmConfig, CodelParams, FqCodelParams, PieParams};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_link::availability::Schedule;
@@ -52,6 +53,8 @@ pub struct LinkDirection {
     /// What its element is built from: a [`LinkConfig`] (rate, delay, queue, loss, down
     /// windows) for a `[[link]]`.
     pub model: Arc<dyn HopModel>,
+    /// Its queue discipline's name (`"codel"`, `"fq_codel"`, `"pie"`); `None` for drop-tail.
+    pub aqm: Option<&'static str>,
 }
 
 impl LinkDirection {
@@ -99,6 +102,7 @@ fn resolve_direction(
     let (queue_over, queue) = pick(&l.queue, over.map(|o| &o.queue));
     let (loss_over, loss) = pick(&l.loss, over.map(|o| &o.loss));
     let (down_over, down) = pick(&l.down, over.map(|o| &o.down));
+    let (aqm_over, aqm) = pick(&l.aqm, over.map(|o| &o.aqm));
 
     let rate_path = at("rate", rate_over);
     let rate = match rate {
@@ -121,12 +125,20 @@ fn resolve_direction(
     let down_path = at("down", down_over);
     let windows: Vec<(Time, Time)> = down.map(|d| d.iter().map(|[a, b]| (Time(a.0), Time(b.0))).collect()).unwrap_or_default();
     let down = Schedule::new(windows).map_err(|m| err(&down_path, m))?;
+    let aqm = aqm.map(|a| resolve_aqm(a)).transpose().map_err(|(field, m)| {
+        let mut path = at("aqm", aqm_over);
+        if let Some(field) = field {
+            path.push(field);
+        }
+        err(&path, m)
+    })?.flatten();
 
     let (from, to) = match direction {
         Direction::Forward => (l.between[0].clone(), l.between[1].clone()),
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
-    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, loss, down }) })
+    let aqm_name = aqm.as_ref().map(|a| a.name());
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down }), aqm: aqm_name })
 }
 
 /// A queue of `factor` bandwidth-delay products of a direction: `factor` × its rate × twice
@@ -142,6 +154,68 @@ pub(super) fn bdp_queue(factor: f64, rate: &RateModel, delay: &DelayModel, dir: 
     }
     let bytes = factor * rate.bps() as f64 * 2.0 * one_way.as_secs_f64() / 8.0;
     Ok(QueueLimit::Bytes((bytes.round() as u64).max(u64::from(DEFAULT_PACKET_SIZE))))
+}
+
+/// A direction's queue discipline from its spec (`None` for drop-tail); an error names the
+/// table's field at fault, if one is.
+fn resolve_aqm(spec: &AqmSpec) -> Result<Option<AqmConfig>, (Option<&'static str>, String)> {
+    let positive = |field: &'static str, d: Option<Dur>, default: Dur| match d {
+        Some(d) if d == Dur::ZERO => Err((Some(field), format!("{field} must be above zero, e.g. \"{}\"", default))),
+        Some(d) => Ok(d),
+        None => Ok(default),
+    };
+    let count = |field: &'static str, v: Option<u32>, default: u32, max: u32| match v {
+        Some(v) if v == 0 || v > max => Err((Some(field), format!("{field} must be from 1 to {max}, got {v}"))),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    };
+    let weight = |field: &'static str, v: Option<f64>, default: f64| match v {
+        Some(v) if !v.is_finite() || v < 0.0 => Err((Some(field), format!("{field} must be a finite number at or above zero, got {v}"))),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    };
+    let codel = |target: Option<Dur>, interval: Option<Dur>, ecn: Option<bool>, base: CodelParams| -> Result<CodelParams, (Option<&'static str>, String)> {
+        let target = positive("target", target, base.target)?;
+        let interval = positive("interval", interval, base.interval)?;
+        if target >= interval {
+            return Err((Some("target"), format!("target ({target}) must be shorter than interval ({interval}); RFC 8289 sets it to 5-10 % of the interval")));
+        }
+        Ok(CodelParams { target, interval, ecn: ecn.unwrap_or(base.ecn), ..base })
+    };
+    Ok(Some(match spec {
+        AqmSpec::Kind(AqmKind::None) => return Ok(None),
+        AqmSpec::Kind(AqmKind::Codel) => AqmConfig::Codel(CodelParams::default()),
+        AqmSpec::Kind(AqmKind::FqCodel) => AqmConfig::FqCodel(FqCodelParams::default()),
+        AqmSpec::Kind(AqmKind::Pie) => AqmConfig::Pie(PieParams::default()),
+        AqmSpec::Model(AqmTable::Codel { target, interval, ecn }) => AqmConfig::Codel(codel(*target, *interval, *ecn, CodelParams::default())?),
+        AqmSpec::Model(AqmTable::FqCodel { target, interval, ecn, quantum, flows, drop_batch }) => {
+            let base = FqCodelParams::default();
+            let quantum = match quantum {
+                Some(q) if q.0 < 64 || q.0 > 65_536 => return Err((Some("quantum"), format!("quantum must be from 64 B to 64 KiB, got {} B", q.0))),
+                Some(q) => q.0 as u32,
+                None => base.quantum,
+            };
+            AqmConfig::FqCodel(FqCodelParams {
+                codel: codel(*target, *interval, *ecn, base.codel)?,
+                quantum,
+                flows: count("flows", *flows, base.flows, 65_536)?,
+                drop_batch: count("drop_batch", *drop_batch, base.drop_batch, 65_536)?,
+            })
+        }
+        AqmSpec::Model(AqmTable::Pie { target, tupdate, alpha, beta, max_burst, ecn, mark_ecn_th }) => {
+            let base = PieParams::default();
+            AqmConfig::Pie(PieParams {
+                target: positive("target", *target, base.target)?,
+                tupdate: positive("tupdate", *tupdate, base.tupdate)?,
+                alpha: weight("alpha", *alpha, base.alpha)?,
+                beta: weight("beta", *beta, base.beta)?,
+                max_burst: max_burst.unwrap_or(base.max_burst),
+                ecn: ecn.unwrap_or(base.ecn),
+                mark_ecn_th: mark_ecn_th.map(|p| p.0).unwrap_or(base.mark_ecn_th),
+                ..base
+            })
+        }
+    }))
 }
 
 /// The per-direction value when there is one (and `true`), else the link-wide one.
