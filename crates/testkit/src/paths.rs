@@ -15,6 +15,7 @@ use multiconn_link::rate::RateModel;
 /// waiting packets or bytes; packets stay in order, nothing is lost at random, never down.
 pub fn link(rate: Rate, delay: Dur, queue: QueueLimit) -> LinkConfig {
     LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(rate),
         delay: DelayModel::Constant(delay),
         reorder: false,

@@ -18,6 +18,7 @@ use proptest::prelude::*;
 /// 12 Mbit/s serializes a 1500-byte packet in exactly 1 ms; then 10 ms of propagation.
 fn twelve_mbit_10ms() -> LinkConfig {
     LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(Rate(12_000_000)),
         delay: DelayModel::Constant(Dur::from_millis(10)),
         reorder: false,
@@ -207,6 +208,7 @@ fn a_held_packet_survives_a_flush() {
 /// windows, a small queue.
 fn busy_config() -> LinkConfig {
     LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(Rate(20_000_000)),
         delay: DelayModel::Normal { mean: Dur::from_millis(8), cv: 0.5 },
         reorder: true,

@@ -16,6 +16,7 @@ use crate::driver::{packet, Clock};
 
 fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
     LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(Rate::from_mbps(mbps)),
         delay: DelayModel::Constant(Dur::from_millis(delay_ms)),
         reorder: false,

@@ -18,6 +18,7 @@ use crate::driver::{packet, Clock};
 /// 12 Mbit/s (1 ms per 1500 B), 5 ms, a 4-packet queue.
 fn config(loss: Option<f64>) -> LinkConfig {
     LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(Rate::from_mbps(12.0)),
         delay: DelayModel::Constant(Dur::from_millis(5)),
         reorder: false,

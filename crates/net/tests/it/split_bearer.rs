@@ -16,6 +16,7 @@ use crate::driver::{packet, Clock};
 
 fn leg(delay_ms: u64) -> Arc<dyn HopModel> {
     Arc::new(LinkConfig {
+        aqm: None,
         rate: RateModel::Fixed(Rate::from_mbps(20.0)),
         delay: DelayModel::Constant(Dur::from_millis(delay_ms)),
         reorder: false,
