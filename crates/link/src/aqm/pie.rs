@@ -85,6 +85,23 @@ fn tuning_divisor(drop_prob: f64) -> f64 {
     }
 }
 
+/// The drop probability after one update from `drop_prob`, with the queueing delay `qdelay`
+/// now and `qdelay_old` at the previous update (RFC 8033 §4.2, the §5.5 cap and the decay).
+pub fn next_drop_prob(params: &PieParams, drop_prob: f64, qdelay: Dur, qdelay_old: Dur) -> f64 {
+    let secs = |d: Dur| d.as_secs_f64();
+    let mut p = params.alpha * (secs(qdelay) - secs(params.target)) + params.beta * (secs(qdelay) - secs(qdelay_old));
+    p /= tuning_divisor(drop_prob);
+    // Cap the adjustment so a delay spike cannot drive the probability up too fast (§5.5).
+    if drop_prob >= 0.1 && p > 0.02 {
+        p = 0.02;
+    }
+    let mut next = drop_prob + p;
+    if qdelay == Dur::ZERO && qdelay_old == Dur::ZERO {
+        next *= 0.98;
+    }
+    next.clamp(0.0, 1.0)
+}
+
 impl Pie {
     /// An empty PIE queue whose waiting packets are bounded by `limit`, drawing from `rng`.
     pub fn new(params: PieParams, limit: QueueLimit, rng: RngStream) -> Pie {
@@ -117,20 +134,9 @@ impl Pie {
         self.burst_allowance
     }
 
-    /// One periodic update of the drop probability (RFC 8033 §4.2 and §4.4).
+    /// One periodic update of the drop probability and burst allowance (RFC 8033 §4.2, §4.4).
     fn update(&mut self) {
-        let secs = |d: Dur| d.as_secs_f64();
-        let mut p = self.params.alpha * (secs(self.qdelay) - secs(self.params.target)) + self.params.beta * (secs(self.qdelay) - secs(self.qdelay_old));
-        p /= tuning_divisor(self.drop_prob);
-        // Cap the adjustment so a delay spike cannot drive the probability up too fast (§5.5).
-        if self.drop_prob >= 0.1 && p > 0.02 {
-            p = 0.02;
-        }
-        self.drop_prob += p;
-        if self.qdelay == Dur::ZERO && self.qdelay_old == Dur::ZERO {
-            self.drop_prob *= 0.98;
-        }
-        self.drop_prob = self.drop_prob.clamp(0.0, 1.0);
+        self.drop_prob = next_drop_prob(&self.params, self.drop_prob, self.qdelay, self.qdelay_old);
         self.burst_allowance = Dur(self.burst_allowance.as_nanos().saturating_sub(self.params.tupdate.as_nanos()));
         let half = Dur(self.params.target.as_nanos() / 2);
         if self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half {

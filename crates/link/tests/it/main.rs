@@ -3,6 +3,7 @@
 
 mod delay_support;
 
+mod aqm;
 mod availability_intermittent;
 mod delay_decorator;
 mod delay_models;
