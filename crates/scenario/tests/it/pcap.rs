@@ -218,6 +218,15 @@ fn a_tcp_capture_matches_the_run_counters() {
     let lost: u64 = bulk["drops_data"].as_object().unwrap().values().filter_map(Value::as_u64).sum();
     assert_eq!(arrived + lost, sent.len() as u64);
 
+    // What reached the client of either flow is what the bottleneck's forward direction
+    // delivered, packet for packet and byte for byte.
+    let forward = summary["links"].as_array().unwrap().iter().find(|l| l["direction"] == "forward").unwrap();
+    let voice_client = read(&file(&out, "voice_client.pcapng").bytes);
+    let from_server = |p: &&Captured| Ipv4HeaderSlice::from_slice(&p.data).unwrap().source() == server_ip;
+    let delivered: Vec<&Captured> = client.packets.iter().chain(&voice_client.packets).filter(from_server).collect();
+    assert_eq!(delivered.len() as u64, forward["packets_delivered"].as_u64().unwrap());
+    assert_eq!(delivered.iter().map(|p| p.original_len as u64).sum::<u64>(), forward["bytes_delivered"].as_u64().unwrap());
+
     // The UDP flow: plain UDP headers, one per packet sent.
     let voice = read(&file(&out, "voice_server.pcapng").bytes);
     assert!(!voice.packets.is_empty());
