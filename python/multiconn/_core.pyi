@@ -105,6 +105,9 @@ class Simulation:
     ]:
         """Ends the run: summary JSON, time-series columns, qlog files and the message table's
         columns (empty without message flows). May be called once."""
+    def take_pcap(self) -> tuple[list[tuple[str, bytes]], list[str]]:
+        """After `finish`: the packet captures (file name, bytes) and one line per file that
+        reached its size limit; empty on later calls."""
     def open_stream(
         self,
         flow: str,

@@ -89,6 +89,7 @@ class Session:
     def finish(self) -> RunResult:
         """Ends the run; returns its `RunResult` (summary, time series, message table)."""
         summary_json, columns, qlog, messages = self._sim.finish()
+        pcap, pcap_warnings = self._sim.take_pcap()
         self._finished = True
         summary = with_wall_time(json.loads(summary_json), time.perf_counter() - self._started)
         return RunResult(
@@ -97,6 +98,8 @@ class Session:
             scenario=json.loads(self._sim.scenario_json),
             qlog=dict(qlog),
             messages=NativeTable(messages, messages=True) if messages else None,
+            pcap=dict(pcap),
+            pcap_warnings=list(pcap_warnings),
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -77,8 +78,9 @@ Run a scenario to its end and write its results to a folder: summary.json (flows
 fairness, seed, wall time; every field in docs/summary.md), timeseries.parquet (one row per
 time bin and flow, link direction, path, split leg and split bearer), scenario.json (the
 scenario after overrides), messages.parquet when flows send messages (one row per message),
-qlog/<flow>_<client|server>.sqlog for QUIC flows with qlog = true and, with --csv,
-timeseries.csv (and messages.csv).
+qlog/<flow>_<client|server>.sqlog for QUIC flows with qlog = true, with --pcap
+pcap/<flow>_<node>.pcapng (one packet capture per flow end, for Wireshark: docs/pcap.md) and,
+with --csv, timeseries.csv (and messages.csv).
 The same scenario and seed always give the same files (apart from wall_time_s). A short
 summary table is printed afterwards, and runs longer than about a second show a progress bar.
 """
@@ -181,6 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="master seed (overrides run.seed; default 1)")
     _add_set(run)
     run.add_argument("--csv", action="store_true", help="also write timeseries.csv")
+    run.add_argument("--pcap", action="store_true", default=None,
+                     help="write a pcapng capture per flow end into DIR/pcap/, for Wireshark "
+                     "(as run.pcap = true; docs/pcap.md). Results are the same either way")
+    run.add_argument("--pcap-filter", metavar="NAMES",
+                     help="capture only these flows and the paths over these links, "
+                     "comma-separated: NAME or flow:NAME, link:NAME (implies --pcap)")
+    run.add_argument("--pcap-max-mb", type=float, metavar="MB",
+                     help="largest capture file (default 64); writing stops there, with a "
+                     "warning (implies --pcap)")
     run.add_argument("--stall-limit", type=_positive_int, metavar="N",
                      help="events allowed at one instant of virtual time before the run is "
                      "ended as stalled, its results so far kept in DIR/incomplete "
@@ -436,10 +447,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
 
+    from .errors import PcapLimitWarning
+    from .runner import pcap_overrides
+
+    pcap: bool | str | None = args.pcap
+    if args.pcap_filter is not None:
+        pcap = args.pcap_filter
+    elif args.pcap_max_mb is not None:
+        pcap = True
+    overrides = [*(args.overrides or []), *pcap_overrides(pcap, args.pcap_max_mb)]
     try:
-        result = run(_scenario_path(args.scenario), seed=args.seed, overrides=args.overrides,
-                     progress=not args.quiet, stall_limit=args.stall_limit,
-                     check_invariants=args.check_invariants)
+        with warnings.catch_warnings():
+            # Printed below, after the run, as the scenario's warnings are.
+            warnings.simplefilter("ignore", PcapLimitWarning)
+            result = run(_scenario_path(args.scenario), seed=args.seed, overrides=overrides,
+                         progress=not args.quiet, stall_limit=args.stall_limit,
+                         check_invariants=args.check_invariants)
     except InvariantViolation as violation:
         print(f"{PROG}: error: {_one_line(str(violation))}", file=sys.stderr, flush=True)
         return EXIT_INTERNAL
@@ -452,7 +475,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {_one_line(str(stall))}; the results up to then are in {kept}",
               file=sys.stderr, flush=True)
         return EXIT_INTERNAL
-    _warn(_scenario_path(args.scenario), args.overrides)
+    _warn(_scenario_path(args.scenario), overrides)
+    for line in result.pcap_warnings:
+        print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
     try:
         written = result.write(args.out, csv=args.csv)
     except OSError as exc:

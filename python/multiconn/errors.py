@@ -29,6 +29,11 @@ class RunStalled(RuntimeError):
         self.partial = partial
 
 
+class PcapLimitWarning(UserWarning):
+    """A packet capture file reached its size limit (`run.pcap_max_mb`): the packets after
+    that point are not in it. The message names the file and how many packets it left out."""
+
+
 class InvariantViolation(RuntimeError):
     """The invariant checker found a run breaking a rule every model must keep (bytes
     conserved on a link, no delivery before serialization and delay, PDCP COUNTs in order,

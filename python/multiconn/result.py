@@ -2,7 +2,8 @@
 
 Files: `summary.json`, `timeseries.parquet`, `scenario.json`, on request `timeseries.csv`,
 `messages.parquet` (and on request `messages.csv`) when flows send messages (app =
-"messages"), and `qlog/<flow>_<client|server>.sqlog` for QUIC flows with `qlog = true`. Each is written to a temporary name then renamed, so an interrupted write
+"messages"), `qlog/<flow>_<client|server>.sqlog` for QUIC flows with `qlog = true`, and
+`pcap/<flow>_<node>.pcapng` with `run.pcap` (docs/pcap.md). Each is written to a temporary name then renamed, so an interrupted write
 never leaves a half file behind. Only `wall_time_s` in summary.json differs between two runs of
 the same scenario and seed.
 """
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 SUMMARY_FILE = "summary.json"
 QLOG_DIR = "qlog"
+PCAP_DIR = "pcap"
 TIMESERIES_FILE = "timeseries.parquet"
 TIMESERIES_CSV_FILE = "timeseries.csv"
 SCENARIO_FILE = "scenario.json"
@@ -65,6 +67,10 @@ def _write_text(text: str) -> Callable[[Path], None]:
     return lambda p: p.write_text(text, encoding="utf-8", newline="\n")
 
 
+def _write_bytes(data: bytes) -> Callable[[Path], None]:
+    return lambda p: p.write_bytes(data)
+
+
 class RunResult:
     """The outcome of one run.
 
@@ -73,6 +79,9 @@ class RunResult:
     * `scenario`: the resolved scenario, after overrides;
     * `qlog`: for QUIC flows with `qlog = true`, file name -> qlog text (JSON-SEQ), written
       into the `qlog/` folder;
+    * `pcap`: with `run.pcap`, file name -> pcapng bytes, one per captured flow end, written
+      into the `pcap/` folder; `pcap_warnings`: one line per file that reached
+      `run.pcap_max_mb` (its later packets are not in it);
     * `messages`: with app = "messages" flows, one row per message (flow, source, kind,
       stream, msg_id, size, sent_s, received_s: NaN if it never arrived), the input of
       `multiconn.messages`; else `None`.
@@ -81,14 +90,19 @@ class RunResult:
     DataFrames are then built on first access, so writing a result never needs pandas.
     """
 
-    __slots__ = ("_messages", "_timeseries", "qlog", "scenario", "summary")
+    __slots__ = ("_messages", "_timeseries", "pcap", "pcap_warnings", "qlog", "scenario",
+                 "summary")
 
     def __init__(self, summary: dict[str, Any], timeseries: pd.DataFrame | NativeTable,
                  scenario: dict[str, Any], qlog: dict[str, str] | None = None,
-                 messages: pd.DataFrame | NativeTable | None = None) -> None:
+                 messages: pd.DataFrame | NativeTable | None = None,
+                 pcap: dict[str, bytes] | None = None,
+                 pcap_warnings: list[str] | None = None) -> None:
         self.summary = summary
         self.scenario = scenario
         self.qlog = dict(qlog or {})
+        self.pcap = dict(pcap or {})
+        self.pcap_warnings = list(pcap_warnings or [])
         self._timeseries = timeseries
         self._messages = messages
 
@@ -135,6 +149,10 @@ class RunResult:
             (folder / QLOG_DIR).mkdir(exist_ok=True)
             for name, text in self.qlog.items():
                 put(f"{QLOG_DIR}/{name}", _write_text(text))
+        if self.pcap:
+            (folder / PCAP_DIR).mkdir(exist_ok=True)
+            for name, data in self.pcap.items():
+                put(f"{PCAP_DIR}/{name}", _write_bytes(data))
         return written
 
     @classmethod

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+import warnings as _warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._native import core
-from .errors import InvariantViolation, RunStalled
+from .errors import InvariantViolation, PcapLimitWarning, RunStalled
 from .frame import NativeTable
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -38,6 +40,28 @@ def _check_seed(seed: int | None) -> int | None:
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be between 0 and 2**64 - 1, not {seed}")
     return seed
+
+
+def pcap_overrides(pcap: bool | str | Sequence[str] | None,
+                   pcap_max_mb: float | None) -> list[tuple[str, str]]:
+    """The `--set` pairs that switch packet captures on: `run.pcap` (True: every flow; a
+    filter: names such as "bulk", "flow:bulk", "link:bottleneck"; a comma-separated string
+    is split) and `run.pcap_max_mb`."""
+    pairs: list[tuple[str, str]] = []
+    if isinstance(pcap, str):
+        pcap = [part.strip() for part in pcap.split(",") if part.strip()]
+    if pcap is True or pcap is False:
+        pairs.append(("run.pcap", "true" if pcap else "false"))
+    elif pcap is not None:
+        names = list(pcap)
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError(f"pcap must be True, False or a list of names, not {pcap!r}")
+        pairs.append(("run.pcap", json.dumps(names)))
+    if pcap_max_mb is not None:
+        if isinstance(pcap_max_mb, bool) or not isinstance(pcap_max_mb, (int, float)):
+            raise TypeError(f"pcap_max_mb must be a number, not {pcap_max_mb!r}")
+        pairs.append(("run.pcap_max_mb", repr(float(pcap_max_mb))))
+    return pairs
 
 
 def _step(end_time_s: float) -> float:
@@ -73,6 +97,8 @@ def run(
     progress: bool = False,
     stall_limit: int | None = None,
     check_invariants: bool | None = None,
+    pcap: bool | str | Sequence[str] | None = None,
+    pcap_max_mb: float | None = None,
 ) -> RunResult:
     """Runs a scenario to its end and returns its summary and time series.
 
@@ -85,8 +111,14 @@ def run(
     `check_invariants=True` the invariant checker watches the run (docs/invariants.md) and
     raises `InvariantViolation` at the first broken rule; `None` leaves it to the environment
     variable `MULTICONN_CHECK_INVARIANTS` (on when `1`). It never changes the results.
+
+    `pcap=True` (or a filter such as `["bulk", "link:bottleneck"]`) writes a pcapng capture
+    per flow end into `result.pcap` (docs/pcap.md), like `run.pcap` in the scenario; `pcap_max_mb`
+    limits each file (default 64). A file that reached its limit is named in
+    `result.pcap_warnings` and in a `PcapLimitWarning`. Captures never change the results.
     """
     started = time.perf_counter()
+    overrides = [*normalize_overrides(overrides), *pcap_overrides(pcap, pcap_max_mb)]
     finished = simulate(scenario_or_path, seed, overrides, progress=progress,
                         stall_limit=stall_limit, check_invariants=check_invariants)
     wall_time_s = time.perf_counter() - started
@@ -99,7 +131,11 @@ def run(
         scenario=json.loads(finished.scenario_json),
         qlog=dict(finished.qlog),
         messages=NativeTable(finished.messages, messages=True) if finished.messages else None,
+        pcap=dict(finished.pcap),
+        pcap_warnings=finished.pcap_warnings,
     )
+    for line in finished.pcap_warnings:
+        _warnings.warn(line, PcapLimitWarning, stacklevel=2)
     if finished.stalled is not None:
         raise RunStalled(finished.stalled, result)
     return result
@@ -116,6 +152,10 @@ class Finished:
     messages: dict[str, Any]
     stalled: str | None = None
     """Why the watchdog stopped the run early, if it did (the results are then partial)."""
+    pcap: list[tuple[str, bytes]] = field(default_factory=list)
+    """Packet captures (`run.pcap`): file name and bytes."""
+    pcap_warnings: list[str] = field(default_factory=list)
+    """One line per capture file that reached its size limit."""
 
 
 def simulate(
@@ -157,5 +197,6 @@ def simulate(
         raise InvariantViolation(violation)
     stalled = sim.stalled
     summary_json, columns, qlog, messages = sim.finish()
+    pcap, pcap_warnings = sim.take_pcap()
     return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages),
-                    stalled)
+                    stalled, list(pcap), list(pcap_warnings))

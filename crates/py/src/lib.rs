@@ -23,7 +23,7 @@ use multiconn_scenario::report::COLUMNS;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyTuple};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -124,6 +124,9 @@ struct PySimulation {
     now_ns: AtomicU64,
     events: AtomicU64,
     done: AtomicBool,
+    /// What `finish` left for `take_pcap`: the capture files (name, bytes) and what they left
+    /// out.
+    pcap: Mutex<(Vec<(String, Vec<u8>)>, Vec<String>)>,
 }
 
 fn columns_dict<'py>(
@@ -191,6 +194,7 @@ impl PySimulation {
             events: AtomicU64::new(0),
             done: AtomicBool::new(false),
             inner: Mutex::new(None),
+            pcap: Mutex::new((Vec::new(), Vec::new())),
         };
         this.publish(&sim);
         *this.inner.lock().map_err(|_| poisoned())? = Some(sim);
@@ -315,6 +319,10 @@ impl PySimulation {
             PyResult::Ok(sim.finish())
         })?;
         self.done.store(true, Ordering::Relaxed);
+        *self.pcap.lock().map_err(|_| poisoned())? = (
+            output.pcap.into_iter().map(|f| (f.file_name, f.bytes)).collect(),
+            output.pcap_warnings,
+        );
         let columns = columns_dict(py, &output.columns)?;
         let messages = columns_dict(py, &output.messages)?;
         let qlog = output
@@ -323,6 +331,22 @@ impl PySimulation {
             .map(|q| (q.file_name, q.text))
             .collect();
         Ok((output.summary_json, columns, qlog, messages))
+    }
+
+    /// The packet captures of a finished run (`run.pcap`): the files as (file name, bytes)
+    /// pairs and one line per file that reached its size limit. Empty before `finish`, and
+    /// after the first call (the files are handed over, not copied).
+    #[allow(clippy::type_complexity)]
+    fn take_pcap<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Vec<(String, Bound<'py, PyBytes>)>, Vec<String>)> {
+        let (files, warnings) = std::mem::take(&mut *self.pcap.lock().map_err(|_| poisoned())?);
+        let files = files
+            .into_iter()
+            .map(|(name, bytes)| (name, PyBytes::new_bound(py, &bytes)))
+            .collect();
+        Ok((files, warnings))
     }
 
     /// Message flow `flow`'s sending application opens a stream; returns its id. What is

@@ -2,7 +2,8 @@
 //! `cargo run --release -p multiconn-scenario --example run_scenario -- FILE [KEY=VALUE ...]`.
 //! With `MULTICONN_PRINT_FLOWS=1` it also prints each flow's and each link direction's summary;
 //! with `MULTICONN_CHECK_INVARIANTS=1` the invariant checker watches the run (a violation is
-//! printed, exit code 1).
+//! printed, exit code 1); with `MULTICONN_PCAP_DIR=DIR` the packet captures of a scenario with
+//! `run.pcap` (e.g. the argument `run.pcap=true`) are written into DIR.
 
 use multiconn_scenario::{load, Origin, Simulation};
 use std::path::Path;
@@ -53,6 +54,16 @@ fn main() {
         }
         for l in summary["links"].as_array().into_iter().flatten() {
             println!("{l}");
+        }
+    }
+    if let Some(dir) = std::env::var_os("MULTICONN_PCAP_DIR") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).expect("the capture folder can be made");
+        for f in &out.pcap {
+            std::fs::write(dir.join(&f.file_name), &f.bytes).expect("a capture file can be written");
+        }
+        for w in &out.pcap_warnings {
+            eprintln!("warning: {w}");
         }
     }
     let flow = &summary["flows"][0];

@@ -17,6 +17,7 @@ pub mod diagnostics;
 pub mod fairness;
 pub mod messages;
 pub mod overrides;
+pub mod pcap;
 pub mod qlog;
 pub mod report;
 pub mod resolve;
@@ -279,6 +280,11 @@ pub struct RunOutput {
     pub columns: Vec<(String, Column)>,
     /// qlog files of the QUIC flows that asked for them.
     pub qlog: Vec<qlog::QlogFile>,
+    /// Packet captures (`run.pcap`), one per captured flow end.
+    pub pcap: Vec<pcap::PcapFile>,
+    /// What the captures left out (a file reached `run.pcap_max_mb`), one line each; empty
+    /// when they hold everything.
+    pub pcap_warnings: Vec<String>,
     /// The message table (app = "messages" flows), one entry per column in the order of
     /// [`messages::TABLE_COLUMNS`]; empty when no flow sends messages.
     pub messages: Vec<(String, Column)>,
@@ -300,6 +306,8 @@ pub struct Simulation {
     /// Whether anything happened yet (a step run, a message written): the invariant checker
     /// can no longer be turned on.
     started: bool,
+    /// `run.pcap_max_mb` as the scenario gives it (for the captures' messages).
+    pcap_max_mb: f64,
 }
 
 impl Simulation {
@@ -316,6 +324,7 @@ impl Simulation {
             fairness: scenario.resolved.fairness.clone(),
             disabled: scenario.resolved.disabled.clone(),
             started: false,
+            pcap_max_mb: scenario.resolved.pcap.as_ref().map_or(resolve::DEFAULT_PCAP_MAX_MB, |p| p.max_bytes as f64 / 1e6),
         };
         if sim::invariants::requested_by_env() {
             sim.world.check_invariants(true);
@@ -465,6 +474,12 @@ impl Simulation {
                 }
             }
         }
-        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs, messages }
+        let pcap = self.world.hosts.pcap.take().map(|c| c.finish(self.pcap_max_mb)).unwrap_or_default();
+        let pcap_warnings = pcap
+            .iter()
+            .filter(|f| f.omitted > 0)
+            .map(|f| format!("pcap/{}: reached run.pcap_max_mb = {} after {} packets; {} later packets are not in the file", f.file_name, self.pcap_max_mb, f.packets, f.omitted))
+            .collect();
+        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs, pcap, pcap_warnings, messages }
     }
 }

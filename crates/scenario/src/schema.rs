@@ -122,6 +122,21 @@ pub struct RunSection {
     /// Start of the steady-state window: flows also report their goodput from then on
     /// (`steady_goodput_mbps`); a multiple of `bin`.
     pub measure_from: Option<Dur>,
+    /// Packet captures (docs/pcap.md): `true` for every flow, or a filter naming flows
+    /// (`"bulk"`, `"flow:bulk"`) and links (`"link:bottleneck"`).
+    pub pcap: Option<PcapSetting>,
+    /// The largest capture file, in MB (10^6 bytes; default 64): writing stops there.
+    pub pcap_max_mb: Option<f64>,
+}
+
+/// `run.pcap`: on or off, or what to capture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged, expecting = "true, false, or a list of names such as [\"bulk\", \"link:bottleneck\"]")]
+pub enum PcapSetting {
+    /// Every flow, or none.
+    On(bool),
+    /// Flows (`"name"`, `"flow:name"`) and links (`"link:name"`).
+    Only(Vec<String>),
 }
 
 /// A bidirectional link between two nodes. The top-level parameters apply to both

@@ -27,6 +27,7 @@ mod links;
 mod messages;
 mod models;
 mod paths;
+mod pcap;
 mod routes;
 mod splits;
 mod warnings;
@@ -41,6 +42,7 @@ pub use flows::{Flow, DEFAULT_PACKET_SIZE, MAX_BULK_QUEUE_PACKETS};
 pub use links::{Direction, LinkDirection};
 pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;
+pub use pcap::{PcapSpec, DEFAULT_PCAP_MAX_MB, MAX_PCAP_NODES};
 pub use routes::{PathRoutes, MAX_PATHS, MIN_PATHS};
 pub use splits::{Split, DEFAULT_BATCH_SIZE, DEFAULT_FEEDBACK, DEFAULT_T_REORDERING};
 
@@ -79,6 +81,8 @@ pub struct Resolved {
     pub fairness: Vec<usize>,
     /// Settings that are valid but often not what was meant, one line each.
     pub warnings: Vec<String>,
+    /// `run.pcap`: what the run captures, if anything.
+    pub pcap: Option<PcapSpec>,
 }
 
 impl Resolved {
@@ -169,6 +173,8 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
             return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
         }
     }
+    let nodes = pcap::nodes(&links, &cells, &flows);
+    let pcap = pcap::resolve_pcap(&file.run, &flows, &links, nodes)?;
     Ok(Resolved {
         name: file.name.clone().unwrap_or_else(|| default_name.to_string()),
         duration: file.run.duration,
@@ -182,6 +188,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         disabled,
         fairness,
         warnings: warnings::warnings(file),
+        pcap,
     })
 }
 

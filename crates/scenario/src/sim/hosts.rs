@@ -93,6 +93,9 @@ pub struct Hosts {
     /// Set when a source would have sent without end at one instant; the run loop ends the
     /// run with it, as the watchdog does.
     pub(super) overrun: Option<super::Stall>,
+    /// The packet captures, when the run makes them (`run.pcap`): told of every packet a
+    /// host sends and of every packet that reaches one; observe-only.
+    pub pcap: Option<Box<crate::pcap::Capture>>,
 }
 
 /// The bulk UDP flows feeding one link direction, served round-robin.
@@ -152,6 +155,7 @@ impl Hosts {
             path_samples: Vec::new(),
             checks: None,
             overrun: None,
+            pcap: resolved.pcap.as_ref().map(|spec| Box::new(crate::pcap::Capture::new(spec, &resolved.flows))),
         })
     }
 
@@ -199,6 +203,9 @@ impl Driver for Hosts {
     }
 
     fn arrived(&mut self, net: &mut Network, now: Time, pkt: Packet) {
+        if let Some(pcap) = &mut self.pcap {
+            pcap.arrived(now, &pkt);
+        }
         let f = pkt.flow.0 as usize;
         match self.flows[f].driver {
             FlowDriver::Transport(_) => {

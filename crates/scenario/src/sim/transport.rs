@@ -133,6 +133,9 @@ impl Hosts {
             if role == Role::Server {
                 self.recorder.flow_sent(now, flow, pkt.size);
             }
+            if let Some(pcap) = &mut self.pcap {
+                pcap.sent(now, &pkt);
+            }
             net.send(now, pkt, self);
         }
         self.outbox = outbox;

@@ -111,6 +111,9 @@ impl Hosts {
 
     fn send_datagram(&mut self, net: &mut Network, f: usize, pkt: Packet, now: Time) {
         self.recorder.flow_sent(now, FlowId(f as u32), multiconn_app::payload_of(&pkt) as u32);
+        if let Some(pcap) = &mut self.pcap {
+            pcap.sent(now, &pkt);
+        }
         net.send(now, pkt, self);
     }
 

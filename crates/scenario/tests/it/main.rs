@@ -17,6 +17,7 @@ mod mptcp;
 mod multipath_scenario;
 mod netsim;
 mod path_manager;
+mod pcap;
 mod run;
 mod series;
 mod steady;
