@@ -8,7 +8,8 @@
 //!   reach it (at the instant they arrive, before a QUIC client's socket buffer). Both
 //!   directions of the conversation are seen from one place, so Wireshark's RTT, window and
 //!   tcptrace graphs are those of that host.
-//! * Headers: IPv4 (RFC 791: version 4, IHL 5, DSCP 0 and ECN 0 = not-ECT, DF set, TTL 64 at
+//! * Headers: IPv4 (RFC 791: version 4, IHL 5, DSCP 0, the ECN field as the packet carries it at that end (RFC 3168 §5: a CE mark shows
+//!   at the receiver only), DF set, TTL 64 at
 //!   the sender less one per hop at the receiver, identification = the packet's run-unique id
 //!   modulo 2^16, so both ends' captures of one packet match), TCP (RFC 9293 §3.1: sequence
 //!   and acknowledgment numbers modulo 2^32 with the model's initial sequence number 0, SYN
@@ -244,6 +245,7 @@ impl Capture {
             dport: plan.ports[dst],
             ttl: if arrived { TTL.saturating_sub(pkt.hop.min(63) as u8) } else { TTL },
             id: pkt.id as u16,
+            ecn: pkt.ecn.bits(),
         };
         let comment = headers(&mut self.buf, pkt, &ends);
         let max = self.max_bytes;
@@ -265,6 +267,8 @@ pub struct Ends {
     pub dport: u16,
     pub ttl: u8,
     pub id: u16,
+    /// The ECN field's two bits (RFC 3168 §5), as the packet carried them at this end.
+    pub ecn: u8,
 }
 
 /// Writes `pkt`'s IPv4 and TCP or UDP headers into `buf` (cleared first); returns the
@@ -306,7 +310,7 @@ fn quic_comment(dg: &Datagram) -> String {
 fn ipv4(buf: &mut Vec<u8>, total: u32, proto: u8, ends: &Ends) {
     let total = total.min(u16::MAX as u32) as u16;
     let start = buf.len();
-    buf.extend_from_slice(&[0x45, 0x00]);
+    buf.extend_from_slice(&[0x45, ends.ecn & 0b11]);
     buf.extend_from_slice(&total.to_be_bytes());
     buf.extend_from_slice(&ends.id.to_be_bytes());
     buf.extend_from_slice(&[0x40, 0x00, ends.ttl, proto, 0, 0]);
@@ -524,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_header_with_its_checksum_sums_to_zero() {
-        let ends = Ends { src: [198, 18, 0, 1], dst: [198, 18, 1, 1], sport: 38000, dport: 50000, ttl: 64, id: 7 };
+        let ends = Ends { src: [198, 18, 0, 1], dst: [198, 18, 1, 1], sport: 38000, dport: 50000, ttl: 64, id: 7, ecn: 0 };
         let mut buf = Vec::new();
         ipv4(&mut buf, 1500, PROTO_TCP, &ends);
         assert_eq!(checksum(sum_words(0, &buf)), 0);

@@ -52,7 +52,7 @@ impl Outcome {
 /// drains the link.
 fn drive(link: &mut dyn Link, arrivals: Vec<(Time, Packet)>) -> Outcome {
     let mut out = Outcome::default();
-    let mut take = |link: &mut dyn Link, now: Time, out: &mut Outcome| {
+    let take = |link: &mut dyn Link, now: Time, out: &mut Outcome| {
         while let Some(o) = link.poll(now) {
             match o {
                 LinkOutput::Delivered { at, pkt } => out.delivered.push((at, pkt)),

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod aqm;
 mod cell;
 mod cell_study;
 mod coupled_cc;
