@@ -143,9 +143,34 @@ def legs_data(summary: Mapping[str, Any]) -> TableData | None:
     return table if table.rows else None
 
 
+def aqm_data(summary: Mapping[str, Any]) -> TableData | None:
+    """One row per link direction with a queue discipline: its drops by kind and ECN marks."""
+    table = TableData("Queue disciplines", ("link", "direction", "aqm", "early", "tail",
+                                            "overflow", "ECN marks"), 3,
+                      note="early: the discipline's own drops (CoDel's control law, PIE's "
+                           "random drop); tail: refused at the queue limit; overflow: FQ-CoDel's "
+                           "drops from the fattest flow queue; all three are 'q' drops above")
+    for link in summary.get("links") or []:
+        aqm = link.get("aqm")
+        if not isinstance(aqm, Mapping):
+            continue
+        table.rows.append((
+            str(link.get("name", "?")),
+            str(link.get("direction", "")),
+            str(aqm.get("discipline", "?")),
+            _num(aqm.get("early_drops"), "d"),
+            _num(aqm.get("tail_drops"), "d"),
+            _num(aqm.get("overflow_drops"), "d"),
+            _num(aqm.get("ecn_marks"), "d"),
+        ))
+    return table if table.rows else None
+
+
 def summary_tables(summary: Mapping[str, Any]) -> list[TableData]:
-    """Every table of the run summary, in display order (paths and legs when present)."""
-    found = [flows_data(summary), links_data(summary), paths_data(summary), legs_data(summary)]
+    """Every table of the run summary, in display order (paths, legs and queue disciplines
+    when present)."""
+    found = [flows_data(summary), links_data(summary), aqm_data(summary), paths_data(summary),
+             legs_data(summary)]
     return [t for t in found if t is not None]
 
 
