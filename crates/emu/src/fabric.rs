@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 use std::os::fd::RawFd;
 
 
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Payload, Recorder, Time};
+use multiconn_core::{BearerId, DropCause, Dur, Ecn, FlowId, LinkId, Packet, Payload, Recorder, Time};
 use multiconn_link::QueueState;
 use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Loss, Network};
@@ -157,7 +157,9 @@ impl Fabric {
         let p = self.ports[port];
         let id = self.next_id;
         self.next_id += 1;
-        let mut pkt = Packet::new(id, FlowId(p.flow as u32), bytes.len() as u32, id, at).with_payload(Payload::new(Bytes(bytes.to_vec())));
+        let mut pkt = Packet::new(id, FlowId(p.flow as u32), bytes.len() as u32, id, at)
+            .with_ecn(crate::ecn::ecn_of(bytes))
+            .with_payload(Payload::new(Bytes(bytes.to_vec())));
         pkt.path = p.path;
         pkt.route = p.end.route();
         if p.end == End::From {
@@ -178,7 +180,13 @@ impl Driver for Fabric {
         let to = usize::from(pkt.route == 0);
         let port = self.port_of[pkt.flow.0 as usize][pkt.path as usize][to];
         let Some(bytes) = pkt.payload.as_ref().and_then(|p| p.get::<Bytes>()) else { return };
-        if sys::write_packet(self.ports[port].fd, &bytes.0) {
+        // A queue discipline marked it: the real header says so too.
+        let marked = (pkt.ecn == Ecn::Ce && crate::ecn::ecn_of(&bytes.0) != Ecn::Ce).then(|| {
+            let mut copy = bytes.0.clone();
+            crate::ecn::mark_ce(&mut copy);
+            copy
+        });
+        if sys::write_packet(self.ports[port].fd, marked.as_deref().unwrap_or(&bytes.0)) {
             let late = self.now().0.saturating_sub(now.0);
             self.lateness_ns.push(late);
             if pkt.route == 0 {

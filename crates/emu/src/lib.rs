@@ -14,6 +14,7 @@
 //! Dependencies point down: `core`, `link`, `metrics`, `net` and `scenario` (to read the same
 //! scenario files); nothing depends on this crate.
 
+pub mod ecn;
 pub mod fabric;
 pub mod report;
 pub mod run;
