@@ -326,6 +326,13 @@ impl Controller for Cubic {
         self.ss_rem = 0;
     }
 
+    fn on_ecn_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
+        // An explicit signal: the loss filter has nothing to judge.
+        let filter = self.loss.take();
+        self.on_congestion_event(now, loss, rtt);
+        self.loss = filter;
+    }
+
     fn on_persistent_congestion(&mut self, _now: Time) {
         self.loss_passed = false;
         if self.saved.is_none() {

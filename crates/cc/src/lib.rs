@@ -233,6 +233,13 @@ pub trait Controller: Send + std::fmt::Debug {
     /// Loss detection declared packets lost (a congestion event unless it falls in the current
     /// recovery period).
     fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator);
+    /// An ECN congestion signal (TCP: an ACK with ECE, RFC 3168 §6.1.2; QUIC: a larger CE
+    /// count, RFC 9002 §7.1): the same response as to a loss, `loss.bytes_lost` being 0 and
+    /// `loss.largest_lost_sent` the send time the recovery period is judged by. Controllers
+    /// that filter losses before reacting (picoquic's loss filter) react to it unfiltered.
+    fn on_ecn_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
+        self.on_congestion_event(now, loss, rtt);
+    }
     /// A packet (number `pn` in its path's space, `bytes` in flight) was declared lost by the
     /// packet or time threshold. The QUIC model reports each lost packet of a detection run
     /// this way before the run's [`on_congestion_event`](Self::on_congestion_event); TCP does

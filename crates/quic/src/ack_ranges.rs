@@ -9,6 +9,8 @@
 //!   [`AckFrame::wire_size`] is the encoded length, computed without writing.
 //!
 //! The ACK Delay field is in units of 2^ack_delay_exponent microseconds (§18.2, default 3).
+//! A frame with ECN counts (§19.3.2) is of type 0x03 and ends with the ECT(0), ECT(1) and
+//! ECN-CE counts.
 
 use crate::range_set::RangeSet;
 use crate::varint;
@@ -19,6 +21,24 @@ pub const ACK_DELAY_EXPONENT: u32 = 3;
 
 /// ACK frame type without ECN counts.
 pub const ACK_FRAME_TYPE: u64 = 0x02;
+/// ACK frame type with ECN counts (RFC 9000 §19.3).
+pub const ACK_ECN_FRAME_TYPE: u64 = 0x03;
+
+/// The ECN Counts of an ACK frame (RFC 9000 §19.3.2): packets of the space received with
+/// each codepoint, since the connection began.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounts {
+    pub ect0: u64,
+    pub ect1: u64,
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// Bytes of the three counts on the wire.
+    pub fn wire_size(&self) -> usize {
+        varint::len(self.ect0) + varint::len(self.ect1) + varint::len(self.ce)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckFrame {
@@ -28,6 +48,8 @@ pub struct AckFrame {
     pub first_range: u64,
     /// (Gap, ACK Range Length) pairs after the first range, descending.
     pub ranges: Vec<(u64, u64)>,
+    /// ECN counts: present in a frame of type 0x03.
+    pub ecn: Option<EcnCounts>,
 }
 
 /// The fields of an ACK frame do not describe valid packet numbers, or its bytes are cut short.
@@ -51,7 +73,7 @@ impl AckFrame {
             ranges.push((gap, len));
             smallest = s;
         }
-        Some(AckFrame { largest, delay: encode_delay(delay), first_range, ranges })
+        Some(AckFrame { largest, delay: encode_delay(delay), first_range, ranges, ecn: None })
     }
 
     /// The acknowledged ranges, inclusive `(smallest, largest)`, descending.
@@ -71,11 +93,12 @@ impl AckFrame {
             + varint::len(self.ranges.len() as u64)
             + varint::len(self.first_range)
             + self.ranges.iter().map(|(g, l)| varint::len(*g) + varint::len(*l)).sum::<usize>()
+            + self.ecn.map_or(0, |e| e.wire_size())
     }
 
-    /// Appends the frame's bytes (type 0x02) to `buf`.
+    /// Appends the frame's bytes (type 0x02, or 0x03 with ECN counts) to `buf`.
     pub fn encode(&self, buf: &mut Vec<u8>) {
-        varint::encode(ACK_FRAME_TYPE, buf);
+        varint::encode(if self.ecn.is_some() { ACK_ECN_FRAME_TYPE } else { ACK_FRAME_TYPE }, buf);
         varint::encode(self.largest, buf);
         varint::encode(self.delay, buf);
         varint::encode(self.ranges.len() as u64, buf);
@@ -84,12 +107,17 @@ impl AckFrame {
             varint::encode(*g, buf);
             varint::encode(*l, buf);
         }
+        if let Some(e) = self.ecn {
+            varint::encode(e.ect0, buf);
+            varint::encode(e.ect1, buf);
+            varint::encode(e.ce, buf);
+        }
     }
 
     /// Reads one ACK frame (type included) at `*pos`, advancing it. Validates the ranges.
     pub fn decode(buf: &[u8], pos: &mut usize) -> Result<AckFrame, AckError> {
         let ty = varint::decode(buf, pos).map_err(|_| AckError)?;
-        if ty != ACK_FRAME_TYPE {
+        if ty != ACK_FRAME_TYPE && ty != ACK_ECN_FRAME_TYPE {
             return Err(AckError);
         }
         let mut read = || varint::decode(buf, pos).map_err(|_| AckError);
@@ -107,7 +135,13 @@ impl AckFrame {
             let len = read()?;
             ranges.push((gap, len));
         }
-        let frame = AckFrame { largest, delay, first_range, ranges };
+        let ecn = if ty == ACK_ECN_FRAME_TYPE {
+            let mut read = || varint::decode(buf, pos).map_err(|_| AckError);
+            Some(EcnCounts { ect0: read()?, ect1: read()?, ce: read()? })
+        } else {
+            None
+        };
+        let frame = AckFrame { largest, delay, first_range, ranges, ecn };
         for r in frame.ranges() {
             r?;
         }
@@ -194,14 +228,39 @@ mod tests {
 
     #[test]
     fn underflowing_fields_are_refused() {
-        let f = AckFrame { largest: 3, delay: 0, first_range: 4, ranges: vec![] };
+        let f = AckFrame { largest: 3, delay: 0, first_range: 4, ranges: vec![], ecn: None };
         assert_eq!(f.ranges().next(), Some(Err(AckError)));
-        let f = AckFrame { largest: 10, delay: 0, first_range: 2, ranges: vec![(7, 0)] };
+        let f = AckFrame { largest: 10, delay: 0, first_range: 2, ranges: vec![(7, 0)], ecn: None };
         let v: Vec<_> = f.ranges().collect();
         assert_eq!(v, vec![Ok((8, 10)), Err(AckError)]);
         let mut buf = Vec::new();
         f.encode(&mut buf);
         assert_eq!(AckFrame::decode(&buf, &mut 0), Err(AckError));
         assert_eq!(AckFrame::decode(&buf[..3], &mut 0), Err(AckError));
+    }
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    use super::*;
+
+    /// RFC 9000 §19.3.2: type 0x03 carries the three counts; the size grows by their varints.
+    #[test]
+    fn ecn_counts_round_trip_and_grow_the_frame() {
+        let mut r = RangeSet::new();
+        r.insert(0, 100);
+        let plain = AckFrame::from_ranges(&r, Dur::ZERO, 32).unwrap();
+        let mut f = plain.clone();
+        f.ecn = Some(EcnCounts { ect0: 90, ect1: 0, ce: 10 });
+        assert_eq!(f.wire_size(), plain.wire_size() + 2 + 1 + 1);
+        let mut buf = Vec::new();
+        f.encode(&mut buf);
+        assert_eq!(buf[0], 0x03);
+        assert_eq!(buf.len(), f.wire_size());
+        assert_eq!(AckFrame::decode(&buf, &mut 0), Ok(f));
+        let mut buf = Vec::new();
+        plain.encode(&mut buf);
+        assert_eq!(buf[0], 0x02);
+        assert_eq!(AckFrame::decode(&buf, &mut 0), Ok(plain));
     }
 }

@@ -9,10 +9,13 @@
 //! * Non-ack-eliciting packets are acknowledged only together with others (§13.2.1).
 //! * Ranges below the Largest Acknowledged of an ACK frame the peer has acknowledged are no
 //!   longer reported (§13.2.4); at most [`MAX_ACK_RANGES`] ranges are kept and reported.
+//! * With ECN on, the ECN field of every packet that is not a duplicate is counted (§13.4.1:
+//!   each packet of a coalesced datagram counts), and the ACK frames carry the counts
+//!   (type 0x03) once any is non-zero.
 
-use multiconn_core::{Dur, Time};
+use multiconn_core::{Dur, Ecn, Time};
 
-use crate::ack_ranges::AckFrame;
+use crate::ack_ranges::{AckFrame, EcnCounts};
 use crate::range_set::RangeSet;
 
 /// Ranges reported in one ACK frame and kept for reporting.
@@ -27,6 +30,8 @@ pub struct AckPolicy {
     pub threshold: u32,
     pub max_ack_delay: Dur,
     pub immediate_on_reorder: bool,
+    /// Count the ECN codepoints of arriving packets and report them (RFC 9000 §13.4.1).
+    pub ecn: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -43,6 +48,7 @@ pub struct AckState {
     new_since_ack: bool,
     /// Packets dropped as duplicates.
     pub duplicates: u64,
+    ecn: EcnCounts,
 }
 
 impl AckState {
@@ -59,7 +65,27 @@ impl AckState {
             immediate: false,
             new_since_ack: false,
             duplicates: 0,
+            ecn: EcnCounts::default(),
         }
+    }
+
+    /// The ECN field of the IP packet that carried the packet just accepted by
+    /// [`on_packet`](Self::on_packet) (RFC 9000 §13.4.1).
+    pub fn on_ecn(&mut self, ecn: Ecn) {
+        if !self.policy.ecn {
+            return;
+        }
+        match ecn {
+            Ecn::NotEct => {}
+            Ecn::Ect0 => self.ecn.ect0 += 1,
+            Ecn::Ect1 => self.ecn.ect1 += 1,
+            Ecn::Ce => self.ecn.ce += 1,
+        }
+    }
+
+    /// The ECN counts so far.
+    pub fn ecn_counts(&self) -> EcnCounts {
+        self.ecn
     }
 
     /// A packet `pn` arrived. Returns false for a duplicate (to be dropped).
@@ -117,7 +143,11 @@ impl AckState {
 
     /// The ACK frame to send now, with the delay since the largest packet arrived.
     pub fn build(&self, now: Time) -> Option<AckFrame> {
-        AckFrame::from_ranges(&self.to_ack, now.since(self.largest_time), MAX_ACK_RANGES)
+        let mut f = AckFrame::from_ranges(&self.to_ack, now.since(self.largest_time), MAX_ACK_RANGES)?;
+        if self.policy.ecn && self.ecn != EcnCounts::default() {
+            f.ecn = Some(self.ecn);
+        }
+        Some(f)
     }
 
     /// An ACK frame was sent.

@@ -20,8 +20,8 @@
 use std::collections::VecDeque;
 
 use multiconn_cc::{Controller, PacerConfig, PathController};
-use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
+use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{RecvWindow, SendCredit};
@@ -70,6 +70,11 @@ pub struct ConnectionStats {
     pub delivered: u64,
     /// Paths whose validation was given up (no PATH_RESPONSE in time; multipath client).
     pub path_validation_failures: u64,
+    /// ECN (RFC 9000 §13.4): datagrams sent ECT(0), datagrams that arrived CE-marked, ACK and
+    /// PATH_ACK frames sent with ECN counts.
+    pub ect_datagrams_sent: u64,
+    pub ce_datagrams_received: u64,
+    pub ack_ecn_frames_sent: u64,
 }
 
 /// What the application at this end does.
@@ -196,13 +201,14 @@ impl Connection {
             Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
             None => (DEFAULT_WINDOW, DEFAULT_WINDOW, 0.5, DEFAULT_DCID_LEN),
         };
-        let recovery_cfg = RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay);
-        let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true };
+        let recovery_cfg = RecoveryConfig { ecn: profile.ecn, ..RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay) };
+        let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true, ecn: profile.ecn };
         let data_policy = AckPolicy {
             delay_acks: true,
             threshold: profile.ack.ack_eliciting_threshold.max(1),
             max_ack_delay,
             immediate_on_reorder: profile.ack.immediate_ack_on_reorder,
+            ecn: profile.ecn,
         };
         let pacer_cfg = PacerConfig {
             enabled: profile.pacing.enabled,
@@ -501,8 +507,9 @@ impl Connection {
             mp.health.on_packet_received(path, now);
             mp.sync_coupling(path, state);
         }
+        self.stats.ce_datagrams_received += u64::from(pkt.ecn == Ecn::Ce);
         for p in dg.packets() {
-            self.on_packet(now, p, path);
+            self.on_packet(now, p, path, pkt.ecn);
         }
         self.update_amplification(now);
     }
@@ -519,7 +526,7 @@ impl Connection {
         }
     }
 
-    fn on_packet(&mut self, now: Time, p: &QuicPacket, path: usize) {
+    fn on_packet(&mut self, now: Time, p: &QuicPacket, path: usize, ecn: Ecn) {
         if !self.keys_for_receiving(p.ptype) || path > 0 && p.ptype != PacketType::OneRtt {
             self.stats.undecryptable += 1;
             return;
@@ -530,6 +537,7 @@ impl Connection {
             self.stats.duplicates += 1;
             return;
         }
+        rx.on_ecn(ecn);
         self.stats.packets_received += 1;
         if let Some(q) = &mut self.qlog {
             q.packet_received(now, p);
@@ -557,7 +565,7 @@ impl Connection {
                 // ACK frames are the handshake path's (the multipath sender sends PATH_ACKs).
                 let rec = &mut self.handshake_path_mut().recovery;
                 let before = rec.stats().invalid_acks;
-                rec.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), &mut out);
+                rec.on_ack_received(now, space, a.ranges().map_while(Result::ok), a.delay(), a.ecn, &mut out);
                 if rec.stats().invalid_acks != before {
                     self.stats.invalid_frames += 1;
                 }
@@ -1158,12 +1166,18 @@ impl Connection {
         let payload = Payload::new(dg);
         let dg = payload.get::<Datagram>().expect("just built");
         let app_limited = self.app_limited;
+        // The datagram's IP ECN field (RFC 9000 §13.4.2: per path, while validation allows).
+        let ect = self.paths[path].recovery.ecn_mark();
         let (mut in_flight_any, mut ack_eliciting_any) = (false, false);
         for (i, p) in dg.packets().enumerate() {
             let space = p.ptype.space();
             let in_flight = p.counts_in_flight();
             let ack_eliciting = p.is_ack_eliciting();
             for f in &p.frames {
+                match f {
+                    Frame::Ack(a) | Frame::PathAck { ack: a, .. } if a.ecn.is_some() => self.stats.ack_ecn_frames_sent += 1,
+                    _ => {}
+                }
                 match f {
                     Frame::Ack(_) => self.ack_state_mut(space, path).on_ack_sent(),
                     Frame::PathAck { path: id, .. } => {
@@ -1187,6 +1201,7 @@ impl Connection {
                     ack_eliciting,
                     in_flight,
                     app_limited,
+                    ect,
                     content: Some(SentContent { payload: payload.clone(), index: i as u8 }),
                 },
             );
@@ -1215,6 +1230,10 @@ impl Connection {
         *next_id += 1;
         let mut pkt = Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload);
         pkt.path = path as u8;
+        if ect {
+            pkt.ecn = Ecn::Ect0;
+            self.stats.ect_datagrams_sent += 1;
+        }
         pkt
     }
 
@@ -1459,6 +1478,22 @@ impl Endpoint for Connection {
 
     fn cc_state(&self) -> &'static str {
         self.handshake_path().recovery.controller().state().name()
+    }
+
+    fn ecn_stats(&self) -> Option<EcnStats> {
+        let single = self.mp.is_none();
+        let paths: Vec<_> = self.paths.iter().filter(|p| single || p.path_ids_opened > 0).filter_map(|p| p.recovery.ecn_stats()).collect();
+        if paths.is_empty() {
+            return None;
+        }
+        Some(EcnStats {
+            state: paths.iter().map(|e| e.state.name()).collect::<Vec<_>>().join(","),
+            ect_sent: self.stats.ect_datagrams_sent,
+            ce_received: self.stats.ce_datagrams_received,
+            echoes_sent: self.stats.ack_ecn_frames_sent,
+            echoes_received: paths.iter().map(|e| e.ce_reported).sum(),
+            congestion_responses: paths.iter().map(|e| e.responses).sum(),
+        })
     }
 
     fn drain_qlog(&mut self, out: &mut Vec<String>) {

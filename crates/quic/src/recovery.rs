@@ -44,8 +44,64 @@ use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, RttEs
 use multiconn_core::{Dur, Payload, Time};
 use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer};
 
+use crate::ack_ranges::EcnCounts;
 use crate::packet::Space;
 use crate::range_set::RangeSet;
+
+/// Packets sent ECT(0) to test a path before waiting for the verdict (RFC 9000 appendix A.4:
+/// ten packets).
+pub const ECN_TESTING_PACKETS: u64 = 10;
+
+/// Where a path's ECN validation stands (RFC 9000 §13.4.2, appendix A.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnValidation {
+    /// The first [`ECN_TESTING_PACKETS`] packets go ECT(0).
+    Testing,
+    /// Those went out; the next packets go not-ECT until an ACK validates them.
+    Unknown,
+    /// An ACK confirmed the marks: every packet goes ECT(0).
+    Capable,
+    /// ECN counts missing, wrong or decreasing, or every testing packet lost: no more marks.
+    Failed,
+}
+
+impl EcnValidation {
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnValidation::Testing => "testing",
+            EcnValidation::Unknown => "unknown",
+            EcnValidation::Capable => "capable",
+            EcnValidation::Failed => "failed",
+        }
+    }
+}
+
+/// The sending side of ECN on one path: validation and the CE reaction.
+#[derive(Clone, Debug)]
+struct EcnSender {
+    state: EcnValidation,
+    /// Packets sent ECT(0) while testing, and how many of them were declared lost.
+    testing_sent: u64,
+    testing_lost: u64,
+    /// Packets sent ECT(0), per space.
+    ect_sent: [u64; 3],
+    /// The counts of the last ACK frame processed, per space.
+    peer: [EcnCounts; 3],
+    /// Start of the recovery period a loss or a CE increase last began (the controller's
+    /// rule, RFC 9002 §7.3.2), to count the CE increases that start one.
+    recovery_start: Option<Time>,
+    responses: u64,
+}
+
+/// ECN counters of one path's sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnSenderStats {
+    pub state: EcnValidation,
+    /// CE count the peer reported, summed over the spaces.
+    pub ce_reported: u64,
+    /// Congestion events for a CE increase that began a recovery period.
+    pub responses: u64,
+}
 
 /// How long a lost packet's record is kept for spurious-loss detection, in units of the base
 /// PTO (without backoff).
@@ -67,6 +123,8 @@ pub struct RecoveryConfig {
     pub retransmit_timer: RetransmitTimer,
     /// Floor of the `picoquic-2022` retransmission timer.
     pub min_rto: Dur,
+    /// Mark packets ECT(0), validate and react to CE counts (RFC 9000 §13.4, RFC 9002 §7.1).
+    pub ecn: bool,
 }
 
 /// The most a `picoquic-2022` retransmission timer is doubled (×4).
@@ -83,6 +141,7 @@ impl RecoveryConfig {
             persistent_congestion: r.persistent_congestion,
             persistent_congestion_threshold: r.persistent_congestion_threshold,
             max_ack_delay,
+            ecn: false,
         }
     }
 }
@@ -106,6 +165,8 @@ pub struct SentPacketInfo {
     pub in_flight: bool,
     /// The sender was application- or flow-control-limited when sending it.
     pub app_limited: bool,
+    /// Sent ECT(0).
+    pub ect: bool,
     pub content: Option<SentContent>,
 }
 
@@ -123,6 +184,7 @@ struct SentPacket {
     ack_eliciting: bool,
     in_flight: bool,
     app_limited: bool,
+    ect: bool,
     state: State,
     lost_event: u32,
     rate: SentRateState,
@@ -259,12 +321,13 @@ pub struct Recovery {
     scratch: Vec<(u64, u64)>,
     /// `picoquic-2022`: when the last timer-based loss episode began.
     last_timer_episode: Option<Time>,
+    /// ECN on this path; `None` when off.
+    ecn: Option<EcnSender>,
 }
 
 impl Recovery {
     pub fn new(cfg: RecoveryConfig, rtt: RttEstimator, controller: Box<dyn Controller>, is_server: bool) -> Recovery {
         Recovery {
-            cfg,
             spaces: Default::default(),
             rtt,
             controller,
@@ -284,7 +347,35 @@ impl Recovery {
             stats: RecoveryStats::default(),
             scratch: Vec::new(),
             last_timer_episode: None,
+            ecn: cfg.ecn.then(|| EcnSender {
+                state: EcnValidation::Testing,
+                testing_sent: 0,
+                testing_lost: 0,
+                ect_sent: [0; 3],
+                peer: [EcnCounts::default(); 3],
+                recovery_start: None,
+                responses: 0,
+            }),
+            cfg,
         }
+    }
+
+    /// Whether the next datagram goes ECT(0) (RFC 9000 §13.4.2, appendix A.4).
+    pub fn ecn_mark(&self) -> bool {
+        self.ecn.as_ref().is_some_and(|e| match e.state {
+            EcnValidation::Testing => e.testing_sent < ECN_TESTING_PACKETS,
+            EcnValidation::Capable => true,
+            EcnValidation::Unknown | EcnValidation::Failed => false,
+        })
+    }
+
+    /// ECN validation and counters; `None` when ECN is off.
+    pub fn ecn_stats(&self) -> Option<EcnSenderStats> {
+        self.ecn.as_ref().map(|e| EcnSenderStats {
+            state: e.state,
+            ce_reported: e.peer.iter().map(|c| c.ce).sum(),
+            responses: e.responses,
+        })
     }
 
     // ---- accessors ----
@@ -384,12 +475,23 @@ impl Recovery {
             }
             sp.bytes_in_flight += info.size as u64;
         }
+        if let Some(e) = self.ecn.as_mut().filter(|_| info.ect) {
+            e.ect_sent[space.index()] += 1;
+            if e.state == EcnValidation::Testing {
+                e.testing_sent += 1;
+                if e.testing_sent >= ECN_TESTING_PACKETS {
+                    e.state = EcnValidation::Unknown;
+                }
+            }
+        }
+        let sp = &mut self.spaces[space.index()];
         sp.sent.push_back(SentPacket {
             time_sent: info.time_sent,
             size: info.size,
             ack_eliciting: info.ack_eliciting,
             in_flight: info.in_flight,
             app_limited: info.app_limited,
+            ect: info.ect,
             state: State::Outstanding,
             lost_event: 0,
             rate,
@@ -414,8 +516,9 @@ impl Recovery {
     // ---- acknowledgements ----
 
     /// Processes an ACK frame's ranges (inclusive, any order) received in `space`
-    /// (RFC 9002 A.7). `ack_delay` is the decoded ACK Delay field.
-    pub fn on_ack_received(&mut self, now: Time, space: Space, ranges: impl Iterator<Item = (u64, u64)>, ack_delay: Dur, out: &mut Outcome) {
+    /// (RFC 9002 A.7). `ack_delay` is the decoded ACK Delay field, `ecn` the frame's ECN
+    /// counts (type 0x03).
+    pub fn on_ack_received(&mut self, now: Time, space: Space, ranges: impl Iterator<Item = (u64, u64)>, ack_delay: Dur, ecn: Option<EcnCounts>, out: &mut Outcome) {
         let si = space.index();
         if self.spaces[si].discarded {
             return;
@@ -444,6 +547,8 @@ impl Recovery {
         }
         pieces.drain(..n_ranges);
         let sp = &mut self.spaces[si];
+        // RFC 9000 §13.4.2.1: ECN is validated only on ACKs that raise the largest acknowledged.
+        let raises_largest = sp.largest_acked.map_or(true, |l| ack_largest > l);
         sp.largest_acked = Some(sp.largest_acked.map_or(ack_largest, |l| l.max(ack_largest)));
 
         let prior_in_flight = self.spaces.iter().map(|s| s.bytes_in_flight).sum::<u64>();
@@ -454,6 +559,8 @@ impl Recovery {
         let mut largest_newly: Option<(u64, Time)> = None;
         let mut spurious_in_event = 0u32;
         let mut any_new = false;
+        let mut newly_ect = 0u64;
+        let mut largest_sent: Option<Time> = None;
         let sp = &mut self.spaces[si];
         for &(a, b) in &pieces {
             for pn in a..b {
@@ -474,6 +581,12 @@ impl Recovery {
                 }
                 let i = (pn - sp.base) as usize;
                 let p = &mut sp.sent[i];
+                if p.state != State::Acked {
+                    newly_ect += u64::from(p.ect);
+                    if pn == ack_largest {
+                        largest_sent = Some(p.time_sent);
+                    }
+                }
                 match p.state {
                     State::Acked => {}
                     State::Lost => {
@@ -544,6 +657,10 @@ impl Recovery {
             }
         }
 
+        if raises_largest {
+            self.process_ecn(now, si, ecn, newly_ect, largest_sent.unwrap_or(now));
+        }
+
         self.detect_lost(now, space, out);
 
         if acked_bytes > 0 {
@@ -566,6 +683,44 @@ impl Recovery {
         }
         self.pop_front(si, now);
         self.set_loss_detection_timer(now);
+    }
+
+    /// RFC 9000 §13.4.2.1 validation of an ACK frame's ECN counts, then RFC 9002 B.7
+    /// `ProcessECN`: a larger CE count is a congestion event keyed to the send time of the
+    /// largest acknowledged packet (`largest_sent`), at most one per recovery period.
+    fn process_ecn(&mut self, now: Time, si: usize, counts: Option<EcnCounts>, newly_ect: u64, largest_sent: Time) {
+        let Some(e) = self.ecn.as_mut() else { return };
+        if e.state == EcnValidation::Failed {
+            return;
+        }
+        let Some(c) = counts else {
+            // Newly acknowledged ECT packets and no counts: the marks were lost on the way.
+            if newly_ect > 0 {
+                e.state = EcnValidation::Failed;
+            }
+            return;
+        };
+        let prev = e.peer[si];
+        let decreased = c.ect0 < prev.ect0 || c.ect1 < prev.ect1 || c.ce < prev.ce;
+        // Only ECT(0) is sent: more ECT(0) + CE than sent, or any ECT(1), is a remarking path.
+        let too_many = c.ect0 + c.ce > e.ect_sent[si] || c.ect1 > 0;
+        if decreased || too_many || (c.ect0 - prev.ect0) + (c.ce - prev.ce) < newly_ect {
+            e.state = EcnValidation::Failed;
+            return;
+        }
+        e.peer[si] = c;
+        if newly_ect > 0 && matches!(e.state, EcnValidation::Testing | EcnValidation::Unknown) {
+            e.state = EcnValidation::Capable;
+        }
+        if c.ce > prev.ce {
+            if !e.recovery_start.is_some_and(|s| largest_sent <= s) {
+                e.recovery_start = Some(now);
+                e.responses += 1;
+            }
+            let bif = self.bytes_in_flight();
+            let ev = LossEvent { bytes_lost: 0, largest_lost_sent: largest_sent, bytes_in_flight: bif, prior_in_flight: bif };
+            self.controller.on_ecn_congestion_event(now, &ev, &self.rtt);
+        }
     }
 
     /// Drops done records from the front, keeping lost ones aside for spurious detection.
@@ -622,6 +777,7 @@ impl Recovery {
         let mut persistent = false;
         let mut lost_each = std::mem::take(&mut self.scratch);
         lost_each.clear();
+        let mut lost_ect = 0u64;
         // Advance the cursor over packets that are no longer outstanding.
         while let Some(p) = sp.cursor.checked_sub(sp.base).and_then(|i| sp.sent.get(i as usize)) {
             if p.state == State::Outstanding {
@@ -650,6 +806,9 @@ impl Recovery {
                             }
                             out.lost.push(PacketOutcome { space, pn, content: p.content.clone() });
                             lost_each.push((pn, p.size as u64));
+                            if p.ect {
+                                lost_ect += 1;
+                            }
                         }
                         if p.ack_eliciting && first_sample.is_some_and(|t| p.time_sent > t) {
                             match run_start {
@@ -675,6 +834,18 @@ impl Recovery {
         self.scratch = lost_each;
         if lost_count == 0 {
             return;
+        }
+        if let Some(e) = self.ecn.as_mut() {
+            // RFC 9000 §13.4.2: every testing packet lost, the marks may be what was dropped.
+            if matches!(e.state, EcnValidation::Testing | EcnValidation::Unknown) {
+                e.testing_lost += lost_ect;
+                if e.state == EcnValidation::Unknown && e.testing_lost >= e.testing_sent {
+                    e.state = EcnValidation::Failed;
+                }
+            }
+            if !e.recovery_start.is_some_and(|s| largest_lost_sent <= s) {
+                e.recovery_start = Some(now);
+            }
         }
         let others: u64 = self.spaces.iter().enumerate().filter(|(i, _)| *i != si).map(|(_, s)| s.bytes_in_flight).sum();
         self.stats.lost_packets += lost_count as u64;

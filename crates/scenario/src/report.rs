@@ -116,6 +116,10 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                     if !responses.is_empty() {
                         m.insert("responses".into(), Value::Array(responses));
                     }
+                    // Only flows with ECN on carry the block, so other runs read as before.
+                    if let (Some(server), Some(client)) = (conn.server.ecn_stats(), conn.client.ecn_stats()) {
+                        m.insert("ecn".into(), json!({"server": ecn_json(f.spec.transport.name(), &server), "client": ecn_json(f.spec.transport.name(), &client)}));
+                    }
                     if let Some(sock) = &conn.socket {
                         m.insert(
                             "udp_socket".into(),
@@ -270,6 +274,23 @@ fn cells_json(world: &World) -> Value {
 }
 
 /// The PDCP entities of one path's splits, by split name.
+/// One end's ECN counters, named as the transport's mechanism names them.
+fn ecn_json(transport: &str, e: &multiconn_transport::EcnStats) -> Value {
+    let (state, sent, received) = if transport == "tcp" {
+        ("handshake", "ece_acks_sent", "ece_acks_received")
+    } else {
+        ("validation", "ack_ecn_frames_sent", "ce_reported_by_peer")
+    };
+    json!({
+        state: e.state,
+        "ect_packets_sent": e.ect_sent,
+        "ce_packets_received": e.ce_received,
+        sent: e.echoes_sent,
+        received: e.echoes_received,
+        "ecn_congestion_responses": e.congestion_responses,
+    })
+}
+
 fn pdcp_json(world: &World, entities: &[Option<usize>]) -> Value {
     let mut pdcp = Map::new();
     for e in entities.iter().flatten() {

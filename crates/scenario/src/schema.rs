@@ -253,6 +253,9 @@ pub struct FlowSection {
     pub address_token: Option<bool>,
     /// QUIC: write a qlog file per endpoint.
     pub qlog: Option<bool>,
+    /// TCP/QUIC: use ECN (RFC 3168 §6.1, RFC 9000 §13.4) at both ends (default: the
+    /// profile's, off for every built-in profile).
+    pub ecn: Option<bool>,
     /// app = "requests": how many requests, how many outstanding at once, and their sizes.
     pub requests: Option<u32>,
     pub parallel: Option<u32>,

@@ -1,11 +1,14 @@
 //! One end of a TCP connection as an [`Endpoint`]: glues the handshake, the sender, the
 //! receiver and the application together and builds segments (RFC 9293 §3.10 event
-//! processing, ACKs piggybacked on data, §3.8.6.3).
+//! processing, ACKs piggybacked on data, §3.8.6.3). With ECN on (profile or flow `ecn`) the
+//! client's SYN asks for it and a server with ECN on agrees (RFC 3168 §6.1.1); the IP ECN
+//! field of sent segments comes from the sender (ECT(0) on new data only), that of arriving
+//! packets is handed to the receiver with the segment.
 
 use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
-use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
+use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Observation, Observations, Profile, ProfileError, Role};
+use multiconn_transport::{AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, Profile, ProfileError, Role};
 
 use crate::app::App;
 use crate::autotune::RcvBuf;
@@ -38,6 +41,12 @@ pub struct TcpEndpoint {
     sack: bool,
     timestamps: bool,
     our_wscale: u8,
+    /// ECN wanted (profile `ecn`) until the handshake, then whether both ends agreed.
+    ecn: bool,
+    /// The profile asked for ECN (the summary reports ECN only then).
+    ecn_configured: bool,
+    ect_sent: u64,
+    ce_received: u64,
     hs: Handshake,
     sender: Sender,
     receiver: Receiver,
@@ -129,6 +138,10 @@ impl TcpEndpoint {
             sack: knobs.sack,
             timestamps: knobs.timestamps,
             our_wscale,
+            ecn: profile.ecn,
+            ecn_configured: profile.ecn,
+            ect_sent: 0,
+            ce_received: 0,
             hs: Handshake::new(role, timer()),
             sender,
             receiver: Receiver::new(rcv_cfg, buf, 1),
@@ -171,6 +184,9 @@ impl TcpEndpoint {
         self.sack = sack;
         self.timestamps = ts;
         self.our_wscale = ours;
+        self.ecn = self.ecn && peer.ecn;
+        self.sender.set_ecn(self.ecn);
+        self.receiver.set_ecn(self.ecn);
         self.sender.negotiate(sack, ts);
         self.receiver.negotiate(sack, ts, ours);
         self.sender.set_peer_window(peer.window, theirs);
@@ -219,9 +235,13 @@ impl TcpEndpoint {
             return Segment {
                 seq: 0,
                 ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
+                // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup
+                // SYN-ACK ECE alone (the server's `ecn` is already the agreement).
                 flags: Flags {
                     syn: true,
                     ack: is_ack,
+                    ece: self.ecn,
+                    cwr: self.ecn && !is_ack,
                 },
                 window: self.receiver.syn_window(),
                 wscale: offer_ws.then_some(self.our_wscale),
@@ -230,6 +250,7 @@ impl TcpEndpoint {
                 ts,
                 sack: SackBlocks::new(),
                 len: 0,
+                ip_ecn: Ecn::NotEct,
             };
         }
         let info = self.receiver.build_ack(max_sack_blocks(self.timestamps));
@@ -239,6 +260,8 @@ impl TcpEndpoint {
             flags: Flags {
                 syn: false,
                 ack: true,
+                ece: info.ece,
+                cwr: false,
             },
             window: info.window,
             wscale: None,
@@ -250,12 +273,16 @@ impl TcpEndpoint {
             }),
             sack: info.sack,
             len,
+            ip_ecn: Ecn::NotEct,
         }
     }
 
     fn packet(&mut self, now: Time, next_id: &mut u64, seg: Segment) -> Packet {
+        let ecn = seg.ip_ecn;
+        self.ect_sent += u64::from(ecn == Ecn::Ect0);
         let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now)
-            .with_payload(Payload::new(seg));
+            .with_payload(Payload::new(seg))
+            .with_ecn(ecn);
         *next_id += 1;
         self.pkt_seq += 1;
         p
@@ -333,6 +360,15 @@ impl Endpoint for TcpEndpoint {
         let Some(seg) = payload.get::<Segment>() else {
             return;
         };
+        self.ce_received += u64::from(pkt.ecn == Ecn::Ce);
+        // The segment as the receiver sees it: with the ECN field the network delivered.
+        let marked;
+        let seg = if seg.ip_ecn == pkt.ecn {
+            seg
+        } else {
+            marked = Segment { ip_ecn: pkt.ecn, ..seg.clone() };
+            &marked
+        };
         if !self.gro.enabled() {
             self.segment(now, seg);
             return;
@@ -367,7 +403,11 @@ impl Endpoint for TcpEndpoint {
         }
         if let Some(d) = self.sender.poll_data(now) {
             self.fill_send_buffer();
-            let seg = self.build(now, d.seq, d.len, false);
+            let mut seg = self.build(now, d.seq, d.len, false);
+            seg.flags.cwr = d.cwr;
+            if d.ect {
+                seg.ip_ecn = Ecn::Ect0;
+            }
             return Some(self.packet(now, next_id, seg));
         }
         if self.receiver.ack_due() {
@@ -428,6 +468,17 @@ impl Endpoint for TcpEndpoint {
 
     fn cc_state(&self) -> &'static str {
         self.sender.controller().state().name()
+    }
+
+    fn ecn_stats(&self) -> Option<EcnStats> {
+        self.ecn_configured.then(|| EcnStats {
+            state: if self.ecn && self.hs.established() { "negotiated" } else { "not_negotiated" }.to_string(),
+            ect_sent: self.ect_sent,
+            ce_received: self.ce_received,
+            echoes_sent: self.receiver.ece_acks(),
+            echoes_received: self.sender.ece_acks(),
+            congestion_responses: self.sender.ecn_responses(),
+        })
     }
 }
 

@@ -23,6 +23,9 @@
 //!   the whole packet up at once (`flush = len < mss`); a segment without payload, or with
 //!   SYN, is never held and passes the held one up before it (dev_gro_receive's `normal`
 //!   path after flushing `pp`).
+//! * **ECN**: segments merge only with the same IP ECN field (`inet_gro_receive` flushes on
+//!   a different TOS byte), so a CE mark is never hidden in a merged segment; a segment with
+//!   CWR is never held (`tcp_gro_receive`: `flush |= flags & TCP_FLAG_CWR`).
 //!
 //! Not modelled: the PSH flag (the model's segments carry none; Linux sets it at the end of
 //! each write and when half a window has gone unpushed, and a PSH segment flushes after
@@ -105,7 +108,7 @@ impl Gro {
         if self.held.as_ref().is_some_and(|h| h.at != now) {
             self.flush_into(out);
         }
-        if seg.len == 0 || seg.flags.syn {
+        if seg.len == 0 || seg.flags.syn || seg.flags.cwr {
             self.flush_into(out);
             out.push(seg);
             return;
@@ -116,6 +119,7 @@ impl Gro {
             let merges = seg.seq == h.seg.seq.saturating_add(h.seg.len as u64)
                 && seg.ack == h.seg.ack
                 && seg.flags == h.seg.flags
+                && seg.ip_ecn == h.seg.ip_ecn
                 && ts_option_ms(&seg) == ts_option_ms(&h.seg)
                 && seg.sack == h.seg.sack
                 && seg.len <= h.gso_size
@@ -160,7 +164,7 @@ mod tests {
         Segment {
             seq,
             ack: 1,
-            flags: Flags { syn: false, ack: true },
+            flags: Flags { syn: false, ack: true, ..Flags::default() },
             window: 1000,
             wscale: None,
             sack_permitted: false,
@@ -168,6 +172,7 @@ mod tests {
             ts: Some(Timestamps { tsval: sent_ms * 1_000_000 + 1, tsecr: 7 }),
             sack: SackBlocks::new(),
             len,
+            ip_ecn: multiconn_core::Ecn::NotEct,
         }
     }
 

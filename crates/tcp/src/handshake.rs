@@ -2,7 +2,8 @@
 //! scale and timestamps only when both SYNs carry them (RFC 7323 §2.2, §3.2), SACK only when
 //! both sent SACK-permitted (RFC 2018 §2). SYN and SYN-ACK are retransmitted on the RFC 6298
 //! initial RTO with exponential backoff (§5.5, §5.7); the handshake yields an RTT sample only
-//! if its SYN was sent once (Karn's rule).
+//! if its SYN was sent once (Karn's rule). ECN is agreed when the SYN carries ECE and CWR and
+//! the SYN-ACK ECE alone (RFC 3168 §6.1.1).
 
 use multiconn_cc::RttEstimator;
 use multiconn_core::{Dur, Time};
@@ -29,6 +30,9 @@ pub struct PeerOptions {
     pub timestamps: bool,
     pub mss: Option<u32>,
     pub tsval: u64,
+    /// The SYN was an ECN-setup SYN (ECE and CWR set), or the SYN-ACK an ECN-setup SYN-ACK
+    /// (ECE set, CWR clear): RFC 3168 §6.1.1.
+    pub ecn: bool,
 }
 
 impl PeerOptions {
@@ -40,6 +44,7 @@ impl PeerOptions {
             timestamps: seg.ts.is_some(),
             mss: seg.mss,
             tsval: seg.ts.map_or(0, |t| t.tsval),
+            ecn: if seg.flags.ack { seg.flags.ece && !seg.flags.cwr } else { seg.flags.ece && seg.flags.cwr },
         }
     }
 }

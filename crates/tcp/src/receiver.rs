@@ -7,11 +7,17 @@
 //! and the advertised window with window scaling (RFC 7323 §2) and without retracting the
 //! right edge (RFC 9293 §3.8.6.2.2).
 //!
+//! With ECN agreed (RFC 3168 §6.1.3): a data segment that arrives CE-marked makes every ACK
+//! carry ECE until a segment with CWR arrives. As Linux (`tcp_ecn_check_ce`,
+//! `tcp_ecn_accept_cwr`, net/ipv4/tcp_input.c), the first CE of such a period and a
+//! not-ECT data segment after ECT ones (a retransmission) put the receiver in quick-ACK mode
+//! for two segments, and a data segment with CWR is acknowledged at once.
+//!
 //! Only sequence ranges are kept (the simulator carries no payload bytes). The application
 //! reads with [`Receiver::read`]; the connection reads everything at once today, and
 //! unread bytes count against the buffer, so a reader with a rate can be added there.
 
-use multiconn_core::{Dur, Time};
+use multiconn_core::{Dur, Ecn, Time};
 
 use crate::autotune::RcvBuf;
 use crate::segment::{SackBlocks, Segment};
@@ -36,7 +42,12 @@ pub struct AckInfo {
     pub window: u16,
     pub sack: SackBlocks,
     pub tsecr: u64,
+    /// ECN-Echo (RFC 3168 §6.1.3).
+    pub ece: bool,
 }
+
+/// Linux's `tcp_enter_quickack_mode(sk, 2)` on an ECN event: the next two ACKs go at once.
+const ECN_QUICKACKS: u32 = 2;
 
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -57,6 +68,16 @@ pub struct Receiver {
     unread: u64,
     copied: u64,
     buf: RcvBuf,
+    /// ECN agreed in the handshake.
+    ecn: bool,
+    /// A CE mark was seen and no CWR since (Linux `TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// An ECT or CE segment arrived (Linux `TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// ACKs still to be sent at once (Linux `icsk_ack.quick`).
+    quick_acks: u32,
+    ce_segments: u64,
+    ece_acks: u64,
 }
 
 /// Result of one arriving segment.
@@ -87,6 +108,12 @@ impl Receiver {
             unread: 0,
             copied: 0,
             buf,
+            ecn: false,
+            demand_cwr: false,
+            ecn_seen: false,
+            quick_acks: 0,
+            ce_segments: 0,
+            ece_acks: 0,
         }
     }
 
@@ -95,6 +122,23 @@ impl Receiver {
         self.cfg.sack = sack;
         self.cfg.timestamps = timestamps;
         self.cfg.wscale = wscale;
+    }
+
+    /// ECN as agreed in the handshake (RFC 3168 §6.1.1).
+    pub fn set_ecn(&mut self, on: bool) {
+        self.ecn = on;
+    }
+    /// Data segments that arrived CE-marked (after GRO: a coalesced segment counts once).
+    pub fn ce_segments(&self) -> u64 {
+        self.ce_segments
+    }
+    /// ACKs sent with ECE set.
+    pub fn ece_acks(&self) -> u64 {
+        self.ece_acks
+    }
+    /// The next ACKs carry ECE.
+    pub fn echoing_ce(&self) -> bool {
+        self.ecn && self.demand_cwr
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -164,6 +208,9 @@ impl Receiver {
         if seg.len == 0 {
             return DataOutcome::default();
         }
+        if self.ecn {
+            self.ecn_on_data(seg);
+        }
         let start = seg.seq;
         let end = seg.seq.saturating_add(seg.len as u64);
         let mut out = DataOutcome::default();
@@ -232,9 +279,35 @@ impl Receiver {
         out
     }
 
+    /// RFC 3168 §6.1.3 with Linux's `tcp_ecn_accept_cwr` then `tcp_ecn_check_ce`.
+    fn ecn_on_data(&mut self, seg: &Segment) {
+        if seg.flags.cwr {
+            self.demand_cwr = false;
+            self.ack_now = true;
+        }
+        match seg.ip_ecn {
+            Ecn::NotEct => {
+                if self.ecn_seen {
+                    self.quick_acks = self.quick_acks.max(ECN_QUICKACKS);
+                }
+            }
+            Ecn::Ce => {
+                self.ce_segments += 1;
+                if !self.demand_cwr {
+                    self.quick_acks = self.quick_acks.max(ECN_QUICKACKS);
+                    self.demand_cwr = true;
+                }
+                self.ecn_seen = true;
+            }
+            Ecn::Ect0 | Ecn::Ect1 => self.ecn_seen = true,
+        }
+    }
+
     fn count_for_delack(&mut self, now: Time, bytes: u64) {
         self.unacked_bytes += bytes;
-        if self.unacked_bytes > (self.cfg.ack_threshold.max(1) as u64 - 1) * self.cfg.mss {
+        if self.quick_acks > 0 {
+            self.ack_now = true;
+        } else if self.unacked_bytes > (self.cfg.ack_threshold.max(1) as u64 - 1) * self.cfg.mss {
             self.ack_now = true;
         } else if self.delack.is_none() {
             self.delack = Some(now + self.cfg.max_ack_delay);
@@ -286,6 +359,11 @@ impl Receiver {
         self.unacked_bytes = 0;
         self.delack = None;
         self.last_ack_sent = self.rcv_nxt;
+        self.quick_acks = self.quick_acks.saturating_sub(1);
+        let ece = self.echoing_ce();
+        if ece {
+            self.ece_acks += 1;
+        }
         // Window: never retract the right edge; round the scaled field so it does not.
         let ws = self.cfg.wscale;
         let want = self.rcv_nxt + self.window_bytes();
@@ -299,6 +377,7 @@ impl Receiver {
             window: field as u16,
             sack,
             tsecr: self.ts_recent,
+            ece,
         }
     }
 
@@ -341,6 +420,7 @@ mod tests {
             flags: Flags {
                 syn: false,
                 ack: true,
+                ..Flags::default()
             },
             window: 100,
             wscale: None,
@@ -352,7 +432,56 @@ mod tests {
             }),
             sack: SackBlocks::new(),
             len,
+            ip_ecn: multiconn_core::Ecn::NotEct,
         }
+    }
+
+    fn marked(seq: u64, len: u32, ecn: multiconn_core::Ecn, cwr: bool) -> Segment {
+        let mut s = data(seq, len);
+        s.ip_ecn = ecn;
+        s.flags.cwr = cwr;
+        s
+    }
+
+    /// RFC 3168 §6.1.3: from the first CE-marked segment every ACK carries ECE until a
+    /// segment with CWR arrives; the first CE is acknowledged at once (Linux quick-ACK).
+    #[test]
+    fn ece_from_the_first_ce_until_cwr() {
+        use multiconn_core::Ecn::{Ce, Ect0};
+        let mut r = rx();
+        r.set_ecn(true);
+        r.on_segment(Time(0), &marked(1, 100, Ect0, false));
+        assert!(!r.ack_due(), "ECT(0) alone changes nothing: delayed ACK");
+        r.on_segment(Time(1), &marked(101, 100, Ect0, false));
+        assert!(!r.build_ack(3).ece);
+        r.on_segment(Time(2), &marked(201, 100, Ce, false));
+        assert!(r.ack_due(), "a CE mark is acknowledged at once");
+        assert!(r.build_ack(3).ece);
+        // Later segments, marked or not: ECE stays on every ACK.
+        for (i, e) in [Ect0, Ce, Ect0, Ect0].into_iter().enumerate() {
+            r.on_segment(Time(3 + i as u64), &marked(301 + 100 * i as u64, 100, e, false));
+            assert!(r.build_ack(3).ece);
+        }
+        // CWR arrives: the ACK for it goes at once, without ECE.
+        r.on_segment(Time(10), &marked(701, 100, Ect0, true));
+        assert!(r.ack_due());
+        assert!(!r.build_ack(3).ece);
+        r.on_segment(Time(11), &marked(801, 100, Ect0, false));
+        assert!(!r.build_ack(3).ece);
+        // A CE in the same segment as CWR starts a new echo (accept CWR, then check CE).
+        r.on_segment(Time(12), &marked(901, 100, Ce, true));
+        assert!(r.build_ack(3).ece);
+        assert_eq!(r.ce_segments(), 3);
+        assert_eq!(r.ece_acks(), 6);
+    }
+
+    #[test]
+    fn without_ecn_ce_is_not_echoed() {
+        let mut r = rx();
+        r.on_segment(Time(0), &marked(1, 100, multiconn_core::Ecn::Ce, false));
+        assert!(!r.ack_due());
+        assert!(!r.build_ack(3).ece);
+        assert_eq!(r.ce_segments(), 0);
     }
 
     #[test]

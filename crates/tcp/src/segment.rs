@@ -9,6 +9,8 @@
 //! Timestamps carry the sender's virtual time in nanoseconds; on the wire they are the usual
 //! 10-byte option (12 bytes with the two NOPs), and that is what [`Segment::wire_size`] counts.
 
+use multiconn_core::Ecn;
+
 /// IPv4 header without options.
 pub const IP_HEADER: u32 = 20;
 /// TCP header without options.
@@ -26,6 +28,12 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 pub struct Flags {
     pub syn: bool,
     pub ack: bool,
+    /// ECN-Echo (RFC 3168 §6.1): in a SYN (with CWR) or SYN-ACK, the ECN setup; afterwards,
+    /// the receiver saw a CE-marked segment and the sender has not yet answered with CWR.
+    pub ece: bool,
+    /// Congestion Window Reduced (RFC 3168 §6.1): in a SYN, part of the ECN setup;
+    /// afterwards, the sender reduced its window in response to ECE.
+    pub cwr: bool,
 }
 
 /// Up to four SACK blocks, `[start, end)` sequence ranges, the first one possibly a D-SACK.
@@ -87,6 +95,9 @@ pub struct Segment {
     pub sack: SackBlocks,
     /// Payload bytes carried.
     pub len: u32,
+    /// The ECN field of the IP packet carrying the segment (RFC 3168 §5), not a TCP header
+    /// field: what the sender put there, and on arrival what the network delivered.
+    pub ip_ecn: Ecn,
 }
 
 impl Segment {
@@ -161,6 +172,7 @@ mod tests {
             flags: Flags {
                 syn: false,
                 ack: true,
+                ..Flags::default()
             },
             window: 0,
             wscale: None,
@@ -169,6 +181,7 @@ mod tests {
             ts: ts.then_some(Timestamps::default()),
             sack: SackBlocks::new(),
             len,
+            ip_ecn: Ecn::NotEct,
         };
         for i in 0..sacks {
             s.sack.push(i as u64 * 10, i as u64 * 10 + 5);

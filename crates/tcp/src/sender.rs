@@ -22,6 +22,15 @@
 //! * Send buffer: Linux autotunes `sk_sndbuf` to about twice the congestion window
 //!   (`tcp_sndbuf_expand`); modelled as max(wmem[1], min(wmem[2], 2·cwnd)) in payload bytes,
 //!   never shrinking. The application may hold that many bytes unacknowledged and unsent.
+//! * ECN (RFC 3168 §6.1.2, §6.1.5), when agreed in the handshake: new data segments go out
+//!   ECT(0), retransmissions (and TLP retransmissions) not-ECT. An ACK with ECE outside
+//!   recovery puts the sender in CWR as Linux does (`tcp_enter_cwr`): the controller's
+//!   congestion response is applied once (no retransmission), CWR goes on the next new data
+//!   segment, and further ECE is ignored until something above `snd_nxt` at entry is
+//!   acknowledged (so that the CWR reached the receiver): one reduction per window of data.
+//!   Entering loss recovery or an RTO also queues CWR (Linux `tcp_init_cwnd_reduction`,
+//!   `tcp_enter_loss`). PRR is not modelled: the window drops to the controller's target at
+//!   once, as it does for a loss.
 
 use std::collections::VecDeque;
 
@@ -100,6 +109,10 @@ pub struct DataSend {
     pub seq: u64,
     pub len: u32,
     pub retransmission: bool,
+    /// Send the segment ECT(0) (RFC 3168 §6.1.2: new data only, ECN agreed).
+    pub ect: bool,
+    /// Set CWR on the segment (RFC 3168 §6.1.2).
+    pub cwr: bool,
 }
 
 pub struct Sender {
@@ -139,6 +152,14 @@ pub struct Sender {
     fast_retransmit: bool,
     /// End of the last sub-MSS segment sent (Minshall's Nagle check).
     small_end: Option<u64>,
+    /// ECN agreed in the handshake.
+    ecn: bool,
+    /// In CWR state: `snd_nxt` when it began (Linux `high_seq`).
+    cwr_point: Option<u64>,
+    /// CWR goes on the next new data segment (Linux `TCP_ECN_QUEUE_CWR`).
+    cwr_pending: bool,
+    ece_acks: u64,
+    ecn_responses: u64,
 }
 
 impl std::fmt::Debug for Sender {
@@ -192,6 +213,11 @@ impl Sender {
             more_pending: false,
             fast_retransmit: false,
             small_end: None,
+            ecn: false,
+            cwr_point: None,
+            cwr_pending: false,
+            ece_acks: 0,
+            ecn_responses: 0,
             cfg,
         };
         s.grow_sndbuf();
@@ -233,6 +259,25 @@ impl Sender {
     /// Reductions undone because every retransmission of their episode was spurious.
     pub fn undos(&self) -> u64 {
         self.undos
+    }
+    /// ECN as agreed in the handshake (RFC 3168 §6.1.1).
+    pub fn set_ecn(&mut self, on: bool) {
+        self.ecn = on;
+    }
+    pub fn ecn(&self) -> bool {
+        self.ecn
+    }
+    /// ACKs that arrived with ECE set (ECN agreed).
+    pub fn ece_acks(&self) -> u64 {
+        self.ece_acks
+    }
+    /// Window reductions in response to ECE (entries into CWR).
+    pub fn ecn_responses(&self) -> u64 {
+        self.ecn_responses
+    }
+    /// In CWR: reduced for ECE, waiting for the window of data to be acknowledged.
+    pub fn in_cwr(&self) -> bool {
+        self.cwr_point.is_some()
     }
     pub fn in_recovery(&self) -> bool {
         self.episode.is_some()
@@ -404,6 +449,20 @@ impl Sender {
 
         self.process_tlp_ack(now, ack, advanced, newly > 0);
 
+        if self.ecn {
+            // Linux holds CWR until something above high_seq is acknowledged, so that the
+            // CWR segment has reached the receiver (tcp_fastretrans_alert).
+            if self.cwr_point.is_some_and(|p| self.sb.snd_una() > p) {
+                self.cwr_point = None;
+            }
+            if seg.flags.ece {
+                self.ece_acks += 1;
+                if self.episode.is_none() && self.cwr_point.is_none() {
+                    self.enter_cwr(now);
+                }
+            }
+        }
+
         if newly > 0 {
             let rate_sample = self.delivery.take_sample(self.rtt.min());
             let app_limited = newest.is_some_and(|n| n.rate.is_app_limited);
@@ -533,8 +592,23 @@ impl Sender {
         (bytes, newest)
     }
 
+    /// RFC 3168 §6.1.2 / Linux `tcp_enter_cwr`: the controller's response to a congestion
+    /// event, without retransmitting anything, and CWR on the next new data segment.
+    fn enter_cwr(&mut self, now: Time) {
+        self.cwr_point = Some(self.sb.snd_nxt());
+        self.cwr_pending = true;
+        // Linux clears undo_marker: a later undo does not restore the window from before.
+        self.last_episode = None;
+        let pipe = self.sb.pipe();
+        let ev = LossEvent { bytes_lost: 0, largest_lost_sent: now, bytes_in_flight: pipe, prior_in_flight: pipe };
+        self.cc.on_ecn_congestion_event(now, &ev, &self.rtt);
+        self.ecn_responses += 1;
+    }
+
     fn enter_recovery(&mut self, now: Time, lost_bytes: u64, largest_lost_sent: Time) {
         self.last_episode = None;
+        self.cwr_point = None;
+        self.cwr_pending |= self.ecn;
         self.episode = Some(Episode {
             kind: EpisodeKind::Fast,
             point: self.sb.snd_nxt(),
@@ -577,6 +651,7 @@ impl Sender {
                 };
                 self.cc.on_congestion_event(now, &ev, &self.rtt);
                 self.congestion_events += 1;
+                self.cwr_pending |= self.ecn;
             }
         } else if !advanced && !new_info {
             self.tlp_high = None;
@@ -638,6 +713,8 @@ impl Sender {
             return;
         }
         self.timeouts += 1;
+        self.cwr_point = None;
+        self.cwr_pending |= self.ecn;
         self.lost += self.sb.mark_all_lost();
         self.rack.clear_sent();
         self.cc.on_persistent_congestion(now);
@@ -731,10 +808,14 @@ impl Sender {
         if !is_retx && !probe {
             self.arm_tlp(now);
         }
+        let ect = self.ecn && !is_retx;
+        let cwr = ect && std::mem::take(&mut self.cwr_pending);
         Some(DataSend {
             seq,
             len: len as u32,
             retransmission: is_retx,
+            ect,
+            cwr,
         })
     }
 
@@ -770,5 +851,119 @@ impl Sender {
             self.small_end = Some(self.sb.snd_nxt() + len);
         }
         Some(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{Flags, SackBlocks};
+    use multiconn_cc::pacer::BurstRule;
+    use multiconn_cc::{CcConfig, CcKind, PacerConfig, RttVarRule};
+    use multiconn_core::Ecn;
+
+    const MSS: u64 = 1000;
+
+    fn sender() -> Sender {
+        let cfg = SenderConfig {
+            mss: MSS,
+            dup_thresh: 3,
+            rack_tlp: true,
+            sack: true,
+            timestamps: false,
+            time_threshold: [9, 8],
+            wmem: [4096, 1 << 20, 1 << 22],
+            granularity: Dur::from_millis(1),
+        };
+        let cc = multiconn_cc::build(&CcConfig::tcp_default(CcKind::NewReno, MSS));
+        let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });
+        let rto = RtoTimer::new(Dur::from_millis(1), Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1));
+        let mut s = Sender::new(cfg, 1, RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002), rto, cc, pacer);
+        s.set_ecn(true);
+        s.write(1 << 20);
+        s
+    }
+
+    fn ack(ack: u64, ece: bool) -> Segment {
+        Segment {
+            seq: 1,
+            ack,
+            flags: Flags { syn: false, ack: true, ece, cwr: false },
+            window: u16::MAX,
+            wscale: None,
+            sack_permitted: false,
+            mss: None,
+            ts: None,
+            sack: SackBlocks::new(),
+            len: 0,
+            ip_ecn: Ecn::NotEct,
+        }
+    }
+
+    fn send_all(s: &mut Sender, now: Time) -> Vec<DataSend> {
+        std::iter::from_fn(|| s.poll_data(now)).collect()
+    }
+
+    /// RFC 3168 §6.1.2: many ACKs with ECE in one window of data reduce the window once;
+    /// the next new segment carries CWR; an ECE after the window passed reduces it again.
+    #[test]
+    fn one_reduction_per_window_of_data_however_many_ece_acks() {
+        let mut s = sender();
+        s.set_peer_window(u16::MAX, 14);
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        let first = send_all(&mut s, t(0));
+        assert_eq!(first.len(), 10);
+        assert!(first.iter().all(|d| d.ect && !d.cwr && !d.retransmission));
+        let cwnd0 = s.controller().window();
+        // Every ACK of the first window echoes CE.
+        let mut cwr_seen = 0;
+        for i in 1..=10u64 {
+            s.on_ack(t(100 + i), &ack(1 + i * MSS, true));
+            cwr_seen += send_all(&mut s, t(100 + i)).iter().filter(|d| d.cwr).count();
+        }
+        assert_eq!(s.ece_acks(), 10);
+        assert_eq!(s.ecn_responses(), 1, "one reduction for the window");
+        assert_eq!(s.controller().window(), cwnd0 / 2);
+        assert_eq!(cwr_seen, 1, "CWR goes once, on the next new data segment");
+        assert_eq!(s.retransmissions(), 0);
+        assert!(s.in_cwr());
+        // The window sent before the reduction is acknowledged, still echoing (the CWR
+        // segment has not arrived yet): no second reduction.
+        let point = 1 + 10 * MSS;
+        s.on_ack(t(200), &ack(point, true));
+        assert_eq!(s.ecn_responses(), 1);
+        // Data above the CWR point acknowledged: CWR ends; the next ECE is a new signal.
+        s.on_ack(t(210), &ack(point + MSS, false));
+        assert!(!s.in_cwr());
+        s.on_ack(t(220), &ack(point + 2 * MSS, true));
+        assert_eq!(s.ecn_responses(), 2);
+        assert_eq!(s.retransmissions(), 0);
+    }
+
+    /// RFC 3168 §6.1.5: retransmissions go not-ECT.
+    #[test]
+    fn retransmissions_are_not_ect() {
+        let mut s = sender();
+        s.set_peer_window(u16::MAX, 14);
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        assert_eq!(send_all(&mut s, t(0)).len(), 10);
+        // Nothing acknowledged: the RTO fires and the head segment goes again.
+        s.on_timeout(t(1000));
+        let again = send_all(&mut s, t(1000));
+        assert!(!again.is_empty());
+        assert!(again.iter().all(|d| d.retransmission && !d.ect), "{again:?}");
+        // After an RTO the next new data carries CWR (Linux tcp_enter_loss queues it).
+        assert!(s.cwr_pending);
+    }
+
+    #[test]
+    fn without_ecn_nothing_is_marked_and_ece_is_ignored() {
+        let mut s = sender();
+        s.set_ecn(false);
+        s.set_peer_window(u16::MAX, 14);
+        let sent = send_all(&mut s, Time::ZERO);
+        assert!(sent.iter().all(|d| !d.ect && !d.cwr));
+        s.on_ack(Time::ZERO + Dur::from_millis(100), &ack(1 + MSS, true));
+        assert_eq!((s.ece_acks(), s.ecn_responses()), (0, 0));
     }
 }

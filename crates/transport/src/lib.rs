@@ -232,6 +232,34 @@ pub trait Endpoint: Send {
     fn observe(&mut self, _on: bool) {}
     /// Moves what was noted since the last call to `out`, oldest first.
     fn drain_observations(&mut self, _out: &mut Vec<Observation>) {}
+    /// ECN counters of this end; `None` when ECN is off for the connection (profile or flow
+    /// `ecn`), as for endpoints without ECN support.
+    fn ecn_stats(&self) -> Option<EcnStats> {
+        None
+    }
+}
+
+/// What one end of a connection did with ECN (RFC 3168 §6.1 for TCP, RFC 9000 §13.4 and
+/// RFC 9002 §7.1 for QUIC). The sending counters concern the data this end sent, the
+/// receiving ones the data it received.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EcnStats {
+    /// TCP: "negotiated" or "not_negotiated" (the handshake's outcome). QUIC: the ECN
+    /// validation state of RFC 9000 §13.4.2 / appendix A.4, "testing", "unknown", "capable" or
+    /// "failed" (multipath: the paths' states, by path, joined with commas).
+    pub state: String,
+    /// Packets sent ECT(0).
+    pub ect_sent: u64,
+    /// Packets that arrived CE-marked.
+    pub ce_received: u64,
+    /// TCP: ACKs sent with ECE. QUIC: ACK frames sent with ECN counts (type 0x03).
+    pub echoes_sent: u64,
+    /// TCP: ACKs received with ECE. QUIC: the CE count the peer reported, summed over packet
+    /// number spaces (and paths).
+    pub echoes_received: u64,
+    /// Congestion responses to ECN: TCP entries into CWR, QUIC congestion events for an
+    /// increased CE count outside a recovery period.
+    pub congestion_responses: u64,
 }
 
 /// One path of a multipath endpoint, as reported at the end of a run.

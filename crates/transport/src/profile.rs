@@ -39,6 +39,14 @@ pub struct Profile {
     /// How the stack runs several paths (Multipath QUIC, MPTCP); absent: the transport's
     /// defaults (see [`MultipathKnobs`]).
     pub multipath: Option<MultipathKnobs>,
+    /// Explicit Congestion Notification: TCP requests it in the handshake and, once both ends
+    /// agreed, sends data segments ECT(0) (RFC 3168 §6.1); QUIC sends ECT(0), reports the ECN
+    /// counts in its ACK frames and validates the path (RFC 9000 §13.4, RFC 9002 §7.1).
+    /// Absent: false, the built-in profiles' setting (Linux's default `tcp_ecn = 2` accepts
+    /// ECN but never requests it, so a Linux client does not use it). A flow's `ecn` overrides
+    /// it.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

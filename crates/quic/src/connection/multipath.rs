@@ -152,7 +152,7 @@ impl Connection {
         out.clear();
         let rec = &mut self.paths[acked].recovery;
         let before = rec.stats().invalid_acks;
-        rec.on_ack_received(now, Space::Data, ack.ranges().map_while(Result::ok), ack.delay(), &mut out);
+        rec.on_ack_received(now, Space::Data, ack.ranges().map_while(Result::ok), ack.delay(), ack.ecn, &mut out);
         let invalid = rec.stats().invalid_acks != before;
         if invalid {
             self.stats.invalid_frames += 1;

@@ -61,7 +61,7 @@ proptest! {
 }
 
 fn policy(reorder: bool) -> AckPolicy {
-    AckPolicy { delay_acks: true, threshold: 2, max_ack_delay: ms(25), immediate_on_reorder: reorder }
+    AckPolicy { delay_acks: true, threshold: 2, max_ack_delay: ms(25), immediate_on_reorder: reorder, ecn: false }
 }
 
 #[test]

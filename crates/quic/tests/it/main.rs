@@ -7,6 +7,7 @@ mod ack;
 mod app_streams;
 mod coupled_cc;
 mod download;
+mod ecn;
 mod factory;
 mod flow_control;
 mod handshake;

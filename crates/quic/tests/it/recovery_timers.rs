@@ -20,21 +20,21 @@ fn recovery(profile: &Profile) -> Recovery {
 
 fn send(r: &mut Recovery, t: Time) -> u64 {
     let pn = r.next_pn(Space::Data);
-    let info = SentPacketInfo { pn, time_sent: t, size: MDS as u32, ack_eliciting: true, in_flight: true, app_limited: false, content: None };
+    let info = SentPacketInfo { pn, time_sent: t, size: MDS as u32, ack_eliciting: true, in_flight: true, app_limited: false, ect: false, content: None };
     assert!(r.on_packet_sent(Space::Data, info));
     pn
 }
 
 fn send_ack_only(r: &mut Recovery, t: Time) -> u64 {
     let pn = r.next_pn(Space::Data);
-    let info = SentPacketInfo { pn, time_sent: t, size: 50, ack_eliciting: false, in_flight: false, app_limited: false, content: None };
+    let info = SentPacketInfo { pn, time_sent: t, size: 50, ack_eliciting: false, in_flight: false, app_limited: false, ect: false, content: None };
     assert!(r.on_packet_sent(Space::Data, info));
     pn
 }
 
 fn ack(r: &mut Recovery, now: Time, ranges: &[(u64, u64)], delay: Dur) -> Outcome {
     let mut out = Outcome::default();
-    r.on_ack_received(now, Space::Data, ranges.iter().copied(), delay, &mut out);
+    r.on_ack_received(now, Space::Data, ranges.iter().copied(), delay, None, &mut out);
     out
 }
 

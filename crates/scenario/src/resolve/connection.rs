@@ -51,6 +51,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
                 ("resume", f.resume.is_some()),
                 ("address_token", f.address_token.is_some()),
                 ("qlog", f.qlog.is_some()),
+                ("ecn", f.ecn.is_some()),
                 ("requests", f.requests.is_some()),
                 ("parallel", f.parallel.is_some()),
                 ("request_size", f.request_size.is_some()),
@@ -80,6 +81,9 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         }
         Some(p) => Profile::builtin(p, kind).map_err(|e| err(&path("profile"), e.to_string()))?,
     };
+    if let Some(ecn) = f.ecn {
+        profile.ecn = ecn;
+    }
     let cc = match &f.cc {
         None => profile.cc.default,
         Some(c) => c.parse::<CcKind>().map_err(|e| err(&path("cc"), e.to_string()))?,

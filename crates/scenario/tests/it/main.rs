@@ -8,6 +8,7 @@ mod cell;
 mod cell_study;
 mod coupled_cc;
 mod dual_connectivity;
+mod ecn;
 mod errors;
 mod failover;
 mod fairness;

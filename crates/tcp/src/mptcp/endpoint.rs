@@ -40,7 +40,7 @@ use multiconn_cc::{build_paths, CcConfig, CcKind, PacerConfig, RttEstimator, Sha
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
 use multiconn_transport::profile::{LinkEvents, RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AckPath, AppEvent, ConnectionParams, Endpoint, Knob, MultipathParams, Observation, Observations, PathStats, Profile, ProfileError, Role, TransportError};
+use multiconn_transport::{AckPath, AppEvent, ConnectionParams, EcnStats, Endpoint, Knob, MultipathParams, Observation, Observations, PathStats, Profile, ProfileError, Role, TransportError};
 
 use super::data_recv::DataReceiver;
 use super::data_send::{DataChunk, DataSender};
@@ -123,6 +123,8 @@ pub struct MptcpEndpoint {
     pending: VecDeque<Packet>,
     /// MP_CAPABLE completed at this end.
     established: bool,
+    /// The profile asked for ECN (the summary reports ECN only then).
+    ecn: bool,
     pkt_seq: u64,
     stats: MptcpStats,
     scratch: Vec<(u64, u64)>,
@@ -213,6 +215,7 @@ impl MptcpEndpoint {
             },
             rtt: RttEstimator::new(rec.initial_rtt, rec.rttvar_rule),
             timer,
+            ecn: profile.ecn,
             pacer: PacerConfig {
                 enabled: profile.pacing.enabled || (params.cc == CcKind::Bbr && coupled.is_none()),
                 factor: profile.pacing.factor,
@@ -240,6 +243,7 @@ impl MptcpEndpoint {
             pending_write: 0,
             pending: VecDeque::new(),
             established: false,
+            ecn: profile.ecn,
             pkt_seq: 0,
             stats: MptcpStats::default(),
             scratch: Vec::new(),
@@ -433,12 +437,13 @@ impl MptcpEndpoint {
 
     fn packet(&mut self, now: Time, next_id: &mut u64, id: usize, seg: MptcpSegment) -> Packet {
         let size = seg.wire_size();
-        self.subflows[id].on_sent(size, seg.tcp.len > 0);
+        let ecn = seg.tcp.ip_ecn;
+        self.subflows[id].on_sent(size, seg.tcp.len > 0, ecn);
         if seg.tcp.len > 0 {
             let r = self.health.on_packet_sent(id, now);
             self.react(id, r);
         }
-        let mut p = Packet::new(*next_id, self.flow, size, self.pkt_seq, now).with_payload(Payload::new(seg));
+        let mut p = Packet::new(*next_id, self.flow, size, self.pkt_seq, now).with_payload(Payload::new(seg)).with_ecn(ecn);
         p.path = id as u8;
         *next_id += 1;
         self.pkt_seq += 1;
@@ -587,7 +592,17 @@ impl Endpoint for MptcpEndpoint {
             self.stats.invalid_packets += 1;
             return;
         }
-        self.subflows[id].on_received(pkt.size);
+        self.subflows[id].on_received(pkt.size, pkt.ecn);
+        // The segment as the receiver sees it: with the ECN field the network delivered.
+        let marked;
+        let seg = if seg.tcp.ip_ecn == pkt.ecn {
+            seg
+        } else {
+            let mut m = seg.clone();
+            m.tcp.ip_ecn = pkt.ecn;
+            marked = m;
+            &marked
+        };
         let r = self.health.on_packet_received(id, now);
         self.react(id, r);
         if seg.tcp.flags.syn {
@@ -725,6 +740,24 @@ impl Endpoint for MptcpEndpoint {
 
     fn observe(&mut self, on: bool) {
         self.observations.watch(on);
+    }
+
+    fn ecn_stats(&self) -> Option<EcnStats> {
+        if !self.ecn {
+            return None;
+        }
+        let mut e = EcnStats::default();
+        // Every subflow that has opened agrees or not on its own; the connection reports
+        // "negotiated" if subflow 0 did.
+        e.state = if self.subflows[0].ecn() { "negotiated" } else { "not_negotiated" }.to_string();
+        for s in &self.subflows {
+            e.ect_sent += s.counters.ect_sent;
+            e.ce_received += s.counters.ce_received;
+            e.echoes_sent += s.receiver().ece_acks();
+            e.echoes_received += s.sender().ece_acks();
+            e.congestion_responses += s.sender().ecn_responses();
+        }
+        Some(e)
     }
 
     fn drain_observations(&mut self, out: &mut Vec<Observation>) {

@@ -156,7 +156,7 @@ mod tests {
             tcp: Segment {
                 seq: 1,
                 ack: 1,
-                flags: Flags { syn: false, ack: true },
+                flags: Flags { syn: false, ack: true, ..Flags::default() },
                 window: 0,
                 wscale: None,
                 sack_permitted: false,
@@ -164,6 +164,7 @@ mod tests {
                 ts: Some(Timestamps::default()),
                 sack: SackBlocks::new(),
                 len,
+                ip_ecn: multiconn_core::Ecn::NotEct,
             },
             handshake: None,
             data_ack: Some(DataAck { ack: 0, window: 0 }),

@@ -12,9 +12,12 @@
 //! * Reliability stays on the subflow: a lost segment is retransmitted on it with the same
 //!   mapping. The subflow's own receive window never binds (see [`super::option`]): the
 //!   connection-level window decides what is sent.
+//! * ECN (RFC 3168 §6.1, as single-path TCP): each subflow's handshake agrees on it, its data
+//!   segments go ECT(0) and its sender reacts to ECE on its own window (RFC 8684 leaves ECN
+//!   to the subflows).
 
 use multiconn_cc::{Controller, Pacer, PacerConfig, RttEstimator};
-use multiconn_core::{Dur, Time};
+use multiconn_core::{Dur, Ecn, Time};
 use multiconn_transport::Role;
 
 use super::dss::{RxMap, TxMap};
@@ -47,6 +50,8 @@ pub struct SubflowConfig {
     /// The RTO timer (also the handshake's retransmission timer).
     pub timer: RtoTimer,
     pub pacer: PacerConfig,
+    /// Ask for ECN in the handshake, agree to it (profile `ecn`).
+    pub ecn: bool,
 }
 
 /// Per-subflow counters for [`multiconn_transport::PathStats`].
@@ -58,6 +63,10 @@ pub struct Counters {
     pub bytes_received: u64,
     /// Data segments sent (first transmissions and retransmissions).
     pub data_segments_sent: u64,
+    /// Segments sent ECT(0).
+    pub ect_sent: u64,
+    /// Segments that arrived CE-marked.
+    pub ce_received: u64,
     /// Segments whose DSS mapping could not be built or did not match the segment.
     pub mapping_errors: u64,
 }
@@ -79,6 +88,10 @@ pub struct Subflow {
     third_ack_pending: bool,
     ready: bool,
     interface_up: bool,
+    /// ECN wanted until the handshake, then agreed.
+    ecn: bool,
+    /// ECN marks (ECT, CWR) of the data segment the sender handed out last.
+    marks: (bool, bool),
     pub counters: Counters,
 }
 
@@ -102,6 +115,8 @@ impl Subflow {
             third_ack_pending: false,
             ready: false,
             interface_up: true,
+            ecn: cfg.ecn,
+            marks: (false, false),
             counters: Counters::default(),
         }
     }
@@ -198,6 +213,9 @@ impl Subflow {
         };
         self.sender.negotiate(self.sack, self.timestamps);
         self.receiver.negotiate(self.sack, self.timestamps, ours);
+        self.ecn = self.ecn && peer.ecn;
+        self.sender.set_ecn(self.ecn);
+        self.receiver.set_ecn(self.ecn);
         self.sender.set_peer_window(peer.window, theirs);
         if self.timestamps {
             self.receiver.set_ts_recent(peer.tsval);
@@ -225,7 +243,16 @@ impl Subflow {
     /// The next data segment the subflow may send at `now` (retransmission, probe or data
     /// already handed to it).
     pub fn poll_data(&mut self, now: Time) -> Option<DataSend> {
-        self.sender.poll_data(now)
+        let d = self.sender.poll_data(now);
+        if let Some(d) = &d {
+            self.marks = (d.ect, d.cwr);
+        }
+        d
+    }
+
+    /// ECN agreed in the subflow's handshake.
+    pub fn ecn(&self) -> bool {
+        self.ecn && self.hs.established()
     }
 
     /// The handshake option for the next segment.
@@ -251,7 +278,8 @@ impl Subflow {
         let tcp = Segment {
             seq: 0,
             ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
-            flags: Flags { syn: true, ack: is_ack },
+            // RFC 3168 §6.1.1 ECN setup (a responder's `ecn` is already the agreement).
+            flags: Flags { syn: true, ack: is_ack, ece: self.ecn, cwr: self.ecn && !is_ack },
             window,
             wscale: offer_ws.then_some(SUBFLOW_WSCALE),
             sack_permitted: self.sack,
@@ -259,6 +287,7 @@ impl Subflow {
             ts: self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr }),
             sack: SackBlocks::new(),
             len: 0,
+            ip_ecn: Ecn::NotEct,
         };
         MptcpSegment { tcp, handshake: self.handshake_option(true), data_ack: None, mapping: None }
     }
@@ -289,10 +318,11 @@ impl Subflow {
         };
         let mptcp = mptcp_options_size(handshake, data_ack.is_some(), len > 0);
         let info = self.receiver.build_ack(sack_blocks_that_fit(self.timestamps, mptcp));
+        let (ect, cwr) = if len > 0 { std::mem::take(&mut self.marks) } else { (false, false) };
         let tcp = Segment {
             seq,
             ack: info.ack,
-            flags: Flags { syn: false, ack: true },
+            flags: Flags { syn: false, ack: true, ece: info.ece, cwr },
             // The subflow's own window is left open (see `super::option`).
             window: u16::MAX,
             wscale: None,
@@ -301,19 +331,22 @@ impl Subflow {
             ts: self.timestamps.then(|| Timestamps { tsval: ts_from_time(now), tsecr: info.tsecr }),
             sack: info.sack,
             len,
+            ip_ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
         };
         MptcpSegment { tcp, handshake, data_ack, mapping }
     }
 
     /// Counts a segment of `wire` bytes leaving on this subflow.
-    pub fn on_sent(&mut self, wire: u32, data: bool) {
+    pub fn on_sent(&mut self, wire: u32, data: bool, ecn: Ecn) {
+        self.counters.ect_sent += u64::from(ecn == Ecn::Ect0);
         self.counters.packets_sent += 1;
         self.counters.bytes_sent += u64::from(wire);
         self.counters.data_segments_sent += u64::from(data);
     }
 
     /// Counts a segment of `wire` bytes arriving on this subflow.
-    pub fn on_received(&mut self, wire: u32) {
+    pub fn on_received(&mut self, wire: u32, ecn: Ecn) {
+        self.counters.ce_received += u64::from(ecn == Ecn::Ce);
         self.counters.packets_received += 1;
         self.counters.bytes_received += u64::from(wire);
     }

@@ -41,7 +41,7 @@ fn data(mss: u64, i: u64, sent_ms: u64) -> Packet {
     let seg = Segment {
         seq: 1 + i * mss,
         ack: 1,
-        flags: Flags { syn: false, ack: true },
+        flags: Flags { syn: false, ack: true, ..Flags::default() },
         window: 1000,
         wscale: None,
         sack_permitted: false,
@@ -49,6 +49,7 @@ fn data(mss: u64, i: u64, sent_ms: u64) -> Packet {
         ts: Some(Timestamps { tsval: sent_ms * 1_000_000 + 1, tsecr: 1 }),
         sack: SackBlocks::new(),
         len: mss as u32,
+        ip_ecn: multiconn_core::Ecn::NotEct,
     };
     Packet::new(1000 + i, FlowId(0), seg.wire_size(), i, Time::ZERO).with_payload(Payload::new(seg))
 }

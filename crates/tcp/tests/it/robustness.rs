@@ -28,7 +28,7 @@ fn seg_strategy() -> impl Strategy<Value = Segment> {
             Segment {
                 seq,
                 ack,
-                flags: Flags { syn, ack: ackf },
+                flags: Flags { syn, ack: ackf, ..Flags::default() },
                 window,
                 wscale: syn.then_some(200),
                 sack_permitted: syn,
@@ -36,6 +36,7 @@ fn seg_strategy() -> impl Strategy<Value = Segment> {
                 ts: ts.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
                 sack,
                 len,
+                ip_ecn: multiconn_core::Ecn::NotEct,
             }
         })
 }
