@@ -1,14 +1,16 @@
 //! Simulated time per wall time of one LTE cell with 10 saturated downlink UEs (the study's
 //! cell: 100 RBs, PF, MI link adaptation, flat Rayleigh fading at 3 km/h) at distances from
-//! 50 m to 950 m, and the same without fading: the cost of the cell alone, per simulated
-//! second (the goal is at least 100x real time for the whole run).
+//! 50 m to 950 m, the same with per-RB and ETU fading and without fading: the cost of the cell
+//! alone, per simulated second (the goal is at least 100x real time for the whole
+//! run). And the fading alone: one TTI's gains over 100 RBs, flat, per RB and per profile.
 
 // criterion_group! defines a public function it cannot document.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use multiconn_cell::{CellConfig, CellDirection, CellHop, FadingConfig};
-use multiconn_core::{FlowId, Packet, Time};
+use multiconn_cell::fading::DEFAULT_SINUSOIDS;
+use multiconn_cell::{CellConfig, CellDirection, CellFading, CellHop, FadingConfig, FadingSpread, TdlProfile};
+use multiconn_core::{FlowId, Packet, RngStream, Time};
 
 const UES: usize = 10;
 const SECONDS: u64 = 1;
@@ -47,6 +49,25 @@ fn cell(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("rayleigh", |b| b.iter(|| saturate(&faded)));
     group.bench_function("no_fading", |b| b.iter(|| saturate(&still)));
+    for spread in [FadingSpread::PerRb, FadingSpread::Tdl(TdlProfile::Etu)] {
+        let cfg = CellConfig { fading: FadingConfig::Rayleigh { doppler_hz: 5.89, spread }, ..faded.clone() };
+        group.bench_function(spread.name(), |b| b.iter(|| saturate(&cfg)));
+    }
+    group.finish();
+    let mut group = c.benchmark_group("fading_100_rbs_one_tti");
+    for spread in [FadingSpread::Flat, FadingSpread::PerRb, FadingSpread::Tdl(TdlProfile::Epa), FadingSpread::Tdl(TdlProfile::Etu)] {
+        let mut rng = RngStream::derive(1, "bench");
+        let fading = CellFading::new(spread, 100, 5.89, DEFAULT_SINUSOIDS, &mut rng).expect("valid fading");
+        let mut out = vec![0.0; 100];
+        let mut t = 0.0;
+        group.bench_function(spread.name(), |b| {
+            b.iter(|| {
+                t += 1e-3;
+                fading.gains_db(t, &mut out).expect("100 gains");
+                out[0]
+            })
+        });
+    }
     group.finish();
 }
 

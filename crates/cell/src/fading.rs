@@ -11,9 +11,10 @@
 //! and E[h(t)·h*(t + τ)] = (1/M)·Σₙ cos(2π f_d τ cos αₙ) → J₀(2π f_d τ). Over one long
 //! realisation the time-mean power also tends to 1.
 //!
-//! [`CellFading`] gives a power gain per resource block: one process for the whole band (flat)
-//! or an independent process per RB (a simplification of frequency-selective fading; tapped
-//! delay-line profiles such as EPA/EVA/ETU come later). Times are in seconds, Doppler in Hz.
+//! [`CellFading`] gives a power gain per resource block: one process for the whole band (flat),
+//! an independent process per RB (frequency-selective with no correlation between RBs), or a
+//! TS 36.104 tapped delay line (EPA, EVA, ETU: [`crate::tdl`]), whose RBs are correlated as the
+//! profile's delays dictate. Times are in seconds, Doppler in Hz.
 
 use std::f64::consts::PI;
 
@@ -21,6 +22,7 @@ use multiconn_core::rng::RngStream;
 use multiconn_radio::units::ratio_to_db;
 
 use crate::error::{check_range, CellError};
+use crate::tdl::{TdlFading, TdlProfile};
 
 /// Speed of light, in m/s.
 const SPEED_OF_LIGHT_MPS: f64 = 299_792_458.0;
@@ -90,25 +92,61 @@ impl RayleighFading {
     }
 }
 
-/// Whether fading is common to all resource blocks or drawn per block.
+/// How fading spreads over the band: common to all resource blocks, drawn per block, or from
+/// a tapped delay line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FadingSpread {
     /// One process for the whole band: every RB sees the same gain.
     Flat,
     /// An independent process per resource block.
     PerRb,
+    /// A TS 36.104 Annex B.2 tapped delay line: one process per tap, the RBs correlated through
+    /// the taps' delays.
+    Tdl(TdlProfile),
+}
+
+impl FadingSpread {
+    /// The scenario's name of the spread: `rayleigh`, `rayleigh_per_rb`, `epa`, `eva`, `etu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FadingSpread::Flat => "rayleigh",
+            FadingSpread::PerRb => "rayleigh_per_rb",
+            FadingSpread::Tdl(p) => p.name(),
+        }
+    }
+
+    /// The spread called `name` (one of [`FadingSpread::NAMES`]).
+    pub fn from_name(name: &str) -> Option<FadingSpread> {
+        match name {
+            "rayleigh" => Some(FadingSpread::Flat),
+            "rayleigh_per_rb" => Some(FadingSpread::PerRb),
+            other => TdlProfile::ALL.into_iter().find(|p| p.name() == other).map(FadingSpread::Tdl),
+        }
+    }
+
+    /// Every name [`FadingSpread::from_name`] knows.
+    pub const NAMES: [&'static str; 5] = ["rayleigh", "rayleigh_per_rb", "epa", "eva", "etu"];
+}
+
+/// The processes behind a [`CellFading`].
+#[derive(Clone, Debug)]
+enum Model {
+    /// One process for the band, or one per RB.
+    Processes(Vec<RayleighFading>),
+    /// A tapped delay line.
+    Tdl(TdlFading),
 }
 
 /// The fading of one link (one direction between an eNB and a UE) over `n_rb` resource blocks.
 #[derive(Clone, Debug)]
 pub struct CellFading {
-    processes: Vec<RayleighFading>,
+    model: Model,
     n_rb: usize,
 }
 
 impl CellFading {
     /// Fading over `n_rb` (1..=110) resource blocks with Doppler `doppler_hz` and `sinusoids`
-    /// per process, flat or per RB, drawn from `rng`.
+    /// per process, flat, per RB or from a tapped delay line, drawn from `rng`.
     pub fn new(spread: FadingSpread, n_rb: usize, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<CellFading, CellError> {
         if !(1..=110).contains(&n_rb) {
             return Err(CellError::out_of_range("fading.n_rb", n_rb as f64, "an integer in [1, 110]"));
@@ -116,9 +154,13 @@ impl CellFading {
         let count = match spread {
             FadingSpread::Flat => 1,
             FadingSpread::PerRb => n_rb,
+            FadingSpread::Tdl(profile) => {
+                let tdl = TdlFading::new(profile, n_rb, doppler_hz, sinusoids, rng)?;
+                return Ok(CellFading { model: Model::Tdl(tdl), n_rb });
+            }
         };
         let processes = (0..count).map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
-        Ok(CellFading { processes, n_rb })
+        Ok(CellFading { model: Model::Processes(processes), n_rb })
     }
 
     /// Number of resource blocks.
@@ -132,13 +174,17 @@ impl CellFading {
         if out.len() != self.n_rb {
             return Err(CellError::invalid("out", format!("{} values for {} resource blocks", out.len(), self.n_rb)));
         }
-        if self.processes.len() == 1 {
-            let g = self.processes[0].gain_db(t_s);
-            out.iter_mut().for_each(|v| *v = g);
-        } else {
-            for (v, p) in out.iter_mut().zip(&self.processes) {
-                *v = p.gain_db(t_s);
+        match &self.model {
+            Model::Processes(processes) if processes.len() == 1 => {
+                let g = processes[0].gain_db(t_s);
+                out.iter_mut().for_each(|v| *v = g);
             }
+            Model::Processes(processes) => {
+                for (v, p) in out.iter_mut().zip(processes) {
+                    *v = p.gain_db(t_s);
+                }
+            }
+            Model::Tdl(tdl) => tdl.gains_db(t_s, out)?,
         }
         Ok(())
     }

@@ -60,11 +60,12 @@ pub enum CellDirection {
 pub enum FadingConfig {
     /// None: the mean SINR every TTI.
     None,
-    /// Time-correlated Rayleigh fading with this maximum Doppler shift, flat or per RB.
+    /// Time-correlated Rayleigh fading with this maximum Doppler shift, flat, per RB or from a
+    /// TS 36.104 tapped delay line (independent draws for the downlink and the uplink).
     Rayleigh {
         /// Maximum Doppler shift, Hz (3 km/h at 2.12 GHz: 5.9 Hz).
         doppler_hz: f64,
-        /// One process for the band, or one per RB.
+        /// One process for the band, one per RB, or one per tap of an EPA/EVA/ETU profile.
         spread: FadingSpread,
     },
 }

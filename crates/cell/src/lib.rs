@@ -6,8 +6,10 @@
 //!   7.1.6.1-1 (RBG size), and ns-3 LENA's CQI → MCS map.
 //! * [`amc`]: link adaptation: SINR per RB → CQI by the Shannon gap or by mutual-information
 //!   effective SINR, BLER curves per MCS and seeded TB error draws.
-//! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), flat
-//!   or per resource block.
+//! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), flat,
+//!   per resource block, or frequency-selective from a tapped delay line.
+//! * [`tdl`]: the TS 36.104 Annex B.2 tapped delay lines (EPA, EVA, ETU): one Rayleigh process
+//!   per tap, the channel of each RB at its centre frequency.
 //! * [`sched`]: the downlink MAC schedulers per TTI over RBGs: proportional fair (LENA's
 //!   rule), round robin and max-C/I.
 //! * [`harq`]: the 8 downlink HARQ processes of a UE, up to 4 transmissions, soft combining
@@ -43,6 +45,7 @@ pub mod sched;
 pub mod series;
 pub mod tables;
 mod tbs;
+pub mod tdl;
 pub mod ul;
 
 pub use channel::{LinkBudget, UeChannel};
@@ -55,6 +58,7 @@ pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, Amc
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
 pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+pub use tdl::{TdlFading, TdlProfile};
 pub use harq::{HarqEntity, HarqTb, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
 pub use rlc::{RlcBufferStatus, RlcCounters, UmPdu, UmSegment, UmTxBuffer};
 pub use sched::{assign_rbgs, Grant, Scheduler, SchedulerKind, UeReport};

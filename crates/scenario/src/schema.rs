@@ -51,7 +51,8 @@ pub struct CellSection {
     pub bandwidth_rb: Option<u16>,
     /// `pf`, `rr` or `maxci` (`pf`).
     pub scheduler: Option<String>,
-    /// `rayleigh` (flat), `rayleigh_per_rb` or `none` (`rayleigh`).
+    /// `rayleigh` (flat), `rayleigh_per_rb`, `epa`, `eva`, `etu` (TS 36.104 tapped delay lines)
+    /// or `none` (`rayleigh`).
     pub fading: Option<String>,
     /// Maximum Doppler shift, Hz (5.89: 3 km/h at 2.12 GHz).
     pub doppler_hz: Option<f64>,

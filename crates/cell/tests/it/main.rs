@@ -9,3 +9,4 @@ mod rlc;
 mod sched;
 mod series;
 mod tables;
+mod tdl;

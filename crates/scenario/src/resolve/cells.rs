@@ -73,11 +73,12 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         }
         let doppler = c.doppler_hz.unwrap_or(5.89);
         cfg.fading = match c.fading.as_deref().unwrap_or("rayleigh") {
-            "rayleigh" => FadingConfig::Rayleigh { doppler_hz: doppler, spread: FadingSpread::Flat },
-            "rayleigh_per_rb" => FadingConfig::Rayleigh { doppler_hz: doppler, spread: FadingSpread::PerRb },
-            "none" if c.doppler_hz.is_some() => return Err(fail("doppler_hz", "a Doppler shift needs fading = \"rayleigh\" or \"rayleigh_per_rb\"".into())),
+            "none" if c.doppler_hz.is_some() => return Err(fail("doppler_hz", format!("a Doppler shift needs fading = one of {}", FadingSpread::NAMES.join(", ")))),
             "none" => FadingConfig::None,
-            other => return Err(fail("fading", format!("unknown fading \"{other}\"; known: rayleigh, rayleigh_per_rb, none"))),
+            name => match FadingSpread::from_name(name) {
+                Some(spread) => FadingConfig::Rayleigh { doppler_hz: doppler, spread },
+                None => return Err(fail("fading", format!("unknown fading \"{name}\"; known: {}, none", FadingSpread::NAMES.join(", ")))),
+            },
         };
         if let Some(b) = c.rlc_buffer {
             cfg.rlc_buffer_bytes = b.0;

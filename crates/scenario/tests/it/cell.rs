@@ -87,6 +87,31 @@ fn the_same_seed_gives_the_same_run_with_fading() {
     assert_ne!(strip(a)["flows"], strip(c)["flows"]);
 }
 
+#[test]
+fn a_tapped_delay_line_cell_runs_the_same_for_a_seed_and_differs_from_flat_fading() {
+    // At 400 m the fades decide the MCS; ETU's frequency selectivity changes what the cell
+    // carries, and a seed gives the same run.
+    let at = |fading: &str| CELL.replace("distance_m = 50", "distance_m = 400").replace("fading = \"none\"", &format!("fading = \"{fading}\""));
+    let strip = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("wall_time_s");
+        v
+    };
+    let (etu, etu_rows) = run(&at("etu"), Some(3));
+    let (again, again_rows) = run(&at("etu"), Some(3));
+    assert_eq!(strip(etu.clone()), strip(again));
+    assert_eq!(format!("{:?}", etu_rows.columns), format!("{:?}", again_rows.columns));
+    assert!(goodput(&etu) > 1.0, "{}", goodput(&etu));
+    let flat = run(&at("rayleigh"), Some(3)).0;
+    assert_ne!(strip(etu.clone())["cells"], strip(flat)["cells"]);
+    let other_seed = run(&at("etu"), Some(4)).0;
+    assert_ne!(strip(etu)["cells"], strip(other_seed)["cells"]);
+    // EPA and EVA load too, with a Doppler shift of their own.
+    for name in ["epa", "eva"] {
+        let text = at(name).replace(&format!("fading = \"{name}\""), &format!("fading = \"{name}\"\ndoppler_hz = 70"));
+        assert!(goodput(&run(&text, Some(1)).0) > 1.0, "{name}");
+    }
+}
+
 fn column<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
     &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1
 }
@@ -219,7 +244,10 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("fading = \"none\"", "fading = \"none\"\nscheduler = \"fifo\"", "cell.lte.scheduler: unknown scheduler \"fifo\"; known: pf, rr, maxci"),
         ("fading = \"none\"", "fading = \"none\"\nbandwidth_rb = 30", "cell.lte.bandwidth_rb: 30 is not allowed: must be one of 6, 15, 25, 50, 75, 100 RBs"),
         ("distance_m = 50", "distance_m = -5", "cell.lte.ues[0].distance_m: -5 is not allowed"),
-        ("fading = \"none\"", "fading = \"jakes\"", "cell.lte.fading: unknown fading \"jakes\"; known: rayleigh, rayleigh_per_rb, none"),
+        ("fading = \"none\"", "fading = \"jakes\"", "cell.lte.fading: unknown fading \"jakes\"; known: rayleigh, rayleigh_per_rb, epa, eva, etu, none"),
+        ("fading = \"none\"", "fading = \"ETU\"", "cell.lte.fading: unknown fading \"ETU\"; known: rayleigh, rayleigh_per_rb, epa, eva, etu, none"),
+        ("fading = \"none\"", "fading = \"none\"\ndoppler_hz = 10", "cell.lte.doppler_hz: a Doppler shift needs fading = one of rayleigh, rayleigh_per_rb, epa, eva, etu"),
+        ("fading = \"none\"", "fading = \"etu\"\ndoppler_hz = 5000", "cell.lte.doppler_hz: 5000 is not allowed"),
         ("fading = \"none\"", "fading = \"none\"\nenb_power_dbm = 90", "cell.lte.enb_power_dbm: 90 is not allowed"),
         ("route = [\"core\", \"lte\"]", "route = [\"lte\"]", "flow.dl.route: cell \"lte\" joins its eNB \"enb\" and its UEs (ue), but the route is at \"server\" there"),
         ("route = [\"core\", \"lte\"]", "route = [\"core\", \"lte5\"]", "there is no link, split or cell named \"lte5\""),
