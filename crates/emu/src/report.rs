@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_metrics::BinRow;
-use multiconn_scenario::report::{drops_json, tidy};
+use multiconn_scenario::report::{aqm_json, drops_json, tidy};
 use multiconn_net::Network;
 use multiconn_scenario::Scenario;
 use serde_json::{json, Value};
@@ -156,7 +156,7 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
         .map(|(i, l)| {
             let total = fabric.recorder.link_total(LinkId(i as u32));
             let capacity_bits = l.model.capacity_bits(Time::ZERO, facts.end);
-            json!({
+            let mut link = json!({
                 "name": l.name,
                 "direction": l.direction.name(),
                 "from": l.from,
@@ -166,7 +166,11 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
                 "capacity_mbps": if end_s > 0.0 { tidy(capacity_bits / end_s / 1e6) } else { 0.0 },
                 "utilization": (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits)),
                 "drops": drops_json(total),
-            })
+            });
+            if let (Some(stats), Some(aqm)) = (net.link(i).aqm_stats(), l.aqm) {
+                link["aqm"] = aqm_json(aqm, &stats);
+            }
+            link
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().filter_map(|f| f["goodput_mbps"].as_f64()).collect();

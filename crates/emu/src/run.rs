@@ -261,6 +261,11 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
                 hosts[node].ip_batch(lines).map_err(|e| format!("flow \"{}\": {e}", f.name))?;
             }
         }
+        for (settings, node) in launch.sysctls.iter().zip([&f.from, &f.to]) {
+            for (key, value) in settings {
+                hosts[node].set_net_sysctl(key, value).map_err(|e| format!("flow \"{}\": {e}", f.name))?;
+            }
+        }
         launches.push(launch);
         dirs.push(dir);
     }

@@ -7,8 +7,9 @@
 //! kills `unshare`, whose `--kill-child` kills the namespace's PID 1, and the death of a PID
 //! namespace's init kills every process in it. The network namespace then loses its last
 //! reference (the TUN descriptors close with the emulator) and the kernel deletes it with its
-//! devices, addresses and routes. Nothing is created in the host's namespaces: no device, no
-//! route, no sysctl, no firewall rule, no mount (`unshare --mount` makes the new mount tree
+//! devices, addresses, routes and per-namespace sysctls (such as `net.ipv4.tcp_ecn` for a flow
+//! with ECN). Nothing is created in the host's namespaces: no device, no route, no sysctl, no
+//! firewall rule, no mount (`unshare --mount` makes the new mount tree
 //! private before `/proc` is remounted inside).
 //!
 //! Programs run through `nsenter` into the holder's network, PID and mount namespaces, so even
@@ -94,6 +95,18 @@ impl Host {
         let out = f();
         sys::enter_netns(home.as_raw_fd()).expect("returning to the emulator's own network namespace cannot fail");
         out
+    }
+
+    /// Sets a network sysctl of this host's own namespace (e.g. `net/ipv4/tcp_ecn`): a file of
+    /// `/proc/sys/net`, which shows the namespace of the thread that opens it. The host
+    /// machine's own settings are not touched.
+    pub fn set_net_sysctl(&self, key: &str, value: &str) -> io::Result<()> {
+        if !key.starts_with("net/") || key.contains("..") {
+            return Err(io::Error::other(format!("host {}: only per-namespace net/ sysctls may be set, not {key}", self.node)));
+        }
+        let path = format!("/proc/sys/{key}");
+        self.inside(|| std::fs::write(&path, value))
+            .map_err(|e| io::Error::new(e.kind(), format!("host {}: setting {path} to {value}: {e}", self.node)))
     }
 
     /// A command that runs `program` inside the host (network, PID and mount namespaces).

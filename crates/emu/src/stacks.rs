@@ -30,6 +30,9 @@ pub struct Launch {
     pub client: Vec<String>,
     /// `ip -batch` lines for the `from` node and the `to` node before anything starts.
     pub setup: [Vec<String>; 2],
+    /// Per-namespace network sysctls to set on the (`from`, `to`) hosts before the programs
+    /// start, as (`net/...` key, value).
+    pub sysctls: [Vec<(String, String)>; 2],
     /// Where the client writes its report (read back by [`read_app_result`]).
     pub report: Option<PathBuf>,
     /// How to read the report.
@@ -76,6 +79,14 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
     })?;
     let (server, client) = (addrs.paths[0].0, addrs.paths[0].1);
     let cc = flow.connection.as_ref().map(|c| c.cc.name()).unwrap_or("cubic");
+    let ecn = flow.connection.as_ref().is_some_and(|c| c.profile.ecn);
+    if ecn && !matches!(spec, EmulateSpec::Stack(s) if s == "kernel-tcp" || s == "kernel-mptcp") {
+        return Err(format!(
+            "flow \"{}\": ecn = true can be switched on only for the kernel stacks (kernel-tcp, kernel-mptcp: net.ipv4.tcp_ecn = 1 in their namespaces), not for {}; leave ecn out to run it",
+            flow.name,
+            spec.name()
+        ));
+    }
     let size = flow.size;
     let dir = ctx.dir.display().to_string();
     let secs = format!("{:.3}", ctx.duration_s.max(1.0));
@@ -113,7 +124,10 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
                 server_argv.splice(0..0, s(&["mptcpize", "run"]));
                 client_argv.splice(0..0, s(&["mptcpize", "run"]));
             }
-            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Tcp, 5201)), client: client_argv, setup, report: Some(report), report_kind: ReportKind::Iperf3 })
+            // RFC 3168 ECN, requested and accepted by both ends (Linux's default, 2, only accepts).
+            let sysctl = if ecn { vec![("net/ipv4/tcp_ecn".to_string(), "1".to_string())] } else { Vec::new() };
+            let sysctls = [sysctl.clone(), sysctl];
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Tcp, 5201)), client: client_argv, setup, sysctls, report: Some(report), report_kind: ReportKind::Iperf3 })
         }
         EmulateSpec::Stack(stack) if stack == "ngtcp2" => {
             need("gtlsserver", "Debian: apt-get install ngtcp2-server")?;
@@ -128,7 +142,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
                 "gtlsclient", &server.to_string(), "4433", &format!("https://{server}:4433/{bytes}"), "-q", "--exit-on-all-streams-close",
                 "--cc", ngtcp2_cc, "--qlog-file", &format!("{dir}/client.qlog"),
             ]);
-            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none, report: None, report_kind: ReportKind::None })
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none.clone(), sysctls: Default::default(), report: None, report_kind: ReportKind::None })
         }
         EmulateSpec::Stack(stack) if stack == "aioquic" => {
             let bytes = size.unwrap_or(UNLIMITED_BYTES).to_string();
@@ -139,7 +153,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             server_argv.extend(s(&["--cert", &format!("{dir}/cert.pem"), "--key", &format!("{dir}/key.pem"), "--qlog-dir", &format!("{dir}/qlog-server")]));
             let mut client_argv = run("client");
             client_argv.extend(s(&["--size", &bytes, "--report", &report.display().to_string()]));
-            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none, report: Some(report), report_kind: ReportKind::Json })
+            Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none.clone(), sysctls: Default::default(), report: Some(report), report_kind: ReportKind::Json })
         }
         EmulateSpec::Stack(stack) if stack == "tquic" => tquic(flow, addrs, ctx, size, cc),
         EmulateSpec::Stack(stack) => Err(format!("flow \"{}\": stack {stack} is not known to this emulator", flow.name)),
@@ -159,7 +173,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             let fill = |text: &str, key: &str| fill_placeholders(text, &vars).map_err(|m| format!("flow \"{}\": emulate.{key}: {m}", flow.name));
             let server_argv = srv.as_deref().map(|t| fill(t, "server")).transpose()?.map(|c| s(&["sh", "-c", &c]));
             let client_argv = s(&["sh", "-c", &fill(cli, "client")?]);
-            Ok(Launch { stack: "command".into(), server: server_argv, listen: None, client: client_argv, setup: none, report: None, report_kind: ReportKind::None })
+            Ok(Launch { stack: "command".into(), server: server_argv, listen: None, client: client_argv, setup: none.clone(), sysctls: Default::default(), report: None, report_kind: ReportKind::None })
         }
     }
 }
@@ -213,7 +227,7 @@ fn tquic(flow: &Flow, addrs: &FlowAddresses, ctx: &Context, size: Option<u64>, c
         client_setup.push(format!("rule add from {local} table {} pref {}", 100 + p, 100 + p));
         client_setup.push(format!("route add {server} dev {} src {local} table {}", addrs.tuns[p], 100 + p));
     }
-    Ok(Launch { stack: "tquic".into(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: [Vec::new(), client_setup], report: None, report_kind: ReportKind::None })
+    Ok(Launch { stack: "tquic".into(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: [Vec::new(), client_setup], sysctls: Default::default(), report: None, report_kind: ReportKind::None })
 }
 
 /// Replaces every `{name}` in `text` with its value; an unknown name is an error that lists

@@ -20,6 +20,18 @@ use multiconn_metrics::{jain_index, BinRow, Counters};
 use multiconn_transport::{PathAction, PathStats};
 use serde_json::{json, Map, Value};
 
+/// A link direction's `aqm` block (the simulator's and the emulator's): its discipline, drops
+/// by kind and ECN marks.
+pub fn aqm_json(discipline: &str, stats: &multiconn_link::aqm::AqmStats) -> Value {
+    json!({
+        "discipline": discipline,
+        "tail_drops": stats.tail_drops,
+        "early_drops": stats.early_drops,
+        "overflow_drops": stats.overflow_drops,
+        "ecn_marks": stats.marks,
+    })
+}
+
 /// Drops by cause, as the summaries write them (`{"queue": n, ...}`; the emulator's too).
 pub fn drops_json(c: &Counters) -> Value {
     drops_json_by(|cause| c.drops_by(cause))
@@ -174,13 +186,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
             });
             // Only links with a queue discipline carry the block, so drop-tail runs read as before.
             if let (Some(stats), Some(aqm)) = (world.net.link(i).aqm_stats(), l.aqm) {
-                link["aqm"] = json!({
-                    "discipline": aqm,
-                    "tail_drops": stats.tail_drops,
-                    "early_drops": stats.early_drops,
-                    "overflow_drops": stats.overflow_drops,
-                    "ecn_marks": stats.marks,
-                });
+                link["aqm"] = aqm_json(aqm, &stats);
             }
             link
         })

@@ -115,6 +115,36 @@ fn kernel_tcp_fills_a_20_mbit_link_and_the_link_delivers_what_the_model_allowed(
 }
 
 #[test]
+fn kernel_tcp_with_ecn_is_marked_by_codel_instead_of_dropped() {
+    need!("iperf3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TCP_20M
+        .replace("queue = \"100 packets\"", "queue = \"1000 packets\"\naqm = { model = \"codel\", ecn = true }")
+        .replace("cc = \"cubic\"", "cc = \"cubic\"\necn = true");
+    let (s, _) = run("tcp-ecn", &text);
+    let f = &s["flows"][0];
+    assert_eq!(f["client_exit_code"], 0, "{f}");
+    let aqm = &s["links"][0]["aqm"];
+    // The kernels negotiated ECN (tcp_ecn = 1 in both namespaces) and sent new data ECT(0):
+    // CoDel marked it, and the bytes the client read carried CE (the real header was rewritten).
+    let marks = aqm["ecn_marks"].as_u64().unwrap();
+    assert!(marks > 0, "{aqm}");
+    assert!(aqm["early_drops"].as_u64().unwrap() < marks, "{aqm}");
+    assert!(f["app_report"]["goodput_mbps"].as_f64().unwrap() > 0.8 * 20.0 * 1448.0 / 1500.0, "{f}");
+    assert_hosts_gone(&s);
+}
+
+#[test]
+fn ecn_on_a_stack_that_cannot_switch_it_is_refused() {
+    let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\necn = true\n[flow.emulate]\nstack = \"aioquic\"");
+    let origin = Origin { name: "ecn.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).expect("valid");
+    let opts = Options { out: out_dir("ecn-refused"), ..Options::default() };
+    let e = emulate(&scenario, &opts).expect_err("refused").to_string();
+    assert!(e.contains("ecn = true can be switched on only for the kernel stacks"), "{e}");
+}
+
+#[test]
 fn a_constant_delay_link_adds_its_delay_to_a_measured_rtt() {
     need!("python3");
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
