@@ -67,3 +67,22 @@ def assert_one_error_line(stderr: str, *words: str) -> str:
     for word in words:
         assert word in lines[0], f"{word!r} not in {lines[0]!r}"
     return lines[0]
+
+
+def drawn_figures(store: Path) -> dict:
+    """Writes the sweep report of `store` and returns its figures by file stem, as handed to
+    matplotlib to be saved (for tests that inspect the drawn axes)."""
+    from multiconn.sweep.report import figures as report_figures
+    from multiconn.sweep.report import write_report
+
+    figures: dict = {}
+    save = report_figures.save_figure
+
+    def keep(fig, folder: Path, stem: str) -> None:
+        figures[stem] = fig
+        save(fig, folder, stem)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_figures, "save_figure", keep)
+        write_report(store)
+    return figures

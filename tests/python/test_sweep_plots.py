@@ -20,10 +20,9 @@ import pandas as pd
 import pytest
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
+from conftest import drawn_figures
 from multiconn.sweep.execute import execute
 from multiconn.sweep.plan import plan
-from multiconn.sweep.report import figures as report_figures
-from multiconn.sweep.report import write_report
 from multiconn.sweep.report.heatmap import cell_text, decimals
 from multiconn.sweep.report.stats import ci_half_width, t_cdf, t_quantile
 from multiconn.sweep.report.yrange import is_rate
@@ -204,17 +203,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def drawn(store: Path) -> dict[str, Figure]:
     """The report's figures by file stem, as handed to matplotlib to be saved."""
-    figures: dict[str, Figure] = {}
-    save = report_figures.save_figure
-
-    def keep(fig: Figure, folder: Path, stem: str) -> None:
-        figures[stem] = fig
-        save(fig, folder, stem)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(report_figures, "save_figure", keep)
-        write_report(store)
-    return figures
+    return drawn_figures(store)
 
 
 def tcp_rows(store: Path) -> pd.DataFrame:

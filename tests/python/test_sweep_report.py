@@ -20,9 +20,9 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from conftest import drawn_figures
 from multiconn.sweep.execute import Outcome, execute
 from multiconn.sweep.plan import plan
-from multiconn.sweep.report import figures as report_figures
 from multiconn.sweep.report import write_report
 from multiconn.sweep.report.aggregate import group_means, trailing_mean
 from multiconn.sweep.results import load, load_timeseries
@@ -420,17 +420,7 @@ def dc_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def drawn(dc_store: Path) -> dict[str, Figure]:
     """The report's figures by file stem, as handed to matplotlib to be saved."""
-    figures: dict[str, Figure] = {}
-    save = report_figures.save_figure
-
-    def keep(fig: Figure, folder: Path, stem: str) -> None:
-        figures[stem] = fig
-        save(fig, folder, stem)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(report_figures, "save_figure", keep)
-        write_report(dc_store)
-    return figures
+    return drawn_figures(dc_store)
 
 
 def ok_flows(store: Path, experiment: str) -> pd.DataFrame:

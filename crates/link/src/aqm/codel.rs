@@ -193,22 +193,5 @@ impl super::Qdisc for Codel {
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<Packet>) -> Option<Packet> {
         codel_dequeue(&mut self.vars, &self.params, now, &mut self.queue, dropped, &mut self.stats)
     }
-    fn packets(&self) -> u64 {
-        self.queue.len() as u64
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn has_room(&self, size: u32) -> bool {
-        within(self.limit, self.queue.len() as u64, self.queue.bytes(), size)
-    }
-    fn drain(&mut self, out: &mut Vec<Packet>) {
-        self.queue.drain(out);
-    }
-    fn discard(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
-        self.queue.discard(discard, out);
-    }
-    fn stats(&self) -> AqmStats {
-        self.stats
-    }
+    super::single_fifo_qdisc_methods!(queue, limit);
 }

@@ -116,6 +116,32 @@ impl Fifo {
     }
 }
 
+/// The [`Qdisc`] methods of a discipline that keeps its packets in one [`Fifo`] field under a
+/// [`QueueLimit`] field (CoDel, PIE): counts, room, draining and discarding.
+macro_rules! single_fifo_qdisc_methods {
+    ($queue:ident, $limit:ident) => {
+        fn packets(&self) -> u64 {
+            self.$queue.len() as u64
+        }
+        fn bytes(&self) -> u64 {
+            self.$queue.bytes()
+        }
+        fn has_room(&self, size: u32) -> bool {
+            $crate::aqm::within(self.$limit, self.$queue.len() as u64, self.$queue.bytes(), size)
+        }
+        fn drain(&mut self, out: &mut Vec<Packet>) {
+            self.$queue.drain(out);
+        }
+        fn discard(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
+            self.$queue.discard(discard, out);
+        }
+        fn stats(&self) -> AqmStats {
+            self.stats
+        }
+    };
+}
+pub(crate) use single_fifo_qdisc_methods;
+
 /// A queue discipline: where packets wait for the rate server, and which are dropped or
 /// marked on the way.
 pub trait Qdisc: Send {

@@ -200,22 +200,5 @@ impl Qdisc for Pie {
         Some(pkt)
     }
 
-    fn packets(&self) -> u64 {
-        self.queue.len() as u64
-    }
-    fn bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-    fn has_room(&self, size: u32) -> bool {
-        within(self.limit, self.queue.len() as u64, self.queue.bytes(), size)
-    }
-    fn drain(&mut self, out: &mut Vec<Packet>) {
-        self.queue.drain(out);
-    }
-    fn discard(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
-        self.queue.discard(discard, out);
-    }
-    fn stats(&self) -> AqmStats {
-        self.stats
-    }
+    super::single_fifo_qdisc_methods!(queue, limit);
 }
