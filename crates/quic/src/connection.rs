@@ -375,12 +375,10 @@ impl Connection {
 
     // ---------------------------------------------------------------- start and application
 
-    /// A unidirectional stream this (server) endpoint opened and may write on.
+    /// A unidirectional stream this endpoint opened and may write on.
     fn local_uni_stream(&mut self, id: u64) -> Result<&mut streams::Stream, AppError> {
-        if self.role != Role::Server {
-            return Err(AppError::WrongRole);
-        }
-        if !(streams::is_unidirectional(id) && streams::is_server_initiated(id)) || id >= 4 * self.uni_opened {
+        let opened_here = streams::is_server_initiated(id) == (self.role == Role::Server);
+        if !(streams::is_unidirectional(id) && opened_here) || id >= 4 * self.uni_opened {
             return Err(AppError::UnknownStream(id));
         }
         // A finished stream whose data was all acknowledged is closed and forgotten.
@@ -1427,11 +1425,9 @@ impl Endpoint for Connection {
     }
 
     fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {
-        if self.role != Role::Server {
-            return Err(AppError::WrongRole);
-        }
-        // Server-initiated unidirectional: ids 3, 7, 11, ... (RFC 9000 §2.1).
-        let id = 4 * self.uni_opened + 3;
+        // Unidirectional, initiated by this end (RFC 9000 §2.1): the server's ids are 3, 7,
+        // 11, ..., the client's 2, 6, 10, ....
+        let id = 4 * self.uni_opened + if self.role == Role::Server { 3 } else { 2 };
         let s = self.streams.get_or_open(id).ok_or(AppError::UnknownStream(id))?;
         s.urgent = options.urgent;
         s.redundant = options.redundant;

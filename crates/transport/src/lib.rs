@@ -71,8 +71,6 @@ pub struct StreamProgress {
 pub enum AppError {
     #[error("this transport has no application-opened streams (only quic carries the messages workload)")]
     Unsupported,
-    #[error("the messages workload's streams are opened by the server (the flow's sender)")]
-    WrongRole,
     #[error("stream {0} is not a stream this endpoint opened")]
     UnknownStream(u64),
     #[error("stream {0} was finished; nothing more can be written on it")]
@@ -209,21 +207,23 @@ pub trait Endpoint: Send {
     /// (path, sample); counters are cumulative on the path since the connection started,
     /// over every path ID opened on it. Nothing for single-path endpoints. Appends to `out`.
     fn path_samples(&self, _out: &mut Vec<(u8, TransportSample)>) {}
-    /// Workload [`Workload::Messages`], server: opens a unidirectional stream to the client
-    /// and returns its id.
+    /// Workload [`Workload::Messages`], either end: opens a unidirectional stream to the peer
+    /// and returns its id (QUIC: 3, 7, 11, ... from the server; 2, 6, 10, ... from the client,
+    /// RFC 9000 §2.1).
     fn open_stream(&mut self, _options: StreamOptions) -> Result<u64, AppError> {
         Err(AppError::Unsupported)
     }
-    /// Workload [`Workload::Messages`], server: the application writes `bytes` more on
-    /// `stream`. Poll the endpoint afterwards.
+    /// Workload [`Workload::Messages`], the end that opened `stream`: the application writes
+    /// `bytes` more on it. Poll the endpoint afterwards.
     fn write(&mut self, _stream: u64, _bytes: u64) -> Result<(), AppError> {
         Err(AppError::Unsupported)
     }
-    /// Workload [`Workload::Messages`], server: no more writes on `stream` (a FIN follows).
+    /// Workload [`Workload::Messages`], the end that opened `stream`: no more writes on it (a
+    /// FIN follows).
     fn finish(&mut self, _stream: u64) -> Result<(), AppError> {
         Err(AppError::Unsupported)
     }
-    /// Workload [`Workload::Messages`], client: in-order progress of the streams the server
+    /// Workload [`Workload::Messages`], either end: in-order progress of the streams the peer
     /// opened, since the last call, oldest first.
     fn drain_progress(&mut self, _out: &mut Vec<StreamProgress>) {}
     /// From now on, notes for an invariant checker what the application is handed and which

@@ -1,6 +1,7 @@
-//! Application-opened streams (the messages workload): the server opens unidirectional
-//! streams (ids 3, 7, ... per RFC 9000 §2.1), writes on them and finishes them; the client
-//! reports in-order progress per stream and never accepts writes or streams it may not have.
+//! Application-opened streams (the messages workload): either end opens unidirectional
+//! streams (the server's ids 3, 7, ..., the client's 2, 6, ... per RFC 9000 §2.1), writes on
+//! them and finishes them; the peer reports in-order progress per stream, and no end accepts
+//! writes on streams it did not open.
 
 use crate::support;
 
@@ -51,8 +52,8 @@ fn server_streams_are_unidirectional_with_ids_3_7_and_progress_reaches_the_clien
 #[test]
 fn application_calls_are_refused_where_they_do_not_apply() {
     let mut h = harness();
-    assert_eq!(h.client.open_stream(StreamOptions::default()), Err(AppError::WrongRole));
-    assert_eq!(h.client.write(3, 10), Err(AppError::WrongRole));
+    assert_eq!(h.client.write(3, 10), Err(AppError::UnknownStream(3)), "the server's stream");
+    assert_eq!(h.client.write(2, 10), Err(AppError::UnknownStream(2)), "not opened yet");
     assert_eq!(h.server.write(3, 10), Err(AppError::UnknownStream(3)), "not opened yet");
     let id = h.server.open_stream(StreamOptions::default()).unwrap();
     assert_eq!(h.server.write(0, 10), Err(AppError::UnknownStream(0)), "a client-initiated stream");
@@ -75,4 +76,31 @@ fn a_stream_opened_and_written_before_the_handshake_waits_for_the_keys() {
     let mut progress = Vec::new();
     h.client.drain_progress(&mut progress);
     assert_eq!(progress.last().map(|p| p.delivered), Some(5000));
+}
+
+#[test]
+fn client_streams_are_unidirectional_with_ids_2_6_and_progress_reaches_the_server() {
+    let mut h = harness();
+    let a = h.client.open_stream(StreamOptions::default()).unwrap();
+    let b = h.client.open_stream(StreamOptions { priority: 1, ..StreamOptions::default() }).unwrap();
+    assert_eq!((a, b), (2, 6));
+    // The server's own streams are numbered apart from the client's.
+    assert_eq!(h.server.open_stream(StreamOptions::default()).unwrap(), 3);
+    assert_eq!(h.server.write(2, 10), Err(AppError::UnknownStream(2)), "the client's stream");
+    h.client.write(a, 1200).unwrap();
+    h.client.write(b, 20_000).unwrap();
+    h.client.finish(a).unwrap();
+    let sent_at = h.now;
+    h.run_until(Time(ms(600).0));
+    let mut progress: Vec<StreamProgress> = Vec::new();
+    h.server.drain_progress(&mut progress);
+    let last = |id: u64| progress.iter().filter(|p| p.stream == id).map(|p| p.delivered).max();
+    assert_eq!(last(2), Some(1200));
+    assert_eq!(last(6), Some(20_000));
+    assert!(progress.iter().all(|p| p.at >= sent_at + ms(20)), "one path delay at least");
+    // Nothing of it reaches the client's own progress.
+    let mut client_side = Vec::new();
+    h.client.drain_progress(&mut client_side);
+    assert!(client_side.is_empty());
+    assert_eq!(h.client.write(a, 10), Err(AppError::Finished(a)));
 }
