@@ -108,6 +108,13 @@ fn check(resolved: &Resolved, opts: &Options) -> Result<(), String> {
     if resolved.flows.len() > MAX_FLOWS {
         return Err(format!("the emulator runs at most {MAX_FLOWS} flows; the scenario has {}", resolved.flows.len()));
     }
+    if let Some(f) = resolved.flows.iter().find(|f| f.direction != multiconn_scenario::schema::FlowDirection::Down) {
+        return Err(format!(
+            "flow \"{}\": direction = \"{}\" is simulated only: the emulator starts each stack's server at `from` and its client at `to`; leave direction out (the simulator runs the flow)",
+            f.name,
+            f.direction.name()
+        ));
+    }
     if resolved.duration.is_none() && resolved.flows.iter().any(|f| f.size.is_none()) {
         return Err("a flow without a size needs run.duration: the emulator runs in real time".into());
     }

@@ -27,7 +27,7 @@ use multiconn_cell::{CellConfig, CellDirection, CellDropCause, CellHop, CellOutp
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::{Link, LinkOutput, QueueState};
-use multiconn_pdcp::{Arrival, Legs, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
+use multiconn_pdcp::{Arrival, Legs, PendingVolume, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
 
 use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
@@ -530,6 +530,20 @@ impl Network {
 
     /// Numbers a packet and sends it over its leg(s).
     fn split_transmit(&mut self, e: usize, mut pkt: Packet, now: Time, d: &mut impl Driver) {
+        if matches!(self.bearers[e].bearer.tx_policy(), SplitPolicy::Threshold { .. }) {
+            // The UE's own buffers, known at once: what its RLC entities (the legs' queues)
+            // and its PDCP entity hold (TS 38.323 §5.2.1).
+            let legs = self.bearers[e].info.legs;
+            for l in legs {
+                self.links[l].link.catch_up(now);
+                self.note_queue(l, now, d);
+            }
+            let queued = legs.map(|l| self.links[l].link.queue().bytes);
+            // The grants each leg gives, taken as its mean rate (0: unknown).
+            let rates_bps = legs.map(|l| self.models[l].as_ref().map_or(0.0, |m| m.mean_bps()));
+            let pdcp = self.bearers[e].bearer.waiting_bytes();
+            self.bearers[e].bearer.tx.set_pending_volume(PendingVolume { pdcp, legs: queued, rates_bps });
+        }
         let slot = &mut self.bearers[e];
         match slot.bearer.tx.send(now, pkt.size) {
             Ok(pdu) => {

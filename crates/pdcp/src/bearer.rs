@@ -183,6 +183,12 @@ impl SplitBearer {
         None
     }
 
+    /// Bytes of the SDUs waiting in the numbering proxy (PDCP data volume not yet submitted
+    /// to a leg).
+    pub fn waiting_bytes(&self) -> u64 {
+        self.tx_proxy.iter().map(|(_, p)| u64::from(p.size)).sum()
+    }
+
     /// Remembers when COUNT `count` went onto its leg(s) (for the legs' delay feedback).
     pub fn note_sent(&mut self, count: i64, now: Time) {
         if self.sent_at.is_empty() {

@@ -21,4 +21,4 @@ pub mod transmitter;
 
 pub use bearer::{Arrival, RxMeasures, SplitBearer, SplitBearerConfig};
 pub use receiver::{BearerMode, Receiver, ReceiverConfig, RxOutcome, RxStats, SnLength};
-pub use transmitter::{header_bytes, AdaptiveSignal, LegReport, Legs, Pdu, Rat, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal, TxStats};
+pub use transmitter::{header_bytes, AdaptiveSignal, LegReport, Legs, PendingVolume, Pdu, Rat, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal, TxStats};

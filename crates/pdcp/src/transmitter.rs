@@ -110,6 +110,22 @@ pub enum SplitPolicy {
         /// What the legs are compared by.
         signal: AdaptiveSignal,
     },
+    /// The uplink split of TS 38.323 §5.2.1 (a UE's PDCP entity with two associated RLC
+    /// entities): while the data volume pending for initial transmission — the PDCP data
+    /// volume and the RLC data volume of both legs, as last given by
+    /// [`Transmitter::set_pending_volume`], plus this PDU — is below `threshold` bytes
+    /// (RRC's `ul-DataSplitThreshold`, TS 38.331), every PDU goes to the `primary` leg
+    /// (`primaryPath`); at or above it, to either. Which one is the UE's choice; a UE submits
+    /// to the RLC entity whose cell grants it resources first, so here the PDU goes to the leg
+    /// that would send it first: the smaller (bytes pending + PDU) / rate, with each leg's
+    /// rate as given (bytes pending alone when a rate is unknown), ties to the primary.
+    /// `threshold = u64::MAX` is RRC's `infinity`: the primary path only.
+    Threshold {
+        /// The primary path's leg (0 or 1; any other value reads as 1).
+        primary: usize,
+        /// `ul-DataSplitThreshold` in bytes.
+        threshold: u64,
+    },
 }
 
 /// A transmitting PDCP entity's settings.
@@ -247,7 +263,22 @@ pub struct Transmitter {
     legs: [LegEstimate; 2],
     /// Duplication activated (MAC CE, TS 38.321 §5.12); only the duplicate policy reads it.
     duplication: bool,
+    /// Bytes pending for initial transmission: PDCP (outside this PDU) and each leg's RLC
+    /// entity; only the threshold policy reads it.
+    pending: PendingVolume,
     stats: TxStats,
+}
+
+/// The data volume a transmitting entity has pending for initial transmission (TS 38.323
+/// §5.2.1, TS 38.322 §5.5): PDCP SDUs not yet submitted, and each leg's RLC entity.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PendingVolume {
+    /// Bytes in PDCP not yet submitted to a leg (the PDU being routed left out).
+    pub pdcp: u64,
+    /// Bytes queued on each leg.
+    pub legs: [u64; 2],
+    /// Each leg's rate in bit/s as the UE sees its grants; 0 when unknown.
+    pub rates_bps: [f64; 2],
 }
 
 impl Transmitter {
@@ -270,7 +301,7 @@ impl Transmitter {
             SplitPolicy::Ratio { share } => fraction(clamp_share(share)),
             _ => (1, 2),
         };
-        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], duplication: true, stats: TxStats::default() }
+        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], duplication: true, pending: PendingVolume::default(), stats: TxStats::default() }
     }
 
     /// Data PDU header bytes for this entity's RAT and SN length.
@@ -335,6 +366,12 @@ impl Transmitter {
         self.duplication = active;
     }
 
+    /// The data volume pending for initial transmission right now, for the threshold
+    /// policy's next decision (under other policies it is kept and not read).
+    pub fn set_pending_volume(&mut self, pending: PendingVolume) {
+        self.pending = pending;
+    }
+
     /// Whether duplication is active (it matters under the duplicate policy only).
     pub fn duplication_active(&self) -> bool {
         self.duplication
@@ -377,6 +414,23 @@ impl Transmitter {
                         AdaptiveSignal::Queue => (a.backlog(now), b.backlog(now)),
                     };
                     usize::from(y < x)
+                }
+            }
+            SplitPolicy::Threshold { primary, threshold } => {
+                let primary = primary.min(1);
+                let PendingVolume { pdcp, legs, rates_bps } = self.pending;
+                let volume = pdcp.saturating_add(legs[0]).saturating_add(legs[1]).saturating_add(u64::from(size));
+                let other = 1 - primary;
+                let sooner = if rates_bps.iter().all(|r| *r > 0.0 && r.is_finite()) {
+                    let wait = |leg: usize| (legs[leg] + u64::from(size)) as f64 * 8.0 / rates_bps[leg];
+                    wait(other) < wait(primary)
+                } else {
+                    legs[other] < legs[primary]
+                };
+                if volume >= threshold && sooner {
+                    other
+                } else {
+                    primary
                 }
             }
         };

@@ -91,29 +91,35 @@ struct App {
 impl App {
     fn total_requests(&self) -> u32 {
         match self.workload {
-            Workload::Download { .. } => 1,
+            Workload::Download { .. } | Workload::Upload { .. } => 1,
             Workload::Requests { count, .. } => count,
             Workload::Messages => 0,
         }
     }
     fn parallel(&self) -> u32 {
         match self.workload {
-            Workload::Download { .. } | Workload::Messages => 1,
+            Workload::Download { .. } | Workload::Upload { .. } | Workload::Messages => 1,
             Workload::Requests { parallel, .. } => parallel.max(1),
         }
     }
-    fn request_size(&self) -> u64 {
+    /// `None`: an endless upload.
+    fn request_size(&self) -> Option<u64> {
         match self.workload {
-            Workload::Download { request_size, .. } | Workload::Requests { request_size, .. } => request_size,
-            Workload::Messages => 0,
+            Workload::Download { request_size, .. } | Workload::Requests { request_size, .. } => Some(request_size),
+            Workload::Upload { size } => size,
+            Workload::Messages => Some(0),
         }
     }
+    /// An upload is answered with an empty response (a FIN), as an HTTP PUT with no body.
     fn response_size(&self) -> Option<u64> {
         match self.workload {
             Workload::Download { size, .. } => size,
             Workload::Requests { response_size, .. } => Some(response_size),
-            Workload::Messages => Some(0),
+            Workload::Upload { .. } | Workload::Messages => Some(0),
         }
+    }
+    fn is_upload(&self) -> bool {
+        matches!(self.workload, Workload::Upload { .. })
     }
 }
 
@@ -415,7 +421,7 @@ impl Connection {
             let id = 4 * self.app.next_request as u64;
             let size = self.app.request_size();
             if let Some(s) = self.streams.get_or_open(id) {
-                s.send = SendBuffer::new(Some(size), true);
+                s.send = SendBuffer::new(size, true);
             }
             self.streams.schedule(id);
             self.app.next_request += 1;
@@ -432,6 +438,10 @@ impl Connection {
         }
         match self.role {
             Role::Server => {
+                if self.app.is_upload() && !self.app.finished {
+                    self.app.finished = true;
+                    self.events.push_back(AppEvent::Finished);
+                }
                 let size = self.app.response_size();
                 if let Some(s) = self.streams.get_mut(id) {
                     s.send = SendBuffer::new(size, true);

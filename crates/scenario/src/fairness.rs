@@ -77,7 +77,7 @@ pub fn usage<'a>(flow: &Flow, split_config: impl Fn(usize) -> &'a Split) -> Usag
 }
 
 /// The fraction of a split's traffic on each leg when its policy fixes it; `None` when the
-/// policy moves traffic by the legs' state (adaptive).
+/// policy moves traffic by the legs' state (adaptive, threshold).
 fn leg_weights(policy: &SplitPolicy) -> Option<[f64; 2]> {
     match *policy {
         SplitPolicy::Batch { size, share } => {
@@ -89,7 +89,7 @@ fn leg_weights(policy: &SplitPolicy) -> Option<[f64; 2]> {
         SplitPolicy::Ratio { share } => Some([share, 1.0 - share]),
         SplitPolicy::Alternate => Some([0.5, 0.5]),
         SplitPolicy::Duplicate => Some([1.0, 1.0]),
-        SplitPolicy::Adaptive { .. } => None,
+        SplitPolicy::Adaptive { .. } | SplitPolicy::Threshold { .. } => None,
     }
 }
 

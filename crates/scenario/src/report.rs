@@ -17,7 +17,7 @@ use crate::sim::{FlowState, PathTraffic, World};
 use crate::{Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_metrics::{jain_index, BinRow, Counters};
-use multiconn_transport::{PathAction, PathStats};
+use multiconn_transport::{PathAction, PathStats, Role};
 use serde_json::{json, Map, Value};
 
 /// A link direction's `aqm` block (the simulator's and the emulator's): its discipline, drops
@@ -94,6 +94,8 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 "name": f.spec.name,
                 "transport": f.spec.transport.name(),
                 "app": f.spec.app.name(),
+                "sender": f.spec.from,
+                "receiver": f.spec.to,
                 "bytes_sent": total.bytes_sent,
                 "bytes_delivered": total.bytes_delivered,
                 "packets_delivered": total.packets_delivered,
@@ -112,6 +114,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
             match (f.conn(), &f.spec.connection) {
                 (Some(conn), Some(spec)) => {
                     let t = conn.last_sample;
+                    m.insert("endpoints".into(), json!({"client": f.spec.node_of(Role::Client), "server": f.spec.node_of(Role::Server)}));
                     m.insert("cc".into(), json!(spec.cc.name()));
                     if let Some(kind) = spec.multipath.as_ref().and_then(|mp| mp.coupled) {
                         m.insert("coupled".into(), json!(kind.name()));

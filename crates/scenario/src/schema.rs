@@ -219,6 +219,30 @@ impl AppKind {
     }
 }
 
+/// Which end of a TCP or QUIC connection sends the application data: the data always goes
+/// from the flow's `from` node to its `to` node, and `direction` says which of them opened
+/// the connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowDirection {
+    /// A download: `to` is the client, which connects and requests; `from` the server,
+    /// which sends.
+    #[default]
+    Down,
+    /// An upload: `from` is the client, which connects and sends (a vehicle sending up to a
+    /// server); `to` the server, which receives.
+    Up,
+}
+
+impl FlowDirection {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowDirection::Down => "down",
+            FlowDirection::Up => "up",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSection {
@@ -229,6 +253,9 @@ pub struct FlowSection {
     pub to: String,
     pub transport: Transport,
     pub app: AppKind,
+    /// TCP/QUIC: whether the data sender (`from`) is the connection's server (`down`, the
+    /// default) or its client (`up`).
+    pub direction: Option<FlowDirection>,
     /// CBR rate.
     pub rate: Option<Rate>,
     /// Size on the wire (default 1500 B).
@@ -425,6 +452,16 @@ pub enum PolicySection {
         /// Feedback period (default 10 ms).
         #[serde(default)]
         feedback: Option<Dur>,
+    },
+    /// The uplink split of TS 38.323 §5.2.1: everything on the `primary` leg (a leg's name;
+    /// default the first) while the data volume pending in PDCP and both legs is below
+    /// `threshold` (ul-DataSplitThreshold; absent: infinity, the primary path only), either
+    /// leg above it.
+    Threshold {
+        #[serde(default)]
+        primary: Option<String>,
+        #[serde(default)]
+        threshold: Option<Bytes>,
     },
 }
 

@@ -7,6 +7,9 @@
 //!   of `request_size` bytes, up to `parallel` outstanding;
 //! * server → client: ServerHello … Finished (certificate chain included), then responses.
 //!
+//! An upload ([`Workload::Upload`]) is one request of the upload's size with no response: the
+//! server's application finishes when all of it arrived, and the client's never does.
+//!
 //! TLS record framing of application data (5 + 16 + 1 bytes per record) is not modelled.
 
 use std::collections::VecDeque;
@@ -28,6 +31,8 @@ struct Plan {
     parallel: u32,
     request_size: u64,
     response_size: Option<u64>,
+    /// An upload: nothing answers the request, and the server finishes once it arrived.
+    upload: bool,
 }
 
 impl Plan {
@@ -38,6 +43,14 @@ impl Plan {
                 parallel: 1,
                 request_size,
                 response_size: size,
+                upload: false,
+            },
+            Workload::Upload { size } => Plan {
+                count: 1,
+                parallel: 1,
+                request_size: size.unwrap_or(u64::MAX),
+                response_size: None,
+                upload: true,
             },
             Workload::Requests {
                 count,
@@ -49,10 +62,11 @@ impl Plan {
                 parallel: parallel.max(1),
                 request_size,
                 response_size: Some(response_size),
+                upload: false,
             },
             // The application writes itself (Endpoint::write), which TCP endpoints refuse:
             // nothing is requested.
-            Workload::Messages => Plan { count: 0, parallel: 1, request_size: 0, response_size: Some(0) },
+            Workload::Messages => Plan { count: 0, parallel: 1, request_size: 0, response_size: Some(0), upload: false },
         }
     }
 }
@@ -150,7 +164,7 @@ impl App {
     }
 
     fn complete_responses(&mut self, app_bytes: u64) -> Write {
-        let Some(size) = self.plan.response_size else {
+        let Some(size) = self.plan.response_size.filter(|_| !self.plan.upload) else {
             return 0;
         };
         let mut w: Write = 0;
@@ -197,6 +211,11 @@ impl App {
                 break;
             }
             self.requests_seen += 1;
+            if self.plan.upload {
+                self.finished = true;
+                self.events.push_back(AppEvent::Finished);
+                continue;
+            }
             write = write.saturating_add(self.plan.response_size.unwrap_or(u64::MAX));
         }
         write
@@ -234,6 +253,43 @@ mod tests {
         );
         assert_eq!(c.on_received(SERVER_FLIGHT + 3000), 0);
         assert!(c.finished());
+    }
+
+    #[test]
+    fn an_upload_finishes_at_the_server_once_all_of_it_arrived() {
+        let w = Workload::Upload { size: Some(10_000) };
+        let mut c = App::new(Role::Client, w);
+        let mut s = App::new(Role::Server, w);
+        assert_eq!(c.on_established(), CLIENT_HELLO);
+        assert_eq!(s.on_received(CLIENT_HELLO), SERVER_FLIGHT);
+        // The client writes its Finished and the whole upload at once.
+        assert_eq!(c.on_received(SERVER_FLIGHT), CLIENT_FINISHED + 10_000);
+        assert_eq!(c.poll_event(), Some(AppEvent::CanSend));
+        let hs = CLIENT_HELLO + CLIENT_FINISHED;
+        assert_eq!(s.on_received(hs + 9_999), 0);
+        assert_eq!(s.poll_event(), Some(AppEvent::CanSend));
+        assert_eq!(s.poll_event(), Some(AppEvent::Delivered { bytes: 9_999 }));
+        assert!(!s.finished());
+        // The last byte: the server finishes and answers nothing.
+        assert_eq!(s.on_received(hs + 10_000), 0);
+        assert_eq!(s.poll_event(), Some(AppEvent::Delivered { bytes: 1 }));
+        assert_eq!(s.poll_event(), Some(AppEvent::Finished));
+        assert!(s.finished());
+        // The client never finishes on its own: no response comes.
+        assert!(!c.finished());
+        assert_eq!(c.poll_event(), None);
+    }
+
+    #[test]
+    fn an_endless_upload_is_written_without_end_and_never_finishes() {
+        let w = Workload::Upload { size: None };
+        let mut c = App::new(Role::Client, w);
+        let mut s = App::new(Role::Server, w);
+        c.on_established();
+        s.on_received(CLIENT_HELLO);
+        assert_eq!(c.on_received(SERVER_FLIGHT), u64::MAX);
+        assert_eq!(s.on_received(CLIENT_HELLO + CLIENT_FINISHED + 1_000_000_000), 0);
+        assert!(!s.finished());
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub enum Workload {
     /// The client sends one request of `request_size` bytes; the server answers with `size`
     /// bytes (`None`: it never stops) on one stream.
     Download { size: Option<u64>, request_size: u64 },
+    /// The client sends `size` bytes (`None`: it never stops) on one stream, as an upload
+    /// (HTTP PUT); the server's application reads them and, once all arrived, emits
+    /// [`AppEvent::Finished`]. A QUIC server then ends the stream with an empty response
+    /// (a FIN), so the client finishes too.
+    Upload { size: Option<u64> },
     /// The client sends `count` requests of `request_size` bytes, keeping up to `parallel`
     /// outstanding, each on its own stream (QUIC) or in turn on the one byte stream (TCP);
     /// the server answers each with `response_size` bytes.
@@ -88,7 +93,8 @@ pub enum AppEvent {
     Delivered { bytes: u64 },
     /// One response (or the download) was completely received by the client.
     ResponseComplete { index: u32, bytes: u64 },
-    /// Everything the workload asked for has been received by the client.
+    /// Everything the workload asked for has been received: by the client, or, for an
+    /// [`Workload::Upload`], by the server (and then the client, when the server answers).
     Finished,
 }
 

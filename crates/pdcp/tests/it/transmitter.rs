@@ -1,12 +1,13 @@
 //! The transmitting PDCP entity (TS 38.323 §5.2.1 numbering, §5.11 duplication, the split
 //! policies of pdcp-dc.md §4.3): exact leg sequences of the fixed policies, SN wrap, header
 //! sizes, the window guard (pdcp-dc.md TV12), COUNT exhaustion (TV17), and the adaptive policy
-//! against a small fluid model of two legs that report every 10 ms.
+//! against a small fluid model of two legs that report every 10 ms; the uplink threshold
+//! policy (TS 38.323 §5.2.1, ul-DataSplitThreshold).
 
 use multiconn_core::{Dur, Time};
 use proptest::prelude::*;
 use multiconn_pdcp::{
-    header_bytes, AdaptiveSignal, LegReport, Legs, Pdu, Rat, SnLength, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal,
+    header_bytes, AdaptiveSignal, LegReport, Legs, PendingVolume, Pdu, Rat, SnLength, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal,
 };
 
 fn cfg(bits: u8, policy: SplitPolicy) -> TransmitterConfig {
@@ -507,5 +508,55 @@ proptest! {
         let copies = if policy == SplitPolicy::Duplicate { 2 } else { 1 };
         prop_assert_eq!(s.pdus[0] + s.pdus[1], copies * n as u64);
         prop_assert_eq!(s.bytes[0] + s.bytes[1], copies * bytes);
+    }
+}
+
+/// The leg of one 1000-byte SDU (1003 B with the 18-bit NR header) under `policy`, with
+/// `pending` in the UE's buffers.
+fn threshold_leg(policy: SplitPolicy, pending: PendingVolume) -> usize {
+    let mut tx = Transmitter::new(cfg(18, policy));
+    tx.set_pending_volume(pending);
+    match tx.send(Time::ZERO, 1000).unwrap().legs {
+        Legs::One(leg) => leg,
+        Legs::Both => panic!("the threshold policy never duplicates"),
+    }
+}
+
+#[test]
+fn below_ul_data_split_threshold_the_primary_path_takes_everything() {
+    let policy = SplitPolicy::Threshold { primary: 1, threshold: 10_000 };
+    let rates = [10e6, 30e6];
+    // 8 996 B pending + the 1 003 B PDU = 9 999 B: below the threshold, even though the
+    // primary's queue is much longer than the other's.
+    let pending = PendingVolume { pdcp: 996, legs: [0, 8_000], rates_bps: rates };
+    assert_eq!(threshold_leg(policy, pending), 1);
+    // One byte more makes 10 000 B, "equal to or larger than" (§5.2.1): either leg, here the
+    // idle one, which sends the PDU first.
+    let pending = PendingVolume { pdcp: 997, legs: [0, 8_000], rates_bps: rates };
+    assert_eq!(threshold_leg(policy, pending), 0);
+}
+
+#[test]
+fn above_the_threshold_the_leg_that_sends_first_wins_ties_to_the_primary() {
+    let policy = SplitPolicy::Threshold { primary: 0, threshold: 1 };
+    // Equal queues: the 30 Mbit/s leg sends its 21 003 B in 5.6 ms, the 10 Mbit/s leg in 16.8 ms.
+    let same = PendingVolume { pdcp: 0, legs: [20_000, 20_000], rates_bps: [10e6, 30e6] };
+    assert_eq!(threshold_leg(policy, same), 1);
+    // Three times the bytes on the three-times faster leg: a tie, which the primary takes.
+    let tie = PendingVolume { pdcp: 0, legs: [9_997, 32_997], rates_bps: [10e6, 30e6] };
+    assert_eq!(threshold_leg(policy, tie), 0);
+    // Unknown rates: the leg with fewer bytes pending; equal bytes go to the primary.
+    let unknown = PendingVolume { pdcp: 0, legs: [5_000, 4_000], rates_bps: [0.0, 0.0] };
+    assert_eq!(threshold_leg(policy, unknown), 1);
+    let unknown = PendingVolume { pdcp: 0, legs: [4_000, 4_000], rates_bps: [0.0, 30e6] };
+    assert_eq!(threshold_leg(policy, unknown), 0);
+}
+
+#[test]
+fn an_infinite_threshold_keeps_to_the_primary_path() {
+    for primary in [0, 1] {
+        let policy = SplitPolicy::Threshold { primary, threshold: u64::MAX };
+        let full = PendingVolume { pdcp: u64::MAX / 4, legs: [u64::MAX / 4, u64::MAX / 4], rates_bps: [1e6, 1e9] };
+        assert_eq!(threshold_leg(policy, full), primary);
     }
 }

@@ -6,7 +6,7 @@
 use super::errors::{err, FieldError};
 use super::files::Files;
 use super::paths::{resolve_multipath, PathManagerSpec};
-use crate::schema::{AppKind, FlowSection, ReceiverSection, Transport};
+use crate::schema::{AppKind, FlowDirection, FlowSection, ReceiverSection, Transport};
 use multiconn_cc::CcKind;
 use multiconn_core::{Bytes, Dur};
 use multiconn_transport::profile::TransportKind;
@@ -132,7 +132,14 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
                     return Err(err(&path(field), "only app = \"requests\" takes this setting"));
                 }
             }
-            Workload::Download { size: f.size.map(|b| b.0), request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0) }
+            if f.direction == Some(FlowDirection::Up) {
+                if f.request_size.is_some() {
+                    return Err(err(&path("request_size"), "an upload (direction = \"up\") is one request of `size` bytes: leave request_size out"));
+                }
+                Workload::Upload { size: f.size.map(|b| b.0) }
+            } else {
+                Workload::Download { size: f.size.map(|b| b.0), request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0) }
+            }
         }
         AppKind::Requests => {
             if f.size.is_some() {

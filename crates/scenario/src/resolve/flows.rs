@@ -11,11 +11,11 @@ use super::messages::resolve_messages;
 use super::links::LinkDirection;
 use super::routes::{resolve_routes, PathRoutes};
 use crate::messages::MessageSource;
-use crate::schema::{AppKind, FlowSection, ScenarioFile, Transport};
+use crate::schema::{AppKind, FlowDirection, FlowSection, ScenarioFile, Transport};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{Bytes, Dur, FlowId, Rate, Time};
 use multiconn_net::{FlowRoutes, Hop};
-use multiconn_transport::ConnectionParams;
+use multiconn_transport::{ConnectionParams, Role};
 use std::collections::HashMap;
 
 /// The largest IP packet of a flow that does not say, headers included, in bytes.
@@ -60,6 +60,8 @@ pub struct Flow {
     pub transport: Transport,
     /// What the sending application does.
     pub app: AppKind,
+    /// TCP/QUIC: which end of the connection sends the data (UDP flows: always `down`).
+    pub direction: FlowDirection,
     /// app = "cbr": the sending rate.
     pub cbr_rate: Option<Rate>,
     /// The largest IP packet, headers included, in bytes.
@@ -106,6 +108,29 @@ impl Flow {
             qlog: spec.qlog,
             multipath: spec.multipath.clone(),
         })
+    }
+
+    /// The connection end at `from`, which sends the data on the forward routes: the server
+    /// of a download, the client of an upload.
+    pub fn sender_role(&self) -> Role {
+        match self.direction {
+            FlowDirection::Down => Role::Server,
+            FlowDirection::Up => Role::Client,
+        }
+    }
+
+    /// The route (0: forward, 1: reverse) the packets of `role`'s end take.
+    pub fn route_of(&self, role: Role) -> u16 {
+        u16::from(role != self.sender_role())
+    }
+
+    /// The node `role`'s end of the connection runs on.
+    pub fn node_of(&self, role: Role) -> &str {
+        if role == self.sender_role() {
+            &self.from
+        } else {
+            &self.to
+        }
     }
 
     /// Its routes as the network keys them: per path, forward and reverse.
@@ -174,6 +199,15 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     if f.size == Some(Bytes(0)) {
         return Err(err(&path("size"), "the size must be positive (leave it out for an unlimited flow)"));
     }
+    let direction = f.direction.unwrap_or_default();
+    if direction == FlowDirection::Up {
+        if f.transport == Transport::Udp {
+            return Err(err(&path("direction"), "a udp flow has no connection: its data always goes from `from` to `to`; direction chooses which end of a tcp or quic connection sends"));
+        }
+        if f.app == AppKind::Requests {
+            return Err(err(&path("direction"), "app = \"requests\" is the client (`to`) asking and the server (`from`) answering; direction = \"up\" takes app = \"bulk\" (an upload) or \"messages\""));
+        }
+    }
     let start = Time(f.start.unwrap_or(Dur::ZERO).0);
     let stop = f.stop.map(|d| Time(d.0));
     if let Some(stop) = stop {
@@ -206,6 +240,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         name: f.name.clone(),
         transport: f.transport,
         app: f.app,
+        direction,
         cbr_rate: f.rate,
         packet_size: packet_size as u32,
         size: f.size.map(|b| b.0),

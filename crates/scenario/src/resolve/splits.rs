@@ -6,7 +6,7 @@ use super::errors::{check_name, err, FieldError};
 use super::links::LinkDirection;
 use crate::schema::{PolicySection, SplitSection, TReordering};
 use multiconn_core::units::Probability;
-use multiconn_core::Dur;
+use multiconn_core::{Bytes, Dur};
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
 use std::collections::HashMap;
 
@@ -120,6 +120,18 @@ fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMa
             }
             feedback = Some(period);
             SplitPolicy::Adaptive { signal: signal.unwrap_or(AdaptiveSignal::Delay) }
+        }
+        PolicySection::Threshold { primary, threshold } => {
+            let primary = match primary {
+                None => 0,
+                Some(leg) => sp.legs.iter().position(|l| *l == leg).ok_or_else(|| err(&ppath("primary"), format!("the primary path must be one of the legs (\"{}\" or \"{}\"), got \"{leg}\"", sp.legs[0], sp.legs[1])))?,
+            };
+            let threshold = match threshold {
+                None => u64::MAX,
+                Some(Bytes(0)) => return Err(err(&ppath("threshold"), "ul-DataSplitThreshold must be positive (TS 38.331 allows 0 B only as b0, which this model leaves out; leave threshold out for infinity)")),
+                Some(Bytes(b)) => b,
+            };
+            SplitPolicy::Threshold { primary, threshold }
         }
     };
     let retransmit_lost = sp.retransmit_lost.unwrap_or(false);

@@ -1,22 +1,23 @@
-//! Message flows (app = "messages"): the sending application writes messages on the server's
-//! streams, on its sources' periods or when the user's code writes them
-//! ([`crate::Simulation::write`]); the receiving application reads them as the client
-//! delivers them.
+//! Message flows (app = "messages"): the sending application (at `from`: the connection's
+//! server, or its client with `direction = "up"`) writes messages on streams it opens, on its
+//! sources' periods or when the user's code writes them ([`crate::Simulation::write`]); the
+//! receiving application reads them as the other end delivers them.
 
 use crate::messages::MessageKind;
 use multiconn_core::{Dur, Time};
 use multiconn_net::Network;
-use multiconn_transport::{AppError, Role, StreamOptions};
+use multiconn_transport::{AppError, StreamOptions};
 
 use super::hosts::{FlowDriver, Hosts};
 use super::{Event, World};
 
 impl Hosts {
-    /// The server's application can send: its sources begin.
+    /// The sending application can send: its sources begin.
     pub(super) fn begin_messages(&mut self, net: &mut Network, f: usize, now: Time) {
         let flow = &mut self.flows[f];
+        let sender = flow.spec.sender_role();
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return };
-        log.begin(now, conn.server.as_mut()).expect("validated: message flows are quic, whose servers open streams");
+        log.begin(now, conn.endpoint_mut(sender)).expect("validated: message flows are quic, whose ends open streams");
         self.write_messages(net, f, now);
     }
 
@@ -29,16 +30,17 @@ impl Hosts {
     /// next.
     fn write_messages(&mut self, net: &mut Network, f: usize, now: Time) {
         let flow = &mut self.flows[f];
+        let sender = flow.spec.sender_role();
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else {
             unreachable!("message events concern message flows")
         };
-        let wrote = log.write_due(now, conn.server.as_mut()).expect("validated: message flows are quic, whose servers take writes");
+        let wrote = log.write_due(now, conn.endpoint_mut(sender)).expect("validated: message flows are quic, whose ends take writes on the streams they opened");
         let want = log.next_due();
         if let Some(t) = flow.message_timer.arm(want) {
             self.queue.schedule(t, Event::MessageWake(f));
         }
         if wrote {
-            self.pump(net, f, Role::Server, now);
+            self.pump(net, f, sender, now);
         }
     }
 
@@ -47,8 +49,9 @@ impl Hosts {
     pub(super) fn read_messages(&mut self, f: usize, now: Time) {
         let mut progress = std::mem::take(&mut self.progress);
         let flow = &mut self.flows[f];
+        let receiver = super::transport::other(flow.spec.sender_role());
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return };
-        conn.client.drain_progress(&mut progress);
+        conn.endpoint_mut(receiver).drain_progress(&mut progress);
         for p in progress.drain(..) {
             log.on_progress(&p);
         }
@@ -64,8 +67,9 @@ impl World {
     /// The sending application of message flow `f` opens a stream of its own.
     pub fn app_open_stream(&mut self, f: usize, name: &str, kind: MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, AppError> {
         let flow = &mut self.hosts.flows[f];
+        let sender = flow.spec.sender_role();
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return Err(AppError::Unsupported) };
-        log.open_app_stream(conn.server.as_mut(), name, kind, options, deadline)
+        log.open_app_stream(conn.endpoint_mut(sender), name, kind, options, deadline)
     }
 
     /// The sending application of message flow `f` writes a message of `size` bytes on its
@@ -73,9 +77,10 @@ impl World {
     pub fn app_write(&mut self, f: usize, stream: u64, size: u64) -> Result<u64, AppError> {
         let now = self.now();
         let flow = &mut self.hosts.flows[f];
+        let sender = flow.spec.sender_role();
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return Err(AppError::Unsupported) };
-        let id = log.app_write(now, conn.server.as_mut(), stream, size)?;
-        self.hosts.pump(&mut self.net, f, Role::Server, now);
+        let id = log.app_write(now, conn.endpoint_mut(sender), stream, size)?;
+        self.hosts.pump(&mut self.net, f, sender, now);
         Ok(id)
     }
 
@@ -83,9 +88,10 @@ impl World {
     pub fn app_finish(&mut self, f: usize, stream: u64) -> Result<(), AppError> {
         let now = self.now();
         let flow = &mut self.hosts.flows[f];
+        let sender = flow.spec.sender_role();
         let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return Err(AppError::Unsupported) };
-        log.app_finish(conn.server.as_mut(), stream)?;
-        self.hosts.pump(&mut self.net, f, Role::Server, now);
+        log.app_finish(conn.endpoint_mut(sender), stream)?;
+        self.hosts.pump(&mut self.net, f, sender, now);
         Ok(())
     }
 }

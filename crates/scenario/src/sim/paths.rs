@@ -3,7 +3,7 @@
 //! Every packet follows the route of the path its sending endpoint named (`Packet::path`;
 //! the forward or reverse route of that path by `Packet::route`). Each end watches its own
 //! interface on each path — the first link direction it sends on: the forward route's for the
-//! server, the reverse route's for the client — as the network reports it: the element tells
+//! data sender, the reverse route's for the receiver — as the network reports it: the element tells
 //! when it next goes down or comes back ([`Network::next_link_change`]) and whether it is up
 //! then ([`Network::link_up`]), and the end is told at that instant
 //! (`Endpoint::on_path_status`). The client's path manager (if the flow has one) runs its
@@ -66,8 +66,8 @@ impl Hosts {
     /// The link direction `role`'s end of flow `f` watches on path `path`: the first hop it
     /// sends on, if that is a link.
     fn interface(&self, f: usize, path: u8, role: Role) -> Option<usize> {
-        let route = if role == Role::Server { 0 } else { 1 };
-        match self.flows[f].spec.hops(path, route).first() {
+        let spec = &self.flows[f].spec;
+        match spec.hops(path, spec.route_of(role)).first() {
             Some(&Hop::Link(l)) => Some(l),
             _ => None,
         }

@@ -1,7 +1,7 @@
-//! TCP and QUIC flows: the server (`from`) sends on the flow's forward routes, the client
-//! (`to`) on the reverse ones.
+//! TCP and QUIC flows: the data sender (`from`: the server of a download, the client of an
+//! upload) sends on the flow's forward routes, the receiver (`to`) on the reverse ones.
 //!
-//! Datagrams reaching a QUIC client pass its host's UDP socket buffer first; overflow is a
+//! Datagrams reaching a QUIC receiver pass its host's UDP socket buffer first; overflow is a
 //! `udp_buffer` drop. After every input the endpoint is drained of packets and application
 //! events, its state is recorded and its timer re-armed from its `poll_timeout`.
 
@@ -14,8 +14,8 @@ use multiconn_transport::{AppEvent, Endpoint, Role, TransportError, UdpSocket};
 use super::hosts::{FlowDriver, Hosts};
 use super::Event;
 
-/// One TCP or QUIC connection: its two endpoints, the client host's UDP socket, and what the
-/// applications observed.
+/// One TCP or QUIC connection: its two endpoints, the receiving host's UDP socket, and what
+/// the applications observed.
 pub struct ConnState {
     pub client: Box<dyn Endpoint>,
     pub server: Box<dyn Endpoint>,
@@ -25,14 +25,14 @@ pub struct ConnState {
     socket_timer: LazyTimer,
     /// When the client's application could first send (handshake done, or 0-RTT).
     pub can_send_at: Option<Time>,
-    /// When the first response byte reached the client's application.
+    /// When the first data byte reached the receiving application.
     pub first_byte_at: Option<Time>,
     /// Completion time of each response, in order of completion.
     pub responses: Vec<(u32, Time)>,
-    /// The server's last transport sample (what the time series last recorded).
+    /// The data sender's last transport sample (what the time series last recorded).
     pub last_sample: TransportSample,
-    /// Multipath flows: the server's last sample on each path (what the path's time series
-    /// last recorded); empty for single-path flows.
+    /// Multipath flows: the data sender's last sample on each path (what the path's time
+    /// series last recorded); empty for single-path flows.
     pub last_path_samples: Vec<Option<TransportSample>>,
     /// qlog events (JSON text, one per event) of the client and the server.
     pub qlog_client: Vec<String>,
@@ -40,7 +40,14 @@ pub struct ConnState {
 }
 
 impl ConnState {
-    pub(super) fn endpoint_mut(&mut self, role: Role) -> &mut dyn Endpoint {
+    pub fn endpoint(&self, role: Role) -> &dyn Endpoint {
+        match role {
+            Role::Client => self.client.as_ref(),
+            Role::Server => self.server.as_ref(),
+        }
+    }
+
+    pub fn endpoint_mut(&mut self, role: Role) -> &mut dyn Endpoint {
         match role {
             Role::Client => self.client.as_mut(),
             Role::Server => self.server.as_mut(),
@@ -124,13 +131,11 @@ impl Hosts {
             }
             self.next_packet_id = ids;
         }
-        let route = match role {
-            Role::Server => 0,
-            Role::Client => 1,
-        };
+        let sender = self.flows[f].spec.sender_role();
+        let route = self.flows[f].spec.route_of(role);
         for mut pkt in outbox.drain(..) {
             pkt.route = route;
-            if role == Role::Server {
+            if role == sender {
                 self.recorder.flow_sent(now, flow, pkt.size);
             }
             if let Some(pcap) = &mut self.pcap {
@@ -141,35 +146,39 @@ impl Hosts {
         self.outbox = outbox;
         let mut sender_ready = false;
         while let Some(event) = self.conn_mut(f).endpoint_mut(role).poll_event() {
-            match role {
-                Role::Client => self.client_event(f, event, now),
-                Role::Server => sender_ready |= event == AppEvent::CanSend,
-            }
+            self.app_event(f, role, event, now);
+            sender_ready |= role == sender && event == AppEvent::CanSend;
         }
-        if role == Role::Client && self.flows[f].messages.is_some() {
+        if role != sender && self.flows[f].messages.is_some() {
             self.read_messages(f, now);
         }
         if self.checks.is_some() {
             self.check_endpoint(f, role, now);
         }
         let FlowDriver::Transport(conn) = &mut self.flows[f].driver else { unreachable!("transport flow") };
-        match role {
-            Role::Server => {
-                let sample = conn.server.sample();
-                if sample != conn.last_sample {
-                    conn.last_sample = sample;
-                    self.recorder.flow_transport(now, flow, &sample);
-                }
-                if !conn.last_path_samples.is_empty() {
-                    conn.server.path_samples(&mut self.path_samples);
-                    for (path, sample) in self.path_samples.drain(..) {
-                        let Some(last) = conn.last_path_samples.get_mut(path as usize) else { continue };
-                        if *last != Some(sample) {
-                            *last = Some(sample);
-                            self.recorder.path_transport(now, flow, path, &sample);
-                        }
+        if role == sender {
+            let ep = match role {
+                Role::Client => conn.client.as_ref(),
+                Role::Server => conn.server.as_ref(),
+            };
+            let sample = ep.sample();
+            if sample != conn.last_sample {
+                conn.last_sample = sample;
+                self.recorder.flow_transport(now, flow, &sample);
+            }
+            if !conn.last_path_samples.is_empty() {
+                ep.path_samples(&mut self.path_samples);
+                for (path, sample) in self.path_samples.drain(..) {
+                    let Some(last) = conn.last_path_samples.get_mut(path as usize) else { continue };
+                    if *last != Some(sample) {
+                        *last = Some(sample);
+                        self.recorder.path_transport(now, flow, path, &sample);
                     }
                 }
+            }
+        }
+        match role {
+            Role::Server => {
                 let q = &mut conn.qlog_server;
                 conn.server.drain_qlog(q);
             }
@@ -192,34 +201,52 @@ impl Hosts {
         self.checks = Some(checks);
     }
 
-    fn client_event(&mut self, f: usize, event: AppEvent, now: Time) {
+    /// What `role`'s application saw: the client's handshake and responses, the receiver's
+    /// data, and the end of the workload at whichever end finishes it.
+    fn app_event(&mut self, f: usize, role: Role, event: AppEvent, now: Time) {
+        let receiver = role != self.flows[f].spec.sender_role();
         let conn = self.conn_mut(f);
         match event {
             AppEvent::CanSend => {
-                conn.can_send_at.get_or_insert(now);
+                if role == Role::Client {
+                    conn.can_send_at.get_or_insert(now);
+                }
             }
             AppEvent::Delivered { bytes } => {
-                conn.first_byte_at.get_or_insert(now);
-                self.recorder.flow_delivered(now, FlowId(f as u32), bytes);
+                if receiver {
+                    conn.first_byte_at.get_or_insert(now);
+                    self.recorder.flow_delivered(now, FlowId(f as u32), bytes);
+                }
             }
-            AppEvent::ResponseComplete { index, .. } => conn.responses.push((index, now)),
-            AppEvent::Finished => self.mark_done(f, now),
+            AppEvent::ResponseComplete { index, .. } => {
+                if receiver {
+                    conn.responses.push((index, now));
+                }
+            }
+            // A download finishes at the client, an upload at the server.
+            AppEvent::Finished => {
+                if receiver {
+                    self.mark_done(f, now);
+                }
+            }
         }
     }
 
-    /// A packet reached the end of its route: the client (through its UDP socket, for QUIC)
-    /// or the server.
+    /// A packet reached the end of its route: the receiver (through its UDP socket, for QUIC)
+    /// or the sender.
     pub(super) fn arrive_at_endpoint(&mut self, net: &mut Network, f: usize, pkt: Packet, now: Time) {
+        let sender = self.flows[f].spec.sender_role();
         if pkt.route != 0 {
-            self.conn_mut(f).server.handle_packet(now, pkt);
-            self.pump(net, f, Role::Server, now);
+            self.conn_mut(f).endpoint_mut(sender).handle_packet(now, pkt);
+            self.pump(net, f, sender, now);
             return;
         }
+        let receiver = other(sender);
         let conn = self.conn_mut(f);
         match conn.socket.as_mut() {
             None => {
-                conn.client.handle_packet(now, pkt);
-                self.pump(net, f, Role::Client, now);
+                conn.endpoint_mut(receiver).handle_packet(now, pkt);
+                self.pump(net, f, receiver, now);
             }
             Some(socket) => {
                 if let Err(pkt) = socket.offer(now, pkt) {
@@ -230,19 +257,28 @@ impl Hosts {
         }
     }
 
-    /// The client application reads what its socket lets it read now.
+    /// The receiving application reads what its socket lets it read now.
     fn read_socket(&mut self, net: &mut Network, f: usize, now: Time) {
+        let receiver = other(self.flows[f].spec.sender_role());
         // The endpoint is drained after every datagram, so ACKs are not bunched.
         loop {
             let conn = self.conn_mut(f);
             let Some(pkt) = conn.socket.as_mut().and_then(|s| s.poll_read(now)) else { break };
-            conn.client.handle_packet(now, pkt);
-            self.pump(net, f, Role::Client, now);
+            conn.endpoint_mut(receiver).handle_packet(now, pkt);
+            self.pump(net, f, receiver, now);
         }
         let conn = self.conn_mut(f);
         let want = conn.socket.as_ref().and_then(|s| s.poll_timeout());
         if let Some(t) = conn.socket_timer.arm(want) {
             self.queue.schedule(t, Event::SocketWake(f));
         }
+    }
+}
+
+/// The other end of a connection.
+pub fn other(role: Role) -> Role {
+    match role {
+        Role::Client => Role::Server,
+        Role::Server => Role::Client,
     }
 }
