@@ -83,7 +83,9 @@ pub struct BearerInfo {
     pub flow: usize,
     /// Which of its paths.
     pub path: u8,
-    /// Which hop of that path's forward route.
+    /// Which of that path's routes: 0 forward (the data direction), 1 reverse.
+    pub route: u16,
+    /// Which hop of that route.
     pub hop: u16,
     /// The legs' link directions, in the crossing direction.
     pub legs: [usize; 2],
@@ -123,7 +125,7 @@ pub struct Network {
     flows: Vec<FlowRoutes>,
     /// Per flow, per path, per hop of its forward route: the bearer serving that hop, if it is
     /// a split.
-    entities: Vec<Vec<Vec<Option<usize>>>>,
+    entities: Vec<Vec<[Vec<Option<usize>>; 2]>>,
     /// Per flow: its packets inside the network, copies included.
     in_flight: Vec<u64>,
     /// Scratch space for packets a bearer releases.
@@ -160,18 +162,22 @@ impl Network {
         let links: Vec<LinkSlot> = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default(), watch_room: false }).collect();
         let mut bearers = Vec::new();
         let mut entities = Vec::with_capacity(flows.len());
+        // Bearers in order of flow, path, route (forward first) and hop.
         for (f, routes) in flows.iter().enumerate() {
             let mut per_path = Vec::with_capacity(routes.paths.len());
-            for (p, [forward, _]) in routes.paths.iter().enumerate() {
-                let mut per_hop = vec![None; forward.len()];
-                for (h, hop) in forward.iter().enumerate() {
-                    if let Hop::Split { split, legs } = *hop {
-                        per_hop[h] = Some(bearers.len());
-                        let info = BearerInfo { split, flow: f, path: p as u8, hop: h as u16, legs };
-                        bearers.push(BearerSlot { bearer: SplitBearer::new(&splits[split]), info, timer: LazyTimer::default(), reported: RxReported::default() });
+            for (p, both) in routes.paths.iter().enumerate() {
+                let per_route = [0, 1].map(|r: usize| {
+                    let mut per_hop = vec![None; both[r].len()];
+                    for (h, hop) in both[r].iter().enumerate() {
+                        if let Hop::Split { split, legs } = *hop {
+                            per_hop[h] = Some(bearers.len());
+                            let info = BearerInfo { split, flow: f, path: p as u8, route: r as u16, hop: h as u16, legs };
+                            bearers.push(BearerSlot { bearer: SplitBearer::new(&splits[split]), info, timer: LazyTimer::default(), reported: RxReported::default() });
+                        }
                     }
-                }
-                per_path.push(per_hop);
+                    per_hop
+                });
+                per_path.push(per_route);
             }
             entities.push(per_path);
         }
@@ -190,7 +196,7 @@ impl Network {
             .map(|b| {
                 let split = &self.splits[b.info.split];
                 BearerCheck {
-                    name: format!("split {}, flow {}, path {}", split.name, self.flows[b.info.flow].name, b.info.path),
+                    name: format!("split {}, flow {}, path {}{}", split.name, self.flows[b.info.flow].name, b.info.path, if b.info.route != 0 { " (reverse)" } else { "" }),
                     in_order: split.rx.reordering,
                     window: split.rx.sn.window(),
                 }
@@ -361,7 +367,13 @@ impl Network {
 
     /// The bearers serving the hops of `flow`'s path `path` (forward route), by hop.
     pub fn bearers_of(&self, flow: FlowId, path: u8) -> &[Option<usize>] {
-        &self.entities[flow.0 as usize][path as usize]
+        &self.entities[flow.0 as usize][path as usize][0]
+    }
+
+    /// The bearers serving the hops of `flow`'s path `path` on its reverse route (a split
+    /// that serves the return direction too), by hop.
+    pub fn reverse_bearers_of(&self, flow: FlowId, path: u8) -> &[Option<usize>] {
+        &self.entities[flow.0 as usize][path as usize][1]
     }
 
     /// The number of split bearers ([`BearerId`]s run from 0 to this, excluded).
@@ -384,8 +396,10 @@ impl Network {
         &self.splits[split]
     }
 
-    fn entity(&self, f: usize, path: u8, hop: u16) -> Option<usize> {
-        self.entities[f].get(path as usize).and_then(|p| p.get(hop as usize)).copied().flatten()
+    /// The bearer at hop `hop` of route `route` (0 forward, anything else reverse) of flow
+    /// `f`'s path `path`, if that hop is a split.
+    fn entity(&self, f: usize, path: u8, route: u16, hop: u16) -> Option<usize> {
+        self.entities[f].get(path as usize).and_then(|p| p[usize::from(route != 0)].get(hop as usize)).copied().flatten()
     }
 
     fn arm_link(&mut self, l: usize, d: &mut impl Driver) {
@@ -435,7 +449,7 @@ impl Network {
                 self.arm_cell(cell, d);
             }
             Hop::Split { .. } => {
-                let e = self.entity(f, pkt.path, pkt.hop).expect("every split hop has its bearer");
+                let e = self.entity(f, pkt.path, pkt.route, pkt.hop).expect("every split hop has its bearer");
                 if let Some(pkt) = self.bearers[e].bearer.enter(now, pkt) {
                     self.split_transmit(e, pkt, now, d);
                 }
@@ -480,9 +494,9 @@ impl Network {
     fn dropped(&mut self, l: usize, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
         d.link_dropped(now, LinkId(l as u32), cause, pkt.size);
         let f = pkt.flow.0 as usize;
-        // Route 0 at a split hop: the packet was on one of the split's legs.
-        let leg = match self.entity(f, pkt.path, pkt.hop) {
-            Some(e) if pkt.route == 0 => {
+        // At a split hop: the packet was on one of the split's legs.
+        let leg = match self.entity(f, pkt.path, pkt.route, pkt.hop) {
+            Some(e) => {
                 let leg = self.bearers[e].leg_of(l);
                 d.leg_dropped(now, BearerId(e as u32), leg as u8, cause, pkt.size);
                 Some((e, leg))
@@ -509,9 +523,9 @@ impl Network {
                         c.delivered(l, &pkt, at, now);
                     }
                     d.link_delivered(at, LinkId(l as u32), pkt.size);
-                    match self.entity(pkt.flow.0 as usize, pkt.path, pkt.hop) {
-                        // Route 0 at a split hop: the packet came over one of its legs.
-                        Some(e) if pkt.route == 0 => self.split_receive(e, l, pkt, at, d),
+                    match self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop) {
+                        // At a split hop: the packet came over one of its legs.
+                        Some(e) => self.split_receive(e, l, pkt, at, d),
                         _ => self.leave_hop(pkt, at, d),
                     }
                 }
@@ -627,11 +641,11 @@ impl Network {
     /// Duplication was switched off: the copies of bearer `e`'s PDUs still waiting on the
     /// second leg go (their twins on the first leg carry the data).
     fn discard_copies(&mut self, e: usize, now: Time, d: &mut impl Driver) {
-        let BearerInfo { flow, path, hop, legs, .. } = self.bearers[e].info;
+        let BearerInfo { flow, path, route, hop, legs, .. } = self.bearers[e].info;
         let l = legs[1];
         let mut gone = Vec::new();
         self.links[l].link.catch_up(now);
-        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == 0 && p.hop == hop, &mut gone);
+        self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == route && p.hop == hop, &mut gone);
         if let Some(c) = &mut self.checks {
             c.discarded(l, &gone, now);
         }

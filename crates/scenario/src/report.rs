@@ -159,8 +159,14 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 if f.spec.connection.as_ref().is_some_and(|c| c.path_manager.is_some()) {
                     m.insert("path_manager".into(), path_actions_json(&f.path_actions));
                 }
-            } else if world.net.bearers_of(FlowId(i as u32), 0).iter().any(Option::is_some) {
-                m.insert("pdcp".into(), pdcp_json(world, world.net.bearers_of(FlowId(i as u32), 0)));
+            } else {
+                if world.net.bearers_of(FlowId(i as u32), 0).iter().any(Option::is_some) {
+                    m.insert("pdcp".into(), pdcp_json(world, world.net.bearers_of(FlowId(i as u32), 0)));
+                }
+                // Only splits with a reverse_policy serve the return direction.
+                if world.net.reverse_bearers_of(FlowId(i as u32), 0).iter().any(Option::is_some) {
+                    m.insert("pdcp_reverse".into(), pdcp_json(world, world.net.reverse_bearers_of(FlowId(i as u32), 0)));
+                }
             }
             flow
         })
@@ -366,6 +372,10 @@ fn paths_json(world: &World, flow: FlowId, f: &FlowState) -> Value {
             let bearers = world.net.bearers_of(flow, p);
             if bearers.iter().any(Option::is_some) {
                 path.as_object_mut().expect("an object").insert("pdcp".into(), pdcp_json(world, bearers));
+            }
+            let reverse = world.net.reverse_bearers_of(flow, p);
+            if reverse.iter().any(Option::is_some) {
+                path.as_object_mut().expect("an object").insert("pdcp_reverse".into(), pdcp_json(world, reverse));
             }
             path
         })
@@ -694,16 +704,18 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
             push("path", &f.spec.name, "", bins, RowOf::Path(p as u8));
         }
     }
+    // A split serving the return direction too (reverse_policy): its rows there say so.
+    let bearer_direction = |route: u16| if route == 0 { "" } else { "reverse" };
     for (e, legs) in rows.legs.iter().enumerate() {
         let info = world.net.bearer_info(e);
         let flow = &world.hosts.flows[info.flow].spec.name;
         for (leg, bins) in info.legs.iter().zip(legs) {
-            push("leg", flow, "", bins, RowOf::Leg { path: info.path, leg: &world.links[*leg].name });
+            push("leg", flow, bearer_direction(info.route), bins, RowOf::Leg { path: info.path, leg: &world.links[*leg].name });
         }
     }
     for (e, bins) in rows.bearers.iter().enumerate() {
         let info = world.net.bearer_info(e);
-        push("bearer", &world.hosts.flows[info.flow].spec.name, "", bins, RowOf::Bearer(info.path));
+        push("bearer", &world.hosts.flows[info.flow].spec.name, bearer_direction(info.route), bins, RowOf::Bearer(info.path));
     }
     let flat_rows = time_s.len();
     let mut cell = CellColumns::default();

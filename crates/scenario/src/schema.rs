@@ -407,6 +407,9 @@ pub struct SplitSection {
     pub uplink: Option<String>,
     /// How packets are spread over the legs (default: batch of 100, half on each leg).
     pub policy: Option<PolicySection>,
+    /// The opposite direction (a flow's ACKs and requests) crosses the split through PDCP
+    /// entities of its own with this policy, instead of the `uplink` leg alone.
+    pub reverse_policy: Option<PolicySection>,
     /// "nr" (default) or "lte": the receiving algorithm and the header size.
     pub rat: Option<multiconn_pdcp::Rat>,
     /// PDCP SN length in bits: NR 12 or 18 (default 18), LTE 7, 12, 15 or 18.

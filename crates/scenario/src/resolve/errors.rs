@@ -10,6 +10,19 @@ pub struct FieldError {
     pub message: String,
 }
 
+impl FieldError {
+    /// The same error with the path's component `from` named `to` (a copy of a section
+    /// checked under another field's name).
+    pub(super) fn renamed(mut self, from: &str, to: &str) -> FieldError {
+        for part in &mut self.path {
+            if part == from {
+                *part = to.to_string();
+            }
+        }
+        self
+    }
+}
+
 /// An error at `path`.
 pub(super) fn err(path: &[&str], message: impl Into<String>) -> FieldError {
     FieldError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }

@@ -33,7 +33,7 @@ pub const MAX_BULK_QUEUE_PACKETS: u64 = 1_000_000;
 pub(super) struct Network<'a> {
     pub links: &'a [LinkDirection],
     pub link_index: &'a HashMap<&'a str, usize>,
-    pub split_index: &'a HashMap<&'a str, usize>,
+    pub split_index: &'a HashMap<&'a str, super::splits::SplitIndex>,
     pub cells: &'a [super::cells::Cell],
     pub cell_index: &'a HashMap<&'a str, usize>,
 }

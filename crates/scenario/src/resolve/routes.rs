@@ -4,6 +4,7 @@
 
 use super::errors::{err, FieldError};
 use super::links::LinkDirection;
+use super::splits::SplitIndex;
 use crate::schema::{FlowSection, ScenarioFile, Transport};
 use multiconn_net::Hop;
 use std::collections::HashMap;
@@ -95,7 +96,7 @@ struct Routes<'a> {
     file: &'a ScenarioFile,
     links: &'a [LinkDirection],
     link_index: &'a HashMap<&'a str, usize>,
-    split_index: &'a HashMap<&'a str, usize>,
+    split_index: &'a HashMap<&'a str, SplitIndex>,
     cells: &'a [super::cells::Cell],
     cell_index: &'a HashMap<&'a str, usize>,
 }
@@ -155,7 +156,7 @@ impl Routes<'_> {
                 at = next;
                 continue;
             }
-            if let Some(&si) = self.split_index.get(hop.as_str()) {
+            if let Some(&SplitIndex { forward: si, reverse }) = self.split_index.get(hop.as_str()) {
                 let sp = &self.file.split[si];
                 let [a, b] = [self.link_index[sp.legs[0].as_str()], self.link_index[sp.legs[1].as_str()]];
                 let (da, next) = step(a, &at, hop)?;
@@ -163,7 +164,11 @@ impl Routes<'_> {
                 let up = sp.uplink.as_deref().map_or(a, |u| self.link_index[u]);
                 let (dup, _) = step(up, &at, hop)?;
                 route.push(Hop::Split { split: si, legs: [da, db] });
-                reverse_route.push(Hop::Link(dup ^ 1));
+                reverse_route.push(match reverse {
+                    // The opposite direction through PDCP entities of its own.
+                    Some(ri) => Hop::Split { split: ri, legs: [da ^ 1, db ^ 1] },
+                    None => Hop::Link(dup ^ 1),
+                });
                 at = next;
                 continue;
             }

@@ -20,20 +20,40 @@ pub const DEFAULT_BATCH_SIZE: u32 = 100;
 /// The period of the receiver's reports (adaptive policy, retransmission of lost PDUs).
 pub const DEFAULT_FEEDBACK: Dur = Dur::from_millis(10);
 
-/// Every split, in file order, and each split's index by name. Its legs are two-way hops of
-/// `links` (hop `i` is directions `2 * i` and `2 * i + 1`), named by `link_index`.
-pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, usize>), FieldError> {
+/// Where a split's configurations are among the resolved splits: the one its routes' data
+/// direction crosses, and the reverse direction's, when it has a `reverse_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitIndex {
+    pub forward: usize,
+    pub reverse: Option<usize>,
+}
+
+/// Every split, in file order, then the reverse directions' configurations of those with a
+/// `reverse_policy` (in file order too, so the others keep their indices), and each split's
+/// indices by name. Its legs are two-way hops of `links` (hop `i` is directions `2 * i` and
+/// `2 * i + 1`), named by `link_index`.
+pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, SplitIndex>), FieldError> {
     let mut splits = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, SplitIndex> = HashMap::new();
     for (i, sp) in file_splits.iter().enumerate() {
         check_name("split", i, &sp.name)?;
         if link_index.contains_key(sp.name.as_str()) {
             return Err(err(&["split", &sp.name, "name"], format!("a link is also named \"{}\"; routes name links and splits alike, so names must differ", sp.name)));
         }
-        if index.insert(&sp.name, splits.len()).is_some() {
+        if index.insert(&sp.name, SplitIndex { forward: splits.len(), reverse: None }).is_some() {
             return Err(err(&["split", &sp.name, "name"], format!("two splits are named \"{}\"", sp.name)));
         }
         splits.push(resolve_split(sp, links, link_index)?);
+    }
+    for sp in file_splits {
+        let Some(policy) = &sp.reverse_policy else { continue };
+        if sp.uplink.is_some() {
+            return Err(err(&["split", &sp.name, "reverse_policy"], "the opposite direction takes either one leg (uplink) or a split of its own (reverse_policy), not both"));
+        }
+        let mut reverse = resolve_split(&SplitSection { policy: Some(policy.clone()), reverse_policy: None, ..sp.clone() }, links, link_index).map_err(|e| e.renamed("policy", "reverse_policy"))?;
+        reverse.name = sp.name.clone();
+        index.get_mut(sp.name.as_str()).expect("indexed above").reverse = Some(splits.len());
+        splits.push(reverse);
     }
     Ok((splits, index))
 }

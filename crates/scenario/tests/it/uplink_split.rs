@@ -138,3 +138,70 @@ fn threshold_settings_are_checked_at_the_field() {
     let e = load_str(&ul(r#"{ model = "threshold", threshold = "0 B" }"#, "quic")).expect_err("zero").to_string();
     assert!(e.contains("split.dc.policy.threshold"), "{e}");
 }
+
+/// A download from the server to the UE over the same two legs (their reverse directions are
+/// the downlink): the ACKs go up.
+fn download(reverse: &str) -> String {
+    UL.replace("POLICY", r#"{ model = "batch", size = 4, share = 0.25 }"#)
+        .replace("t_reordering = \"100 ms\"", &format!("t_reordering = \"100 ms\"\n{reverse}"))
+        .replace("from = \"ue\"\nto = \"server\"\ndirection = \"up\"", "from = \"server\"\nto = \"ue\"")
+        .replace("TRANSPORT", "tcp")
+}
+
+#[test]
+fn a_split_serves_both_directions_of_a_flow_at_once() {
+    // The data down split 1:3, the ACKs up through PDCP entities of their own: the primary
+    // path (LTE) while the UE holds less than 50 kB, which ACKs alone never reach (a burst
+    // of a few hundred ACKs after a reordering release is about 10 kB: a 5 kB threshold
+    // does send some of them over NR).
+    let (s, _) = run(&download(r#"reverse_policy = { model = "threshold", primary = "lte", threshold = "50 kB" }"#), Some(1));
+    let f = flow(&s);
+    assert_eq!(f["bytes_delivered"], 10_000_000u64, "{f}");
+    let down = &f["pdcp"]["dc"];
+    let up = &f["pdcp_reverse"]["dc"];
+    let sent = |p: &Value, leg: usize| p["pdus_sent"][leg].as_u64().unwrap();
+    assert!(sent(down, 0) > 1000 && sent(down, 1) > 3 * sent(down, 0) - 100, "the data: {down}");
+    assert!(sent(up, 0) > 1000, "the ACKs went up through the split: {up}");
+    assert_eq!(sent(up, 1), 0, "below the threshold the ACKs keep to the primary path: {up}");
+    assert_eq!(up["delivered"], up["pdus_arrived"][0], "every ACK that arrived was delivered: {up}");
+    assert_eq!(up["out_of_order"], 0, "one leg: nothing to reorder: {up}");
+    // The time series carry the return direction's bearer, marked as such.
+    let (_, out) = run(&download(r#"reverse_policy = { model = "threshold", primary = "lte", threshold = "50 kB" }"#), Some(1));
+    let col = |name: &str| out.columns.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let (multiconn_scenario::Column::Str(kind), multiconn_scenario::Column::Str(dir)) = (col("kind"), col("direction")) else { panic!() };
+    let reverse_bearer_rows = kind.iter().zip(&dir).filter(|(k, d)| k.as_str() == "bearer" && d.as_str() == "reverse").count();
+    let forward_bearer_rows = kind.iter().zip(&dir).filter(|(k, d)| k.as_str() == "bearer" && d.is_empty()).count();
+    assert!(reverse_bearer_rows > 0 && reverse_bearer_rows == forward_bearer_rows, "{reverse_bearer_rows} {forward_bearer_rows}");
+}
+
+#[test]
+fn duplicated_acks_survive_a_lossy_uplink() {
+    // 10 % loss on both legs' uplinks, which only ACKs cross.
+    let lossy = |reverse: &str| download(reverse).replace("queue = \"200 packets\"", "queue = \"200 packets\"\nforward = { loss = \"10 %\" }");
+    let (single, _) = run(&lossy(""), Some(2));
+    let (dup, _) = run(&lossy(r#"reverse_policy = { model = "duplicate" }"#), Some(2));
+    let up = &flow(&dup)["pdcp_reverse"]["dc"];
+    let gaps = up["given_up"].as_f64().unwrap() / up["delivered"].as_f64().unwrap();
+    // An ACK is lost only when both copies are: 1 %, against 10 % on one leg.
+    assert!(gaps < 0.025, "duplicated ACKs lost: {gaps} ({up})");
+    let ack_losses = |s: &Value| flow(s)["drops_ack"]["random_loss"].as_f64().unwrap();
+    let acks_single = flow(&single)["drops_ack"]["random_loss"].as_f64().unwrap();
+    assert!(acks_single > 100.0, "{}", flow(&single));
+    eprintln!("ACKs lost on one 10 % leg: {acks_single}; duplicated: {} copies lost, {gaps:.4} of ACKs gone", ack_losses(&dup));
+    assert!(flow(&single)["pdcp_reverse"].is_null());
+}
+
+#[test]
+fn the_reverse_split_is_checked_at_its_field() {
+    let e = load_str(&download(r#"reverse_policy = { model = "threshold", primary = "wifi" }"#)).expect_err("no such leg").to_string();
+    assert!(e.contains("split.dc.reverse_policy.primary"), "{e}");
+    let e = load_str(&download("uplink = \"lte\"\nreverse_policy = { model = \"duplicate\" }")).expect_err("both").to_string();
+    assert!(e.contains("split.dc.reverse_policy") && e.contains("not both"), "{e}");
+}
+
+#[test]
+fn a_reverse_split_is_deterministic() {
+    let text = download(r#"reverse_policy = { model = "threshold", primary = "nr", threshold = "3 kB" }"#);
+    let s = load_str(&text).unwrap();
+    assert_eq!(run_checked(&s, Some(5)).summary_json, run_checked(&s, Some(5)).summary_json);
+}
