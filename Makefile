@@ -68,12 +68,17 @@ test-emu: setup emu-tools
 test-rust test-python: export MULTICONN_CHECK_INVARIANTS = 1
 
 # The emulator's tests find the tools `make setup` put in the virtualenv.
+# Test binaries without LTO (Cargo.toml, profile release-nolto): the same optimisation level,
+# a fraction of the link time.
 test-rust:
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cargo test --workspace --release
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cargo test --workspace --profile release-nolto
 
 # Every Python test, the slow ones included (a plain `pytest` leaves them out).
+# On every core (pytest-xdist), but the emulator's real-time tests alone afterwards, so that no
+# simulation competes with them for the CPU.
 test-python: setup
-	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python -q -m "slow or not slow"
+	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python -q -m "slow or not slow" -n auto --ignore=tests/python/test_emulate.py
+	MULTICONN_REQUIRE_NATIVE=1 $(VPY) -m pytest tests/python/test_emulate.py -q -m "slow or not slow"
 
 # The type stubs of the native module (python/multiconn/_core.pyi) against the built module.
 test-stubs: setup
