@@ -4,7 +4,11 @@
 PYTHON ?= $(shell command -v python3.11 >/dev/null 2>&1 && echo python3.11 || echo python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# The Cargo profile `make setup` builds the extension and the emulator with: `release` (what
+# users run and the benchmarks measure). `make test` passes `release-nolto` (Cargo.toml) so
+# that they and its test binaries share one optimised build without link-time optimisation.
+BUILD_PROFILE ?= release
+STAMP := $(VENV)/.installed-$(BUILD_PROFILE)
 
 # The extension is rebuilt when any of these change.
 SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
@@ -20,12 +24,16 @@ $(VENV)/bin/activate:
 
 # Dependencies come from the lock file; the project is installed editable (Python edits are
 # live; maturin rebuilds the Rust extension in release mode when this target re-runs).
+# The extension lives in the source tree, so building it with one profile makes the other
+# profile's stamp stale: it is removed.
 $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	$(VPY) -m pip install --quiet -r requirements.lock
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	cargo build --release --quiet -p multiconn-emu
-	cp target/release/multiconn-emu $(VENV)/bin/multiconn-emu
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(if $(filter-out release,$(BUILD_PROFILE)),MATURIN_PEP517_ARGS="--profile $(BUILD_PROFILE)") \
+	  $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	cargo build --profile $(BUILD_PROFILE) --quiet -p multiconn-emu
+	cp target/$(BUILD_PROFILE)/multiconn-emu $(VENV)/bin/multiconn-emu
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
+	rm -f $(VENV)/.installed-*
 	touch $@
 
 # The real stacks the emulator starts (Debian packages), installed when running as root on a
@@ -55,7 +63,8 @@ emu-tools:
 	  echo "note: tquic_tools needs cmake and a C++ compiler; the emulator's tquic tests will skip"; \
 	fi
 
-test: setup test-rust test-python test-stubs
+test:
+	$(MAKE) BUILD_PROFILE=release-nolto setup test-rust test-python test-stubs
 
 # The emulator against the real stacks (root): installs them, then runs the emulator's tests
 # with every stack required, so a missing one fails instead of skipping.
