@@ -108,13 +108,6 @@ fn check(resolved: &Resolved, opts: &Options) -> Result<(), String> {
     if resolved.flows.len() > MAX_FLOWS {
         return Err(format!("the emulator runs at most {MAX_FLOWS} flows; the scenario has {}", resolved.flows.len()));
     }
-    if let Some(f) = resolved.flows.iter().find(|f| f.direction != multiconn_scenario::schema::FlowDirection::Down) {
-        return Err(format!(
-            "flow \"{}\": direction = \"{}\" is simulated only: the emulator starts each stack's server at `from` and its client at `to`; leave direction out (the simulator runs the flow)",
-            f.name,
-            f.direction.name()
-        ));
-    }
     if resolved.duration.is_none() && resolved.flows.iter().any(|f| f.size.is_none()) {
         return Err("a flow without a size needs run.duration: the emulator runs in real time".into());
     }
@@ -238,7 +231,10 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         for p in 0..f.path_count() {
             let (server, client) = addresses(i, p);
             let name = format!("mc{i}p{p}");
-            for (end, node, local, peer) in [(End::From, &f.from, server, client), (End::To, &f.to, client, server)] {
+            // The server's address is at the server's node: `from` for a download, `to` for an
+            // upload (direction = "up").
+            let (at_from, at_to) = if f.server_node() == f.from { (server, client) } else { (client, server) };
+            for (end, node, local, peer) in [(End::From, &f.from, at_from, at_to), (End::To, &f.to, at_to, at_from)] {
                 let tun = Tun::create(&hosts[node], &TunSpec { name: name.clone(), local, peer, mtu: f.packet_size }).map_err(|e| format!("flow \"{}\": {e}", f.name))?;
                 ports.push(Port { flow: i, path: p as u8, end, fd: tun.raw() });
                 tuns.push(tun);
@@ -263,12 +259,12 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         if matches!(launch.listen, Some((Transport::Quic, _))) {
             make_certificate(&dir, flow_addrs[i].paths[0].0)?;
         }
-        for (lines, node) in launch.setup.iter().zip([&f.from, &f.to]) {
+        for (lines, node) in launch.setup.iter().zip([f.server_node(), f.client_node()]) {
             if !lines.is_empty() {
                 hosts[node].ip_batch(lines).map_err(|e| format!("flow \"{}\": {e}", f.name))?;
             }
         }
-        for (settings, node) in launch.sysctls.iter().zip([&f.from, &f.to]) {
+        for (settings, node) in launch.sysctls.iter().zip([f.server_node(), f.client_node()]) {
             for (key, value) in settings {
                 hosts[node].set_net_sysctl(key, value).map_err(|e| format!("flow \"{}\": {e}", f.name))?;
             }
@@ -282,12 +278,12 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
             servers.push(None);
             continue;
         };
-        let child = spawn(&hosts[&f.from], argv, &dirs[i].join("server.log"))?;
+        let child = spawn(&hosts[f.server_node()], argv, &dirs[i].join("server.log"))?;
         servers.push(Some(child));
     }
     for (i, f) in flows.iter().enumerate() {
         if let (Some((transport, port)), Some(server)) = (launches[i].listen, servers[i].as_mut()) {
-            wait_listening(&hosts[&f.from], transport, port, server).map_err(|m| format!("flow \"{}\": the {} server {m} (see {})", f.name, launches[i].stack, dirs[i].join("server.log").display()))?;
+            wait_listening(&hosts[f.server_node()], transport, port, server).map_err(|m| format!("flow \"{}\": the {} server {m} (see {})", f.name, launches[i].stack, dirs[i].join("server.log").display()))?;
         }
     }
     say("servers ready");
@@ -324,7 +320,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
             for (i, f) in flows.iter().enumerate() {
                 match &mut clients[i] {
                     None if now >= f.start => {
-                        let child = spawn(&hosts[&f.to], &launches[i].client, &dirs[i].join("client.log"))?;
+                        let child = spawn(&hosts[f.client_node()], &launches[i].client, &dirs[i].join("client.log"))?;
                         clients[i] = Some(Client { child, started: now, exited: None });
                     }
                     Some(c) if c.exited.is_none() => {

@@ -87,6 +87,14 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             spec.name()
         ));
     }
+    let upload = flow.direction == multiconn_scenario::schema::FlowDirection::Up;
+    if upload && !matches!(spec, EmulateSpec::Command { .. }) && !matches!(spec, EmulateSpec::Stack(s) if s == "kernel-tcp" || s == "kernel-mptcp") {
+        return Err(format!(
+            "flow \"{}\": direction = \"up\" runs with kernel-tcp, kernel-mptcp (iperf3 sending from its client) or your own commands, not with {}; the simulator runs it",
+            flow.name,
+            spec.name()
+        ));
+    }
     let size = flow.size;
     let dir = ctx.dir.display().to_string();
     let secs = format!("{:.3}", ctx.duration_s.max(1.0));
@@ -109,7 +117,11 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             if !mptcp {
                 server_argv.extend(s(&["-B", &server.to_string()]));
             }
-            let mut client_argv = s(&["iperf3", "-c", &server.to_string(), "-p", "5201", "-R", "-C", kernel_cc, "-J", "--logfile", &report.display().to_string()]);
+            // -R: the server sends (a download); an upload is iperf3's default direction.
+            let mut client_argv = s(&["iperf3", "-c", &server.to_string(), "-p", "5201", "-C", kernel_cc, "-J", "--logfile", &report.display().to_string()]);
+            if !upload {
+                client_argv.insert(5, "-R".to_string());
+            }
             match size {
                 Some(n) => client_argv.extend(s(&["-n", &n.to_string()])),
                 None => client_argv.extend(s(&["-t", &secs])),

@@ -134,6 +134,65 @@ fn kernel_tcp_with_ecn_is_marked_by_codel_instead_of_dropped() {
     assert_hosts_gone(&s);
 }
 
+/// A vehicle's uplink (5 Mbit/s) and downlink (20 Mbit/s) to a server.
+const UPLOAD: &str = r#"
+name = "upload"
+[run]
+duration = "20 s"
+seed = 1
+[[link]]
+name = "radio"
+between = ["vehicle", "server"]
+delay = "15 ms"
+queue = "100 packets"
+forward = { rate = "5 Mbit/s" }
+reverse = { rate = "20 Mbit/s" }
+[[flow]]
+name = "up"
+from = "vehicle"
+to = "server"
+direction = "up"
+transport = "tcp"
+app = "bulk"
+size = "2 MB"
+cc = "cubic"
+"#;
+
+#[test]
+fn kernel_tcp_uploads_from_the_vehicle_over_its_uplink() {
+    need!("iperf3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (s, out) = run("upload", UPLOAD);
+    let f = &s["flows"][0];
+    assert_eq!(f["client_exit_code"], 0, "{f}");
+    // iperf3's client ran at the vehicle and sent (no -R): the 2 MB crossed the 5 Mbit/s
+    // uplink, not the 20 Mbit/s downlink.
+    // iperf3's -n counts what its client wrote, and its report gives what the server had
+    // received when the client stopped: the last socket buffers' worth may be missing.
+    let app = &f["app_report"];
+    let received = app["bytes"].as_u64().unwrap();
+    assert!(received >= 1_500_000, "{app}");
+    let goodput = app["goodput_mbps"].as_f64().unwrap();
+    assert!((0.8 * 5.0 * 1448.0 / 1500.0..=5.0).contains(&goodput), "goodput {goodput} Mbit/s");
+    let up = s["links"].as_array().unwrap().iter().find(|l| l["from"] == "vehicle").unwrap();
+    let down = s["links"].as_array().unwrap().iter().find(|l| l["from"] == "server").unwrap();
+    assert!(up["bytes_delivered"].as_u64().unwrap() > received, "{up}");
+    assert!(down["bytes_delivered"].as_u64().unwrap() < 500_000, "only ACKs come down: {down}");
+    let client_log = std::fs::read_to_string(out.join("flows/up/client.log")).unwrap_or_default();
+    assert!(!client_log.contains("Reverse mode"), "the client sent: {client_log}");
+    assert_hosts_gone(&s);
+}
+
+#[test]
+fn an_upload_with_a_stack_that_only_downloads_is_refused() {
+    let text = UPLOAD.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\n[flow.emulate]\nstack = \"aioquic\"");
+    let origin = Origin { name: "up.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).expect("valid");
+    let opts = Options { out: out_dir("up-refused"), ..Options::default() };
+    let e = emulate(&scenario, &opts).expect_err("refused").to_string();
+    assert!(e.contains("flow \"up\"") && e.contains("direction = \"up\"") && e.contains("kernel-tcp"), "{e}");
+}
+
 #[test]
 fn ecn_on_a_stack_that_cannot_switch_it_is_refused() {
     let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\necn = true\n[flow.emulate]\nstack = \"aioquic\"");

@@ -133,6 +133,16 @@ impl Flow {
         }
     }
 
+    /// The node the connection's server runs on: `from` for a download, `to` for an upload.
+    pub fn server_node(&self) -> &str {
+        self.node_of(Role::Server)
+    }
+
+    /// The node the connection's client runs on (it opens the connection).
+    pub fn client_node(&self) -> &str {
+        self.node_of(Role::Client)
+    }
+
     /// Its routes as the network keys them: per path, forward and reverse.
     pub fn routes(&self) -> FlowRoutes {
         let paths = (0..self.path_count() as u8).map(|p| [self.hops(p, 0).to_vec(), self.hops(p, 1).to_vec()]).collect();
