@@ -116,15 +116,19 @@ def paths_data(summary: Mapping[str, Any]) -> TableData | None:
 
 
 def legs_data(summary: Mapping[str, Any]) -> TableData | None:
-    """One row per leg of every PDCP split bearer: PDUs sent and arrived over it, and per
-    bearer the mean and largest reordering delay and the t-Reordering expiries."""
+    """One row per leg of every PDCP split bearer (the return direction's too, marked): PDUs
+    sent and arrived over it, and per bearer the mean and largest reordering delay and the
+    t-Reordering expiries."""
     table = TableData("PDCP split legs", ("flow", "split leg", "PDUs sent", "arrived",
                                           "reorder ms", "expiries"), 2,
                       note="reorder ms: mean/max time PDUs waited in the receiving PDCP entity; "
                            "expiries: of t-Reordering (TS 38.323 5.2.2); both per bearer, on "
                            "its first leg")
     for flow in summary.get("flows") or []:
-        for split_name, split in (flow.get("pdcp") or {}).items():
+        # A split serving the return direction too (reverse_policy) has its bearer there.
+        bearers = [(name, split, "") for name, split in (flow.get("pdcp") or {}).items()]
+        bearers += [(name, split, " (return)") for name, split in (flow.get("pdcp_reverse") or {}).items()]
+        for split_name, split, direction in bearers:
             legs = split.get("legs") or []
             sent = split.get("pdus_sent")
             arrived = split.get("pdus_arrived")
@@ -133,7 +137,7 @@ def legs_data(summary: Mapping[str, Any]) -> TableData | None:
                 delay = (f"{_num(split.get('reorder_delay_mean_ms'), '.1f')}/"
                          f"{_num(split.get('reorder_delay_max_ms'), '.1f')}")
                 table.rows.append((
-                    str(flow.get("name", "?")), f"{split_name} {leg}",
+                    str(flow.get("name", "?")), f"{split_name} {leg}{direction}",
                     _num(sent[i] if isinstance(sent, list) and i < len(sent) else None, "d"),
                     _num(arrived[i] if isinstance(arrived, list) and i < len(arrived)
                          else None, "d"),

@@ -38,7 +38,44 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "v2x": _run(tmp, CATALOG_SCENARIOS / "v2x_two_paths.toml", "v2x",
                     **{"run.duration": "4 s"}),
         "cell": _run(tmp, EXAMPLES / "lte_cell.toml", "cell", **{"run.duration": "3 s"}),
+        "dc-both": _run(tmp, _write(tmp / "dc_both.toml", DC_BOTH_DIRECTIONS), "dc-both"),
     }
+
+
+DC_BOTH_DIRECTIONS = """
+[run]
+duration = "3 s"
+[[link]]
+name = "lte"
+between = ["server", "ue"]
+rate = "10 Mbit/s"
+delay = "20 ms"
+queue = "200 packets"
+[[link]]
+name = "nr"
+between = ["server", "ue"]
+rate = "30 Mbit/s"
+delay = "10 ms"
+queue = "200 packets"
+[[split]]
+name = "dc"
+legs = ["lte", "nr"]
+policy = { model = "ratio", share = 0.25 }
+reverse_policy = { model = "duplicate" }
+[[flow]]
+name = "down"
+from = "server"
+to = "ue"
+transport = "tcp"
+app = "bulk"
+route = ["dc"]
+"""
+"""A download over a split whose return direction (the ACKs) is split too: duplicated."""
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 EXPECTED = {
@@ -47,6 +84,8 @@ EXPECTED = {
     "mp": {"throughput", "transport", "queues", "paths-download"},
     "v2x": {"throughput", "transport", "paths-v2x", "owd-v2x"},
     "cell": {"throughput", "transport", "cell-lte"},
+    # The data direction's bearer and the return direction's, each in its own figure.
+    "dc-both": {"throughput", "transport", "queues", "pdcp-down", "pdcp-down-reverse"},
 }
 
 
@@ -171,6 +210,20 @@ def test_terminal_summary_of_a_split_has_a_line_per_leg(runs: dict[str, Path], c
     split = summary["flows"][0]["pdcp"]["dc"]
     assert [int(parts[3]) for parts in legs] == split["pdus_sent"]
     assert f"multiconn plot {runs['dc'] / 'again'}" in done.stdout.replace("\n", " ")
+
+
+def test_terminal_summary_marks_the_return_directions_legs(runs: dict[str, Path]) -> None:
+    from multiconn.report import legs_data
+
+    summary = json.loads((runs["dc-both"] / "summary.json").read_text())
+    table = legs_data(summary)
+    assert table is not None
+    labels = [row[1] for row in table.rows]
+    assert labels == ["dc lte", "dc nr", "dc lte (return)", "dc nr (return)"]
+    returned = summary["flows"][0]["pdcp_reverse"]["dc"]
+    # Duplicated ACKs: the same PDUs sent on both legs.
+    assert [int(row[2]) for row in table.rows[2:]] == returned["pdus_sent"]
+    assert returned["pdus_sent"][0] == returned["pdus_sent"][1] > 0
 
 
 def _demo_module():

@@ -218,9 +218,12 @@ def pdcp(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
     drawn = []
     bearers = sr.rows(table, "bearer")
     legs = sr.rows(table, "leg")
-    for name in sr.names(bearers):
-        own = bearers[bearers["name"].astype(str) == name]
-        own_legs = legs[legs["name"].astype(str) == name]
+    # A split with a reverse_policy serves the return direction too: its rows have
+    # direction "reverse" and get a figure of their own.
+    for name, direction in _bearer_directions(bearers):
+        own = bearers[(bearers["name"].astype(str) == name) & (bearers["direction"].astype(str) == direction)]
+        own_legs = legs[(legs["name"].astype(str) == name) & (legs["direction"].astype(str) == direction)]
+        reverse = direction == "reverse"
         several = own["path"].nunique() > 1
         at = (lambda p: f" (path {p})") if several else (lambda p: "")
         fig, axes = new_figure(3)
@@ -238,12 +241,18 @@ def pdcp(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
         _plot(axes[2], sr.lines(own, "reorder_buffer_pdus", ("path",),
                                 lambda k: f"reordering buffer{at(k[0])}"), palette)
         axes[2].set_ylabel("reordering\nbuffer (PDUs)")
-        title = f"PDCP split bearer of flow {name}: legs and reordering"
+        title = f"PDCP split bearer of flow {name}{' (return direction)' if reverse else ''}: legs and reordering"
         _finish(fig, axes, title, "receiving PDCP entity; delay and buffer are per-bin means")
-        drawn.append(Drawn(f"pdcp-{slug(name)}", title,
+        drawn.append(Drawn(f"pdcp-{slug(name)}{'-reverse' if reverse else ''}", title,
                            "PDUs arriving over each leg and delivered in order, the mean "
                            "time PDUs waited for reordering, and the reordering buffer.", fig))
     return drawn
+
+
+def _bearer_directions(bearers: pd.DataFrame) -> list[tuple[str, str]]:
+    """Each flow's bearer rows by direction: the data direction ("") first, then "reverse"."""
+    pairs = {(str(n), str(d)) for n, d in zip(bearers["name"], bearers["direction"])}
+    return [(n, d) for n in sr.names(bearers) for d in ("", "reverse") if (n, d) in pairs]
 
 
 def queues(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
