@@ -59,7 +59,8 @@ example:
 RESULTS_DESCRIPTION = """\
 Print or write the results of an output folder: one row per run and flow with experiment,
 parameter, value, one column per axis, rep, seed, flow, transport, cc, profile, goodput_mbps,
-bytes_delivered, completion_s, the sweep's extra metrics, and jain_fairness per run.
+bytes_delivered, completion_s, the sweep's extra metrics, and per run jain_fairness, normalised_jain
+and min_normalised.
 """
 REPORT_DESCRIPTION = """\
 Write an HTML report of an output folder: per experiment its plots (means over repetitions

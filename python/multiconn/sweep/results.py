@@ -3,7 +3,8 @@
 Columns, in order: experiment, parameter, value (the experiment's main axis and its value),
 one column per axis, point, rep, seed, run_key, status ("ok" or "failed"), flow, transport,
 cc, profile, app, the flow metrics (goodput_mbps, bytes_delivered, completion_s and those the
-sweep adds), jain_fairness (per run), error. A failed run has one row, with its error and no
+sweep adds), the per-run fairness of the covered flows (jain_fairness, normalised_jain,
+min_normalised), error. A failed run has one row, with its error and no
 flow. Rows are ordered by experiment, point, repetition and flow, whatever order the runs
 finished in, so equal stores give byte-identical exports.
 """
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SweepError
 from ..frame import write_csv, write_parquet
-from .spec import DEFAULT_FLOW_METRICS
+from .spec import DEFAULT_FLOW_METRICS, RUN_METRICS
 from .store import Store
 
 if TYPE_CHECKING:
@@ -83,19 +84,23 @@ def load(folder: str | os.PathLike[str], experiment: str | None = None,
         base.update(point=rec.point, rep=rec.rep, seed=rec.seed, run_key=rec.run_key,
                     status="ok" if rec.ok else "failed")
         flows = (rec.summary or {}).get("flows", []) if rec.ok else []
-        fairness = (rec.summary or {}).get("jain_fairness") if rec.ok else None
+        summary = (rec.summary or {}) if rec.ok else {}
+        fairness = summary.get("fairness") or {}
+        run_metrics = {"jain_fairness": summary.get("jain_fairness"),
+                       "normalised_jain": fairness.get("normalised_jain"),
+                       "min_normalised": fairness.get("min_normalised")}
         for flow in flows or [None]:
             row = dict(base)
             row["flow"] = flow.get("name") if flow else None
             row.update({f: (flow or {}).get(f) for f in FLOW_FIELDS})
             row.update({m: _lookup(flow, m) if flow else None for m in metrics})
-            row["jain_fairness"] = fairness
+            row.update(run_metrics)
             row["error"] = rec.error
             if timing:
                 row["wall_time_s"] = rec.wall_time_s
             rows.append(row)
     columns = ["experiment", "parameter", "value", *axis_names, "point", "rep", "seed",
-               "run_key", "status", "flow", *FLOW_FIELDS, *metrics, "jain_fairness", "error"]
+               "run_key", "status", "flow", *FLOW_FIELDS, *metrics, *RUN_METRICS, "error"]
     if timing:
         columns.append("wall_time_s")
     return pd.DataFrame({c: _column([row[c] for row in rows]) for c in columns})

@@ -42,12 +42,15 @@ MAX_RANGE_VALUES = 100_000
 RESERVED_COLUMNS = frozenset({
     "experiment", "parameter", "value", "point", "rep", "seed", "run_key", "status", "error",
     "flow", "transport", "cc", "profile", "app", "goodput_mbps", "bytes_delivered",
-    "completion_s", "jain_fairness", "time_s",
+    "completion_s", "jain_fairness", "normalised_jain", "min_normalised", "time_s",
 })
 """Result-table columns; an axis may not take one of these names."""
 DEFAULT_FLOW_METRICS = ("goodput_mbps", "bytes_delivered", "completion_s")
 """Flow summary fields every result row carries; `[metrics] flow` adds more."""
-RUN_METRICS = ("jain_fairness",)
+RUN_METRICS = ("jain_fairness", "normalised_jain", "min_normalised")
+"""Per-run metrics every result row carries (the summary's fairness of its covered flows):
+Jain's raw index, Jain's index over each flow's goodput / max-min fair share, and the worst
+such fraction (docs/summary.md)."""
 TIMESERIES_COLUMNS: tuple[str, ...] = tuple(
     name for name, kind in _native.TIMESERIES_COLUMNS
     if kind != "str" and name not in ("time_s", "path"))

@@ -18,11 +18,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from ..spec import PlotSpec, SweepSpec
+from ..spec import RUN_METRICS, PlotSpec, SweepSpec
 from .stats import ci_half_width
 
-RUN_METRICS = ("jain_fairness",)
-"""Per-run columns averaged like the flow metrics."""
 
 
 def ok_rows(frame: pd.DataFrame, spec: SweepSpec,

@@ -64,6 +64,8 @@ METRIC_LABELS = {
     "bytes_delivered": "bytes delivered (B)",
     "completion_s": "completion time (s)",
     "jain_fairness": "Jain's fairness index",
+    "normalised_jain": "Jain's index of goodput / fair share",
+    "min_normalised": "worst goodput / fair share",
     "queue_packets": "queue (packets)",
     "queue_bytes": "queue (B)",
     "cwnd_bytes": "congestion window (B)",
@@ -430,6 +432,10 @@ def _panel_data(spec: SweepSpec, plot: PlotSpec, panel: Panel, summary: pd.DataF
     data = data[data["n"] > 0]
     if data.empty:
         return data
+    if plot.y in RUN_METRICS and plot.flow is None and plot.x != "flow":
+        # A per-run metric is the same on every flow's row: one series for the run's flows,
+        # not one identical line per flow.
+        data = data[data["flow"] == data["flow"].iloc[0]].assign(flow="all flows")
     return data.assign(_series=series_labels(data, spec, plot))
 
 
