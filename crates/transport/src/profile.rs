@@ -173,6 +173,11 @@ pub struct QuicKnobs {
     pub flow_control_update_fraction: f64,
     /// Destination connection ID length in short headers, bytes.
     pub dcid_len: u32,
+    /// CPU time the receiving application spends on each datagram (reading it, decrypting,
+    /// acknowledging, handing the data over): the default of a flow's `receiver.read_cost`.
+    /// Zero (the default): a reader as fast as the arrivals.
+    #[serde(default)]
+    pub read_cost: Dur,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

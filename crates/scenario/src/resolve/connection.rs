@@ -221,6 +221,7 @@ fn resolve_receiver(f: &FlowSection, kind: TransportKind, profile: &mut Profile)
         rmem_max: r.rmem_max.map_or(defaults.rmem_max, |b| b.0),
         charge_per_datagram: r.truesize.map(|b| b.0),
         read_rate: r.read_rate,
-        read_cost: r.read_cost.unwrap_or(Dur::ZERO),
+        // The stack's own per-datagram cost unless the flow says otherwise.
+        read_cost: r.read_cost.unwrap_or_else(|| profile.quic.as_ref().map_or(Dur::ZERO, |q| q.read_cost)),
     }))
 }
