@@ -333,12 +333,15 @@ def _count(resolved: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _warn(scenario: str, overrides: Any) -> None:
-    """Prints the scenario's warnings (settings often not meant) on standard error."""
+def _warn(scenario: str, overrides: Any) -> list[str]:
+    """Prints the scenario's warnings (settings often not meant) on standard error; returns
+    them."""
     from .runner import warnings
 
-    for line in warnings(scenario, overrides=overrides):
+    lines = warnings(scenario, overrides=overrides)
+    for line in lines:
         print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+    return lines
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -475,7 +478,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {_one_line(str(stall))}; the results up to then are in {kept}",
               file=sys.stderr, flush=True)
         return EXIT_INTERNAL
-    _warn(_scenario_path(args.scenario), overrides)
+    printed = _warn(_scenario_path(args.scenario), overrides)
+    # What the run itself found (a burst read above capacity); the scenario's own warnings,
+    # recorded in the summary too, were printed just above.
+    for line in result.summary.get("warnings") or []:
+        if line not in printed:
+            print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
     for line in result.pcap_warnings:
         print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
     try:

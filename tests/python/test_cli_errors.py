@@ -258,3 +258,16 @@ def test_a_trace_on_both_directions_warns_on_validate_and_run(tmp_path, cli) -> 
                                    "throttles both directions"), lines[0]
     proc = cli("validate", "s.toml", "--set", "link.bottleneck.reverse.rate=100 Mbit/s", cwd=tmp_path)
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+def test_a_burst_above_capacity_is_printed_once_and_recorded(tmp_path, cli) -> None:
+    scenario = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "tcp_quic_share.toml"
+    proc = cli("run", scenario, "--out", tmp_path / "out", "-q")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("multiconn: warning: flow tcp: ") and "a burst, not capacity" in lines[0]
+    import json
+
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["warnings"] == [lines[0].removeprefix("multiconn: warning: ")]

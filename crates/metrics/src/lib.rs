@@ -309,6 +309,14 @@ impl BinnedRecorder {
         self.path_index(flow, path).map(|i| &mut self.paths[i])
     }
 
+    /// The bin in which flow `flow` delivered the most bytes, and those bytes (the first such
+    /// bin on a tie); `None` when it delivered nothing.
+    pub fn flow_peak_bin(&self, flow: FlowId) -> Option<(usize, u64)> {
+        let bins = &self.flows[flow.0 as usize].bins;
+        let (i, c) = bins.iter().enumerate().rev().max_by_key(|(_, c)| c.bytes_delivered)?;
+        (c.bytes_delivered > 0).then_some((i, c.bytes_delivered))
+    }
+
     /// The bytes flow `flow` delivered in its bins from `first` on.
     pub fn flow_bytes_from_bin(&self, flow: FlowId, first: usize) -> u64 {
         self.flows[flow.0 as usize].bins.iter().skip(first).map(|c| c.bytes_delivered).sum()

@@ -308,6 +308,8 @@ pub struct Simulation {
     started: bool,
     /// `run.pcap_max_mb` as the scenario gives it (for the captures' messages).
     pcap_max_mb: f64,
+    /// The scenario's warnings (settings often not meant), recorded in the summary.
+    warnings: Vec<String>,
 }
 
 impl Simulation {
@@ -323,6 +325,7 @@ impl Simulation {
             done: false,
             fairness: scenario.resolved.fairness.clone(),
             disabled: scenario.resolved.disabled.clone(),
+            warnings: scenario.resolved.warnings.clone(),
             started: false,
             pcap_max_mb: scenario.resolved.pcap.as_ref().map_or(resolve::DEFAULT_PCAP_MAX_MB, |p| p.max_bytes as f64 / 1e6),
         };
@@ -462,7 +465,8 @@ impl Simulation {
     pub fn finish(mut self) -> RunOutput {
         self.world.settle();
         let end = self.world.end_time();
-        let summary = report::summary(&self.world, &self.name, self.seed, end, &self.fairness, &self.disabled);
+        let mut summary = report::summary(&self.world, &self.name, self.seed, end, &self.fairness, &self.disabled);
+        report::add_warnings(&mut summary, &self.world, &self.warnings);
         let columns = report::timeseries(&mut self.world, end);
         let messages = report::messages(&self.world);
         let mut qlogs = Vec::new();

@@ -306,6 +306,66 @@ fn ecn_json(transport: &str, e: &multiconn_transport::EcnStats) -> Value {
     })
 }
 
+/// Records the scenario's warnings and what the run itself warns of in the summary's
+/// `warnings` (written only when there is one, so other summaries read as before).
+pub fn add_warnings(summary: &mut Value, world: &World, scenario: &[String]) {
+    let mut all: Vec<String> = scenario.to_vec();
+    all.extend(burst_warnings(world));
+    if !all.is_empty() {
+        summary["warnings"] = json!(all);
+    }
+}
+
+/// Flows whose busiest time-series bin shows more goodput than their routes could carry in
+/// that bin: the bins count what reaches the application within them, and arrivals that
+/// bunched up (a PDCP reordering release, data held behind a recovered loss, a jittered
+/// delay) read as a rate above the capacity. A route carries, in a bin, the least any link on
+/// it could deliver then (a split: its two legs' together; a rate trace: its rate in that
+/// bin), the paths' added up; flows crossing a cell or a link without a rate limit are left
+/// out.
+pub fn burst_warnings(world: &World) -> Vec<String> {
+    let width = world.hosts.recorder.bin_width();
+    let bin_s = width.as_secs_f64();
+    let mut out = Vec::new();
+    for (i, f) in world.hosts.flows.iter().enumerate() {
+        let Some((bin, bytes)) = world.hosts.recorder.flow_peak_bin(FlowId(i as u32)) else { continue };
+        let (from, to) = (Time(bin as u64 * width.0), Time((bin as u64 + 1) * width.0));
+        let rate = |l: usize| match world.links[l].model.capacity_bits(from, to) {
+            c if c > 0.0 => c / bin_s,
+            _ => f64::INFINITY,
+        };
+        let mut total = 0.0;
+        for p in 0..f.spec.path_count() as u8 {
+            let narrowest = f.spec.hops(p, 0).iter().map(|h| match *h {
+                Hop::Link(l) => rate(l),
+                Hop::Split { legs, .. } => rate(legs[0]) + rate(legs[1]),
+                Hop::Cell { .. } => f64::INFINITY,
+            });
+            total += narrowest.fold(f64::INFINITY, f64::min);
+        }
+        let peak = bytes as f64 * 8.0 / bin_s;
+        if !total.is_finite() || peak <= 1.05 * total {
+            continue;
+        }
+        let bearers: Vec<usize> = (0..f.spec.path_count() as u8).flat_map(|p| world.net.bearers_of(FlowId(i as u32), p).iter().flatten().copied().collect::<Vec<_>>()).collect();
+        let cause = match bearers.iter().map(|&e| (world.net.bearer(e).measures.max_burst, e)).max() {
+            Some((burst, e)) if burst > 1 => format!("split {} released up to {burst} packets at once after reordering", world_split_name(world, e)),
+            _ if f.conn().is_some_and(|c| c.last_sample.retransmissions > 0) => {
+                "the transport delivered the data held behind a lost packet once it was recovered".to_string()
+            }
+            _ => "arrivals bunched up, e.g. behind a jittered delay".to_string(),
+        };
+        out.push(format!(
+            "flow {}: {:.1} Mbit/s in the bin at {} s, above the {:.1} Mbit/s its route could carry then: a burst, not capacity ({cause}); bins count what reaches the application within them",
+            f.spec.name,
+            peak / 1e6,
+            tidy(bin as f64 * bin_s),
+            total / 1e6
+        ));
+    }
+    out
+}
+
 fn pdcp_json(world: &World, entities: &[Option<usize>]) -> Value {
     let mut pdcp = Map::new();
     for e in entities.iter().flatten() {

@@ -121,6 +121,27 @@ fn duplication_protects_against_leg_loss() {
     assert!(goodput(&dup, 0) > goodput(&split, 0), "duplication should win at 5 % loss");
 }
 
+/// A reordering release shows in a time-series bin as more goodput than the two legs can
+/// carry; the summary says it is a burst and names the split, and a run without such a bin
+/// does not.
+#[test]
+fn a_bin_above_the_legs_capacity_is_a_warning_naming_the_burst() {
+    // Legs of 10 and 40 ms: batches of 100 packets reorder, and each release comes at once.
+    let skewed = [("link.leg2.delay", "40 ms"), ("run.duration", "10 s"), ("run.bin", "10 ms")];
+    let s = run_with(DC, &skewed, 1);
+    let warnings = s["warnings"].as_array().unwrap_or_else(|| panic!("no warnings: {}", s["flows"][0]["pdcp"]));
+    let w = warnings[0].as_str().unwrap();
+    assert!(w.starts_with("flow dc: ") && w.contains("above the 40.0 Mbit/s its route could carry then"), "{w}");
+    assert!(w.contains("split dc released up to") && w.contains("a burst, not capacity"), "{w}");
+    let peak: f64 = w["flow dc: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(peak > 42.0, "{w}");
+    // A 30 Mbit/s constant-rate flow over the same split in 100 ms bins: its releases stay
+    // below what the legs carry, nothing to warn of.
+    let cbr = [("run.duration", "10 s"), ("run.bin", "100 ms"), ("flow.dc.transport", "udp"), ("flow.dc.app", "cbr"), ("flow.dc.rate", "30 Mbit/s")];
+    let calm = run_with(&DC.replace("size = \"30 MB\"\n", "").replace("receiver = { udp_rcvbuf = \"25 MB\", rmem_max = \"25 MB\" }\n", ""), &cbr, 1);
+    assert!(calm.get("warnings").is_none(), "{}", calm["warnings"]);
+}
+
 const FAIRNESS_FLOWS: &str = r#"
 [[flow]]
 name = "sc1"

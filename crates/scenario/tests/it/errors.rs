@@ -197,6 +197,18 @@ fn a_trace_on_both_directions_is_a_warning_that_a_reverse_rate_silences() {
 }
 
 #[test]
+fn the_scenarios_warnings_are_recorded_in_the_summary_and_a_clean_run_has_none() {
+    let traced = BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/five.down\" }").replace("run.duration", "run.duration");
+    let s = load_with(&traced, &[("run.duration", "2 s")]).expect("valid");
+    let summary: serde_json::Value = serde_json::from_str(&run_checked(&s, Some(1)).summary_json).unwrap();
+    let recorded = summary["warnings"].as_array().expect("a warnings list");
+    assert_eq!(recorded[0], s.warnings()[0].as_str());
+    // A constant-rate bottleneck and one bulk flow: nothing to warn of, and no key at all.
+    let clean: serde_json::Value = serde_json::from_str(&run_checked(&load_with(BULK, &[("run.duration", "2 s")]).unwrap(), Some(1)).summary_json).unwrap();
+    assert!(clean.get("warnings").is_none(), "{}", clean["warnings"]);
+}
+
+#[test]
 fn a_queue_limit_ending_in_a_multi_byte_character_is_an_error() {
     // The "BDP" suffix test sliced the last three bytes, inside the character: a panic.
     for q in ["é", "1 é", "\u{11660}", "1.5 BDé"] {
