@@ -86,3 +86,23 @@ def drawn_figures(store: Path) -> dict:
         patch.setattr(report_figures, "save_figure", keep)
         write_report(store)
     return figures
+
+
+def record_sweeps(folder: Path, *texts: str) -> Path:
+    """Plans and runs every run of the sweep files `texts` into a results store in `folder`
+    (each parsed as `folder/sweep.toml`), checking that each run succeeds; returns `folder`."""
+    from multiconn.sweep.execute import execute
+    from multiconn.sweep.plan import plan
+    from multiconn.sweep.spec import parse_sweep_text
+    from multiconn.sweep.store import Store
+
+    with Store(folder) as db:
+        for text in texts:
+            spec = parse_sweep_text(text, folder / "sweep.toml")
+            runs = plan(spec, "test")
+            db.register(spec, runs)
+            for run in runs:
+                outcome = execute(run.task)
+                assert outcome.ok, outcome.error
+                db.record(outcome, run.task.seed, "test", run.scenario_json)
+    return folder

@@ -16,11 +16,8 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
-from conftest import drawn_figures
-from multiconn.sweep.execute import execute
-from multiconn.sweep.plan import plan
+from conftest import drawn_figures, record_sweeps
 from multiconn.sweep.results import load
-from multiconn.sweep.spec import parse_sweep_text
 from multiconn.sweep.store import Store
 
 pytestmark = pytest.mark.native
@@ -86,16 +83,7 @@ x = "share"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fairness")
-    with Store(folder) as db:
-        spec = parse_sweep_text(SWEEP, folder / "sweep.toml")
-        runs = plan(spec, "test")
-        db.register(spec, runs)
-        for run in runs:
-            outcome = execute(run.task)
-            assert outcome.ok, outcome.error
-            db.record(outcome, run.task.seed, "test", run.scenario_json)
-    return folder
+    return record_sweeps(tmp_path_factory.mktemp("fairness"), SWEEP)
 
 
 def per_share(frame, column: str) -> dict[str, float]:

@@ -20,15 +20,11 @@ import pandas as pd
 import pytest
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
-from conftest import drawn_figures
-from multiconn.sweep.execute import execute
-from multiconn.sweep.plan import plan
+from conftest import drawn_figures, record_sweeps
 from multiconn.sweep.report.heatmap import cell_text, decimals
 from multiconn.sweep.report.stats import ci_half_width, t_cdf, t_quantile
 from multiconn.sweep.report.yrange import is_rate
 from multiconn.sweep.results import load, load_messages, load_timeseries
-from multiconn.sweep.spec import parse_sweep_text
-from multiconn.sweep.store import Store
 
 pytestmark = pytest.mark.native
 
@@ -187,17 +183,7 @@ series = "scheduler"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("plots")
-    with Store(folder) as db:
-        for text in (TCP_SWEEP, MSG_SWEEP):
-            spec = parse_sweep_text(text, folder / "sweep.toml")
-            runs = plan(spec, "test")
-            db.register(spec, runs)
-            for run in runs:
-                outcome = execute(run.task)
-                assert outcome.ok, outcome.error
-                db.record(outcome, run.task.seed, "test", run.scenario_json)
-    return folder
+    return record_sweeps(tmp_path_factory.mktemp("plots"), TCP_SWEEP, MSG_SWEEP)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
-from conftest import drawn_figures
+from conftest import drawn_figures, record_sweeps
 from multiconn.sweep.execute import Outcome, execute
 from multiconn.sweep.plan import plan
 from multiconn.sweep.report import write_report
@@ -406,15 +406,7 @@ DC_FLOWS = ["dc", "sc1", "sc2"]
 
 @pytest.fixture(scope="module")
 def dc_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("dc")
-    with Store(folder) as db:
-        for text in (DC_SWEEP, RATIO_SWEEP):
-            spec = parse_sweep_text(text, folder / "sweep.toml")
-            runs = plan(spec, "test")
-            db.register(spec, runs)
-            for run in runs:
-                db.record(execute(run.task), run.task.seed, "test", run.scenario_json)
-    return folder
+    return record_sweeps(tmp_path_factory.mktemp("dc"), DC_SWEEP, RATIO_SWEEP)
 
 
 @pytest.fixture(scope="module")
