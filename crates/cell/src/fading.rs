@@ -11,6 +11,13 @@
 //! and E[h(t)·h*(t + τ)] = (1/M)·Σₙ cos(2π f_d τ cos αₙ) → J₀(2π f_d τ). Over one long
 //! realisation the time-mean power also tends to 1.
 //!
+//! [`RicianFading`] adds a line-of-sight component (Rician fading, K-factor K): h(t) =
+//! √(K/(K+1))·e^{j(2π f_d cos θ₀ t + φ₀)} + √(1/(K+1))·h_R(t), with h_R one of the Rayleigh
+//! processes above and the line of sight's angle of arrival θ₀ and phase φ₀ uniform, drawn
+//! after h_R's. E|h|² = 1 and Var|h|² = (2K+1)/(K+1)² (1 for Rayleigh, K = 0; Greenstein,
+//! Michelson, Erceg, "Moment-method estimation of the Ricean K-factor", IEEE Commun. Lett.
+//! 3(6), 1999).
+//!
 //! [`CellFading`] gives a power gain per resource block: one process for the whole band (flat),
 //! an independent process per RB (frequency-selective with no correlation between RBs), or a
 //! TS 36.104 tapped delay line (EPA, EVA, ETU: [`crate::tdl`]), whose RBs are correlated as the
@@ -92,6 +99,56 @@ impl RayleighFading {
     }
 }
 
+/// Time-correlated flat Rician fading: a line of sight with K-factor `k` over a Rayleigh
+/// process (unit mean power).
+#[derive(Clone, Debug)]
+pub struct RicianFading {
+    scatter: RayleighFading,
+    /// √(1/(K+1)).
+    scatter_amplitude: f64,
+    /// √(K/(K+1)).
+    los_amplitude: f64,
+    /// 2π f_d cos θ₀ (rad/s) and φ₀.
+    los_angular: f64,
+    los_phase: f64,
+}
+
+impl RicianFading {
+    /// A process with K-factor `k` (linear, 0..=1000; 0 is Rayleigh fading), maximum Doppler
+    /// `doppler_hz` and `sinusoids` for its scattered part, drawn from `rng`.
+    pub fn new(k: f64, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<RicianFading, CellError> {
+        check_range("fading.k_factor", k, 0.0, 1000.0, "(linear)")?;
+        let scatter = RayleighFading::new(doppler_hz, sinusoids, rng)?;
+        let theta = 2.0 * PI * rng.uniform();
+        let phase = 2.0 * PI * rng.uniform();
+        Ok(RicianFading {
+            scatter,
+            scatter_amplitude: (1.0 / (k + 1.0)).sqrt(),
+            los_amplitude: (k / (k + 1.0)).sqrt(),
+            los_angular: 2.0 * PI * doppler_hz * theta.cos(),
+            los_phase: phase,
+        })
+    }
+
+    /// The complex gain h(t) at time `t_s` (seconds) as (real, imaginary).
+    pub fn coefficient(&self, t_s: f64) -> (f64, f64) {
+        let (re, im) = self.scatter.coefficient(t_s);
+        let a = self.los_angular * t_s + self.los_phase;
+        (self.scatter_amplitude * re + self.los_amplitude * a.cos(), self.scatter_amplitude * im + self.los_amplitude * a.sin())
+    }
+
+    /// The power gain |h(t)|² (linear, mean 1) at `t_s` seconds.
+    pub fn power_gain(&self, t_s: f64) -> f64 {
+        let (re, im) = self.coefficient(t_s);
+        re * re + im * im
+    }
+
+    /// The power gain in dB at `t_s` seconds.
+    pub fn gain_db(&self, t_s: f64) -> f64 {
+        ratio_to_db(self.power_gain(t_s))
+    }
+}
+
 /// How fading spreads over the band: common to all resource blocks, drawn per block, or from
 /// a tapped delay line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +190,8 @@ impl FadingSpread {
 enum Model {
     /// One process for the band, or one per RB.
     Processes(Vec<RayleighFading>),
+    /// Rician: one process for the band, or one per RB.
+    Rician(Vec<RicianFading>),
     /// A tapped delay line.
     Tdl(TdlFading),
 }
@@ -163,6 +222,24 @@ impl CellFading {
         Ok(CellFading { model: Model::Processes(processes), n_rb })
     }
 
+    /// Rician fading with K-factor `k` (linear) over `n_rb` resource blocks: one process for
+    /// the band (`Flat`) or one per RB (`PerRb`); a tapped delay line's taps are Rayleigh
+    /// (TS 36.104 Annex B.2), so `Tdl` is refused.
+    pub fn rician(spread: FadingSpread, k: f64, n_rb: usize, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<CellFading, CellError> {
+        if !(1..=110).contains(&n_rb) {
+            return Err(CellError::out_of_range("fading.n_rb", n_rb as f64, "an integer in [1, 110]"));
+        }
+        let count = match spread {
+            FadingSpread::Flat => 1,
+            FadingSpread::PerRb => n_rb,
+            FadingSpread::Tdl(profile) => {
+                return Err(CellError::invalid("fading.k_factor", format!("the {} tapped delay line's taps are Rayleigh (TS 36.104 Annex B.2): a K-factor needs flat or per-RB fading", profile.name())))
+            }
+        };
+        let processes = (0..count).map(|_| RicianFading::new(k, doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
+        Ok(CellFading { model: Model::Rician(processes), n_rb })
+    }
+
     /// Number of resource blocks.
     pub fn n_rb(&self) -> usize {
         self.n_rb
@@ -180,6 +257,15 @@ impl CellFading {
                 out.iter_mut().for_each(|v| *v = g);
             }
             Model::Processes(processes) => {
+                for (v, p) in out.iter_mut().zip(processes) {
+                    *v = p.gain_db(t_s);
+                }
+            }
+            Model::Rician(processes) if processes.len() == 1 => {
+                let g = processes[0].gain_db(t_s);
+                out.iter_mut().for_each(|v| *v = g);
+            }
+            Model::Rician(processes) => {
                 for (v, p) in out.iter_mut().zip(processes) {
                     *v = p.gain_db(t_s);
                 }

@@ -68,6 +68,16 @@ pub enum FadingConfig {
         /// One process for the band, one per RB, or one per tap of an EPA/EVA/ETU profile.
         spread: FadingSpread,
     },
+    /// Time-correlated Rician fading: a line of sight with K-factor `k_factor` (linear) over
+    /// Rayleigh scattering, flat or per RB.
+    Rician {
+        /// Maximum Doppler shift, Hz.
+        doppler_hz: f64,
+        /// One process for the band or one per RB (a tapped delay line is refused).
+        spread: FadingSpread,
+        /// The power of the line of sight over the scattered power (linear, 0..=1000).
+        k_factor: f64,
+    },
 }
 
 /// Everything a cell is built from.
@@ -122,9 +132,17 @@ impl CellConfig {
         self.budget.validate()?;
         self.amc.validate()?;
         self.curve.validate()?;
-        if let FadingConfig::Rayleigh { doppler_hz, .. } = self.fading {
+        if let FadingConfig::Rayleigh { doppler_hz, .. } | FadingConfig::Rician { doppler_hz, .. } = self.fading {
             if !(doppler_hz.is_finite() && doppler_hz > 0.0 && doppler_hz <= 2000.0) {
                 return Err(CellError::out_of_range("cell.fading.doppler_hz", doppler_hz, "a number in (0, 2000] Hz"));
+            }
+        }
+        if let FadingConfig::Rician { k_factor, spread, .. } = self.fading {
+            if !(k_factor.is_finite() && (0.0..=1000.0).contains(&k_factor)) {
+                return Err(CellError::out_of_range("cell.fading.k_factor", k_factor, "a number in [0, 1000] (linear; 30 dB at most)"));
+            }
+            if let FadingSpread::Tdl(profile) = spread {
+                return Err(CellError::invalid("cell.fading.k_factor", format!("the {} tapped delay line's taps are Rayleigh (TS 36.104 Annex B.2): a K-factor needs flat or per-RB fading", profile.name())));
             }
         }
         if self.rlc_buffer_bytes == 0 || self.rlc_buffer_bytes > 1 << 30 {
@@ -298,6 +316,10 @@ impl CellHop {
                 FadingConfig::Rayleigh { doppler_hz, spread } => Some([
                     CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                     CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                ]),
+                FadingConfig::Rician { doppler_hz, spread, k_factor } => Some([
+                    CellFading::rician(spread, k_factor, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::rician(spread, k_factor, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
             };
             ues.push(Ue {

@@ -6,7 +6,8 @@
 //!   7.1.6.1-1 (RBG size), and ns-3 LENA's CQI → MCS map.
 //! * [`amc`]: link adaptation: SINR per RB → CQI by the Shannon gap or by mutual-information
 //!   effective SINR, BLER curves per MCS and seeded TB error draws.
-//! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), flat,
+//! * [`fading`]: time-correlated Rayleigh fading by a sum of sinusoids (Jakes spectrum), and Rician
+//!   fading with a line of sight over it, flat,
 //!   per resource block, or frequency-selective from a tapped delay line.
 //! * [`tdl`]: the TS 36.104 Annex B.2 tapped delay lines (EPA, EVA, ETU): one Rayleigh process
 //!   per tap, the channel of each RB at its centre frequency.
@@ -57,7 +58,7 @@ pub use mobility::Trajectory;
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
-pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading, RicianFading};
 pub use tdl::{TdlFading, TdlProfile};
 pub use harq::{HarqEntity, HarqTb, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
 pub use rlc::{RlcBufferStatus, RlcCounters, UmPdu, UmSegment, UmTxBuffer};

@@ -56,6 +56,9 @@ pub struct CellSection {
     pub fading: Option<String>,
     /// Maximum Doppler shift, Hz (5.89: 3 km/h at 2.12 GHz).
     pub doppler_hz: Option<f64>,
+    /// A line of sight: Rician fading with this K-factor in dB over `rayleigh` or
+    /// `rayleigh_per_rb` scattering (absent: Rayleigh).
+    pub rician_k_db: Option<f64>,
     /// RLC transmission buffer per UE and direction (512 kB = 524 288 B).
     pub rlc_buffer: Option<Bytes>,
     /// RLC UM t-Reordering (100 ms).

@@ -2,7 +2,7 @@
 //! autocorrelation against the Doppler's Bessel function.
 
 use multiconn_cell::fading::DEFAULT_SINUSOIDS;
-use multiconn_cell::{doppler_hz, CellFading, FadingSpread, RayleighFading};
+use multiconn_cell::{doppler_hz, CellFading, FadingSpread, RayleighFading, RicianFading};
 use multiconn_core::RngStream;
 
 /// J₀(x) = (1/π)·∫₀^π cos(x·sin θ) dθ, by Simpson's rule.
@@ -111,4 +111,85 @@ fn doppler_and_bad_input() {
     // Zero Doppler: a constant gain.
     let still = RayleighFading::new(0.0, 16, &mut rng).unwrap();
     assert_eq!(still.power_gain(0.0), still.power_gain(7.0));
+}
+
+/// I₀(z) by its power series Σ (z/2)^{2m} / (m!)².
+fn bessel_i0(z: f64) -> f64 {
+    let (mut term, mut sum) = (1.0, 1.0);
+    for m in 1..500 {
+        term *= (z / 2.0) * (z / 2.0) / (m as f64 * m as f64);
+        sum += term;
+        if term < sum * 1e-17 {
+            break;
+        }
+    }
+    sum
+}
+
+/// P(|h|² < x) of Rician fading with K-factor `k` and unit mean power: the integral of the
+/// noncentral chi-square density (K+1)·e^{−K}·e^{−(K+1)y}·I₀(2√(K(K+1)y)), by Simpson's rule.
+fn rice_power_cdf(k: f64, x: f64) -> f64 {
+    let f = |y: f64| (k + 1.0) * (-k - (k + 1.0) * y).exp() * bessel_i0(2.0 * (k * (k + 1.0) * y).sqrt());
+    let n = 2000;
+    let h = x / n as f64;
+    let mut s = f(0.0) + f(x);
+    for i in 1..n {
+        s += if i % 2 == 1 { 4.0 } else { 2.0 } * f(i as f64 * h);
+    }
+    s * h / 3.0
+}
+
+#[test]
+fn rice_helpers_are_right() {
+    // K = 0 is Rayleigh: 1 − e^−x.
+    assert!((rice_power_cdf(0.0, 1.0) - (1.0 - (-1.0f64).exp())).abs() < 1e-9);
+    assert!((bessel_i0(1.0) - 1.266_065_877_752).abs() < 1e-10);
+    // The density integrates to 1.
+    assert!((rice_power_cdf(10.0, 6.0) - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn rician_fading_has_unit_power_its_k_factors_variance_and_the_rice_distribution() {
+    for k_db in [0.0, 6.0, 10.0] {
+        let k = 10f64.powf(k_db / 10.0);
+        let mut rng = RngStream::derive(3, "cell/fading/rician");
+        let ps: Vec<RicianFading> = (0..400).map(|_| RicianFading::new(k, 50.0, DEFAULT_SINUSOIDS, &mut rng).unwrap()).collect();
+        let gains: Vec<f64> = ps.iter().flat_map(|p| (0..500).map(move |i| p.power_gain(i as f64 * 7e-3))).collect();
+        let n = gains.len() as f64;
+        let mean = gains.iter().sum::<f64>() / n;
+        let var = gains.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / n;
+        assert!((mean - 1.0).abs() < 0.02, "K {k_db} dB: mean power {mean}");
+        // Var|h|² = (2K+1)/(K+1)²: the moment-method K estimate of Greenstein et al. inverts it.
+        let want = (2.0 * k + 1.0) / ((k + 1.0) * (k + 1.0));
+        assert!((var - want).abs() < 0.05 * want.max(0.2), "K {k_db} dB: variance {var}, want {want}");
+        let gamma = var / (mean * mean);
+        let estimate = (1.0 - gamma).max(0.0).sqrt() / (1.0 - (1.0 - gamma).max(0.0).sqrt());
+        if k_db > 0.0 {
+            assert!((ratio_db(estimate) - k_db).abs() < 1.0, "K {k_db} dB estimated as {} dB", ratio_db(estimate));
+        }
+        // The power follows the noncentral chi-square (Rice) distribution: deep fades are
+        // rarer as the line of sight grows.
+        for x in [0.1, 0.3, 1.0, 2.0] {
+            let p = gains.iter().filter(|&&g| g < x).count() as f64 / n;
+            let cdf = rice_power_cdf(k, x);
+            assert!((p - cdf).abs() < 0.02, "K {k_db} dB: P(|h|² < {x}) = {p}, Rice {cdf}");
+        }
+    }
+}
+
+#[test]
+fn a_k_factor_on_a_tapped_delay_line_or_out_of_range_is_refused() {
+    let mut rng = RngStream::derive(1, "t");
+    let e = CellFading::rician(FadingSpread::from_name("eva").unwrap(), 4.0, 25, 5.0, DEFAULT_SINUSOIDS, &mut rng).unwrap_err().to_string();
+    assert!(e.contains("k_factor") && e.contains("Rayleigh"), "{e}");
+    assert!(RicianFading::new(-1.0, 5.0, DEFAULT_SINUSOIDS, &mut rng).is_err());
+    assert!(RicianFading::new(f64::NAN, 5.0, DEFAULT_SINUSOIDS, &mut rng).is_err());
+    let flat = CellFading::rician(FadingSpread::Flat, 4.0, 25, 5.0, DEFAULT_SINUSOIDS, &mut rng).unwrap();
+    let mut out = vec![0.0; 25];
+    flat.gains_db(0.3, &mut out).unwrap();
+    assert!(out.iter().all(|g| *g == out[0]), "flat: one gain for every RB");
+}
+
+fn ratio_db(x: f64) -> f64 {
+    10.0 * x.log10()
 }

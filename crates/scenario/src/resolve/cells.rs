@@ -80,6 +80,16 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 None => return Err(fail("fading", format!("unknown fading \"{name}\"; known: {}, none", FadingSpread::NAMES.join(", ")))),
             },
         };
+        if let Some(k_db) = c.rician_k_db {
+            let spread = match cfg.fading {
+                FadingConfig::Rayleigh { spread: spread @ (FadingSpread::Flat | FadingSpread::PerRb), .. } => spread,
+                _ => return Err(fail("rician_k_db", "a line of sight rides on fading = \"rayleigh\" or \"rayleigh_per_rb\" (a tapped delay line's taps are Rayleigh, TS 36.104 Annex B.2)".into())),
+            };
+            if !(k_db.is_finite() && (-30.0..=30.0).contains(&k_db)) {
+                return Err(fail("rician_k_db", format!("must lie between -30 dB and 30 dB, got {k_db}")));
+            }
+            cfg.fading = FadingConfig::Rician { doppler_hz: doppler, spread, k_factor: 10f64.powf(k_db / 10.0) };
+        }
         if let Some(b) = c.rlc_buffer {
             cfg.rlc_buffer_bytes = b.0;
         }
