@@ -350,7 +350,10 @@ paths = [["a"], ["b"]]
     let mean = |p: usize, r: std::ops::Range<usize>| per_path[p][r.clone()].iter().sum::<f64>() / r.len() as f64;
     assert!(mean(0, 1..4) > 5.0 && mean(1, 1..4) > 5.0, "both paths carry data before the outage: {per_path:?}");
     assert!(mean(1, 5..9) < 0.01, "path b is down: {per_path:?}");
-    assert!(mean(0, 5..9) > 8.0, "path a keeps the transfer going at its rate: {per_path:?}");
+    // Linux reinjects what was in flight on b only once b's subflow times out (its RTO, backed
+    // off): up to two seconds with little progress, seen once in a CI run (0.55 Mbit/s in the
+    // bin after the outage's first). From then on path a carries the transfer at its rate.
+    assert!(mean(0, 6..10) > 8.0, "path a keeps the transfer going at its rate: {per_path:?}");
     assert_hosts_gone(&s);
 }
 
