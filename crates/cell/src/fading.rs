@@ -252,26 +252,22 @@ impl CellFading {
             return Err(CellError::invalid("out", format!("{} values for {} resource blocks", out.len(), self.n_rb)));
         }
         match &self.model {
-            Model::Processes(processes) if processes.len() == 1 => {
-                let g = processes[0].gain_db(t_s);
-                out.iter_mut().for_each(|v| *v = g);
-            }
-            Model::Processes(processes) => {
-                for (v, p) in out.iter_mut().zip(processes) {
-                    *v = p.gain_db(t_s);
-                }
-            }
-            Model::Rician(processes) if processes.len() == 1 => {
-                let g = processes[0].gain_db(t_s);
-                out.iter_mut().for_each(|v| *v = g);
-            }
-            Model::Rician(processes) => {
-                for (v, p) in out.iter_mut().zip(processes) {
-                    *v = p.gain_db(t_s);
-                }
-            }
+            Model::Processes(processes) => fill(processes, t_s, out, RayleighFading::gain_db),
+            Model::Rician(processes) => fill(processes, t_s, out, RicianFading::gain_db),
             Model::Tdl(tdl) => tdl.gains_db(t_s, out)?,
         }
         Ok(())
+    }
+}
+
+/// Writes each RB's gain in dB at `t_s`: one process's for every RB (flat), or the RB's own.
+fn fill<P>(processes: &[P], t_s: f64, out: &mut [f64], gain_db: impl Fn(&P, f64) -> f64) {
+    if let [one] = processes {
+        let g = gain_db(one, t_s);
+        out.iter_mut().for_each(|v| *v = g);
+    } else {
+        for (v, p) in out.iter_mut().zip(processes) {
+            *v = gain_db(p, t_s);
+        }
     }
 }
