@@ -75,6 +75,10 @@ pub struct ConnectionStats {
     pub ect_datagrams_sent: u64,
     pub ce_datagrams_received: u64,
     pub ack_ecn_frames_sent: u64,
+    /// Streams this end reset (RESET_STREAM sent, RFC 9000 §19.4) and streams the peer reset
+    /// before their data was all delivered here.
+    pub streams_reset: u64,
+    pub resets_received: u64,
 }
 
 /// What the application at this end does.
@@ -144,6 +148,8 @@ pub struct Connection {
     conn_recv: RecvWindow,
     max_data_pending: bool,
     msd_pending: Vec<u64>,
+    /// Streams whose RESET_STREAM is to be sent (again).
+    resets_pending: Vec<u64>,
     handshake_done_pending: bool,
     /// PTO probes to send in the Initial and Handshake spaces (indexed by [`Space::index`]).
     handshake_probes: [u8; 2],
@@ -281,6 +287,7 @@ impl Connection {
             conn_recv: RecvWindow::new(max_data, fraction),
             max_data_pending: false,
             msd_pending: Vec::new(),
+            resets_pending: Vec::new(),
             handshake_done_pending: false,
             handshake_probes: [0; 2],
             anti_deadlock: None,
@@ -590,6 +597,7 @@ impl Connection {
                 self.hs_events = evs;
             }
             Frame::Stream { id, offset, len, fin } => self.on_stream_frame(now, *id, *offset, *len as u64, *fin),
+            Frame::ResetStream { id, final_size } => self.on_reset_stream(now, *id, *final_size),
             Frame::MaxData(v) => {
                 if self.conn_send.raise(*v) {
                     self.streams.unblock_connection();
@@ -683,7 +691,7 @@ impl Connection {
             self.observations.note(Observation::Delivered { stream: id, from: to - delivered, to });
         }
         if delivered > 0 && streams::is_unidirectional(id) {
-            self.progress.push(StreamProgress { stream: id, delivered: s.recv.delivered(), at: now });
+            self.progress.push(StreamProgress { stream: id, delivered: s.recv.delivered(), at: now, reset: false });
         }
         if delivered > 0 {
             self.stats.delivered += delivered;
@@ -694,6 +702,50 @@ impl Connection {
         }
         if complete {
             self.on_stream_received(id);
+        }
+    }
+
+    /// RESET_STREAM from the peer (RFC 9000 §3.2, §19.4): unless all of the stream's data was
+    /// already delivered ("Data Recvd": the reset changes nothing), what has not been
+    /// delivered is discarded, the stream is closed (later STREAM frames for it are ignored)
+    /// and its bytes up to the final size count as consumed for connection flow control
+    /// (§4.5). A final size below what arrived, or other than a FIN's, is invalid.
+    fn on_reset_stream(&mut self, now: Time, id: u64, final_size: u64) {
+        let opened_here = streams::is_server_initiated(id) == (self.role == Role::Server);
+        let receivable = !(opened_here && streams::is_unidirectional(id));
+        let exists = self.streams.get(id).is_some();
+        if !receivable || (!exists && (opened_here || self.streams.is_closed(id))) {
+            if !self.streams.is_closed(id) {
+                self.stats.invalid_frames += 1;
+            }
+            return;
+        }
+        let conn_received = self.conn_recv.received;
+        let Some(s) = self.streams.get_or_open(id) else {
+            self.stats.invalid_frames += 1;
+            return;
+        };
+        if s.recv.is_complete() {
+            return;
+        }
+        if final_size < s.recv.highest() || s.recv.final_size().is_some_and(|f| f != final_size) {
+            self.stats.invalid_frames += 1;
+            return;
+        }
+        let grow = final_size - s.recv.highest();
+        if !s.recv_window.on_received(final_size) || !self.conn_recv.on_received(conn_received + grow) {
+            self.stats.invalid_frames += 1;
+            return;
+        }
+        let delivered = s.recv.delivered();
+        let unread = final_size - delivered;
+        self.streams.close(id);
+        self.stats.resets_received += 1;
+        if unread > 0 && self.conn_recv.on_consumed(unread).is_some() {
+            self.max_data_pending = true;
+        }
+        if streams::is_unidirectional(id) {
+            self.progress.push(StreamProgress { stream: id, delivered, at: now, reset: true });
         }
     }
 
@@ -739,6 +791,12 @@ impl Connection {
                         self.maybe_close(*id);
                     }
                 }
+                Frame::ResetStream { id, .. } => {
+                    if let Some(s) = self.streams.get_mut(*id) {
+                        s.send.on_reset_acked();
+                        self.maybe_close(*id);
+                    }
+                }
                 Frame::Ack(a) => self.ack_state_mut(space, HANDSHAKE_PATH).on_ack_acked(a.largest),
                 Frame::PathAck { path, ack } => {
                     if let Some(q) = self.route_of(*path) {
@@ -776,6 +834,11 @@ impl Connection {
                     if let Some(s) = self.streams.get_mut(*id) {
                         s.send.on_lost(*offset, *len as u64, *fin);
                         self.streams.schedule(*id);
+                    }
+                }
+                Frame::ResetStream { id, .. } => {
+                    if self.streams.get(*id).is_some_and(|s| !s.send.is_done()) && !self.resets_pending.contains(id) {
+                        self.resets_pending.push(*id);
                     }
                 }
                 Frame::MaxData(v) => {
@@ -859,7 +922,13 @@ impl Connection {
     fn has_data(&self, space: Space) -> bool {
         match space {
             Space::Initial | Space::Handshake => self.hs.has_crypto_to_send(space),
-            Space::Data => self.handshake_done_pending || self.max_data_pending || !self.msd_pending.is_empty() || self.streams.front().is_some(),
+            Space::Data => {
+                self.handshake_done_pending
+                    || self.max_data_pending
+                    || !self.msd_pending.is_empty()
+                    || !self.resets_pending.is_empty()
+                    || self.streams.front().is_some()
+            }
         }
     }
 
@@ -964,6 +1033,19 @@ impl Connection {
                         frames.push(f);
                         self.max_data_pending = false;
                     }
+                }
+                while let Some(&id) = self.resets_pending.first() {
+                    let Some(final_size) = self.streams.get(id).filter(|s| !s.send.is_done()).and_then(|s| s.send.end()) else {
+                        self.resets_pending.remove(0);
+                        continue;
+                    };
+                    let f = Frame::ResetStream { id, final_size };
+                    if f.wire_size() > *avail {
+                        break;
+                    }
+                    *avail -= f.wire_size();
+                    frames.push(f);
+                    self.resets_pending.remove(0);
                 }
                 while let Some(&id) = self.msd_pending.last() {
                     let Some(s) = self.streams.get_mut(id) else {
@@ -1461,6 +1543,26 @@ impl Endpoint for Connection {
         s.send.finish();
         self.streams.schedule(stream);
         Ok(())
+    }
+
+    /// RFC 9000 §3.1: the stream goes to "Reset Sent"; its data not yet acknowledged is never
+    /// sent (again), and a RESET_STREAM with the bytes sent so far as the final size follows
+    /// (itself sent again if lost). `false` when there is nothing to abandon: every byte and
+    /// the FIN were already acknowledged, or the stream was reset before.
+    fn reset_stream(&mut self, stream: u64) -> Result<bool, AppError> {
+        let s = match self.local_uni_stream(stream) {
+            Ok(s) => s,
+            Err(AppError::Finished(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if s.send.is_reset() || (s.send.is_finished() && s.send.is_done()) {
+            return Ok(false);
+        }
+        s.send.reset();
+        self.streams.unschedule(stream);
+        self.resets_pending.push(stream);
+        self.stats.streams_reset += 1;
+        Ok(true)
     }
 
     fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {

@@ -27,6 +27,12 @@ pub enum Frame {
         len: u32,
         fin: bool,
     },
+    /// RESET_STREAM (§19.4): the sender abandons stream `id`; `final_size` is where its data
+    /// ended. The application error code is 0 (one byte).
+    ResetStream {
+        id: u64,
+        final_size: u64,
+    },
     MaxData(u64),
     MaxStreamData {
         id: u64,
@@ -63,6 +69,7 @@ impl Frame {
             Frame::Ack(a) => a.wire_size(),
             Frame::Crypto { offset, len } => crypto_overhead(*offset, *len as u64) + *len as usize,
             Frame::Stream { id, offset, len, .. } => stream_overhead(*id, *offset, *len as u64) + *len as usize,
+            Frame::ResetStream { id, final_size } => 1 + varint::len(*id) + 1 + varint::len(*final_size),
             Frame::MaxData(v) => 1 + varint::len(*v),
             Frame::MaxStreamData { id, max } => 1 + varint::len(*id) + varint::len(*max),
             // PATH_ACK is an ACK frame with a Path ID after the type (0x3e: one byte).
@@ -88,6 +95,7 @@ impl Frame {
             Frame::Ack(_) => "ack",
             Frame::Crypto { .. } => "crypto",
             Frame::Stream { .. } => "stream",
+            Frame::ResetStream { .. } => "reset_stream",
             Frame::MaxData(_) => "max_data",
             Frame::MaxStreamData { .. } => "max_stream_data",
             Frame::HandshakeDone => "handshake_done",
@@ -145,6 +153,8 @@ mod tests {
         let f = Frame::Stream { id: 4, offset: 20_000, len: 1200, fin: true };
         assert_eq!(f.wire_size(), 1 + 1 + 4 + 2 + 1200);
         assert_eq!(Frame::MaxData(16 << 20).wire_size(), 1 + 4);
+        // type, Stream ID 7 (1 byte), error code 0 (1), final size 1200 (2)
+        assert_eq!(Frame::ResetStream { id: 7, final_size: 1200 }.wire_size(), 1 + 1 + 1 + 2);
     }
 
     #[test]

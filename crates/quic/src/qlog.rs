@@ -84,6 +84,7 @@ fn frame_json(f: &Frame) -> Value {
         Frame::Stream { id, offset, len, fin } => {
             json!({ "frame_type": name, "stream_id": id, "offset": offset, "length": len, "fin": fin })
         }
+        Frame::ResetStream { id, final_size } => json!({ "frame_type": name, "stream_id": id, "error_code": 0, "final_size": final_size }),
         Frame::MaxData(v) => json!({ "frame_type": name, "maximum": v }),
         Frame::MaxStreamData { id, max } => json!({ "frame_type": name, "stream_id": id, "maximum": max }),
         Frame::PathAck { path, ack } => {

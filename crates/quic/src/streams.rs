@@ -1,4 +1,5 @@
-//! Streams (RFC 9000 §2–§3): send buffers with retransmission of lost ranges (§13.3), receive
+//! Streams (RFC 9000 §2–§3): send buffers with retransmission of lost ranges (§13.3) and the
+//! application's reset (§3.1: nothing more is sent, lost data included), receive
 //! reassembly delivering in order, per-stream flow control (§4) and the sender's stream
 //! scheduler: strict priority between levels (lower number first), round-robin among the
 //! streams of one level, one frame per turn.
@@ -35,6 +36,9 @@ pub struct SendBuffer {
     fin_sent: bool,
     fin_acked: bool,
     fin_retransmit: bool,
+    /// The application reset the stream (RFC 9000 §3.1 "Reset Sent"): nothing more of it is
+    /// sent; `Some(true)` once the peer acknowledged the RESET_STREAM ("Reset Recvd").
+    reset: Option<bool>,
 }
 
 impl SendBuffer {
@@ -50,6 +54,30 @@ impl SendBuffer {
         }
     }
 
+    /// The application abandons the stream (RFC 9000 §3.1): data never sent stays unsent and
+    /// lost data is not sent again. Returns the stream's final size, the bytes sent so far
+    /// (the RESET_STREAM frame's Final Size, §4.5).
+    pub fn reset(&mut self) -> u64 {
+        self.reset = Some(false);
+        self.end = Some(self.next);
+        self.fin = false;
+        self.fin_retransmit = false;
+        self.retransmit = RangeSet::default();
+        self.next
+    }
+
+    /// The peer acknowledged the RESET_STREAM.
+    pub fn on_reset_acked(&mut self) {
+        if self.reset.is_some() {
+            self.reset = Some(true);
+        }
+    }
+
+    /// The application reset the stream.
+    pub fn is_reset(&self) -> bool {
+        self.reset.is_some()
+    }
+
     /// The application closes the stream after what it wrote.
     pub fn finish(&mut self) {
         if self.end.is_some() {
@@ -60,9 +88,9 @@ impl SendBuffer {
     pub fn end(&self) -> Option<u64> {
         self.end
     }
-    /// The application closed the stream: nothing more can be written.
+    /// The application closed (or reset) the stream: nothing more can be written.
     pub fn is_finished(&self) -> bool {
-        self.fin
+        self.fin || self.reset.is_some()
     }
     /// New data sent up to here.
     pub fn sent_offset(&self) -> u64 {
@@ -87,8 +115,11 @@ impl SendBuffer {
         self.end.map_or(u64::MAX, |e| e - self.next)
     }
 
-    /// Everything was acknowledged.
+    /// Everything was acknowledged (for a reset stream: the RESET_STREAM).
     pub fn is_done(&self) -> bool {
+        if let Some(acked) = self.reset {
+            return acked;
+        }
         match self.end {
             None => false,
             Some(e) => self.acked.contains_range(0, e) && (!self.fin || self.fin_acked),
@@ -156,6 +187,9 @@ impl SendBuffer {
     /// A frame carrying `[offset, offset + len)` (and FIN) was lost: send it again unless
     /// acknowledged meanwhile.
     pub fn on_lost(&mut self, offset: u64, len: u64, fin: bool) {
+        if self.reset.is_some() {
+            return;
+        }
         let end = offset.saturating_add(len).min(self.next);
         if end > offset {
             let mut s = offset;
@@ -394,6 +428,18 @@ impl Streams {
             self.levels.insert(pos, (prio, VecDeque::new()));
         }
         self.levels[pos].1.push_back(id);
+    }
+
+    /// Takes the stream out of its level's queue (it has nothing more to send).
+    pub fn unschedule(&mut self, id: u64) {
+        let Some(s) = self.get_mut(id) else { return };
+        if !std::mem::take(&mut s.queued) {
+            return;
+        }
+        for (_, q) in &mut self.levels {
+            q.retain(|x| *x != id);
+        }
+        self.conn_blocked.retain(|x| *x != id);
     }
 
     /// Changes a stream's priority (lower is served first).

@@ -69,6 +69,9 @@ pub struct StreamProgress {
     pub stream: u64,
     pub delivered: u64,
     pub at: Time,
+    /// The peer reset the stream (RFC 9000 §3.2): nothing more of it arrives and the bytes
+    /// beyond `delivered` are gone.
+    pub reset: bool,
 }
 
 /// Why an application call on an endpoint was refused.
@@ -227,6 +230,12 @@ pub trait Endpoint: Send {
     /// Workload [`Workload::Messages`], the end that opened `stream`: no more writes on it (a
     /// FIN follows).
     fn finish(&mut self, _stream: u64) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// Workload [`Workload::Messages`], the end that opened `stream`: the application abandons
+    /// it (QUIC: RESET_STREAM, RFC 9000 §3.1); what was not acknowledged is never sent again.
+    /// `Ok(false)` when nothing was left to abandon (all acknowledged, or reset before).
+    fn reset_stream(&mut self, _stream: u64) -> Result<bool, AppError> {
         Err(AppError::Unsupported)
     }
     /// Workload [`Workload::Messages`], either end: in-order progress of the streams the peer
