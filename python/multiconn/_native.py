@@ -59,7 +59,7 @@ FALLBACK_TIMESERIES_COLUMNS: tuple[tuple[str, str], ...] = (
 FALLBACK_MESSAGE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flow", "str"), ("source", "str"), ("kind", "str"), ("stream", "int64"),
     ("msg_id", "int64"), ("size", "int64"), ("sent_s", "float64"), ("received_s", "float64"),
-    ("path_owd_min_s", "float64"),
+    ("path_owd_min_s", "float64"), ("expired_s", "float64"),
 )
 FALLBACK_MESSAGE_KINDS: tuple[str, ...] = ("priority", "background")
 FALLBACK_DURATION_UNITS: tuple[tuple[str, float], ...] = (

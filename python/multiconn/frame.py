@@ -73,7 +73,8 @@ def build_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
 MESSAGE_DTYPES: dict[str, str] = _dtypes(MESSAGE_COLUMNS)
 """The message table's columns (one row per message; `received_s` NaN: not received;
 `path_owd_min_s`: the smallest one-way delay over the paths at the send time, the "ideal"
-reference of `multiconn.messages`)."""
+reference of `multiconn.messages`; `expired_s`: when the sender abandoned a message that never
+arrived whole, NaN otherwise)."""
 
 
 def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:

@@ -26,6 +26,7 @@ Input is a table of messages, a pandas DataFrame or a pyarrow Table, with the co
 | `sent_s` | float | when the sender's application handed it over (s) |
 | `received_s` | float | when the receiver's application had all of it (s); NaN: never |
 | `path_owd_min_s` | float | optional: smallest path OWD at `sent_s` (s); NaN: no path delivered |
+| `expired_s` | float | optional: when the sender abandoned a message that never arrived whole (its lifetime ran out or the next message superseded it, seed 004's C1); NaN otherwise |
 
 Analysis only: nothing here imports the simulator, so it works on any table with these
 columns (a simulator run, an emulator log, a measurement).
@@ -48,6 +49,9 @@ REQUIRED_COLUMNS = ("stream", "kind", "msg_id", "size", "sent_s", "received_s")
 
 IDEAL_COLUMN = "path_owd_min_s"
 """Optional column: per message the smallest one-way delay over the paths (s)."""
+
+EXPIRED_COLUMN = "expired_s"
+"""Optional column: when the sender abandoned the message (s); NaN if it did not."""
 
 KIND_ORDER = ("priority", "background")
 """Order of the kinds in `summarise` (other kinds follow, sorted)."""
@@ -200,7 +204,8 @@ def _kinds(frame: pd.DataFrame) -> list[str]:
 def summarise(df: Any, deadline_s: float, duration_s: float | None = None) -> dict[str, dict]:
     """Per kind of message (`priority`, `background`, others), a dict of:
 
-    `messages`, `received`, `lost`, `loss_ratio`, `reliability` (P(OWD < deadline), lost
+    `messages`, `received`, `lost`, `expired` (abandoned by the sender, column `expired_s`;
+    not counted in `lost`), `loss_ratio` (lost and expired), `reliability` (P(OWD < deadline), lost
     messages failing), `deadline_s`, `owd_mean_s`, `owd_median_s`, `owd_max_s` (over the
     messages received; NaN if none), `owd_p99_s`, `owd_p999_s` (over all messages, lost =
     +inf), `bytes_sent`, `bytes_received`; with `duration_s`, `goodput_mbps` (application
@@ -221,10 +226,14 @@ def summarise(df: Any, deadline_s: float, duration_s: float | None = None) -> di
         arrived = delay[np.isfinite(delay)]
         sizes = part["size"].to_numpy(dtype=float)
         received_bytes = float(sizes[np.isfinite(delay)].sum())
+        expired = 0
+        if EXPIRED_COLUMN in part.columns:
+            expired = int((~np.isfinite(delay) & np.isfinite(part[EXPIRED_COLUMN].to_numpy(dtype=float))).sum())
         entry: dict[str, Any] = {
             "messages": int(delay.size),
             "received": int(arrived.size),
-            "lost": int(delay.size - arrived.size),
+            "lost": int(delay.size - arrived.size) - expired,
+            "expired": expired,
             "loss_ratio": (delay.size - arrived.size) / delay.size,
             "deadline_s": deadline,
             "reliability": reliability(part, deadline),

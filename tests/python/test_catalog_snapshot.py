@@ -78,7 +78,7 @@ CELL_COLUMNS = (
 """The time-series columns of the cell rows, empty (NaN, 0 or "") on every other row."""
 
 ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness",
-                      "disabled_flows", "sender", "receiver", "endpoints", "warnings")
+                      "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency")
 """Summary keys added since the net was first committed (removed wherever they occur)."""
 
 

@@ -152,6 +152,17 @@ def test_summarise_per_kind() -> None:
     assert "ideal_reliability" not in prio
 
 
+def test_summarise_counts_expired_messages_apart_from_lost_ones() -> None:
+    frame = table([50, NAN, NAN, 60, NAN])
+    frame["expired_s"] = [NAN, 0.16, NAN, NAN, NAN]
+    prio = messages.summarise(frame, 0.100)["priority"]
+    assert (prio["messages"], prio["received"], prio["lost"], prio["expired"]) == (5, 2, 2, 1)
+    assert prio["loss_ratio"] == pytest.approx(0.6)
+    assert prio["reliability"] == pytest.approx(0.4)
+    # Without the column nothing is expired.
+    assert messages.summarise(frame.drop(columns="expired_s"), 0.100)["priority"]["lost"] == 3
+
+
 def test_summarise_adds_the_ideal_reference_when_the_column_is_there() -> None:
     frame = table([10, 150, NAN, 90], best_ms=[10, 40, 60, NAN])
     entry = messages.summarise(frame, 0.1)["priority"]

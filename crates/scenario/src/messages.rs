@@ -134,15 +134,49 @@ pub struct MessageSource {
     pub options: StreamOptions,
     /// For the summary's reliability: P(OWD < deadline).
     pub deadline: Option<Dur>,
+    /// When a message becomes obsolete (seed 004's C1); with an expiry, or with
+    /// `per_message_streams`, each message goes on a stream of its own.
+    pub expiry: Expiry,
+    pub per_message_streams: bool,
+}
+
+/// When the sender abandons a message that is not yet acknowledged (seed 004 §2.1 "C1", §9.3:
+/// obsolete priority data is not retransmitted): its stream is reset (RESET_STREAM, RFC 9000
+/// §3.1), so nothing of it is sent again and the receiver stops waiting for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Expiry {
+    /// This long after it was written.
+    pub lifetime: Option<Dur>,
+    /// When the source writes its next message.
+    pub superseded: bool,
+}
+
+impl Expiry {
+    pub fn is_set(&self) -> bool {
+        self.lifetime.is_some() || self.superseded
+    }
 }
 
 /// One message, from the sender's hand-over to the receiver's reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Message {
-    /// Stream offset just past its last byte.
+    /// Stream offset just past its last byte (its size with a stream per message).
     end: u64,
+    /// The stream it went on.
+    stream: u64,
     sent: Time,
     received: Option<Time>,
+    /// The sender abandoned it then (its expiry), before it was all acknowledged.
+    abandoned: Option<Time>,
+    /// The receiver saw its stream reset before it had all of it.
+    dropped: bool,
+}
+
+impl Message {
+    /// Abandoned by the sender and never received whole: expired, not lost.
+    fn expired(&self) -> Option<Time> {
+        self.abandoned.filter(|_| self.received.is_none())
+    }
 }
 
 /// A source at run time: a periodic [`MessageSource`], or a stream the application opened and
@@ -152,15 +186,61 @@ struct Running {
     spec: MessageSource,
     /// Written by the application, not on a period.
     by_app: bool,
+    /// The source's one stream; `None` before it begins, and with a stream per message.
     stream: Option<u64>,
     next_at: Option<Time>,
     /// No message is written at or after this instant.
     until: Time,
     written: u64,
     messages: Vec<Message>,
-    /// Messages before this index were received.
+    /// One stream: messages before this index were received (they arrive in order).
+    in_order: usize,
+    /// Messages received, and messages the receiver saw reset.
     received: usize,
+    dropped: usize,
+    /// With a lifetime: messages before this index are past it (abandoned, or acknowledged
+    /// in time).
+    expiry_cursor: usize,
     finished: bool,
+}
+
+impl Running {
+    fn new(spec: MessageSource, by_app: bool, stream: Option<u64>, until: Time) -> Running {
+        Running {
+            spec,
+            by_app,
+            stream,
+            next_at: None,
+            until,
+            written: 0,
+            messages: Vec::new(),
+            in_order: 0,
+            received: 0,
+            dropped: 0,
+            expiry_cursor: 0,
+            finished: false,
+        }
+    }
+
+    fn per_message(&self) -> bool {
+        self.spec.per_message_streams || self.spec.expiry.is_set()
+    }
+
+    /// When the next message passes its lifetime.
+    fn next_expiry(&self) -> Option<Time> {
+        let lifetime = self.spec.expiry.lifetime?;
+        self.messages.get(self.expiry_cursor).map(|m| m.sent + lifetime)
+    }
+
+    fn note_received(&mut self, i: usize, at: Time) -> bool {
+        let m = &mut self.messages[i];
+        if m.received.is_some() || m.dropped {
+            return false;
+        }
+        m.received = Some(at);
+        self.received += 1;
+        true
+    }
 }
 
 /// The message sources of one flow and what became of their messages.
@@ -170,26 +250,15 @@ pub struct MessageLog {
     began: bool,
     /// Every message received, in order of arrival: (source, message) indices.
     arrivals: Vec<(usize, usize)>,
+    /// With a stream per message: (source, message) by the stream's index (`id >> 2`).
+    by_stream: Vec<Option<(u32, u32)>>,
 }
 
 impl MessageLog {
     /// `stop`: the flow's stop time, if any.
     pub fn new(specs: &[MessageSource], stop: Option<Time>) -> MessageLog {
-        let sources = specs
-            .iter()
-            .map(|s| Running {
-                spec: s.clone(),
-                by_app: false,
-                stream: None,
-                next_at: None,
-                until: stop.unwrap_or(Time::MAX),
-                written: 0,
-                messages: Vec::new(),
-                received: 0,
-                finished: false,
-            })
-            .collect();
-        MessageLog { sources, began: false, arrivals: Vec::new() }
+        let sources = specs.iter().map(|s| Running::new(s.clone(), false, None, stop.unwrap_or(Time::MAX))).collect();
+        MessageLog { sources, began: false, arrivals: Vec::new(), by_stream: Vec::new() }
     }
 
     /// The sending application can send from `now`: opens a stream per source and plans the
@@ -200,7 +269,9 @@ impl MessageLog {
         }
         self.began = true;
         for s in self.sources.iter_mut().filter(|s| !s.by_app) {
-            s.stream = Some(sender.open_stream(s.spec.options)?);
+            if !s.per_message() {
+                s.stream = Some(sender.open_stream(s.spec.options)?);
+            }
             let first = now + s.spec.start;
             if let Some(d) = s.spec.duration {
                 s.until = s.until.min(first + d);
@@ -213,18 +284,20 @@ impl MessageLog {
     /// The application opens a stream of its own, named `name`; returns its id.
     pub fn open_app_stream(&mut self, sender: &mut dyn Endpoint, name: &str, kind: MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, AppError> {
         let stream = sender.open_stream(options)?;
-        let spec = MessageSource { name: name.to_string(), kind, size: 0, interval: Dur::MAX, start: Dur::ZERO, count: None, duration: None, options, deadline };
-        self.sources.push(Running {
-            spec,
-            by_app: true,
-            stream: Some(stream),
-            next_at: None,
-            until: Time::MAX,
-            written: 0,
-            messages: Vec::new(),
-            received: 0,
-            finished: false,
-        });
+        let spec = MessageSource {
+            name: name.to_string(),
+            kind,
+            size: 0,
+            interval: Dur::MAX,
+            start: Dur::ZERO,
+            count: None,
+            duration: None,
+            options,
+            deadline,
+            expiry: Expiry::default(),
+            per_message_streams: false,
+        };
+        self.sources.push(Running::new(spec, true, Some(stream), Time::MAX));
         Ok(stream)
     }
 
@@ -234,7 +307,7 @@ impl MessageLog {
         let s = self.app_source(stream)?;
         sender.write(stream, size)?;
         s.written += size;
-        s.messages.push(Message { end: s.written, sent: now, received: None });
+        s.messages.push(Message { end: s.written, stream, sent: now, received: None, abandoned: None, dropped: false });
         Ok(s.messages.len() as u64 - 1)
     }
 
@@ -255,26 +328,63 @@ impl MessageLog {
         }
     }
 
-    /// When the next message is due.
+    /// When the next message is due, or the next one passes its lifetime.
     pub fn next_due(&self) -> Option<Time> {
-        self.sources.iter().filter_map(|s| s.next_at).min()
+        self.sources.iter().flat_map(|s| [s.next_at, s.next_expiry()]).flatten().min()
     }
 
-    /// Writes the messages due at or before `now`; finishes the streams of the sources that
-    /// are done. Returns whether anything was written or finished.
+    /// Abandons the messages past their lifetime at `now`, writes the messages due at or
+    /// before `now` (abandoning, with `superseded`, the one before each), and finishes the
+    /// streams of the sources that are done. Returns whether anything was written, finished
+    /// or abandoned.
     pub fn write_due(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<bool, AppError> {
         let mut wrote = false;
-        for s in &mut self.sources {
-            let Some(stream) = s.stream.filter(|_| !s.by_app) else { continue };
+        for index in 0..self.sources.len() {
+            let s = &mut self.sources[index];
+            if s.by_app || !self.began {
+                continue;
+            }
+            if let Some(lifetime) = s.spec.expiry.lifetime {
+                while let Some(m) = s.messages.get_mut(s.expiry_cursor).filter(|m| m.sent + lifetime <= now) {
+                    s.expiry_cursor += 1;
+                    if m.abandoned.is_none() && sender.reset_stream(m.stream)? {
+                        m.abandoned = Some(m.sent + lifetime);
+                        wrote = true;
+                    }
+                }
+            }
             while let Some(at) = s.next_at.filter(|&t| t <= now) {
                 let stopped = at >= s.until || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
                 if stopped {
                     s.next_at = None;
                     break;
                 }
+                let stream = match s.stream {
+                    Some(stream) => stream,
+                    None => {
+                        let stream = sender.open_stream(s.spec.options)?;
+                        let slot = (stream >> 2) as usize;
+                        if self.by_stream.len() <= slot {
+                            self.by_stream.resize(slot + 1, None);
+                        }
+                        self.by_stream[slot] = Some((index as u32, s.messages.len() as u32));
+                        stream
+                    }
+                };
+                if s.spec.expiry.superseded {
+                    if let Some(prev) = s.messages.last_mut().filter(|m| m.abandoned.is_none()) {
+                        if sender.reset_stream(prev.stream)? {
+                            prev.abandoned = Some(at);
+                        }
+                    }
+                }
                 sender.write(stream, s.spec.size)?;
                 s.written += s.spec.size;
-                s.messages.push(Message { end: s.written, sent: at, received: None });
+                let end = if s.stream.is_some() { s.written } else { s.spec.size };
+                s.messages.push(Message { end, stream, sent: at, received: None, abandoned: None, dropped: false });
+                if s.stream.is_none() {
+                    sender.finish(stream)?;
+                }
                 s.next_at = Some(at + s.spec.interval);
                 wrote = true;
             }
@@ -283,7 +393,9 @@ impl MessageLog {
             if (s.next_at.is_none() || last) && !s.finished {
                 s.next_at = None;
                 s.finished = true;
-                sender.finish(stream)?;
+                if let Some(stream) = s.stream {
+                    sender.finish(stream)?;
+                }
                 wrote = true;
             }
         }
@@ -292,27 +404,57 @@ impl MessageLog {
 
     /// The receiving application read `p`.
     pub fn on_progress(&mut self, p: &StreamProgress) {
-        let Some(index) = self.sources.iter().position(|s| s.stream == Some(p.stream)) else { return };
-        let s = &mut self.sources[index];
-        while let Some(m) = s.messages.get_mut(s.received) {
-            if m.end > p.delivered {
-                break;
+        if let Some(index) = self.sources.iter().position(|s| s.stream == Some(p.stream)) {
+            let s = &mut self.sources[index];
+            while let Some(m) = s.messages.get(s.in_order) {
+                if m.end > p.delivered {
+                    break;
+                }
+                s.note_received(s.in_order, p.at);
+                self.arrivals.push((index, s.in_order));
+                s.in_order += 1;
             }
-            m.received = Some(p.at);
-            self.arrivals.push((index, s.received));
-            s.received += 1;
+            return;
+        }
+        // A stream per message: whole, or reset before it was.
+        let Some(&Some((index, i))) = self.by_stream.get((p.stream >> 2) as usize) else { return };
+        let (index, i) = (index as usize, i as usize);
+        let s = &mut self.sources[index];
+        if p.delivered >= s.messages[i].end {
+            if s.note_received(i, p.at) {
+                self.arrivals.push((index, i));
+            }
+        } else if p.reset && s.messages[i].received.is_none() && !s.messages[i].dropped {
+            s.messages[i].dropped = true;
+            s.dropped += 1;
         }
     }
 
     /// Every source stopped and every message it wrote was received (a flow whose application
     /// opened no stream and has no sources is never complete: the application may still write).
     pub fn is_complete(&self) -> bool {
-        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received == s.messages.len())
+        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received + s.dropped == s.messages.len())
     }
 
     /// Application bytes written by all sources.
     pub fn bytes_written(&self) -> u64 {
         self.sources.iter().map(|s| s.written).sum()
+    }
+
+    /// Bytes of the messages that arrived whole in time: within their source's deadline, or
+    /// at all for a source without one.
+    pub fn bytes_in_time(&self) -> u64 {
+        let mut total = 0;
+        for s in &self.sources {
+            for (i, m) in s.messages.iter().enumerate() {
+                let Some(r) = m.received else { continue };
+                if s.spec.deadline.map_or(true, |d| r.since(m.sent) < d) {
+                    let start = if s.stream.is_some() { i.checked_sub(1).map_or(0, |j| s.messages[j].end) } else { 0 };
+                    total += m.end - start;
+                }
+            }
+        }
+        total
     }
 
     /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
@@ -356,6 +498,10 @@ impl MessageLog {
                     "owd_p999_ms": ms(quantile(&owd, 0.999)),
                     "owd_max_ms": ms(owd.iter().rev().find_map(|d| *d)),
                 });
+                if s.per_message() {
+                    let expired = s.messages.iter().filter(|m| m.expired().is_some()).count();
+                    v.as_object_mut().expect("an object").insert("expired".into(), json!(expired));
+                }
                 if let Some(deadline) = s.spec.deadline {
                     let within = owd.iter().filter(|d| d.is_some_and(|d| d < deadline)).count();
                     let m = v.as_object_mut().expect("an object");
@@ -394,13 +540,17 @@ pub struct MessageTable {
     sent_s: Vec<f64>,
     received_s: Vec<f64>,
     path_owd_min_s: Vec<f64>,
+    expired_s: Vec<f64>,
 }
 
 /// The message table's columns, in order. `path_owd_min_s` is seed 004's "ideal" reference
 /// (its "Combined" curve): per message, the smallest one-way delay over the paths at its send
 /// time, as the network alone would give it (see `report::ideal_owd`); NaN where a path
 /// crosses a split, whose two legs have no single delay.
-pub const TABLE_COLUMNS: [(&str, ColumnType); 9] = [
+///
+/// `expired_s`: when the sender abandoned a message that never arrived whole (its lifetime
+/// ran out, or the next message superseded it): expired, not lost; NaN otherwise.
+pub const TABLE_COLUMNS: [(&str, ColumnType); 10] = [
     ("flow", ColumnType::Str),
     ("source", ColumnType::Str),
     ("kind", ColumnType::Str),
@@ -410,22 +560,24 @@ pub const TABLE_COLUMNS: [(&str, ColumnType); 9] = [
     ("sent_s", ColumnType::F64),
     ("received_s", ColumnType::F64),
     ("path_owd_min_s", ColumnType::F64),
+    ("expired_s", ColumnType::F64),
 ];
 
 impl MessageTable {
     /// Appends the row of message `i` of source `s`.
     fn push(&mut self, flow: &str, s: &Running, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
         let m = &s.messages[i];
-        let start = i.checked_sub(1).map_or(0, |j| s.messages[j].end);
+        let start = if s.stream.is_some() { i.checked_sub(1).map_or(0, |j| s.messages[j].end) } else { 0 };
         self.flow.push(flow.to_string());
         self.source.push(s.spec.name.clone());
         self.kind.push(s.spec.kind.name().to_string());
-        self.stream.push(s.stream.map_or(-1, |id| id as i64));
+        self.stream.push(m.stream as i64);
         self.msg_id.push(i as i64);
         self.size.push((m.end - start) as i64);
         self.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
         self.sent_s.push(m.sent.as_secs_f64());
         self.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+        self.expired_s.push(m.expired().map_or(f64::NAN, Time::as_secs_f64));
     }
 
     pub fn into_columns(self) -> Vec<(String, Column)> {
@@ -439,6 +591,7 @@ impl MessageTable {
             Column::F64(self.sent_s),
             Column::F64(self.received_s),
             Column::F64(self.path_owd_min_s),
+            Column::F64(self.expired_s),
         ];
         crate::named_columns(&TABLE_COLUMNS, columns)
     }

@@ -153,6 +153,10 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 // the sender put on the wire (headers, retransmissions and copies included).
                 let efficiency = (total.bytes_sent > 0).then(|| tidy(total.bytes_delivered as f64 / total.bytes_sent as f64));
                 m.insert("bandwidth_efficiency".into(), json!(efficiency));
+                // The same for what was useful: only messages that arrived within their
+                // deadline count (late ones cost bytes and bring nothing to deadline traffic).
+                let timely = (total.bytes_sent > 0).then(|| tidy(log.bytes_in_time() as f64 / total.bytes_sent as f64));
+                m.insert("timely_efficiency".into(), json!(timely));
             }
             if f.spec.is_multipath() {
                 m.insert("paths".into(), paths_json(world, FlowId(i as u32), f));

@@ -343,6 +343,13 @@ pub struct MessageSourceSection {
     pub redundant: Option<bool>,
     /// For the summary's reliability P(OWD < deadline) (default: 100 ms for priority).
     pub deadline: Option<Dur>,
+    /// Obsolete data (seed 004's C1): a message not acknowledged this long after it was
+    /// written is abandoned (its stream reset: never sent again, not waited for).
+    pub lifetime: Option<Dur>,
+    /// Obsolete data: a message is abandoned when the source writes its next one.
+    pub superseded: Option<bool>,
+    /// Each message on a stream of its own (implied by `lifetime` and `superseded`).
+    pub stream_per_message: Option<bool>,
 }
 
 /// `[flow.multipath]`: the scheduler and the rules a multipath connection follows. Names are

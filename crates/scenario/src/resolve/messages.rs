@@ -1,8 +1,8 @@
 //! Message sources: the `[[flow.messages]]` of an app = "messages" flow, each with its kind's
-//! defaults filled in (size, interval or rate, stream options, deadline).
+//! defaults filled in (size, interval or rate, stream options, deadline, expiry).
 
 use super::errors::{err, valid_name, FieldError};
-use crate::messages::{MessageSource, StreamChoices};
+use crate::messages::{Expiry, MessageSource, StreamChoices};
 use crate::schema::{AppKind, FlowSection};
 use multiconn_core::Dur;
 
@@ -60,6 +60,14 @@ pub(super) fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Re
         if m.deadline == Some(Dur::ZERO) {
             return Err(err(&path("deadline"), "the deadline must be positive, e.g. \"100 ms\""));
         }
+        if m.lifetime == Some(Dur::ZERO) {
+            return Err(err(&path("lifetime"), "the lifetime must be positive, e.g. \"100 ms\" (leave it out to keep every message until it is delivered)"));
+        }
+        let expiry = Expiry { lifetime: m.lifetime, superseded: m.superseded.unwrap_or(false) };
+        if expiry.is_set() && m.stream_per_message == Some(false) {
+            let field = if m.lifetime.is_some() { "lifetime" } else { "superseded" };
+            return Err(err(&path("stream_per_message"), format!("{field} abandons a message by resetting its stream, so each message needs a stream of its own: leave stream_per_message out or set it to true")));
+        }
         let (options, deadline) = StreamChoices { priority: m.priority, urgent: m.urgent, redundant: m.redundant, deadline: m.deadline }.resolve(m.kind);
         out.push(MessageSource {
             name: source_name,
@@ -71,6 +79,8 @@ pub(super) fn resolve_messages(f: &FlowSection, run_duration: Option<Dur>) -> Re
             duration: m.duration,
             options,
             deadline,
+            expiry,
+            per_message_streams: expiry.is_set() || m.stream_per_message.unwrap_or(false),
         });
     }
     Ok(out)

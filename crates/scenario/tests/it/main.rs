@@ -19,6 +19,7 @@ mod messages;
 mod mptcp;
 mod multipath_scenario;
 mod netsim;
+mod obsolete_messages;
 mod path_manager;
 mod pcap;
 mod run;
