@@ -11,7 +11,13 @@
 //! A source starts `start` after the sending application can first send (the server's
 //! handshake keys), writes one message per `interval`, and stops after `count` messages,
 //! after `duration`, or at the flow's `stop`, whichever comes first; it then finishes its
-//! stream. The flow is done when every source stopped and all their messages were received.
+//! stream. The flow is done when every source stopped and all their messages were received
+//! (or, abandoned, were dropped by the receiver).
+//!
+//! Obsolete data (seed 004's C1, §9.3): a source with an [`Expiry`] writes each message on a
+//! stream of its own and resets it (RESET_STREAM, RFC 9000 §3.1) when the message's lifetime
+//! ends or the next message supersedes it, unless all of it was acknowledged; such a message
+//! that never arrived whole is *expired*, not lost.
 
 use multiconn_core::{Dur, Time};
 use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
