@@ -8,7 +8,8 @@ digests cover the outputs as they were when the net was first committed: the tim
 flow and link rows in their first 19 columns (`BASE_COLUMNS`, `BASE_KINDS`) and the summary
 without the keys added since (`ADDED_SUMMARY_KEYS`); so they also prove that later additions
 left those untouched. A separate digest, `added`, covers what was added: the rows of other
-kinds (path, leg, bearer), the columns after the first 19, and the added summary keys. The
+kinds (path, leg, bearer), the columns after the first 19, the added summary keys and the
+added message-table columns (`ADDED_MESSAGE_COLUMNS`). The
 LTE cell's rows and columns (`CELL_KIND`, `CELL_COLUMNS`) came later still: runs without a
 cell must leave those columns empty (checked), and runs with one get their own digest,
 `cell`, so the earlier digests of every run stay as they were. When a change is meant to
@@ -81,6 +82,9 @@ ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack", "fair_share_mbps", "
                       "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency")
 """Summary keys added since the net was first committed (removed wherever they occur)."""
 
+ADDED_MESSAGE_COLUMNS = ("expired_s",)
+"""Message-table columns added since the net was first committed (in the `added` digest)."""
+
 
 def _without_added_keys(value: Any) -> Any:
     if isinstance(value, dict):
@@ -138,10 +142,13 @@ def _record(finished: Any) -> dict[str, Any]:
     cell = _cell_series(finished.columns)
     return {
         **({} if cell is None else {"cell": _digest(cell)}),
-        "added": _digest([_added_values(summary), _added_series(finished.columns)]),
+        "added": _digest([_added_values(summary), _added_series(finished.columns),
+                          [[name, _plain(values)] for name, values in finished.messages.items()
+                           if name in ADDED_MESSAGE_COLUMNS]]),
         "summary": _digest(_without_added_keys({k: v for k, v in summary.items() if k != "events"})),
         "series": _digest(_base_series(finished.columns)),
-        "messages": _digest([[name, _plain(values)] for name, values in finished.messages.items()]),
+        "messages": _digest([[name, _plain(values)] for name, values in finished.messages.items()
+                             if name not in ADDED_MESSAGE_COLUMNS]),
         "events": summary["events"],
         "goodput_mbps": [f["goodput_mbps"] for f in summary["flows"]],
     }
