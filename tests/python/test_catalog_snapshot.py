@@ -79,7 +79,8 @@ CELL_COLUMNS = (
 """The time-series columns of the cell rows, empty (NaN, 0 or "") on every other row."""
 
 ADDED_SUMMARY_KEYS = ("per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness",
-                      "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency")
+                      "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency",
+                      "received_mbps")
 """Summary keys added since the net was first committed (removed wherever they occur)."""
 
 ADDED_MESSAGE_COLUMNS = ("expired_s",)

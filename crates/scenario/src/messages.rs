@@ -238,6 +238,25 @@ impl Running {
         self.messages.get(self.expiry_cursor).map(|m| m.sent + lifetime)
     }
 
+    /// The size of message `i`.
+    fn size_of(&self, i: usize) -> u64 {
+        let start = if self.stream.is_some() { i.checked_sub(1).map_or(0, |j| self.messages[j].end) } else { 0 };
+        self.messages[i].end - start
+    }
+
+    /// Bytes of the received messages × 8 over the span the source wrote them in (its first
+    /// message to one interval after its last), Mbit/s; `None` for a stream the application
+    /// writes itself.
+    fn received_mbps(&self) -> Option<f64> {
+        let (first, last) = (self.messages.first()?, self.messages.last()?);
+        if self.by_app {
+            return None;
+        }
+        let span = last.sent.since(first.sent) + self.spec.interval;
+        let bytes: u64 = (0..self.messages.len()).filter(|&i| self.messages[i].received.is_some()).map(|i| self.size_of(i)).sum();
+        Some(bytes as f64 * 8.0 / span.as_secs_f64() / 1e6)
+    }
+
     fn note_received(&mut self, i: usize, at: Time) -> bool {
         let m = &mut self.messages[i];
         if m.received.is_some() || m.dropped {
@@ -455,8 +474,7 @@ impl MessageLog {
             for (i, m) in s.messages.iter().enumerate() {
                 let Some(r) = m.received else { continue };
                 if s.spec.deadline.map_or(true, |d| r.since(m.sent) < d) {
-                    let start = if s.stream.is_some() { i.checked_sub(1).map_or(0, |j| s.messages[j].end) } else { 0 };
-                    total += m.end - start;
+                    total += s.size_of(i);
                 }
             }
         }
@@ -504,6 +522,7 @@ impl MessageLog {
                     "owd_p999_ms": ms(quantile(&owd, 0.999)),
                     "owd_max_ms": ms(owd.iter().rev().find_map(|d| *d)),
                 });
+                v.as_object_mut().expect("an object").insert("received_mbps".into(), json!(s.received_mbps().map(tidy)));
                 if s.per_message() {
                     let expired = s.messages.iter().filter(|m| m.expired().is_some()).count();
                     v.as_object_mut().expect("an object").insert("expired".into(), json!(expired));
@@ -573,14 +592,14 @@ impl MessageTable {
     /// Appends the row of message `i` of source `s`.
     fn push(&mut self, flow: &str, s: &Running, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
         let m = &s.messages[i];
-        let start = if s.stream.is_some() { i.checked_sub(1).map_or(0, |j| s.messages[j].end) } else { 0 };
+        let size = s.size_of(i);
         self.flow.push(flow.to_string());
         self.source.push(s.spec.name.clone());
         self.kind.push(s.spec.kind.name().to_string());
         self.stream.push(m.stream as i64);
         self.msg_id.push(i as i64);
-        self.size.push((m.end - start) as i64);
-        self.path_owd_min_s.push(ideal(m.sent, m.end - start).map_or(f64::NAN, |d| d.as_secs_f64()));
+        self.size.push(size as i64);
+        self.path_owd_min_s.push(ideal(m.sent, size).map_or(f64::NAN, |d| d.as_secs_f64()));
         self.sent_s.push(m.sent.as_secs_f64());
         self.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
         self.expired_s.push(m.expired().map_or(f64::NAN, Time::as_secs_f64));

@@ -58,7 +58,7 @@ const BASE_COLUMNS: [&str; 19] = [
 const BASE_KINDS: [&str; 2] = ["flow", "link"];
 
 /// Summary keys added since the net was first committed (wherever they occur).
-const ADDED_SUMMARY_KEYS: [&str; 12] = ["per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness", "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency"];
+const ADDED_SUMMARY_KEYS: [&str; 13] = ["per_leg", "drops_data", "drops_ack", "fair_share_mbps", "normalised", "fairness", "disabled_flows", "sender", "receiver", "endpoints", "warnings", "timely_efficiency", "received_mbps"];
 
 /// `value` without the keys of [`ADDED_SUMMARY_KEYS`], at any depth.
 fn without_added_keys(value: &mut Value) {
