@@ -513,9 +513,9 @@ impl Connection {
                 (0..n).map(|p| !paced || !self.path_alive(p) || self.paths[p].paced_until(now, mds).is_none()).collect();
             let views = self.path_views(&pacing_ready);
             let content = self.front_content();
-            let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX };
+            let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX, retransmission: false };
             let decision = self.mp.as_mut()?.scheduler.decide(&views, &req);
-            if let Decision::Send { path, copies, scope } = decision {
+            if let Decision::Send { path, copies, scope, .. } = decision {
                 self.app_limited = false;
                 if self.paths[path].paced_until(now, self.mds as u64).is_some() {
                     // The chosen path's pacer holds the packet back; it is asked again then.
