@@ -21,6 +21,7 @@ mod multipath_scenario;
 mod netsim;
 mod path_manager;
 mod pcap;
+mod redundant_checks;
 mod run;
 mod series;
 mod steady;
