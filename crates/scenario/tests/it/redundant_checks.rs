@@ -114,8 +114,8 @@ fn at_the_default_packet_size_sequential_checks_are_no_better_over_20_seeds() {
 
 #[test]
 fn with_1252_byte_packets_sequential_copies_are_cut_and_more_messages_miss_100_ms() {
-    // quic-go's IPv4 packet size: a message no longer fits in one packet, its first packet is
-    // full, and a copy path with ACKs to send cuts its copy short. The part left out arrives
+    // 1252-byte IP packets (1224 bytes of UDP payload): a message no longer fits in one packet,
+    // its first packet is full, and a copy path with ACKs to send cuts its copy short. The part left out arrives
     // only with the primary; when that is lost the message waits for a retransmission (§9.4's
     // "extra delay").
     let par = totals("parallel", "1252 B");
