@@ -60,14 +60,15 @@ fn arb_content() -> impl Strategy<Value = Content> {
 }
 
 fn arb_request() -> impl Strategy<Value = Request> {
-    (arb_content(), prop_oneof![0u64..100_000, 0u64..2_000_000], prop_oneof![Just(u64::MAX), 0u64..3_000_000], any::<bool>())
-        .prop_map(|(content, queued, window, rtx)| Request {
+    (arb_content(), prop_oneof![0u64..100_000, 0u64..2_000_000], prop_oneof![Just(u64::MAX), 0u64..3_000_000], any::<bool>()).prop_map(
+        |(content, queued, window, rtx)| Request {
             now: Time::ZERO,
             content,
             queued_bytes: queued,
             send_window: window,
             retransmission: rtx,
-        })
+        },
+    )
 }
 
 fn arb_options() -> impl Strategy<Value = SchedulerOptions> {

@@ -296,6 +296,9 @@ struct CopyCount {
     delivered: u64,
 }
 
+/// (stream id, offset, len, fin) of STREAM frames ([`stream_frames`]).
+type Frames = Vec<(u64, u64, u64, bool)>;
+
 /// SRE over two paths (20 and 40 ms), the congestion fix on, two paths needed for redundant
 /// content; the server writes a 2400-byte message on a redundant priority stream every 100 ms
 /// and 25 kB of background data; datagrams are lost on both paths. Counts the server's
@@ -335,7 +338,7 @@ fn count_copies(checks: multiconn_multipath::RedundantChecks) -> CopyCount {
     let mut highest: HashMap<u64, u64> = HashMap::new();
     // The last primary carrying priority data: time, path, its priority frames, whether it
     // started with retransmitted data.
-    let mut last: Option<(Time, usize, Vec<(u64, u64, u64, bool)>, bool)> = None;
+    let mut last: Option<(Time, usize, Frames, bool)> = None;
     for w in h.log.iter().filter(|w| w.from == Role::Server) {
         let frames = stream_frames(&w.pkt);
         let Some(&(first_id, first_off, _, _)) = frames.first() else { continue };
@@ -376,7 +379,7 @@ fn count_copies(checks: multiconn_multipath::RedundantChecks) -> CopyCount {
             let e = highest.entry(f.0).or_default();
             *e = (*e).max(f.1 + f.2);
         }
-        last = (!prio_frames.is_empty()).then(|| (w.sent, w.pkt.path as usize, prio_frames, rtx));
+        last = (!prio_frames.is_empty()).then_some((w.sent, w.pkt.path as usize, prio_frames, rtx));
     }
     eprintln!("{checks:?}: {c:?}");
     c
