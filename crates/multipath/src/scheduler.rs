@@ -645,7 +645,10 @@ fn redundant_decision(paths: &[PathView], req: &Request, opts: &SchedulerOptions
         // The serial loop: the path that takes the retransmission is not usable for a copy, so
         // no copy; the retransmission goes out, new data of the copied streams waits when two
         // usable paths are needed.
-        return Decision::Send { path: primary.id, copies: Vec::new(), scope, hold_new: needed >= 2 };
+        if needed < 2 {
+            return Decision::single(primary.id);
+        }
+        return Decision::Send { path: primary.id, copies: Vec::new(), scope, hold_new: true };
     }
     if 1 + others.len() < needed {
         return Decision::Blocked;
