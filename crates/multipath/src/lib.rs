@@ -29,6 +29,6 @@ pub use path_manager::{
 };
 pub use priority::{content_of, copy_part, Chunk, PackFilter, StreamDemand, StreamPacker};
 pub use scheduler::{
-    new_scheduler, Blest, BlestParams, Content, CopyScope, Decision, Ecf, MinRtt, PathView, Redundant, Request, RoundRobin, Scheduler,
+    new_scheduler, Blest, BlestParams, Content, CopyScope, Decision, Ecf, MinRtt, PathView, Redundant, RedundantChecks, Request, RoundRobin, Scheduler,
     SchedulerKind, SchedulerOptions, SelectiveRedundant, UnprobedPolicy,
 };

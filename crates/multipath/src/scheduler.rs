@@ -39,6 +39,12 @@
 //!   with window space; control content on the min-RTT path only.
 //! * [`SelectiveRedundant`] (SRE, seed 004 §6.2): stream content flagged `redundant` as RE, all
 //!   other content as min-RTT.
+//! * RE and SRE check the paths in parallel by default
+//!   ([`SchedulerOptions::redundant_checks`]): the copies are decided with every path's state
+//!   known. With [`RedundantChecks::Sequential`] (seed 004's serial loop, §8.1.4, §9.4) a packet
+//!   that starts with retransmitted data gets no copy, and with `redundant_min_paths >= 2` it
+//!   carries no new data of the copied streams either (`hold_new`); how much of the stream data
+//!   each copy carries is the transport's part (each copy path's own room).
 //! * [`Blest`] (Ferlin, Alay, Mehani, Boreli, IFIP Networking 2016): when the fastest path is
 //!   full and min-RTT would use a slower path `s`, estimate the bytes the fast path can send
 //!   during one RTT of `s`; if they exceed the connection-level send window left after `s`'s
@@ -179,12 +185,15 @@ pub struct Request {
     /// MPTCP the peer's receive window (`snd_wnd`), QUIC the connection flow-control limit minus
     /// the data acknowledged in order (BLEST's `|MPTCP_SW|`). `u64::MAX` when unknown.
     pub send_window: u64,
+    /// The packet starts with retransmitted stream data (data declared lost and queued again).
+    /// Only RE and SRE under [`RedundantChecks::Sequential`] read it.
+    pub retransmission: bool,
 }
 
 impl Request {
-    /// `content` at `now`, nothing else queued, unlimited send window.
+    /// `content` at `now`, nothing else queued, unlimited send window, no retransmission.
     pub fn new(now: Time, content: Content) -> Request {
-        Request { now, content, queued_bytes: 0, send_window: u64::MAX }
+        Request { now, content, queued_bytes: 0, send_window: u64::MAX, retransmission: false }
     }
 }
 
@@ -194,8 +203,15 @@ pub enum Decision {
     /// Build the packet for `path`. Each path in `copies` (never `path` itself, no repeats,
     /// fastest first) gets a duplicate of the packet's stream frames within `scope`
     /// ([`crate::priority::copy_part`]); control frames always travel on `path` only. Without
-    /// copies the scope is always `RedundantStreams` ([`Decision::single`]).
-    Send { path: usize, copies: Vec<usize>, scope: CopyScope },
+    /// copies the scope is `RedundantStreams` ([`Decision::single`]), except with `hold_new`.
+    ///
+    /// `hold_new`: the packet carries only retransmitted data of the streams within `scope`;
+    /// their new data waits for a later decision. False except under
+    /// [`RedundantChecks::Sequential`] with `redundant_min_paths >= 2`, for a packet that starts
+    /// with retransmitted data (seed 004 §8.1.4: the path that takes the retransmission is not
+    /// usable for the redundant transmission, and with fewer than two usable paths "the
+    /// transmission is not performed").
+    Send { path: usize, copies: Vec<usize>, scope: CopyScope, hold_new: bool },
     /// Do not send now: a slower path has window space but the scheduler prefers to wait for
     /// `fast_path`, whose window is full (BLEST, ECF). Ask again when an acknowledgement opens a
     /// window.
@@ -219,7 +235,7 @@ pub enum CopyScope {
 impl Decision {
     /// `Send` on `path` alone.
     pub fn single(path: usize) -> Decision {
-        Decision::Send { path, copies: Vec::new(), scope: CopyScope::RedundantStreams }
+        Decision::Send { path, copies: Vec::new(), scope: CopyScope::RedundantStreams, hold_new: false }
     }
 
     /// The path that carries the packet, if any.
@@ -343,6 +359,56 @@ impl Default for BlestParams {
     }
 }
 
+/// How RE and SRE decide a packet's copies (seed 004 §9.4, "parallelize the path checks for
+/// redundancy").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedundantChecks {
+    /// Every path's state is known when the copies are decided: the primary packet is built
+    /// once and each copy carries exactly its redundant stream frames, retransmitted data
+    /// included.
+    #[default]
+    Parallel,
+    /// Seed 004's serial loop (§8.1.4, §9.4), two effects:
+    /// 1. a packet that starts with retransmitted data is not copied (the path that takes the
+    ///    retransmission is "not usable" for the copy); with `redundant_min_paths >= 2` new data
+    ///    of the copied streams also stays out of that packet (fewer than two usable paths: "the
+    ///    transmission is not performed") and waits for the next packet — the retransmission
+    ///    itself is never held back (mp-quic does not block a path that retransmits);
+    /// 2. (transport) each copy is prepared on its own path: that path's ACK frames first, then
+    ///    only as much of the redundant stream data as fits after them; the rest travels on the
+    ///    primary alone.
+    Sequential,
+}
+
+impl RedundantChecks {
+    pub const ALL: [RedundantChecks; 2] = [RedundantChecks::Parallel, RedundantChecks::Sequential];
+
+    /// The name used in scenario files (same as the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            RedundantChecks::Parallel => "parallel",
+            RedundantChecks::Sequential => "sequential",
+        }
+    }
+}
+
+impl fmt::Display for RedundantChecks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RedundantChecks {
+    type Err = OptionsError;
+    fn from_str(s: &str) -> Result<RedundantChecks, OptionsError> {
+        RedundantChecks::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| OptionsError(format!("redundant_checks: unknown value \"{s}\"; expected one of parallel, sequential")))
+    }
+}
+
 /// Knobs shared by the schedulers. `Default` is the plain textbook behaviour;
 /// [`SchedulerOptions::mp_quic`] reproduces mp-quic's quirks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -362,6 +428,9 @@ pub struct SchedulerOptions {
     /// number of candidates) have window space; otherwise `Blocked`. 1 sends on whatever has
     /// space; 2 is seed 004's implementation ("at least two paths must be available", §8.1.4).
     pub redundant_min_paths: usize,
+    /// RE/SRE: copies decided with every path's state known (`parallel`), or as seed 004's
+    /// serial loop (`sequential`; see [`RedundantChecks`]).
+    pub redundant_checks: RedundantChecks,
     /// Round-robin: packets per turn (Linux `num_segments`, default 1).
     pub rr_packets_per_turn: u32,
     pub blest: BlestParams,
@@ -377,6 +446,7 @@ impl Default for SchedulerOptions {
             duplicate_on_unprobed: false,
             skip_initial_path: false,
             redundant_min_paths: 1,
+            redundant_checks: RedundantChecks::Parallel,
             rr_packets_per_turn: 1,
             blest: BlestParams::default(),
             ecf_beta_permille: 250,
@@ -548,7 +618,7 @@ fn single(paths: &[PathView], class: Class, p: &PathView, content: Content, opts
             }
         }
         if let Some((_, q)) = best {
-            return Decision::Send { path: p.id, copies: vec![q.id], scope: CopyScope::AllStreams };
+            return Decision::Send { path: p.id, copies: vec![q.id], scope: CopyScope::AllStreams, hold_new: false };
         }
     }
     Decision::single(p.id)
@@ -571,6 +641,15 @@ fn redundant_decision(paths: &[PathView], req: &Request, opts: &SchedulerOptions
     };
     let mut others: Vec<&PathView> = sendable_candidates(paths, class, req.content, opts).filter(|p| p.id != primary.id).collect();
     let needed = opts.redundant_min_paths.max(1).min(class.count);
+    if opts.redundant_checks == RedundantChecks::Sequential && req.retransmission {
+        // The serial loop: the path that takes the retransmission is not usable for a copy, so
+        // no copy; the retransmission goes out, new data of the copied streams waits when two
+        // usable paths are needed.
+        if needed < 2 {
+            return Decision::single(primary.id);
+        }
+        return Decision::Send { path: primary.id, copies: Vec::new(), scope, hold_new: true };
+    }
     if 1 + others.len() < needed {
         return Decision::Blocked;
     }
@@ -578,7 +657,7 @@ fn redundant_decision(paths: &[PathView], req: &Request, opts: &SchedulerOptions
         return Decision::single(primary.id);
     }
     others.sort_by_key(|p| (p.srtt, p.id));
-    Decision::Send { path: primary.id, copies: others.into_iter().map(|p| p.id).collect(), scope }
+    Decision::Send { path: primary.id, copies: others.into_iter().map(|p| p.id).collect(), scope, hold_new: false }
 }
 
 // ---------------------------------------------------------------------------------------------

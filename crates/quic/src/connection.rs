@@ -167,6 +167,9 @@ pub struct Connection {
     probe_contents: Vec<SentContent>,
     /// The scheduler, the paths' health and coupling; `None` for a single-path connection.
     mp: Option<Box<Multipath>>,
+    /// While a packet is filled under a decision with `hold_new` (sequential redundancy checks):
+    /// the streams within this scope give only their retransmitted data.
+    hold_new: Option<multiconn_multipath::CopyScope>,
     /// Server-initiated unidirectional streams opened so far (the messages workload).
     uni_opened: u64,
     /// In-order progress of the peer's unidirectional streams, not yet drained.
@@ -304,6 +307,7 @@ impl Connection {
             hs_events: Vec::new(),
             probe_contents: Vec::new(),
             mp,
+            hold_new: None,
             uni_opened: 0,
             progress: Vec::new(),
             observations: Observations::default(),
@@ -1076,6 +1080,12 @@ impl Connection {
                 self.streams.rotate(false);
                 continue;
             };
+            let held = self.hold_new.is_some_and(|scope| scope == multiconn_multipath::CopyScope::AllStreams || s.redundant);
+            if held && !s.send.has_retransmit() {
+                // Sequential redundancy checks: this stream's new data waits for a packet that
+                // can be copied.
+                break;
+            }
             let credit = s.send_credit.available().min(conn_credit);
             let room = *avail;
             match s.send.next_chunk(credit, |off, want| fit_data(room, want, |l| stream_overhead(id, off, l))) {

@@ -124,7 +124,7 @@ fn selective_redundant_packet_with_priority_and_background_data() {
     let content = content_of(&chunks).unwrap();
     let mut s = new_scheduler(SchedulerKind::SelectiveRedundant, SchedulerOptions::default());
     let d = s.decide(&paths, &Request::new(Time::ZERO, content));
-    let Decision::Send { path, copies, scope } = d else { panic!("{d:?}") };
+    let Decision::Send { path, copies, scope, .. } = d else { panic!("{d:?}") };
     assert_eq!((path, copies.as_slice()), (1, &[0][..]));
     let sent = packer.pack(&streams, 1200, PackFilter::ALL);
     assert_eq!(ids(&sent), [(8, 300), (4, 900)]);

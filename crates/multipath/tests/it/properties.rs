@@ -60,19 +60,27 @@ fn arb_content() -> impl Strategy<Value = Content> {
 }
 
 fn arb_request() -> impl Strategy<Value = Request> {
-    (arb_content(), prop_oneof![0u64..100_000, 0u64..2_000_000], prop_oneof![Just(u64::MAX), 0u64..3_000_000])
-        .prop_map(|(content, queued, window)| Request { now: Time::ZERO, content, queued_bytes: queued, send_window: window })
+    (arb_content(), prop_oneof![0u64..100_000, 0u64..2_000_000], prop_oneof![Just(u64::MAX), 0u64..3_000_000], any::<bool>()).prop_map(
+        |(content, queued, window, rtx)| Request {
+            now: Time::ZERO,
+            content,
+            queued_bytes: queued,
+            send_window: window,
+            retransmission: rtx,
+        },
+    )
 }
 
 fn arb_options() -> impl Strategy<Value = SchedulerOptions> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), 1usize..4, 1u32..4).prop_map(
-        |(prio, last, dup, skip0, min_paths, per_turn)| SchedulerOptions {
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), 1usize..4, 1u32..4, any::<bool>()).prop_map(
+        |(prio, last, dup, skip0, min_paths, per_turn, seq)| SchedulerOptions {
             priority_ignores_cwnd: prio,
             unprobed: if last { UnprobedPolicy::Last } else { UnprobedPolicy::First },
             duplicate_on_unprobed: dup,
             skip_initial_path: skip0,
             redundant_min_paths: min_paths,
             rr_packets_per_turn: per_turn,
+            redundant_checks: if seq { RedundantChecks::Sequential } else { RedundantChecks::Parallel },
             ..SchedulerOptions::default()
         },
     )
@@ -92,7 +100,24 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
     let any_usable = paths.iter().any(|p| p.usable);
     let any_available = paths.iter().any(|p| p.usable && !p.backup);
     match d {
-        Decision::Send { path, copies, .. } => {
+        Decision::Send { path, copies, hold_new, .. } => {
+            // RE's stream content and SRE's redundant content.
+            let re_or_sre = match kind {
+                SchedulerKind::Redundant => req.content.is_stream(),
+                SchedulerKind::SelectiveRedundant => req.content.is_redundant_stream(),
+                _ => false,
+            };
+            if re_or_sre && opts.redundant_checks == RedundantChecks::Sequential && req.retransmission {
+                prop_assert!(copies.is_empty(), "a retransmission copied under sequential checks");
+            }
+            prop_assert!(
+                !*hold_new
+                    || (re_or_sre
+                        && opts.redundant_checks == RedundantChecks::Sequential
+                        && req.retransmission
+                        && opts.redundant_min_paths >= 2),
+                "new data held back outside sequential checks"
+            );
             let named = std::iter::once(path).chain(copies.iter());
             for id in named {
                 let p = find(*id).ok_or_else(|| TestCaseError::fail(format!("unknown path {id}")))?;

@@ -53,7 +53,7 @@ fn minrtt(paths: &[PathView], content: Content) -> Decision {
 }
 
 fn send(path: usize, copies: &[usize], scope: CopyScope) -> Decision {
-    Decision::Send { path, copies: copies.to_vec(), scope }
+    Decision::Send { path, copies: copies.to_vec(), scope, hold_new: false }
 }
 
 // ---- window space --------------------------------------------------------------------------
@@ -279,6 +279,87 @@ fn selective_redundant_with_the_congestion_fix_sends_priority_data_on_full_paths
     assert_eq!(decide(SchedulerKind::SelectiveRedundant, SchedulerOptions::default(), &paths, PRIO), Decision::Blocked);
     // Redundant but not priority content is still held by the window.
     assert_eq!(decide(SchedulerKind::SelectiveRedundant, fix, &paths, RED), Decision::Blocked);
+}
+
+// ---- parallel or sequential redundancy checks (seed 004 §9.4) ----------------------------------
+
+fn sequential(min_paths: usize) -> SchedulerOptions {
+    SchedulerOptions { redundant_min_paths: min_paths, redundant_checks: RedundantChecks::Sequential, ..SchedulerOptions::default() }
+}
+
+/// The packet starts with retransmitted data.
+fn rtx(content: Content) -> Request {
+    Request { retransmission: true, ..req(content) }
+}
+
+#[test]
+fn redundant_checks_default_to_parallel_and_parse_by_name() {
+    use serde::de::value::{Error, StrDeserializer};
+    use serde::Deserialize;
+    assert_eq!(SchedulerOptions::default().redundant_checks, RedundantChecks::Parallel);
+    assert_eq!(SchedulerOptions::mp_quic().redundant_checks, RedundantChecks::Parallel);
+    assert_eq!("parallel".parse::<RedundantChecks>().unwrap(), RedundantChecks::Parallel);
+    assert_eq!("sequential".parse::<RedundantChecks>().unwrap(), RedundantChecks::Sequential);
+    for k in RedundantChecks::ALL {
+        assert_eq!(k.to_string().parse::<RedundantChecks>().unwrap(), k);
+        assert_eq!(RedundantChecks::deserialize(StrDeserializer::<Error>::new(k.name())).unwrap(), k);
+    }
+    let e = "serial".parse::<RedundantChecks>().unwrap_err().to_string();
+    assert!(e.contains("redundant_checks") && e.contains("serial") && e.contains("parallel") && e.contains("sequential"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    assert!(RedundantChecks::deserialize(StrDeserializer::<Error>::new("Sequential")).is_err());
+    for k in RedundantChecks::ALL {
+        for min_paths in [1, 2] {
+            assert!(SchedulerOptions { redundant_checks: k, ..sequential(min_paths) }.validate().is_ok());
+        }
+    }
+}
+
+#[test]
+fn parallel_checks_copy_a_retransmission_like_any_packet() {
+    let paths = [path(0, 40, 10), path(1, 15, 10)];
+    for min_paths in [1, 2] {
+        let opts = SchedulerOptions { redundant_min_paths: min_paths, ..SchedulerOptions::default() };
+        let sre = new_scheduler(SchedulerKind::SelectiveRedundant, opts).decide(&paths, &rtx(PRIO));
+        assert_eq!(sre, send(1, &[0], CopyScope::RedundantStreams));
+        let re = new_scheduler(SchedulerKind::Redundant, opts).decide(&paths, &rtx(BG));
+        assert_eq!(re, send(1, &[0], CopyScope::AllStreams));
+    }
+}
+
+#[test]
+fn sequential_checks_send_a_retransmission_without_copy() {
+    let paths = [path(0, 40, 10), path(1, 15, 10), path(2, 30, 10)];
+    let hold = |path: usize, scope: CopyScope| Decision::Send { path, copies: Vec::new(), scope, hold_new: true };
+    for (kind, content, scope) in
+        [(SchedulerKind::SelectiveRedundant, PRIO, CopyScope::RedundantStreams), (SchedulerKind::Redundant, BG, CopyScope::AllStreams)]
+    {
+        // New data is copied as under parallel checks.
+        assert_eq!(new_scheduler(kind, sequential(1)).decide(&paths, &req(content)), send(1, &[2, 0], scope));
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&paths, &req(content)), send(1, &[2, 0], scope));
+        // A retransmission goes alone on the min-RTT path; with two paths needed the new data of
+        // the copied streams stays out of it.
+        assert_eq!(new_scheduler(kind, sequential(1)).decide(&paths, &rtx(content)), Decision::single(1));
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&paths, &rtx(content)), hold(1, scope));
+        // The retransmission is not held back when only one path has room.
+        let one_open = [full(path(0, 40, 10)), path(1, 15, 10), full(path(2, 30, 10))];
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&one_open, &req(content)), Decision::Blocked);
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&one_open, &rtx(content)), hold(1, scope));
+        // With a single usable path two paths are never needed.
+        let alone = [unusable(path(0, 40, 10)), path(1, 15, 10)];
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&alone, &rtx(content)), Decision::single(1));
+        // Nothing to send on.
+        let none = [full(path(0, 40, 10)), full(path(1, 15, 10))];
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&none, &rtx(BG)), Decision::Blocked);
+    }
+    // SRE's other content and control content are min-RTT whatever the checks.
+    let sre = |c| new_scheduler(SchedulerKind::SelectiveRedundant, sequential(2)).decide(&paths, &rtx(c));
+    assert_eq!(sre(BG), Decision::single(1));
+    assert_eq!(sre(Content::Control), Decision::single(1));
+    // Other schedulers ignore the option.
+    for kind in [SchedulerKind::MinRtt, SchedulerKind::Blest, SchedulerKind::Ecf] {
+        assert_eq!(new_scheduler(kind, sequential(2)).decide(&paths, &rtx(PRIO)), Decision::single(1), "{kind}");
+    }
 }
 
 // ---- BLEST -------------------------------------------------------------------------------------

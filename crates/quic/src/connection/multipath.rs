@@ -11,6 +11,13 @@
 //!   that are due, then data on the path the scheduler picks; redundant schedulers' copies are
 //!   built at once and handed out by the following polls. Lost frames are queued again at the
 //!   connection and go out on whichever path the scheduler picks next (§7.2).
+//! * Redundancy checks (`redundant_checks` of the scheduler options): `parallel` (the default)
+//!   gives each copy exactly the primary packet's copied STREAM frames, without ACKs.
+//!   `sequential` (seed 004's serial loop, §9.4) tells the scheduler when the packet starts with
+//!   retransmitted data (the front stream has lost data queued again; it then gets no copy, and
+//!   with `hold_new` the copied streams add no new data to it), and prepares each copy in its own
+//!   path's room: that path's PATH_ACKs first, then the primary's copied frames while they fit,
+//!   the first that does not fit cut short, the rest not copied.
 //! * Validation (RFC 9000 §8.2): the client sends the challenge again at PTO pace, doubling,
 //!   while no response came, and gives up three PTOs (the larger of the current one and one
 //!   from the initial RTT) after the first, abandoning the path (§8.2.4; draft §3.1: a path
@@ -36,14 +43,14 @@
 //!   not follow its interfaces (picoquic's demo client of 2022 could not).
 
 use multiconn_core::{Dur, Packet, Time};
-use multiconn_multipath::{Content, Decision, PathView, Reaction, Request, SchedulerKind};
+use multiconn_multipath::{Content, Decision, PathView, Reaction, RedundantChecks, Request, SchedulerKind};
 use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{AckPath, Observation, PathAction, Role};
 
 use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
-use crate::frame::Frame;
-use crate::packet::{header_size, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, MIN_PN_AND_PAYLOAD};
+use crate::frame::{fit_data, stream_overhead, Frame};
+use crate::packet::{header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, MIN_PN_AND_PAYLOAD};
 use crate::path::{PathPhase, PathState, Validation};
 
 impl Connection {
@@ -513,15 +520,20 @@ impl Connection {
                 (0..n).map(|p| !paced || !self.path_alive(p) || self.paths[p].paced_until(now, mds).is_none()).collect();
             let views = self.path_views(&pacing_ready);
             let content = self.front_content();
-            let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX };
+            let retransmission = self.front_retransmission();
+            let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX, retransmission };
             let decision = self.mp.as_mut()?.scheduler.decide(&views, &req);
-            if let Decision::Send { path, copies, scope } = decision {
+            if let Decision::Send { path, copies, scope, hold_new } = decision {
                 self.app_limited = false;
                 if self.paths[path].paced_until(now, self.mds as u64).is_some() {
                     // The chosen path's pacer holds the packet back; it is asked again then.
                     return self.ack_only(now, ack_due, next_id);
                 }
-                if let Some(qp) = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, false, path) {
+                self.hold_new = hold_new.then_some(scope);
+                let built = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, false, path);
+                self.hold_new = None;
+                if let Some(qp) = built {
+                    let sequential = self.mp.as_ref().is_some_and(|mp| mp.params.options.redundant_checks == RedundantChecks::Sequential);
                     for &c in &copies {
                         let frames: Vec<Frame> = qp
                             .frames
@@ -538,7 +550,14 @@ impl Connection {
                         if frames.is_empty() {
                             continue;
                         }
-                        let copy = self.packet_with(now, c, frames, false);
+                        let copy = if sequential {
+                            match self.copy_in_own_room(now, c, frames) {
+                                Some(copy) => copy,
+                                None => continue,
+                            }
+                        } else {
+                            self.packet_with(now, c, frames, false)
+                        };
                         let pkt = self.emit(now, c, copy, next_id);
                         self.paths[c].counters.copies_sent += 1;
                         if let Some(mp) = self.mp.as_mut() {
@@ -628,6 +647,50 @@ impl Connection {
             Some(s) => Content::Stream { redundant: s.redundant, priority: s.urgent },
             None => Content::Control,
         }
+    }
+
+    /// The next stream data to go out is retransmitted: the front stream (the packet's first
+    /// stream frame comes from it) has lost data queued again.
+    fn front_retransmission(&self) -> bool {
+        self.streams.front().and_then(|id| self.streams.get(id)).is_some_and(|s| s.send.has_retransmit())
+    }
+
+    /// A copy prepared by path `path` itself (sequential redundancy checks, seed 004 §9.4): the
+    /// PATH_ACKs that travel on `path` go first, then the primary's stream `frames` in order
+    /// while they fit in the room a packet on `path` has left (the same room the primary was
+    /// filled in: the datagram size less the 1-RTT overhead); the first frame that does not fit
+    /// whole is cut to what fits (without its FIN) and the rest is not copied. `None` when no
+    /// stream data fits.
+    fn copy_in_own_room(&mut self, now: Time, path: usize, frames: Vec<Frame>) -> Option<QuicPacket> {
+        let pn = self.paths[path].recovery.next_pn(Space::Data);
+        let pn_len = pn_len(pn, self.paths[path].recovery.largest_acked(Space::Data));
+        let mut avail = self.mds.saturating_sub(overhead_estimate(PacketType::OneRtt, self.dcid_len, self.dcid_len, pn_len));
+        let mut out = Vec::new();
+        self.push_path_acks(now, path, &mut out, &mut avail);
+        let acks = out.len();
+        for f in frames {
+            let Frame::Stream { id, offset, len, .. } = f else { continue };
+            if f.wire_size() <= avail {
+                avail -= f.wire_size();
+                out.push(f);
+                continue;
+            }
+            if let Some(cut) = fit_data(avail, u64::from(len), |l| stream_overhead(id, offset, l)).filter(|&l| l > 0) {
+                out.push(Frame::Stream { id, offset, len: cut as u32, fin: false });
+            }
+            break;
+        }
+        if out.len() == acks {
+            return None;
+        }
+        let mut payload: usize = out.iter().map(Frame::wire_size).sum();
+        if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
+            let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
+            out.push(Frame::Padding(pad as u32));
+            payload += pad;
+        }
+        let size = header_size(PacketType::OneRtt, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
+        Some(QuicPacket { ptype: PacketType::OneRtt, pn, pn_len, frames: out, size: size as u32 })
     }
 
     /// Stream bytes waiting to be sent (new data and retransmissions), for ECF.

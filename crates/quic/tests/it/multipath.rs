@@ -273,3 +273,134 @@ fn redundant_copies_never_retransmit_data_already_acknowledged_on_another_path()
     assert!(lost_copies_acked_elsewhere > 50, "the test needs lost copies: {lost_copies_acked_elsewhere}");
     assert_eq!(resent_acked, 0, "stream bytes sent again after the server had received their ACK");
 }
+
+/// One run of [`redundancy_checks_parallel_copy_everything_sequential_copies_are_cut_and_skip_retransmissions`]:
+/// what the server's SRE put on the wire.
+#[derive(Debug, Default)]
+struct CopyCount {
+    copies: u64,
+    /// Copies whose STREAM frames are exactly the primary's redundant ones.
+    exact: u64,
+    /// Copies with fewer stream bytes than the primary's redundant ones; of those, how many
+    /// carry a PATH_ACK.
+    smaller: u64,
+    smaller_with_ack: u64,
+    /// Copies that carry a PATH_ACK.
+    with_ack: u64,
+    /// Primaries that start with retransmitted priority data, and how many of them were copied.
+    retransmissions: u64,
+    retransmissions_copied: u64,
+    /// Primaries that start with retransmitted priority data and also carry new priority data
+    /// (background data may follow: it is not redundant content).
+    retransmissions_with_new_data: u64,
+    delivered: u64,
+}
+
+/// (stream id, offset, len, fin) of STREAM frames ([`stream_frames`]).
+type Frames = Vec<(u64, u64, u64, bool)>;
+
+/// SRE over two paths (20 and 40 ms), the congestion fix on, two paths needed for redundant
+/// content; the server writes a 2400-byte message on a redundant priority stream every 100 ms
+/// and 25 kB of background data; datagrams are lost on both paths. Counts the server's
+/// primaries and copies from the wire: a copy leaves right after its primary, at the same
+/// instant, on the other path, and starts with the same STREAM frame.
+fn count_copies(checks: multiconn_multipath::RedundantChecks) -> CopyCount {
+    use multiconn_transport::{StreamOptions, StreamProgress, Workload};
+    use std::collections::HashMap;
+    let mut p = mp_params(SchedulerKind::SelectiveRedundant);
+    p.workload = Workload::Messages;
+    if let Some(m) = &mut p.multipath {
+        m.options.priority_ignores_cwnd = true;
+        m.options.redundant_checks = checks;
+    }
+    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
+    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
+    h.s2c.drop = Box::new(|i, _| i > 30 && i % 7 == 3);
+    h.paths[0].1.drop = Box::new(|i, _| i > 10 && i % 5 == 2);
+    h.run_until(Time(ms(500).0));
+    let prio = h.server.open_stream(StreamOptions { priority: 0, urgent: true, redundant: true }).unwrap();
+    let bg = h.server.open_stream(StreamOptions { priority: 1, ..StreamOptions::default() }).unwrap();
+    let messages = 30;
+    for i in 0..messages {
+        h.server.write(prio, 2400).unwrap();
+        h.server.write(bg, 25_000).unwrap();
+        h.run_until(Time(ms(600 + 100 * i).0));
+    }
+    h.run_until(Time::from_secs_f64(8.0));
+    let mut progress: Vec<StreamProgress> = Vec::new();
+    h.client.drain_progress(&mut progress);
+    let mut c = CopyCount {
+        delivered: progress.iter().filter(|p| p.stream == prio).map(|p| p.delivered).max().unwrap_or(0),
+        ..CopyCount::default()
+    };
+    assert_eq!(c.delivered, 2400 * messages, "{checks:?}: the priority data arrives");
+
+    let mut highest: HashMap<u64, u64> = HashMap::new();
+    // The last primary carrying priority data: time, path, its priority frames, whether it
+    // started with retransmitted data.
+    let mut last: Option<(Time, usize, Frames, bool)> = None;
+    for w in h.log.iter().filter(|w| w.from == Role::Server) {
+        let frames = stream_frames(&w.pkt);
+        let Some(&(first_id, first_off, _, _)) = frames.first() else { continue };
+        let has_ack = w.datagram().packets().flat_map(|q| q.frames.iter()).any(|f| matches!(f, Frame::PathAck { .. }));
+        let is_copy = last.as_ref().is_some_and(|(t, path, pf, _)| {
+            *t == w.sent && *path != w.pkt.path as usize && pf.first().is_some_and(|f| (f.0, f.1) == (first_id, first_off))
+        });
+        if is_copy {
+            let (_, _, pf, rtx) = last.as_ref().unwrap();
+            c.copies += 1;
+            c.with_ack += u64::from(has_ack);
+            c.retransmissions_copied += u64::from(*rtx);
+            let bytes = |fs: &[(u64, u64, u64, bool)]| fs.iter().map(|f| f.2).sum::<u64>();
+            if frames == *pf {
+                c.exact += 1;
+            } else {
+                // Anything else is the primary's frames cut short: all but the last whole, the
+                // last a prefix without FIN.
+                let n = frames.len();
+                assert!(n <= pf.len() && frames[..n - 1] == pf[..n - 1], "{checks:?}: copy {frames:?} of {pf:?}");
+                let (l, q) = (frames[n - 1], pf[n - 1]);
+                assert!((l.0, l.1) == (q.0, q.1) && l.2 <= q.2 && (!l.3 || l == q), "{checks:?}: copy {frames:?} of {pf:?}");
+            }
+            if bytes(&frames) < bytes(pf) {
+                c.smaller += 1;
+                c.smaller_with_ack += u64::from(has_ack);
+            }
+            continue;
+        }
+        let rtx = first_id == prio && first_off < highest.get(&prio).copied().unwrap_or(0);
+        let prio_frames: Vec<_> = frames.iter().copied().filter(|f| f.0 == prio).collect();
+        if rtx {
+            c.retransmissions += 1;
+            let end = highest.get(&prio).copied().unwrap_or(0);
+            c.retransmissions_with_new_data += u64::from(frames.iter().any(|f| f.0 == prio && f.1 + f.2 > end));
+        }
+        for f in &frames {
+            let e = highest.entry(f.0).or_default();
+            *e = (*e).max(f.1 + f.2);
+        }
+        last = (!prio_frames.is_empty()).then_some((w.sent, w.pkt.path as usize, prio_frames, rtx));
+    }
+    eprintln!("{checks:?}: {c:?}");
+    c
+}
+
+#[test]
+fn redundancy_checks_parallel_copy_everything_sequential_copies_are_cut_and_skip_retransmissions() {
+    use multiconn_multipath::RedundantChecks;
+    // Parallel (the default): every copy carries exactly the primary's priority frames, and
+    // retransmitted priority data is copied like new data. Copies carry no ACKs.
+    let par = count_copies(RedundantChecks::Parallel);
+    assert!(par.copies > 20, "{par:?}");
+    assert_eq!(par.exact, par.copies, "{par:?}");
+    assert_eq!((par.smaller, par.with_ack), (0, 0), "{par:?}");
+    assert!(par.retransmissions > 0 && par.retransmissions_copied > 0, "{par:?}");
+    // Sequential: a copy is prepared by its own path, its PATH_ACKs first, so some copies carry
+    // less than their primary, each of them because of an ACK; a packet that starts with
+    // retransmitted data is never copied, and (two paths needed) carries no new priority data.
+    let seq = count_copies(RedundantChecks::Sequential);
+    assert!(seq.copies > 20, "{seq:?}");
+    assert!(seq.smaller > 0 && seq.smaller_with_ack == seq.smaller, "{seq:?}");
+    assert!(seq.retransmissions > 0, "{seq:?}");
+    assert_eq!((seq.retransmissions_copied, seq.retransmissions_with_new_data), (0, 0), "{seq:?}");
+}

@@ -22,6 +22,7 @@ mod netsim;
 mod obsolete_messages;
 mod path_manager;
 mod pcap;
+mod redundant_checks;
 mod run;
 mod series;
 mod steady;

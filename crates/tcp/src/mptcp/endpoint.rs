@@ -513,7 +513,13 @@ impl MptcpEndpoint {
             return None;
         };
         let views = self.path_views();
-        let req = Request { now, content: Content::STREAM, queued_bytes: self.dsend.queued(), send_window: self.dsend.send_window() };
+        let req = Request {
+            now,
+            content: Content::STREAM,
+            queued_bytes: self.dsend.queued(),
+            send_window: self.dsend.send_window(),
+            retransmission: false,
+        };
         let (path, copies) = match self.scheduler.decide(&views, &req) {
             Decision::Send { path, copies, .. } => (path, copies),
             Decision::Wait { .. } | Decision::Blocked | Decision::NoPath => {
