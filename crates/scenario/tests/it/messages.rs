@@ -247,7 +247,8 @@ fn same_scenario_and_seed_give_identical_messages() {
     let (a, out_a) = run(&text, Some(7));
     let (b, out_b) = run(&text, Some(7));
     assert_eq!(a, b);
-    assert_eq!(out_a.messages, out_b.messages);
+    // Compared as text: NaN (expired_s of messages that did not expire) is not equal to itself.
+    assert_eq!(format!("{:?}", out_a.messages), format!("{:?}", out_b.messages));
     let (c, _) = run(&text, Some(8));
     assert_ne!(a["flows"][0]["messages"], c["flows"][0]["messages"], "another seed draws other losses");
 }
