@@ -650,17 +650,25 @@ impl Connection {
         self.start_multipath(now);
     }
 
-    fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
+    /// Whether a STREAM or RESET_STREAM frame for stream `id` is taken. Only the peer opens
+    /// streams by sending on them (RFC 9000 §2.1: bit 0 names the initiator), and nobody
+    /// receives on a unidirectional stream it opened. A late frame for a finished stream is
+    /// ignored; a frame for a stream this end never opened is counted invalid.
+    fn takes_peer_stream_frame(&mut self, id: u64) -> bool {
         let exists = self.streams.get(id).is_some();
-        // Only the peer opens streams by sending on them (RFC 9000 §2.1: bit 0 names the
-        // initiator), and nobody receives on a unidirectional stream it opened.
         let opened_here = streams::is_server_initiated(id) == (self.role == Role::Server);
         let receivable = !(opened_here && streams::is_unidirectional(id));
         if !receivable || (!exists && (opened_here || self.streams.is_closed(id))) {
-            // Late duplicate for a finished stream, or a stream we never opened.
             if !self.streams.is_closed(id) {
                 self.stats.invalid_frames += 1;
             }
+            return false;
+        }
+        true
+    }
+
+    fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
+        if !self.takes_peer_stream_frame(id) {
             return;
         }
         let conn_received = self.conn_recv.received;
@@ -715,13 +723,7 @@ impl Connection {
     /// and its bytes up to the final size count as consumed for connection flow control
     /// (§4.5). A final size below what arrived, or other than a FIN's, is invalid.
     fn on_reset_stream(&mut self, now: Time, id: u64, final_size: u64) {
-        let opened_here = streams::is_server_initiated(id) == (self.role == Role::Server);
-        let receivable = !(opened_here && streams::is_unidirectional(id));
-        let exists = self.streams.get(id).is_some();
-        if !receivable || (!exists && (opened_here || self.streams.is_closed(id))) {
-            if !self.streams.is_closed(id) {
-                self.stats.invalid_frames += 1;
-            }
+        if !self.takes_peer_stream_frame(id) {
             return;
         }
         let conn_received = self.conn_recv.received;
@@ -992,18 +994,11 @@ impl Connection {
             // ACK-only packets of this path were lost (`picoquic-2022`): this ACK asks for one.
             frames.push(Frame::Ping);
         }
-        let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
-        if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
-            let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
-            frames.push(Frame::Padding(pad as u32));
-            payload += pad;
-        }
-        let size = header_size(ptype, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
         if retransmit {
             self.stats.retransmissions += 1;
             self.paths[path].counters.retransmissions += 1;
         }
-        Some(QuicPacket { ptype, pn, pn_len, frames, size: size as u32 })
+        Some(sealed_packet(ptype, pn, pn_len, frames, self.dcid_len))
     }
 
     /// Adds ack-eliciting frames of `space` while they fit; true if any carries
@@ -1415,6 +1410,19 @@ fn pad_packet(p: &mut QuicPacket, extra: usize, dcid_len: usize) {
     }
     let payload: usize = p.frames.iter().map(Frame::wire_size).sum();
     p.size = (header_size(p.ptype, dcid_len, dcid_len, p.pn_len, payload) + payload + AEAD_TAG) as u32;
+}
+
+/// The packet with `frames`, padded so that the packet number and payload give the header
+/// protection sample its bytes (RFC 9001 §5.4.2), and its size on the wire.
+fn sealed_packet(ptype: PacketType, pn: u64, pn_len: u8, mut frames: Vec<Frame>, dcid_len: usize) -> QuicPacket {
+    let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
+    if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
+        let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
+        frames.push(Frame::Padding(pad as u32));
+        payload += pad;
+    }
+    let size = header_size(ptype, dcid_len, dcid_len, pn_len, payload) + payload + AEAD_TAG;
+    QuicPacket { ptype, pn, pn_len, frames, size: size as u32 }
 }
 
 impl Endpoint for Connection {

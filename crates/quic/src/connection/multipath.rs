@@ -47,10 +47,10 @@ use multiconn_multipath::{Content, Decision, PathView, Reaction, RedundantChecks
 use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{AckPath, Observation, PathAction, Role};
 
-use super::{Connection, HANDSHAKE_PATH};
+use super::{sealed_packet, Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
 use crate::frame::{fit_data, stream_overhead, Frame};
-use crate::packet::{header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, MIN_PN_AND_PAYLOAD};
+use crate::packet::{overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space};
 use crate::path::{PathPhase, PathState, Validation};
 
 impl Connection {
@@ -683,14 +683,7 @@ impl Connection {
         if out.len() == acks {
             return None;
         }
-        let mut payload: usize = out.iter().map(Frame::wire_size).sum();
-        if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
-            let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
-            out.push(Frame::Padding(pad as u32));
-            payload += pad;
-        }
-        let size = header_size(PacketType::OneRtt, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
-        Some(QuicPacket { ptype: PacketType::OneRtt, pn, pn_len, frames: out, size: size as u32 })
+        Some(sealed_packet(PacketType::OneRtt, pn, pn_len, out, self.dcid_len))
     }
 
     /// Stream bytes waiting to be sent (new data and retransmissions), for ECF.
@@ -710,14 +703,7 @@ impl Connection {
             acks.append(&mut frames);
             frames = acks;
         }
-        let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
-        if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
-            let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
-            frames.push(Frame::Padding(pad as u32));
-            payload += pad;
-        }
-        let size = header_size(PacketType::OneRtt, self.dcid_len, self.dcid_len, pn_len, payload) + payload + AEAD_TAG;
-        QuicPacket { ptype: PacketType::OneRtt, pn, pn_len, frames, size: size as u32 }
+        sealed_packet(PacketType::OneRtt, pn, pn_len, frames, self.dcid_len)
     }
 
     /// Sends a 1-RTT packet alone in a datagram on `path`, under the path's current ID.
