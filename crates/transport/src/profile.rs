@@ -274,6 +274,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("ngtcp2", include_str!("../profiles/ngtcp2.toml")),
     ("picoquic-2022", include_str!("../profiles/picoquic-2022.toml")),
     ("linux-mptcp-5.15", include_str!("../profiles/linux-mptcp-5.15.toml")),
+    ("ns3-quic-2019", include_str!("../profiles/ns3-quic-2019.toml")),
+    ("ns3-tcp-3.29", include_str!("../profiles/ns3-tcp-3.29.toml")),
 ];
 
 impl TransportKind {
@@ -411,8 +413,8 @@ mod tests {
 
     #[test]
     fn builtin_names_are_split_by_transport() {
-        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "picoquic-2022"]);
-        assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "picoquic-2022", "ns3-quic-2019"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15", "ns3-tcp-3.29"]);
         assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
     }
 
