@@ -149,14 +149,15 @@ def main() -> None:
     p.add_argument("--trace", default=None, help="path of LENA's fading_trace_EPA_3kmph.fad")
     args = p.parse_args()
 
+    ues_text, fading_text = args.ues, args.fading
     args.distances = number_list(args.distances, float, "distances")
     args.ues = number_list(args.ues, int, "ues")
     args.seeds = number_list(args.seeds, int, "seeds")
     if any(u not in SCENARIOS for u in args.ues):
-        fail(f"--ues {args.ues}: each must be 1 or 2")
+        fail(f"--ues {ues_text!r}: each must be 1 or 2")
     args.fading = [f.strip() for f in args.fading.split(",") if f.strip()]
     if not args.fading or any(f not in FADING for f in args.fading):
-        fail(f"--fading {args.fading}: each must be none or fading")
+        fail(f"--fading {fading_text!r}: each must be none or fading")
     if not (0.5 <= args.measure_from < args.duration):
         fail("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
     if not Path("/usr/include/ns3/lte-module.h").exists():

@@ -56,6 +56,14 @@ OnRx(uint32_t ue, Ptr<const Packet> packet, const Address&)
     }
 }
 
+std::string
+Num(double value)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", value);
+    return buf;
+}
+
 [[noreturn]] void
 Fail(const std::string& message)
 {
@@ -87,7 +95,7 @@ main(int argc, char* argv[])
 
     if (!(distance > 0.0 && distance <= 100000.0))
     {
-        Fail("--distance=" + std::to_string(distance) + ": must be in (0, 100000] m");
+        Fail("--distance=" + Num(distance) + ": must be in (0, 100000] m");
     }
     if (ues < 1 || ues > 64)
     {

@@ -70,8 +70,11 @@ for a in "${args[@]+"${args[@]}"}"; do
     [[ "$a" == --trace=* ]] && has_trace=1
 done
 if [[ $has_trace == 0 ]]; then
-    trace="${LENA_FADING_TRACE:-$build_dir/fading_trace_EPA_3kmph.fad}"
-    [[ -f "$trace" ]] && args+=("--trace=$trace")
+    if [[ -n "${LENA_FADING_TRACE:-}" ]]; then
+        args+=("--trace=$LENA_FADING_TRACE")
+    elif [[ -f "$build_dir/fading_trace_EPA_3kmph.fad" ]]; then
+        args+=("--trace=$build_dir/fading_trace_EPA_3kmph.fad")
+    fi
 fi
 
 exec "$bin" "${args[@]+"${args[@]}"}"
