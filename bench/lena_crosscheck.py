@@ -1,0 +1,212 @@
+"""Cross-check of multiconn's LTE cell against ns-3 LENA: the same set-up run in both.
+
+    .venv/bin/python bench/lena_crosscheck.py OUT_DIR [--distances 50,250,500,750,1000]
+        [--ues 1,2] [--fading none,fading] [--duration 40] [--measure-from 5] [--seeds 1]
+
+Runs the QUIC vs TCP cell study's set-up with TCP downloads only (docs/lte-cell.md, "Cross-check
+against ns-3 LENA"): LENA through bench/lena/run.sh (bench/lena/lte_cell.cc), multiconn through
+the `run_scenario` example on bench/lena/lte_cell_{1,2}ue.toml, for every distance, number of
+UEs, fading setting and seed. "fading" is LENA's EPA 3 km/h trace on the LENA side and
+multiconn's `epa` tapped delay line at 3 km/h on the other; "none" turns fading off in both.
+Prints a table of the steady goodput per UE (Mbit/s, from --measure-from to the end) side by
+side with each run's wall time, and writes OUT_DIR/lena_crosscheck.csv (one row per simulator,
+point, seed and UE) and OUT_DIR/lena_crosscheck.png (goodput vs distance, one panel per number
+of UEs and fading setting).
+
+The LENA fading trace (fading_trace_EPA_3kmph.fad) is only in Debian's ns-3 source package; give
+its path with --trace or $LENA_FADING_TRACE, or put it in target/lena/. Exits 3 when ns-3 is not
+installed, 2 on a bad option or a missing trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LENA_RUN = ROOT / "bench" / "lena" / "run.sh"
+SCENARIOS = {1: ROOT / "bench" / "lena" / "lte_cell_1ue.toml", 2: ROOT / "bench" / "lena" / "lte_cell_2ue.toml"}
+FADING = {"none": ("none", "none"), "fading": ("trace", "epa")}  # name: (LENA, multiconn)
+
+
+def fail(message: str, code: int = 2) -> None:
+    print(f"lena_crosscheck: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def number_list(text: str, kind, name: str) -> list:
+    try:
+        values = [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        fail(f"--{name} {text!r}: expected comma-separated numbers")
+    if not values or any(v <= 0 for v in values):
+        fail(f"--{name} {text!r}: expected positive numbers")
+    return values
+
+
+def target_dir() -> Path:
+    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+
+
+def run_scenario_binary() -> Path:
+    binary = target_dir() / "release" / "examples" / "run_scenario"
+    if not binary.exists():
+        print("building run_scenario (cargo build --release)", file=sys.stderr)
+        subprocess.run(
+            ["cargo", "build", "--release", "-p", "multiconn-scenario", "--example", "run_scenario"],
+            cwd=ROOT, check=True)
+    return binary
+
+
+def run_lena(distance: float, ues: int, fading: str, args, seed: int) -> dict:
+    cmd = [str(LENA_RUN), str(target_dir() / "lena"), f"--distance={distance:g}", f"--ues={ues}",
+           f"--fading={FADING[fading][0]}", f"--duration={args.duration:g}",
+           f"--measure-from={args.measure_from:g}", f"--seed={seed}"]
+    if fading != "none":
+        cmd.append(f"--trace={args.trace}")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode == 3:
+        sys.stderr.write(proc.stderr)
+        sys.exit(3)
+    if proc.returncode != 0:
+        fail(f"LENA run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"goodput": out["goodput_mbps"], "wall_s": out["wall_seconds"], "sim_s": out["sim_seconds"]}
+
+
+def run_multiconn(binary: Path, distance: float, ues: int, fading: str, args, seed: int) -> dict:
+    cmd = [str(binary), str(SCENARIOS[ues]), f"cell.lte.distance_m={distance:g}",
+           f"cell.lte.fading={FADING[fading][1]}", f"run.duration={args.duration:g} s",
+           f"run.measure_from={args.measure_from:g} s", f"run.seed={seed}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
+    if proc.returncode != 0:
+        fail(f"multiconn run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
+    goodput = {}
+    stats = None
+    for line in proc.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        row = json.loads(line)
+        if "steady_goodput_mbps" in row:
+            goodput[row["name"]] = row["steady_goodput_mbps"]
+        elif "wall_s" in row:
+            stats = row
+    if stats is None or len(goodput) != ues:
+        fail(f"multiconn run printed no summary ({' '.join(cmd)})", 1)
+    return {"goodput": [goodput[f"dl{i}"] for i in range(1, ues + 1)], "wall_s": stats["wall_s"],
+            "sim_s": stats["sim_s"]}
+
+
+def mean(values) -> float:
+    return sum(values) / len(values)
+
+
+def plot(rows: list[dict], args, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(args.ues), len(args.fading), figsize=(5 * len(args.fading), 3.6 * len(args.ues)),
+                             squeeze=False, sharex=True, sharey=True)
+    for r, ues in enumerate(args.ues):
+        for c, fading in enumerate(args.fading):
+            ax = axes[r][c]
+            for sim, style in (("lena", "o-"), ("multiconn", "s--")):
+                pts = [(row["distance_m"], row["goodput_mbps"]) for row in rows
+                       if row["sim"] == sim and row["ues"] == ues and row["fading"] == fading]
+                xs = sorted({d for d, _ in pts})
+                ys = [mean([g for d, g in pts if d == x]) for x in xs]
+                ax.plot(xs, ys, style, label="ns-3 LENA" if sim == "lena" else "multiconn")
+            label = "no fading" if fading == "none" else "fading (LENA EPA trace / multiconn EPA)"
+            ax.set_title(f"{ues} UE{'s' if ues > 1 else ''}, {label}", fontsize=9)
+            ax.grid(True, alpha=0.3)
+            if r == len(args.ues) - 1:
+                ax.set_xlabel("distance (m)")
+            if c == 0:
+                ax.set_ylabel("goodput per UE (Mbit/s)")
+            ax.legend(fontsize=8)
+    fig.suptitle(f"TCP NewReno goodput per UE, {args.measure_from:g}-{args.duration:g} s, "
+                 f"mean over UEs and {len(args.seeds)} seed(s)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", type=Path, help="output directory for the CSV and the figure")
+    p.add_argument("--distances", default="50,250,500,750,1000", help="metres, comma-separated")
+    p.add_argument("--ues", default="1,2", help="numbers of UEs: 1, 2 or both")
+    p.add_argument("--fading", default="none,fading", help="none, fading or both")
+    p.add_argument("--duration", type=float, default=40.0, help="simulated seconds per run")
+    p.add_argument("--measure-from", type=float, default=5.0, help="goodput counted from this second")
+    p.add_argument("--seeds", default="1", help="seeds (RngRun in LENA, run.seed in multiconn)")
+    p.add_argument("--trace", default=None, help="path of LENA's fading_trace_EPA_3kmph.fad")
+    args = p.parse_args()
+
+    ues_text, fading_text = args.ues, args.fading
+    args.distances = number_list(args.distances, float, "distances")
+    args.ues = number_list(args.ues, int, "ues")
+    args.seeds = number_list(args.seeds, int, "seeds")
+    if any(u not in SCENARIOS for u in args.ues):
+        fail(f"--ues {ues_text!r}: each must be 1 or 2")
+    args.fading = [f.strip() for f in args.fading.split(",") if f.strip()]
+    if not args.fading or any(f not in FADING for f in args.fading):
+        fail(f"--fading {fading_text!r}: each must be none or fading")
+    if not (0.5 <= args.measure_from < args.duration):
+        fail("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
+    if not Path("/usr/include/ns3/lte-module.h").exists():
+        fail("ns-3 with its LTE module is not installed (sudo apt-get install libns3-dev)", 3)
+    if "fading" in args.fading:
+        trace = args.trace or os.environ.get("LENA_FADING_TRACE") or str(target_dir() / "lena" / "fading_trace_EPA_3kmph.fad")
+        if not Path(trace).is_file():
+            fail(f"LENA's fading trace {trace} is missing: it is in Debian's ns-3 source package "
+                 "(apt-get source ns3: src/lte/model/fading-traces/fading_trace_EPA_3kmph.fad); "
+                 "give it with --trace, or run with --fading none")
+        args.trace = str(Path(trace).resolve())
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    binary = run_scenario_binary()
+    rows = []
+    walls = {"lena": 0.0, "multiconn": 0.0}
+    sims = {"lena": 0.0, "multiconn": 0.0}
+    header = (f"{'ues':>3} {'fading':>6} {'dist m':>6} {'seed':>4} | {'LENA Mbit/s per UE':>20} {'wall s':>6} | "
+              f"{'multiconn Mbit/s per UE':>23} {'wall s':>6} | {'speed':>6}")
+    print(header)
+    print("-" * len(header))
+    for ues in args.ues:
+        for fading in args.fading:
+            for distance in args.distances:
+                for seed in args.seeds:
+                    lena = run_lena(distance, ues, fading, args, seed)
+                    mc = run_multiconn(binary, distance, ues, fading, args, seed)
+                    for sim, res in (("lena", lena), ("multiconn", mc)):
+                        walls[sim] += res["wall_s"]
+                        sims[sim] += res["sim_s"]
+                        for i, g in enumerate(res["goodput"]):
+                            rows.append({"sim": sim, "ues": ues, "fading": fading, "distance_m": distance,
+                                         "seed": seed, "ue": i + 1, "goodput_mbps": g,
+                                         "wall_s": res["wall_s"], "sim_s": res["sim_s"]})
+                    fmt = lambda gs: " / ".join(f"{g:.2f}" for g in gs)  # noqa: E731
+                    print(f"{ues:>3} {fading:>6} {distance:>6g} {seed:>4} | {fmt(lena['goodput']):>20} "
+                          f"{lena['wall_s']:>6.2f} | {fmt(mc['goodput']):>23} {mc['wall_s']:>6.2f} | "
+                          f"{lena['wall_s'] / mc['wall_s']:>5.1f}x", flush=True)
+
+    with open(args.out / "lena_crosscheck.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, args, args.out / "lena_crosscheck.png")
+    print(f"\nwall time over all runs: LENA {walls['lena']:.1f} s ({sims['lena'] / walls['lena']:.1f}x real time), "
+          f"multiconn {walls['multiconn']:.1f} s ({sims['multiconn'] / walls['multiconn']:.1f}x real time); "
+          f"multiconn is {walls['lena'] / walls['multiconn']:.1f} times faster")
+    print(f"wrote {args.out / 'lena_crosscheck.csv'} and {args.out / 'lena_crosscheck.png'}")
+
+
+if __name__ == "__main__":
+    main()
