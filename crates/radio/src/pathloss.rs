@@ -4,6 +4,8 @@
 //! * **log-distance** (ns-3 `LogDistancePropagationLossModel`): L0 + 10·n·log10(d/d0), L0 at and
 //!   below d0 — the LTE-cell study's 46.6777 dB at 1 m with n = 3 is [`LogDistance::ns3`];
 //! * **3GPP TR 38.901 UMa** (Table 7.4.1-1): LOS with its breakpoint, NLOS = max(LOS, NLOS');
+//! * **3GPP TR 38.901 UMi – Street Canyon** (Table 7.4.1-1): LOS with its breakpoint,
+//!   NLOS = max(LOS, NLOS');
 //! * **3GPP TR 38.901 RMa** (Table 7.4.1-1, from ITU-R M.2135): LOS with its breakpoint,
 //!   NLOS = max(LOS, NLOS');
 //! * **COST-231 Hata** (1500–2000 MHz), with Okumura–Hata below 1500 MHz.
@@ -72,6 +74,23 @@ impl Default for Uma {
     }
 }
 
+/// TR 38.901 UMi – Street Canyon parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Umi {
+    /// Base-station height, m (10).
+    pub h_bs_m: f64,
+    /// UE height, m (1.5).
+    pub h_ut_m: f64,
+    pub sight: Sight,
+}
+
+impl Default for Umi {
+    fn default() -> Umi {
+        Umi { h_bs_m: 10.0, h_ut_m: 1.5, sight: Sight::Nlos }
+    }
+}
+
 /// TR 38.901 RMa parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -119,6 +138,7 @@ pub enum PathLoss {
     FreeSpace {},
     LogDistance(LogDistance),
     Uma(Uma),
+    Umi(Umi),
     Rma(Rma),
     Cost231Hata(Hata),
 }
@@ -147,6 +167,10 @@ impl PathLoss {
                 Sight::Los => uma_los_db(d2d_m, f_mhz, p.h_bs_m, p.h_ut_m),
                 Sight::Nlos => uma_nlos_db(d2d_m, f_mhz, p.h_bs_m, p.h_ut_m),
             },
+            PathLoss::Umi(p) => match p.sight {
+                Sight::Los => umi_los_db(d2d_m, f_mhz, p.h_bs_m, p.h_ut_m),
+                Sight::Nlos => umi_nlos_db(d2d_m, f_mhz, p.h_bs_m, p.h_ut_m),
+            },
             PathLoss::Rma(p) => match p.sight {
                 Sight::Los => rma_los_db(d2d_m, f_mhz, &p),
                 Sight::Nlos => rma_nlos_db(d2d_m, f_mhz, &p),
@@ -156,11 +180,14 @@ impl PathLoss {
     }
 
     /// TR 38.901 Table 7.5-6's shadowing for the 3GPP models (UMa LOS 4 dB / 37 m, NLOS
-    /// 6 dB / 50 m; RMa LOS 4 dB / 37 m, NLOS 8 dB / 120 m); `None` for the others.
+    /// 6 dB / 50 m; UMi LOS 4 dB / 10 m, NLOS 7.82 dB / 13 m; RMa LOS 4 dB / 37 m, NLOS
+    /// 8 dB / 120 m); `None` for the others.
     pub fn shadowing(&self) -> Option<ShadowingDefaults> {
         let (sigma_db, decorrelation_m) = match self {
             PathLoss::Uma(Uma { sight: Sight::Los, .. }) | PathLoss::Rma(Rma { sight: Sight::Los, .. }) => (4.0, 37.0),
             PathLoss::Uma(_) => (6.0, 50.0),
+            PathLoss::Umi(Umi { sight: Sight::Los, .. }) => (4.0, 10.0),
+            PathLoss::Umi(_) => (7.82, 13.0),
             PathLoss::Rma(_) => (8.0, 120.0),
             _ => return None,
         };
@@ -179,6 +206,11 @@ impl PathLoss {
             }
             PathLoss::Uma(p) => {
                 // Heights above the 1 m effective environment height, as the breakpoint needs.
+                check_range(&f("h_bs_m"), p.h_bs_m, 1.5, 150.0, "m")?;
+                check_range(&f("h_ut_m"), p.h_ut_m, 1.5, 22.5, "m")
+            }
+            PathLoss::Umi(p) => {
+                // TR 38.901 Table 7.4.1-1 note: h_BS = 10 m; 1.5 m ≤ h_UT ≤ 22.5 m.
                 check_range(&f("h_bs_m"), p.h_bs_m, 1.5, 150.0, "m")?;
                 check_range(&f("h_ut_m"), p.h_ut_m, 1.5, 22.5, "m")
             }
@@ -245,6 +277,38 @@ pub fn uma_los_probability(d2d_m: f64) -> f64 {
         1.0
     } else {
         18.0 / d2d_m + (-d2d_m / 63.0).exp() * (1.0 - 18.0 / d2d_m)
+    }
+}
+
+/// TR 38.901 UMi – Street Canyon LOS, dB: PL1 = 32.4 + 21·log10(d3D) + 20·log10(f_GHz) up to
+/// the breakpoint d'_BP (effective environment height 1 m, as UMa's), PL2 = 32.4 +
+/// 40·log10(d3D) + 20·log10(f_GHz) − 9.5·log10(d'_BP² + (h_BS − h_UT)²) beyond.
+pub fn umi_los_db(d2d_m: f64, f_mhz: f64, h_bs_m: f64, h_ut_m: f64) -> f64 {
+    let d2 = d2d_m.max(10.0);
+    let d = d3d(d2, h_bs_m, h_ut_m);
+    let fg = 20.0 * (f_mhz / 1e3).log10();
+    let bp = uma_breakpoint_m(f_mhz, h_bs_m, h_ut_m);
+    if d2 <= bp {
+        32.4 + 21.0 * d.log10() + fg
+    } else {
+        32.4 + 40.0 * d.log10() + fg - 9.5 * (bp * bp + (h_bs_m - h_ut_m).powi(2)).log10()
+    }
+}
+
+/// TR 38.901 UMi – Street Canyon NLOS, dB: max(LOS, 35.3·log10(d3D) + 22.4 + 21.3·log10(f_GHz)
+/// − 0.3·(h_UT − 1.5)).
+pub fn umi_nlos_db(d2d_m: f64, f_mhz: f64, h_bs_m: f64, h_ut_m: f64) -> f64 {
+    let d = d3d(d2d_m.max(10.0), h_bs_m, h_ut_m);
+    let nlos = 35.3 * d.log10() + 22.4 + 21.3 * (f_mhz / 1e3).log10() - 0.3 * (h_ut_m - 1.5);
+    nlos.max(umi_los_db(d2d_m, f_mhz, h_bs_m, h_ut_m))
+}
+
+/// TR 38.901 UMi – Street Canyon LOS probability: 1 up to 18 m, then 18/d + e^(−d/36)·(1 − 18/d).
+pub fn umi_los_probability(d2d_m: f64) -> f64 {
+    if d2d_m <= 18.0 {
+        1.0
+    } else {
+        18.0 / d2d_m + (-d2d_m / 36.0).exp() * (1.0 - 18.0 / d2d_m)
     }
 }
 

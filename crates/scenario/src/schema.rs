@@ -70,6 +70,9 @@ pub struct CellSection {
     /// Log-distance path loss: exponent (3) and loss at 1 m (46.6777 dB).
     pub pathloss_exponent: Option<f64>,
     pub pathloss_reference_db: Option<f64>,
+    /// Any other path-loss model of `multiconn_radio::pathloss`: `{ model = "uma", sight =
+    /// "los" }` (free_space, log_distance, uma, umi, rma, cost231_hata); replaces the two above.
+    pub pathloss: Option<multiconn_radio::pathloss::PathLoss>,
 }
 
 /// A UE of a cell.

@@ -51,6 +51,35 @@ fn uma_follows_tr_38_901() {
 }
 
 #[test]
+fn umi_street_canyon_follows_tr_38_901() {
+    // Hand-computed from Table 7.4.1-1 at 3.5 GHz, h_BS 10 m, h_UT 1.5 m: d'_BP = 4·9·0.5·f/c.
+    assert_sig(uma_breakpoint_m(3500.0, 10.0, 1.5), 210.1, 4, "UMi breakpoint at 3.5 GHz");
+    assert_sig(umi_los_db(100.0, 3500.0, 10.0, 1.5), 85.31, 4, "UMi LOS 100 m (PL1)");
+    assert_sig(umi_los_db(500.0, 3500.0, 10.0, 1.5), 107.1, 4, "UMi LOS 500 m (PL2, beyond the breakpoint)");
+    assert_sig(umi_nlos_db(100.0, 3500.0, 10.0, 1.5), 104.6, 4, "UMi NLOS 100 m");
+    assert_sig(umi_nlos_db(500.0, 3500.0, 10.0, 1.5), 129.3, 4, "UMi NLOS 500 m");
+    assert_sig(umi_nlos_db(100.0, 2000.0, 10.0, 1.5), 99.47, 4, "UMi NLOS 2 GHz 100 m");
+    // Continuous at the breakpoint; NLOS never below LOS; the 10 m floor.
+    let bp = uma_breakpoint_m(2000.0, 10.0, 1.5);
+    assert!((umi_los_db(bp, 2000.0, 10.0, 1.5) - umi_los_db(bp + 1e-6, 2000.0, 10.0, 1.5)).abs() < 1e-4);
+    for d in [10.0, 50.0, 200.0, 800.0, 3000.0] {
+        assert!(umi_nlos_db(d, 2000.0, 10.0, 1.5) >= umi_los_db(d, 2000.0, 10.0, 1.5));
+    }
+    assert_eq!(umi_nlos_db(3.0, 2000.0, 10.0, 1.5), umi_nlos_db(10.0, 2000.0, 10.0, 1.5));
+    assert_sig(umi_los_probability(100.0), 0.2310, 4, "UMi LOS probability at 100 m");
+    assert_eq!(umi_los_probability(10.0), 1.0);
+    // Through the enum, with Table 7.5-6's shadowing.
+    let nlos = PathLoss::Umi(Umi::default());
+    assert_eq!(nlos.loss_db(100.0, 3500.0), umi_nlos_db(100.0, 3500.0, 10.0, 1.5));
+    assert_eq!(nlos.shadowing(), Some(ShadowingDefaults { sigma_db: 7.82, decorrelation_m: 13.0 }));
+    let los = PathLoss::Umi(Umi { sight: Sight::Los, ..Umi::default() });
+    assert_eq!(los.shadowing(), Some(ShadowingDefaults { sigma_db: 4.0, decorrelation_m: 10.0 }));
+    let parsed: PathLoss = toml::from_str("model = \"umi\"\nsight = \"los\"\nh_bs_m = 10.0").unwrap();
+    assert_eq!(parsed, los);
+    assert!(PathLoss::Umi(Umi { h_ut_m: 0.5, ..Umi::default() }).validate("cell.x.pathloss").unwrap_err().to_string().contains("cell.x.pathloss.h_ut_m"));
+}
+
+#[test]
 fn rma_follows_tr_38_901() {
     let p = Rma::default();
     assert_sig(rma_breakpoint_m(800.0, 35.0, 1.5), 880.3, 4, "RMa breakpoint at 800 MHz");

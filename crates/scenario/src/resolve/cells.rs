@@ -107,8 +107,20 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 *slot = v;
             }
         }
-        let ld = LogDistance { exponent: c.pathloss_exponent.unwrap_or(3.0), reference_loss_db: c.pathloss_reference_db.unwrap_or(46.6777), ..LogDistance::ns3() };
-        b.pathloss = PathLoss::LogDistance(ld);
+        b.pathloss = match c.pathloss {
+            Some(model) => {
+                if c.pathloss_exponent.is_some() || c.pathloss_reference_db.is_some() {
+                    let field = if c.pathloss_exponent.is_some() { "pathloss_exponent" } else { "pathloss_reference_db" };
+                    return Err(fail(field, "give either pathloss = { model = ... } or the log-distance pathloss_exponent / pathloss_reference_db, not both".into()));
+                }
+                model.validate("pathloss").map_err(|e| pathloss_error(&c.name, e))?;
+                model
+            }
+            None => {
+                let ld = LogDistance { exponent: c.pathloss_exponent.unwrap_or(3.0), reference_loss_db: c.pathloss_reference_db.unwrap_or(46.6777), ..LogDistance::ns3() };
+                PathLoss::LogDistance(ld)
+            }
+        };
         // A moving UE's Doppler shift follows its speed on the downlink carrier, unless the
         // cell sets one for every UE.
         if c.doppler_hz.is_none() {
@@ -121,6 +133,20 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         out.push(Cell { name: c.name.clone(), enb: c.enb.clone(), ues: nodes, config: cfg });
     }
     Ok((out, index))
+}
+
+/// A path-loss parameter out of range (its field `pathloss.<parameter>`) at
+/// `cell.<name>.pathloss.<parameter>`.
+fn pathloss_error(name: &str, e: multiconn_radio::error::RadioError) -> FieldError {
+    use multiconn_radio::error::RadioError;
+    let (field, message) = match e {
+        RadioError::OutOfRange { field, value, allowed } => (field, format!("{value} is not allowed: must be {allowed}")),
+        RadioError::Invalid { field, message } => (field, message),
+        other => ("pathloss".to_string(), other.to_string()),
+    };
+    let mut path = vec!["cell".to_string(), name.to_string()];
+    path.extend(field.split('.').map(str::to_string));
+    FieldError { path, message }
 }
 
 /// A model error (its field `cell.<field>`) at the cell's field (`cell.<name>.<field>`), in the

@@ -297,3 +297,34 @@ fn a_line_of_sight_steadies_the_sinr_and_is_checked_at_its_field() {
     let e = error(&at("fading = \"rayleigh\"\nrician_k_db = 45"));
     assert!(e.contains("cell.lte.rician_k_db") && e.contains("30 dB"), "{e}");
 }
+
+/// `pathloss = { model = ... }` takes any model of the radio crate: without fading the UE's
+/// downlink SINR is 138.45 dB − PL(d, 2120 MHz) (reference §2: 46 dBm over 100 RBs, thermal
+/// noise over 180 kHz, 9 dB noise figure) for the model's own closed form; a bad parameter or
+/// a model beside the log-distance fields is refused at the field.
+#[test]
+fn a_cell_takes_any_path_loss_model_of_the_radio_crate() {
+    use multiconn_radio::pathloss::{umi_nlos_db, uma_los_db, free_space_db};
+    let at = |pathloss: &str, d: f64| CELL.replace("fading = \"none\"", &format!("fading = \"none\"\n{pathloss}")).replace("distance_m = 50", &format!("distance_m = {d}"));
+    let mean_sinr = |text: &str| {
+        let (_, out) = run(text, Some(1));
+        let (kind, dir) = (texts(&out, "kind"), texts(&out, "direction"));
+        let sinr = floats(&out, "sinr_db");
+        let down: Vec<f64> = (0..kind.len()).filter(|&i| kind[i] == "cell" && dir[i] == "downlink" && sinr[i].is_finite()).map(|i| sinr[i]).collect();
+        down.iter().sum::<f64>() / down.len() as f64
+    };
+    for (model, d, pl) in [
+        ("pathloss = { model = \"umi\" }", 150.0, umi_nlos_db(150.0, 2120.0, 10.0, 1.5)),
+        ("pathloss = { model = \"uma\", sight = \"los\", h_bs_m = 30.0 }", 400.0, uma_los_db(400.0, 2120.0, 30.0, 1.5)),
+        ("pathloss = { model = \"free_space\" }", 2000.0, free_space_db(2000.0, 2120.0)),
+    ] {
+        let measured = mean_sinr(&at(model, d));
+        assert!((measured - (138.45 - pl)).abs() < 0.1, "{model} at {d} m: SINR {measured} dB, PL {pl} dB");
+    }
+    let e = error(&at("pathloss = { model = \"umi\", h_ut_m = 0.5 }", 100.0));
+    assert!(e.contains("cell.lte.pathloss.h_ut_m") && e.contains("0.5"), "{e}");
+    let e = error(&at("pathloss = { model = \"umi\" }\npathloss_exponent = 3.5", 100.0));
+    assert!(e.contains("cell.lte.pathloss_exponent") && e.contains("not both"), "{e}");
+    let e = error(&at("pathloss = { model = \"okumura\" }", 100.0));
+    assert!(e.contains("pathloss") && e.contains("umi") && e.lines().count() == 1, "{e}");
+}
