@@ -125,6 +125,8 @@ def run_lena(args, console: Console) -> dict | None:
         "process_s": child["process_s"],
         "sim_s": out["sim_seconds"],
         "sim_over_wall": out["sim_seconds"] / out["wall_seconds"],
+        "events": out["events"],
+        "events_per_s": out["events"] / out["wall_seconds"],
         "peak_rss_mib": child["peak_rss_kib"] / 1024,
         "goodput_mbps_per_ue": out["goodput_mbps"],
         "goodput_mbps_total": sum(out["goodput_mbps"]),
@@ -151,8 +153,7 @@ def main() -> int:
     mc = run_multiconn(runner, args)
     lena = run_lena(args, console)
 
-    title = (f"one cell, {UES} saturated TCP NewReno UEs at {args.distance:g} m, no fading, "
-             f"{args.duration:g} simulated s, seed {args.seed}")
+    title = f"one cell, {UES} saturated TCP UEs at {args.distance:g} m, no fading, {args.duration:g} s, seed {args.seed}"
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     table.add_column("multiconn", justify="right")
