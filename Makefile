@@ -122,6 +122,7 @@ bench: setup emu-tools
 	$(VPY) bench/bench_dc.py
 	$(VPY) bench/bench_downloads.py
 	$(VPY) bench/bench_emu.py
+	$(VPY) bench/bench_cell.py
 
 clean-venv:
 	rm -rf $(VENV)

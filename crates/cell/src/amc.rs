@@ -118,8 +118,10 @@ pub fn mi_per_bit(modulation: Modulation, sinr_db: f64) -> f64 {
     if sinr_db >= MI_MAX_DB {
         return 1.0;
     }
+    // pos > 0 here, so truncating is flooring (and, unlike f64::floor, needs no libm call
+    // without SSE4.1).
     let pos = (sinr_db - MI_MIN_DB) / MI_STEP_DB;
-    let k = (pos.floor() as usize).min(t.len() - 2);
+    let k = (pos as usize).min(t.len() - 2);
     let f = pos - k as f64;
     t[k] + f * (t[k + 1] - t[k])
 }
@@ -357,22 +359,30 @@ impl AmcModel {
         // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
         // / target) − 1): one required effective SINR per CQI, computed once for all groups, and
         // compared in the MI domain (the effective SINR is the inverse of the mean MI, and MI
-        // rises with the SINR), so no group needs the inverse.
+        // rises with the SINR), so no group needs the inverse. Each CQI's requirement is worked
+        // out when a group first reaches it (at a high SINR only CQI 15's is ever needed).
         let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
-        let mut need = [(Modulation::Qpsk, f64::INFINITY, f64::INFINITY); MAX_CQI as usize + 1];
-        for cqi in 1..=MAX_CQI {
-            if let Some(mcs) = mcs_for_cqi(cqi)? {
-                let m = mcs_entry(mcs)?.modulation;
-                let required = curve.threshold_db(mcs)? + margin;
-                need[cqi as usize] = (m, required, mi_per_bit(m, required));
+        let mut need: [Option<(Modulation, f64, f64)>; MAX_CQI as usize + 1] = [None; MAX_CQI as usize + 1];
+        let mut requirement = |cqi: u8| -> Result<(Modulation, f64, f64), CellError> {
+            if let Some(r) = need[cqi as usize] {
+                return Ok(r);
             }
-        }
+            let r = match mcs_for_cqi(cqi)? {
+                Some(mcs) => {
+                    let m = mcs_entry(mcs)?.modulation;
+                    let required = curve.threshold_db(mcs)? + margin;
+                    (m, required, mi_per_bit(m, required))
+                }
+                None => (Modulation::Qpsk, f64::INFINITY, f64::INFINITY),
+            };
+            Ok(*need[cqi as usize].insert(r))
+        };
         let mut out = Vec::with_capacity(sinr_db.len().div_ceil(rbg_size));
         for group in sinr_db.chunks(rbg_size) {
             let mut mean_mi: [Option<f64>; 3] = [None; 3];
             let mut cqi = 0;
             for c in (1..=MAX_CQI).rev() {
-                let (m, required, required_mi) = need[c as usize];
+                let (m, required, required_mi) = requirement(c)?;
                 let slot = &mut mean_mi[modulation_slot(m)];
                 let mi = match *slot {
                     Some(v) => v,
