@@ -132,7 +132,7 @@ def test_run_results_carry_the_message_table_and_feed_the_metrics(tmp_path: Path
     table = result.messages
     assert table is not None
     assert list(table.columns) == ["flow", "source", "kind", "stream", "msg_id", "size",
-                                   "sent_s", "received_s", "path_owd_min_s"]
+                                   "sent_s", "received_s", "path_owd_min_s", "expired_s"]
     # The ideal reference: 50 ms propagation plus the message at 20 Mbit/s on either path.
     np.testing.assert_allclose(table["path_owd_min_s"], 0.050 + table["size"] * 8 / 20e6)
     stats = messages.summarise(table, deadline_s=0.1)

@@ -89,7 +89,7 @@ def test_load_messages_gives_back_the_run_s_own_table(store: Path) -> None:
     assert direct.messages is not None
     pd.testing.assert_frame_equal(stored, direct.messages)
     assert list(stored.columns) == ["flow", "source", "kind", "stream", "msg_id", "size",
-                                    "sent_s", "received_s", "path_owd_min_s"]
+                                    "sent_s", "received_s", "path_owd_min_s", "expired_s"]
     assert set(stored["kind"]) == {"priority", "background"}
     # The table agrees with the run's summary.
     priority = stored[stored["kind"] == "priority"]
