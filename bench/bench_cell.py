@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from run_scenario_output import steady_goodput_and_stats
+
 from rich.console import Console
 from rich.table import Table
 
@@ -76,16 +78,7 @@ def run_multiconn(runner: Path, args) -> dict:
     child = run_child(cmd, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
     if child["code"] != 0:
         sys.exit(f"bench_cell: multiconn run failed ({' '.join(cmd)}):\n{child['stderr'].strip()}")
-    goodput: dict[str, float] = {}
-    stats = None
-    for line in child["stdout"].splitlines():
-        if not line.startswith("{"):
-            continue
-        row = json.loads(line)
-        if "steady_goodput_mbps" in row:
-            goodput[row["name"]] = row["steady_goodput_mbps"]
-        elif "wall_s" in row:
-            stats = row
+    goodput, stats = steady_goodput_and_stats(child["stdout"])
     if stats is None or len(goodput) != UES:
         sys.exit(f"bench_cell: multiconn printed no summary ({' '.join(cmd)})")
     per_ue = [goodput[f"dl{i}"] for i in range(1, UES + 1)]

@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from run_scenario_output import steady_goodput_and_stats
+
 ROOT = Path(__file__).resolve().parent.parent
 LENA_RUN = ROOT / "bench" / "lena" / "run.sh"
 SCENARIOS = {1: ROOT / "bench" / "lena" / "lte_cell_1ue.toml", 2: ROOT / "bench" / "lena" / "lte_cell_2ue.toml"}
@@ -86,16 +88,7 @@ def run_multiconn(binary: Path, distance: float, ues: int, fading: str, args, se
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
     if proc.returncode != 0:
         fail(f"multiconn run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
-    goodput = {}
-    stats = None
-    for line in proc.stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        row = json.loads(line)
-        if "steady_goodput_mbps" in row:
-            goodput[row["name"]] = row["steady_goodput_mbps"]
-        elif "wall_s" in row:
-            stats = row
+    goodput, stats = steady_goodput_and_stats(proc.stdout)
     if stats is None or len(goodput) != ues:
         fail(f"multiconn run printed no summary ({' '.join(cmd)})", 1)
     return {"goodput": [goodput[f"dl{i}"] for i in range(1, ues + 1)], "wall_s": stats["wall_s"],

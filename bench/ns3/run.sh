@@ -22,23 +22,9 @@ fi
 
 modules=(ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control)
 
-if [[ -f /usr/include/ns3/core-module.h ]] && pkg-config --exists "${modules[@]}" 2>/dev/null; then
-    # ns-3.37's .pc files carry a stray "-I/usr;" in Cflags: keep only well-formed flags.
-    cflags=()
-    for flag in $(pkg-config --cflags "${modules[@]}"); do
-        [[ "$flag" == *';'* || "$flag" == *'\'* ]] || cflags+=("$flag")
-    done
-    # They also name absolute paths of optional libraries (GSL, SQLite) that only their -dev
-    # packages provide; the ns-3 libraries already depend on the runtime ones, so skip any
-    # such path that is missing.
-    libs=()
-    for flag in $(pkg-config --libs "${modules[@]}"); do
-        [[ "$flag" == /* && ! -e "$flag" ]] || libs+=("$flag")
-    done
-elif [[ -f /usr/include/ns3/core-module.h ]] && compgen -G "/usr/lib/*/libns3-core.so" >/dev/null; then
-    cflags=(-I/usr/include)
-    libs=(-lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control)
-else
+# shellcheck source=flags.sh
+source "$here/flags.sh"
+if ! ns3_flags core-module.h "${modules[@]}"; then
     cat >&2 <<'EOF'
 ns-3 is not installed. On Debian or Ubuntu install the development package (ns-3.37 on Debian 12):
 
