@@ -22,8 +22,6 @@
 //!
 //! SINRs are in dB throughout; spectral efficiencies in bit/s/Hz.
 
-use std::sync::OnceLock;
-
 use multiconn_core::rng::RngStream;
 use multiconn_radio::units::db_to_ratio;
 
@@ -74,33 +72,33 @@ fn pam_mi(levels: usize, sinr: f64) -> f64 {
     (m.log2() - loss / (wsum * m)).clamp(0.0, m.log2())
 }
 
-/// The MI table per modulation: bits per coded bit at MI_MIN_DB + k·MI_STEP_DB.
-fn mi_tables() -> &'static [Vec<f64>; 3] {
-    static TABLES: OnceLock<[Vec<f64>; 3]> = OnceLock::new();
-    TABLES.get_or_init(|| {
-        let n = ((MI_MAX_DB - MI_MIN_DB) / MI_STEP_DB).round() as usize + 1;
-        let build = |levels: usize| -> Vec<f64> {
-            let mut v: Vec<f64> =
-                (0..n).map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2()).collect();
-            // Guard the inversion against rounding: make the table non-decreasing.
-            for k in 1..n {
-                if v[k] < v[k - 1] {
-                    v[k] = v[k - 1];
-                }
-            }
-            v
-        };
-        [build(2), build(4), build(8)]
-    })
+/// The points of the MI tables: MI_MIN_DB to MI_MAX_DB in steps of MI_STEP_DB.
+pub const MI_TABLE_POINTS: usize = 701;
+
+/// The MI table of `modulation` worked out by numerical integration: bits per coded bit at
+/// −30 + k·0.1 dB for k in 0..701, made non-decreasing against rounding. This is what
+/// the crate's `mi_table` module holds, generated once (`cargo run -p multiconn-cell --example mi_table`)
+/// because the integral takes about a tenth of a second per process.
+pub fn integrate_mi_table(modulation: Modulation) -> Vec<f64> {
+    let levels = match modulation {
+        Modulation::Qpsk => 2,
+        Modulation::Qam16 => 4,
+        Modulation::Qam64 => 8,
+    };
+    let mut v: Vec<f64> = (0..MI_TABLE_POINTS)
+        .map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2())
+        .collect();
+    // Guard the inversion against rounding: make the table non-decreasing.
+    for k in 1..v.len() {
+        if v[k] < v[k - 1] {
+            v[k] = v[k - 1];
+        }
+    }
+    v
 }
 
 fn table_of(modulation: Modulation) -> &'static [f64] {
-    let t = mi_tables();
-    match modulation {
-        Modulation::Qpsk => &t[0],
-        Modulation::Qam16 => &t[1],
-        Modulation::Qam64 => &t[2],
-    }
+    &crate::mi_table::MI_PER_CODED_BIT[modulation_slot(modulation)]
 }
 
 /// Mutual information per coded bit (0..=1) of `modulation` (square QAM, Gray-independent
@@ -143,7 +141,7 @@ pub fn sinr_for_mi(modulation: Modulation, mi: f64) -> f64 {
     MI_MIN_DB + (k as f64 - 1.0 + f) * MI_STEP_DB
 }
 
-fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
+pub(crate) fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
     if sinr_db.is_empty() {
         return Err(CellError::invalid("sinr_db", "no resource blocks: at least one SINR is needed"));
     }
@@ -154,7 +152,7 @@ fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
     }
 }
 
-fn modulation_slot(m: Modulation) -> usize {
+pub(crate) fn modulation_slot(m: Modulation) -> usize {
     match m {
         Modulation::Qpsk => 0,
         Modulation::Qam16 => 1,
@@ -398,5 +396,25 @@ impl AmcModel {
             out.push(cqi);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_mi_tables_are_the_integral_bit_for_bit() {
+        assert_eq!(MI_TABLE_POINTS, ((MI_MAX_DB - MI_MIN_DB) / MI_STEP_DB).round() as usize + 1);
+        for m in [Modulation::Qpsk, Modulation::Qam16, Modulation::Qam64] {
+            let integral = integrate_mi_table(m);
+            let stored = table_of(m);
+            assert_eq!(stored.len(), integral.len(), "{m:?}");
+            for (k, (s, i)) in stored.iter().zip(&integral).enumerate() {
+                assert_eq!(s.to_bits(), i.to_bits(), "{m:?} at {} dB: stored {s}, integral {i}", MI_MIN_DB + k as f64 * MI_STEP_DB);
+            }
+            // The tables rise from near 0 to 1 bit per coded bit.
+            assert!(stored[0] < 0.01 && stored[MI_TABLE_POINTS - 1] > 0.999, "{m:?}");
+        }
     }
 }

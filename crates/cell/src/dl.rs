@@ -24,9 +24,9 @@
 
 use multiconn_core::rng::RngStream;
 
-use crate::amc::mean_mi_per_bit;
 use crate::error::CellError;
 use crate::harq::{HarqEntity, HarqTb, TbDecoder, TxOutcome};
+use crate::memo::SinrMemo;
 use crate::sched::{Scheduler, UeReport};
 use crate::tables::{mcs_entry, MAX_CQI};
 
@@ -128,6 +128,8 @@ pub struct DlMac<P, D: TbDecoder> {
     rng: RngStream,
     last_tti: Option<u64>,
     counters: HarqCounters,
+    /// Per UE: the MI of each block of its last SINRs.
+    memo: Vec<SinrMemo>,
 }
 
 impl<P, D: TbDecoder> DlMac<P, D> {
@@ -142,6 +144,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             rng,
             last_tti: None,
             counters: HarqCounters::default(),
+            memo: vec![SinrMemo::default(); n_ues],
         }
     }
 
@@ -160,17 +163,18 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         self.harq.get(ue)
     }
 
-    /// The resource blocks of RBG `g`.
-    fn rbg_rbs(&self, g: u16) -> std::ops::Range<usize> {
-        let p = self.sched.rbg_size() as usize;
+    /// The resource blocks of RBG `g` of `sched`.
+    fn rbg_rbs(sched: &Scheduler, g: u16) -> std::ops::Range<usize> {
+        let p = sched.rbg_size() as usize;
         let start = g as usize * p;
-        start..start + self.sched.rbg_prbs(g as usize) as usize
+        start..start + sched.rbg_prbs(g as usize) as usize
     }
 
-    fn mean_mi(&self, ue: usize, sinr_db: &[f64], mcs: u8, rbgs: &[u16]) -> Result<f64, CellError> {
+    fn mean_mi(&mut self, ue: usize, sinr_db: &[f64], mcs: u8, rbgs: &[u16]) -> Result<f64, CellError> {
         let m = mcs_entry(mcs)?.modulation;
-        let sinrs: Vec<f64> = rbgs.iter().flat_map(|&g| sinr_db[self.rbg_rbs(g)].iter().copied()).collect();
-        mean_mi_per_bit(m, &sinrs).map_err(|e| match e {
+        let sched = &self.sched;
+        let rbs = rbgs.iter().flat_map(|&g| Self::rbg_rbs(sched, g));
+        self.memo[ue].mean_mi_of(m, sinr_db, rbs).map_err(|e| match e {
             CellError::OutOfRange { value, allowed, .. } => CellError::OutOfRange { field: format!("ues[{ue}].sinr_db"), value, allowed },
             other => other,
         })

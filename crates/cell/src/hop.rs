@@ -31,6 +31,7 @@ use crate::dl::{CellDropCause, DlMac, DlUeInput};
 use crate::error::CellError;
 use crate::fading::{CellFading, FadingSpread};
 use crate::harq::MiCombining;
+use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
@@ -294,6 +295,8 @@ pub struct CellHop {
     next_tti: Option<u64>,
     outputs: VecDeque<CellOutput>,
     sinr: Vec<Vec<f64>>,
+    /// Per UE: the subband CQIs of its last downlink SINRs.
+    cqi_memo: Vec<SinrMemo>,
     gains: Vec<f64>,
     ul_gains: Vec<Vec<f64>>,
     delivered: Vec<u64>,
@@ -342,6 +345,7 @@ impl CellHop {
             next_tti: None,
             outputs: VecDeque::new(),
             sinr: vec![Vec::new(); n],
+            cqi_memo: vec![SinrMemo::default(); n],
             gains: Vec::new(),
             ul_gains: vec![Vec::new(); n],
             delivered: Vec::new(),
@@ -461,7 +465,7 @@ impl CellHop {
             u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
             self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
             if u.cqi.is_empty() {
-                u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
+                u.cqi = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?.to_vec();
             }
         }
         if active_dl {
@@ -508,7 +512,9 @@ impl CellHop {
             // This TTI's SINR is the report the next one schedules on.
             for (i, u) in self.ues.iter_mut().enumerate() {
                 if self.sinr[i].len() == n_rb {
-                    u.cqi = self.cfg.amc.cqi_per_rbg(&self.sinr[i], self.rbg)?;
+                    let cqi = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?;
+                    u.cqi.clear();
+                    u.cqi.extend_from_slice(cqi);
                     u.counters.last_dl_sinr_db = self.sinr[i].iter().sum::<f64>() / n_rb as f64;
                     let cqi_sum = u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>();
                     u.counters.last_cqi = (cqi_sum / u.cqi.len() as u32) as u8;

@@ -39,6 +39,8 @@ pub mod error;
 pub mod fading;
 pub mod harq;
 pub mod hop;
+pub mod memo;
+mod mi_table;
 pub mod mobility;
 pub mod rlc;
 pub mod rlc_rx;

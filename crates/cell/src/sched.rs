@@ -177,6 +177,9 @@ pub struct Scheduler {
     avg_bps: Vec<f64>,
     rr_next: usize,
     window_ttis: f64,
+    /// The rate (bit/s) of one RBG at each CQI: for a full RBG and for the last one (which
+    /// may be smaller).
+    rbg_rate_bps: [[f64; MAX_CQI as usize + 1]; 2],
 }
 
 impl Scheduler {
@@ -186,7 +189,17 @@ impl Scheduler {
         if n_rb == 0 || n_rb > MAX_PRB {
             return Err(CellError::out_of_range("bandwidth_rb", n_rb as f64, "an integer in [1, 110]"));
         }
-        Ok(Scheduler { kind, n_rb, rbg_size: rbg_size(n_rb)?, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS })
+        let p = rbg_size(n_rb)?;
+        let last = n_rb - (n_rb.div_ceil(p) - 1) * p;
+        let mut rbg_rate_bps = [[0.0; MAX_CQI as usize + 1]; 2];
+        for (rates, prbs) in rbg_rate_bps.iter_mut().zip([p.min(n_rb), last]) {
+            for (cqi, rate) in rates.iter_mut().enumerate() {
+                if let Some(mcs) = mcs_for_cqi(cqi as u8)? {
+                    *rate = tbs_for_mcs(mcs, prbs)? as f64 / TTI_S;
+                }
+            }
+        }
+        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps })
     }
 
     /// The same scheduler with a PF averaging window of `ttis` TTIs (1..=1e6).
@@ -253,10 +266,8 @@ impl Scheduler {
                 if cqi > MAX_CQI {
                     return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), cqi as f64, "an integer in [0, 15]"));
                 }
-                row.push(match mcs_for_cqi(cqi)? {
-                    Some(mcs) if !reserved.get(g).copied().unwrap_or(false) => tbs_for_mcs(mcs, self.rbg_prbs(g))? as f64 / TTI_S,
-                    _ => 0.0,
-                });
+                let last = usize::from(g + 1 == n_rbg);
+                row.push(if reserved.get(g).copied().unwrap_or(false) { 0.0 } else { self.rbg_rate_bps[last][cqi as usize] });
             }
             rates.push(row);
         }

@@ -12,10 +12,11 @@
 
 use multiconn_core::RngStream;
 
-use crate::amc::{draw_tb_error, mean_mi_per_bit, AmcModel, BlerCurve};
+use crate::amc::{draw_tb_error, AmcModel, BlerCurve};
 use crate::channel::LinkBudget;
 use crate::error::CellError;
 use crate::harq::{HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
+use crate::memo::SinrMemo;
 use crate::tables::{mcs_entry, mcs_for_cqi, tbs_for_mcs};
 
 /// One UE's input to an uplink TTI.
@@ -92,6 +93,8 @@ pub struct UlMac<P> {
     retx: Vec<Vec<Retx<P>>>,
     next_first: usize,
     sinr: Vec<f64>,
+    /// Per UE: link adaptation of its last SINRs.
+    memo: Vec<SinrMemo>,
 }
 
 impl<P> UlMac<P> {
@@ -100,7 +103,7 @@ impl<P> UlMac<P> {
     pub fn new(n_rb: u16, n_ues: usize, amc: AmcModel, curve: BlerCurve, rng: RngStream) -> Result<UlMac<P>, CellError> {
         amc.validate()?;
         curve.validate()?;
-        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new() })
+        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new(), memo: vec![SinrMemo::default(); n_ues] })
     }
 
     /// Whether UE `ue` has a TB waiting for a retransmission.
@@ -132,17 +135,18 @@ impl<P> UlMac<P> {
             let n_alloc = share + usize::from(i < extra);
             budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
             first += n_alloc;
-            let cqi = self.amc.cqi(&self.sinr)?;
+            let memo = &mut self.memo[u];
+            let cqi = memo.cqi(&self.amc, &self.sinr)?;
             out.measured.push(UlMeasure { ue: u, sinr_db: self.sinr.iter().sum::<f64>() / n_alloc.max(1) as f64, cqi });
             if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
                 let mut r = self.retx[u].remove(k);
                 let modulation = mcs_entry(r.mcs)?.modulation;
-                r.mi.push(mean_mi_per_bit(modulation, &self.sinr)?);
+                r.mi.push(memo.mean_mi(modulation, &self.sinr)?);
                 let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
                 let error = draw_tb_error(p, &mut self.rng);
                 let transmission = r.mi.len() as u8;
                 let dropped = error && transmission >= MAX_TRANSMISSIONS;
-                let effective = crate::amc::effective_sinr_db(modulation, &self.sinr)?;
+                let effective = memo.effective_sinr_db(modulation, &self.sinr)?;
                 out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs: r.mcs, tbs_bits: r.tbs_bits, transmission, decoded: !error, dropped, sinr_db: effective });
                 if !error {
                     out.delivered.push((u, r.payload));
@@ -161,8 +165,8 @@ impl<P> UlMac<P> {
             let tbs_bits = tbs_for_mcs(mcs, n_alloc as u16)?;
             let Some(payload) = fill(u, tbs_bits / 8) else { continue };
             let modulation = mcs_entry(mcs)?.modulation;
-            let effective = crate::amc::effective_sinr_db(modulation, &self.sinr)?;
-            let mi = mean_mi_per_bit(modulation, &self.sinr)?;
+            let effective = memo.effective_sinr_db(modulation, &self.sinr)?;
+            let mi = memo.mean_mi(modulation, &self.sinr)?;
             let p = self.curve.combined_error_probability(mcs, &[mi])?;
             let error = draw_tb_error(p, &mut self.rng);
             out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
