@@ -350,52 +350,61 @@ impl AmcModel {
             return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
         }
         check_sinrs(sinr_db)?;
+        match self.requirements()? {
+            None => sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect(),
+            Some(need) => Ok(sinr_db.chunks(rbg_size).map(|g| need.cqi(g)).collect()),
+        }
+    }
+
+    /// What each CQI requires of a group's mean MI under the MI model (`None` for the
+    /// Shannon-gap model), worked out once for any number of groups.
+    pub fn requirements(&self) -> Result<Option<CqiRequirements>, CellError> {
         self.validate()?;
         let AmcModel::MutualInformation { curve, bler_target } = *self else {
-            return sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect();
+            return Ok(None);
         };
         // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
-        // / target) − 1): one required effective SINR per CQI, computed once for all groups, and
-        // compared in the MI domain (the effective SINR is the inverse of the mean MI, and MI
-        // rises with the SINR), so no group needs the inverse. Each CQI's requirement is worked
-        // out when a group first reaches it (at a high SINR only CQI 15's is ever needed).
+        // / target) − 1): one required effective SINR per CQI.
         let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
-        let mut need: [Option<(Modulation, f64, f64)>; MAX_CQI as usize + 1] = [None; MAX_CQI as usize + 1];
-        let mut requirement = |cqi: u8| -> Result<(Modulation, f64, f64), CellError> {
-            if let Some(r) = need[cqi as usize] {
-                return Ok(r);
+        let mut per_cqi = [(Modulation::Qpsk, f64::INFINITY, f64::INFINITY); MAX_CQI as usize + 1];
+        for cqi in 1..=MAX_CQI {
+            if let Some(mcs) = mcs_for_cqi(cqi)? {
+                let m = mcs_entry(mcs)?.modulation;
+                let required = curve.threshold_db(mcs)? + margin;
+                per_cqi[cqi as usize] = (m, required, mi_per_bit(m, required));
             }
-            let r = match mcs_for_cqi(cqi)? {
-                Some(mcs) => {
-                    let m = mcs_entry(mcs)?.modulation;
-                    let required = curve.threshold_db(mcs)? + margin;
-                    (m, required, mi_per_bit(m, required))
-                }
-                None => (Modulation::Qpsk, f64::INFINITY, f64::INFINITY),
-            };
-            Ok(*need[cqi as usize].insert(r))
-        };
-        let mut out = Vec::with_capacity(sinr_db.len().div_ceil(rbg_size));
-        for group in sinr_db.chunks(rbg_size) {
-            let mut mean_mi: [Option<f64>; 3] = [None; 3];
-            let mut cqi = 0;
-            for c in (1..=MAX_CQI).rev() {
-                let (m, required, required_mi) = requirement(c)?;
-                let slot = &mut mean_mi[modulation_slot(m)];
-                let mi = match *slot {
-                    Some(v) => v,
-                    None => *slot.insert(group.iter().map(|&x| mi_per_bit(m, x)).sum::<f64>() / group.len() as f64),
-                };
-                // Far from the requirement the MI decides; at it, the exact test of cqi().
-                let meets = if (mi - required_mi).abs() > 1e-9 { mi > required_mi } else { sinr_for_mi(m, mi) >= required };
-                if meets {
-                    cqi = c;
-                    break;
-                }
-            }
-            out.push(cqi);
         }
-        Ok(out)
+        Ok(Some(CqiRequirements { per_cqi }))
+    }
+}
+
+/// The effective SINR each CQI's MCS needs to meet the MI model's TB error target, and the
+/// mean MI per coded bit that gives it ([`AmcModel::requirements`]). A group's CQI is then
+/// found in the MI domain: the effective SINR is the inverse of the mean MI, and MI rises with
+/// the SINR, so no group needs the inverse except right at a requirement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CqiRequirements {
+    /// Per CQI (index 0 unused): the MCS's modulation, the required effective SINR (dB) and
+    /// its MI per coded bit.
+    per_cqi: [(Modulation, f64, f64); MAX_CQI as usize + 1],
+}
+
+impl CqiRequirements {
+    /// The CQI (0..=15) of one group of blocks with SINRs `sinr_db` (already checked): the
+    /// highest whose requirement the group's MIESM effective SINR meets, as [`AmcModel::cqi`].
+    pub fn cqi(&self, sinr_db: &[f64]) -> u8 {
+        let mut mean_mi: [Option<f64>; 3] = [None; 3];
+        for c in (1..=MAX_CQI).rev() {
+            let (m, required, required_mi) = self.per_cqi[c as usize];
+            let slot = &mut mean_mi[modulation_slot(m)];
+            let mi = *slot.get_or_insert_with(|| sinr_db.iter().map(|&x| mi_per_bit(m, x)).sum::<f64>() / sinr_db.len() as f64);
+            // Far from the requirement the MI decides; at it, the exact test of cqi().
+            let meets = if (mi - required_mi).abs() > 1e-9 { mi > required_mi } else { sinr_for_mi(m, mi) >= required };
+            if meets {
+                return c;
+            }
+        }
+        0
     }
 }
 

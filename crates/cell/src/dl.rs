@@ -225,7 +225,10 @@ impl<P, D: TbDecoder> DlMac<P, D> {
                     format!("{} SINRs for {n_rb} resource blocks", ue.sinr_db.len()),
                 ));
             }
-            if let Some(rb) = ue.sinr_db.iter().position(|s| !(s.is_finite() && s.abs() <= SINR_LIMIT_DB)) {
+            // |s| ≤ limit is false for NaN and infinities too; the fold has no early exit, so it
+            // vectorises, and the failing block is looked for only when there is one.
+            let all_in_range = ue.sinr_db.iter().fold(true, |ok, s| ok & (s.abs() <= SINR_LIMIT_DB));
+            if let Some(rb) = ue.sinr_db.iter().position(|s| !all_in_range && !(s.abs() <= SINR_LIMIT_DB)) {
                 return Err(CellError::out_of_range(&format!("ues[{u}].sinr_db[{rb}]"), ue.sinr_db[rb], "a number in [-200, 200] dB"));
             }
             if ue.rbg_cqi.len() != n_rbg {

@@ -279,8 +279,6 @@ impl Bearer {
 struct Ue {
     channel: UeChannel,
     bearers: [Bearer; 2],
-    /// Last subband CQI report, per RBG.
-    cqi: Vec<u8>,
     counters: UeCounters,
 }
 
@@ -295,8 +293,12 @@ pub struct CellHop {
     next_tti: Option<u64>,
     outputs: VecDeque<CellOutput>,
     sinr: Vec<Vec<f64>>,
+    /// Per UE: its last subband CQI report, one per RBG (empty before the first).
+    dl_cqi: Vec<Vec<u8>>,
     /// Per UE: the subband CQIs of its last downlink SINRs.
     cqi_memo: Vec<SinrMemo>,
+    /// What a UE without a report this TTI schedules on: CQI 0 on every RBG, −100 dB.
+    no_report: (Vec<u8>, Vec<f64>),
     gains: Vec<f64>,
     ul_gains: Vec<Vec<f64>>,
     delivered: Vec<u64>,
@@ -328,7 +330,6 @@ impl CellHop {
             ues.push(Ue {
                 channel: UeChannel { loss_db: cfg.budget.loss_db(d), fading },
                 bearers: [Bearer::new(&cfg)?, Bearer::new(&cfg)?],
-                cqi: Vec::new(),
                 counters: UeCounters::default(),
             });
         }
@@ -345,7 +346,9 @@ impl CellHop {
             next_tti: None,
             outputs: VecDeque::new(),
             sinr: vec![Vec::new(); n],
+            dl_cqi: vec![Vec::new(); n],
             cqi_memo: vec![SinrMemo::default(); n],
+            no_report: (vec![0; (cfg.n_rb as usize).div_ceil(rbg)], vec![-100.0; cfg.n_rb as usize]),
             gains: Vec::new(),
             ul_gains: vec![Vec::new(); n],
             delivered: Vec::new(),
@@ -464,22 +467,23 @@ impl CellHop {
             active_dl = true;
             u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
             self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
-            if u.cqi.is_empty() {
-                u.cqi = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?.to_vec();
+            if self.dl_cqi[i].is_empty() {
+                self.dl_cqi[i] = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?.to_vec();
             }
         }
         if active_dl {
-            let empty: Vec<u8> = vec![0; n_rb.div_ceil(self.rbg)];
-            let flat: Vec<f64> = vec![-100.0; n_rb];
-            let reports: Vec<(Vec<u8>, u64)> = self.ues.iter().map(|u| (u.cqi.clone(), u.bearers[0].tx.status(0).tx_queue_bytes)).collect();
-            let inputs: Vec<DlUeInput> = reports
+            let (no_cqi, no_sinr) = (&self.no_report.0, &self.no_report.1);
+            let inputs: Vec<DlUeInput> = self
+                .ues
                 .iter()
                 .enumerate()
-                .map(|(i, (cqi, queued))| {
+                .map(|(i, u)| {
                     if self.sinr[i].len() == n_rb {
-                        DlUeInput { rbg_cqi: if cqi.is_empty() { &empty } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: *queued }
+                        let cqi = &self.dl_cqi[i];
+                        let queued = u.bearers[0].tx.status(0).tx_queue_bytes;
+                        DlUeInput { rbg_cqi: if cqi.is_empty() { no_cqi } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: queued }
                     } else {
-                        DlUeInput { rbg_cqi: &empty, sinr_db: &flat, buffer_bytes: 0 }
+                        DlUeInput { rbg_cqi: no_cqi, sinr_db: no_sinr, buffer_bytes: 0 }
                     }
                 })
                 .collect();
@@ -513,18 +517,19 @@ impl CellHop {
             for (i, u) in self.ues.iter_mut().enumerate() {
                 if self.sinr[i].len() == n_rb {
                     let cqi = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?;
-                    u.cqi.clear();
-                    u.cqi.extend_from_slice(cqi);
-                    u.counters.last_dl_sinr_db = self.sinr[i].iter().sum::<f64>() / n_rb as f64;
-                    let cqi_sum = u.cqi.iter().map(|&c| u32::from(c)).sum::<u32>();
-                    u.counters.last_cqi = (cqi_sum / u.cqi.len() as u32) as u8;
+                    let report = &mut self.dl_cqi[i];
+                    report.clear();
+                    report.extend_from_slice(cqi);
+                    u.counters.last_dl_sinr_db = self.cqi_memo[i].mean_sinr_db(&self.sinr[i]);
+                    let cqi_sum = report.iter().map(|&c| u32::from(c)).sum::<u32>();
+                    u.counters.last_cqi = (cqi_sum / report.len() as u32) as u8;
                     if let Some(s) = &mut self.series {
                         let b = s.bin_mut(i, 0, n * TTI_NS);
                         b.samples += 1;
                         b.sinr_db_sum += u.counters.last_dl_sinr_db;
                         b.cqi_sum += u64::from(u.counters.last_cqi);
                     }
-                    if u.bearers[0].tx.status(0).queued_bytes > 0 && u.cqi.iter().all(|&c| c == 0) {
+                    if u.bearers[0].tx.status(0).queued_bytes > 0 && report.iter().all(|&c| c == 0) {
                         u.counters.dl_out_of_range_ttis += 1;
                     }
                 }

@@ -8,7 +8,7 @@
 //! of operations as without it, so a run gives bit-identical numbers with or without the memo;
 //! only the repeated work goes.
 
-use crate::amc::{check_sinrs, mi_per_bit, modulation_slot, sinr_for_mi, AmcModel};
+use crate::amc::{check_sinrs, mi_per_bit, modulation_slot, sinr_for_mi, AmcModel, CqiRequirements};
 use crate::error::CellError;
 use crate::tables::Modulation;
 
@@ -23,6 +23,10 @@ pub struct SinrMemo {
     rbg_cqi: Option<(usize, Vec<u8>)>,
     /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM).
     mi_per_rb: [Option<Vec<f64>>; 3],
+    /// The mean of the SINRs, dB.
+    mean_sinr_db: Option<f64>,
+    /// The CQI requirements of the model last asked for (whatever the SINRs), with it.
+    need: Option<(AmcModel, Option<CqiRequirements>)>,
 }
 
 impl SinrMemo {
@@ -36,25 +40,53 @@ impl SinrMemo {
             self.cqi = None;
             self.rbg_cqi = None;
             self.mi_per_rb = [None, None, None];
+            self.mean_sinr_db = None;
         }
     }
 
-    /// [`AmcModel::cqi`] of `sinr_db` with `amc` (one model per memo).
+    fn requirements(&mut self, amc: &AmcModel) -> Result<Option<CqiRequirements>, CellError> {
+        match self.need {
+            Some((model, need)) if model == *amc => Ok(need),
+            _ => Ok(self.need.insert((*amc, amc.requirements()?)).1),
+        }
+    }
+
+    /// [`AmcModel::cqi`] of `sinr_db` with `amc`.
     pub fn cqi(&mut self, amc: &AmcModel, sinr_db: &[f64]) -> Result<u8, CellError> {
         self.key(sinr_db);
-        match self.cqi {
-            Some(c) => Ok(c),
-            None => Ok(*self.cqi.insert(amc.cqi(sinr_db)?)),
+        if let Some(c) = self.cqi {
+            return Ok(c);
         }
+        let c = match self.requirements(amc)? {
+            Some(need) => {
+                check_sinrs(sinr_db)?;
+                need.cqi(sinr_db)
+            }
+            None => amc.cqi(sinr_db)?,
+        };
+        Ok(*self.cqi.insert(c))
     }
 
-    /// [`AmcModel::cqi_per_rbg`] of `sinr_db` with `amc` (one model per memo).
+    /// [`AmcModel::cqi_per_rbg`] of `sinr_db` with `amc`.
     pub fn cqi_per_rbg(&mut self, amc: &AmcModel, sinr_db: &[f64], rbg_size: usize) -> Result<&[u8], CellError> {
         self.key(sinr_db);
         if self.rbg_cqi.as_ref().map_or(true, |(size, _)| *size != rbg_size) {
-            self.rbg_cqi = Some((rbg_size, amc.cqi_per_rbg(sinr_db, rbg_size)?));
+            let cqi = match self.requirements(amc)? {
+                Some(need) if rbg_size > 0 => {
+                    check_sinrs(sinr_db)?;
+                    sinr_db.chunks(rbg_size).map(|g| need.cqi(g)).collect()
+                }
+                _ => amc.cqi_per_rbg(sinr_db, rbg_size)?,
+            };
+            self.rbg_cqi = Some((rbg_size, cqi));
         }
         Ok(self.rbg_cqi.as_ref().map(|(_, c)| c.as_slice()).unwrap_or_default())
+    }
+
+    /// The mean of `sinr_db` (its plain sum over its length), dB.
+    pub fn mean_sinr_db(&mut self, sinr_db: &[f64]) -> f64 {
+        self.key(sinr_db);
+        *self.mean_sinr_db.get_or_insert_with(|| sinr_db.iter().sum::<f64>() / sinr_db.len() as f64)
     }
 
     /// The MI per coded bit of every block of `sinr_db` for `modulation`.

@@ -137,7 +137,7 @@ impl<P> UlMac<P> {
             first += n_alloc;
             let memo = &mut self.memo[u];
             let cqi = memo.cqi(&self.amc, &self.sinr)?;
-            out.measured.push(UlMeasure { ue: u, sinr_db: self.sinr.iter().sum::<f64>() / n_alloc.max(1) as f64, cqi });
+            out.measured.push(UlMeasure { ue: u, sinr_db: memo.mean_sinr_db(&self.sinr), cqi });
             if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
                 let mut r = self.retx[u].remove(k);
                 let modulation = mcs_entry(r.mcs)?.modulation;
