@@ -174,7 +174,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         let m = mcs_entry(mcs)?.modulation;
         let sched = &self.sched;
         let rbs = rbgs.iter().flat_map(|&g| Self::rbg_rbs(sched, g));
-        self.memo[ue].mean_mi_of(m, sinr_db, rbs).map_err(|e| match e {
+        self.memo[ue].at(sinr_db).mean_mi_of(m, rbs).map_err(|e| match e {
             CellError::OutOfRange { value, allowed, .. } => CellError::OutOfRange { field: format!("ues[{ue}].sinr_db"), value, allowed },
             other => other,
         })

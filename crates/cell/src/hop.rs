@@ -468,7 +468,7 @@ impl CellHop {
             u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
             self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
             if self.dl_cqi[i].is_empty() {
-                self.dl_cqi[i] = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?.to_vec();
+                self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.rbg)?.to_vec();
             }
         }
         if active_dl {
@@ -516,11 +516,11 @@ impl CellHop {
             // This TTI's SINR is the report the next one schedules on.
             for (i, u) in self.ues.iter_mut().enumerate() {
                 if self.sinr[i].len() == n_rb {
-                    let cqi = self.cqi_memo[i].cqi_per_rbg(&self.cfg.amc, &self.sinr[i], self.rbg)?;
+                    let mut memo = self.cqi_memo[i].at(&self.sinr[i]);
                     let report = &mut self.dl_cqi[i];
                     report.clear();
-                    report.extend_from_slice(cqi);
-                    u.counters.last_dl_sinr_db = self.cqi_memo[i].mean_sinr_db(&self.sinr[i]);
+                    report.extend_from_slice(memo.cqi_per_rbg(&self.cfg.amc, self.rbg)?);
+                    u.counters.last_dl_sinr_db = memo.mean_sinr_db();
                     let cqi_sum = report.iter().map(|&c| u32::from(c)).sum::<u32>();
                     u.counters.last_cqi = (cqi_sum / report.len() as u32) as u8;
                     if let Some(s) = &mut self.series {

@@ -7,22 +7,35 @@
 //! lazily. Every result is computed by the same functions of [`crate::amc`] in the same order
 //! of operations as without it, so a run gives bit-identical numbers with or without the memo;
 //! only the repeated work goes.
+//!
+//! ```
+//! # use multiconn_cell::{memo::SinrMemo, AmcModel};
+//! let amc = AmcModel::mutual_information();
+//! let mut memo = SinrMemo::default();
+//! let sinr = [12.0; 8];
+//! let mut at = memo.at(&sinr);
+//! assert_eq!(at.cqi(&amc).unwrap(), amc.cqi(&sinr).unwrap());
+//! assert_eq!(at.cqi_per_rbg(&amc, 4).unwrap(), amc.cqi_per_rbg(&sinr, 4).unwrap().as_slice());
+//! ```
 
 use crate::amc::{check_sinrs, mi_per_bit, modulation_slot, sinr_for_mi, AmcModel, CqiRequirements};
 use crate::error::CellError;
 use crate::tables::Modulation;
 
-/// What was worked out for one SINR vector (dB, one per resource block).
+/// What was worked out for one SINR vector (dB, one per resource block). The buffers are kept
+/// from vector to vector.
 #[derive(Clone, Debug, Default)]
 pub struct SinrMemo {
     /// The SINRs the entries below belong to; empty before the first use.
     sinr: Vec<f64>,
     /// [`AmcModel::cqi`] of the whole vector.
     cqi: Option<u8>,
-    /// [`AmcModel::cqi_per_rbg`] of the vector, with its group size.
-    rbg_cqi: Option<(usize, Vec<u8>)>,
-    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM).
-    mi_per_rb: [Option<Vec<f64>>; 3],
+    /// [`AmcModel::cqi_per_rbg`] of the vector, for the group size `rbg_size` (0: none yet).
+    rbg_cqi: Vec<u8>,
+    rbg_size: usize,
+    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM), where `mi_known`.
+    mi_per_rb: [Vec<f64>; 3],
+    mi_known: [bool; 3],
     /// The mean of the SINRs, dB.
     mean_sinr_db: Option<f64>,
     /// The CQI requirements of the model last asked for (whatever the SINRs), with it.
@@ -30,90 +43,105 @@ pub struct SinrMemo {
 }
 
 impl SinrMemo {
-    /// Makes the memo belong to `sinr_db`, forgetting everything if it differs from the last
-    /// vector in any bit.
-    fn key(&mut self, sinr_db: &[f64]) {
-        let same = self.sinr.len() == sinr_db.len() && self.sinr.iter().zip(sinr_db).all(|(a, b)| a.to_bits() == b.to_bits());
+    /// The memo for `sinr_db`: what it holds if the vector is the last one, bit for bit, and
+    /// nothing otherwise.
+    pub fn at<'a>(&'a mut self, sinr_db: &'a [f64]) -> SinrMemoAt<'a> {
+        // No early exit, so the comparison vectorises.
+        let same = self.sinr.len() == sinr_db.len() && self.sinr.iter().zip(sinr_db).fold(true, |same, (a, b)| same & (a.to_bits() == b.to_bits()));
         if !same {
             self.sinr.clear();
             self.sinr.extend_from_slice(sinr_db);
             self.cqi = None;
-            self.rbg_cqi = None;
-            self.mi_per_rb = [None, None, None];
+            self.rbg_size = 0;
+            self.mi_known = [false; 3];
             self.mean_sinr_db = None;
         }
+        SinrMemoAt { memo: self, sinr_db }
     }
+}
 
+/// A [`SinrMemo`] made to belong to one SINR vector ([`SinrMemo::at`]).
+pub struct SinrMemoAt<'a> {
+    memo: &'a mut SinrMemo,
+    sinr_db: &'a [f64],
+}
+
+impl SinrMemoAt<'_> {
     fn requirements(&mut self, amc: &AmcModel) -> Result<Option<CqiRequirements>, CellError> {
-        match self.need {
+        match self.memo.need {
             Some((model, need)) if model == *amc => Ok(need),
-            _ => Ok(self.need.insert((*amc, amc.requirements()?)).1),
+            _ => Ok(self.memo.need.insert((*amc, amc.requirements()?)).1),
         }
     }
 
-    /// [`AmcModel::cqi`] of `sinr_db` with `amc`.
-    pub fn cqi(&mut self, amc: &AmcModel, sinr_db: &[f64]) -> Result<u8, CellError> {
-        self.key(sinr_db);
-        if let Some(c) = self.cqi {
+    /// [`AmcModel::cqi`] of the SINRs with `amc`.
+    pub fn cqi(&mut self, amc: &AmcModel) -> Result<u8, CellError> {
+        if let Some(c) = self.memo.cqi {
             return Ok(c);
         }
         let c = match self.requirements(amc)? {
             Some(need) => {
-                check_sinrs(sinr_db)?;
-                need.cqi(sinr_db)
+                check_sinrs(self.sinr_db)?;
+                need.cqi(self.sinr_db)
             }
-            None => amc.cqi(sinr_db)?,
+            None => amc.cqi(self.sinr_db)?,
         };
-        Ok(*self.cqi.insert(c))
+        Ok(*self.memo.cqi.insert(c))
     }
 
-    /// [`AmcModel::cqi_per_rbg`] of `sinr_db` with `amc`.
-    pub fn cqi_per_rbg(&mut self, amc: &AmcModel, sinr_db: &[f64], rbg_size: usize) -> Result<&[u8], CellError> {
-        self.key(sinr_db);
-        if self.rbg_cqi.as_ref().map_or(true, |(size, _)| *size != rbg_size) {
-            let cqi = match self.requirements(amc)? {
-                Some(need) if rbg_size > 0 => {
-                    check_sinrs(sinr_db)?;
-                    sinr_db.chunks(rbg_size).map(|g| need.cqi(g)).collect()
+    /// [`AmcModel::cqi_per_rbg`] of the SINRs with `amc`.
+    pub fn cqi_per_rbg(&mut self, amc: &AmcModel, rbg_size: usize) -> Result<&[u8], CellError> {
+        if rbg_size == 0 {
+            return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
+        }
+        if self.memo.rbg_size != rbg_size {
+            match self.requirements(amc)? {
+                Some(need) => {
+                    check_sinrs(self.sinr_db)?;
+                    self.memo.rbg_cqi.clear();
+                    self.memo.rbg_cqi.extend(self.sinr_db.chunks(rbg_size).map(|g| need.cqi(g)));
                 }
-                _ => amc.cqi_per_rbg(sinr_db, rbg_size)?,
-            };
-            self.rbg_cqi = Some((rbg_size, cqi));
+                None => self.memo.rbg_cqi = amc.cqi_per_rbg(self.sinr_db, rbg_size)?,
+            }
+            self.memo.rbg_size = rbg_size;
         }
-        Ok(self.rbg_cqi.as_ref().map(|(_, c)| c.as_slice()).unwrap_or_default())
+        Ok(&self.memo.rbg_cqi)
     }
 
-    /// The mean of `sinr_db` (its plain sum over its length), dB.
-    pub fn mean_sinr_db(&mut self, sinr_db: &[f64]) -> f64 {
-        self.key(sinr_db);
-        *self.mean_sinr_db.get_or_insert_with(|| sinr_db.iter().sum::<f64>() / sinr_db.len() as f64)
+    /// The mean of the SINRs (their plain sum over their number), dB.
+    pub fn mean_sinr_db(&mut self) -> f64 {
+        let sinr = self.sinr_db;
+        *self.memo.mean_sinr_db.get_or_insert_with(|| sinr.iter().sum::<f64>() / sinr.len() as f64)
     }
 
-    /// The MI per coded bit of every block of `sinr_db` for `modulation`.
-    fn per_rb(&mut self, modulation: Modulation, sinr_db: &[f64]) -> Result<&[f64], CellError> {
-        self.key(sinr_db);
-        let slot = &mut self.mi_per_rb[modulation_slot(modulation)];
-        if slot.is_none() {
-            check_sinrs(sinr_db)?;
+    /// The MI per coded bit of every block for `modulation`.
+    fn per_rb(&mut self, modulation: Modulation) -> Result<&[f64], CellError> {
+        let slot = modulation_slot(modulation);
+        if !self.memo.mi_known[slot] {
+            check_sinrs(self.sinr_db)?;
+            let mi = &mut self.memo.mi_per_rb[slot];
+            mi.clear();
+            mi.extend(self.sinr_db.iter().map(|&s| mi_per_bit(modulation, s)));
+            self.memo.mi_known[slot] = true;
         }
-        Ok(slot.get_or_insert_with(|| sinr_db.iter().map(|&s| mi_per_bit(modulation, s)).collect()))
+        Ok(&self.memo.mi_per_rb[slot])
     }
 
-    /// [`crate::amc::mean_mi_per_bit`] of `sinr_db`.
-    pub fn mean_mi(&mut self, modulation: Modulation, sinr_db: &[f64]) -> Result<f64, CellError> {
-        let mi = self.per_rb(modulation, sinr_db)?;
+    /// [`crate::amc::mean_mi_per_bit`] of the SINRs.
+    pub fn mean_mi(&mut self, modulation: Modulation) -> Result<f64, CellError> {
+        let mi = self.per_rb(modulation)?;
         Ok(mi.iter().sum::<f64>() / mi.len() as f64)
     }
 
-    /// [`crate::amc::effective_sinr_db`] of `sinr_db`.
-    pub fn effective_sinr_db(&mut self, modulation: Modulation, sinr_db: &[f64]) -> Result<f64, CellError> {
-        Ok(sinr_for_mi(modulation, self.mean_mi(modulation, sinr_db)?))
+    /// [`crate::amc::effective_sinr_db`] of the SINRs.
+    pub fn effective_sinr_db(&mut self, modulation: Modulation) -> Result<f64, CellError> {
+        Ok(sinr_for_mi(modulation, self.mean_mi(modulation)?))
     }
 
-    /// [`crate::amc::mean_mi_per_bit`] of the blocks `rbs` of `sinr_db`, taken in that order
-    /// (an allocation's blocks); an error if there are none.
-    pub fn mean_mi_of(&mut self, modulation: Modulation, sinr_db: &[f64], rbs: impl Iterator<Item = usize>) -> Result<f64, CellError> {
-        let mi = self.per_rb(modulation, sinr_db)?;
+    /// [`crate::amc::mean_mi_per_bit`] of the blocks `rbs`, taken in that order (an
+    /// allocation's blocks); an error if there are none.
+    pub fn mean_mi_of(&mut self, modulation: Modulation, rbs: impl Iterator<Item = usize>) -> Result<f64, CellError> {
+        let mi = self.per_rb(modulation)?;
         let mut n = 0usize;
         let sum = rbs
             .map(|rb| {

@@ -135,18 +135,18 @@ impl<P> UlMac<P> {
             let n_alloc = share + usize::from(i < extra);
             budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
             first += n_alloc;
-            let memo = &mut self.memo[u];
-            let cqi = memo.cqi(&self.amc, &self.sinr)?;
-            out.measured.push(UlMeasure { ue: u, sinr_db: memo.mean_sinr_db(&self.sinr), cqi });
+            let mut memo = self.memo[u].at(&self.sinr);
+            let cqi = memo.cqi(&self.amc)?;
+            out.measured.push(UlMeasure { ue: u, sinr_db: memo.mean_sinr_db(), cqi });
             if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
                 let mut r = self.retx[u].remove(k);
                 let modulation = mcs_entry(r.mcs)?.modulation;
-                r.mi.push(memo.mean_mi(modulation, &self.sinr)?);
+                r.mi.push(memo.mean_mi(modulation)?);
                 let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
                 let error = draw_tb_error(p, &mut self.rng);
                 let transmission = r.mi.len() as u8;
                 let dropped = error && transmission >= MAX_TRANSMISSIONS;
-                let effective = memo.effective_sinr_db(modulation, &self.sinr)?;
+                let effective = memo.effective_sinr_db(modulation)?;
                 out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs: r.mcs, tbs_bits: r.tbs_bits, transmission, decoded: !error, dropped, sinr_db: effective });
                 if !error {
                     out.delivered.push((u, r.payload));
@@ -165,8 +165,8 @@ impl<P> UlMac<P> {
             let tbs_bits = tbs_for_mcs(mcs, n_alloc as u16)?;
             let Some(payload) = fill(u, tbs_bits / 8) else { continue };
             let modulation = mcs_entry(mcs)?.modulation;
-            let effective = memo.effective_sinr_db(modulation, &self.sinr)?;
-            let mi = memo.mean_mi(modulation, &self.sinr)?;
+            let effective = memo.effective_sinr_db(modulation)?;
+            let mi = memo.mean_mi(modulation)?;
             let p = self.curve.combined_error_probability(mcs, &[mi])?;
             let error = draw_tb_error(p, &mut self.rng);
             out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
