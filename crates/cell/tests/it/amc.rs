@@ -156,3 +156,43 @@ fn subband_cqis_are_the_groups_own_cqis() {
         assert!(fast.contains(&0) && fast.contains(&15));
     }
 }
+
+#[test]
+fn the_memo_gives_what_the_functions_give_and_forgets_on_any_bit() {
+    use multiconn_cell::amc::mean_mi_per_bit;
+    use multiconn_cell::memo::SinrMemo;
+    let models = [multiconn_cell::AmcModel::mutual_information(), multiconn_cell::AmcModel::shannon_gap()];
+    let base: Vec<f64> = (0..12).map(|i| -4.0 + 2.3 * i as f64).collect();
+    // The same vector again, one block moved by one ulp, then another vector, then back.
+    let mut nudged = base.clone();
+    nudged[5] = f64::from_bits(nudged[5].to_bits() + 1);
+    let other: Vec<f64> = base.iter().map(|s| s - 9.0).collect();
+    for amc in models {
+        let mut memo = SinrMemo::default();
+        for sinr in [&base, &base, &nudged, &other, &base] {
+            let mut at = memo.at(sinr);
+            assert_eq!(at.cqi(&amc).unwrap(), amc.cqi(sinr).unwrap());
+            assert_eq!(at.cqi_per_rbg(&amc, 4).unwrap(), amc.cqi_per_rbg(sinr, 4).unwrap().as_slice());
+            assert_eq!(at.cqi_per_rbg(&amc, 3).unwrap(), amc.cqi_per_rbg(sinr, 3).unwrap().as_slice());
+            let mean = sinr.iter().sum::<f64>() / sinr.len() as f64;
+            assert_eq!(at.mean_sinr_db().to_bits(), mean.to_bits());
+            for m in MODS {
+                assert_eq!(at.mean_mi(m).unwrap().to_bits(), mean_mi_per_bit(m, sinr).unwrap().to_bits());
+                assert_eq!(at.effective_sinr_db(m).unwrap().to_bits(), effective_sinr_db(m, sinr).unwrap().to_bits());
+                let picked = [7usize, 2, 9];
+                let subset: Vec<f64> = picked.iter().map(|&k| sinr[k]).collect();
+                assert_eq!(at.mean_mi_of(m, picked.into_iter()).unwrap().to_bits(), mean_mi_per_bit(m, &subset).unwrap().to_bits());
+            }
+        }
+    }
+    // The one-ulp change is seen: at 64QAM the MI of block 5 moves.
+    let mut memo = SinrMemo::default();
+    let a = memo.at(&base).mean_mi(Modulation::Qam64).unwrap();
+    let b = memo.at(&nudged).mean_mi(Modulation::Qam64).unwrap();
+    assert_eq!(b.to_bits(), mean_mi_per_bit(Modulation::Qam64, &nudged).unwrap().to_bits());
+    assert_eq!(a.to_bits(), mean_mi_per_bit(Modulation::Qam64, &base).unwrap().to_bits());
+    // Bad input is refused as by the functions.
+    assert!(memo.at(&[f64::NAN]).mean_mi(Modulation::Qpsk).is_err());
+    assert!(memo.at(&[]).cqi(&models[0]).is_err());
+    assert!(memo.at(&base).cqi_per_rbg(&models[0], 0).is_err());
+}
