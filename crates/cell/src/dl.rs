@@ -227,14 +227,15 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             }
             // |s| ≤ limit is false for NaN and infinities too; the fold has no early exit, so it
             // vectorises, and the failing block is looked for only when there is one.
-            let all_in_range = ue.sinr_db.iter().fold(true, |ok, s| ok & (s.abs() <= SINR_LIMIT_DB));
-            if let Some(rb) = ue.sinr_db.iter().position(|s| !all_in_range && !(s.abs() <= SINR_LIMIT_DB)) {
+            if !ue.sinr_db.iter().fold(true, |ok, s| ok & (s.abs() <= SINR_LIMIT_DB)) {
+                let rb = ue.sinr_db.iter().position(|s| !(s.abs() <= SINR_LIMIT_DB)).unwrap_or(0);
                 return Err(CellError::out_of_range(&format!("ues[{u}].sinr_db[{rb}]"), ue.sinr_db[rb], "a number in [-200, 200] dB"));
             }
             if ue.rbg_cqi.len() != n_rbg {
                 return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", ue.rbg_cqi.len())));
             }
-            if let Some(g) = ue.rbg_cqi.iter().position(|&c| c > MAX_CQI) {
+            if ue.rbg_cqi.iter().fold(0, |max, &c| max.max(c)) > MAX_CQI {
+                let g = ue.rbg_cqi.iter().position(|&c| c > MAX_CQI).unwrap_or(0);
                 return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), ue.rbg_cqi[g] as f64, "an integer in [0, 15]"));
             }
         }

@@ -46,9 +46,7 @@ impl SinrMemo {
     /// The memo for `sinr_db`: what it holds if the vector is the last one, bit for bit, and
     /// nothing otherwise.
     pub fn at<'a>(&'a mut self, sinr_db: &'a [f64]) -> SinrMemoAt<'a> {
-        // No early exit, so the comparison vectorises.
-        let same = self.sinr.len() == sinr_db.len() && self.sinr.iter().zip(sinr_db).fold(true, |same, (a, b)| same & (a.to_bits() == b.to_bits()));
-        if !same {
+        if !self.holds(sinr_db) {
             self.sinr.clear();
             self.sinr.extend_from_slice(sinr_db);
             self.cqi = None;
@@ -57,6 +55,41 @@ impl SinrMemo {
             self.mean_sinr_db = None;
         }
         SinrMemoAt { memo: self, sinr_db }
+    }
+
+    /// Whether the memo belongs to `sinr_db`, bit for bit.
+    pub fn holds(&self, sinr_db: &[f64]) -> bool {
+        // No early exit, so the comparison vectorises.
+        self.sinr.len() == sinr_db.len() && self.sinr.iter().zip(sinr_db).fold(true, |same, (a, b)| same & (a.to_bits() == b.to_bits()))
+    }
+}
+
+/// A few [`SinrMemo`]s for a UE whose SINRs take a few values by turns: the uplink's, where a
+/// UE's share of the band follows how many UEs send in the TTI. A vector none of them holds
+/// replaces the oldest.
+#[derive(Clone, Debug)]
+pub struct SinrMemoSet {
+    memos: Vec<SinrMemo>,
+    next: usize,
+}
+
+impl SinrMemoSet {
+    /// A set of `n` (at least 1) memos.
+    pub fn new(n: usize) -> SinrMemoSet {
+        SinrMemoSet { memos: vec![SinrMemo::default(); n.max(1)], next: 0 }
+    }
+
+    /// The memo holding `sinr_db`, or the oldest one made to.
+    pub fn at<'a>(&'a mut self, sinr_db: &'a [f64]) -> SinrMemoAt<'a> {
+        let i = match self.memos.iter().position(|m| m.holds(sinr_db)) {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = (self.next + 1) % self.memos.len();
+                i
+            }
+        };
+        self.memos[i].at(sinr_db)
     }
 }
 

@@ -78,7 +78,10 @@ pub fn assign_rbgs(
         if row.len() != n_rbg {
             return Err(CellError::invalid(&format!("rates_bps[{u}]"), format!("{} RBGs, expected {n_rbg}", row.len())));
         }
-        if let Some(g) = row.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
+        // The fold has no early exit, so it vectorises; the culprit is looked for only when
+        // there is one.
+        if !row.iter().fold(true, |ok, r| ok & (r.is_finite() & (*r >= 0.0))) {
+            let g = row.iter().position(|r| !(r.is_finite() && *r >= 0.0)).unwrap_or(0);
             return Err(CellError::out_of_range(&format!("rates_bps[{u}][{g}]"), row[g], "a finite rate ≥ 0 bit/s"));
         }
     }
@@ -180,6 +183,8 @@ pub struct Scheduler {
     /// The rate (bit/s) of one RBG at each CQI: for a full RBG and for the last one (which
     /// may be smaller).
     rbg_rate_bps: [[f64; MAX_CQI as usize + 1]; 2],
+    /// The rate rows of the last TTI, kept for their buffers.
+    rates_scratch: Vec<Vec<f64>>,
 }
 
 impl Scheduler {
@@ -199,7 +204,7 @@ impl Scheduler {
                 }
             }
         }
-        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps })
+        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps, rates_scratch: Vec::new() })
     }
 
     /// The same scheduler with a PF averaging window of `ttis` TTIs (1..=1e6).
@@ -256,41 +261,55 @@ impl Scheduler {
         if !blocked.is_empty() && blocked.len() != ues.len() {
             return Err(CellError::invalid("blocked", format!("{} flags for {} UEs", blocked.len(), ues.len())));
         }
-        let mut rates = Vec::with_capacity(ues.len());
-        for (u, r) in ues.iter().enumerate() {
+        // The rate rows are kept from TTI to TTI (one per UE).
+        let mut rates = std::mem::take(&mut self.rates_scratch);
+        rates.resize_with(ues.len(), Vec::new);
+        for ((u, r), row) in ues.iter().enumerate().zip(rates.iter_mut()) {
             if r.rbg_cqi.len() != n_rbg {
                 return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", r.rbg_cqi.len())));
             }
-            let mut row = Vec::with_capacity(n_rbg);
-            for (g, &cqi) in r.rbg_cqi.iter().enumerate() {
-                if cqi > MAX_CQI {
-                    return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), cqi as f64, "an integer in [0, 15]"));
-                }
-                let last = usize::from(g + 1 == n_rbg);
-                row.push(if reserved.get(g).copied().unwrap_or(false) { 0.0 } else { self.rbg_rate_bps[last][cqi as usize] });
+            if let Some(g) = r.rbg_cqi.iter().position(|&cqi| cqi > MAX_CQI) {
+                return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), r.rbg_cqi[g] as f64, "an integer in [0, 15]"));
             }
-            rates.push(row);
+            row.clear();
+            row.extend(r.rbg_cqi.iter().enumerate().map(|(g, &cqi)| {
+                let last = usize::from(g + 1 == n_rbg);
+                if reserved.get(g).copied().unwrap_or(false) {
+                    0.0
+                } else {
+                    self.rbg_rate_bps[last][cqi as usize]
+                }
+            }));
         }
         let buffers: Vec<u64> = ues
             .iter()
             .enumerate()
             .map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) })
             .collect();
-        let owner = assign_rbgs(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next)?;
+        let owner = assign_rbgs(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next);
+        self.rates_scratch = rates;
+        let owner = owner?;
+        // RBGs per UE, so that only the UEs served are looked at.
+        let mut owned = vec![0usize; ues.len()];
+        for &u in owner.iter().flatten() {
+            owned[u] += 1;
+        }
         let mut grants: Vec<Grant> = Vec::new();
+        let mut granted_bits = vec![0.0f64; ues.len()];
         for (u, ue) in ues.iter().enumerate() {
-            let rbgs: Vec<u16> = owner.iter().enumerate().filter(|(_, o)| **o == Some(u)).map(|(g, _)| g as u16).collect();
-            if rbgs.is_empty() {
+            if owned[u] == 0 {
                 continue;
             }
+            let rbgs: Vec<u16> = owner.iter().enumerate().filter(|(_, o)| **o == Some(u)).map(|(g, _)| g as u16).collect();
             let worst = rbgs.iter().map(|&g| ue.rbg_cqi[g as usize]).min().unwrap_or(0);
             let Some(mcs) = mcs_for_cqi(worst)? else { continue };
             let n_prb: u16 = rbgs.iter().map(|&g| self.rbg_prbs(g as usize)).sum();
-            grants.push(Grant { ue: u, rbgs, n_prb, mcs, tbs_bits: tbs_for_mcs(mcs, n_prb)? });
+            let tbs_bits = tbs_for_mcs(mcs, n_prb)?;
+            granted_bits[u] = tbs_bits as f64;
+            grants.push(Grant { ue: u, rbgs, n_prb, mcs, tbs_bits });
         }
         let w = 1.0 / self.window_ttis;
-        for (u, avg) in self.avg_bps.iter_mut().enumerate() {
-            let bits = grants.iter().find(|g| g.ue == u).map_or(0.0, |g| g.tbs_bits as f64);
+        for (avg, bits) in self.avg_bps.iter_mut().zip(&granted_bits) {
             *avg = (1.0 - w) * *avg + w * bits / TTI_S;
         }
         if !ues.is_empty() {

@@ -16,8 +16,12 @@ use crate::amc::{draw_tb_error, AmcModel, BlerCurve};
 use crate::channel::LinkBudget;
 use crate::error::CellError;
 use crate::harq::{HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
-use crate::memo::SinrMemo;
+use crate::memo::SinrMemoSet;
 use crate::tables::{mcs_entry, mcs_for_cqi, tbs_for_mcs};
+
+/// SINR vectors remembered per UE: without fading a UE's SINRs depend only on its share of
+/// the band, which takes a few values as UEs start and stop sending.
+const UL_MEMOS: usize = 4;
 
 /// One UE's input to an uplink TTI.
 #[derive(Clone, Copy, Debug)]
@@ -93,8 +97,8 @@ pub struct UlMac<P> {
     retx: Vec<Vec<Retx<P>>>,
     next_first: usize,
     sinr: Vec<f64>,
-    /// Per UE: link adaptation of its last SINRs.
-    memo: Vec<SinrMemo>,
+    /// Per UE: link adaptation of its last few SINR vectors.
+    memo: Vec<SinrMemoSet>,
 }
 
 impl<P> UlMac<P> {
@@ -103,7 +107,7 @@ impl<P> UlMac<P> {
     pub fn new(n_rb: u16, n_ues: usize, amc: AmcModel, curve: BlerCurve, rng: RngStream) -> Result<UlMac<P>, CellError> {
         amc.validate()?;
         curve.validate()?;
-        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new(), memo: vec![SinrMemo::default(); n_ues] })
+        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new(), memo: vec![SinrMemoSet::new(UL_MEMOS); n_ues] })
     }
 
     /// Whether UE `ue` has a TB waiting for a retransmission.
