@@ -90,6 +90,14 @@ pub fn assign_rbgs(
             return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), avg_bps[u], "a finite rate > 0 bit/s"));
         }
     }
+    Ok(assign_checked(kind, rates_bps, buffer_bits, avg_bps, rr_start))
+}
+
+/// [`assign_rbgs`] on inputs known to be valid (the scheduler's own: rates from its table,
+/// positive averages).
+fn assign_checked(kind: SchedulerKind, rates_bps: &[Vec<f64>], buffer_bits: &[u64], avg_bps: &[f64], rr_start: usize) -> Vec<Option<usize>> {
+    let n_ue = rates_bps.len();
+    let n_rbg = rates_bps.first().map_or(0, Vec::len);
     let mut owner = vec![None; n_rbg];
     let mut granted = vec![0.0f64; n_ue];
     let mut count = vec![0usize; n_ue];
@@ -116,12 +124,12 @@ pub fn assign_rbgs(
         }
         SchedulerKind::RoundRobin => {
             if n_ue == 0 {
-                return Ok(owner);
+                return owner;
             }
             let active: Vec<usize> =
                 (0..n_ue).map(|k| (rr_start + k) % n_ue).filter(|&u| buffer_bits[u] > 0 && rates_bps[u].iter().any(|&r| r > 0.0)).collect();
             if active.is_empty() {
-                return Ok(owner);
+                return owner;
             }
             let quota = n_rbg.div_ceil(active.len());
             let mut turn = 0usize;
@@ -144,7 +152,7 @@ pub fn assign_rbgs(
             }
         }
     }
-    Ok(owner)
+    owner
 }
 
 /// One UE's input to a TTI's decision.
@@ -286,9 +294,14 @@ impl Scheduler {
             .enumerate()
             .map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) })
             .collect();
-        let owner = assign_rbgs(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next);
+        // The rates come from the table; an average reaches 0 only with a window of one TTI.
+        if self.kind == SchedulerKind::ProportionalFair {
+            if let Some(u) = self.avg_bps.iter().position(|a| !(a.is_finite() && *a > 0.0)) {
+                return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), self.avg_bps[u], "a finite rate > 0 bit/s"));
+            }
+        }
+        let owner = assign_checked(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next);
         self.rates_scratch = rates;
-        let owner = owner?;
         // RBGs per UE, so that only the UEs served are looked at.
         let mut owned = vec![0usize; ues.len()];
         for &u in owner.iter().flatten() {
