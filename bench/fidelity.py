@@ -2,12 +2,13 @@
 """The fidelity table: the same scenarios simulated with a stack profile and emulated with the
 real stack, side by side. Regenerates docs/fidelity.md (run as root: the emulator needs it).
 
-    sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime]
+    sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime] [--only TEXT ...]
 
 Every point is a sized download; both sides are compared on the download goodput, size × 8 /
 completion time (from the flow's start to its last byte in the simulator, to the client's exit
 in the emulator, so process start and handshake count on both sides). Differences beyond 10 %
-are flagged; docs/fidelity.md says what is known of each.
+are flagged; docs/fidelity.md says what is known of each. With --only, only the points whose
+point or stack label contains one of the texts run, and only their rows of the table change.
 """
 
 from __future__ import annotations
@@ -67,6 +68,45 @@ paths = [["a"], ["b"]]
 """
 
 
+# An LTE/NR dual-connectivity split (examples/scenarios/emu_tcp_quic.toml's flow dl_dc alone):
+# a 20 Mbit/s, 30 ms LTE leg and a 60 Mbit/s, 10 ms NR leg, batches of 50 with a quarter on LTE,
+# ACKs over LTE.
+LTE_NR = """
+name = "lte_nr"
+[run]
+duration = "60 s"
+seed = 1
+[[link]]
+name = "lte"
+between = ["server", "phone"]
+rate = "20 Mbit/s"
+delay = "30 ms"
+queue = "100 packets"
+[[link]]
+name = "nr"
+between = ["server", "phone"]
+rate = "60 Mbit/s"
+delay = "10 ms"
+queue = "200 packets"
+[[split]]
+name = "dc"
+legs = ["lte", "nr"]
+uplink = "lte"
+policy = { model = "batch", size = 50, share = 0.25 }
+t_reordering = "100 ms"
+[[flow]]
+name = "dc"
+from = "server"
+to = "phone"
+transport = "quic"
+app = "bulk"
+size = "20 MB"
+cc = "cubic"
+profile = "ngtcp2"
+route = ["dc"]
+"""
+
+
 def simulate(scenario: Path, sets: dict[str, str], seed: int) -> dict:
     from multiconn import run
 
@@ -93,6 +133,9 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="folder for the runs (default: a temporary one)")
     parser.add_argument("--realtime", action="store_true", help="run the emulator's loop under SCHED_FIFO")
     parser.add_argument("--reps", type=int, default=3, help="runs per point on each side, seeds 1..N (default 3)")
+    parser.add_argument("--only", nargs="+", metavar="TEXT", default=None,
+                        help="run only the points whose point or stack label contains one of these texts; "
+                             "the other rows of docs/fidelity.md stay as they are")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("fidelity: the emulator needs root (sudo .venv/bin/python bench/fidelity.py)")
@@ -120,6 +163,12 @@ def main() -> None:
         sets = {**quic, "flow.dc.multipath.scheduler": scheduler}
         points.append(("two paths 20 + 10 Mbit/s", f"tquic {scheduler} CUBIC / multipath QUIC (rfc9002)", two, sets, sets))
 
+    lte_nr = work / "lte_nr.toml"
+    lte_nr.write_text(LTE_NR)
+    points.append(("LTE/NR split 20 + 60 Mbit/s", "ngtcp2 CUBIC / ngtcp2", lte_nr, {}, {}))
+    if args.only:
+        points = [p for p in points if any(t in p[0] or t in p[1] for t in args.only)]
+
     rows = []
     seeds = range(1, args.reps + 1)
     for i, (point, label, scenario, sim_sets, emu_sets) in enumerate(points):
@@ -144,10 +193,36 @@ def main() -> None:
         print(f"{point:28s} {label:34s} sim {sim or 0:7.2f} ± {sim_sd or 0:5.2f}  emu {emu or 0:7.2f} ± "
               f"{emu_sd or 0:5.2f}  {'' if diff is None else f'{diff:+.0%}'}  p99 ≤ {max(p99s):.0f} µs", flush=True)
     (work / "fidelity.json").write_text(json.dumps(rows, indent=1) + "\n")
-    write_doc(rows, args.realtime, args.reps)
+    write_doc(rows, args.realtime, args.reps, partial=bool(args.only))
 
 
-def write_doc(rows: list[dict], realtime: bool, reps: int) -> None:
+def row_line(r: dict) -> str:
+    diff = "—" if r["difference"] is None else f"{r['difference']:+.0%}"
+    if r["difference"] is not None and abs(r["difference"]) > 0.10:
+        diff = f"**{diff}**"
+    sim = "—" if r["sim_mbps"] is None else f"{r['sim_mbps']:.2f} ± {r['sim_sd']:.2f}"
+    emu = "—" if r["emu_mbps"] is None else f"{r['emu_mbps']:.2f} ± {r['emu_sd']:.2f}"
+    return f"| {r['point']} | {r['stack']} | {sim} | {emu} | {diff} | {r['p99_us']:.0f} |"
+
+
+def update_rows(doc: Path, rows: list[dict]) -> None:
+    """Replaces the table rows of the points in `rows` (appending new points), keeps the rest."""
+    lines = doc.read_text().split("\n")
+    new = {(r["point"], r["stack"]): row_line(r) for r in rows}
+    table = [i for i, line in enumerate(lines) if line.startswith("| ") and not line.startswith("| point")]
+    for i in table:
+        cells = [c.strip() for c in lines[i].strip("|").split("|")]
+        if (cells[0], cells[1]) in new:
+            lines[i] = new.pop((cells[0], cells[1]))
+    lines[table[-1] + 1:table[-1] + 1] = list(new.values())
+    doc.write_text("\n".join(lines))
+    print(f"updated {len(rows)} rows of {doc}")
+
+
+def write_doc(rows: list[dict], realtime: bool, reps: int, partial: bool = False) -> None:
+    doc = ROOT / "docs" / "fidelity.md"
+    if partial and doc.exists():
+        return update_rows(doc, rows)
     lines = [
         "# Fidelity: the simulator's stack profiles against the real stacks",
         "",
@@ -165,14 +240,7 @@ def write_doc(rows: list[dict], realtime: bool, reps: int) -> None:
         "| point | real stack / profile | simulated Mbit/s | emulated Mbit/s | difference | emulator p99 lateness µs (worst run) |",
         "|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        diff = "—" if r["difference"] is None else f"{r['difference']:+.0%}"
-        if r["difference"] is not None and abs(r["difference"]) > 0.10:
-            diff = f"**{diff}**"
-        sim = "—" if r["sim_mbps"] is None else f"{r['sim_mbps']:.2f} ± {r['sim_sd']:.2f}"
-        emu = "—" if r["emu_mbps"] is None else f"{r['emu_mbps']:.2f} ± {r['emu_sd']:.2f}"
-        lines.append(f"| {r['point']} | {r['stack']} | {sim} | {emu} | {diff} | {r['p99_us']:.0f} |")
-    doc = ROOT / "docs" / "fidelity.md"
+    lines += [row_line(r) for r in rows]
     notes = doc.read_text().split("<!-- notes -->", 1)[1] if doc.exists() and "<!-- notes -->" in doc.read_text() else (
         "\n\n## What is known of the differences\n\n(to be written)\n")
     doc.write_text("\n".join(lines) + "\n\n<!-- notes -->" + notes)

@@ -40,7 +40,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::hystart::HyStart;
+use crate::hystart::{HyStart, SlowStartStep};
 use crate::{build, AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 use serde::Deserialize;
@@ -501,7 +501,7 @@ impl MultipathController for CoupledCc {
             has_rtt: false,
             active: true,
             suspended: false,
-            hystart: cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size)),
+            hystart: cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule)),
             l1: 0,
             l2: 0,
             before_reduction: None,
@@ -544,23 +544,20 @@ impl MultipathController for CoupledCc {
             return;
         }
         p.recovery_start = None;
-        if p.cfg.app_limited_check && ack.app_limited {
-            return;
+        let app_limited = p.cfg.app_limited_check && ack.app_limited;
+        let in_slow_start = p.cwnd < p.ssthresh;
+        let step = match &mut p.hystart {
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            None => SlowStartStep::GROW,
+        };
+        // Slow start is per path and uncoupled (RFC 6356 §3).
+        if in_slow_start && !app_limited && step.divisor > 0 {
+            p.cwnd += ack.bytes_acked / step.divisor;
         }
-        if p.cwnd < p.ssthresh {
-            // Slow start is per path and uncoupled (RFC 6356 §3).
-            let divisor = match &mut p.hystart {
-                Some(h) => {
-                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), p.cwnd);
-                    if h.should_exit_slow_start() {
-                        p.ssthresh = p.cwnd;
-                        return;
-                    }
-                    h.growth_divisor()
-                }
-                None => 1,
-            };
-            p.cwnd += ack.bytes_acked / divisor;
+        if in_slow_start && step.exit {
+            p.ssthresh = p.cwnd;
+        }
+        if app_limited || in_slow_start {
             return;
         }
         let inc = self.increase(path, ack.bytes_acked);

@@ -29,7 +29,7 @@
 //! Floating point is used only to evaluate `W_cubic` and `K` (the cube root is computed with
 //! Newton steps on basic IEEE operations so it is the same on every platform).
 
-use crate::hystart::HyStart;
+use crate::hystart::{HyStart, SlowStartStep};
 use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
@@ -91,7 +91,7 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(cfg: CcConfig) -> Cubic {
-        let hystart = cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size));
+        let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
         let beta = cfg.cubic_beta;
         let alpha_reno = ((3.0 * (1.0 - beta) / (1.0 + beta)) * ALPHA_ONE as f64).round().max(0.0) as u64;
         Cubic {
@@ -261,28 +261,26 @@ impl Controller for Cubic {
             return;
         }
         self.recovery_start = None;
-        if self.cfg.app_limited_check && ack.app_limited {
+        let app_limited = self.cfg.app_limited_check && ack.app_limited;
+        let in_slow_start = self.cwnd < self.ssthresh;
+        let step = match &mut self.hystart {
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            None => SlowStartStep::GROW,
+        };
+        if app_limited {
             // Application-limited time does not count towards t.
             if let Some(e) = &mut self.epoch {
                 e.start = (e.start + since_last).min(now);
             }
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            let divisor = match &mut self.hystart {
-                Some(h) => {
-                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), self.cwnd);
-                    if h.should_exit_slow_start() {
-                        self.ssthresh = self.cwnd;
-                        return;
-                    }
-                    h.growth_divisor()
-                }
-                None => 1,
-            };
+        } else if in_slow_start && step.divisor > 0 {
             let grow = self.ss_rem + ack.bytes_acked;
-            self.cwnd = self.cwnd.saturating_add(grow / divisor);
-            self.ss_rem = grow % divisor;
+            self.cwnd = self.cwnd.saturating_add(grow / step.divisor);
+            self.ss_rem = grow % step.divisor;
+        }
+        if in_slow_start && step.exit {
+            self.ssthresh = self.cwnd;
+        }
+        if app_limited || in_slow_start {
             return;
         }
         self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());

@@ -1,30 +1,68 @@
 //! HyStart++ (RFC 9406): leave slow start before the first loss when the RTT rises.
 //!
-//! Used by [`crate::newreno`] and [`crate::cubic`] during the initial slow start only
-//! (RFC 9406 §4.1: after the first congestion event plain slow start is used).
+//! Used by [`crate::newreno`], [`crate::cubic`] and [`crate::coupled`]. Two rules
+//! ([`HyStartRule`]); both use RFC 9406's constants and its threshold
+//! `clamp(lastRoundMinRTT / 8, 4 ms, 16 ms)`, and both find rounds the same way: a round ends
+//! with the first ACK that acknowledges a packet sent after the round began (the send-time
+//! form of RFC 9406's `windowEnd = SND.NXT`; ngtcp2's `next_round_delivered`, a delivered-byte
+//! count taken at the round's first ACK, marks the same packets).
 //!
-//! * Rounds are tracked by send times: a round starts when an ACK acknowledges a packet sent
-//!   at or after the first packet sent in the current round (the send-time form of RFC 9406's
-//!   `windowEnd = SND.NXT`).
-//! * Per round the minimum RTT of the ACKs is kept. After at least [`N_RTT_SAMPLE`] samples in
-//!   a round, slow start moves to Conservative Slow Start (CSS) when
-//!   `currentRoundMinRTT ≥ lastRoundMinRTT + clamp(lastRoundMinRTT / 8, 4 ms, 16 ms)`.
+//! **`rfc9406`** (the default), during the initial slow start only (§4.1: after the first
+//! congestion event plain slow start is used):
+//!
+//! * Every ACK that reaches it is a sample of the estimator's latest RTT (the last sample
+//!   taken, which is this ACK's when it produced one). After at least [`N_RTT_SAMPLE`] samples
+//!   in a round, slow start moves to Conservative Slow Start (CSS) when
+//!   `currentRoundMinRTT ≥ lastRoundMinRTT + threshold`; that ACK already grows by a quarter.
 //! * In CSS growth is divided by [`CSS_GROWTH_DIVISOR`]. If a round's minimum RTT (again after
 //!   [`N_RTT_SAMPLE`] samples) falls below the RTT that triggered CSS, slow start resumes;
 //!   once [`CSS_ROUNDS`] rounds have completed in CSS (the round CSS started in counts), the
-//!   controller is told to leave slow start (`ssthresh = cwnd`).
-//! * The per-ACK growth limit L of RFC 9406 §4.2 is not applied (the simulated senders pace,
-//!   for which the RFC sets L = ∞).
+//!   ACK that ends the last one does not grow the window and sets `ssthresh = cwnd`.
+//! * A congestion event ends HyStart++ for good; application-limited ACKs are not seen.
+//!
+//! **`ngtcp2`**: ngtcp2 1.x's port of it (`ngtcp2_cc.c` `ngtcp2_cc_cubic_cc_on_ack_recv`,
+//! samples from `ngtcp2_rtb.c` `ngtcp2_rtb_recv_ack`; checked at v1.25.0):
+//!
+//! * Every ACK frame that newly acknowledges bytes outside a recovery period counts as a
+//!   sample (`++rtt_sample_count`), but only one that produced an RTT sample (its largest
+//!   acknowledged packet newly acknowledged, an ack-eliciting packet among them) lowers the
+//!   round's minimum (`ack->rtt`, the raw `latest_rtt`, is `UINT64_MAX` otherwise).
+//! * Application-limited ACKs count too (they only skip the growth), and the rule runs in
+//!   every slow start, also after persistent congestion, with the state it had: a congestion
+//!   event does not end it.
+//! * The ACK's growth comes first (divided by 4 if CSS was on before it), then the round and
+//!   sample bookkeeping, so the ACK that enters CSS grows in full.
+//! * In CSS the minimum is compared with the CSS baseline after every sample, without waiting
+//!   for [`N_RTT_SAMPLE`] of them: one sample below the baseline resumes slow start.
+//! * `css_round` is 1 in the round CSS began in and grows at each round start; the first ACK
+//!   of round 5 (after four round boundaries, not five) that does not resume slow start sets
+//!   `ssthresh = cwnd`, after its growth.
+//!
+//! The per-ACK growth limit L of RFC 9406 §4.2 is not applied in either (the simulated senders
+//! pace, for which the RFC sets L = ∞; ngtcp2 has no L).
 
+use crate::RttEstimator;
 use multiconn_core::{Dur, Time};
+use serde::Deserialize;
 
-/// RFC 9406 constants.
+/// RFC 9406 constants (ngtcp2's `NGTCP2_HS_*` are the same).
 pub const MIN_RTT_THRESH: Dur = Dur::from_millis(4);
 pub const MAX_RTT_THRESH: Dur = Dur::from_millis(16);
 pub const MIN_RTT_DIVISOR: u64 = 8;
 pub const N_RTT_SAMPLE: u32 = 8;
 pub const CSS_GROWTH_DIVISOR: u64 = 4;
 pub const CSS_ROUNDS: u32 = 5;
+
+/// Whose reading of RFC 9406 (see the module notes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HyStartRule {
+    /// RFC 9406 as written.
+    #[default]
+    Rfc9406,
+    /// ngtcp2 1.x (`ngtcp2_cc.c`).
+    Ngtcp2,
+}
 
 /// Where HyStart++ is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +74,29 @@ pub enum HyStartPhase {
     /// CSS has run its rounds: the controller must set `ssthresh = cwnd` now.
     ExitPending,
     /// Slow start is over (left by HyStart++ or by a congestion event): HyStart++ no longer acts.
+    /// Under the ngtcp2 rule: CSS has run its rounds, and a later slow start (after persistent
+    /// congestion) ends at its first ACK unless that ACK's RTT is below the CSS baseline.
     Done,
+}
+
+/// What the controller does with one ACK in slow start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowStartStep {
+    /// Divide the ACK's slow-start growth by this; 0 = no growth.
+    pub divisor: u64,
+    /// After the growth, set `ssthresh = cwnd`: slow start is over.
+    pub exit: bool,
+}
+
+impl SlowStartStep {
+    /// Plain slow start.
+    pub const GROW: SlowStartStep = SlowStartStep { divisor: 1, exit: false };
 }
 
 #[derive(Debug, Clone)]
 pub struct HyStart {
     mds: u64,
+    rule: HyStartRule,
     phase: HyStartPhase,
     /// Send time of the first packet of the current round; `None` until one is sent after the
     /// round began.
@@ -50,19 +105,37 @@ pub struct HyStart {
     current_round_min_rtt: Option<Dur>,
     rtt_samples: u32,
     rounds: u64,
+    /// ngtcp2: `css_round` (0 outside CSS) and `css_baseline_min_rtt`.
+    css_round: u32,
+    css_baseline: Option<Dur>,
+    /// The estimator's sample count at the previous ACK: tells whether this ACK brought one.
+    samples_seen: u64,
 }
 
 impl HyStart {
+    /// RFC 9406's rule.
     pub fn new(mds: u64) -> HyStart {
+        HyStart::with_rule(mds, HyStartRule::Rfc9406)
+    }
+
+    pub fn with_rule(mds: u64, rule: HyStartRule) -> HyStart {
         HyStart {
             mds,
+            rule,
             phase: HyStartPhase::SlowStart,
             round_first_sent: None,
             last_round_min_rtt: None,
             current_round_min_rtt: None,
             rtt_samples: 0,
             rounds: 0,
+            css_round: 0,
+            css_baseline: None,
+            samples_seen: 0,
         }
+    }
+
+    pub fn rule(&self) -> HyStartRule {
+        self.rule
     }
 
     pub fn on_packet_sent(&mut self, now: Time) {
@@ -71,7 +144,38 @@ impl HyStart {
         }
     }
 
-    /// An ACK in slow start: `largest_acked_sent` identifies the round, `latest_rtt` the sample.
+    /// An ACK that newly acknowledged bytes outside a recovery period, as a controller sees it:
+    /// `in_slow_start` is `cwnd < ssthresh`, `app_limited` says the ACK will not grow the
+    /// window. `largest_acked_sent` (send time of the newest newly acknowledged packet)
+    /// identifies the round, `rtt` has taken this ACK's sample if it produced one.
+    pub fn on_ack_event(
+        &mut self,
+        now: Time,
+        largest_acked_sent: Time,
+        rtt: &RttEstimator,
+        in_slow_start: bool,
+        app_limited: bool,
+    ) -> SlowStartStep {
+        let sample = (rtt.samples() != self.samples_seen).then(|| rtt.latest());
+        self.samples_seen = rtt.samples();
+        match self.rule {
+            HyStartRule::Rfc9406 => {
+                if !in_slow_start || app_limited {
+                    return SlowStartStep::GROW;
+                }
+                self.on_ack(now, largest_acked_sent, rtt.latest(), 0);
+                if self.should_exit_slow_start() {
+                    SlowStartStep { divisor: 0, exit: true }
+                } else {
+                    SlowStartStep { divisor: self.growth_divisor(), exit: false }
+                }
+            }
+            HyStartRule::Ngtcp2 => self.on_ack_ngtcp2(largest_acked_sent, sample, in_slow_start),
+        }
+    }
+
+    /// RFC 9406 rule: an ACK in slow start; `largest_acked_sent` identifies the round,
+    /// `latest_rtt` is the sample.
     pub fn on_ack(&mut self, _now: Time, largest_acked_sent: Time, latest_rtt: Dur, _cwnd: u64) {
         match self.phase {
             HyStartPhase::Done => return,
@@ -83,7 +187,7 @@ impl HyStart {
             }
             _ => {}
         }
-        if self.round_first_sent.is_some_and(|first| largest_acked_sent >= first) {
+        if self.round_started(largest_acked_sent) {
             self.start_round();
             if self.phase == HyStartPhase::ExitPending {
                 return;
@@ -100,8 +204,7 @@ impl HyStart {
         match self.phase {
             HyStartPhase::SlowStart => {
                 if let Some(last) = self.last_round_min_rtt {
-                    let thresh = Dur(last.0 / MIN_RTT_DIVISOR).max(MIN_RTT_THRESH).min(MAX_RTT_THRESH);
-                    if current >= last + thresh {
+                    if current >= last + rtt_thresh(last) {
                         self.phase = HyStartPhase::Css { baseline: current, rounds: 0 };
                     }
                 }
@@ -116,6 +219,65 @@ impl HyStart {
         }
     }
 
+    /// ngtcp2 rule (`ngtcp2_cc_cubic_cc_on_ack_recv`): `sample` is this ACK's RTT sample, if
+    /// it produced one. Round starts are tracked on every ACK, slow start or not.
+    fn on_ack_ngtcp2(&mut self, largest_acked_sent: Time, sample: Option<Dur>, in_slow_start: bool) -> SlowStartStep {
+        let round_start = self.round_started(largest_acked_sent);
+        if round_start {
+            self.rounds += 1;
+            self.round_first_sent = None;
+        }
+        if !in_slow_start {
+            return SlowStartStep::GROW;
+        }
+        // The growth uses CSS as it was before this ACK.
+        let divisor = if self.css_round > 0 { CSS_GROWTH_DIVISOR } else { 1 };
+        if round_start {
+            self.last_round_min_rtt = self.current_round_min_rtt.take();
+            self.rtt_samples = 0;
+            if self.css_round > 0 {
+                self.css_round += 1;
+            }
+        }
+        if let Some(s) = sample {
+            self.current_round_min_rtt = Some(self.current_round_min_rtt.map_or(s, |m| m.min(s)));
+        }
+        self.rtt_samples += 1;
+        let step = self.ngtcp2_decide(divisor);
+        self.phase = match (self.css_round, self.css_baseline) {
+            (0, _) | (_, None) => HyStartPhase::SlowStart,
+            (r, Some(baseline)) if r < CSS_ROUNDS => HyStartPhase::Css { baseline, rounds: r - 1 },
+            _ => HyStartPhase::Done,
+        };
+        step
+    }
+
+    fn ngtcp2_decide(&mut self, divisor: u64) -> SlowStartStep {
+        if self.css_round > 0 {
+            if let (Some(current), Some(baseline)) = (self.current_round_min_rtt, self.css_baseline) {
+                if current < baseline {
+                    self.css_baseline = None;
+                    self.css_round = 0;
+                    return SlowStartStep { divisor, exit: false };
+                }
+            }
+            return SlowStartStep { divisor, exit: self.css_round >= CSS_ROUNDS };
+        }
+        if self.rtt_samples >= N_RTT_SAMPLE {
+            if let (Some(current), Some(last)) = (self.current_round_min_rtt, self.last_round_min_rtt) {
+                if current >= last + rtt_thresh(last) {
+                    self.css_baseline = Some(current);
+                    self.css_round = 1;
+                }
+            }
+        }
+        SlowStartStep { divisor, exit: false }
+    }
+
+    fn round_started(&self, largest_acked_sent: Time) -> bool {
+        self.round_first_sent.is_some_and(|first| largest_acked_sent >= first)
+    }
+
     fn start_round(&mut self) {
         self.rounds += 1;
         self.last_round_min_rtt = self.current_round_min_rtt;
@@ -128,7 +290,8 @@ impl HyStart {
         }
     }
 
-    /// True once Conservative Slow Start has lasted its rounds: go to congestion avoidance.
+    /// RFC 9406 rule: true once Conservative Slow Start has lasted its rounds: go to
+    /// congestion avoidance.
     pub fn should_exit_slow_start(&self) -> bool {
         self.phase == HyStartPhase::ExitPending
     }
@@ -141,9 +304,12 @@ impl HyStart {
         }
     }
 
-    /// A loss or ECN-CE in slow start or CSS ends HyStart++.
+    /// A loss or ECN-CE: under RFC 9406 it ends HyStart++ (slow start after it is plain);
+    /// ngtcp2 keeps its state for the next slow start.
     pub fn on_congestion_event(&mut self) {
-        self.phase = HyStartPhase::Done;
+        if self.rule == HyStartRule::Rfc9406 {
+            self.phase = HyStartPhase::Done;
+        }
     }
 
     pub fn phase(&self) -> HyStartPhase {
@@ -163,6 +329,11 @@ impl HyStart {
     pub fn max_datagram_size(&self) -> u64 {
         self.mds
     }
+}
+
+/// `clamp(last / MIN_RTT_DIVISOR, MIN_RTT_THRESH, MAX_RTT_THRESH)`.
+fn rtt_thresh(last: Dur) -> Dur {
+    Dur(last.0 / MIN_RTT_DIVISOR).max(MIN_RTT_THRESH).min(MAX_RTT_THRESH)
 }
 
 #[cfg(test)]
@@ -252,5 +423,216 @@ mod tests {
         h.on_congestion_event();
         assert_eq!(h.phase(), HyStartPhase::Done);
         assert_eq!(drive(&mut h, 3, 16, |r| 50 + 30 * r)[2], HyStartPhase::Done);
+    }
+
+    /// Drives one HyStart++ through [`HyStart::on_ack_event`] as a controller does, with an
+    /// RTT estimator that takes a sample only where one is given.
+    struct Sender {
+        h: HyStart,
+        rtt: RttEstimator,
+        round: u64,
+    }
+
+    impl Sender {
+        fn new(rule: HyStartRule) -> Sender {
+            Sender { h: HyStart::with_rule(1200, rule), rtt: RttEstimator::new(Dur::from_millis(333), crate::RttVarRule::Rfc9002), round: 0 }
+        }
+
+        /// One round: a packet is sent, then one ACK per entry acknowledges packets of this
+        /// round, each with that RTT sample in ms (`None`: the ACK produced no sample).
+        /// Returns each ACK's step.
+        fn round(&mut self, samples: &[Option<u64>]) -> Vec<SlowStartStep> {
+            self.round += 1;
+            let sent = Time(self.round * 1000 * MS);
+            self.h.on_packet_sent(sent);
+            let mut steps = Vec::new();
+            for (i, s) in samples.iter().enumerate() {
+                if let Some(ms) = s {
+                    self.rtt.update(Dur(ms * MS), Dur::ZERO);
+                }
+                steps.push(self.h.on_ack_event(Time(sent.0 + 500 * MS + i as u64), sent, &self.rtt, true, false));
+            }
+            steps
+        }
+
+        fn flat(&mut self, ms: u64, acks: usize) -> Vec<SlowStartStep> {
+            self.round(&vec![Some(ms); acks])
+        }
+    }
+
+    const GROW_QUARTER: SlowStartStep = SlowStartStep { divisor: CSS_GROWTH_DIVISOR, exit: false };
+
+    #[test]
+    fn ngtcp2_counts_acks_without_rtt_sample_but_only_samples_set_the_minimum() {
+        // A 50 ms round, then a round whose first seven ACKs carry no RTT sample (their
+        // largest acknowledged packet was acknowledged before) and whose eighth measures 60 ms.
+        let pattern: Vec<Option<u64>> = [None; 7].into_iter().chain([Some(60)]).collect();
+        let mut rfc = Sender::new(HyStartRule::Rfc9406);
+        rfc.flat(50, 16);
+        rfc.round(&pattern);
+        // RFC rule: each ACK is a sample of the estimator's latest RTT, so the stale 50 ms of
+        // the previous round is this round's minimum: no rise.
+        assert_eq!(rfc.h.phase(), HyStartPhase::SlowStart);
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        let steps = ng.round(&pattern);
+        // ngtcp2: eight ACKs counted (rtt_sample_count), minimum 60 ms from the one sample,
+        // 60 ≥ 50 + 6.25: CSS on the eighth ACK.
+        assert!(matches!(ng.h.phase(), HyStartPhase::Css { baseline, .. } if baseline == Dur::from_millis(60)));
+        assert!(steps[..7].iter().all(|s| *s == SlowStartStep::GROW));
+        // Seven ACKs are not enough, samples or not.
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        ng.round(&pattern[1..]);
+        assert_eq!(ng.h.phase(), HyStartPhase::SlowStart);
+    }
+
+    #[test]
+    fn ngtcp2_grows_in_full_on_the_ack_that_enters_css() {
+        let mut rfc = Sender::new(HyStartRule::Rfc9406);
+        rfc.flat(50, 16);
+        let steps = rfc.flat(60, 8);
+        // RFC rule: the eighth ACK enters CSS and already grows by a quarter.
+        assert_eq!(steps[7], GROW_QUARTER);
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        let steps = ng.flat(60, 9);
+        // ngtcp2 grows before it looks: the eighth ACK grows in full, the ninth by a quarter.
+        assert_eq!((steps[7], steps[8]), (SlowStartStep::GROW, GROW_QUARTER));
+        assert!(ng.h.in_css());
+    }
+
+    #[test]
+    fn ngtcp2_resumes_slow_start_on_one_sample_below_the_baseline() {
+        for rule in [HyStartRule::Rfc9406, HyStartRule::Ngtcp2] {
+            let mut s = Sender::new(rule);
+            s.flat(50, 16);
+            s.flat(60, 16);
+            assert!(s.h.in_css(), "{rule:?}");
+            // The next round's first sample, 55 ms, is below the 60 ms baseline.
+            let steps = s.round(&[Some(55), Some(61), Some(61)]);
+            match rule {
+                // ngtcp2 compares after every sample: back to slow start at once; the resuming
+                // ACK still grew by a quarter, the next ones in full.
+                HyStartRule::Ngtcp2 => {
+                    assert_eq!(steps, vec![GROW_QUARTER, SlowStartStep::GROW, SlowStartStep::GROW]);
+                    assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
+                }
+                // RFC 9406 waits for N_RTT_SAMPLE samples of the round.
+                HyStartRule::Rfc9406 => {
+                    assert!(steps.iter().all(|st| *st == GROW_QUARTER));
+                    assert!(s.h.in_css());
+                    s.round(&[Some(55); 8]);
+                    assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ngtcp2_leaves_css_four_round_boundaries_after_entering_and_grows_on_that_ack() {
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        ng.flat(60, 16); // css_round = 1 from the eighth ACK on
+        for _ in 0..3 {
+            // css_round 2, 3, 4: no exit.
+            assert!(ng.flat(60, 16).iter().all(|st| *st == GROW_QUARTER));
+        }
+        // The first ACK of the next round makes css_round 5: exit after a quarter growth.
+        let steps = ng.flat(60, 1);
+        assert_eq!(steps[0], SlowStartStep { divisor: CSS_GROWTH_DIVISOR, exit: true });
+        assert_eq!(ng.h.phase(), HyStartPhase::Done);
+
+        // The RFC rule needs a fifth boundary, and its exit ACK does not grow.
+        let mut rfc = Sender::new(HyStartRule::Rfc9406);
+        rfc.flat(50, 16);
+        rfc.flat(60, 16);
+        for _ in 0..4 {
+            assert!(rfc.flat(60, 16).iter().all(|st| *st == GROW_QUARTER));
+        }
+        assert_eq!(rfc.flat(60, 1)[0], SlowStartStep { divisor: 0, exit: true });
+
+        // At ngtcp2's fifth round start the resume test comes first: a sample below the
+        // baseline there resumes slow start instead of leaving it.
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        ng.flat(60, 16);
+        for _ in 0..3 {
+            ng.flat(60, 16);
+        }
+        assert_eq!(ng.round(&[Some(59)])[0], GROW_QUARTER);
+        assert_eq!(ng.h.phase(), HyStartPhase::SlowStart);
+    }
+
+    #[test]
+    fn rtt_alternating_between_two_legs_does_not_end_slow_start_under_either_rule() {
+        // A split whose legs give 40 and 65 ms. Alternating ACK by ACK, every round's minimum
+        // is 40 ms: never a rise.
+        for rule in [HyStartRule::Rfc9406, HyStartRule::Ngtcp2] {
+            let mut s = Sender::new(rule);
+            for _ in 0..20 {
+                let steps = s.round(&(0..16).map(|i| Some(if i % 2 == 0 { 40 } else { 65 })).collect::<Vec<_>>());
+                assert!(steps.iter().all(|st| *st == SlowStartStep::GROW), "{rule:?}");
+            }
+        }
+        // Alternating round by round (a small window fits in one batch of one leg): each 65 ms
+        // round after a 40 ms one enters CSS (65 ≥ 40 + 5), and the next 40 ms round resumes
+        // slow start (ngtcp2 at its first sample, the RFC after eight): CSS never lasts long
+        // enough to end slow start.
+        for rule in [HyStartRule::Rfc9406, HyStartRule::Ngtcp2] {
+            let mut s = Sender::new(rule);
+            let mut entered = 0;
+            for r in 0..20 {
+                let steps = s.flat(if r % 2 == 0 { 40 } else { 65 }, 16);
+                assert!(steps.iter().all(|st| !st.exit), "{rule:?} round {r}");
+                entered += usize::from(s.h.in_css());
+            }
+            assert_eq!(entered, 10, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn ngtcp2_keeps_its_state_through_congestion_and_counts_rounds_outside_slow_start() {
+        let mut ng = Sender::new(HyStartRule::Ngtcp2);
+        ng.flat(50, 16);
+        ng.flat(60, 16);
+        for _ in 0..4 {
+            ng.flat(60, 16);
+        }
+        assert_eq!(ng.h.phase(), HyStartPhase::Done);
+        ng.h.on_congestion_event();
+        // Congestion avoidance: rounds still counted, nothing else.
+        let rounds = ng.h.rounds();
+        ng.h.on_packet_sent(Time(100_000 * MS));
+        assert_eq!(ng.h.on_ack_event(Time(100_100 * MS), Time(100_000 * MS), &ng.rtt, false, false), SlowStartStep::GROW);
+        assert_eq!(ng.h.rounds(), rounds + 1);
+        // A later slow start (after persistent congestion) ends at its first ACK: css_round
+        // is still 5 or more.
+        assert_eq!(ng.flat(60, 1)[0], SlowStartStep { divisor: CSS_GROWTH_DIVISOR, exit: true });
+
+        // RFC 9406: after a congestion event slow start is plain.
+        let mut rfc = Sender::new(HyStartRule::Rfc9406);
+        rfc.flat(50, 16);
+        rfc.flat(60, 16);
+        rfc.h.on_congestion_event();
+        assert!(rfc.flat(90, 16).iter().all(|st| *st == SlowStartStep::GROW));
+    }
+
+    #[test]
+    fn ngtcp2_tracks_slow_start_through_application_limited_acks() {
+        // Eight application-limited ACKs of 60 ms after a 50 ms round: ngtcp2 counts them
+        // (they only skip the growth); the RFC rule does not see them.
+        for (rule, css) in [(HyStartRule::Ngtcp2, true), (HyStartRule::Rfc9406, false)] {
+            let mut s = Sender::new(rule);
+            s.flat(50, 16);
+            s.round += 1;
+            let sent = Time(s.round * 1000 * MS);
+            s.h.on_packet_sent(sent);
+            for i in 0..8 {
+                s.rtt.update(Dur::from_millis(60), Dur::ZERO);
+                s.h.on_ack_event(Time(sent.0 + 500 * MS + i), sent, &s.rtt, true, true);
+            }
+            assert_eq!(s.h.in_css(), css, "{rule:?}");
+        }
     }
 }

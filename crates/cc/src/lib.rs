@@ -39,6 +39,7 @@ use multiconn_core::{Rate, Time};
 use serde::Deserialize;
 
 pub use coupled::{build_multipath, build_paths, share, CoupledCc, CoupledKind, MultipathController, PathController, SharedMultipath, UncoupledCc};
+pub use hystart::HyStartRule;
 pub use delivery::{DeliveryRateEstimator, RateSample, SentRateState};
 pub use pacer::{Pacer, PacerConfig};
 pub use rtt::{RttEstimator, RttVarRule};
@@ -148,6 +149,8 @@ pub struct CcConfig {
     pub fast_convergence: bool,
     /// HyStart++ (RFC 9406) in slow start, for NewReno and CUBIC.
     pub hystart: bool,
+    /// Whose reading of HyStart++ ([`hystart::HyStartRule`]): RFC 9406's or ngtcp2's.
+    pub hystart_rule: hystart::HyStartRule,
     /// Base the reduction on bytes in flight after removing the lost packets instead of on
     /// cwnd (aioquic's rule); `false` uses cwnd.
     pub reduce_from_flight: bool,
@@ -178,6 +181,7 @@ impl CcConfig {
             cubic_c: 0.4,
             fast_convergence: true,
             hystart: false,
+            hystart_rule: hystart::HyStartRule::Rfc9406,
             reduce_from_flight: false,
             app_limited_check: true,
             loss_filter: false,

@@ -9,7 +9,7 @@
 //!   minimum_window)`. ACKs of packets sent before the period started do not grow the window.
 //! * Persistent congestion / RTO: `cwnd = loss_window`, recovery ends.
 
-use crate::hystart::HyStart;
+use crate::hystart::{HyStart, SlowStartStep};
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::Time;
 
@@ -28,7 +28,7 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn new(cfg: CcConfig) -> NewReno {
-        let hystart = cfg.hystart.then(|| HyStart::new(cfg.max_datagram_size));
+        let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
         NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cfg }
     }
 
@@ -49,22 +49,19 @@ impl Controller for NewReno {
             return;
         }
         self.recovery_start = None;
-        if self.cfg.app_limited_check && ack.app_limited {
-            return;
+        let app_limited = self.cfg.app_limited_check && ack.app_limited;
+        let in_slow_start = self.cwnd < self.ssthresh;
+        let step = match &mut self.hystart {
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            None => SlowStartStep::GROW,
+        };
+        if in_slow_start && !app_limited && step.divisor > 0 {
+            self.cwnd += ack.bytes_acked / step.divisor;
         }
-        if self.cwnd < self.ssthresh {
-            let divisor = match &mut self.hystart {
-                Some(h) => {
-                    h.on_ack(now, ack.largest_acked_sent, rtt.latest(), self.cwnd);
-                    if h.should_exit_slow_start() {
-                        self.ssthresh = self.cwnd;
-                        return;
-                    }
-                    h.growth_divisor()
-                }
-                None => 1,
-            };
-            self.cwnd += ack.bytes_acked / divisor;
+        if in_slow_start && step.exit {
+            self.ssthresh = self.cwnd;
+        }
+        if app_limited || in_slow_start {
             return;
         }
         self.ca_acked += ack.bytes_acked;

@@ -5,7 +5,7 @@
 //! file must set every field (no silent defaults); unknown fields are refused.
 
 use multiconn_cc::pacer::BurstRule;
-use multiconn_cc::{CcConfig, CcKind, RttVarRule};
+use multiconn_cc::{CcConfig, CcKind, HyStartRule, RttVarRule};
 use multiconn_core::Dur;
 use multiconn_multipath::{FailoverProfile, SchedulerKind};
 use serde::Deserialize;
@@ -63,6 +63,10 @@ pub struct CcKnobs {
     pub cubic_c: f64,
     pub fast_convergence: bool,
     pub hystart: bool,
+    /// Whose HyStart++: `rfc9406` (RFC 9406 as written) or `ngtcp2` (ngtcp2 1.x's reading,
+    /// `multiconn_cc::hystart`). Absent: `rfc9406`.
+    #[serde(default)]
+    pub hystart_rule: HyStartRule,
     pub reduce_from_flight: bool,
     pub app_limited_check: bool,
     /// Initial window in bytes, whatever the datagram size (picoquic: 10 × 1536); replaces
@@ -379,6 +383,7 @@ impl Profile {
             cubic_c: self.cc.cubic_c,
             fast_convergence: self.cc.fast_convergence,
             hystart: self.cc.hystart,
+            hystart_rule: self.cc.hystart_rule,
             reduce_from_flight: self.cc.reduce_from_flight,
             app_limited_check: self.cc.app_limited_check,
             loss_filter: self.cc.loss_filter,
@@ -442,6 +447,8 @@ mod tests {
         // No explicit initial window: RFC 9002 min(10·MDS, max(2·MDS, 14720)).
         assert_eq!((cfg.kind, cfg.initial_window), (CcKind::Cubic, 14_440));
         assert!(cfg.hystart && cfg.app_limited_check && !cfg.reduce_from_flight);
+        assert_eq!(cfg.hystart_rule, HyStartRule::Ngtcp2);
+        assert_eq!(a.cc_config(CcKind::Cubic, 1200).unwrap().hystart_rule, HyStartRule::Rfc9406);
         assert_eq!((n.pacing.factor, n.pacing.burst), (1.25, BurstRule::SendQuantum));
         assert!(n.cc_config(CcKind::Bbr, 1444).is_ok());
     }
