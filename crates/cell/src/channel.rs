@@ -104,10 +104,15 @@ impl UeChannel {
     /// The fading gains (dB) of every RB at `t_s` in direction `dir` (0 down, 1 up), into `out`
     /// (resized to `n_rb`).
     pub fn gains_db(&self, dir: usize, n_rb: usize, t_s: f64, out: &mut Vec<f64>) -> Result<(), CellError> {
+        self.gains_db_in(dir, n_rb, t_s, 0..n_rb, out)
+    }
+
+    /// As [`UeChannel::gains_db`], but only the RBs `rbs` are worked out (the rest are 0 dB).
+    pub fn gains_db_in(&self, dir: usize, n_rb: usize, t_s: f64, rbs: std::ops::Range<usize>, out: &mut Vec<f64>) -> Result<(), CellError> {
         out.clear();
         out.resize(n_rb, 0.0);
         if let Some(f) = &self.fading {
-            f[dir].gains_db(t_s, out)?;
+            f[dir].gains_db_in(t_s, rbs, out)?;
         }
         Ok(())
     }

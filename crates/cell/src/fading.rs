@@ -23,6 +23,7 @@
 //! TS 36.104 tapped delay line (EPA, EVA, ETU: [`crate::tdl`]), whose RBs are correlated as the
 //! profile's delays dictate. Times are in seconds, Doppler in Hz.
 
+use std::ops::Range;
 use std::f64::consts::PI;
 
 use multiconn_core::rng::RngStream;
@@ -248,25 +249,37 @@ impl CellFading {
     /// The power gain in dB of every resource block at `t_s` seconds, written to `out` (its
     /// length must be the number of RBs).
     pub fn gains_db(&self, t_s: f64, out: &mut [f64]) -> Result<(), CellError> {
+        self.gains_db_in(t_s, 0..self.n_rb, out)
+    }
+
+    /// As [`CellFading::gains_db`], but only the blocks `rbs` are worked out and written (an
+    /// uplink allocation); the rest of `out` is left as it was.
+    pub fn gains_db_in(&self, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
         if out.len() != self.n_rb {
             return Err(CellError::invalid("out", format!("{} values for {} resource blocks", out.len(), self.n_rb)));
         }
+        if rbs.end > self.n_rb {
+            return Err(CellError::invalid("rbs", format!("blocks {}..{} of {}", rbs.start, rbs.end, self.n_rb)));
+        }
         match &self.model {
-            Model::Processes(processes) => fill(processes, t_s, out, RayleighFading::gain_db),
-            Model::Rician(processes) => fill(processes, t_s, out, RicianFading::gain_db),
-            Model::Tdl(tdl) => tdl.gains_db(t_s, out)?,
+            Model::Processes(processes) => fill(processes, t_s, rbs, out, RayleighFading::gain_db),
+            Model::Rician(processes) => fill(processes, t_s, rbs, out, RicianFading::gain_db),
+            Model::Tdl(tdl) => tdl.gains_db_in(t_s, rbs, out)?,
         }
         Ok(())
     }
 }
 
-/// Writes each RB's gain in dB at `t_s`: one process's for every RB (flat), or the RB's own.
-fn fill<P>(processes: &[P], t_s: f64, out: &mut [f64], gain_db: impl Fn(&P, f64) -> f64) {
+/// Writes the gain in dB at `t_s` of each RB in `rbs`: one process's for every RB (flat), or
+/// the RB's own.
+fn fill<P>(processes: &[P], t_s: f64, rbs: Range<usize>, out: &mut [f64], gain_db: impl Fn(&P, f64) -> f64) {
     if let [one] = processes {
-        let g = gain_db(one, t_s);
-        out.iter_mut().for_each(|v| *v = g);
+        if !rbs.is_empty() {
+            let g = gain_db(one, t_s);
+            out[rbs].iter_mut().for_each(|v| *v = g);
+        }
     } else {
-        for (v, p) in out.iter_mut().zip(processes) {
+        for (v, p) in out[rbs.clone()].iter_mut().zip(&processes[rbs]) {
             *v = gain_db(p, t_s);
         }
     }

@@ -538,17 +538,17 @@ impl CellHop {
         }
 
         // Uplink.
-        let mut any_ul = false;
-        for (i, u) in self.ues.iter().enumerate() {
-            if u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.has_retx(i) {
-                any_ul = true;
-                u.channel.gains_db(1, n_rb, t_s, &mut self.ul_gains[i])?;
-            } else {
-                self.ul_gains[i].clear();
-                self.ul_gains[i].resize(n_rb, 0.0);
-            }
-        }
+        let any_ul = self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.has_retx(i));
         if any_ul {
+            // Fading only where the UEs will send in this TTI.
+            let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].tx.status(0).tx_queue_bytes).collect();
+            let mut sending = vec![None; self.ues.len()];
+            for (ue, rbs) in self.ul.shares(n, &buffers) {
+                sending[ue] = Some(rbs);
+            }
+            for ((u, gains), rbs) in self.ues.iter().zip(&mut self.ul_gains).zip(sending) {
+                u.channel.gains_db_in(1, n_rb, t_s, rbs.unwrap_or(0..0), gains)?;
+            }
             let inputs: Vec<UlUeInput> = self
                 .ues
                 .iter()

@@ -24,6 +24,7 @@
 //! and N_RB × taps complex multiply-adds, without allocating.
 
 use std::f64::consts::PI;
+use std::ops::Range;
 
 use multiconn_core::rng::RngStream;
 use multiconn_radio::units::ratio_to_db;
@@ -208,13 +209,19 @@ impl TdlFading {
     }
 
     /// Calls `each(k, re, im)` with H_k(t_s) for every RB k.
-    fn for_each_rb(&self, t_s: f64, mut each: impl FnMut(usize, f64, f64)) {
+    fn for_each_rb(&self, t_s: f64, each: impl FnMut(usize, f64, f64)) {
+        self.for_each_rb_in(t_s, 0..self.n_rb, each)
+    }
+
+    /// Calls `each(k, re, im)` with H_k(t_s) for every RB k in `rbs`.
+    fn for_each_rb_in(&self, t_s: f64, rbs: Range<usize>, mut each: impl FnMut(usize, f64, f64)) {
         let n = self.taps.len();
         let mut h = [(0.0, 0.0); MAX_TAPS];
         for (slot, tap) in h.iter_mut().zip(&self.taps) {
             *slot = tap.coefficient(t_s);
         }
-        for (k, row) in self.weights.chunks_exact(n).enumerate() {
+        let first = rbs.start;
+        for (k, row) in self.weights[rbs.start * n..rbs.end * n].chunks_exact(n).enumerate().map(|(k, row)| (first + k, row)) {
             let (mut re, mut im) = (0.0, 0.0);
             for (&(hr, hi), &(wr, wi)) in h.iter().zip(row) {
                 re += hr * wr - hi * wi;
@@ -241,8 +248,17 @@ impl TdlFading {
 
     /// The power gain in dB of every RB at `t_s` seconds, into `out`.
     pub fn gains_db(&self, t_s: f64, out: &mut [f64]) -> Result<(), CellError> {
+        self.gains_db_in(t_s, 0..self.n_rb, out)
+    }
+
+    /// The power gain in dB of the RBs `rbs` at `t_s` seconds, into those entries of `out`
+    /// (whose length must be the number of RBs).
+    pub fn gains_db_in(&self, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
         self.check(out.len())?;
-        self.for_each_rb(t_s, |k, re, im| out[k] = ratio_to_db(re * re + im * im));
+        if rbs.end > self.n_rb {
+            return Err(CellError::invalid("rbs", format!("blocks {}..{} of {}", rbs.start, rbs.end, self.n_rb)));
+        }
+        self.for_each_rb_in(t_s, rbs, |k, re, im| out[k] = ratio_to_db(re * re + im * im));
         Ok(())
     }
 }

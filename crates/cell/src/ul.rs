@@ -115,6 +115,34 @@ impl<P> UlMac<P> {
         !self.retx[ue].is_empty()
     }
 
+    /// The UEs that get a part of the band in TTI `tti`, with their RBs, given each UE's
+    /// buffer (bytes): those with data or a retransmission due, in round-robin order from a
+    /// rotating start, in equal contiguous parts (the first ones one RB more when the band does
+    /// not divide), at most one UE per RB. [`UlMac::tti`] gives the same parts.
+    pub fn shares(&self, tti: u64, buffer_bytes: &[u64]) -> Vec<(usize, std::ops::Range<usize>)> {
+        let n = buffer_bytes.len();
+        let active: Vec<usize> = (0..n)
+            .map(|i| (self.next_first + i) % n)
+            .filter(|&u| buffer_bytes[u] > 0 || self.retx[u].iter().any(|r| r.due <= tti))
+            .take(self.n_rb as usize)
+            .collect();
+        if active.is_empty() {
+            return Vec::new();
+        }
+        let share = self.n_rb as usize / active.len();
+        let extra = self.n_rb as usize % active.len();
+        let mut first = 0usize;
+        active
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| {
+                let n_alloc = share + usize::from(i < extra);
+                first += n_alloc;
+                (u, first - n_alloc..first)
+            })
+            .collect()
+    }
+
     /// One TTI. `fill(ue, bytes)` gives the payload of a new TB of `bytes` bytes for UE `ue`.
     pub fn tti(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<UlTti<P>, CellError> {
         let mut out = UlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new(), measured: Vec::new() };
@@ -122,23 +150,12 @@ impl<P> UlMac<P> {
         if n == 0 {
             return Ok(out);
         }
-        // UEs with something to send, in round-robin order from a rotating start.
-        let active: Vec<usize> = (0..n)
-            .map(|i| (self.next_first + i) % n)
-            .filter(|&u| ues[u].buffer_bytes > 0 || self.retx[u].iter().any(|r| r.due <= tti))
-            .take(self.n_rb as usize)
-            .collect();
+        let buffers: Vec<u64> = ues.iter().map(|u| u.buffer_bytes).collect();
+        let shares = self.shares(tti, &buffers);
         self.next_first = (self.next_first + 1) % n;
-        if active.is_empty() {
-            return Ok(out);
-        }
-        let share = self.n_rb as usize / active.len();
-        let extra = self.n_rb as usize % active.len();
-        let mut first = 0usize;
-        for (i, &u) in active.iter().enumerate() {
-            let n_alloc = share + usize::from(i < extra);
+        for (u, rbs) in shares {
+            let (first, n_alloc) = (rbs.start, rbs.len());
             budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
-            first += n_alloc;
             let mut memo = self.memo[u].at(&self.sinr);
             let cqi = memo.cqi(&self.amc)?;
             out.measured.push(UlMeasure { ue: u, sinr_db: memo.mean_sinr_db(), cqi });

@@ -193,3 +193,27 @@ fn a_k_factor_on_a_tapped_delay_line_or_out_of_range_is_refused() {
 fn ratio_db(x: f64) -> f64 {
     10.0 * x.log10()
 }
+
+#[test]
+fn gains_over_some_blocks_are_those_blocks_of_the_whole_band() {
+    use multiconn_cell::TdlProfile;
+    let mut rng = RngStream::derive(3, "range");
+    let spreads = [FadingSpread::Flat, FadingSpread::PerRb, FadingSpread::Tdl(TdlProfile::Epa), FadingSpread::Tdl(TdlProfile::Etu)];
+    for spread in spreads {
+        let f = CellFading::new(spread, 50, 70.0, DEFAULT_SINUSOIDS, &mut rng).unwrap();
+        for t in [0.0, 0.0137, 1.5] {
+            let mut whole = vec![0.0; 50];
+            f.gains_db(t, &mut whole).unwrap();
+            for rbs in [0..50, 10..23, 49..50, 7..7] {
+                let mut part = vec![99.0; 50];
+                f.gains_db_in(t, rbs.clone(), &mut part).unwrap();
+                for k in 0..50 {
+                    let want = if rbs.contains(&k) { whole[k] } else { 99.0 };
+                    assert_eq!(part[k].to_bits(), want.to_bits(), "{spread:?} at {t} s, RB {k} of {rbs:?}");
+                }
+            }
+        }
+        let mut out = vec![0.0; 50];
+        assert!(f.gains_db_in(0.0, 40..51, &mut out).is_err());
+    }
+}

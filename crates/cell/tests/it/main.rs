@@ -10,3 +10,4 @@ mod sched;
 mod series;
 mod tables;
 mod tdl;
+mod ul;
