@@ -211,4 +211,38 @@ mod tests {
         cc.on_spurious_congestion(Time(120));
         assert_eq!((cc.window(), cc.ssthresh()), (24000, None));
     }
+
+    #[test]
+    fn delivery_rate_cap_stops_reno_above_2_89_bdp_and_not_below() {
+        let mut cc = NewReno::new(CcConfig { delivery_rate_cap: true, ..CcConfig::quic_default(CcKind::NewReno, MDS) });
+        let mut r = rtt();
+        r.update(Dur::from_millis(40), Dur::ZERO);
+        // 500 kB/s × 40 ms = 20 kB; × 2.89 = 57.8 kB.
+        let sample = crate::RateSample {
+            delivery_rate: multiconn_core::Rate(4_000_000),
+            delivered: 50_000,
+            interval: Dur::from_millis(100),
+            is_app_limited: false,
+            prior_delivered: 0,
+            rtt: Dur::from_millis(40),
+        };
+        cc.on_ack(Time(1), &AckEvent { rate_sample: Some(sample), ..ack(MDS, Time(0)) }, &r);
+        assert_eq!(cc.window(), 13_200);
+        // Slow start: the ACK of 40 datagrams stops at the first window above the cap.
+        cc.on_ack(Time(2), &ack(40 * MDS, Time(0)), &r);
+        assert_eq!(cc.window(), 58_800);
+        cc.on_ack(Time(3), &ack(MDS, Time(0)), &r);
+        assert_eq!(cc.window(), 58_800);
+        // After a loss (29 400 B) congestion avoidance grows below the cap ...
+        cc.on_congestion_event(Time(4), &loss(Time(3), 0), &r);
+        assert_eq!(cc.window(), 29_400);
+        for k in 0..200 {
+            cc.on_ack(Time(10 + k), &ack(MDS, Time(5)), &r);
+        }
+        assert!(cc.window() > 29_400);
+        // ... and not above it.
+        cc.cwnd = 60_000;
+        cc.on_ack(Time(1000), &ack(100 * MDS, Time(5)), &r);
+        assert_eq!(cc.window(), 60_000);
+    }
 }
