@@ -26,13 +26,77 @@
 //!   of [`crate::loss_filter`] (rate above 20 %); otherwise it is ignored altogether.
 //!   Timeouts are not filtered.
 //!
+//! * With `cubic_rule = ngtcp2-0.12`, congestion avoidance and the reactions follow ngtcp2 0.12
+//!   instead ([`CubicRule::Ngtcp2V012`]); with `delivery_rate_cap`, ngtcp2 0.12's
+//!   [`crate::delivery::DeliveryRateCap`] stops all growth above its target.
+//!
 //! Floating point is used only to evaluate `W_cubic` and `K` (the cube root is computed with
 //! Newton steps on basic IEEE operations so it is the same on every platform).
 
-use crate::hystart::{HyStart, SlowStartStep};
+use crate::delivery::DeliveryRateCap;
+use crate::hystart::{HyStart, HyStartRule, SlowStartStep};
 use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
+use serde::Deserialize;
+
+/// Whose CUBIC congestion avoidance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+pub enum CubicRule {
+    /// RFC 9438 (the module notes).
+    #[default]
+    #[serde(rename = "rfc9438")]
+    Rfc9438,
+    /// ngtcp2 0.12 (`lib/ngtcp2_cc.c` at v0.12.1, `ngtcp2_cc_cubic_cc_on_pkt_acked` and
+    /// `_congestion_event`), in its integer arithmetic, per acknowledged datagram:
+    ///
+    /// * The epoch starts at the first congestion-avoidance ACK: `K = icbrt((w_last_max −
+    ///   cwnd)·10/4/MDS)` in whole seconds (`ngtcp2_cbrt`, an integer cube root) and origin
+    ///   `w_last_max` if `cwnd < w_last_max`, else `K = 0` and origin `cwnd`; `w_tcp = cwnd`.
+    /// * Per packet: `target = origin ± MDS·0.4·|t − K|³` (time in 1/1024 s), then
+    ///   `cwnd_thres = target × (t + srtt)` with `t + srtt` in seconds (1/1024 s steps): below
+    ///   `cwnd` the target is `cwnd`, above `1.5·cwnd` it is `1.5·cwnd`. cwnd grows by
+    ///   `MDS·(target − cwnd)/cwnd`, or by `MDS/(100·cwnd)` when the target is `cwnd`;
+    ///   `w_tcp` grows by `MDS·pktlen/cwnd` (Reno's one datagram per window) and, when above
+    ///   `cwnd`, the growth is at least `MDS·(w_tcp − cwnd)/cwnd`. So for the first second of
+    ///   an epoch (less the smoothed RTT) the window grows like Reno's, then by up to half a
+    ///   datagram per acknowledged datagram.
+    /// * Congestion event: `w_last_max = cwnd·17/10/2` if `cwnd < w_last_max` else `cwnd`;
+    ///   `ssthresh = cwnd = max(cwnd·7/10, minimum_window)`.
+    /// * Persistent congestion (`_on_persistent_congestion`) only sets `cwnd = loss_window` and
+    ///   ends the recovery period: `ssthresh`, `w_last_max` and the epoch stay.
+    /// * Application-limited ACKs grow the window (0.12 does not check) and the epoch is not
+    ///   shifted over them (ngtcp2 shifts it only over idle time with nothing in flight, which
+    ///   a bulk sender does not have).
+    #[serde(rename = "ngtcp2-0.12")]
+    Ngtcp2V012,
+}
+
+/// ngtcp2 0.12's congestion-avoidance state (`ngtcp2_cubic_cc`); `w_last_max` is
+/// [`Cubic::w_max`].
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Ng012 {
+    epoch_start: Option<Time>,
+    /// Whole seconds.
+    k: u64,
+    origin: u64,
+    w_tcp: u64,
+    pending_add: u64,
+    pending_w_add: u64,
+}
+
+/// `ngtcp2_cbrt` of v0.12.1, wrapping like its `uint64_t` arithmetic.
+pub fn ngtcp2_cbrt(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let d = n.leading_zeros() as u64;
+    let mut a: u64 = 1 << ((64 - d) / 3 + 1);
+    while a.wrapping_mul(a).wrapping_mul(a) > n {
+        a = (2 * a + n / a / a) / 3;
+    }
+    a
+}
 
 /// Fixed-point scale of α in the Reno-friendly estimate.
 const ALPHA_ONE: u64 = 1 << 16;
@@ -58,6 +122,7 @@ struct Saved {
     cwnd_prior: u64,
     w_est: u64,
     epoch: Option<Epoch>,
+    ng: Ng012,
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +152,10 @@ pub struct Cubic {
     /// congestion event.
     loss: Option<SmoothedLoss>,
     loss_passed: bool,
+    /// ngtcp2 0.12's `target_cwnd` (`delivery_rate_cap`).
+    cap: Option<DeliveryRateCap>,
+    /// ngtcp2 0.12's congestion avoidance (`cubic_rule`).
+    ng: Ng012,
 }
 
 impl Cubic {
@@ -111,8 +180,88 @@ impl Cubic {
             saved: None,
             loss: cfg.loss_filter.then(SmoothedLoss::new),
             loss_passed: false,
+            cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)),
+            ng: Ng012::default(),
             cfg,
         }
+    }
+
+    /// ngtcp2 0.12's cap, when the configuration has it.
+    pub fn delivery_rate_cap(&self) -> Option<&DeliveryRateCap> {
+        self.cap.as_ref()
+    }
+
+    fn ngtcp2_012(&self) -> bool {
+        self.cfg.cubic_rule == CubicRule::Ngtcp2V012
+    }
+
+    /// ngtcp2 0.12's congestion avoidance over the datagrams of one ACK (`acked` bytes).
+    fn congestion_avoidance_ngtcp2_012(&mut self, now: Time, acked: u64, srtt: Dur) {
+        const SEC: u64 = 1_000_000_000;
+        let mss = self.mds();
+        let mut left = acked;
+        while left > 0 {
+            let pktlen = left.min(mss);
+            left -= pktlen;
+            if self.cap.as_ref().is_some_and(|c| c.blocks(self.cwnd)) {
+                continue;
+            }
+            if self.ng.epoch_start.is_none() {
+                self.start_epoch_ngtcp2_012(now);
+            }
+            let ng = &mut self.ng;
+            let start = ng.epoch_start.expect("epoch started above");
+            let t = now.since(start).0;
+            let tx = (t << 10) / SEC;
+            let kx = ng.k << 10;
+            let time_delta = tx.abs_diff(kx);
+            let cube = (((time_delta.wrapping_mul(time_delta)) >> 10).wrapping_mul(time_delta)) >> 10;
+            let delta = (mss.wrapping_mul(cube).wrapping_mul(4) / 10) >> 10;
+            let mut target = if tx > kx { ng.origin.wrapping_add(delta) } else { ng.origin.wrapping_sub(delta) };
+            let cwnd = self.cwnd;
+            let cwnd_thres = target.wrapping_mul(((t + srtt.0) << 10) / SEC) >> 10;
+            target = if cwnd_thres < cwnd {
+                cwnd
+            } else if 2 * cwnd_thres > 3 * cwnd {
+                cwnd * 3 / 2
+            } else {
+                cwnd_thres
+            };
+            let mut add;
+            if target > cwnd {
+                let m = ng.pending_add + mss * (target - cwnd);
+                add = m / cwnd;
+                ng.pending_add = m % cwnd;
+            } else {
+                let m = ng.pending_add + mss;
+                add = m / (100 * cwnd);
+                ng.pending_add = m % (100 * cwnd);
+            }
+            let m = ng.pending_w_add + mss * pktlen;
+            ng.w_tcp += m / cwnd;
+            ng.pending_w_add = m % cwnd;
+            if ng.w_tcp > cwnd {
+                add = add.max(mss * (ng.w_tcp - cwnd) / cwnd);
+            }
+            self.cwnd += add;
+        }
+    }
+
+    /// ngtcp2 0.12: the first congestion-avoidance packet starts the epoch.
+    fn start_epoch_ngtcp2_012(&mut self, now: Time) {
+        let mss = self.mds();
+        let ng = &mut self.ng;
+        ng.epoch_start = Some(now);
+        if self.cwnd < self.w_max {
+            ng.k = ngtcp2_cbrt((self.w_max - self.cwnd) * 10 / 4 / mss);
+            ng.origin = self.w_max;
+        } else {
+            ng.k = 0;
+            ng.origin = self.cwnd;
+        }
+        ng.w_tcp = self.cwnd;
+        ng.pending_add = 0;
+        ng.pending_w_add = 0;
     }
 
     fn in_recovery(&self, sent: Time) -> bool {
@@ -211,7 +360,59 @@ impl Cubic {
             cwnd_prior: self.cwnd_prior,
             w_est: self.w_est,
             epoch: self.epoch.clone(),
+            ng: self.ng.clone(),
         });
+    }
+}
+
+impl Cubic {
+    fn on_ack_growth(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator, since_last: Dur) {
+        if self.in_recovery(ack.largest_acked_sent) {
+            // ngtcp2 0.12 counts RTT samples and closes rounds in recovery too.
+            if let Some(h) = self.hystart.as_mut().filter(|h| h.rule() == HyStartRule::Ngtcp2V012) {
+                h.on_ack_event(now, ack.largest_acked_sent, rtt, false, false);
+            }
+            return;
+        }
+        self.recovery_start = None;
+        let app_limited = self.cfg.app_limited_check && ack.app_limited;
+        let in_slow_start = self.cwnd < self.ssthresh;
+        let step = match &mut self.hystart {
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            None => SlowStartStep::GROW,
+        };
+        if app_limited {
+            // Application-limited time does not count towards t.
+            if let Some(e) = &mut self.epoch {
+                e.start = (e.start + since_last).min(now);
+            }
+        } else if in_slow_start && step.divisor > 0 {
+            let grow = self.ss_rem + ack.bytes_acked;
+            let mut add = grow / step.divisor;
+            self.ss_rem = grow % step.divisor;
+            if let Some(cap) = &self.cap {
+                add = cap.slow_start_growth(self.cwnd, add, self.mds());
+            }
+            self.cwnd = self.cwnd.saturating_add(add);
+            if add > 0 && self.hystart.as_ref().is_some_and(|h| h.exits_after_growth(self.cwnd)) {
+                // ngtcp2 0.12: ssthresh = cwnd and w_last_max = cwnd.
+                self.ssthresh = self.cwnd;
+                self.w_max = self.cwnd;
+            }
+        }
+        if in_slow_start && step.exit {
+            self.ssthresh = self.cwnd;
+        }
+        if app_limited || in_slow_start {
+            return;
+        }
+        if self.ngtcp2_012() {
+            return self.congestion_avoidance_ngtcp2_012(now, ack.bytes_acked, rtt.smoothed());
+        }
+        if self.cap.as_ref().is_some_and(|c| c.blocks(self.cwnd)) {
+            return;
+        }
+        self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());
     }
 }
 
@@ -257,33 +458,11 @@ impl Controller for Cubic {
     fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
         let since_last = self.last_ack.map_or(Dur::ZERO, |last| now.since(last));
         self.last_ack = Some(now);
-        if self.in_recovery(ack.largest_acked_sent) {
-            return;
+        self.on_ack_growth(now, ack, rtt, since_last);
+        // ngtcp2 0.12 updates its target after the ACK's packets, in recovery or not.
+        if let Some(cap) = &mut self.cap {
+            cap.on_ack(ack.rate_sample.as_ref(), rtt.has_sample().then(|| rtt.min()));
         }
-        self.recovery_start = None;
-        let app_limited = self.cfg.app_limited_check && ack.app_limited;
-        let in_slow_start = self.cwnd < self.ssthresh;
-        let step = match &mut self.hystart {
-            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
-            None => SlowStartStep::GROW,
-        };
-        if app_limited {
-            // Application-limited time does not count towards t.
-            if let Some(e) = &mut self.epoch {
-                e.start = (e.start + since_last).min(now);
-            }
-        } else if in_slow_start && step.divisor > 0 {
-            let grow = self.ss_rem + ack.bytes_acked;
-            self.cwnd = self.cwnd.saturating_add(grow / step.divisor);
-            self.ss_rem = grow % step.divisor;
-        }
-        if in_slow_start && step.exit {
-            self.ssthresh = self.cwnd;
-        }
-        if app_limited || in_slow_start {
-            return;
-        }
-        self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());
     }
 
     fn on_packet_lost(&mut self, _now: Time, pn: u64, _bytes: u64) {
@@ -310,6 +489,15 @@ impl Controller for Cubic {
         if let Some(h) = &mut self.hystart {
             h.on_congestion_event();
         }
+        if self.ngtcp2_012() {
+            // ngtcp2_cc_cubic_cc_congestion_event of v0.12.1, in integers.
+            self.w_max = if self.cwnd < self.w_max { self.cwnd * 17 / 10 / 2 } else { self.cwnd };
+            self.ssthresh = (self.cwnd * 7 / 10).max(self.cfg.minimum_window);
+            self.cwnd = self.ssthresh;
+            self.ng.epoch_start = None;
+            self.ss_rem = 0;
+            return;
+        }
         let beta = self.cfg.cubic_beta;
         self.w_max = if self.cfg.fast_convergence && self.cwnd < self.w_max {
             (self.cwnd as f64 * (1.0 + beta) / 2.0) as u64
@@ -335,6 +523,13 @@ impl Controller for Cubic {
         self.loss_passed = false;
         if self.saved.is_none() {
             self.save();
+        }
+        if self.ngtcp2_012() {
+            // ngtcp2_cc_cubic_cc_on_persistent_congestion of v0.12.1: nothing else changes.
+            self.cwnd = self.cfg.loss_window;
+            self.recovery_start = None;
+            self.ss_rem = 0;
+            return;
         }
         // Inside a recovery period the congestion event has already set ssthresh (Linux does
         // not lower it again when an RTO interrupts fast recovery either).
@@ -363,6 +558,7 @@ impl Controller for Cubic {
             self.cwnd_prior = s.cwnd_prior;
             self.w_est = s.w_est;
             self.epoch = s.epoch;
+            self.ng = s.ng;
             self.curve_rem = 0;
             self.est_rem = 0;
         }
@@ -651,5 +847,148 @@ mod tests {
         plain.on_packet_lost(Time(100 * MS), 500, MDS);
         plain.on_congestion_event(Time(100 * MS), &loss(Time(99 * MS)), &rtt);
         assert_eq!(plain.window(), 100 * MDS * 7 / 8);
+    }
+
+    fn ngtcp2_012() -> CcConfig {
+        CcConfig { hystart: true, hystart_rule: HyStartRule::Ngtcp2V012, cubic_rule: CubicRule::Ngtcp2V012, delivery_rate_cap: true, app_limited_check: false, ..cfg() }
+    }
+
+    /// One ACK of `bytes` for packets sent at `sent`, with a delivery-rate sample of
+    /// `rate_bytes_per_s` (over 100 ms).
+    fn ack_with_rate(bytes: u64, sent: Time, rate_bytes_per_s: u64) -> AckEvent {
+        let interval = Dur::from_millis(100);
+        let rate_sample = Some(crate::RateSample {
+            delivery_rate: multiconn_core::Rate(rate_bytes_per_s * 8),
+            delivered: rate_bytes_per_s / 10,
+            interval,
+            is_app_limited: false,
+            prior_delivered: 0,
+            rtt: Dur::from_millis(50),
+        });
+        AckEvent { rate_sample, ..ack(bytes, sent) }
+    }
+
+    #[test]
+    fn ngtcp2_cbrt_is_an_integer_cube_root() {
+        assert_eq!([0, 1, 7, 8, 26, 27, 75, 1000, 1_000_000].map(ngtcp2_cbrt), [0, 1, 1, 2, 2, 3, 4, 10, 100]);
+    }
+
+    #[test]
+    fn delivery_rate_cap_stops_growth_above_2_89_bdp_and_not_below() {
+        for rule in [CubicRule::Rfc9438, CubicRule::Ngtcp2V012] {
+            let mut cc = Cubic::new(CcConfig { cubic_rule: rule, ..ngtcp2_012() });
+            let rtt = rtt_of(50);
+            // 1 MB/s × 50 ms = 50 kB; × 2.89 = 144.5 kB. No cap before the first sample.
+            assert!(cc.delivery_rate_cap().unwrap().target().is_none());
+            cc.on_ack(Time(1), &ack_with_rate(MDS, Time(0), 1_000_000), &rtt);
+            assert_eq!(cc.delivery_rate_cap().unwrap().target(), Some(144_500));
+            // Slow start grows in full below the cap; the datagram that crosses it still counts.
+            let mut t = 2;
+            while cc.window() <= 144_500 {
+                let before = cc.window();
+                cc.on_ack(Time(t), &ack(MDS, Time(0)), &rtt);
+                assert_eq!(cc.window(), before + MDS, "{rule:?}");
+                t += 1;
+            }
+            assert_eq!(cc.window(), 145_200);
+            for _ in 0..100 {
+                cc.on_ack(Time(t), &ack(MDS, Time(0)), &rtt);
+                t += 1;
+            }
+            assert_eq!(cc.window(), 145_200, "{rule:?}: capped in slow start");
+            // A higher rate raises the cap (from the next ACK on): growth resumes.
+            cc.on_ack(Time(t), &ack_with_rate(MDS, Time(0), 2_000_000), &rtt);
+            assert_eq!(cc.window(), 145_200);
+            cc.on_ack(Time(t + 1), &ack(MDS, Time(0)), &rtt);
+            assert_eq!(cc.window(), 146_400);
+            // Congestion avoidance is capped too: a loss, then a target below the window.
+            cc.on_congestion_event(Time(t + 2), &loss(Time(t + 1)), &rtt);
+            let w = cc.window();
+            let mut low = Cubic::new(CcConfig { cubic_rule: rule, ..ngtcp2_012() });
+            low.on_ack(Time(1), &ack(300 * MDS, Time(0)), &rtt);
+            low.on_ack(Time(2), &ack_with_rate(MDS, Time(0), 1_000_000), &rtt);
+            low.on_congestion_event(Time(3), &loss(Time(2)), &rtt);
+            let lw = low.window();
+            assert!(lw > 144_500);
+            for k in 0..2000u64 {
+                let now = Time(t + 10 * MS + k * MS);
+                cc.on_ack(now, &ack(MDS, Time(t + 5 * MS)), &rtt);
+                low.on_ack(now, &ack(MDS, Time(t + 5 * MS)), &rtt);
+            }
+            assert!(cc.window() > w, "{rule:?}: below the cap, congestion avoidance grows");
+            assert_eq!(low.window(), lw, "{rule:?}: above the cap it does not");
+        }
+    }
+
+    #[test]
+    fn ngtcp2_012_hystart_ends_slow_start_at_once_and_sets_w_max() {
+        // Per-packet ACKs, window-limited sending; the RTT is 50 ms for packets sent before
+        // 300 ms and 70 ms after.
+        let mut cc = Cubic::new(ngtcp2_012());
+        let mut rtt = RttEstimator::new(Dur::from_millis(333), RttVarRule::Rfc9002);
+        let mut in_flight: std::collections::VecDeque<Time> = Default::default();
+        let rtt_for = |sent: Time| if sent.0 < 300 * MS { 50 * MS } else { 70 * MS };
+        let mut now = Time(0);
+        let mut first_rise = None;
+        let mut exit = None;
+        while now.0 < 2000 * MS && exit.is_none() {
+            while (in_flight.len() as u64) * MDS < cc.window() {
+                cc.on_packet_sent(now, MDS, 0);
+                in_flight.push_back(Time(now.0 + in_flight.len() as u64));
+            }
+            let sent = in_flight.pop_front().unwrap();
+            now = Time(sent.0 + rtt_for(sent)).max(now);
+            let sample = Dur(rtt_for(sent));
+            rtt.update(sample, Dur::ZERO);
+            if sample.0 == 70 * MS && first_rise.is_none() {
+                first_rise = Some(now);
+            }
+            cc.on_ack(now, &ack(MDS, sent), &rtt);
+            if cc.state() == CcState::CongestionAvoidance {
+                exit = Some(now);
+            }
+        }
+        let (rise, exit) = (first_rise.unwrap(), exit.expect("slow start ended"));
+        // Within the round that first saw the rise, without loss and without CSS.
+        assert!(exit >= rise && exit.0 < rise.0 + 70 * MS, "rise {rise:?} exit {exit:?}");
+        assert_eq!(cc.ssthresh(), Some(cc.window()));
+        assert_eq!(cc.w_max(), cc.window());
+        assert!(cc.window() >= 16 * MDS);
+    }
+
+    #[test]
+    fn ngtcp2_012_congestion_avoidance_is_renos_in_the_first_second_then_half_a_datagram_per_datagram() {
+        let run = |rule: CubicRule| {
+            let mut cc = Cubic::new(CcConfig { cubic_rule: rule, delivery_rate_cap: false, ..ngtcp2_012() });
+            let rtt = rtt_of(50);
+            cc.on_ack(Time(1), &ack(100 * MDS - cc.window(), Time(0)), &rtt);
+            cc.on_congestion_event(Time(2), &loss(Time(1)), &rtt);
+            assert_eq!((cc.window(), cc.w_max()), (70 * MDS, 100 * MDS));
+            // One window of ACKs in the epoch's first 50 ms.
+            let start = 10 * MS;
+            for k in 0..70u64 {
+                cc.on_ack(Time(start + k * MS / 2), &ack(MDS, Time(5 * MS)), &rtt);
+            }
+            let first = cc.window() - 70 * MDS;
+            // Ten datagrams 1.5 s into the epoch.
+            let w = cc.window();
+            for k in 0..10u64 {
+                cc.on_ack(Time(start + 1500 * MS + k), &ack(MDS, Time(1400 * MS)), &rtt);
+            }
+            (cc, first, w)
+        };
+        let (ng, first, w) = run(CubicRule::Ngtcp2V012);
+        // K = icbrt(30 · 10 / 4) = icbrt(75) = 4 whole seconds (RFC 9438: 4.22 s).
+        assert_eq!(ng.ng.k, 4);
+        // Reno's one datagram per window, less the lag of cwnd behind w_tcp.
+        assert!(first > 0 && first < MDS, "{first}");
+        // target × (t + srtt) exceeds 1.5 · cwnd: half a datagram per datagram.
+        let later = ng.window() - w;
+        assert!((9 * MDS / 2..=11 * MDS / 2).contains(&later), "{later}");
+        // RFC 9438 moves towards W_cubic(1.55 s) ≈ 92 datagrams: (92 − 71)/71 of a datagram
+        // per datagram.
+        let (rfc, _, w_rfc) = run(CubicRule::Rfc9438);
+        let later_rfc = rfc.window() - w_rfc;
+        assert!((2 * MDS..4 * MDS).contains(&later_rfc), "{later_rfc}");
     }
 }

@@ -124,6 +124,78 @@ impl DeliveryRateEstimator {
     }
 }
 
+/// ngtcp2 0.12's window cap (`lib/ngtcp2_cc.c` at v0.12.1, `target_cwnd` of
+/// `ngtcp2_cc_reno_cc_on_ack_recv` and `ngtcp2_cc_cubic_cc_on_ack_recv`): after every ACK the
+/// controller keeps the highest delivery rate ever sampled (bytes/s, `max_delivery_rate_sec`)
+/// and sets `target = max(initial window, max rate × min RTT) × 289 / 100`; an acknowledged
+/// packet grows the window only while `cwnd ≤ target` (`on_pkt_acked` returns early when
+/// `target_cwnd < cwnd`), in slow start and in congestion avoidance alike. The target of the
+/// previous ACK applies (ngtcp2 updates it after the ACK's packets were processed). No cap
+/// before the first sample.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryRateCap {
+    /// `ngtcp2_cc_compute_initcwnd` of the datagram size.
+    initial_window: u64,
+    /// Highest delivery rate sampled, bytes per second.
+    max_rate: u64,
+    /// 0 = no cap yet.
+    target: u64,
+}
+
+/// The cap's gain over the bandwidth-delay product, in hundredths (ngtcp2: `* 289 / 100`).
+pub const DELIVERY_RATE_CAP_GAIN_PERCENT: u64 = 289;
+
+impl DeliveryRateCap {
+    /// `mds`: the datagram size, whose RFC 9002 initial window floors the product.
+    pub fn new(mds: u64) -> DeliveryRateCap {
+        DeliveryRateCap { initial_window: (10 * mds).min((2 * mds).max(14720)), max_rate: 0, target: 0 }
+    }
+
+    /// After an ACK: `sample` is its delivery-rate sample, if any; `min_rtt` the smallest RTT
+    /// seen, `None` before the first RTT sample.
+    pub fn on_ack(&mut self, sample: Option<&RateSample>, min_rtt: Option<Dur>) {
+        if let Some(s) = sample {
+            if s.interval.0 > 0 {
+                let rate = (s.delivered as u128 * 1_000_000_000 / s.interval.0 as u128).min(u64::MAX as u128) as u64;
+                self.max_rate = self.max_rate.max(rate);
+            }
+        }
+        if let (Some(min_rtt), true) = (min_rtt, self.max_rate > 0) {
+            let bdp = (self.max_rate as u128 * min_rtt.0 as u128 / 1_000_000_000).min(u64::MAX as u128) as u64;
+            self.target = (bdp.max(self.initial_window) as u128 * DELIVERY_RATE_CAP_GAIN_PERCENT as u128 / 100).min(u64::MAX as u128) as u64;
+        }
+    }
+
+    /// The current cap in bytes; `None` before the first delivery-rate sample.
+    pub fn target(&self) -> Option<u64> {
+        (self.target > 0).then_some(self.target)
+    }
+
+    /// Highest delivery rate sampled so far, bytes per second.
+    pub fn max_rate(&self) -> u64 {
+        self.max_rate
+    }
+
+    /// No acknowledged packet may grow a window of `cwnd` bytes.
+    pub fn blocks(&self, cwnd: u64) -> bool {
+        self.target > 0 && self.target < cwnd
+    }
+
+    /// How much of a slow-start growth of `grow` bytes (packets of `mds` bytes, each adding
+    /// its size) is left once the cap stops it: packets grow the window until it exceeds the
+    /// cap, the packet that crosses it included.
+    pub fn slow_start_growth(&self, cwnd: u64, grow: u64, mds: u64) -> u64 {
+        if self.target == 0 {
+            return grow;
+        }
+        if self.target < cwnd {
+            return 0;
+        }
+        let packets = (self.target - cwnd) / mds.max(1) + 1;
+        grow.min(packets.saturating_mul(mds.max(1)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,6 +38,26 @@
 //!   of round 5 (after four round boundaries, not five) that does not resume slow start sets
 //!   `ssthresh = cwnd`, after its growth.
 //!
+//! **`ngtcp2-0.12`**: the older HyStart of ngtcp2 0.12 (`lib/ngtcp2_cc.c` at v0.12.1,
+//! `ngtcp2_cc_cubic_cc_on_pkt_acked`, `_on_pkt_sent`, `_new_rtt_sample`), an early draft of
+//! HyStart++ without Conservative Slow Start:
+//!
+//! * A round begins when a packet is sent while no round is open (`window_end = -1`): the
+//!   round's minimum becomes the last round's, and the minimum and the sample count restart.
+//!   The round closes with the ACK that acknowledges its first packet; RTT samples taken while
+//!   no round is open (between that ACK and the next packet sent) are not counted.
+//! * Every ACK that produces an RTT sample (`ngtcp2_conn_update_rtt`, then `new_rtt_sample`)
+//!   counts once and lowers the round's minimum with the raw `latest_rtt`, in slow start or
+//!   not, in a recovery period or not; the sample is taken before the ACK's packets close the
+//!   round.
+//! * After the ACK's slow-start growth ([`HyStart::exits_after_growth`]): once the round has
+//!   [`N_RTT_SAMPLE`] samples, the window is at least [`MIN_SSTHRESH_PACKETS`] datagrams and
+//!   `currentRoundMinRTT ≥ lastRoundMinRTT + threshold`, slow start ends at once
+//!   (`ssthresh = cwnd`, and CUBIC's `w_last_max = cwnd`). ngtcp2 checks after each
+//!   acknowledged packet; the model checks once per ACK, after the ACK's whole growth.
+//! * Nothing ends the rule: it acts in every slow start (also after persistent congestion),
+//!   and application-limited ACKs are counted like the others.
+//!
 //! The per-ACK growth limit L of RFC 9406 §4.2 is not applied in either (the simulated senders
 //! pace, for which the RFC sets L = ∞; ngtcp2 has no L).
 
@@ -52,6 +72,9 @@ pub const MIN_RTT_DIVISOR: u64 = 8;
 pub const N_RTT_SAMPLE: u32 = 8;
 pub const CSS_GROWTH_DIVISOR: u64 = 4;
 pub const CSS_ROUNDS: u32 = 5;
+/// ngtcp2 0.12's `NGTCP2_HS_MIN_SSTHRESH`: its HyStart acts only once the window is at least
+/// this many datagrams.
+pub const MIN_SSTHRESH_PACKETS: u64 = 16;
 
 /// Whose reading of RFC 9406 (see the module notes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
@@ -62,6 +85,9 @@ pub enum HyStartRule {
     Rfc9406,
     /// ngtcp2 1.x (`ngtcp2_cc.c`).
     Ngtcp2,
+    /// ngtcp2 0.12 (`ngtcp2_cc.c` at v0.12.1): no Conservative Slow Start.
+    #[serde(rename = "ngtcp2-0.12")]
+    Ngtcp2V012,
 }
 
 /// Where HyStart++ is.
@@ -141,6 +167,11 @@ impl HyStart {
     pub fn on_packet_sent(&mut self, now: Time) {
         if self.round_first_sent.is_none() {
             self.round_first_sent = Some(now);
+            if self.rule == HyStartRule::Ngtcp2V012 {
+                // ngtcp2_cc_cubic_cc_on_pkt_sent: a new round begins with this packet.
+                self.last_round_min_rtt = self.current_round_min_rtt.take();
+                self.rtt_samples = 0;
+            }
         }
     }
 
@@ -171,6 +202,37 @@ impl HyStart {
                 }
             }
             HyStartRule::Ngtcp2 => self.on_ack_ngtcp2(largest_acked_sent, sample, in_slow_start),
+            HyStartRule::Ngtcp2V012 => {
+                self.on_ack_ngtcp2_012(largest_acked_sent, sample);
+                SlowStartStep::GROW
+            }
+        }
+    }
+
+    /// ngtcp2 0.12 rule: the sample counts if a round is open (`new_rtt_sample`), then the
+    /// ACK's packets close the round if they include its first one (`on_pkt_acked`).
+    fn on_ack_ngtcp2_012(&mut self, largest_acked_sent: Time, sample: Option<Dur>) {
+        if let (Some(s), Some(_)) = (sample, self.round_first_sent) {
+            self.current_round_min_rtt = Some(self.current_round_min_rtt.map_or(s, |m| m.min(s)));
+            self.rtt_samples += 1;
+        }
+        if self.round_started(largest_acked_sent) {
+            self.rounds += 1;
+            self.round_first_sent = None;
+        }
+    }
+
+    /// Whether slow start ends after an ACK's growth left the window at `cwnd` (the
+    /// controller asks only in slow start, and only when the ACK was allowed to grow the
+    /// window). Only the `ngtcp2-0.12` rule decides here; the others answer through
+    /// [`SlowStartStep::exit`].
+    pub fn exits_after_growth(&self, cwnd: u64) -> bool {
+        if self.rule != HyStartRule::Ngtcp2V012 || cwnd < MIN_SSTHRESH_PACKETS * self.mds || self.rtt_samples < N_RTT_SAMPLE {
+            return false;
+        }
+        match (self.current_round_min_rtt, self.last_round_min_rtt) {
+            (Some(current), Some(last)) => current >= last + rtt_thresh(last),
+            _ => false,
         }
     }
 
@@ -525,6 +587,7 @@ mod tests {
                     s.round(&[Some(55); 8]);
                     assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
                 }
+                HyStartRule::Ngtcp2V012 => unreachable!(),
             }
         }
     }
@@ -634,5 +697,89 @@ mod tests {
             }
             assert_eq!(s.h.in_css(), css, "{rule:?}");
         }
+    }
+
+    /// ngtcp2 0.12's rounds: each opens with a packet sent at a new time; `n` ACKs follow, each
+    /// with an RTT sample of `ms`, the first `n - 1` for packets sent before the round, the
+    /// last for the round's first packet (it closes the round). `cwnd` is the window the
+    /// controller would have after each ACK's growth; returns the answers of
+    /// [`HyStart::exits_after_growth`].
+    struct V012 {
+        h: HyStart,
+        rtt: RttEstimator,
+        round: u64,
+    }
+
+    impl V012 {
+        fn new() -> V012 {
+            V012 { h: HyStart::with_rule(1200, HyStartRule::Ngtcp2V012), rtt: RttEstimator::new(Dur::from_millis(333), crate::RttVarRule::Rfc9002), round: 0 }
+        }
+
+        fn round(&mut self, ms: u64, n: u64, cwnd: u64) -> Vec<bool> {
+            self.round += 1;
+            let sent = Time(self.round * 1000 * MS);
+            self.h.on_packet_sent(sent);
+            (0..n)
+                .map(|i| {
+                    self.rtt.update(Dur(ms * MS), Dur::ZERO);
+                    let acked = if i + 1 == n { sent } else { Time(sent.0 - 1) };
+                    assert_eq!(self.h.on_ack_event(Time(sent.0 + ms * MS + i), acked, &self.rtt, true, false), SlowStartStep::GROW);
+                    self.h.exits_after_growth(cwnd)
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn ngtcp2_012_ends_slow_start_at_the_eighth_sample_of_a_round_whose_minimum_rose() {
+        let mut s = V012::new();
+        let big = MIN_SSTHRESH_PACKETS * 1200;
+        assert!(s.round(50, 8, big).iter().all(|e| !e));
+        // 60 ms ≥ 50 + clamp(50/8, 4, 16) = 56.25 ms: no CSS, slow start ends at the eighth
+        // sample, in the middle of the round.
+        let exits = s.round(60, 9, big);
+        assert_eq!(exits, vec![false, false, false, false, false, false, false, true, true]);
+        assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
+        assert!(!s.h.in_css());
+        // The same round with a window one byte short of 16 datagrams does not end it.
+        let mut s = V012::new();
+        s.round(50, 8, big);
+        assert!(s.round(60, 9, big - 1).iter().all(|e| !e));
+    }
+
+    #[test]
+    fn ngtcp2_012_needs_eight_samples_and_a_rise_of_the_threshold() {
+        let big = 64 * 1200;
+        // Seven samples of 90 ms after a 50 ms round: not enough.
+        let mut s = V012::new();
+        s.round(50, 8, big);
+        assert!(s.round(90, 7, big).iter().all(|e| !e));
+        // A rise below the threshold (55 < 56.25 ms), however many samples.
+        let mut s = V012::new();
+        s.round(50, 8, big);
+        assert!(s.round(55, 20, big).iter().all(|e| !e));
+        // No previous round: nothing to compare with.
+        let mut s = V012::new();
+        assert!(s.round(90, 20, big).iter().all(|e| !e));
+    }
+
+    #[test]
+    fn ngtcp2_012_ignores_samples_while_no_round_is_open_and_keeps_acting_after_congestion() {
+        let big = 64 * 1200;
+        let mut s = V012::new();
+        s.round(60, 8, big);
+        s.round(60, 8, big);
+        // The round closed; eight 40 ms samples arrive before the next packet is sent: they
+        // are not the closed round's, whose minimum stays 60 ms, so a round of 62 ms
+        // (< 60 + 7.5) does not end slow start (it would against 40 ms).
+        for i in 0..8 {
+            s.rtt.update(Dur::from_millis(40), Dur::ZERO);
+            s.h.on_ack_event(Time(2_500 * MS + i), Time(2_000 * MS - 1), &s.rtt, true, false);
+        }
+        assert!(s.round(62, 8, big).iter().all(|e| !e));
+        // A congestion event does not end the rule (ngtcp2 0.12 has no such state).
+        s.h.on_congestion_event();
+        s.round(50, 8, big);
+        assert_eq!(s.round(70, 8, big)[7], true);
     }
 }

@@ -40,7 +40,8 @@ use serde::Deserialize;
 
 pub use coupled::{build_multipath, build_paths, share, CoupledCc, CoupledKind, MultipathController, PathController, SharedMultipath, UncoupledCc};
 pub use hystart::HyStartRule;
-pub use delivery::{DeliveryRateEstimator, RateSample, SentRateState};
+pub use cubic::CubicRule;
+pub use delivery::{DeliveryRateCap, DeliveryRateEstimator, RateSample, SentRateState};
 pub use pacer::{Pacer, PacerConfig};
 pub use rtt::{RttEstimator, RttVarRule};
 
@@ -149,8 +150,14 @@ pub struct CcConfig {
     pub fast_convergence: bool,
     /// HyStart++ (RFC 9406) in slow start, for NewReno and CUBIC.
     pub hystart: bool,
-    /// Whose reading of HyStart++ ([`hystart::HyStartRule`]): RFC 9406's or ngtcp2's.
+    /// Whose reading of HyStart++ ([`hystart::HyStartRule`]): RFC 9406's, ngtcp2 1.x's or
+    /// ngtcp2 0.12's.
     pub hystart_rule: hystart::HyStartRule,
+    /// Whose CUBIC congestion avoidance ([`cubic::CubicRule`]): RFC 9438's or ngtcp2 0.12's.
+    pub cubic_rule: cubic::CubicRule,
+    /// ngtcp2 0.12's window cap ([`delivery::DeliveryRateCap`]): NewReno and CUBIC stop growing
+    /// while the window exceeds 2.89 × the highest delivery rate sampled × min RTT.
+    pub delivery_rate_cap: bool,
     /// Base the reduction on bytes in flight after removing the lost packets instead of on
     /// cwnd (aioquic's rule); `false` uses cwnd.
     pub reduce_from_flight: bool,
@@ -182,6 +189,8 @@ impl CcConfig {
             fast_convergence: true,
             hystart: false,
             hystart_rule: hystart::HyStartRule::Rfc9406,
+            cubic_rule: cubic::CubicRule::Rfc9438,
+            delivery_rate_cap: false,
             reduce_from_flight: false,
             app_limited_check: true,
             loss_filter: false,

@@ -8,7 +8,11 @@
 //!   started, a new period starts: `ssthresh = cwnd · β` (β = 0.5), `cwnd = max(ssthresh,
 //!   minimum_window)`. ACKs of packets sent before the period started do not grow the window.
 //! * Persistent congestion / RTO: `cwnd = loss_window`, recovery ends.
+//! * With `delivery_rate_cap`, ngtcp2 0.12's [`crate::delivery::DeliveryRateCap`] stops all
+//!   growth above its target (`ngtcp2_cc_reno_cc_on_pkt_acked` at v0.12.1). The
+//!   `ngtcp2-0.12` HyStart rule acts in CUBIC only, as in ngtcp2 0.12, whose Reno has none.
 
+use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::Time;
@@ -24,12 +28,14 @@ pub struct NewReno {
     hystart: Option<HyStart>,
     /// State before the last reduction, for undo after a spurious congestion event.
     before_reduction: Option<(u64, u64)>,
+    /// ngtcp2 0.12's `target_cwnd` (`delivery_rate_cap`).
+    cap: Option<DeliveryRateCap>,
 }
 
 impl NewReno {
     pub fn new(cfg: CcConfig) -> NewReno {
         let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
-        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cfg }
+        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), cfg }
     }
 
     fn in_recovery(&self, sent: Time) -> bool {
@@ -37,14 +43,8 @@ impl NewReno {
     }
 }
 
-impl Controller for NewReno {
-    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
-        if let Some(h) = &mut self.hystart {
-            h.on_packet_sent(now);
-        }
-    }
-
-    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+impl NewReno {
+    fn on_ack_growth(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
         if self.in_recovery(ack.largest_acked_sent) {
             return;
         }
@@ -56,12 +56,16 @@ impl Controller for NewReno {
             None => SlowStartStep::GROW,
         };
         if in_slow_start && !app_limited && step.divisor > 0 {
-            self.cwnd += ack.bytes_acked / step.divisor;
+            let mut add = ack.bytes_acked / step.divisor;
+            if let Some(cap) = &self.cap {
+                add = cap.slow_start_growth(self.cwnd, add, self.cfg.max_datagram_size);
+            }
+            self.cwnd += add;
         }
         if in_slow_start && step.exit {
             self.ssthresh = self.cwnd;
         }
-        if app_limited || in_slow_start {
+        if app_limited || in_slow_start || self.cap.as_ref().is_some_and(|c| c.blocks(self.cwnd)) {
             return;
         }
         self.ca_acked += ack.bytes_acked;
@@ -70,6 +74,23 @@ impl Controller for NewReno {
             self.cwnd += self.cfg.max_datagram_size;
         }
     }
+}
+
+impl Controller for NewReno {
+    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+        if let Some(h) = &mut self.hystart {
+            h.on_packet_sent(now);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator) {
+        self.on_ack_growth(now, ack, rtt);
+        // ngtcp2 0.12 updates its target after the ACK's packets, in recovery or not.
+        if let Some(cap) = &mut self.cap {
+            cap.on_ack(ack.rate_sample.as_ref(), rtt.has_sample().then(|| rtt.min()));
+        }
+    }
+
 
     fn on_congestion_event(&mut self, now: Time, loss: &LossEvent, _rtt: &RttEstimator) {
         if self.in_recovery(loss.largest_lost_sent) {
@@ -189,5 +210,39 @@ mod tests {
         cc.on_congestion_event(Time(100), &loss(Time(50), 0), &rtt());
         cc.on_spurious_congestion(Time(120));
         assert_eq!((cc.window(), cc.ssthresh()), (24000, None));
+    }
+
+    #[test]
+    fn delivery_rate_cap_stops_reno_above_2_89_bdp_and_not_below() {
+        let mut cc = NewReno::new(CcConfig { delivery_rate_cap: true, ..CcConfig::quic_default(CcKind::NewReno, MDS) });
+        let mut r = rtt();
+        r.update(Dur::from_millis(40), Dur::ZERO);
+        // 500 kB/s × 40 ms = 20 kB; × 2.89 = 57.8 kB.
+        let sample = crate::RateSample {
+            delivery_rate: multiconn_core::Rate(4_000_000),
+            delivered: 50_000,
+            interval: Dur::from_millis(100),
+            is_app_limited: false,
+            prior_delivered: 0,
+            rtt: Dur::from_millis(40),
+        };
+        cc.on_ack(Time(1), &AckEvent { rate_sample: Some(sample), ..ack(MDS, Time(0)) }, &r);
+        assert_eq!(cc.window(), 13_200);
+        // Slow start: the ACK of 40 datagrams stops at the first window above the cap.
+        cc.on_ack(Time(2), &ack(40 * MDS, Time(0)), &r);
+        assert_eq!(cc.window(), 58_800);
+        cc.on_ack(Time(3), &ack(MDS, Time(0)), &r);
+        assert_eq!(cc.window(), 58_800);
+        // After a loss (29 400 B) congestion avoidance grows below the cap ...
+        cc.on_congestion_event(Time(4), &loss(Time(3), 0), &r);
+        assert_eq!(cc.window(), 29_400);
+        for k in 0..200 {
+            cc.on_ack(Time(10 + k), &ack(MDS, Time(5)), &r);
+        }
+        assert!(cc.window() > 29_400);
+        // ... and not above it.
+        cc.cwnd = 60_000;
+        cc.on_ack(Time(1000), &ack(100 * MDS, Time(5)), &r);
+        assert_eq!(cc.window(), 60_000);
     }
 }

@@ -24,6 +24,9 @@ pub enum BurstRule {
     Aioquic,
     /// max(10·MDS, min(64 KiB, 1 ms at the pacing rate)) (ngtcp2's send quantum).
     SendQuantum,
+    /// 64 KiB (ngtcp2 0.12's send quantum outside BBR, `cstat->send_quantum = 64 * 1024`).
+    #[serde(rename = "64k")]
+    Fixed64k,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,6 +68,7 @@ impl Pacer {
             BurstRule::InitialWindow => self.cfg.initial_window as f64,
             BurstRule::Aioquic => (2 * mds).max((cwnd / 4).min(16 * mds)) as f64,
             BurstRule::SendQuantum => ((10 * mds) as f64).max((64.0 * 1024.0f64).min(bytes_per_s / 1000.0)),
+            BurstRule::Fixed64k => 64.0 * 1024.0,
         }
     }
 

@@ -5,7 +5,7 @@
 //! file must set every field (no silent defaults); unknown fields are refused.
 
 use multiconn_cc::pacer::BurstRule;
-use multiconn_cc::{CcConfig, CcKind, HyStartRule, RttVarRule};
+use multiconn_cc::{CcConfig, CcKind, CubicRule, HyStartRule, RttVarRule};
 use multiconn_core::Dur;
 use multiconn_multipath::{FailoverProfile, SchedulerKind};
 use serde::Deserialize;
@@ -63,10 +63,19 @@ pub struct CcKnobs {
     pub cubic_c: f64,
     pub fast_convergence: bool,
     pub hystart: bool,
-    /// Whose HyStart++: `rfc9406` (RFC 9406 as written) or `ngtcp2` (ngtcp2 1.x's reading,
-    /// `multiconn_cc::hystart`). Absent: `rfc9406`.
+    /// Whose HyStart++: `rfc9406` (RFC 9406 as written), `ngtcp2` (ngtcp2 1.x's reading) or
+    /// `ngtcp2-0.12` (ngtcp2 0.12's, without CSS; `multiconn_cc::hystart`). Absent: `rfc9406`.
     #[serde(default)]
     pub hystart_rule: HyStartRule,
+    /// Whose CUBIC congestion avoidance: `rfc9438` or `ngtcp2-0.12`
+    /// (`multiconn_cc::cubic::CubicRule`). Absent: `rfc9438`.
+    #[serde(default)]
+    pub cubic_rule: CubicRule,
+    /// ngtcp2 0.12's window cap: NewReno and CUBIC do not grow while cwnd exceeds 2.89 × the
+    /// highest delivery rate sampled × min RTT (`multiconn_cc::delivery::DeliveryRateCap`).
+    /// Absent: false.
+    #[serde(default)]
+    pub delivery_rate_cap: bool,
     pub reduce_from_flight: bool,
     pub app_limited_check: bool,
     /// Initial window in bytes, whatever the datagram size (picoquic: 10 × 1536); replaces
@@ -276,6 +285,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("linux-tcp", include_str!("../profiles/linux-tcp.toml")),
     ("aioquic", include_str!("../profiles/aioquic.toml")),
     ("ngtcp2", include_str!("../profiles/ngtcp2.toml")),
+    ("ngtcp2-0.12", include_str!("../profiles/ngtcp2-0.12.toml")),
     ("picoquic-2022", include_str!("../profiles/picoquic-2022.toml")),
     ("linux-mptcp-5.15", include_str!("../profiles/linux-mptcp-5.15.toml")),
     ("ns3-quic-2019", include_str!("../profiles/ns3-quic-2019.toml")),
@@ -384,6 +394,8 @@ impl Profile {
             fast_convergence: self.cc.fast_convergence,
             hystart: self.cc.hystart,
             hystart_rule: self.cc.hystart_rule,
+            cubic_rule: self.cc.cubic_rule,
+            delivery_rate_cap: self.cc.delivery_rate_cap,
             reduce_from_flight: self.cc.reduce_from_flight,
             app_limited_check: self.cc.app_limited_check,
             loss_filter: self.cc.loss_filter,
@@ -418,7 +430,7 @@ mod tests {
 
     #[test]
     fn builtin_names_are_split_by_transport() {
-        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "picoquic-2022", "ns3-quic-2019"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "ngtcp2-0.12", "picoquic-2022", "ns3-quic-2019"]);
         assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15", "ns3-tcp-3.29"]);
         assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
     }
@@ -451,6 +463,25 @@ mod tests {
         assert_eq!(a.cc_config(CcKind::Cubic, 1200).unwrap().hystart_rule, HyStartRule::Rfc9406);
         assert_eq!((n.pacing.factor, n.pacing.burst), (1.25, BurstRule::SendQuantum));
         assert!(n.cc_config(CcKind::Bbr, 1444).is_ok());
+    }
+
+    #[test]
+    fn ngtcp2_0_12_is_ngtcp2_with_its_older_cubic_hystart_cap_and_windows() {
+        let old = Profile::builtin("ngtcp2-0.12", TransportKind::Quic).unwrap();
+        let new = Profile::builtin("ngtcp2", TransportKind::Quic).unwrap();
+        let cfg = old.cc_config(old.cc.default, 1444).unwrap();
+        assert_eq!((cfg.kind, cfg.initial_window, cfg.minimum_window), (CcKind::Cubic, 14_440, 2_888));
+        assert_eq!((cfg.hystart, cfg.hystart_rule, cfg.cubic_rule), (true, HyStartRule::Ngtcp2V012, CubicRule::Ngtcp2V012));
+        assert!(cfg.delivery_rate_cap && !cfg.app_limited_check);
+        assert!(old.cc_config(CcKind::NewReno, 1444).unwrap().delivery_rate_cap);
+        assert!(old.cc_config(CcKind::Bbr, 1444).is_err());
+        assert_eq!((old.pacing.factor, old.pacing.burst), (1.25, BurstRule::Fixed64k));
+        let q = old.quic.as_ref().unwrap();
+        assert_eq!((q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction), (15 << 20, 6 << 20, 0.5));
+        assert_eq!((&old.recovery, &old.ack, &old.packet), (&new.recovery, &new.ack, &new.packet));
+        // The 1.x profile keeps RFC 9438's curve and no cap.
+        let cfg = new.cc_config(CcKind::Cubic, 1444).unwrap();
+        assert_eq!((cfg.cubic_rule, cfg.delivery_rate_cap), (CubicRule::Rfc9438, false));
     }
 
     #[test]
