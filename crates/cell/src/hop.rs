@@ -21,7 +21,7 @@
 //! cell costs nothing. Everything random comes from streams derived from the run's seed and
 //! the cell's label, so a run is reproducible.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use multiconn_core::{Packet, RngStream, Time};
 
@@ -36,6 +36,7 @@ use crate::mobility::Trajectory;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
 use crate::sched::{Scheduler, SchedulerKind};
+use crate::sdus::SduPackets;
 use crate::series::CellSeries;
 use crate::tables::rbg_size;
 use crate::ul::{UlMac, UlUeInput};
@@ -255,13 +256,13 @@ struct Bearer {
     tx: UmTxBuffer,
     rx: UmReceiver,
     /// Packets in the cell by SDU id.
-    packets: BTreeMap<u64, Packet>,
+    packets: SduPackets,
     next_seq: u64,
 }
 
 impl Bearer {
     fn new(cfg: &CellConfig) -> Result<Bearer, CellError> {
-        Ok(Bearer { tx: UmTxBuffer::new(cfg.rlc_buffer_bytes)?, rx: UmReceiver::new(cfg.t_reordering_us), packets: BTreeMap::new(), next_seq: 0 })
+        Ok(Bearer { tx: UmTxBuffer::new(cfg.rlc_buffer_bytes)?, rx: UmReceiver::new(cfg.t_reordering_us), packets: SduPackets::default(), next_seq: 0 })
     }
 
     fn pull(&mut self, bytes: u32) -> Option<(u64, UmPdu)> {
@@ -400,7 +401,10 @@ impl CellHop {
         let bearer = &mut u.bearers[dir as usize];
         match bearer.tx.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
-                bearer.packets.insert(id, pkt);
+                if let Err(pkt) = bearer.packets.insert(id, pkt) {
+                    // The RLC buffer gives ids in order; this cannot happen.
+                    return Err((pkt, CellDropCause::RlcBufferFull));
+                }
                 if let Some(s) = &mut self.series {
                     s.rlc_fill(ue, dir as usize, now.0, bearer.tx.status(0).queued_bytes);
                 }
@@ -645,13 +649,13 @@ impl CellHop {
         let u = &mut self.ues[ue];
         let b = &mut u.bearers[dir as usize];
         for id in broken {
-            if let Some(pkt) = b.packets.remove(id) {
+            if let Some(pkt) = b.packets.remove(*id) {
                 u.counters.reordering_drops += 1;
                 out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::RlcReordering });
             }
         }
         for id in ids {
-            if let Some(pkt) = b.packets.remove(id) {
+            if let Some(pkt) = b.packets.remove(*id) {
                 out.push(CellOutput::Delivered { at, ue, dir, pkt });
             }
         }
@@ -661,7 +665,7 @@ impl CellHop {
     fn lose(&mut self, ue: usize, dir: CellDirection, pdu: &UmPdu, at: Time, out: &mut Vec<CellOutput>) {
         let u = &mut self.ues[ue];
         for seg in &pdu.segments {
-            if let Some(pkt) = u.bearers[dir as usize].packets.remove(&seg.sdu_id) {
+            if let Some(pkt) = u.bearers[dir as usize].packets.remove(seg.sdu_id) {
                 u.counters.harq_drops += 1;
                 out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::HarqMaxRetx });
             }

@@ -45,6 +45,7 @@ pub mod mobility;
 pub mod rlc;
 pub mod rlc_rx;
 pub mod sched;
+pub mod sdus;
 pub mod series;
 pub mod tables;
 mod tbs;

@@ -280,14 +280,14 @@ impl Scheduler {
                 return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), r.rbg_cqi[g] as f64, "an integer in [0, 15]"));
             }
             row.clear();
-            row.extend(r.rbg_cqi.iter().enumerate().map(|(g, &cqi)| {
-                let last = usize::from(g + 1 == n_rbg);
-                if reserved.get(g).copied().unwrap_or(false) {
-                    0.0
-                } else {
-                    self.rbg_rate_bps[last][cqi as usize]
-                }
-            }));
+            let [full, last] = &self.rbg_rate_bps;
+            row.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
+            if let (Some(rate), Some(&cqi)) = (row.last_mut(), r.rbg_cqi.last()) {
+                *rate = last[cqi as usize];
+            }
+            for (rate, _) in row.iter_mut().zip(reserved).filter(|(_, &taken)| taken) {
+                *rate = 0.0;
+            }
         }
         let buffers: Vec<u64> = ues
             .iter()
