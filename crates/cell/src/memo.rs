@@ -33,9 +33,11 @@ pub struct SinrMemo {
     /// [`AmcModel::cqi_per_rbg`] of the vector, for the group size `rbg_size` (0: none yet).
     rbg_cqi: Vec<u8>,
     rbg_size: usize,
-    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM), where `mi_known`.
+    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM), worked out block
+    /// by block as asked for (NaN: not yet; the MI is never NaN); `mi_checked` once the
+    /// vector's values were checked for that modulation.
     mi_per_rb: [Vec<f64>; 3],
-    mi_known: [bool; 3],
+    mi_checked: [bool; 3],
     /// The mean of the SINRs, dB.
     mean_sinr_db: Option<f64>,
     /// The CQI requirements of the model last asked for (whatever the SINRs), with it.
@@ -51,7 +53,7 @@ impl SinrMemo {
             self.sinr.extend_from_slice(sinr_db);
             self.cqi = None;
             self.rbg_size = 0;
-            self.mi_known = [false; 3];
+            self.mi_checked = [false; 3];
             self.mean_sinr_db = None;
         }
         SinrMemoAt { memo: self, sinr_db }
@@ -147,17 +149,30 @@ impl SinrMemoAt<'_> {
         *self.memo.mean_sinr_db.get_or_insert_with(|| sinr.iter().sum::<f64>() / sinr.len() as f64)
     }
 
-    /// The MI per coded bit of every block for `modulation`.
-    fn per_rb(&mut self, modulation: Modulation) -> Result<&[f64], CellError> {
+    /// The MI table of `modulation` for these SINRs, checked and sized; entries may be NaN
+    /// (not worked out yet).
+    fn table(&mut self, modulation: Modulation) -> Result<&mut Vec<f64>, CellError> {
         let slot = modulation_slot(modulation);
-        if !self.memo.mi_known[slot] {
+        if !self.memo.mi_checked[slot] {
             check_sinrs(self.sinr_db)?;
             let mi = &mut self.memo.mi_per_rb[slot];
             mi.clear();
-            mi.extend(self.sinr_db.iter().map(|&s| mi_per_bit(modulation, s)));
-            self.memo.mi_known[slot] = true;
+            mi.resize(self.sinr_db.len(), f64::NAN);
+            self.memo.mi_checked[slot] = true;
         }
-        Ok(&self.memo.mi_per_rb[slot])
+        Ok(&mut self.memo.mi_per_rb[slot])
+    }
+
+    /// The MI per coded bit of every block for `modulation`.
+    fn per_rb(&mut self, modulation: Modulation) -> Result<&[f64], CellError> {
+        let sinr = self.sinr_db;
+        let mi = self.table(modulation)?;
+        for (v, &s) in mi.iter_mut().zip(sinr) {
+            if v.is_nan() {
+                *v = mi_per_bit(modulation, s);
+            }
+        }
+        Ok(mi)
     }
 
     /// [`crate::amc::mean_mi_per_bit`] of the SINRs.
@@ -174,11 +189,17 @@ impl SinrMemoAt<'_> {
     /// [`crate::amc::mean_mi_per_bit`] of the blocks `rbs`, taken in that order (an
     /// allocation's blocks); an error if there are none.
     pub fn mean_mi_of(&mut self, modulation: Modulation, rbs: impl Iterator<Item = usize>) -> Result<f64, CellError> {
-        let mi = self.per_rb(modulation)?;
+        // Only the blocks asked for are worked out (an allocation is often a small part of
+        // the band, and with fading the SINRs change every TTI).
+        let sinr = self.sinr_db;
+        let mi = self.table(modulation)?;
         let mut n = 0usize;
         let sum = rbs
             .map(|rb| {
                 n += 1;
+                if mi[rb].is_nan() {
+                    mi[rb] = mi_per_bit(modulation, sinr[rb]);
+                }
                 mi[rb]
             })
             .sum::<f64>();
