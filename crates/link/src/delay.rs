@@ -528,7 +528,9 @@ impl<L: Link> Delayed<L> {
     /// Takes every inner output due by `now` and schedules it; with lazy departures, notes
     /// the inner queue after each one at the instant it left.
     fn drain_inner(&mut self, now: Time) {
+        let mut drained = false;
         while let Some(output) = self.inner.poll(now) {
+            drained = true;
             if self.lazy {
                 let at = output_time(&output);
                 let queue = self.inner.queue();
@@ -539,7 +541,10 @@ impl<L: Link> Delayed<L> {
             }
             self.schedule(output);
         }
-        self.draw_ahead();
+        if drained {
+            // The next packet, if any, entered transmission.
+            self.draw_ahead();
+        }
     }
 
     /// Lazy departures: draws the delay of the packet in transmission, if not yet drawn, so
