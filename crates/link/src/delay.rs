@@ -464,8 +464,12 @@ pub struct Delayed<L> {
     arrivals: u64,
     /// Due time of the latest delivery scheduled, the floor for the next one in FIFO mode.
     last_delivery_due: Time,
-    /// Lazy departures (see [`Delayed::with_lazy_departures`]): the constant delay.
-    lazy: Option<Dur>,
+    /// Lazy departures (see [`Delayed::with_lazy_departures`]).
+    lazy: bool,
+    /// Lazy departures: the delay of the next packet to leave the inner link, drawn ahead of
+    /// its departure. The draws do not depend on time and every delivered packet takes the
+    /// next one in departure order, so they are the draws an eager link makes.
+    next_delay: Option<Dur>,
     /// Lazy departures: the inner queue's changes caught up and not yet taken.
     queue_changes: Vec<(Time, QueueState)>,
 }
@@ -484,7 +488,8 @@ impl<L: Link> Delayed<L> {
             fifo_dropped: VecDeque::new(),
             arrivals: 0,
             last_delivery_due: Time::ZERO,
-            lazy: None,
+            lazy: false,
+            next_delay: None,
             queue_changes: Vec::new(),
         }
     }
@@ -523,8 +528,10 @@ impl<L: Link> Delayed<L> {
     /// Takes every inner output due by `now` and schedules it; with lazy departures, notes
     /// the inner queue after each one at the instant it left.
     fn drain_inner(&mut self, now: Time) {
+        let mut drained = false;
         while let Some(output) = self.inner.poll(now) {
-            if self.lazy.is_some() {
+            drained = true;
+            if self.lazy {
                 let at = output_time(&output);
                 let queue = self.inner.queue();
                 match self.queue_changes.last_mut() {
@@ -534,6 +541,21 @@ impl<L: Link> Delayed<L> {
             }
             self.schedule(output);
         }
+        if drained {
+            // The next packet, if any, entered transmission.
+            self.draw_ahead();
+        }
+    }
+
+    /// Lazy departures: draws the delay of the packet in transmission, if not yet drawn, so
+    /// that its delivery time is known ([`Link::poll_timeout`]).
+    fn draw_ahead(&mut self) {
+        if !self.lazy || self.next_delay.is_some() {
+            return;
+        }
+        if let Some(finish) = self.inner.poll_timeout() {
+            self.next_delay = Some(self.sampler.sample(finish, &mut self.rng));
+        }
     }
 
     /// With lazy departures: takes the inner outputs due strictly before `now`, so the inner
@@ -541,7 +563,7 @@ impl<L: Link> Delayed<L> {
     /// left for later: the arriving packet sees the packet in transmission still there, as
     /// it does when its arrival is handled before the link's own wake-up at that instant.
     fn drain_inner_before(&mut self, now: Time) {
-        if self.lazy.is_some() && now > Time::ZERO {
+        if self.lazy && now > Time::ZERO {
             self.drain_inner(Time(now.0 - 1));
         }
     }
@@ -564,7 +586,11 @@ impl<L: Link> Delayed<L> {
     }
 
     fn delivery_time(&mut self, left_inner_at: Time) -> Time {
-        let drawn = left_inner_at + self.sampler.sample(left_inner_at, &mut self.rng);
+        let delay = match self.next_delay.take() {
+            Some(d) => d,
+            None => self.sampler.sample(left_inner_at, &mut self.rng),
+        };
+        let drawn = left_inner_at + delay;
         let due = if self.reorder {
             drawn
         } else {
@@ -576,19 +602,20 @@ impl<L: Link> Delayed<L> {
 }
 
 impl Delayed<DropTailLink> {
-    /// Lazy departures, for a constant delay in FIFO mode: a packet's delivery time is known
-    /// as soon as it enters transmission (its finish time plus the delay), so the link asks
-    /// to be woken only for deliveries ([`Link::poll_timeout`]), not at the end of every
-    /// transmission as well. What happened in between is caught up on the next call, with
-    /// the same results: the drop-tail queue serves back to back in virtual time whenever it
-    /// is polled, the delay draws nothing, and the queue's changes are kept with their
-    /// instants ([`Link::take_queue_changes`]). A sender held back by [`Link::has_room`]
-    /// still wants a wake-up at each departure: [`Link::next_departure`] gives it. Other
-    /// delay models draw a packet's delay when it leaves the queue, so they stay eager.
+    /// Lazy departures, for a delay whose draws do not depend on time (constant, normal or
+    /// empirical) in FIFO mode: a packet's delivery time is known as soon as it enters
+    /// transmission (its finish time plus its delay, drawn then), so the link asks to be woken
+    /// only for deliveries ([`Link::poll_timeout`]), not at the end of every transmission as
+    /// well. What happened in between is caught up on the next call, with the same results:
+    /// the drop-tail queue serves back to back in virtual time whenever it is polled, every
+    /// delivered packet takes the next draw of the delay in departure order as an eager link
+    /// gives it, and the queue's changes are kept with their instants
+    /// ([`Link::take_queue_changes`]). A sender held back by [`Link::has_room`] still wants a
+    /// wake-up at each departure: [`Link::next_departure`] gives it. A delay series is read at
+    /// the instant a packet leaves the queue, so such a link stays eager.
     pub fn with_lazy_departures(mut self) -> Self {
-        if let (DelayModel::Constant(delay), false) = (self.sampler.model(), self.reorder) {
-            self.lazy = Some(*delay);
-        }
+        let timeless = matches!(self.sampler.model(), DelayModel::Constant(_) | DelayModel::Normal { .. } | DelayModel::Empirical(_));
+        self.lazy = timeless && !self.reorder;
         self
     }
 }
@@ -602,7 +629,9 @@ fn output_time(output: &LinkOutput) -> Time {
 impl<L: Link> Link for Delayed<L> {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
         self.drain_inner_before(now);
-        self.inner.enqueue(now, pkt)
+        let accepted = self.inner.enqueue(now, pkt);
+        self.draw_ahead();
+        accepted
     }
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         self.drain_inner(now);
@@ -615,7 +644,7 @@ impl<L: Link> Link for Delayed<L> {
     /// packet's delay is drawn).
     fn poll_timeout(&self) -> Option<Time> {
         let propagating = self.next_pending().map(|p| p.due);
-        let inner = match self.lazy {
+        let inner = match self.next_delay {
             Some(delay) => self.inner.poll_timeout().map(|finish| (finish + delay).max(self.last_delivery_due)),
             None => self.inner.poll_timeout(),
         };
@@ -646,7 +675,8 @@ impl<L: Link> Link for Delayed<L> {
     /// Flushes the inner link only: packets already propagating still arrive.
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.drain_inner_before(now);
-        self.inner.flush(now, out)
+        self.inner.flush(now, out);
+        // The flushed transmission's delay, if drawn, goes to the next packet delivered.
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)

@@ -940,6 +940,11 @@ impl Connection {
 
     #[allow(clippy::too_many_arguments)]
     fn build_packet(&mut self, now: Time, space: Space, ptype: PacketType, room: usize, eliciting: bool, probe: bool, path: usize) -> Option<QuicPacket> {
+        let path_acks = space == Space::Data && self.multipath_ready();
+        if !eliciting && !path_acks && !self.ack_state(space, path).ack_due(now) {
+            // Only an ACK could go, and it is not due: nothing to build.
+            return None;
+        }
         let pn = self.paths[path].recovery.next_pn(space);
         let pn_len = pn_len(pn, self.paths[path].recovery.largest_acked(space));
         let overhead = overhead_estimate(ptype, self.dcid_len, self.dcid_len, pn_len);
@@ -948,7 +953,7 @@ impl Connection {
         }
         let mut avail = room - overhead;
         let mut frames = Vec::with_capacity(3);
-        let ack_due = if space == Space::Data && self.multipath_ready() {
+        let ack_due = if path_acks {
             self.push_path_acks(now, path, &mut frames, &mut avail)
         } else {
             let rx = self.ack_state(space, path);
@@ -1385,6 +1390,30 @@ impl Connection {
         let health = self.mp.as_ref().and_then(|mp| mp.health.poll_timeout()).map(|t| (Timer::PathHealth, t));
         start.into_iter().chain(paths).chain(health)
     }
+
+    /// The earliest of [`Connection::timers`] (tests/it/timers.rs checks that they agree),
+    /// read without building the named list: it is asked after every input.
+    fn earliest_timer(&self) -> Option<Time> {
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }
+        }
+        let mut t = (self.role == Role::Client && !self.started).then_some(self.start);
+        for path in &self.paths {
+            let validation = match &path.phase {
+                PathPhase::Validating(v) => v.retry_at,
+                _ => None,
+            };
+            t = earlier(t, path.recovery.loss_detection_timer());
+            t = earlier(t, path.rx.deadline());
+            t = earlier(t, path.pacing_release);
+            t = earlier(t, validation);
+            t = earlier(t, path.delete_at);
+        }
+        earlier(t, self.mp.as_ref().and_then(|mp| mp.health.poll_timeout()))
+    }
 }
 
 /// Grows a packet by about `extra` bytes of PADDING, keeping its size exact (the Length field
@@ -1444,7 +1473,7 @@ impl Endpoint for Connection {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        self.timers().map(|(_, t)| t).min()
+        self.earliest_timer()
     }
 
     fn handle_timeout(&mut self, now: Time) {

@@ -1,13 +1,14 @@
-//! Lazy departures (`Delayed::with_lazy_departures`): a constant-delay FIFO link woken only
-//! for its deliveries gives exactly what the same link woken at every departure gives — the
-//! same deliveries at the same instants, the same drops, the same queue changes at the same
-//! instants — with about one wake-up per packet instead of two.
+//! Lazy departures (`Delayed::with_lazy_departures`): a FIFO link whose delay draws do not
+//! depend on time (constant, normal, empirical), woken only for its deliveries, gives exactly
+//! what the same link woken at every departure gives — the same deliveries at the same
+//! instants, the same drops, the same queue changes at the same instants — with about one
+//! wake-up per packet instead of two.
 
 use crate::delay_support::packet;
 use multiconn_core::units::{QueueLimit, Rate};
 use multiconn_core::{Dur, RngStream, Time};
 use multiconn_link::availability::{Intermittent, Schedule};
-use multiconn_link::delay::{DelayModel, Delayed};
+use multiconn_link::delay::{DelayModel, DelaySeries, Delayed, EmpiricalDelay};
 use multiconn_link::queue::DropTailLink;
 use multiconn_link::rate::RateModel;
 use multiconn_link::{Link, LinkOutput, QueueState};
@@ -79,7 +80,11 @@ fn droptail(rate_mbps: f64, limit: u64) -> DropTailLink {
 }
 
 fn delayed(rate_mbps: f64, limit: u64, delay: Dur) -> Delayed<DropTailLink> {
-    Delayed::new(droptail(rate_mbps, limit), DelayModel::Constant(delay), false, RngStream::derive(1, "test"))
+    with_model(rate_mbps, limit, DelayModel::Constant(delay))
+}
+
+fn with_model(rate_mbps: f64, limit: u64, model: DelayModel) -> Delayed<DropTailLink> {
+    Delayed::new(droptail(rate_mbps, limit), model, false, RngStream::derive(1, "test"))
 }
 
 /// Arrivals from gaps in microseconds and sizes.
@@ -140,11 +145,25 @@ fn catch_up_tells_the_queue_at_an_instant_without_a_wake_up() {
 }
 
 #[test]
-fn random_delays_stay_eager() {
+fn a_random_delay_is_drawn_when_the_packet_enters_transmission() {
     let normal = DelayModel::Normal { mean: Dur::from_millis(10), cv: 0.2 };
-    let mut link = Delayed::new(droptail(40.0, 5), normal, false, RngStream::derive(1, "t")).with_lazy_departures();
+    let mut eager = with_model(40.0, 5, normal.clone());
+    let mut lazy = with_model(40.0, 5, normal).with_lazy_departures();
+    eager.enqueue(Time::ZERO, packet(1)).unwrap();
+    lazy.enqueue(Time::ZERO, packet(1)).unwrap();
+    assert_eq!(eager.poll_timeout(), Some(Time(300_000)), "eager: woken at the departure");
+    assert_eq!(eager.poll(Time(300_000)), None);
+    let due = eager.poll_timeout().expect("the delivery is due");
+    assert!(due > Time(300_000));
+    assert_eq!(lazy.poll_timeout(), Some(due), "lazy: woken for the delivery only, the same draw");
+}
+
+#[test]
+fn a_delay_series_stays_eager() {
+    let series = DelayModel::Series(DelaySeries { points: vec![(Dur::ZERO, Dur::from_millis(5)), (Dur::from_secs(1), Dur::from_millis(50))] });
+    let mut link = with_model(40.0, 5, series).with_lazy_departures();
     link.enqueue(Time::ZERO, packet(1)).unwrap();
-    assert_eq!(link.poll_timeout(), Some(Time(300_000)), "the delay is drawn at the departure");
+    assert_eq!(link.poll_timeout(), Some(Time(300_000)), "the series is read at the departure");
 }
 
 #[test]
@@ -176,6 +195,36 @@ proptest! {
         prop_assert_eq!(&lazy.queue, &eager.queue);
         prop_assert!(lazy.wake_ups <= eager.wake_ups);
         let watched = drive(&mut delayed(rate_mbps, limit, delay).with_lazy_departures(), &load, true);
+        prop_assert_eq!(watched, eager);
+    }
+
+    /// The same with delays drawn from a normal or an empirical distribution: every delivered
+    /// packet gets the draw an eager link gives it, outages included.
+    #[test]
+    fn lazy_and_eager_random_delays_agree(
+        gaps in prop::collection::vec((0u64..600, 40u32..1500), 1..300),
+        rate_mbps in 1.0f64..100.0,
+        limit in 0u64..20,
+        mean_us in 0u64..20_000,
+        cv in 0.0f64..0.5,
+        empirical in any::<bool>(),
+        outage_ms in 0u64..60,
+    ) {
+        let load = arrivals(&gaps);
+        let model = if empirical {
+            DelayModel::Empirical(EmpiricalDelay { lower_ms: vec![1.0, 2.0, 5.0, 9.0], weights: vec![3.0, 1.0, 2.0, 0.0] })
+        } else {
+            DelayModel::Normal { mean: Dur::from_micros(mean_us), cv }
+        };
+        let down = Schedule::new(vec![(Time(outage_ms * 1_000_000), Time(outage_ms * 1_000_000 + 7_000_000))]).unwrap();
+        let eager = drive(&mut Intermittent::new(with_model(rate_mbps, limit, model.clone()), down.clone()), &load, false);
+        let lazy = drive(&mut Intermittent::new(with_model(rate_mbps, limit, model.clone()).with_lazy_departures(), down.clone()), &load, false);
+        prop_assert_eq!(&lazy.delivered, &eager.delivered);
+        prop_assert_eq!(&lazy.refused, &eager.refused);
+        prop_assert_eq!(&lazy.flushed, &eager.flushed);
+        prop_assert_eq!(&lazy.queue, &eager.queue);
+        prop_assert!(lazy.wake_ups <= eager.wake_ups);
+        let watched = drive(&mut Intermittent::new(with_model(rate_mbps, limit, model).with_lazy_departures(), down), &load, true);
         prop_assert_eq!(watched, eager);
     }
 }
