@@ -130,6 +130,21 @@ pub struct DlMac<P, D: TbDecoder> {
     counters: HarqCounters,
     /// Per UE: the MI of each block of its last SINRs.
     memo: Vec<SinrMemo>,
+    /// Per-TTI buffers, kept from TTI to TTI.
+    scratch: TtiScratch,
+}
+
+/// A [`DlMac`]'s per-TTI buffers.
+#[derive(Clone, Debug, Default)]
+struct TtiScratch {
+    /// Per RBG: taken by a retransmission.
+    used: Vec<bool>,
+    /// Per UE: gets no new TB this TTI.
+    blocked: Vec<bool>,
+    /// Retransmissions due: (NACKed since, UE, process).
+    due: Vec<(u64, usize, usize)>,
+    /// Per UE: its free HARQ process.
+    procs: Vec<Option<usize>>,
 }
 
 impl<P, D: TbDecoder> DlMac<P, D> {
@@ -145,6 +160,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             last_tti: None,
             counters: HarqCounters::default(),
             memo: vec![SinrMemo::default(); n_ues],
+            scratch: TtiScratch::default(),
         }
     }
 
@@ -269,12 +285,16 @@ impl<P, D: TbDecoder> DlMac<P, D> {
     pub fn tti(&mut self, tti: u64, ues: &[DlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<DlTti<P>, CellError> {
         self.check_inputs(tti, ues)?;
         let n_rbg = self.sched.rbg_count();
-        let mut used = vec![false; n_rbg];
-        let mut blocked = vec![false; ues.len()];
+        // (An error below leaves the buffers behind: the next TTI makes new ones.)
+        let TtiScratch { mut used, mut blocked, mut due, mut procs } = std::mem::take(&mut self.scratch);
+        used.clear();
+        used.resize(n_rbg, false);
+        blocked.clear();
+        blocked.resize(ues.len(), false);
         let mut out = DlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new() };
 
         // 1. Retransmissions, oldest first, at most one per UE.
-        let mut due: Vec<(u64, usize, usize)> = Vec::new();
+        due.clear();
         for (u, h) in self.harq.iter_mut().enumerate() {
             h.release(tti);
             if let Some(&(p, since)) = h.pending_retx(tti).first() {
@@ -282,7 +302,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             }
         }
         due.sort_unstable();
-        for (_, u, p) in due {
+        for &(_, u, p) in &due {
             let Some(tb) = self.harq[u].tb(p) else { continue };
             let (mcs, tbs_bits, n_prb, prev, transmission) = (tb.mcs, tb.tbs_bits, tb.n_prb, tb.rbgs.clone(), tb.transmissions + 1);
             let Some(rbgs) = self.retx_rbgs(&prev, &used) else { continue };
@@ -298,7 +318,8 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         }
 
         // 2. New data on what is left.
-        let mut procs = vec![None; ues.len()];
+        procs.clear();
+        procs.resize(ues.len(), None);
         for (u, h) in self.harq.iter_mut().enumerate() {
             procs[u] = h.free_process(tti);
             if procs[u].is_none() {
@@ -335,6 +356,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
                 dropped,
             });
         }
+        self.scratch = TtiScratch { used, blocked, due, procs };
         self.last_tti = Some(tti);
         Ok(out)
     }

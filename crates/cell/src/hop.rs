@@ -293,7 +293,18 @@ pub struct CellHop {
     /// The next TTI to run, when the cell is running.
     next_tti: Option<u64>,
     outputs: VecDeque<CellOutput>,
+    /// Per UE: its downlink SINR per RB in this TTI (kept between TTIs while its channel is
+    /// static: no fading and not moving).
     sinr: Vec<Vec<f64>>,
+    /// Per UE: whether it takes part in this TTI's downlink (data queued or HARQ work).
+    dl_active: Vec<bool>,
+    /// Per UE: its channel never changes (no fading, no moving trajectory), so its SINRs, CQI
+    /// report and mean SINR, once worked out, hold for every TTI.
+    static_channel: Vec<bool>,
+    /// Per UE: its last report is CQI 0 on every RBG (out of range).
+    report_all_zero: Vec<bool>,
+    /// Per UE: a report, mean SINR and wideband CQI have been worked out.
+    report_ready: Vec<bool>,
     /// Per UE: its last subband CQI report, one per RBG (empty before the first).
     dl_cqi: Vec<Vec<u8>>,
     /// Per UE: the subband CQIs of its last downlink SINRs.
@@ -347,6 +358,12 @@ impl CellHop {
             next_tti: None,
             outputs: VecDeque::new(),
             sinr: vec![Vec::new(); n],
+            dl_active: vec![false; n],
+            static_channel: (0..n)
+                .map(|i| cfg.fading == FadingConfig::None && !cfg.trajectories.get(i).copied().flatten().is_some_and(|t| t.speed_mps > 0.0))
+                .collect(),
+            report_all_zero: vec![false; n],
+            report_ready: vec![false; n],
             dl_cqi: vec![Vec::new(); n],
             cqi_memo: vec![SinrMemo::default(); n],
             no_report: (vec![0; (cfg.n_rb as usize).div_ceil(rbg)], vec![-100.0; cfg.n_rb as usize]),
@@ -465,12 +482,16 @@ impl CellHop {
         let mut active_dl = false;
         for (i, u) in self.ues.iter_mut().enumerate() {
             let wants = u.bearers[0].tx.status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0);
+            self.dl_active[i] = wants;
             if !wants {
                 continue;
             }
             active_dl = true;
-            u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
-            self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
+            // A static channel's SINRs are those of every earlier TTI: worked out once.
+            if !(self.static_channel[i] && self.sinr[i].len() == n_rb) {
+                u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
+                self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
+            }
             if self.dl_cqi[i].is_empty() {
                 self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.rbg)?.to_vec();
             }
@@ -482,7 +503,7 @@ impl CellHop {
                 .iter()
                 .enumerate()
                 .map(|(i, u)| {
-                    if self.sinr[i].len() == n_rb {
+                    if self.dl_active[i] {
                         let cqi = &self.dl_cqi[i];
                         let queued = u.bearers[0].tx.status(0).tx_queue_bytes;
                         DlUeInput { rbg_cqi: if cqi.is_empty() { no_cqi } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: queued }
@@ -519,7 +540,12 @@ impl CellHop {
             }
             // This TTI's SINR is the report the next one schedules on.
             for (i, u) in self.ues.iter_mut().enumerate() {
-                if self.sinr[i].len() == n_rb {
+                if !self.dl_active[i] {
+                    continue;
+                }
+                // A static channel's report, mean SINR and wideband CQI are those it already
+                // has (the same SINRs give the same report), once it has one.
+                if !(self.static_channel[i] && self.report_ready[i]) {
                     let mut memo = self.cqi_memo[i].at(&self.sinr[i]);
                     let report = &mut self.dl_cqi[i];
                     report.clear();
@@ -527,17 +553,23 @@ impl CellHop {
                     u.counters.last_dl_sinr_db = memo.mean_sinr_db();
                     let cqi_sum = report.iter().map(|&c| u32::from(c)).sum::<u32>();
                     u.counters.last_cqi = (cqi_sum / report.len() as u32) as u8;
-                    if let Some(s) = &mut self.series {
-                        let b = s.bin_mut(i, 0, n * TTI_NS);
-                        b.samples += 1;
-                        b.sinr_db_sum += u.counters.last_dl_sinr_db;
-                        b.cqi_sum += u64::from(u.counters.last_cqi);
-                    }
-                    if u.bearers[0].tx.status(0).queued_bytes > 0 && report.iter().all(|&c| c == 0) {
-                        u.counters.dl_out_of_range_ttis += 1;
-                    }
+                    self.report_ready[i] = true;
+                    self.report_all_zero[i] = report.iter().all(|&c| c == 0);
                 }
-                self.sinr[i].clear();
+                if let Some(s) = &mut self.series {
+                    let b = s.bin_mut(i, 0, n * TTI_NS);
+                    b.samples += 1;
+                    b.sinr_db_sum += u.counters.last_dl_sinr_db;
+                    b.cqi_sum += u64::from(u.counters.last_cqi);
+                }
+                if u.bearers[0].tx.status(0).queued_bytes > 0 && self.report_all_zero[i] {
+                    u.counters.dl_out_of_range_ttis += 1;
+                }
+            }
+        }
+        for (i, sinr) in self.sinr.iter_mut().enumerate() {
+            if !self.static_channel[i] {
+                sinr.clear();
             }
         }
 

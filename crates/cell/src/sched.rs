@@ -96,40 +96,111 @@ pub fn assign_rbgs(
 /// [`assign_rbgs`] on inputs known to be valid (the scheduler's own: rates from its table,
 /// positive averages).
 fn assign_checked(kind: SchedulerKind, rates_bps: &[Vec<f64>], buffer_bits: &[u64], avg_bps: &[f64], rr_start: usize) -> Vec<Option<usize>> {
-    let n_ue = rates_bps.len();
     let n_rbg = rates_bps.first().map_or(0, Vec::len);
-    let mut owner = vec![None; n_rbg];
-    let mut granted = vec![0.0f64; n_ue];
-    let mut count = vec![0usize; n_ue];
+    let table = RateTable { n_rbg, rates: rates_bps.iter().flatten().copied().collect() };
+    let mut owner = Vec::new();
+    assign_into(kind, &table, buffer_bits, avg_bps, rr_start, &mut AssignScratch::default(), &mut owner);
+    owner
+}
+
+/// Every UE's rate on every RBG in one buffer, UE by UE (`rates[u * n_rbg + g]`, bit/s).
+#[derive(Clone, Debug, Default)]
+struct RateTable {
+    n_rbg: usize,
+    rates: Vec<f64>,
+}
+
+impl RateTable {
+    fn n_ue(&self) -> usize {
+        if self.n_rbg == 0 {
+            0
+        } else {
+            self.rates.len() / self.n_rbg
+        }
+    }
+
+    fn rate(&self, u: usize, g: usize) -> f64 {
+        self.rates[u * self.n_rbg + g]
+    }
+}
+
+/// The buffers [`assign_into`] works in, kept by a [`Scheduler`] from TTI to TTI.
+#[derive(Clone, Debug, Default)]
+struct AssignScratch {
+    granted: Vec<f64>,
+    count: Vec<usize>,
+    /// The UEs that may still get an RBG (PF and max-C/I), in index order.
+    eligible: Vec<usize>,
+    /// PF's metric of every UE on every RBG, laid out as the rates.
+    metric: Vec<f64>,
+    active: Vec<usize>,
+}
+
+/// [`assign_checked`] on a [`RateTable`], into `owner` (one entry per RBG), with its buffers
+/// in `scratch`.
+fn assign_into(
+    kind: SchedulerKind,
+    table: &RateTable,
+    buffer_bits: &[u64],
+    avg_bps: &[f64],
+    rr_start: usize,
+    scratch: &mut AssignScratch,
+    owner: &mut Vec<Option<usize>>,
+) {
+    let (n_ue, n_rbg) = (table.n_ue(), table.n_rbg);
+    owner.clear();
+    owner.resize(n_rbg, None);
+    let AssignScratch { granted, count, eligible, metric, active } = scratch;
+    granted.clear();
+    granted.resize(n_ue, 0.0);
+    count.clear();
+    count.resize(n_ue, 0);
     let has_room = |u: usize, granted: &[f64]| buffer_bits[u] > 0 && granted[u] < buffer_bits[u] as f64;
     match kind {
         SchedulerKind::ProportionalFair | SchedulerKind::MaxCi => {
+            // PF's metric, rate / average, is worked out for every UE and RBG at once (it does
+            // not change within the TTI); max-C/I's is the rate itself.
+            let metrics: &[f64] = if kind == SchedulerKind::ProportionalFair {
+                metric.clear();
+                for (rates, a) in table.rates.chunks_exact(n_rbg.max(1)).zip(avg_bps) {
+                    metric.extend(rates.iter().map(|r| r / a));
+                }
+                metric
+            } else {
+                &table.rates
+            };
+            // A UE without room never regains it within the TTI: it leaves the list. The list
+            // keeps index order, so ties still go to the lower index.
+            eligible.clear();
+            eligible.extend((0..n_ue).filter(|&u| has_room(u, granted)));
             for (g, slot) in owner.iter_mut().enumerate() {
                 let mut best: Option<(usize, f64)> = None;
-                for u in 0..n_ue {
-                    let rate = rates_bps[u][g];
-                    if rate <= 0.0 || !has_room(u, &granted) {
+                for &u in eligible.iter() {
+                    let i = u * n_rbg + g;
+                    if table.rates[i] <= 0.0 {
                         continue;
                     }
-                    let metric = if kind == SchedulerKind::ProportionalFair { rate / avg_bps[u] } else { rate };
-                    if best.map_or(true, |(_, m)| metric > m) {
-                        best = Some((u, metric));
+                    if best.map_or(true, |(_, m)| metrics[i] > m) {
+                        best = Some((u, metrics[i]));
                     }
                 }
                 if let Some((u, _)) = best {
                     *slot = Some(u);
-                    granted[u] += rates_bps[u][g] * TTI_S;
+                    granted[u] += table.rate(u, g) * TTI_S;
+                    if !has_room(u, granted) {
+                        eligible.retain(|&e| e != u);
+                    }
                 }
             }
         }
         SchedulerKind::RoundRobin => {
             if n_ue == 0 {
-                return owner;
+                return;
             }
-            let active: Vec<usize> =
-                (0..n_ue).map(|k| (rr_start + k) % n_ue).filter(|&u| buffer_bits[u] > 0 && rates_bps[u].iter().any(|&r| r > 0.0)).collect();
+            active.clear();
+            active.extend((0..n_ue).map(|k| (rr_start + k) % n_ue).filter(|&u| buffer_bits[u] > 0 && (0..n_rbg).any(|g| table.rate(u, g) > 0.0)));
             if active.is_empty() {
-                return owner;
+                return;
             }
             let quota = n_rbg.div_ceil(active.len());
             let mut turn = 0usize;
@@ -137,22 +208,21 @@ fn assign_checked(kind: SchedulerKind, rates_bps: &[Vec<f64>], buffer_bits: &[u6
                 // The first UE from the current turn that can take this RBG.
                 for k in 0..active.len() {
                     let u = active[(turn + k) % active.len()];
-                    if rates_bps[u][g] > 0.0 && count[u] < quota && has_room(u, &granted) {
+                    if table.rate(u, g) > 0.0 && count[u] < quota && has_room(u, granted) {
                         *slot = Some(u);
-                        granted[u] += rates_bps[u][g] * TTI_S;
+                        granted[u] += table.rate(u, g) * TTI_S;
                         count[u] += 1;
                         turn = (turn + k) % active.len();
                         break;
                     }
                 }
                 let cur = active[turn];
-                if count[cur] >= quota || !has_room(cur, &granted) {
+                if count[cur] >= quota || !has_room(cur, granted) {
                     turn = (turn + 1) % active.len();
                 }
             }
         }
     }
-    owner
 }
 
 /// One UE's input to a TTI's decision.
@@ -191,8 +261,21 @@ pub struct Scheduler {
     /// The rate (bit/s) of one RBG at each CQI: for a full RBG and for the last one (which
     /// may be smaller).
     rbg_rate_bps: [[f64; MAX_CQI as usize + 1]; 2],
-    /// The rate rows of the last TTI, kept for their buffers.
-    rates_scratch: Vec<Vec<f64>>,
+    /// The rates of the last TTI, kept for their buffer.
+    rates_scratch: RateTable,
+    /// The other per-TTI buffers, kept likewise.
+    scratch: SchedScratch,
+}
+
+/// A [`Scheduler`]'s per-TTI buffers.
+#[derive(Clone, Debug, Default)]
+struct SchedScratch {
+    assign: AssignScratch,
+    buffers: Vec<u64>,
+    owner: Vec<Option<usize>>,
+    /// Per UE: the RBGs it got this TTI.
+    rbgs: Vec<Vec<u16>>,
+    granted_bits: Vec<f64>,
 }
 
 impl Scheduler {
@@ -212,7 +295,7 @@ impl Scheduler {
                 }
             }
         }
-        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps, rates_scratch: Vec::new() })
+        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps, rates_scratch: RateTable::default(), scratch: SchedScratch::default() })
     }
 
     /// The same scheduler with a PF averaging window of `ttis` TTIs (1..=1e6).
@@ -269,19 +352,21 @@ impl Scheduler {
         if !blocked.is_empty() && blocked.len() != ues.len() {
             return Err(CellError::invalid("blocked", format!("{} flags for {} UEs", blocked.len(), ues.len())));
         }
-        // The rate rows are kept from TTI to TTI (one per UE).
-        let mut rates = std::mem::take(&mut self.rates_scratch);
-        rates.resize_with(ues.len(), Vec::new);
-        for ((u, r), row) in ues.iter().enumerate().zip(rates.iter_mut()) {
+        // The rate table is kept from TTI to TTI.
+        let mut table = std::mem::take(&mut self.rates_scratch);
+        table.n_rbg = n_rbg;
+        table.rates.clear();
+        let [full, last] = &self.rbg_rate_bps;
+        for (u, r) in ues.iter().enumerate() {
             if r.rbg_cqi.len() != n_rbg {
                 return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", r.rbg_cqi.len())));
             }
             if let Some(g) = r.rbg_cqi.iter().position(|&cqi| cqi > MAX_CQI) {
                 return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), r.rbg_cqi[g] as f64, "an integer in [0, 15]"));
             }
-            row.clear();
-            let [full, last] = &self.rbg_rate_bps;
-            row.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
+            let start = table.rates.len();
+            table.rates.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
+            let row = &mut table.rates[start..];
             if let (Some(rate), Some(&cqi)) = (row.last_mut(), r.rbg_cqi.last()) {
                 *rate = last[cqi as usize];
             }
@@ -289,42 +374,50 @@ impl Scheduler {
                 *rate = 0.0;
             }
         }
-        let buffers: Vec<u64> = ues
-            .iter()
-            .enumerate()
-            .map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) })
-            .collect();
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.buffers.clear();
+        sc.buffers.extend(
+            ues.iter().enumerate().map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) }),
+        );
         // The rates come from the table; an average reaches 0 only with a window of one TTI.
         if self.kind == SchedulerKind::ProportionalFair {
             if let Some(u) = self.avg_bps.iter().position(|a| !(a.is_finite() && *a > 0.0)) {
                 return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), self.avg_bps[u], "a finite rate > 0 bit/s"));
             }
         }
-        let owner = assign_checked(self.kind, &rates, &buffers, &self.avg_bps, self.rr_next);
-        self.rates_scratch = rates;
-        // RBGs per UE, so that only the UEs served are looked at.
-        let mut owned = vec![0usize; ues.len()];
-        for &u in owner.iter().flatten() {
-            owned[u] += 1;
+        assign_into(self.kind, &table, &sc.buffers, &self.avg_bps, self.rr_next, &mut sc.assign, &mut sc.owner);
+        self.rates_scratch = table;
+        // RBGs per UE in one pass, so that only the UEs served are looked at.
+        sc.rbgs.resize_with(ues.len(), Vec::new);
+        for row in &mut sc.rbgs {
+            row.clear();
+        }
+        for (g, o) in sc.owner.iter().enumerate() {
+            if let Some(u) = *o {
+                sc.rbgs[u].push(g as u16);
+            }
         }
         let mut grants: Vec<Grant> = Vec::new();
-        let mut granted_bits = vec![0.0f64; ues.len()];
+        sc.granted_bits.clear();
+        sc.granted_bits.resize(ues.len(), 0.0);
         for (u, ue) in ues.iter().enumerate() {
-            if owned[u] == 0 {
+            if sc.rbgs[u].is_empty() {
                 continue;
             }
-            let rbgs: Vec<u16> = owner.iter().enumerate().filter(|(_, o)| **o == Some(u)).map(|(g, _)| g as u16).collect();
+            let rbgs = sc.rbgs[u].clone();
             let worst = rbgs.iter().map(|&g| ue.rbg_cqi[g as usize]).min().unwrap_or(0);
+            // (An error leaves the buffers behind: the next TTI makes new ones.)
             let Some(mcs) = mcs_for_cqi(worst)? else { continue };
             let n_prb: u16 = rbgs.iter().map(|&g| self.rbg_prbs(g as usize)).sum();
             let tbs_bits = tbs_for_mcs(mcs, n_prb)?;
-            granted_bits[u] = tbs_bits as f64;
+            sc.granted_bits[u] = tbs_bits as f64;
             grants.push(Grant { ue: u, rbgs, n_prb, mcs, tbs_bits });
         }
         let w = 1.0 / self.window_ttis;
-        for (avg, bits) in self.avg_bps.iter_mut().zip(&granted_bits) {
+        for (avg, bits) in self.avg_bps.iter_mut().zip(&sc.granted_bits) {
             *avg = (1.0 - w) * *avg + w * bits / TTI_S;
         }
+        self.scratch = sc;
         if !ues.is_empty() {
             self.rr_next = (self.rr_next + 1) % ues.len();
         }
