@@ -2,13 +2,14 @@
 """The fidelity table: the same scenarios simulated with a stack profile and emulated with the
 real stack, side by side. Regenerates docs/fidelity.md (run as root: the emulator needs it).
 
-    sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime] [--only TEXT ...]
+    sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime] [--only TEXT ...] [--stack TEXT ...]
 
 Every point is a sized download; both sides are compared on the download goodput, size × 8 /
 completion time (from the flow's start to its last byte in the simulator, to the client's exit
 in the emulator, so process start and handshake count on both sides). Differences beyond 10 %
 are flagged; docs/fidelity.md says what is known of each. With --only, only the points whose
-point or stack label contains one of the texts run, and only their rows of the table change.
+point or stack label contains one of the texts run, and only their rows of the table change;
+--stack narrows them to the stacks whose label contains one of its texts.
 
 The emulator's ngtcp2 is Debian 12's ngtcp2 0.12.1: its points are simulated with the profile
 of that version, `ngtcp2-0.12`, and also with `ngtcp2` (ngtcp2 1.x), both against the same
@@ -145,6 +146,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", metavar="TEXT", default=None,
                         help="run only the points whose point or stack label contains one of these texts; "
                              "the other rows of docs/fidelity.md stay as they are")
+    parser.add_argument("--stack", nargs="+", metavar="TEXT", default=None,
+                        help="of those, run only the stacks whose label contains one of these texts")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("fidelity: the emulator needs root (sudo .venv/bin/python bench/fidelity.py)")
@@ -178,6 +181,9 @@ def main() -> None:
     if args.only:
         points = [p for p in points if any(t in p[0] or t in p[1] or t in ALSO_SIMULATED.get(p[1], ("",))[0]
                                            for t in args.only)]
+    if args.stack:
+        points = [p for p in points if any(t in p[1] or t in ALSO_SIMULATED.get(p[1], ("",))[0]
+                                           for t in args.stack)]
 
     rows = []
     seeds = range(1, args.reps + 1)
