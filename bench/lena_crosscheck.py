@@ -1,13 +1,16 @@
 """Cross-check of multiconn's LTE cell against ns-3 LENA: the same set-up run in both.
 
     .venv/bin/python bench/lena_crosscheck.py OUT_DIR [--distances 50,250,500,750,1000]
-        [--ues 1,2] [--fading none,fading] [--duration 40] [--measure-from 5] [--seeds 1]
+        [--ues 1,2] [--fading none,fading] [--timing ideal,lena] [--duration 40] [--measure-from 5]
+        [--seeds 1]
 
 Runs the QUIC vs TCP cell study's set-up with TCP downloads only (docs/lte-cell.md, "Cross-check
 against ns-3 LENA"): LENA through bench/lena/run.sh (bench/lena/lte_cell.cc), multiconn through
 the `run_scenario` example on bench/lena/lte_cell_{1,2}ue.toml, for every distance, number of
 UEs, fading setting and seed. "fading" is LENA's EPA 3 km/h trace on the LENA side and
 multiconn's `epa` tapped delay line at 3 km/h on the other; "none" turns fading off in both.
+multiconn runs once per cell timing of --timing: `ideal` (no control delays) and `lena` (LENA's:
+downlink TBs on air 2 TTIs after scheduling, the uplink through buffer status reports and grants).
 Prints a table of the steady goodput per UE (Mbit/s, from --measure-from to the end) side by
 side with each run's wall time, and writes OUT_DIR/lena_crosscheck.csv (one row per simulator,
 point, seed and UE) and OUT_DIR/lena_crosscheck.png (goodput vs distance, one panel per number
@@ -81,9 +84,12 @@ def run_lena(distance: float, ues: int, fading: str, args, seed: int) -> dict:
     return {"goodput": out["goodput_mbps"], "wall_s": out["wall_seconds"], "sim_s": out["sim_seconds"]}
 
 
-def run_multiconn(binary: Path, distance: float, ues: int, fading: str, args, seed: int) -> dict:
+TIMINGS = ("ideal", "lena")
+
+
+def run_multiconn(binary: Path, distance: float, ues: int, fading: str, timing: str, args, seed: int) -> dict:
     cmd = [str(binary), str(SCENARIOS[ues]), f"cell.lte.distance_m={distance:g}",
-           f"cell.lte.fading={FADING[fading][1]}", f"run.duration={args.duration:g} s",
+           f"cell.lte.fading={FADING[fading][1]}", f'cell.lte.timing="{timing}"', f"run.duration={args.duration:g} s",
            f"run.measure_from={args.measure_from:g} s", f"run.seed={seed}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
     if proc.returncode != 0:
@@ -110,12 +116,15 @@ def plot(rows: list[dict], args, path: Path) -> None:
     for r, ues in enumerate(args.ues):
         for c, fading in enumerate(args.fading):
             ax = axes[r][c]
-            for sim, style in (("lena", "o-"), ("multiconn", "s--")):
+            names = {"ideal": "multiconn, ideal timing", "lena": "multiconn, LENA's control delays"}
+            styles = [("lena", "o-", "ns-3 LENA")] + [
+                (f"multiconn {t}", style, names[t]) for t, style in zip(args.timing, ("s--", "^:"))]
+            for sim, style, label in styles:
                 pts = [(row["distance_m"], row["goodput_mbps"]) for row in rows
                        if row["sim"] == sim and row["ues"] == ues and row["fading"] == fading]
                 xs = sorted({d for d, _ in pts})
                 ys = [mean([g for d, g in pts if d == x]) for x in xs]
-                ax.plot(xs, ys, style, label="ns-3 LENA" if sim == "lena" else "multiconn")
+                ax.plot(xs, ys, style, label=label)
             label = "no fading" if fading == "none" else "fading (LENA EPA trace / multiconn EPA)"
             ax.set_title(f"{ues} UE{'s' if ues > 1 else ''}, {label}", fontsize=9)
             ax.grid(True, alpha=0.3)
@@ -123,7 +132,9 @@ def plot(rows: list[dict], args, path: Path) -> None:
                 ax.set_xlabel("distance (m)")
             if c == 0:
                 ax.set_ylabel("goodput per UE (Mbit/s)")
-            ax.legend(fontsize=8)
+            # Room above the curves for the legend.
+            ax.set_ylim(0, 1.45 * max([row["goodput_mbps"] for row in rows] + [1.0]))
+            ax.legend(fontsize=8, loc="upper left")
     fig.suptitle(f"TCP NewReno goodput per UE, {args.measure_from:g}-{args.duration:g} s, "
                  f"mean over UEs and {len(args.seeds)} seed(s)", fontsize=10)
     fig.tight_layout()
@@ -136,6 +147,7 @@ def main() -> None:
     p.add_argument("--distances", default="50,250,500,750,1000", help="metres, comma-separated")
     p.add_argument("--ues", default="1,2", help="numbers of UEs: 1, 2 or both")
     p.add_argument("--fading", default="none,fading", help="none, fading or both")
+    p.add_argument("--timing", default="ideal,lena", help="multiconn's cell timings: ideal, lena or both")
     p.add_argument("--duration", type=float, default=40.0, help="simulated seconds per run")
     p.add_argument("--measure-from", type=float, default=5.0, help="goodput counted from this second")
     p.add_argument("--seeds", default="1", help="seeds (RngRun in LENA, run.seed in multiconn)")
@@ -151,6 +163,10 @@ def main() -> None:
     args.fading = [f.strip() for f in args.fading.split(",") if f.strip()]
     if not args.fading or any(f not in FADING for f in args.fading):
         fail(f"--fading {fading_text!r}: each must be none or fading")
+    timing_text = args.timing
+    args.timing = [t.strip() for t in args.timing.split(",") if t.strip()]
+    if not args.timing or any(t not in TIMINGS for t in args.timing):
+        fail(f"--timing {timing_text!r}: each must be ideal or lena")
     if not (0.5 <= args.measure_from < args.duration):
         fail("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
     if not Path("/usr/include/ns3/lte-module.h").exists():
@@ -166,19 +182,22 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     binary = run_scenario_binary()
     rows = []
-    walls = {"lena": 0.0, "multiconn": 0.0}
-    sims = {"lena": 0.0, "multiconn": 0.0}
+    sims_run = ["lena"] + [f"multiconn {t}" for t in args.timing]
+    walls = {sim: 0.0 for sim in sims_run}
+    sims = {sim: 0.0 for sim in sims_run}
     header = (f"{'ues':>3} {'fading':>6} {'dist m':>6} {'seed':>4} | {'LENA Mbit/s per UE':>20} {'wall s':>6} | "
-              f"{'multiconn Mbit/s per UE':>23} {'wall s':>6} | {'speed':>6}")
+              + " | ".join(f"{'multiconn ' + t + ' Mbit/s per UE':>29} {'wall s':>6}" for t in args.timing)
+              + f" | {'speed':>6}")
     print(header)
     print("-" * len(header))
     for ues in args.ues:
         for fading in args.fading:
             for distance in args.distances:
                 for seed in args.seeds:
-                    lena = run_lena(distance, ues, fading, args, seed)
-                    mc = run_multiconn(binary, distance, ues, fading, args, seed)
-                    for sim, res in (("lena", lena), ("multiconn", mc)):
+                    results = {"lena": run_lena(distance, ues, fading, args, seed)}
+                    for t in args.timing:
+                        results[f"multiconn {t}"] = run_multiconn(binary, distance, ues, fading, t, args, seed)
+                    for sim, res in results.items():
                         walls[sim] += res["wall_s"]
                         sims[sim] += res["sim_s"]
                         for i, g in enumerate(res["goodput"]):
@@ -186,18 +205,22 @@ def main() -> None:
                                          "seed": seed, "ue": i + 1, "goodput_mbps": g,
                                          "wall_s": res["wall_s"], "sim_s": res["sim_s"]})
                     fmt = lambda gs: " / ".join(f"{g:.2f}" for g in gs)  # noqa: E731
+                    lena, first = results["lena"], results[f"multiconn {args.timing[0]}"]
+                    ours = " | ".join(f"{fmt(results[f'multiconn {t}']['goodput']):>29} {results[f'multiconn {t}']['wall_s']:>6.2f}"
+                                      for t in args.timing)
                     print(f"{ues:>3} {fading:>6} {distance:>6g} {seed:>4} | {fmt(lena['goodput']):>20} "
-                          f"{lena['wall_s']:>6.2f} | {fmt(mc['goodput']):>23} {mc['wall_s']:>6.2f} | "
-                          f"{lena['wall_s'] / mc['wall_s']:>5.1f}x", flush=True)
+                          f"{lena['wall_s']:>6.2f} | {ours} | {lena['wall_s'] / first['wall_s']:>5.1f}x", flush=True)
 
     with open(args.out / "lena_crosscheck.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, args, args.out / "lena_crosscheck.png")
-    print(f"\nwall time over all runs: LENA {walls['lena']:.1f} s ({sims['lena'] / walls['lena']:.1f}x real time), "
-          f"multiconn {walls['multiconn']:.1f} s ({sims['multiconn'] / walls['multiconn']:.1f}x real time); "
-          f"multiconn is {walls['lena'] / walls['multiconn']:.1f} times faster")
+    for t in args.timing:
+        m = f"multiconn {t}"
+        print(f"\nwall time over all runs: LENA {walls['lena']:.1f} s ({sims['lena'] / walls['lena']:.1f}x real time), "
+              f"multiconn ({t} timing) {walls[m]:.1f} s ({sims[m] / walls[m]:.1f}x real time); "
+              f"multiconn is {walls['lena'] / walls[m]:.1f} times faster")
     print(f"wrote {args.out / 'lena_crosscheck.csv'} and {args.out / 'lena_crosscheck.png'}")
 
 

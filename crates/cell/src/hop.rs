@@ -12,6 +12,10 @@
 //! * TBs decoded in TTI n reach the receiving RLC at (n + 1) ms, which reorders them
 //!   (t-Reordering) and reassembles SDUs; a packet leaves the cell when its SDU is whole.
 //!
+//! With [`MacTiming::Lena`] the control loop has LENA's delays: a downlink TB reaches the UE
+//! [`LENA_DL_DELAY_TTIS`] TTIs after the TTI it was scheduled in, and the uplink runs on buffer
+//! status reports and grants ([`UlTiming::LENA`]).
+//!
 //! Drops: an SDU that does not fit in its RLC buffer (`rlc_buffer_full`, at once), the SDUs a
 //! TB carried when HARQ gives it up after 4 transmissions (`harq_max_retx`, at that TTI's end;
 //! the receiver then waits for t-Reordering before it goes on past the gap), and the SDUs of a
@@ -39,7 +43,7 @@ use crate::sched::{Scheduler, SchedulerKind};
 use crate::sdus::SduPackets;
 use crate::series::CellSeries;
 use crate::tables::rbg_size;
-use crate::ul::{UlMac, UlUeInput};
+use crate::ul::{UlMac, UlTiming, UlUeInput};
 
 /// One TTI.
 pub const TTI_NS: u64 = 1_000_000;
@@ -82,6 +86,49 @@ pub enum FadingConfig {
     },
 }
 
+/// The delays of the cell's control loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MacTiming {
+    /// None: a downlink TB goes on air in the TTI the scheduler picks it, and the eNB knows
+    /// every UE's uplink buffer in the TTI it schedules.
+    #[default]
+    Ideal,
+    /// ns-3 LENA's (the LTE cell reference §3.1): a downlink TB goes on air
+    /// [`LENA_DL_DELAY_TTIS`] TTIs after the scheduler picks it (`MacToChannelDelay`), and the
+    /// uplink runs on buffer status reports and grants ([`UlTiming::LENA`]).
+    Lena,
+}
+
+/// LENA's `MacToChannelDelay`: TTIs from the downlink scheduler's decision to the air.
+pub const LENA_DL_DELAY_TTIS: u64 = 2;
+
+impl MacTiming {
+    /// Its name in scenarios: `"ideal"` or `"lena"`.
+    pub fn from_name(name: &str) -> Result<MacTiming, CellError> {
+        match name {
+            "ideal" => Ok(MacTiming::Ideal),
+            "lena" => Ok(MacTiming::Lena),
+            _ => Err(CellError::invalid("timing", format!("unknown timing {name:?}; known: ideal, lena"))),
+        }
+    }
+
+    /// TTIs from the downlink scheduler's decision to the TB's reception.
+    pub fn dl_delay_ttis(self) -> u64 {
+        match self {
+            MacTiming::Ideal => 0,
+            MacTiming::Lena => LENA_DL_DELAY_TTIS,
+        }
+    }
+
+    /// How the eNB learns of the UEs' uplink data.
+    pub fn ul_timing(self) -> UlTiming {
+        match self {
+            MacTiming::Ideal => UlTiming::Immediate,
+            MacTiming::Lena => UlTiming::LENA,
+        }
+    }
+}
+
 /// Everything a cell is built from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellConfig {
@@ -105,6 +152,8 @@ pub struct CellConfig {
     pub ue_distances_m: Vec<f64>,
     /// Per UE, a trajectory that moves it during the run (empty: every UE stays put).
     pub trajectories: Vec<Option<Trajectory>>,
+    /// The control loop's delays.
+    pub timing: MacTiming,
 }
 
 impl CellConfig {
@@ -123,6 +172,7 @@ impl CellConfig {
             t_reordering_us: 100_000,
             ue_distances_m: distances_m,
             trajectories: Vec::new(),
+            timing: MacTiming::Ideal,
         }
     }
 
@@ -275,6 +325,12 @@ impl Bearer {
     fn busy(&self) -> bool {
         !self.packets.is_empty()
     }
+
+    /// SDUs that have entered the transmission buffer so far.
+    fn arrived_sdus(&self) -> u64 {
+        let c = self.tx.counters();
+        c.offered_sdus - c.dropped_sdus
+    }
 }
 
 struct Ue {
@@ -317,6 +373,16 @@ pub struct CellHop {
     broken: Vec<u64>,
     /// Per-UE time series, when asked for.
     series: Option<CellSeries>,
+    /// Downlink TBs decided but not yet received (with [`MacTiming::Lena`]): the TTI they
+    /// reach the UE in, and the payloads decoded and lost.
+    dl_on_air: VecDeque<DlOnAir>,
+}
+
+/// The outcome of a downlink TTI, waiting to reach the UEs.
+struct DlOnAir {
+    tti: u64,
+    delivered: Vec<(usize, (u64, UmPdu))>,
+    lost: Vec<(usize, (u64, UmPdu))>,
 }
 
 impl CellHop {
@@ -348,7 +414,7 @@ impl CellHop {
         let sched = Scheduler::new(cfg.scheduler, cfg.n_rb, n)?;
         let decoder = MiCombining { curve: cfg.curve };
         let dl = DlMac::new(sched, decoder, RngStream::derive(seed, &format!("{label}/dl")));
-        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?;
+        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?.with_timing(cfg.timing.ul_timing())?;
         let rbg = rbg_size(cfg.n_rb)? as usize;
         Ok(CellHop {
             ues,
@@ -372,6 +438,7 @@ impl CellHop {
             delivered: Vec::new(),
             broken: Vec::new(),
             series: None,
+            dl_on_air: VecDeque::new(),
             cfg,
         })
     }
@@ -463,7 +530,8 @@ impl CellHop {
     }
 
     fn running(&self) -> bool {
-        self.ues.iter().enumerate().any(|(i, u)| u.bearers.iter().any(Bearer::busy) || self.dl.harq(i).is_some_and(|h| h.busy() > 0) || self.ul.has_retx(i))
+        !self.dl_on_air.is_empty()
+            || self.ues.iter().enumerate().any(|(i, u)| u.bearers.iter().any(Bearer::busy) || self.dl.harq(i).is_some_and(|h| h.busy() > 0) || self.ul.busy(i))
     }
 
     fn run_tti(&mut self, n: u64) -> Result<(), CellError> {
@@ -532,12 +600,7 @@ impl CellHop {
                     c.last_mcs = tb.mcs;
                 }
             }
-            for (ue, (seq, pdu)) in tti.delivered {
-                self.receive(ue, CellDirection::Down, seq, pdu, end, &mut finished);
-            }
-            for (ue, (_, pdu)) in tti.lost {
-                self.lose(ue, CellDirection::Down, &pdu, end, &mut finished);
-            }
+            self.dl_on_air.push_back(DlOnAir { tti: n + self.cfg.timing.dl_delay_ttis(), delivered: tti.delivered, lost: tti.lost });
             // This TTI's SINR is the report the next one schedules on.
             for (i, u) in self.ues.iter_mut().enumerate() {
                 if !self.dl_active[i] {
@@ -573,13 +636,25 @@ impl CellHop {
             }
         }
 
+        // The downlink TBs that reach the UEs in this TTI.
+        while self.dl_on_air.front().is_some_and(|d| d.tti <= n) {
+            let Some(d) = self.dl_on_air.pop_front() else { break };
+            for (ue, (seq, pdu)) in d.delivered {
+                self.receive(ue, CellDirection::Down, seq, pdu, end, &mut finished);
+            }
+            for (ue, (_, pdu)) in d.lost {
+                self.lose(ue, CellDirection::Down, &pdu, end, &mut finished);
+            }
+        }
+
         // Uplink.
-        let any_ul = self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.has_retx(i));
+        let any_ul = self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.busy(i));
         if any_ul {
-            // Fading only where the UEs will send in this TTI.
+            // Fading only where the UEs will send, or be measured, in this TTI.
             let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].tx.status(0).tx_queue_bytes).collect();
+            let arrived: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].arrived_sdus()).collect();
             let mut sending = vec![None; self.ues.len()];
-            for (ue, rbs) in self.ul.shares(n, &buffers) {
+            for (ue, rbs) in self.ul.parts(n, &buffers, &arrived) {
                 sending[ue] = Some(rbs);
             }
             for ((u, gains), rbs) in self.ues.iter().zip(&mut self.ul_gains).zip(sending) {
@@ -589,7 +664,7 @@ impl CellHop {
                 .ues
                 .iter()
                 .enumerate()
-                .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].tx.status(0).tx_queue_bytes })
+                .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].tx.status(0).tx_queue_bytes, arrived_sdus: u.bearers[1].arrived_sdus() })
                 .collect();
             let ues = &mut self.ues;
             let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
@@ -612,9 +687,22 @@ impl CellHop {
                 c.ul_tb_errors += u64::from(!tb.decoded);
                 c.ul_rb_ttis += u64::from(tb.n_prb);
             }
-            for (i, u) in self.ues.iter_mut().enumerate() {
-                if !sent[i] && u.bearers[1].tx.status(0).queued_bytes > 0 {
-                    u.counters.ul_out_of_range_ttis += 1;
+            match self.cfg.timing {
+                // A UE with data that sent nothing could not be reached.
+                MacTiming::Ideal => {
+                    for (i, u) in self.ues.iter_mut().enumerate() {
+                        if !sent[i] && u.bearers[1].tx.status(0).queued_bytes > 0 {
+                            u.counters.ul_out_of_range_ttis += 1;
+                        }
+                    }
+                }
+                // Waiting for a grant is not being out of range: a part granted at CQI 0 is.
+                MacTiming::Lena => {
+                    for m in tti.measured.iter().filter(|m| m.cqi == 0) {
+                        if self.ues[m.ue].bearers[1].tx.status(0).queued_bytes > 0 {
+                            self.ues[m.ue].counters.ul_out_of_range_ttis += 1;
+                        }
+                    }
                 }
             }
             for (ue, (seq, pdu)) in tti.delivered {

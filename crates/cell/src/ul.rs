@@ -5,10 +5,28 @@
 //! the UE's part then, decoded with the mutual information of all transmissions combined, at
 //! most 4 transmissions.
 //!
-//! Approximations against LENA: the eNB knows the SINR of the TTI it schedules (LENA measures
-//! it on SRS or the previous data, a few ms old: the same at pedestrian Doppler); a
+//! When the eNB learns of a UE's data ([`UlTiming`]):
+//!
+//! * **immediately** (the default): the eNB knows every buffer in the TTI it schedules, and a UE
+//!   sends in the TTI it is given its part;
+//! * **through buffer status reports**, as LENA does (the LTE cell reference §3.1, §3.6; TS
+//!   36.321 §5.4.5): in each TTI after its buffer changed, the UE sends a BSR with the bytes
+//!   waiting, which the eNB's scheduler learns `bsr_ttis` later (LENA: 1 TTI to the next
+//!   subframe indication, 4 in the UE PHY's queue, so 5); the scheduler then shares the band
+//!   among the UEs it believes have data, picks each part's MCS on the SINR of that TTI, takes
+//!   the granted TB off its estimate of the UE's buffer, and the UE sends on the grant
+//!   `grant_ttis` later (LENA: 2 TTIs for the DCI to reach the UE, 4 to PUSCH, so 6). A burst of
+//!   ACKs reaching an idle UE therefore waits about 12 ms before it goes up. A grant that finds
+//!   the UE's buffer empty goes unused.
+//!
+//! Approximations against LENA: with immediate timing the eNB knows the SINR of the TTI it
+//! schedules (LENA measures it on SRS, a few ms old: the same at pedestrian Doppler); a
 //! retransmission goes on the UE's part of the band of the retransmission's TTI, whatever its
-//! size (LENA keeps the RBs); no PUCCH, BSR or grant delay (the buffer is known at once).
+//! size (LENA keeps the RBs); BSRs carry the exact byte count (not the 36.321 buffer size
+//! levels) and travel as ideal messages, never lost; no PUCCH scheduling requests.
+
+use std::collections::VecDeque;
+use std::ops::Range;
 
 use multiconn_core::RngStream;
 
@@ -32,6 +50,9 @@ pub struct UlUeInput<'a> {
     pub fading_db: &'a [f64],
     /// Bytes waiting (headers included).
     pub buffer_bytes: u64,
+    /// SDUs that have entered the UE's buffer so far: a new one triggers a buffer status
+    /// report even when the buffer is back at the size of the last report.
+    pub arrived_sdus: u64,
 }
 
 /// One uplink TB sent in a TTI.
@@ -80,6 +101,59 @@ pub struct UlMeasure {
     pub cqi: u8,
 }
 
+/// When the eNB learns of a UE's uplink data, and when the UE uses its grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UlTiming {
+    /// The eNB knows each UE's buffer in the TTI it schedules; the UE sends in that TTI.
+    Immediate,
+    /// Buffer status reports and grants (see the module's description).
+    Bsr {
+        /// TTIs from the UE's report to the scheduler's knowing it (LENA: 5).
+        bsr_ttis: u64,
+        /// TTIs from the scheduler's grant to the UE's sending on it (LENA: 6).
+        grant_ttis: u64,
+    },
+}
+
+impl UlTiming {
+    /// LENA's: a BSR known 5 TTIs after it is sent, a grant used 6 TTIs after it is made.
+    pub const LENA: UlTiming = UlTiming::Bsr { bsr_ttis: 5, grant_ttis: 6 };
+
+    /// Checks the delays (at most 100 TTIs each).
+    pub fn validate(&self) -> Result<(), CellError> {
+        if let UlTiming::Bsr { bsr_ttis, grant_ttis } = *self {
+            crate::error::check_range("cell.timing.bsr_ttis", bsr_ttis as f64, 0.0, 100.0, "TTIs")?;
+            crate::error::check_range("cell.timing.grant_ttis", grant_ttis as f64, 0.0, 100.0, "TTIs")?;
+        }
+        Ok(())
+    }
+}
+
+/// A part of the band granted for one TTI.
+#[derive(Clone, Debug)]
+struct Grant {
+    ue: usize,
+    rbs: Range<usize>,
+    /// The MCS and TB size of new data (`None`: the part was granted for a retransmission).
+    new: Option<(u8, u32)>,
+}
+
+/// What the scheduler has learnt and granted under [`UlTiming::Bsr`].
+#[derive(Debug, Default)]
+struct Reports {
+    /// Per UE: the buffer and the SDUs arrived at its last report.
+    last_sent: Vec<Option<(u64, u64)>>,
+    /// Reports on their way: (TTI the scheduler learns it, UE, bytes).
+    in_flight: VecDeque<(u64, usize, u64)>,
+    /// Per UE: the scheduler's estimate of its buffer, bytes.
+    estimate: Vec<u64>,
+    /// Grants made, by the TTI they are for, in order.
+    grants: VecDeque<(u64, Vec<Grant>)>,
+    /// The TTI whose reports were last taken in, and the parts decided in it (for
+    /// `tti + grant_ttis`).
+    planned: Option<(u64, Vec<(usize, Range<usize>)>)>,
+}
+
 struct Retx<P> {
     due: u64,
     mcs: u8,
@@ -99,6 +173,8 @@ pub struct UlMac<P> {
     sinr: Vec<f64>,
     /// Per UE: link adaptation of its last few SINR vectors.
     memo: Vec<SinrMemoSet>,
+    timing: UlTiming,
+    reports: Reports,
 }
 
 impl<P> UlMac<P> {
@@ -107,7 +183,88 @@ impl<P> UlMac<P> {
     pub fn new(n_rb: u16, n_ues: usize, amc: AmcModel, curve: BlerCurve, rng: RngStream) -> Result<UlMac<P>, CellError> {
         amc.validate()?;
         curve.validate()?;
-        Ok(UlMac { n_rb, amc, curve, rng, retx: (0..n_ues).map(|_| Vec::new()).collect(), next_first: 0, sinr: Vec::new(), memo: vec![SinrMemoSet::new(UL_MEMOS); n_ues] })
+        Ok(UlMac {
+            n_rb,
+            amc,
+            curve,
+            rng,
+            retx: (0..n_ues).map(|_| Vec::new()).collect(),
+            next_first: 0,
+            sinr: Vec::new(),
+            memo: vec![SinrMemoSet::new(UL_MEMOS); n_ues],
+            timing: UlTiming::Immediate,
+            reports: Reports { last_sent: vec![None; n_ues], estimate: vec![0; n_ues], ..Reports::default() },
+        })
+    }
+
+    /// The same MAC with the eNB learning of the UEs' data as `timing` says.
+    pub fn with_timing(mut self, timing: UlTiming) -> Result<UlMac<P>, CellError> {
+        timing.validate()?;
+        self.timing = timing;
+        Ok(self)
+    }
+
+    /// Whether anything of UE `ue`'s uplink is under way: a retransmission waiting, and with
+    /// BSRs a report on its way, a grant not yet used or data the scheduler believes waiting.
+    pub fn busy(&self, ue: usize) -> bool {
+        let r = &self.reports;
+        self.has_retx(ue)
+            || r.estimate.get(ue).is_some_and(|&e| e > 0)
+            || r.in_flight.iter().any(|&(_, u, _)| u == ue)
+            || r.grants.iter().any(|(_, g)| g.iter().any(|g| g.ue == ue))
+    }
+
+    /// The parts of the band the UEs occupy in TTI `tti`, given each UE's buffer (bytes) and
+    /// the SDUs that have entered it so far (a report follows every change of either): with
+    /// immediate timing [`UlMac::shares`]; with BSRs the parts sending on their grants, and the
+    /// parts the scheduler grants in this TTI (measured on this TTI's channel), one range per
+    /// UE covering both. Call once per TTI, before [`UlMac::tti`]: it takes in the UEs'
+    /// reports. [`UlMac::tti`] uses the same parts.
+    pub fn parts(&mut self, tti: u64, buffer_bytes: &[u64], arrived_sdus: &[u64]) -> Vec<(usize, Range<usize>)> {
+        let UlTiming::Bsr { bsr_ttis, grant_ttis } = self.timing else {
+            return self.shares(tti, buffer_bytes);
+        };
+        let status: Vec<(u64, u64)> = buffer_bytes.iter().zip(arrived_sdus.iter().chain(std::iter::repeat(&0))).map(|(&b, &a)| (b, a)).collect();
+        let decided = self.plan(tti, &status, bsr_ttis, grant_ttis);
+        let mut parts: Vec<(usize, Range<usize>)> = Vec::new();
+        let sending = self.reports.grants.front().filter(|(t, _)| *t == tti).map(|(_, g)| g.as_slice()).unwrap_or(&[]);
+        for (u, rbs) in sending.iter().map(|g| (g.ue, g.rbs.clone())).chain(decided) {
+            match parts.iter_mut().find(|(p, _)| *p == u) {
+                Some((_, r)) => *r = r.start.min(rbs.start)..r.end.max(rbs.end),
+                None => parts.push((u, rbs)),
+            }
+        }
+        parts
+    }
+
+    /// The UEs' reports for TTI `tti` (each UE whose buffer or arrivals, `status`, changed since
+    /// its last report sends one), the scheduler's learning of those due, and its parts for
+    /// `tti + grant_ttis`.
+    fn plan(&mut self, tti: u64, status: &[(u64, u64)], bsr_ttis: u64, grant_ttis: u64) -> Vec<(usize, Range<usize>)> {
+        if let Some((t, parts)) = &self.reports.planned {
+            if *t == tti {
+                return parts.clone();
+            }
+        }
+        let r = &mut self.reports;
+        for (u, &(bytes, arrived)) in status.iter().enumerate() {
+            if r.last_sent[u] != Some((bytes, arrived)) {
+                r.last_sent[u] = Some((bytes, arrived));
+                r.in_flight.push_back((tti + bsr_ttis, u, bytes));
+            }
+        }
+        while let Some(&(due, u, bytes)) = r.in_flight.front() {
+            if due > tti {
+                break;
+            }
+            r.estimate[u] = bytes;
+            r.in_flight.pop_front();
+        }
+        let estimate = r.estimate.clone();
+        let parts = self.shares(tti + grant_ttis, &estimate);
+        self.next_first = (self.next_first + 1) % status.len().max(1);
+        self.reports.planned = Some((tti, parts.clone()));
+        parts
     }
 
     /// Whether UE `ue` has a TB waiting for a retransmission.
@@ -151,14 +308,47 @@ impl<P> UlMac<P> {
             return Ok(out);
         }
         let buffers: Vec<u64> = ues.iter().map(|u| u.buffer_bytes).collect();
-        let shares = self.shares(tti, &buffers);
-        self.next_first = (self.next_first + 1) % n;
-        for (u, rbs) in shares {
-            let (first, n_alloc) = (rbs.start, rbs.len());
-            budget.uplink_sinr(first, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
+        let grants = match self.timing {
+            UlTiming::Immediate => {
+                let shares = self.shares(tti, &buffers);
+                self.next_first = (self.next_first + 1) % n;
+                let mut grants = Vec::with_capacity(shares.len());
+                for (u, rbs) in shares {
+                    // Decided and used in this TTI: what the part measures now.
+                    let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
+                    out.measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
+                    let new = if self.retx[u].iter().any(|r| r.due <= tti) || ues[u].buffer_bytes == 0 { None } else { self.new_tb(cqi, rbs.len())? };
+                    grants.push(Grant { ue: u, rbs, new });
+                }
+                grants
+            }
+            UlTiming::Bsr { bsr_ttis, grant_ttis } => {
+                // The scheduler grants parts for a later TTI on this TTI's channel...
+                let status: Vec<(u64, u64)> = ues.iter().map(|u| (u.buffer_bytes, u.arrived_sdus)).collect();
+                for (u, rbs) in self.plan(tti, &status, bsr_ttis, grant_ttis) {
+                    let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
+                    out.measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
+                    let new = if self.retx[u].iter().any(|r| r.due <= tti + grant_ttis) { None } else { self.new_tb(cqi, rbs.len())? };
+                    if let Some((_, tbs_bits)) = new {
+                        let e = &mut self.reports.estimate[u];
+                        *e = e.saturating_sub(u64::from(tbs_bits / 8));
+                    }
+                    match self.reports.grants.back_mut() {
+                        Some((t, g)) if *t == tti + grant_ttis => g.push(Grant { ue: u, rbs, new }),
+                        _ => self.reports.grants.push_back((tti + grant_ttis, vec![Grant { ue: u, rbs, new }])),
+                    }
+                }
+                // ... and the UEs send on the grants made for this one.
+                match self.reports.grants.front() {
+                    Some((t, _)) if *t <= tti => self.reports.grants.pop_front().map(|(_, g)| g).unwrap_or_default(),
+                    _ => Vec::new(),
+                }
+            }
+        };
+        for Grant { ue: u, rbs, new } in grants {
+            let n_alloc = rbs.len();
+            budget.uplink_sinr(rbs.start, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
             let mut memo = self.memo[u].at(&self.sinr);
-            let cqi = memo.cqi(&self.amc)?;
-            out.measured.push(UlMeasure { ue: u, sinr_db: memo.mean_sinr_db(), cqi });
             if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
                 let mut r = self.retx[u].remove(k);
                 let modulation = mcs_entry(r.mcs)?.modulation;
@@ -179,11 +369,11 @@ impl<P> UlMac<P> {
                 }
                 continue;
             }
+            // A grant for new data (out of range: none), which finds the buffer empty goes unused.
+            let Some((mcs, tbs_bits)) = new else { continue };
             if ues[u].buffer_bytes == 0 {
                 continue;
             }
-            let Some(mcs) = mcs_for_cqi(cqi)? else { continue }; // out of range: nothing goes up
-            let tbs_bits = tbs_for_mcs(mcs, n_alloc as u16)?;
             let Some(payload) = fill(u, tbs_bits / 8) else { continue };
             let modulation = mcs_entry(mcs)?.modulation;
             let effective = memo.effective_sinr_db(modulation)?;
@@ -198,5 +388,18 @@ impl<P> UlMac<P> {
             }
         }
         Ok(out)
+    }
+
+    /// The CQI and the mean SINR (dB) of UE `u`'s part `rbs` in this TTI.
+    fn measure(&mut self, u: usize, rbs: &Range<usize>, budget: &LinkBudget, ue: &UlUeInput) -> Result<(u8, f64), CellError> {
+        budget.uplink_sinr(rbs.start, rbs.len(), ue.loss_db, ue.fading_db, &mut self.sinr);
+        let mut memo = self.memo[u].at(&self.sinr);
+        Ok((memo.cqi(&self.amc)?, memo.mean_sinr_db()))
+    }
+
+    /// The MCS and TB size (bits) of a new TB at `cqi` over `n_alloc` RBs; `None` at CQI 0.
+    fn new_tb(&self, cqi: u8, n_alloc: usize) -> Result<Option<(u8, u32)>, CellError> {
+        let Some(mcs) = mcs_for_cqi(cqi)? else { return Ok(None) };
+        Ok(Some((mcs, tbs_for_mcs(mcs, n_alloc as u16)?)))
     }
 }

@@ -63,6 +63,9 @@ pub struct CellSection {
     pub rlc_buffer: Option<Bytes>,
     /// RLC UM t-Reordering (100 ms).
     pub t_reordering: Option<Dur>,
+    /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
+    /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
+    pub timing: Option<String>,
     pub enb_power_dbm: Option<f64>,
     pub ue_power_dbm: Option<f64>,
     pub enb_noise_figure_db: Option<f64>,

@@ -10,4 +10,5 @@ mod sched;
 mod series;
 mod tables;
 mod tdl;
+mod timing;
 mod ul;

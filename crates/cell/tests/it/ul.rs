@@ -1,7 +1,7 @@
 //! The uplink MAC's band shares: what `UlMac::shares` announces is what `UlMac::tti` uses.
 
 use multiconn_cell::channel::LinkBudget;
-use multiconn_cell::ul::{UlMac, UlUeInput};
+use multiconn_cell::ul::{UlMac, UlTiming, UlUeInput};
 use multiconn_cell::{AmcModel, BlerCurve};
 use multiconn_core::RngStream;
 
@@ -21,7 +21,7 @@ fn the_announced_shares_are_the_ttis_allocations() {
             next = rbs.end;
         }
         assert!(shares.is_empty() || next == 50, "TTI {tti}: {shares:?}");
-        let inputs: Vec<UlUeInput> = buffers.iter().map(|&b| UlUeInput { loss_db: 90.0, fading_db: &fading, buffer_bytes: b }).collect();
+        let inputs: Vec<UlUeInput> = buffers.iter().map(|&b| UlUeInput { loss_db: 90.0, fading_db: &fading, buffer_bytes: b, arrived_sdus: 0 }).collect();
         let out = mac.tti(tti, &budget, &inputs, |_, bytes| Some(bytes)).unwrap();
         let measured: Vec<usize> = out.measured.iter().map(|m| m.ue).collect();
         assert_eq!(measured, shares.iter().map(|(u, _)| *u).collect::<Vec<_>>(), "TTI {tti}");
@@ -30,4 +30,102 @@ fn the_announced_shares_are_the_ttis_allocations() {
             assert_eq!(usize::from(tb.n_prb), rbs.len(), "TTI {tti}, UE {}", tb.ue);
         }
     }
+}
+
+/// The TTIs in which `ue` sends a new TB, and those in which the scheduler measures (grants)
+/// it, when its buffer is `bytes` from TTI `from` until its first TB leaves (then empty).
+fn first_grants(timing: UlTiming, from: u64, bytes: u64, ttis: u64) -> (Vec<u64>, Vec<u64>) {
+    let budget = LinkBudget::study();
+    let mut mac: UlMac<u64> = UlMac::new(50, 2, AmcModel::mutual_information(), BlerCurve::default(), RngStream::derive(3, "ul")).unwrap().with_timing(timing).unwrap();
+    let fading = vec![0.0; 50];
+    let (mut sent, mut measured) = (Vec::new(), Vec::new());
+    let mut left = 0u64;
+    for tti in 0..ttis {
+        if tti == from {
+            left = bytes;
+        }
+        let buffers = [0, left];
+        let arrived = [0, u64::from(tti >= from)];
+        let parts = mac.parts(tti, &buffers, &arrived);
+        let inputs: Vec<UlUeInput> =
+            buffers.iter().zip(arrived).map(|(&b, a)| UlUeInput { loss_db: 80.0, fading_db: &fading, buffer_bytes: b, arrived_sdus: a }).collect();
+        let out = mac.tti(tti, &budget, &inputs, |_, room| Some(u64::from(room))).unwrap();
+        for tb in out.tbs.iter().filter(|tb| tb.ue == 1) {
+            assert!(parts.iter().any(|(u, rbs)| *u == 1 && rbs.len() >= usize::from(tb.n_prb)), "TTI {tti}: a TB outside the announced parts");
+            assert!(tb.decoded, "80 dB of path loss: every TB decodes");
+            sent.push(tti);
+            left = 0;
+        }
+        measured.extend(out.measured.iter().filter(|m| m.ue == 1).map(|_| tti));
+    }
+    (sent, measured)
+}
+
+#[test]
+fn with_bsrs_data_waits_for_the_report_and_the_grant_and_each_grant_counts_against_the_estimate() {
+    // Immediate: the UE sends in the TTI its data appears.
+    let (sent, _) = first_grants(UlTiming::Immediate, 10, 300, 40);
+    assert_eq!(sent, vec![10]);
+    // LENA's timing: the report made at 10 is known at 15, the grant made then is used at 21.
+    let (sent, measured) = first_grants(UlTiming::LENA, 10, 300, 60);
+    assert_eq!(sent, vec![21]);
+    // One grant only: the TB it granted took the 300 bytes off the estimate, and the report of
+    // the emptied buffer (made at 21) arrives at 26 with nothing to grant.
+    assert_eq!(measured, vec![15]);
+    // Other delays shift it alike.
+    let (sent, measured) = first_grants(UlTiming::Bsr { bsr_ttis: 1, grant_ttis: 3 }, 7, 300, 40);
+    assert_eq!((sent, measured), (vec![11], vec![8]));
+}
+
+#[test]
+fn a_grant_that_finds_the_buffer_empty_goes_unused_and_bad_delays_are_refused() {
+    let budget = LinkBudget::study();
+    let mut mac: UlMac<u64> = UlMac::new(25, 1, AmcModel::mutual_information(), BlerCurve::default(), RngStream::derive(4, "ul")).unwrap().with_timing(UlTiming::LENA).unwrap();
+    let fading = vec![0.0; 25];
+    let mut tbs = 0;
+    for tti in 0..40u64 {
+        // Data appears at 0 and is gone (sent elsewhere, as far as this MAC knows) at 3.
+        let buffer = if tti < 3 { 500 } else { 0 };
+        mac.parts(tti, &[buffer], &[1]);
+        let input = UlUeInput { loss_db: 80.0, fading_db: &fading, buffer_bytes: buffer, arrived_sdus: 1 };
+        let out = mac.tti(tti, &budget, &[input], |_, room| Some(u64::from(room))).unwrap();
+        tbs += out.tbs.len();
+        if tti == 5 {
+            assert_eq!(out.measured.len(), 1, "the report of TTI 0 gets a grant at 5");
+        }
+    }
+    assert_eq!(tbs, 0, "the grant for TTI 11 found nothing to send");
+    assert!(!mac.busy(0), "nothing left under way");
+    let mac: Result<UlMac<u64>, _> = UlMac::new(25, 1, AmcModel::mutual_information(), BlerCurve::default(), RngStream::derive(4, "ul"))
+        .unwrap()
+        .with_timing(UlTiming::Bsr { bsr_ttis: 101, grant_ttis: 6 });
+    let err = mac.err().expect("101 TTIs is refused").to_string();
+    assert!(err.contains("cell.timing.bsr_ttis") && err.contains("[0, 100]"), "{err}");
+}
+
+#[test]
+fn a_new_sdu_is_reported_even_when_the_buffer_is_back_at_the_size_last_reported() {
+    // 300 bytes arrive at 10 and leave at 21 on their grant; at once another 300 arrive. The
+    // buffer is as last reported (300), but the new SDU makes a report (TTI 22, known at 27):
+    // without one the scheduler, whose estimate the first grant emptied, would never grant it.
+    let budget = LinkBudget::study();
+    let mut mac: UlMac<u64> = UlMac::new(50, 1, AmcModel::mutual_information(), BlerCurve::default(), RngStream::derive(6, "ul")).unwrap().with_timing(UlTiming::LENA).unwrap();
+    let fading = vec![0.0; 50];
+    let (mut buffer, mut arrived, mut sent) = (0u64, 0u64, Vec::new());
+    for tti in 0..60u64 {
+        if tti == 10 {
+            (buffer, arrived) = (300, 1);
+        }
+        mac.parts(tti, &[buffer], &[arrived]);
+        let input = UlUeInput { loss_db: 80.0, fading_db: &fading, buffer_bytes: buffer, arrived_sdus: arrived };
+        let out = mac.tti(tti, &budget, &[input], |_, room| Some(u64::from(room))).unwrap();
+        if !out.tbs.is_empty() {
+            sent.push(tti);
+            buffer = 0;
+            if arrived == 1 {
+                (buffer, arrived) = (300, 2);
+            }
+        }
+    }
+    assert_eq!(sent, vec![21, 33]);
 }

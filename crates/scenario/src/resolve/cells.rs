@@ -3,7 +3,7 @@
 
 use super::errors::{check_name, err, FieldError};
 use crate::schema::CellSection;
-use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, SchedulerKind, Trajectory};
+use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, MacTiming, SchedulerKind, Trajectory};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -95,6 +95,9 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         }
         if let Some(t) = c.t_reordering {
             cfg.t_reordering_us = t.as_nanos() / 1000;
+        }
+        if let Some(name) = &c.timing {
+            cfg.timing = MacTiming::from_name(name).map_err(|e| cell_error(&c.name, e))?;
         }
         let b = &mut cfg.budget;
         for (value, slot) in [

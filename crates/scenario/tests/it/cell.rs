@@ -328,3 +328,18 @@ fn a_cell_takes_any_path_loss_model_of_the_radio_crate() {
     let e = error(&at("pathloss = { model = \"okumura\" }", 100.0));
     assert!(e.contains("pathloss") && e.contains("umi") && e.lines().count() == 1, "{e}");
 }
+
+#[test]
+fn lenas_control_delays_lengthen_the_round_trip_by_the_downlink_shift_and_the_uplink_grant_cycle() {
+    // A short download, so that no queue builds: its smoothed RTT is the path's.
+    let srtt = |timing: &str| {
+        let s = run_with(CELL, &[("flow.dl.size", "20 kB"), ("cell.lte.timing", &format!("\"{timing}\""))], 1);
+        assert!(s["flows"][0]["completion_s"].as_f64().is_some(), "{timing}: the download finishes");
+        s["flows"][0]["final_srtt_ms"].as_f64().unwrap()
+    };
+    let (ideal, lena) = (srtt("ideal"), srtt("lena"));
+    // 2 ms more down; up, an ACK waits for its report (5 TTIs) and grant (6 TTIs).
+    assert!(ideal > 20.0 && ideal < 25.0, "ideal timing: {ideal} ms over a 20 ms core round trip");
+    assert!(lena - ideal > 11.0 && lena - ideal < 16.0, "LENA's timing: {lena} ms against {ideal} ms");
+    assert!(error(&CELL.replace("fading = \"none\"", "fading = \"none\"\ntiming = \"fast\"")).contains("cell.lte.timing"));
+}
