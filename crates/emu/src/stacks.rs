@@ -72,6 +72,23 @@ pub struct Context<'a> {
 /// The payload of a flow without a size: more than any emulated run can move.
 const UNLIMITED_BYTES: u64 = 1 << 40;
 
+/// The namespace settings of the kernel stacks' hosts.
+///
+/// * `net.ipv4.tcp_congestion_control = reno`: a new namespace takes the machine's default
+///   controller, and a socket set up by BBR (a common default) keeps the kernel's internal
+///   pacing when iperf3 then switches it to the flow's controller (`-C`), so CUBIC would run
+///   paced, unlike Linux's CUBIC elsewhere and the `linux-tcp` profile. Reno, always allowed,
+///   sets up the sockets without pacing, and `-C` then gives them the flow's controller.
+/// * `net.ipv4.tcp_ecn = 1` with `ecn`: RFC 3168 ECN requested and accepted by both ends
+///   (Linux's default, 2, only accepts).
+fn kernel_tcp_sysctls(ecn: bool) -> Vec<(String, String)> {
+    let mut out = vec![("net/ipv4/tcp_congestion_control".to_string(), "reno".to_string())];
+    if ecn {
+        out.push(("net/ipv4/tcp_ecn".to_string(), "1".to_string()));
+    }
+    out
+}
+
 /// The recipe of `flow`, or why it cannot run here (a tool not installed, no stack fits).
 pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launch, String> {
     let spec = flow.emulate.as_ref().ok_or_else(|| {
@@ -136,8 +153,7 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
                 server_argv.splice(0..0, s(&["mptcpize", "run"]));
                 client_argv.splice(0..0, s(&["mptcpize", "run"]));
             }
-            // RFC 3168 ECN, requested and accepted by both ends (Linux's default, 2, only accepts).
-            let sysctl = if ecn { vec![("net/ipv4/tcp_ecn".to_string(), "1".to_string())] } else { Vec::new() };
+            let sysctl = kernel_tcp_sysctls(ecn);
             let sysctls = [sysctl.clone(), sysctl];
             Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Tcp, 5201)), client: client_argv, setup, sysctls, report: Some(report), report_kind: ReportKind::Iperf3 })
         }
@@ -298,6 +314,16 @@ pub fn read_app_result(kind: ReportKind, path: &Path) -> Result<Option<AppResult
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_stacks_start_their_sockets_with_reno_and_ecn_only_when_asked() {
+        let plain = kernel_tcp_sysctls(false);
+        assert_eq!(plain, vec![("net/ipv4/tcp_congestion_control".to_string(), "reno".to_string())]);
+        let with_ecn = kernel_tcp_sysctls(true);
+        assert!(with_ecn.contains(&("net/ipv4/tcp_ecn".to_string(), "1".to_string())) && with_ecn.len() == 2, "{with_ecn:?}");
+        // Every key is a per-namespace one the sandbox accepts.
+        assert!(with_ecn.iter().all(|(k, _)| k.starts_with("net/") && !k.contains("..")));
+    }
 
     #[test]
     fn placeholders_fill_and_unknown_ones_are_named() {
