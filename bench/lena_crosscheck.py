@@ -1,16 +1,18 @@
 """Cross-check of multiconn's LTE cell against ns-3 LENA: the same set-up run in both.
 
     .venv/bin/python bench/lena_crosscheck.py OUT_DIR [--distances 50,250,500,750,1000]
-        [--ues 1,2] [--fading none,fading] [--timing ideal,lena] [--duration 40] [--measure-from 5]
-        [--seeds 1]
+        [--ues 1,2] [--fading none,fading] [--timing ideal,lena,lena-mcs] [--duration 40]
+        [--measure-from 5] [--seeds 1]
 
 Runs the QUIC vs TCP cell study's set-up with TCP downloads only (docs/lte-cell.md, "Cross-check
 against ns-3 LENA"): LENA through bench/lena/run.sh (bench/lena/lte_cell.cc), multiconn through
 the `run_scenario` example on bench/lena/lte_cell_{1,2}ue.toml, for every distance, number of
 UEs, fading setting and seed. "fading" is LENA's EPA 3 km/h trace on the LENA side and
 multiconn's `epa` tapped delay line at 3 km/h on the other; "none" turns fading off in both.
-multiconn runs once per cell timing of --timing: `ideal` (no control delays) and `lena` (LENA's:
-downlink TBs on air 2 TTIs after scheduling, the uplink through buffer status reports and grants).
+multiconn runs once per cell variant of --timing: `ideal` (no control delays), `lena` (LENA's
+control delays: downlink TBs on air 2 TTIs after scheduling, the uplink through buffer status
+reports and grants) and `lena-mcs` (those and LENA's uplink MCS: the worst RB of the last SRS
+through the Shannon gap).
 Prints a table of the steady goodput per UE (Mbit/s, from --measure-from to the end) side by
 side with each run's wall time, and writes OUT_DIR/lena_crosscheck.csv (one row per simulator,
 point, seed and UE) and OUT_DIR/lena_crosscheck.png (goodput vs distance, one panel per number
@@ -84,12 +86,17 @@ def run_lena(distance: float, ues: int, fading: str, args, seed: int) -> dict:
     return {"goodput": out["goodput_mbps"], "wall_s": out["wall_seconds"], "sim_s": out["sim_seconds"]}
 
 
-TIMINGS = ("ideal", "lena")
+# Each cell variant: its overrides and its label in the figure.
+TIMINGS = {
+    "ideal": ([], "multiconn, ideal timing"),
+    "lena": (['cell.lte.timing="lena"'], "multiconn, LENA's control delays"),
+    "lena-mcs": (['cell.lte.timing="lena"', 'cell.lte.uplink_mcs="lena"'], "multiconn, LENA's delays and uplink MCS"),
+}
 
 
 def run_multiconn(binary: Path, distance: float, ues: int, fading: str, timing: str, args, seed: int) -> dict:
     cmd = [str(binary), str(SCENARIOS[ues]), f"cell.lte.distance_m={distance:g}",
-           f"cell.lte.fading={FADING[fading][1]}", f'cell.lte.timing="{timing}"', f"run.duration={args.duration:g} s",
+           f"cell.lte.fading={FADING[fading][1]}", *TIMINGS[timing][0], f"run.duration={args.duration:g} s",
            f"run.measure_from={args.measure_from:g} s", f"run.seed={seed}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
     if proc.returncode != 0:
@@ -116,9 +123,8 @@ def plot(rows: list[dict], args, path: Path) -> None:
     for r, ues in enumerate(args.ues):
         for c, fading in enumerate(args.fading):
             ax = axes[r][c]
-            names = {"ideal": "multiconn, ideal timing", "lena": "multiconn, LENA's control delays"}
             styles = [("lena", "o-", "ns-3 LENA")] + [
-                (f"multiconn {t}", style, names[t]) for t, style in zip(args.timing, ("s--", "^:"))]
+                (f"multiconn {t}", style, TIMINGS[t][1]) for t, style in zip(args.timing, ("s--", "^:", "d-."))]
             for sim, style, label in styles:
                 pts = [(row["distance_m"], row["goodput_mbps"]) for row in rows
                        if row["sim"] == sim and row["ues"] == ues and row["fading"] == fading]
@@ -147,7 +153,7 @@ def main() -> None:
     p.add_argument("--distances", default="50,250,500,750,1000", help="metres, comma-separated")
     p.add_argument("--ues", default="1,2", help="numbers of UEs: 1, 2 or both")
     p.add_argument("--fading", default="none,fading", help="none, fading or both")
-    p.add_argument("--timing", default="ideal,lena", help="multiconn's cell timings: ideal, lena or both")
+    p.add_argument("--timing", default="ideal,lena,lena-mcs", help="multiconn's cell variants: ideal, lena, lena-mcs")
     p.add_argument("--duration", type=float, default=40.0, help="simulated seconds per run")
     p.add_argument("--measure-from", type=float, default=5.0, help="goodput counted from this second")
     p.add_argument("--seeds", default="1", help="seeds (RngRun in LENA, run.seed in multiconn)")
@@ -166,7 +172,7 @@ def main() -> None:
     timing_text = args.timing
     args.timing = [t.strip() for t in args.timing.split(",") if t.strip()]
     if not args.timing or any(t not in TIMINGS for t in args.timing):
-        fail(f"--timing {timing_text!r}: each must be ideal or lena")
+        fail(f"--timing {timing_text!r}: each must be one of {', '.join(TIMINGS)}")
     if not (0.5 <= args.measure_from < args.duration):
         fail("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
     if not Path("/usr/include/ns3/lte-module.h").exists():
@@ -219,7 +225,7 @@ def main() -> None:
     for t in args.timing:
         m = f"multiconn {t}"
         print(f"\nwall time over all runs: LENA {walls['lena']:.1f} s ({sims['lena'] / walls['lena']:.1f}x real time), "
-              f"multiconn ({t} timing) {walls[m]:.1f} s ({sims[m] / walls[m]:.1f}x real time); "
+              f"multiconn ({t}) {walls[m]:.1f} s ({sims[m] / walls[m]:.1f}x real time); "
               f"multiconn is {walls['lena'] / walls[m]:.1f} times faster")
     print(f"wrote {args.out / 'lena_crosscheck.csv'} and {args.out / 'lena_crosscheck.png'}")
 

@@ -43,7 +43,7 @@ use crate::sched::{Scheduler, SchedulerKind};
 use crate::sdus::SduPackets;
 use crate::series::CellSeries;
 use crate::tables::rbg_size;
-use crate::ul::{UlMac, UlTiming, UlUeInput};
+use crate::ul::{UlMac, UlMcs, UlTiming, UlUeInput};
 
 /// One TTI.
 pub const TTI_NS: u64 = 1_000_000;
@@ -154,6 +154,8 @@ pub struct CellConfig {
     pub trajectories: Vec<Option<Trajectory>>,
     /// The control loop's delays.
     pub timing: MacTiming,
+    /// How the uplink's MCS is picked.
+    pub uplink_mcs: UlMcs,
 }
 
 impl CellConfig {
@@ -173,6 +175,7 @@ impl CellConfig {
             ue_distances_m: distances_m,
             trajectories: Vec::new(),
             timing: MacTiming::Ideal,
+            uplink_mcs: UlMcs::Measured,
         }
     }
 
@@ -414,7 +417,7 @@ impl CellHop {
         let sched = Scheduler::new(cfg.scheduler, cfg.n_rb, n)?;
         let decoder = MiCombining { curve: cfg.curve };
         let dl = DlMac::new(sched, decoder, RngStream::derive(seed, &format!("{label}/dl")));
-        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?.with_timing(cfg.timing.ul_timing())?;
+        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?.with_timing(cfg.timing.ul_timing())?.with_mcs(cfg.uplink_mcs)?;
         let rbg = rbg_size(cfg.n_rb)? as usize;
         Ok(CellHop {
             ues,

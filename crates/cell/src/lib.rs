@@ -55,7 +55,7 @@ pub mod ul;
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};
 pub use rlc_rx::{RxCounters, UmReceiver};
-pub use ul::{UlMac, UlMeasure, UlTb, UlTiming, UlTti, UlUeInput};
+pub use ul::{UlMac, UlMcs, UlMeasure, UlTb, UlTiming, UlTti, UlUeInput};
 pub use series::{CellSeries, UeBin};
 pub use mobility::Trajectory;
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};

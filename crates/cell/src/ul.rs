@@ -19,7 +19,18 @@
 //!   ACKs reaching an idle UE therefore waits about 12 ms before it goes up. A grant that finds
 //!   the UE's buffer empty goes unused.
 //!
-//! Approximations against LENA: with immediate timing the eNB knows the SINR of the TTI it
+//! How the eNB picks a part's MCS ([`UlMcs`]):
+//!
+//! * **measured** (the default): the highest MCS whose TB meets the cell's AMC target (MIESM
+//!   over the part) at the SINR of the TTI it decides in;
+//! * **as LENA does** (the LTE cell reference §3.2, §3.6; ns-3.37 `PfFfMacScheduler` UL and
+//!   `LteUePhy` SRS): each UE sounds the whole band every `srs_period_ttis` TTIs (SRS, its power
+//!   spread over every RB, UE u in the TTIs ≡ u modulo the period), and the MCS of a part is the
+//!   CQI of its **worst** RB in the last SRS through LENA's Shannon gap (BER 5·10⁻⁵, Γ = 7.4 dB);
+//!   CQI 0 (below −2.2 dB) means no grant; before its first SRS a UE gets MCS 0. The SRS is
+//!   taken in the TTIs the uplink runs (while any UE has uplink work).
+//!
+//! Approximations against LENA: with the measured MCS the eNB knows the SINR of the TTI it
 //! schedules (LENA measures it on SRS, a few ms old: the same at pedestrian Doppler); a
 //! retransmission goes on the UE's part of the band of the retransmission's TTI, whatever its
 //! size (LENA keeps the RBs); BSRs carry the exact byte count (not the 36.321 buffer size
@@ -129,6 +140,32 @@ impl UlTiming {
     }
 }
 
+/// How the eNB picks the MCS of a UE's part of the band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UlMcs {
+    /// The MCS meeting the cell's AMC target at the part's SINR in the TTI it is decided.
+    Measured,
+    /// LENA's: the worst RB of the part in the UE's last sounding of the band, through the
+    /// Shannon gap; SRS every `srs_period_ttis` TTIs.
+    Lena {
+        /// TTIs between a UE's SRS (LENA: 40 for this many UEs).
+        srs_period_ttis: u64,
+    },
+}
+
+impl UlMcs {
+    /// LENA's, with SRS every 40 TTIs (`LteEnbRrc::SrsPeriodicity`).
+    pub const LENA: UlMcs = UlMcs::Lena { srs_period_ttis: 40 };
+
+    /// Checks the SRS period (1 to 320 TTIs, 36.213's range).
+    pub fn validate(&self) -> Result<(), CellError> {
+        if let UlMcs::Lena { srs_period_ttis } = *self {
+            crate::error::check_range("cell.uplink_mcs.srs_period_ttis", srs_period_ttis as f64, 1.0, 320.0, "TTIs")?;
+        }
+        Ok(())
+    }
+}
+
 /// A part of the band granted for one TTI.
 #[derive(Clone, Debug)]
 struct Grant {
@@ -175,6 +212,9 @@ pub struct UlMac<P> {
     memo: Vec<SinrMemoSet>,
     timing: UlTiming,
     reports: Reports,
+    mcs_rule: UlMcs,
+    /// Per UE: its SINR on every RB at its last SRS (empty before the first), dB.
+    srs_sinr: Vec<Vec<f64>>,
 }
 
 impl<P> UlMac<P> {
@@ -194,7 +234,25 @@ impl<P> UlMac<P> {
             memo: vec![SinrMemoSet::new(UL_MEMOS); n_ues],
             timing: UlTiming::Immediate,
             reports: Reports { last_sent: vec![None; n_ues], estimate: vec![0; n_ues], ..Reports::default() },
+            mcs_rule: UlMcs::Measured,
+            srs_sinr: vec![Vec::new(); n_ues],
         })
+    }
+
+    /// The same MAC with each part's MCS picked as `rule` says.
+    pub fn with_mcs(mut self, rule: UlMcs) -> Result<UlMac<P>, CellError> {
+        rule.validate()?;
+        self.mcs_rule = rule;
+        Ok(self)
+    }
+
+    /// The UEs that sound the band in TTI `tti` (none with the measured MCS).
+    fn sounding(&self, tti: u64) -> impl Iterator<Item = usize> + '_ {
+        let period = match self.mcs_rule {
+            UlMcs::Lena { srs_period_ttis } => srs_period_ttis,
+            UlMcs::Measured => 0,
+        };
+        (0..self.srs_sinr.len()).filter(move |&u| period > 0 && tti % period == u as u64 % period)
     }
 
     /// The same MAC with the eNB learning of the UEs' data as `timing` says.
@@ -221,6 +279,20 @@ impl<P> UlMac<P> {
     /// UE covering both. Call once per TTI, before [`UlMac::tti`]: it takes in the UEs'
     /// reports. [`UlMac::tti`] uses the same parts.
     pub fn parts(&mut self, tti: u64, buffer_bytes: &[u64], arrived_sdus: &[u64]) -> Vec<(usize, Range<usize>)> {
+        let mut parts = self.sending_parts(tti, buffer_bytes, arrived_sdus);
+        // A UE sounding the band in this TTI is measured on all of it.
+        let sounding: Vec<usize> = self.sounding(tti).collect();
+        for u in sounding {
+            match parts.iter_mut().find(|(p, _)| *p == u) {
+                Some((_, r)) => *r = 0..self.n_rb as usize,
+                None => parts.push((u, 0..self.n_rb as usize)),
+            }
+        }
+        parts
+    }
+
+    /// [`UlMac::parts`] without the sounding.
+    fn sending_parts(&mut self, tti: u64, buffer_bytes: &[u64], arrived_sdus: &[u64]) -> Vec<(usize, Range<usize>)> {
         let UlTiming::Bsr { bsr_ttis, grant_ttis } = self.timing else {
             return self.shares(tti, buffer_bytes);
         };
@@ -308,6 +380,12 @@ impl<P> UlMac<P> {
             return Ok(out);
         }
         let buffers: Vec<u64> = ues.iter().map(|u| u.buffer_bytes).collect();
+        let sounding: Vec<usize> = self.sounding(tti).collect();
+        for u in sounding {
+            let mut srs = std::mem::take(&mut self.srs_sinr[u]);
+            budget.uplink_sinr(0, self.n_rb as usize, ues[u].loss_db, ues[u].fading_db, &mut srs);
+            self.srs_sinr[u] = srs;
+        }
         let grants = match self.timing {
             UlTiming::Immediate => {
                 let shares = self.shares(tti, &buffers);
@@ -390,11 +468,25 @@ impl<P> UlMac<P> {
         Ok(out)
     }
 
-    /// The CQI and the mean SINR (dB) of UE `u`'s part `rbs` in this TTI.
+    /// The CQI the MCS of UE `u`'s part `rbs` is picked from, and the part's mean SINR (dB) in
+    /// this TTI.
     fn measure(&mut self, u: usize, rbs: &Range<usize>, budget: &LinkBudget, ue: &UlUeInput) -> Result<(u8, f64), CellError> {
         budget.uplink_sinr(rbs.start, rbs.len(), ue.loss_db, ue.fading_db, &mut self.sinr);
         let mut memo = self.memo[u].at(&self.sinr);
-        Ok((memo.cqi(&self.amc)?, memo.mean_sinr_db()))
+        let mean = memo.mean_sinr_db();
+        let cqi = match self.mcs_rule {
+            UlMcs::Measured => memo.cqi(&self.amc)?,
+            UlMcs::Lena { .. } => match self.srs_sinr[u].get(rbs.clone()) {
+                // The worst RB of the part in the last SRS, through LENA's Shannon gap.
+                Some(srs) if !srs.is_empty() => {
+                    let worst = srs.iter().copied().fold(f64::INFINITY, f64::min);
+                    AmcModel::shannon_gap().cqi(&[worst])?
+                }
+                // No SRS yet: MCS 0 (CQI 1).
+                _ => 1,
+            },
+        };
+        Ok((cqi, mean))
     }
 
     /// The MCS and TB size (bits) of a new TB at `cqi` over `n_alloc` RBs; `None` at CQI 0.

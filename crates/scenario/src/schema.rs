@@ -66,6 +66,10 @@ pub struct CellSection {
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,
+    /// How the uplink's MCS is picked: `measured` (the MCS meeting the AMC target at the part's
+    /// SINR in that TTI) or `lena` (LENA's: the worst RB of the last SRS, every 40 ms, through
+    /// the Shannon gap) (`measured`).
+    pub uplink_mcs: Option<String>,
     pub enb_power_dbm: Option<f64>,
     pub ue_power_dbm: Option<f64>,
     pub enb_noise_figure_db: Option<f64>,

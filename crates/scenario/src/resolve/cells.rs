@@ -3,7 +3,7 @@
 
 use super::errors::{check_name, err, FieldError};
 use crate::schema::CellSection;
-use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, MacTiming, SchedulerKind, Trajectory};
+use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, MacTiming, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -99,6 +99,11 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if let Some(name) = &c.timing {
             cfg.timing = MacTiming::from_name(name).map_err(|e| cell_error(&c.name, e))?;
         }
+        cfg.uplink_mcs = match c.uplink_mcs.as_deref() {
+            None | Some("measured") => UlMcs::Measured,
+            Some("lena") => UlMcs::LENA,
+            Some(other) => return Err(fail("uplink_mcs", format!("unknown uplink MCS rule \"{other}\"; known: measured, lena"))),
+        };
         let b = &mut cfg.budget;
         for (value, slot) in [
             (c.enb_power_dbm, &mut b.enb_power_dbm),

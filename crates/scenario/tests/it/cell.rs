@@ -343,3 +343,19 @@ fn lenas_control_delays_lengthen_the_round_trip_by_the_downlink_shift_and_the_up
     assert!(lena - ideal > 11.0 && lena - ideal < 16.0, "LENA's timing: {lena} ms against {ideal} ms");
     assert!(error(&CELL.replace("fading = \"none\"", "fading = \"none\"\ntiming = \"fast\"")).contains("cell.lte.timing"));
 }
+
+#[test]
+fn lenas_uplink_mcs_ends_the_cell_where_lena_does() {
+    // One UE spreads 23 dBm over 100 RBs: 119.45 dB minus the path loss per RB, −1.5 dB at
+    // 300 m and −3.5 dB at 350 m. LENA's rule (the worst RB of the SRS through a 7.4 dB Shannon
+    // gap) grants nothing below −2.2 dB, so the ACKs stop between the two (LENA: the same);
+    // the measured rule still carries them at 350 m.
+    let goodput_at = |d: u32, rule: &str| {
+        let text = CELL.replace("distance_m = 50", &format!("distance_m = {d}"));
+        goodput(&run_with(&text, &[("cell.lte.uplink_mcs", &format!("\"{rule}\""))], 1))
+    };
+    assert!(goodput_at(300, "lena") > 1.0, "300 m, LENA's rule");
+    assert_eq!(goodput_at(350, "lena"), 0.0, "350 m, LENA's rule");
+    assert!(goodput_at(350, "measured") > 1.0, "350 m, the measured rule");
+    assert!(error(&CELL.replace("fading = \"none\"", "fading = \"none\"\nuplink_mcs = \"srs\"")).contains("cell.lte.uplink_mcs"));
+}
