@@ -2,9 +2,11 @@
 `min_normalised` beside Jain's raw index in the results table, and plotted like it.
 
 The sweep: a dual-connectivity user over a 30 + 10 Mbit/s split and a single-connectivity
-user sharing the 10 Mbit/s leg, for three shares of the split's first leg. Where the split
-sends most of its packets over the narrow leg, the single-connectivity user loses much of
-its fair share while Jain's raw index still reads close to 1.
+user sharing the 10 Mbit/s leg, for three shares of the split's first leg (50, 40 and 30 %,
+where the split sends half or more of its packets over the narrow leg). There the
+single-connectivity user loses much of its fair share while Jain's raw index still reads
+close to 1. (With a quarter on the wide leg the two users share the narrow one evenly, and
+with three quarters the raw index itself falls below 0.95, so neither shows the point.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from multiconn.sweep.store import Store
 
 pytestmark = pytest.mark.native
 
-SHARES = ["75 %", "50 %", "25 %"]
+SHARES = ["50 %", "40 %", "30 %"]
 
 SWEEP = """
 [experiment]
@@ -48,7 +50,7 @@ queue = "100 packets"
 [[scenario.split]]
 name = "dc"
 legs = ["nr", "lte"]
-policy = { model = "ratio", share = 0.75 }
+policy = { model = "ratio", share = 0.5 }
 [[scenario.flow]]
 name = "dc_user"
 from = "server"
@@ -67,7 +69,7 @@ route = ["lte"]
 [[axis]]
 name = "share"
 param = "split.dc.policy.share"
-values = ["75 %", "50 %", "25 %"]
+values = ["50 %", "40 %", "30 %"]
 
 [[plot]]
 name = "raw"

@@ -457,9 +457,12 @@ impl CoupledCc {
 
     /// Persistent congestion on `path`; `ssthresh`, if given, replaces the algorithm's
     /// threshold (applied even inside a recovery period).
-    pub(crate) fn persistent_congestion(&mut self, path: usize, _now: Time, ssthresh: Option<u64>) {
+    pub(crate) fn persistent_congestion(&mut self, path: usize, now: Time, ssthresh: Option<u64>) {
         if !self.live(path) {
             return;
+        }
+        if let Some(h) = &mut self.paths[path].hystart {
+            h.on_timeout(now);
         }
         let outside_recovery = self.paths[path].recovery_start.is_none();
         let reduced = self.reduced(path, self.paths[path].cwnd);
@@ -547,7 +550,7 @@ impl MultipathController for CoupledCc {
         let app_limited = p.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = p.cwnd < p.ssthresh;
         let step = match &mut p.hystart {
-            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited, p.cwnd),
             None => SlowStartStep::GROW,
         };
         // Slow start is per path and uncoupled (RFC 6356 §3).

@@ -34,7 +34,7 @@
 //! Newton steps on basic IEEE operations so it is the same on every platform).
 
 use crate::delivery::DeliveryRateCap;
-use crate::hystart::{HyStart, HyStartRule, SlowStartStep};
+use crate::hystart::{HyStart, SlowStartStep};
 use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
@@ -368,9 +368,10 @@ impl Cubic {
 impl Cubic {
     fn on_ack_growth(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator, since_last: Dur) {
         if self.in_recovery(ack.largest_acked_sent) {
-            // ngtcp2 0.12 counts RTT samples and closes rounds in recovery too.
-            if let Some(h) = self.hystart.as_mut().filter(|h| h.rule() == HyStartRule::Ngtcp2V012) {
-                h.on_ack_event(now, ack.largest_acked_sent, rtt, false, false);
+            // ngtcp2 0.12 counts RTT samples and closes rounds in recovery too, Linux keeps
+            // its minimum RTT.
+            if let Some(h) = self.hystart.as_mut().filter(|h| h.sees_recovery_acks()) {
+                h.on_ack_event(now, ack.largest_acked_sent, rtt, false, false, self.cwnd);
             }
             return;
         }
@@ -378,7 +379,7 @@ impl Cubic {
         let app_limited = self.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = self.cwnd < self.ssthresh;
         let step = match &mut self.hystart {
-            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited, self.cwnd),
             None => SlowStartStep::GROW,
         };
         if app_limited {
@@ -519,7 +520,7 @@ impl Controller for Cubic {
         self.loss = filter;
     }
 
-    fn on_persistent_congestion(&mut self, _now: Time) {
+    fn on_persistent_congestion(&mut self, now: Time) {
         self.loss_passed = false;
         if self.saved.is_none() {
             self.save();
@@ -545,6 +546,7 @@ impl Controller for Cubic {
         self.ss_rem = 0;
         if let Some(h) = &mut self.hystart {
             h.on_congestion_event();
+            h.on_timeout(now);
         }
     }
 
@@ -581,6 +583,7 @@ impl Controller for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hystart::HyStartRule;
     use crate::newreno::NewReno;
     use crate::RttVarRule;
 
@@ -798,6 +801,36 @@ mod tests {
         assert!(cc.window() < w);
         cc.on_spurious_congestion(Time(1250 * MS));
         assert_eq!((cc.window(), cc.w_max(), cc.k(), cc.ssthresh()), (w, wmax, k, Some(84_000)));
+        assert_eq!(cc.state(), CcState::CongestionAvoidance);
+    }
+
+    #[test]
+    fn linux_hystart_sets_ssthresh_to_the_window_without_growing_on_the_exiting_ack() {
+        let mut cc = Cubic::new(CcConfig { hystart: true, hystart_rule: HyStartRule::Linux, ..cfg() });
+        let mut rtt = rtt_of(50);
+        let mut t = 0u64;
+        let mut exit = None;
+        // Three rounds at 50 ms, then 70 ms > 50 + 6.25 ms: the ninth sample of the fourth
+        // round ends slow start, at 80 + 8 segments.
+        for r in 0..6u64 {
+            let sample = if r < 3 { 50 } else { 70 };
+            let n = cc.window() / MDS;
+            for _ in 0..n {
+                cc.on_packet_sent(Time(t), MDS, 0);
+            }
+            for i in 0..n {
+                rtt.update(Dur::from_millis(sample), Dur::ZERO);
+                let before = cc.window();
+                cc.on_ack(Time(t + sample * MS + i), &ack(MDS, Time(t)), &rtt);
+                if exit.is_none() && cc.ssthresh().is_some() {
+                    exit = Some((r, i, before));
+                }
+            }
+            t += 100 * MS;
+        }
+        let (r, i, before) = exit.expect("slow start ended");
+        assert_eq!((r, i, before), (3, 8, 88 * MDS));
+        assert_eq!(cc.ssthresh(), Some(88 * MDS), "ssthresh = cwnd, not grown by that ACK");
         assert_eq!(cc.state(), CcState::CongestionAvoidance);
     }
 

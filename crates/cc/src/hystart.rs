@@ -58,6 +58,31 @@
 //! * Nothing ends the rule: it acts in every slow start (also after persistent congestion),
 //!   and application-limited ACKs are counted like the others.
 //!
+//! **`linux`**: the HyStart of Linux's CUBIC (`net/ipv4/tcp_cubic.c`, `hystart_update` and
+//! `cubictcp_acked`, as of 5.7 and since), not HyStart++: two tests, and no Conservative Slow
+//! Start.
+//!
+//! * Only ACKs with an RTT sample count (`sample->rtt_us < 0` returns). Each lowers the
+//!   connection's minimum `delay_min` (slow start or not); a timeout (`TCP_CA_Loss`,
+//!   `bictcp_reset`) forgets it. While slow start lasts and HyStart has not fired (`found`), a
+//!   round ends with the first ACK that acknowledges a packet sent after the round began
+//!   (`end_seq = snd_nxt`), and the ACK that ends it is the new round's first.
+//! * The tests run only while the window is at least [`LINUX_LOW_WINDOW_PACKETS`] segments
+//!   (`hystart_low_window`).
+//! * ACK train: an ACK at most [`LINUX_ACK_DELTA`] after the previous ACK of the train
+//!   extends it (a longer gap breaks it for the rest of the round); slow start ends once the
+//!   train, counted from the round's first ACK, lasts more than `(delay_min + 1 ms) / 2`
+//!   (the sender is not paced; `hystart_ack_delay`'s cushion is 1 ms below a pacing rate of
+//!   262 MB/s, which the model takes as always).
+//! * Delay: the round's minimum RTT over all its samples so far; from its ninth sample on
+//!   (`HYSTART_MIN_SAMPLES` = 8 are only counted), slow start ends when that minimum exceeds
+//!   `delay_min + clamp(delay_min / 8, 4 ms, 16 ms)`.
+//! * Either test ends slow start at once: `ssthresh = cwnd`, without growing the window on
+//!   that ACK (Linux's `tcp_slow_start` then no longer applies). A fast-recovery congestion
+//!   event leaves the state alone; a timeout starts HyStart afresh. Linux's discarding of
+//!   samples within a second of a CUBIC epoch's start only touches `delay_min` in congestion
+//!   avoidance and is not modelled.
+//!
 //! The per-ACK growth limit L of RFC 9406 §4.2 is not applied in either (the simulated senders
 //! pace, for which the RFC sets L = ∞; ngtcp2 has no L).
 
@@ -75,6 +100,13 @@ pub const CSS_ROUNDS: u32 = 5;
 /// ngtcp2 0.12's `NGTCP2_HS_MIN_SSTHRESH`: its HyStart acts only once the window is at least
 /// this many datagrams.
 pub const MIN_SSTHRESH_PACKETS: u64 = 16;
+/// Linux's `hystart_low_window`: its HyStart tests only windows of at least this many
+/// segments.
+pub const LINUX_LOW_WINDOW_PACKETS: u64 = 16;
+/// Linux's `hystart_ack_delta_us`: the longest gap between two ACKs of an ACK train.
+pub const LINUX_ACK_DELTA: Dur = Dur::from_millis(2);
+/// Linux's `hystart_ack_delay` at pacing rates below 262 MB/s: the ACK train's cushion.
+pub const LINUX_ACK_TRAIN_CUSHION: Dur = Dur::from_millis(1);
 
 /// Whose reading of RFC 9406 (see the module notes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
@@ -88,6 +120,8 @@ pub enum HyStartRule {
     /// ngtcp2 0.12 (`ngtcp2_cc.c` at v0.12.1): no Conservative Slow Start.
     #[serde(rename = "ngtcp2-0.12")]
     Ngtcp2V012,
+    /// Linux CUBIC's HyStart (`tcp_cubic.c`): ACK train and delay tests, exit at once.
+    Linux,
 }
 
 /// Where HyStart++ is.
@@ -136,6 +170,11 @@ pub struct HyStart {
     css_baseline: Option<Dur>,
     /// The estimator's sample count at the previous ACK: tells whether this ACK brought one.
     samples_seen: u64,
+    /// Linux: `delay_min`, and the round's first ACK and the ACK train's last
+    /// (`round_start`, `last_ack`).
+    delay_min: Option<Dur>,
+    train_start: Option<Time>,
+    train_last: Option<Time>,
 }
 
 impl HyStart {
@@ -157,6 +196,9 @@ impl HyStart {
             css_round: 0,
             css_baseline: None,
             samples_seen: 0,
+            delay_min: None,
+            train_start: None,
+            train_last: None,
         }
     }
 
@@ -167,6 +209,11 @@ impl HyStart {
     pub fn on_packet_sent(&mut self, now: Time) {
         if self.round_first_sent.is_none() {
             self.round_first_sent = Some(now);
+            if self.rule == HyStartRule::Linux && self.train_start.is_none() {
+                // The first round's train starts with the connection (`cubictcp_init`).
+                self.train_start = Some(now);
+                self.train_last = Some(now);
+            }
             if self.rule == HyStartRule::Ngtcp2V012 {
                 // ngtcp2_cc_cubic_cc_on_pkt_sent: a new round begins with this packet.
                 self.last_round_min_rtt = self.current_round_min_rtt.take();
@@ -177,8 +224,9 @@ impl HyStart {
 
     /// An ACK that newly acknowledged bytes outside a recovery period, as a controller sees it:
     /// `in_slow_start` is `cwnd < ssthresh`, `app_limited` says the ACK will not grow the
-    /// window. `largest_acked_sent` (send time of the newest newly acknowledged packet)
-    /// identifies the round, `rtt` has taken this ACK's sample if it produced one.
+    /// window, `cwnd` is the window before the ACK. `largest_acked_sent` (send time of the
+    /// newest newly acknowledged packet) identifies the round, `rtt` has taken this ACK's
+    /// sample if it produced one.
     pub fn on_ack_event(
         &mut self,
         now: Time,
@@ -186,6 +234,7 @@ impl HyStart {
         rtt: &RttEstimator,
         in_slow_start: bool,
         app_limited: bool,
+        cwnd: u64,
     ) -> SlowStartStep {
         let sample = (rtt.samples() != self.samples_seen).then(|| rtt.latest());
         self.samples_seen = rtt.samples();
@@ -206,7 +255,76 @@ impl HyStart {
                 self.on_ack_ngtcp2_012(largest_acked_sent, sample);
                 SlowStartStep::GROW
             }
+            HyStartRule::Linux => self.on_ack_linux(now, largest_acked_sent, sample, in_slow_start, cwnd),
         }
+    }
+
+    /// Whether the controller passes it the ACKs of a recovery period too (as
+    /// `in_slow_start = false`): ngtcp2 0.12 counts their samples and closes rounds, Linux
+    /// lowers `delay_min`.
+    pub fn sees_recovery_acks(&self) -> bool {
+        matches!(self.rule, HyStartRule::Ngtcp2V012 | HyStartRule::Linux)
+    }
+
+    /// Linux rule (`cubictcp_acked`, `hystart_update`, and the round reset of
+    /// `cubictcp_cong_avoid`).
+    fn on_ack_linux(&mut self, now: Time, largest_acked_sent: Time, sample: Option<Dur>, in_slow_start: bool, cwnd: u64) -> SlowStartStep {
+        if self.phase == HyStartPhase::Done || !in_slow_start {
+            if let Some(s) = sample {
+                self.delay_min = Some(self.delay_min.map_or(s, |m| m.min(s)));
+            }
+            return SlowStartStep::GROW;
+        }
+        if self.round_started(largest_acked_sent) {
+            self.rounds += 1;
+            self.reset_linux_round(now);
+        }
+        let Some(s) = sample else { return SlowStartStep::GROW };
+        let delay_min = self.delay_min.map_or(s, |m| m.min(s));
+        self.delay_min = Some(delay_min);
+        if cwnd < LINUX_LOW_WINDOW_PACKETS * self.mds {
+            return SlowStartStep::GROW;
+        }
+        let mut found = false;
+        if let (Some(start), Some(last)) = (self.train_start, self.train_last) {
+            if now.since(last) <= LINUX_ACK_DELTA {
+                self.train_last = Some(now);
+                found |= now.since(start) > Dur((delay_min + LINUX_ACK_TRAIN_CUSHION).0 / 2);
+            }
+        }
+        let current = self.current_round_min_rtt.map_or(s, |m| m.min(s));
+        self.current_round_min_rtt = Some(current);
+        if self.rtt_samples < N_RTT_SAMPLE {
+            self.rtt_samples += 1;
+        } else {
+            found |= current > delay_min + rtt_thresh(delay_min);
+        }
+        if !found {
+            return SlowStartStep::GROW;
+        }
+        self.phase = HyStartPhase::Done;
+        SlowStartStep { divisor: 0, exit: true }
+    }
+
+    /// Linux's `bictcp_hystart_reset`: a round begins at `now` with the next packet sent.
+    fn reset_linux_round(&mut self, now: Time) {
+        self.round_first_sent = None;
+        self.train_start = Some(now);
+        self.train_last = Some(now);
+        self.current_round_min_rtt = None;
+        self.rtt_samples = 0;
+    }
+
+    /// A retransmission timeout (or QUIC's persistent congestion). Linux (`cubictcp_state`
+    /// entering `TCP_CA_Loss`: `bictcp_reset`, `bictcp_hystart_reset`) forgets `delay_min` and
+    /// starts HyStart afresh with a new round; the other rules do not act on it.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.rule != HyStartRule::Linux {
+            return;
+        }
+        self.phase = HyStartPhase::SlowStart;
+        self.delay_min = None;
+        self.reset_linux_round(now);
     }
 
     /// ngtcp2 0.12 rule: the sample counts if a round is open (`new_rtt_sample`), then the
@@ -367,7 +485,7 @@ impl HyStart {
     }
 
     /// A loss or ECN-CE: under RFC 9406 it ends HyStart++ (slow start after it is plain);
-    /// ngtcp2 keeps its state for the next slow start.
+    /// ngtcp2 and Linux keep their state for the next slow start.
     pub fn on_congestion_event(&mut self) {
         if self.rule == HyStartRule::Rfc9406 {
             self.phase = HyStartPhase::Done;
@@ -512,7 +630,7 @@ mod tests {
                 if let Some(ms) = s {
                     self.rtt.update(Dur(ms * MS), Dur::ZERO);
                 }
-                steps.push(self.h.on_ack_event(Time(sent.0 + 500 * MS + i as u64), sent, &self.rtt, true, false));
+                steps.push(self.h.on_ack_event(Time(sent.0 + 500 * MS + i as u64), sent, &self.rtt, true, false, 0));
             }
             steps
         }
@@ -587,7 +705,7 @@ mod tests {
                     s.round(&[Some(55); 8]);
                     assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
                 }
-                HyStartRule::Ngtcp2V012 => unreachable!(),
+                HyStartRule::Ngtcp2V012 | HyStartRule::Linux => unreachable!(),
             }
         }
     }
@@ -667,7 +785,7 @@ mod tests {
         // Congestion avoidance: rounds still counted, nothing else.
         let rounds = ng.h.rounds();
         ng.h.on_packet_sent(Time(100_000 * MS));
-        assert_eq!(ng.h.on_ack_event(Time(100_100 * MS), Time(100_000 * MS), &ng.rtt, false, false), SlowStartStep::GROW);
+        assert_eq!(ng.h.on_ack_event(Time(100_100 * MS), Time(100_000 * MS), &ng.rtt, false, false, 0), SlowStartStep::GROW);
         assert_eq!(ng.h.rounds(), rounds + 1);
         // A later slow start (after persistent congestion) ends at its first ACK: css_round
         // is still 5 or more.
@@ -693,7 +811,7 @@ mod tests {
             s.h.on_packet_sent(sent);
             for i in 0..8 {
                 s.rtt.update(Dur::from_millis(60), Dur::ZERO);
-                s.h.on_ack_event(Time(sent.0 + 500 * MS + i), sent, &s.rtt, true, true);
+                s.h.on_ack_event(Time(sent.0 + 500 * MS + i), sent, &s.rtt, true, true, 0);
             }
             assert_eq!(s.h.in_css(), css, "{rule:?}");
         }
@@ -723,7 +841,7 @@ mod tests {
                 .map(|i| {
                     self.rtt.update(Dur(ms * MS), Dur::ZERO);
                     let acked = if i + 1 == n { sent } else { Time(sent.0 - 1) };
-                    assert_eq!(self.h.on_ack_event(Time(sent.0 + ms * MS + i), acked, &self.rtt, true, false), SlowStartStep::GROW);
+                    assert_eq!(self.h.on_ack_event(Time(sent.0 + ms * MS + i), acked, &self.rtt, true, false, 0), SlowStartStep::GROW);
                     self.h.exits_after_growth(cwnd)
                 })
                 .collect()
@@ -774,12 +892,171 @@ mod tests {
         // (< 60 + 7.5) does not end slow start (it would against 40 ms).
         for i in 0..8 {
             s.rtt.update(Dur::from_millis(40), Dur::ZERO);
-            s.h.on_ack_event(Time(2_500 * MS + i), Time(2_000 * MS - 1), &s.rtt, true, false);
+            s.h.on_ack_event(Time(2_500 * MS + i), Time(2_000 * MS - 1), &s.rtt, true, false, 0);
         }
         assert!(s.round(62, 8, big).iter().all(|e| !e));
         // A congestion event does not end the rule (ngtcp2 0.12 has no such state).
         s.h.on_congestion_event();
         s.round(50, 8, big);
         assert_eq!(s.round(70, 8, big)[7], true);
+    }
+
+    /// Drives the Linux rule as an ACK-clocked sender: every ACK is followed by a packet sent
+    /// at once. Times in microseconds, windows in segments of 1000 bytes.
+    struct LinuxSender {
+        h: HyStart,
+        rtt: RttEstimator,
+    }
+
+    const US: u64 = 1_000;
+    const SEG: u64 = 1000;
+
+    impl LinuxSender {
+        fn new() -> LinuxSender {
+            let mut s = LinuxSender { h: HyStart::with_rule(SEG, HyStartRule::Linux), rtt: RttEstimator::new(Dur::from_millis(333), crate::RttVarRule::Rfc9002) };
+            s.h.on_packet_sent(Time::ZERO);
+            s
+        }
+
+        /// An ACK at `now` of packets sent up to `acked_sent`, with an RTT sample of
+        /// `sample` µs (none: `None`), the window `cwnd` segments.
+        fn ack(&mut self, now: u64, acked_sent: u64, sample: Option<u64>, cwnd: u64) -> SlowStartStep {
+            if let Some(us) = sample {
+                self.rtt.update(Dur(us * US), Dur::ZERO);
+            }
+            let step = self.h.on_ack_event(Time(now * US), Time(acked_sent * US), &self.rtt, true, false, cwnd * SEG);
+            self.h.on_packet_sent(Time(now * US));
+            step
+        }
+
+        /// A round of `n` ACKs `gap` µs apart from `start`, the first acknowledging a packet
+        /// sent at `first_sent` (which ends the previous round), the others older ones; each
+        /// with an RTT sample of `rtt` µs.
+        fn round(&mut self, start: u64, gap: u64, n: u64, first_sent: u64, rtt: u64, cwnd: u64) -> Vec<SlowStartStep> {
+            (0..n).map(|i| self.ack(start + i * gap, if i == 0 { first_sent } else { first_sent.saturating_sub(1) }, Some(rtt), cwnd)).collect()
+        }
+    }
+
+    const EXIT: SlowStartStep = SlowStartStep { divisor: 0, exit: true };
+
+    /// The index of the first exit in `steps`, checking that every other step grows in full.
+    fn exit_at(steps: &[SlowStartStep]) -> Option<usize> {
+        let at = steps.iter().position(|s| *s == EXIT);
+        assert!(steps[..at.unwrap_or(steps.len())].iter().all(|s| *s == SlowStartStep::GROW), "{steps:?}");
+        at
+    }
+
+    /// A first round of nine 100 ms samples, 10 ms apart (no ACK train): delay_min = 100 ms,
+    /// so the delay threshold is 100 + clamp(100/8, 4, 16) = 112.5 ms and the ACK train's
+    /// (100 + 1) / 2 = 50.5 ms.
+    fn after_a_100_ms_round() -> LinuxSender {
+        let mut s = LinuxSender::new();
+        assert_eq!(exit_at(&s.round(100_000, 10_000, 9, 0, 100_000, 20)), None);
+        s
+    }
+
+    #[test]
+    fn linux_delay_test_exits_at_the_ninth_sample_of_a_round_above_min_plus_threshold() {
+        // 113 ms > 112.5 ms: the first eight samples of round two are only counted, the ninth
+        // ends slow start at once (no growth on that ACK, no CSS).
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 10_000, 12, 100_000, 113_000, 20)), Some(8));
+        assert_eq!(s.h.phase(), HyStartPhase::Done);
+        assert!(!s.h.in_css());
+        // Done: later ACKs in slow start (a window restored by an undo) grow in full.
+        assert_eq!(exit_at(&s.round(500_000, 10_000, 12, 300_000, 200_000, 40)), None);
+        // Exactly at the threshold is not above it; nor is 112 ms.
+        for rtt in [112_500, 112_000] {
+            let mut s = after_a_100_ms_round();
+            assert_eq!(exit_at(&s.round(300_000, 10_000, 30, 100_000, rtt, 20)), None, "{rtt} µs");
+        }
+    }
+
+    #[test]
+    fn linux_delay_test_compares_with_the_connection_minimum_not_the_last_round() {
+        // Rounds of 100, 110 and 120 ms: each round is within 12.5 ms of the one before (the
+        // RFC 9406 comparison would not fire), but 120 ms is above 100 + 12.5 ms.
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 10_000, 9, 100_000, 110_000, 20)), None);
+        assert_eq!(exit_at(&s.round(500_000, 10_000, 9, 300_000, 120_000, 20)), Some(8));
+        // The same under RFC 9406: no CSS (each rise is below the threshold).
+        let mut h = HyStart::new(SEG);
+        let phases: Vec<_> = [100u64, 110, 120].iter().enumerate().map(|(r, ms)| {
+            let send = Time(r as u64 * 1000 * MS);
+            h.on_packet_sent(send);
+            for i in 0..9 {
+                h.on_ack(Time(send.0 + ms * MS + i), send, Dur(ms * MS), 0);
+            }
+            h.phase()
+        }).collect();
+        assert!(phases.iter().all(|p| *p == HyStartPhase::SlowStart), "{phases:?}");
+    }
+
+    #[test]
+    fn linux_tests_only_windows_of_sixteen_segments() {
+        // Round two at 200 ms: with 15 segments nothing is counted; from the sixth ACK the
+        // window is 16, and the ninth sample counted from there exits (ACK 5 + 8).
+        let mut s = after_a_100_ms_round();
+        let steps: Vec<_> = (0..20u64).map(|i| s.ack(300_000 + i * 10_000, if i == 0 { 100_000 } else { 99_999 }, Some(200_000), if i < 5 { 15 } else { 16 })).collect();
+        assert_eq!(exit_at(&steps), Some(13));
+    }
+
+    #[test]
+    fn linux_ack_train_exits_once_it_lasts_half_the_minimum_rtt_plus_cushion() {
+        // ACKs 1 ms apart from the round's first (at 300 ms), flat 100 ms samples: the train
+        // lasts k ms at ACK k, and k > 50.5 first at k = 51.
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 1_000, 80, 100_000, 100_000, 20)), Some(51));
+        // 2 ms apart still extends it (at most hystart_ack_delta_us): 2k > 50.5 at k = 26.
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 2_000, 80, 100_000, 100_000, 20)), Some(26));
+        // 2.001 ms apart never does.
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 2_001, 80, 100_000, 100_000, 20)), None);
+    }
+
+    #[test]
+    fn linux_ack_train_broken_by_a_gap_waits_for_the_next_round() {
+        // 1 ms apart, but a 3 ms gap after ACK 20: the train stops at 20 ms for the rest of
+        // the round, although later ACKs are 1 ms apart again.
+        let mut s = after_a_100_ms_round();
+        let at = |i: u64| 300_000 + i * 1_000 + if i > 20 { 2_000 } else { 0 };
+        let steps: Vec<_> = (0..80u64).map(|i| s.ack(at(i), if i == 0 { 100_000 } else { 99_999 }, Some(100_000), 20)).collect();
+        assert_eq!(exit_at(&steps), None);
+        // The next round's train starts afresh at its first ACK (at 500 ms) and exits at 51 ms.
+        assert_eq!(exit_at(&s.round(500_000, 1_000, 80, 300_000, 100_000, 20)), Some(51));
+    }
+
+    #[test]
+    fn linux_timeout_starts_hystart_afresh_and_forgets_the_minimum_a_congestion_event_does_not() {
+        let mut s = after_a_100_ms_round();
+        assert_eq!(exit_at(&s.round(300_000, 10_000, 9, 100_000, 113_000, 20)), Some(8));
+        // A fast-recovery congestion event: HyStart stays done.
+        s.h.on_congestion_event();
+        assert_eq!(exit_at(&s.round(500_000, 10_000, 20, 300_000, 200_000, 20)), None);
+        // A timeout: a new round at once, delay_min forgotten. Rounds of 200 then 210 ms do not
+        // exit (210 < 200 + 16); against the old 100 ms they would have at once.
+        s.h.on_timeout(Time(700_000 * US));
+        assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
+        assert_eq!(exit_at(&s.round(900_000, 10_000, 9, 700_000, 200_000, 20)), None);
+        assert_eq!(exit_at(&s.round(1_100_000, 10_000, 20, 900_000, 210_000, 20)), None);
+        // 217 ms > 216 ms exits at the ninth sample.
+        assert_eq!(exit_at(&s.round(1_400_000, 10_000, 20, 1_100_000, 217_000, 20)), Some(8));
+    }
+
+    #[test]
+    fn linux_counts_only_acks_with_an_rtt_sample_and_keeps_the_minimum_outside_slow_start() {
+        let mut s = after_a_100_ms_round();
+        // Round two: eight ACKs with 113 ms samples, then ACKs without a sample, then one with.
+        let mut steps: Vec<_> = (0..8u64).map(|i| s.ack(300_000 + i * 10_000, if i == 0 { 100_000 } else { 99_999 }, Some(113_000), 20)).collect();
+        steps.extend((8..15u64).map(|i| s.ack(300_000 + i * 10_000, 99_999, None, 20)));
+        steps.push(s.ack(450_000, 99_999, Some(113_000), 20));
+        assert_eq!(exit_at(&steps), Some(15));
+        // A 90 ms sample outside slow start (in a recovery period) lowers delay_min.
+        let mut s = after_a_100_ms_round();
+        s.rtt.update(Dur(90 * MS), Dur::ZERO);
+        assert_eq!(s.h.on_ack_event(Time(250 * MS), Time(99 * MS), &s.rtt, false, false, 20 * SEG), SlowStartStep::GROW);
+        // Threshold now 90 + 11.25 = 101.25 ms: 102 ms rounds exit.
+        assert_eq!(exit_at(&s.round(300_000, 10_000, 9, 100_000, 102_000, 20)), Some(8));
     }
 }

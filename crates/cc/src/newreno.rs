@@ -52,7 +52,7 @@ impl NewReno {
         let app_limited = self.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = self.cwnd < self.ssthresh;
         let step = match &mut self.hystart {
-            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited),
+            Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited, self.cwnd),
             None => SlowStartStep::GROW,
         };
         if in_slow_start && !app_limited && step.divisor > 0 {
@@ -107,7 +107,10 @@ impl Controller for NewReno {
         }
     }
 
-    fn on_persistent_congestion(&mut self, _now: Time) {
+    fn on_persistent_congestion(&mut self, now: Time) {
+        if let Some(h) = &mut self.hystart {
+            h.on_timeout(now);
+        }
         if self.before_reduction.is_none() {
             self.before_reduction = Some((self.cwnd, self.ssthresh));
         }

@@ -13,8 +13,11 @@
 //!   outstanding), capped by the RTO; the probe sends new data or retransmits the last
 //!   segment; `tlp_high_seq` decides afterwards whether a loss was repaired (Linux
 //!   `tcp_process_tlp_ack`).
-//! * RTO (RFC 6298 §5): everything not SACKed is marked lost and sent again from `snd_una`
-//!   (go-back-N through the scoreboard), the controller collapses to the loss window.
+//! * RTO (RFC 6298 §5), restarted by ACKs that advance and, with `rto_restart =
+//!   "head-retransmit"`, also when the segment at `snd_una` is retransmitted (Linux
+//!   `tcp_xmit_retransmit_queue`). On expiry everything not SACKed is marked lost and sent
+//!   again from `snd_una` (go-back-N through the scoreboard), the controller collapses to the
+//!   loss window.
 //! * Spurious retransmissions (RFC 2883 §5, RFC 3522 Eifel): counted from D-SACK blocks when
 //!   SACK is on, from the timestamps echo of the ACK that advances past a retransmitted head
 //!   segment otherwise. When every retransmission of a recovery episode proved spurious, the
@@ -36,6 +39,7 @@ use std::collections::VecDeque;
 
 use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
 use multiconn_core::{Dur, Time};
+use multiconn_transport::profile::RtoRestart;
 
 use crate::rack::Rack;
 use crate::rto::RtoTimer;
@@ -59,6 +63,9 @@ pub struct SenderConfig {
     pub time_threshold: [u64; 2],
     pub wmem: [u64; 3],
     pub granularity: Dur,
+    /// Whether retransmitting the head segment restarts the RTO (Linux) or only ACKs that
+    /// advance do.
+    pub rto_restart: RtoRestart,
 }
 
 impl SenderConfig {
@@ -73,6 +80,7 @@ impl SenderConfig {
             time_threshold: rec.time_threshold,
             wmem: knobs.wmem,
             granularity: rec.granularity,
+            rto_restart: rec.rto_restart,
         }
     }
 }
@@ -805,6 +813,17 @@ impl Sender {
         self.cc.on_packet_sent(now, len, self.sb.pipe());
         self.pacer.on_sent(len);
         self.rto.start_if_idle(now, &self.rtt);
+        // Linux re-arms the RTO when it retransmits the head of the retransmission queue,
+        // unless the RACK reorder timer holds the connection's one timer
+        // (`tcp_xmit_retransmit_queue`), so a head retransmission gets a full RTO.
+        if is_retx
+            && !probe
+            && idx == Some(0)
+            && self.cfg.rto_restart == RtoRestart::HeadRetransmit
+            && self.rack_deadline.is_none()
+        {
+            self.rto.restart(now, &self.rtt);
+        }
         if !is_retx && !probe {
             self.arm_tlp(now);
         }
@@ -874,6 +893,7 @@ mod tests {
             time_threshold: [9, 8],
             wmem: [4096, 1 << 20, 1 << 22],
             granularity: Dur::from_millis(1),
+            rto_restart: RtoRestart::Ack,
         };
         let cc = multiconn_cc::build(&CcConfig::tcp_default(CcKind::NewReno, MSS));
         let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });

@@ -63,8 +63,9 @@ pub struct CcKnobs {
     pub cubic_c: f64,
     pub fast_convergence: bool,
     pub hystart: bool,
-    /// Whose HyStart++: `rfc9406` (RFC 9406 as written), `ngtcp2` (ngtcp2 1.x's reading) or
-    /// `ngtcp2-0.12` (ngtcp2 0.12's, without CSS; `multiconn_cc::hystart`). Absent: `rfc9406`.
+    /// Whose HyStart: `rfc9406` (RFC 9406's HyStart++ as written), `ngtcp2` (ngtcp2 1.x's
+    /// reading), `ngtcp2-0.12` (ngtcp2 0.12's, without CSS) or `linux` (Linux CUBIC's ACK-train
+    /// and delay tests; `multiconn_cc::hystart`). Absent: `rfc9406`.
     #[serde(default)]
     pub hystart_rule: HyStartRule,
     /// Whose CUBIC congestion avoidance: `rfc9438` or `ngtcp2-0.12`
@@ -113,6 +114,9 @@ pub struct RecoveryKnobs {
     pub initial_rto: Dur,
     /// How the RTO follows from the RTT estimate.
     pub rto_rule: RtoRule,
+    /// TCP: when the RTO is restarted besides on ACKs that advance. Absent: `ack`.
+    #[serde(default)]
+    pub rto_restart: RtoRestart,
     /// QUIC: what the retransmission timer of the 1-RTT packets does. Absent: `rfc9002`.
     #[serde(default)]
     pub retransmit_timer: RetransmitTimer,
@@ -147,6 +151,19 @@ pub enum RtoRule {
     /// Linux (`tcp_set_rto`): the variance term is floored at `min_rto` instead, so the RTO is
     /// `srtt + max(4·rttvar, min_rto)` — always above the smoothed RTT by at least `min_rto`.
     Linux,
+}
+
+/// When a TCP sender restarts its retransmission timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoRestart {
+    /// RFC 6298 §5.3: only when an ACK acknowledges new data (and after the timer expired).
+    #[default]
+    Ack,
+    /// Linux (`tcp_output.c` `tcp_xmit_retransmit_queue`): also when the segment at `snd_una`,
+    /// the head of the retransmission queue, is retransmitted in recovery, unless the RACK
+    /// reorder timer is pending: the timer then runs one RTO from that retransmission.
+    HeadRetransmit,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
