@@ -31,7 +31,9 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(if $(filter-out release,$(BUILD_PROFILE)),MATURIN_PEP517_ARGS="--profile $(BUILD_PROFILE)") \
 	  $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	cargo build --profile $(BUILD_PROFILE) --quiet -p multiconn-emu
-	cp target/$(BUILD_PROFILE)/multiconn-emu $(VENV)/bin/multiconn-emu
+	@# A copy then a rename: an emulated run may be using the old program (cp onto it fails).
+	cp target/$(BUILD_PROFILE)/multiconn-emu $(VENV)/bin/multiconn-emu.new
+	mv -f $(VENV)/bin/multiconn-emu.new $(VENV)/bin/multiconn-emu
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
 	rm -f $(VENV)/.installed-*
 	touch $@
