@@ -157,8 +157,12 @@ def main() -> None:
     points = []
     dc = CATALOG / "dc_throughput.toml"
     families = [(f"DC batch {b}", {"split.dc.policy.size": str(b)}) for b in (10, 100, 500)]
+    # The batch split sweep (batch 100: 50 % on leg 1) and the loss sweep, as the DC study's.
+    families += [("DC split 70 % on leg 1", {"split.dc.policy.share": "0.7"})]
     families += [
         ("DC split 90 % on leg 1", {"split.dc.policy.share": "0.9"}),
+        ("DC loss 0.08 % on both legs", {"link.leg1.forward.loss": "0.08 %", "link.leg2.forward.loss": "0.08 %"}),
+        ("DC loss 0.32 % on both legs", {"link.leg1.forward.loss": "0.32 %", "link.leg2.forward.loss": "0.32 %"}),
         ("DC loss 0.64 % on both legs", {"link.leg1.forward.loss": "0.64 %", "link.leg2.forward.loss": "0.64 %"}),
         ("DC delay ratio 5:1 (167 / 33 ms)", {"link.leg1.delay.mean": "166.667 ms", "link.leg2.delay.mean": "33.333 ms"}),
     ]
