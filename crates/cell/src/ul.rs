@@ -375,97 +375,123 @@ impl<P> UlMac<P> {
     /// One TTI. `fill(ue, bytes)` gives the payload of a new TB of `bytes` bytes for UE `ue`.
     pub fn tti(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<UlTti<P>, CellError> {
         let mut out = UlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new(), measured: Vec::new() };
-        let n = ues.len();
-        if n == 0 {
+        if ues.is_empty() {
             return Ok(out);
         }
-        let buffers: Vec<u64> = ues.iter().map(|u| u.buffer_bytes).collect();
+        self.sound(tti, budget, ues);
+        let grants = match self.timing {
+            UlTiming::Immediate => self.grant_now(tti, budget, ues, &mut out.measured)?,
+            UlTiming::Bsr { bsr_ttis, grant_ttis } => {
+                self.grant_ahead(tti, budget, ues, (bsr_ttis, grant_ttis), &mut out.measured)?;
+                self.grants_due(tti)
+            }
+        };
+        for grant in grants {
+            self.send(tti, budget, ues, grant, &mut fill, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The SRS of the UEs that sound the band in TTI `tti`.
+    fn sound(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput]) {
         let sounding: Vec<usize> = self.sounding(tti).collect();
         for u in sounding {
             let mut srs = std::mem::take(&mut self.srs_sinr[u]);
             budget.uplink_sinr(0, self.n_rb as usize, ues[u].loss_db, ues[u].fading_db, &mut srs);
             self.srs_sinr[u] = srs;
         }
-        let grants = match self.timing {
-            UlTiming::Immediate => {
-                let shares = self.shares(tti, &buffers);
-                self.next_first = (self.next_first + 1) % n;
-                let mut grants = Vec::with_capacity(shares.len());
-                for (u, rbs) in shares {
-                    // Decided and used in this TTI: what the part measures now.
-                    let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
-                    out.measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
-                    let new = if self.retx[u].iter().any(|r| r.due <= tti) || ues[u].buffer_bytes == 0 { None } else { self.new_tb(cqi, rbs.len())? };
-                    grants.push(Grant { ue: u, rbs, new });
-                }
-                grants
+    }
+
+    /// Immediate timing: the parts of this TTI, decided on the buffers and the channel now.
+    fn grant_now(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], measured: &mut Vec<UlMeasure>) -> Result<Vec<Grant>, CellError> {
+        let buffers: Vec<u64> = ues.iter().map(|u| u.buffer_bytes).collect();
+        let shares = self.shares(tti, &buffers);
+        self.next_first = (self.next_first + 1) % ues.len();
+        let mut grants = Vec::with_capacity(shares.len());
+        for (u, rbs) in shares {
+            let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
+            measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
+            let new = if self.retx[u].iter().any(|r| r.due <= tti) || ues[u].buffer_bytes == 0 { None } else { self.new_tb(cqi, rbs.len())? };
+            grants.push(Grant { ue: u, rbs, new });
+        }
+        Ok(grants)
+    }
+
+    /// With BSRs: the scheduler grants the parts of TTI `tti + grant_ttis` on this TTI's
+    /// channel and takes each new TB off its estimate of the UE's buffer.
+    fn grant_ahead(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], (bsr_ttis, grant_ttis): (u64, u64), measured: &mut Vec<UlMeasure>) -> Result<(), CellError> {
+        let status: Vec<(u64, u64)> = ues.iter().map(|u| (u.buffer_bytes, u.arrived_sdus)).collect();
+        let at = tti + grant_ttis;
+        for (u, rbs) in self.plan(tti, &status, bsr_ttis, grant_ttis) {
+            let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
+            measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
+            let new = if self.retx[u].iter().any(|r| r.due <= at) { None } else { self.new_tb(cqi, rbs.len())? };
+            if let Some((_, tbs_bits)) = new {
+                let e = &mut self.reports.estimate[u];
+                *e = e.saturating_sub(u64::from(tbs_bits / 8));
             }
-            UlTiming::Bsr { bsr_ttis, grant_ttis } => {
-                // The scheduler grants parts for a later TTI on this TTI's channel...
-                let status: Vec<(u64, u64)> = ues.iter().map(|u| (u.buffer_bytes, u.arrived_sdus)).collect();
-                for (u, rbs) in self.plan(tti, &status, bsr_ttis, grant_ttis) {
-                    let (cqi, mean) = self.measure(u, &rbs, budget, &ues[u])?;
-                    out.measured.push(UlMeasure { ue: u, sinr_db: mean, cqi });
-                    let new = if self.retx[u].iter().any(|r| r.due <= tti + grant_ttis) { None } else { self.new_tb(cqi, rbs.len())? };
-                    if let Some((_, tbs_bits)) = new {
-                        let e = &mut self.reports.estimate[u];
-                        *e = e.saturating_sub(u64::from(tbs_bits / 8));
-                    }
-                    match self.reports.grants.back_mut() {
-                        Some((t, g)) if *t == tti + grant_ttis => g.push(Grant { ue: u, rbs, new }),
-                        _ => self.reports.grants.push_back((tti + grant_ttis, vec![Grant { ue: u, rbs, new }])),
-                    }
-                }
-                // ... and the UEs send on the grants made for this one.
-                match self.reports.grants.front() {
-                    Some((t, _)) if *t <= tti => self.reports.grants.pop_front().map(|(_, g)| g).unwrap_or_default(),
-                    _ => Vec::new(),
-                }
-            }
-        };
-        for Grant { ue: u, rbs, new } in grants {
-            let n_alloc = rbs.len();
-            budget.uplink_sinr(rbs.start, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
-            let mut memo = self.memo[u].at(&self.sinr);
-            if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
-                let mut r = self.retx[u].remove(k);
-                let modulation = mcs_entry(r.mcs)?.modulation;
-                r.mi.push(memo.mean_mi(modulation)?);
-                let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
-                let error = draw_tb_error(p, &mut self.rng);
-                let transmission = r.mi.len() as u8;
-                let dropped = error && transmission >= MAX_TRANSMISSIONS;
-                let effective = memo.effective_sinr_db(modulation)?;
-                out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs: r.mcs, tbs_bits: r.tbs_bits, transmission, decoded: !error, dropped, sinr_db: effective });
-                if !error {
-                    out.delivered.push((u, r.payload));
-                } else if dropped {
-                    out.lost.push((u, r.payload));
-                } else {
-                    r.due = tti + HARQ_RTT_TTIS;
-                    self.retx[u].push(r);
-                }
-                continue;
-            }
-            // A grant for new data (out of range: none), which finds the buffer empty goes unused.
-            let Some((mcs, tbs_bits)) = new else { continue };
-            if ues[u].buffer_bytes == 0 {
-                continue;
-            }
-            let Some(payload) = fill(u, tbs_bits / 8) else { continue };
-            let modulation = mcs_entry(mcs)?.modulation;
-            let effective = memo.effective_sinr_db(modulation)?;
-            let mi = memo.mean_mi(modulation)?;
-            let p = self.curve.combined_error_probability(mcs, &[mi])?;
-            let error = draw_tb_error(p, &mut self.rng);
-            out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
-            if error {
-                self.retx[u].push(Retx { due: tti + HARQ_RTT_TTIS, mcs, tbs_bits, mi: vec![mi], payload });
-            } else {
-                out.delivered.push((u, payload));
+            let grant = Grant { ue: u, rbs, new };
+            match self.reports.grants.back_mut() {
+                Some((t, g)) if *t == at => g.push(grant),
+                _ => self.reports.grants.push_back((at, vec![grant])),
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// With BSRs: the grants made for TTI `tti`.
+    fn grants_due(&mut self, tti: u64) -> Vec<Grant> {
+        match self.reports.grants.front() {
+            Some((t, _)) if *t <= tti => self.reports.grants.pop_front().map(|(_, g)| g).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// UE `grant.ue` sends on its part in TTI `tti`: a retransmission due first, else a new TB
+    /// if the grant is for one and the buffer has data (a grant that finds it empty goes
+    /// unused); the TB is decoded on this TTI's SINR.
+    fn send(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], grant: Grant, fill: &mut impl FnMut(usize, u32) -> Option<P>, out: &mut UlTti<P>) -> Result<(), CellError> {
+        let Grant { ue: u, rbs, new } = grant;
+        let n_alloc = rbs.len();
+        budget.uplink_sinr(rbs.start, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
+        let mut memo = self.memo[u].at(&self.sinr);
+        if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
+            let mut r = self.retx[u].remove(k);
+            let modulation = mcs_entry(r.mcs)?.modulation;
+            r.mi.push(memo.mean_mi(modulation)?);
+            let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
+            let error = draw_tb_error(p, &mut self.rng);
+            let transmission = r.mi.len() as u8;
+            let dropped = error && transmission >= MAX_TRANSMISSIONS;
+            let effective = memo.effective_sinr_db(modulation)?;
+            out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs: r.mcs, tbs_bits: r.tbs_bits, transmission, decoded: !error, dropped, sinr_db: effective });
+            if !error {
+                out.delivered.push((u, r.payload));
+            } else if dropped {
+                out.lost.push((u, r.payload));
+            } else {
+                r.due = tti + HARQ_RTT_TTIS;
+                self.retx[u].push(r);
+            }
+            return Ok(());
+        }
+        let Some((mcs, tbs_bits)) = new else { return Ok(()) };
+        if ues[u].buffer_bytes == 0 {
+            return Ok(());
+        }
+        let Some(payload) = fill(u, tbs_bits / 8) else { return Ok(()) };
+        let modulation = mcs_entry(mcs)?.modulation;
+        let effective = memo.effective_sinr_db(modulation)?;
+        let mi = memo.mean_mi(modulation)?;
+        let p = self.curve.combined_error_probability(mcs, &[mi])?;
+        let error = draw_tb_error(p, &mut self.rng);
+        out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
+        if error {
+            self.retx[u].push(Retx { due: tti + HARQ_RTT_TTIS, mcs, tbs_bits, mi: vec![mi], payload });
+        } else {
+            out.delivered.push((u, payload));
+        }
+        Ok(())
     }
 
     /// The CQI the MCS of UE `u`'s part `rbs` is picked from, and the part's mean SINR (dB) in
