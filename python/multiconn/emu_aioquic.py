@@ -1,19 +1,22 @@
-"""A bulk download over aioquic, for the emulator's `aioquic` stack (docs/emulator.md).
+"""A bulk download or upload over aioquic, for the emulator's `aioquic` stack (docs/emulator.md).
 
     python -m multiconn.emu_aioquic server --host ADDR --port P --cert C --key K [--cc reno|cubic]
         [--qlog-dir DIR]
     python -m multiconn.emu_aioquic client --host ADDR --port P --size BYTES --report FILE
-        [--cc reno|cubic]
+        [--cc reno|cubic] [--upload]
 
-The client opens one bidirectional stream and sends ``GET <size>``; the server answers with
-that many bytes and closes the stream. The client writes ``{"bytes", "seconds",
-"handshake_s"}`` (payload received, from the request to the last byte, and the handshake's
-length) to its report. aioquic's own defaults stay as they are (flow-control windows,
-1200-byte datagrams, initial RTT): they are what the simulator's ``aioquic`` profile models.
+A download: the client opens one bidirectional stream and sends ``GET <size>``; the server
+answers with that many bytes and closes the stream. An upload (``--upload``): the client sends
+``PUT <size>`` and a newline, then that many bytes, and closes its side; the server reads them
+and answers with a bare FIN once it has them all (an HTTP PUT with no body). The client writes
+``{"bytes", "seconds", "handshake_s"}`` (payload moved, from the request to the last byte
+received or the server's FIN, and the handshake's length) to its report. aioquic's own defaults
+stay as they are (flow-control windows, 1200-byte datagrams, initial RTT): they are what the
+simulator's ``aioquic`` profile models.
 
-The server feeds the stream as its data is acknowledged rather than queueing the whole body
-(aioquic keeps every unacknowledged byte in the stream's send buffer), so an unlimited
-download holds at most ``_AHEAD`` bytes in memory.
+The sending side feeds its stream as its data is acknowledged rather than queueing the whole
+body (aioquic keeps every unacknowledged byte in the stream's send buffer), so an unlimited
+transfer holds at most ``_AHEAD`` bytes in memory.
 """
 
 from __future__ import annotations
@@ -36,35 +39,62 @@ _AHEAD = 4 * 1024 * 1024
 _TOP_UP_S = 0.002
 
 
+def _top_up(quic, remaining: dict[int, int]) -> None:
+    """Queues more of each stream's body in `remaining` (stream id → bytes left to queue) while
+    its send buffer holds less than ``_AHEAD`` unacknowledged bytes, finishing the stream with
+    its last byte."""
+    for sid, left in list(remaining.items()):
+        sender = quic._streams[sid].sender
+        while left > 0 and sender._buffer_stop - sender._buffer_start < _AHEAD:
+            n = min(_CHUNK, left)
+            left -= n
+            quic.send_stream_data(sid, bytes(n), end_stream=left == 0)
+        if left == 0:
+            del remaining[sid]
+        else:
+            remaining[sid] = left
+
+
 class _Server(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._remaining: dict[int, int] = {}
         self._request: dict[int, bytes] = {}
+        # Uploads under way: stream id → bytes still expected.
+        self._expected: dict[int, int] = {}
         self._feeder: asyncio.Task | None = None
 
     def quic_event_received(self, event) -> None:
-        if isinstance(event, StreamDataReceived):
-            self._request[event.stream_id] = self._request.get(event.stream_id, b"") + event.data
+        if not isinstance(event, StreamDataReceived):
+            return
+        sid = event.stream_id
+        if sid in self._expected:
+            self._expected[sid] -= len(event.data)
+        else:
+            self._request[sid] = self._request.get(sid, b"") + event.data
+            head, newline, body = self._request[sid].partition(b"\n")
+            words = head.split()
+            if newline and len(words) == 2 and words[0] == b"PUT" and words[1].isdigit():
+                del self._request[sid]
+                self._expected[sid] = int(words[1]) - len(body)
+            elif not event.end_stream:
+                return
+        if sid in self._expected:
             if event.end_stream:
-                words = self._request.pop(event.stream_id).split()
-                size = int(words[1]) if len(words) == 2 and words[0] == b"GET" and words[1].isdigit() else 0
-                self._remaining[event.stream_id] = size
-                self._top_up()
-                if self._feeder is None:
-                    self._feeder = asyncio.ensure_future(self._feed())
+                # The whole upload arrived: a bare FIN answers it.
+                del self._expected[sid]
+                self._quic.send_stream_data(sid, b"", end_stream=True)
+                self.transmit()
+            return
+        words = self._request.pop(sid).split()
+        size = int(words[1]) if len(words) == 2 and words[0] == b"GET" and words[1].isdigit() else 0
+        self._remaining[sid] = size
+        self._top_up()
+        if self._feeder is None:
+            self._feeder = asyncio.ensure_future(self._feed())
 
     def _top_up(self) -> None:
-        for sid, left in list(self._remaining.items()):
-            sender = self._quic._streams[sid].sender
-            while left > 0 and sender._buffer_stop - sender._buffer_start < _AHEAD:
-                n = min(_CHUNK, left)
-                left -= n
-                self._quic.send_stream_data(sid, bytes(n), end_stream=left == 0)
-            if left == 0:
-                del self._remaining[sid]
-            else:
-                self._remaining[sid] = left
+        _top_up(self._quic, self._remaining)
         self.transmit()
 
     async def _feed(self) -> None:
@@ -107,10 +137,23 @@ async def _run_client(args) -> None:
         handshake = (client.handshake_at or time.monotonic()) - started
         stream = client._quic.get_next_available_stream_id()
         asked = time.monotonic()
-        client._quic.send_stream_data(stream, f"GET {args.size}".encode(), end_stream=True)
-        client.transmit()
-        finished = await client.done
-        report = {"bytes": client.received, "seconds": finished - asked, "handshake_s": handshake}
+        if args.upload:
+            client._quic.send_stream_data(stream, f"PUT {args.size}\n".encode())
+            remaining = {stream: args.size}
+            _top_up(client._quic, remaining)
+            client.transmit()
+            while remaining and not client.done.done():
+                await asyncio.sleep(_TOP_UP_S)
+                _top_up(client._quic, remaining)
+                client.transmit()
+            finished = await client.done
+            moved = args.size
+        else:
+            client._quic.send_stream_data(stream, f"GET {args.size}".encode(), end_stream=True)
+            client.transmit()
+            finished = await client.done
+            moved = client.received
+        report = {"bytes": moved, "seconds": finished - asked, "handshake_s": handshake}
     Path(args.report).write_text(json.dumps(report) + "\n")
 
 
@@ -125,6 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--qlog-dir")
     parser.add_argument("--size", type=int, default=0)
     parser.add_argument("--report")
+    parser.add_argument("--upload", action="store_true", help="the client sends --size bytes (default: it asks for them)")
     args = parser.parse_args(argv)
     if args.role == "server":
         if not (args.cert and args.key):

@@ -200,6 +200,10 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
     let seed = opts.seed.or(resolved.seed).unwrap_or(1);
     let flows = &resolved.flows;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    // The stacks run inside the hosts' namespaces, whose working directory is not ours: every
+    // path handed to them (keys, reports, qlogs) must be absolute.
+    let out = std::path::absolute(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    let opts = &Options { out, ..opts.clone() };
     let say = |m: &str| {
         if opts.progress {
             eprintln!("emulate: {m}");

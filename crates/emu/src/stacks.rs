@@ -105,9 +105,9 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
         ));
     }
     let upload = flow.direction == multiconn_scenario::schema::FlowDirection::Up;
-    if upload && !matches!(spec, EmulateSpec::Command { .. }) && !matches!(spec, EmulateSpec::Stack(s) if s == "kernel-tcp" || s == "kernel-mptcp") {
+    if upload && !matches!(spec, EmulateSpec::Command { .. }) && !matches!(spec, EmulateSpec::Stack(s) if s == "kernel-tcp" || s == "kernel-mptcp" || s == "aioquic") {
         return Err(format!(
-            "flow \"{}\": direction = \"up\" runs with kernel-tcp, kernel-mptcp (iperf3 sending from its client) or your own commands, not with {}; the simulator runs it",
+            "flow \"{}\": direction = \"up\" runs with kernel-tcp, kernel-mptcp (iperf3 sending from its client), aioquic (its client sending) or your own commands, not with {}; the simulator runs it",
             flow.name,
             spec.name()
         ));
@@ -181,6 +181,9 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
             server_argv.extend(s(&["--cert", &format!("{dir}/cert.pem"), "--key", &format!("{dir}/key.pem"), "--qlog-dir", &format!("{dir}/qlog-server")]));
             let mut client_argv = run("client");
             client_argv.extend(s(&["--size", &bytes, "--report", &report.display().to_string()]));
+            if upload {
+                client_argv.push("--upload".to_string());
+            }
             Ok(Launch { stack: stack.clone(), server: Some(server_argv), listen: Some((Transport::Quic, 4433)), client: client_argv, setup: none.clone(), sysctls: Default::default(), report: Some(report), report_kind: ReportKind::Json })
         }
         EmulateSpec::Stack(stack) if stack == "tquic" => tquic(flow, addrs, ctx, size, cc),

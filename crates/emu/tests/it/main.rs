@@ -185,7 +185,7 @@ fn kernel_tcp_uploads_from_the_vehicle_over_its_uplink() {
 
 #[test]
 fn an_upload_with_a_stack_that_only_downloads_is_refused() {
-    let text = UPLOAD.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\n[flow.emulate]\nstack = \"aioquic\"");
+    let text = UPLOAD.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\n[flow.emulate]\nstack = \"ngtcp2\"");
     let origin = Origin { name: "up.toml".into(), base_dir: PathBuf::from(".") };
     let scenario = load(&text, &origin, &[]).expect("valid");
     let opts = Options { out: out_dir("up-refused"), ..Options::default() };
