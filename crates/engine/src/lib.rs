@@ -152,12 +152,17 @@ impl<E> EventQueue<E> {
 ///
 /// Owners whose wanted wake-up time moves on nearly every input would otherwise cancel and
 /// reschedule an event each time. Instead, an event is scheduled only when the new time is
-/// earlier than the one already pending; a pending event that fires before it is needed is a
-/// spurious wake-up the owner ignores (sans-IO models act only on what is due at `now`), after
-/// which the owner is re-armed. The event order stays deterministic.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// earlier than every one of the owner's events still pending; a pending event that fires
+/// before it is needed is a spurious wake-up the owner ignores (sans-IO models act only on
+/// what is due at `now`), after which the owner is re-armed. The timer remembers all of its
+/// owner's pending events, not only the earliest: an owner that is woken early (e.g. a
+/// receiver flushing coalesced segments) and then wants its later deadline again (its
+/// delayed-ACK timer) finds the event already pending for it instead of adding one more to
+/// the queue each time. The event order stays deterministic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LazyTimer {
-    pending: Option<Time>,
+    /// The owner's pending events, latest first (each was earlier than all before it).
+    pending: Vec<Time>,
 }
 
 impl LazyTimer {
@@ -165,8 +170,8 @@ impl LazyTimer {
     /// when an event at or before `want` is already pending (or nothing is wanted).
     pub fn arm(&mut self, want: Option<Time>) -> Option<Time> {
         match want {
-            Some(t) if self.pending.map_or(true, |p| t < p) => {
-                self.pending = Some(t);
+            Some(t) if self.pending.last().map_or(true, |&p| t < p) => {
+                self.pending.push(t);
                 Some(t)
             }
             _ => None,
@@ -175,8 +180,19 @@ impl LazyTimer {
 
     /// An event of this owner fired at `now`.
     pub fn fired(&mut self, now: Time) {
-        if self.pending.is_some_and(|p| p <= now) {
-            self.pending = None;
+        while self.pending.last().is_some_and(|&p| p <= now) {
+            self.pending.pop();
+        }
+    }
+
+    /// An event of this owner fired at `now`; if it was the earliest pending one, the later
+    /// ones are forgotten, so that the owner's next `arm` schedules a new event even if one
+    /// of them would have served. For owners whose every wake-up has effects (a network
+    /// element is serviced, its queue sampled and its sources offered room, at each one),
+    /// whose wake-ups must stay where they always were.
+    pub fn fired_forgetting_later(&mut self, now: Time) {
+        if self.pending.last().is_some_and(|&p| p <= now) {
+            self.pending.clear();
         }
     }
 }
@@ -194,10 +210,23 @@ mod tests {
         assert_eq!(t.arm(Some(Time(10))), None);
         assert_eq!(t.arm(Some(Time(5))), Some(Time(5)));
         assert_eq!(t.arm(None), None);
-        t.fired(Time(5));
-        assert_eq!(t.arm(Some(Time(20))), Some(Time(20)), "nothing pending after the earliest fired");
-        t.fired(Time(10)); // the stale event at 10 fires; 20 is still pending
+        t.fired_forgetting_later(Time(5));
+        assert_eq!(t.arm(Some(Time(20))), Some(Time(20)), "10 was forgotten when the earliest fired");
+        t.fired_forgetting_later(Time(10)); // the stale event at 10 fires; 20 is still pending
         assert_eq!(t.arm(Some(Time(20))), None);
+    }
+
+    #[test]
+    fn lazy_timer_remembers_later_pending_wake_ups() {
+        let mut t = LazyTimer::default();
+        assert_eq!(t.arm(Some(Time(40))), Some(Time(40)), "a delayed-ACK deadline");
+        assert_eq!(t.arm(Some(Time(1))), Some(Time(1)), "an earlier flush");
+        t.fired(Time(1));
+        assert_eq!(t.arm(Some(Time(41))), None, "the event at 40 is still pending");
+        assert_eq!(t.arm(Some(Time(40))), None);
+        assert_eq!(t.arm(Some(Time(39))), Some(Time(39)));
+        t.fired(Time(40));
+        assert_eq!(t.arm(Some(Time(41))), Some(Time(41)), "nothing pending once 39 and 40 fired");
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //!
 //! Wake-ups use a [`LazyTimer`] per element: a new wake-up is asked for only when the element
 //! wants one earlier than the pending one, so nothing is ever cancelled, and a wake-up may
-//! find nothing due. The order of every call into the driver, and so of every wake-up it
+//! find nothing due. An element is serviced at every wake-up (its queue sampled, its sources
+//! offered room), so its timer forgets later pending wake-ups once the earliest fired
+//! ([`LazyTimer::fired_forgetting_later`]), which keeps every wake-up where it always was. The order of every call into the driver, and so of every wake-up it
 //! schedules, is the order of the events themselves.
 
 use std::sync::Arc;
@@ -270,15 +272,15 @@ impl Network {
     pub fn handle_wake(&mut self, now: Time, element: ElementId, d: &mut impl Driver) {
         match element {
             ElementId::Link(l) => {
-                self.links[l].timer.fired(now);
+                self.links[l].timer.fired_forgetting_later(now);
                 self.service_link(l, now, d);
             }
             ElementId::Bearer(e) => {
-                self.bearers[e].timer.fired(now);
+                self.bearers[e].timer.fired_forgetting_later(now);
                 self.service_bearer(e, now, d);
             }
             ElementId::Cell(c) => {
-                self.cells[c].timer.fired(now);
+                self.cells[c].timer.fired_forgetting_later(now);
                 self.service_cell(c, now, d);
             }
         }
