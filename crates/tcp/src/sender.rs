@@ -22,6 +22,12 @@
 //!   SACK is on, from the timestamps echo of the ACK that advances past a retransmitted head
 //!   segment otherwise. When every retransmission of a recovery episode proved spurious, the
 //!   controller's reduction is undone.
+//! * Window growth only while cwnd-limited, as Linux's `tcp_is_cwnd_limited` decides it: cwnd
+//!   blocked a send in the current window (`tcp_cwnd_validate`, run at every send of new data
+//!   and every send cwnd blocks; a window ends once `snd_una` passes what was sent by its
+//!   start), or, in slow start, cwnd is below twice the most bytes outstanding in the window
+//!   (`max_packets_out`). An ACK that fails it reaches the controller as application-limited
+//!   (`AckEvent::app_limited`), whatever the delivery-rate samples say.
 //! * Send buffer: Linux autotunes `sk_sndbuf` to about twice the congestion window
 //!   (`tcp_sndbuf_expand`); modelled as max(wmem[1], min(wmem[2], 2·cwnd)) in payload bytes,
 //!   never shrinking. The application may hold that many bytes unacknowledged and unsent.
@@ -168,6 +174,12 @@ pub struct Sender {
     cwr_pending: bool,
     ece_acks: u64,
     ecn_responses: u64,
+    /// Linux `tcp_cwnd_validate` state: the current window was cwnd-limited
+    /// (`is_cwnd_limited`), the most bytes outstanding in it (`max_packets_out`), and where it
+    /// ends (`cwnd_usage_seq`).
+    cwnd_limited: bool,
+    max_outstanding: u64,
+    cwnd_usage_seq: u64,
 }
 
 impl std::fmt::Debug for Sender {
@@ -226,6 +238,9 @@ impl Sender {
             cwr_pending: false,
             ece_acks: 0,
             ecn_responses: 0,
+            cwnd_limited: false,
+            max_outstanding: 0,
+            cwnd_usage_seq: 0,
             cfg,
         };
         s.grow_sndbuf();
@@ -325,6 +340,28 @@ impl Sender {
     /// lost, a tail loss probe, or unsent bytes already in the buffer.
     pub fn has_pending_work(&self) -> bool {
         self.probe_pending || self.unsent() > 0 || self.sb.lost_pending() > 0
+    }
+
+    /// Linux `tcp_cwnd_validate` (net/ipv4/tcp_output.c), after a send of new data or a send
+    /// that cwnd blocked: remember whether this window was cwnd-limited, else the most bytes
+    /// outstanding in it; a new window starts once `snd_una` passes the end of the last.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let out = self.sb.outstanding();
+        if self.sb.snd_una() >= self.cwnd_usage_seq || is_cwnd_limited || (!self.cwnd_limited && out > self.max_outstanding) {
+            self.cwnd_limited = is_cwnd_limited;
+            self.max_outstanding = out;
+            self.cwnd_usage_seq = self.sb.snd_nxt();
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited` (include/net/tcp.h): whether an ACK may grow the window.
+    fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited {
+            return true;
+        }
+        let cwnd = self.cc.window();
+        let in_slow_start = self.cc.ssthresh().is_none_or(|s| cwnd < s);
+        in_slow_start && cwnd < 2 * self.max_outstanding
     }
 
     fn grow_sndbuf(&mut self) {
@@ -473,7 +510,7 @@ impl Sender {
 
         if newly > 0 {
             let rate_sample = self.delivery.take_sample(self.rtt.min());
-            let app_limited = newest.is_some_and(|n| n.rate.is_app_limited);
+            let app_limited = !self.is_cwnd_limited();
             let ev = AckEvent {
                 bytes_acked: newly,
                 largest_acked_sent: newest.map_or(now, |n| n.last_sent),
@@ -761,12 +798,15 @@ impl Sender {
         } else {
             if pipe < cwnd {
                 self.delivery.on_app_limited(pipe);
+            } else {
+                self.cwnd_validate(true);
             }
             return None;
         };
         let fast = self.fast_retransmit && is_retx && !probe;
         if !probe && !fast {
             if pipe + len > cwnd {
+                self.cwnd_validate(true);
                 return None;
             }
             let srtt = self.rtt.smoothed();
@@ -826,6 +866,9 @@ impl Sender {
         }
         if !is_retx && !probe {
             self.arm_tlp(now);
+        }
+        if !is_retx {
+            self.cwnd_validate(self.sb.pipe() >= cwnd);
         }
         let ect = self.ecn && !is_retx;
         let cwr = ect && std::mem::take(&mut self.cwr_pending);
@@ -974,6 +1017,79 @@ mod tests {
         assert!(again.iter().all(|d| d.retransmission && !d.ect), "{again:?}");
         // After an RTO the next new data carries CWR (Linux tcp_enter_loss queues it).
         assert!(s.cwr_pending);
+    }
+
+    /// A CUBIC sender whose application has written `bytes`, with a 10-segment initial window.
+    fn cubic_sender(bytes: u64) -> Sender {
+        let cfg = SenderConfig {
+            mss: MSS,
+            dup_thresh: 3,
+            rack_tlp: true,
+            sack: true,
+            timestamps: false,
+            time_threshold: [9, 8],
+            wmem: [4096, 1 << 20, 1 << 22],
+            granularity: Dur::from_millis(1),
+            rto_restart: RtoRestart::Ack,
+        };
+        let cc = multiconn_cc::build(&CcConfig { app_limited_check: true, ..CcConfig::tcp_default(CcKind::Cubic, MSS) });
+        let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });
+        let rto = RtoTimer::new(Dur::from_millis(1), Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1));
+        let mut s = Sender::new(cfg, 1, RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002), rto, cc, pacer);
+        s.set_peer_window(u16::MAX, 14);
+        s.write(bytes);
+        s
+    }
+
+    /// Linux `tcp_is_cwnd_limited` in slow start: the window grows while it is below twice the
+    /// most segments outstanding in the window ("ensure cwnd grows to twice what was ACKed"),
+    /// even though the application left the send buffer empty (which marks the delivery-rate
+    /// samples application-limited).
+    #[test]
+    fn slow_start_grows_up_to_twice_what_was_outstanding() {
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        // 6 of 10 segments sent: the ACKs grow the window while it is below 2 · 6.
+        let mut s = cubic_sender(6 * MSS);
+        assert_eq!(send_all(&mut s, t(0)).len(), 6);
+        for i in 1..=6u64 {
+            s.on_ack(t(100 + i), &ack(1 + i * MSS, false));
+        }
+        assert_eq!(s.controller().window(), 12 * MSS);
+        // 5 of 10: 10 < 2 · 5 is false, the window stays.
+        let mut s = cubic_sender(5 * MSS);
+        assert_eq!(send_all(&mut s, t(0)).len(), 5);
+        for i in 1..=5u64 {
+            s.on_ack(t(100 + i), &ack(1 + i * MSS, false));
+        }
+        assert_eq!(s.controller().window(), 10 * MSS);
+    }
+
+    /// `tcp_cwnd_validate`: once cwnd blocked a send, the window counts as cwnd-limited until a
+    /// send after the data sent by then is acknowledged, whatever the application does
+    /// meanwhile; a window that then holds less than half of cwnd does not grow it.
+    #[test]
+    fn a_cwnd_limited_window_grows_until_it_is_acknowledged() {
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        let mut s = cubic_sender(10 * MSS);
+        assert_eq!(send_all(&mut s, t(0)).len(), 10);
+        // Blocked by cwnd (the application writes more than the window): cwnd-limited.
+        s.write(MSS);
+        assert!(send_all(&mut s, t(0)).is_empty());
+        // Each ACK of the first window grows it by what it acknowledges; the eleventh segment
+        // and two more go out on the first ACK, then the application has nothing left.
+        s.on_ack(t(100), &ack(1 + MSS, false));
+        assert_eq!(s.controller().window(), 11 * MSS);
+        assert_eq!(send_all(&mut s, t(100)).len(), 1);
+        for i in 2..=10u64 {
+            s.on_ack(t(100 + i), &ack(1 + i * MSS, false));
+        }
+        assert_eq!(s.controller().window(), 20 * MSS);
+        // The first send after that window starts the next one, two segments outstanding:
+        // 20 < 2 · 2 is false, no more growth.
+        s.write(MSS);
+        assert_eq!(send_all(&mut s, t(110)).len(), 1);
+        s.on_ack(t(200), &ack(1 + 11 * MSS, false));
+        assert_eq!(s.controller().window(), 20 * MSS);
     }
 
     #[test]

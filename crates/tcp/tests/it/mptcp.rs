@@ -509,9 +509,9 @@ fn linux_5_15_a_dead_link_makes_the_subflow_stale_at_the_fifth_timeout_and_it_re
     let stale_at = net.now;
     assert_eq!(net.server.subflows()[0].sender().timeouts(), 5);
     // Five backed-off RTOs after the outage began: 31 times the first RTO, which the queue
-    // built up by the transfer makes about 0.29 s (srtt 86 ms: HyStart leaves slow start
-    // before the 10 Mbit/s path's queue is full).
-    assert!(stale_at > secs(9) && stale_at < secs(11), "stale at {stale_at}");
+    // built up by the transfer makes about 0.32 s (srtt 115 ms at 1 s: HyStart leaves slow
+    // start before the 10 Mbit/s path's queue is full).
+    assert!(stale_at > secs(9) && stale_at < secs(12), "stale at {stale_at}");
     assert!(net.server.stats().reinjection_events >= 1 && net.server.stats().reinjected_chunks > 0);
     // Its data moves to subflow 1, and nothing new goes to the stale subflow: until the
     // link is back, its next RTO is due only after 15 s.
@@ -519,10 +519,11 @@ fn linux_5_15_a_dead_link_makes_the_subflow_stale_at_the_fifth_timeout_and_it_re
     assert!(net.server.data_sender().reinjected_bytes() > 0);
     assert_eq!(net.server_log().iter().filter(|(t, p, s)| *p == 0 && *t > stale_at && s.tcp.len > 0).count(), 0);
     let on_1 = net.server_log().iter().filter(|(t, p, s)| *p == 1 && *t > stale_at && s.tcp.len > 0).count();
-    // About 5 s at 10 Mbit/s: some 4300 full segments.
-    assert!(on_1 > 4_000, "subflow 1 carries the transfer: {on_1}");
+    // From then to 15 s at 10 Mbit/s (about 4 s: some 3400 full segments).
+    let full = (secs(15) - stale_at).as_secs_f64() * 10e6 / 8.0 / 1448.0;
+    assert!(on_1 as f64 > 0.9 * full, "subflow 1 carries the transfer: {on_1} of {full:.0}");
     // The link returns at 15 s; the subflow stays stale until its next backed-off
-    // retransmission (the sixth, 63 first RTOs after the outage began, about 19 s) gets
+    // retransmission (the sixth, 63 first RTOs after the outage began, about 21 s) gets
     // through and is acknowledged.
     net.pair.drive_until_by(secs(60), |p| p.server.health(0) == Some(PathStatus::Active));
     let back_at = net.now;
@@ -553,7 +554,9 @@ fn linux_5_15_needs_more_than_four_timeouts_where_the_current_rule_takes_four() 
 fn linux_5_15_does_not_see_an_interface_go_down_where_the_current_profile_does() {
     // With linux-tcp the interface event makes the subflow potentially failed at once.
     let mut net = link_down_until(&params(download(30_000_000), 2), secs(25));
-    net.settle(secs(1) + ms(1));
+    // (An ACK already on its way when the link went down may make it active again a moment
+    // later.)
+    net.settle(secs(1));
     assert_eq!(net.server.health(0), Some(PathStatus::PotentiallyFailed));
     assert_eq!(path_stats(&net.server)[0].status, "down");
     // With linux-mptcp-5.15 the subflow keeps sending into the dead link (its SYN too, for a
