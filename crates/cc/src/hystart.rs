@@ -1001,6 +1001,28 @@ mod tests {
         assert_eq!(exit_at(&steps), Some(13));
     }
 
+    /// Linux resets a round before it tests the window (`hystart_update`, since "tcp_cubic:
+    /// fix incorrect HyStart round start detection", 6.14): a round that began while the
+    /// window was below 16 segments is the one whose samples count once it reaches 16.
+    /// Replaying this rule on captures of the kernel's sender at the fidelity table's 5:1
+    /// point gives its `TCPHystartDelayCwnd` in six runs of six; starting rounds only from 16
+    /// segments on (the rule before 6.14) gives it in none.
+    #[test]
+    fn linux_rounds_run_below_the_low_window() {
+        let mut s = after_a_100_ms_round();
+        // Round two begins at 300 ms with 10 segments: six 100 ms samples, not counted; then,
+        // at 16 segments, 120 ms samples (above 112.5 ms), of packets sent before round two
+        // began: counted in round two, the ninth exits. (Had round two not begun below 16
+        // segments, round one would go on, its minimum 100 ms: no exit.)
+        let steps: Vec<_> = (0..16u64)
+            .map(|i| {
+                let (rtt, cwnd) = if i < 6 { (100_000, 10) } else { (120_000, 16) };
+                s.ack(300_000 + i * 10_000, if i == 0 { 100_000 } else { 99_999 }, Some(rtt), cwnd)
+            })
+            .collect();
+        assert_eq!(exit_at(&steps), Some(14));
+    }
+
     #[test]
     fn linux_ack_train_exits_once_it_lasts_half_the_minimum_rtt_plus_cushion() {
         // ACKs 1 ms apart from the round's first (at 300 ms), flat 100 ms samples: the train
