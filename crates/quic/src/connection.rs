@@ -1133,13 +1133,15 @@ impl Connection {
         if !self.started && self.role == Role::Client {
             return None;
         }
+        // The packet type each space can send now (None: no keys, or the space is discarded).
+        let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         // Fast exits when only ack-eliciting data could go out and something holds it back.
         let probe_pending = Space::ALL.iter().any(|s| self.probes_in(*s) > 0) || self.anti_deadlock.is_some();
         if !probe_pending && !Space::ALL.iter().any(|s| self.ack_state(*s, HANDSHAKE_PATH).ack_due(now)) {
             if self.handshake_path().pacing_release.is_some_and(|t| t > now) {
                 return None;
             }
-            if !Space::ALL.iter().any(|s| self.has_data(*s) && self.packet_type(*s).is_some()) {
+            if !Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s)) {
                 if self.handshake_path().has_window_room(mds) {
                     self.app_limited = true;
                     self.handshake_path_mut().recovery.on_app_limited();
@@ -1155,10 +1157,11 @@ impl Connection {
         let budget = mds.min(allowance) as usize;
 
         // Probes first: they ignore the congestion window and pacing.
-        let probe_space =
-            Space::ALL.into_iter().find(|s| (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)) && self.packet_type(*s).is_some());
+        let probe_space = Space::ALL
+            .into_iter()
+            .find(|s| spaces[s.index()].is_some() && (self.probes_in(*s) > 0 || self.anti_deadlock == Some(*s)));
         for s in Space::ALL {
-            if self.packet_type(s).is_none() {
+            if spaces[s.index()].is_none() {
                 self.set_probes_in(s, 0);
                 if self.anti_deadlock == Some(s) {
                     self.anti_deadlock = None;
@@ -1166,7 +1169,6 @@ impl Connection {
             }
         }
 
-        let spaces: [Option<PacketType>; 3] = [self.packet_type(Space::Initial), self.packet_type(Space::Handshake), self.packet_type(Space::Data)];
         let has_data = Space::ALL.iter().any(|s| spaces[s.index()].is_some() && self.has_data(*s));
         let cwnd_room = self.handshake_path().has_window_room(mds);
         let mut eliciting_ok = probe_space.is_some();
