@@ -133,8 +133,14 @@ def mean_std(xs: list[float]) -> tuple[float | None, float | None]:
 
 
 def goodput(summary: dict, size_bytes: int) -> float | None:
+    """Size over the flow's time from its first packet to its last byte: the simulator's
+    completion time, the emulator's transfer time on the wire (not the client's process
+    lifetime, which adds its start-up and exit; docs/emulator.md)."""
     f = summary["flows"][0]
-    t = f.get("completion_s")
+    if summary.get("mode") == "emulation":
+        t = (f.get("transfer") or {}).get("seconds") if f.get("client_exit_code") == 0 else None
+    else:
+        t = f.get("completion_s")
     return None if not t else size_bytes * 8 / t / 1e6
 
 
@@ -263,7 +269,7 @@ def write_doc(rows: list[dict], realtime: bool, reps: int, partial: bool = False
         f"Every point is a {SIZE_MB} MB download, simulated with the profile and emulated with the real "
         f"stack through the same scenario ([docs/emulator.md](emulator.md)), {reps} runs on each side "
         f"(seeds 1 to {reps}: the models' random streams; the real stacks add their own variation); "
-        "goodput is size × 8 / completion time, mean ± standard deviation. DC points use the catalogue's `dc_throughput.toml` (two 20 Mbit/s legs, "
+        "goodput is size × 8 / the time from the flow's first packet to its last byte (the simulator's completion time; the emulator's transfer time on the wire, not the client's process lifetime), mean ± standard deviation. DC points use the catalogue's `dc_throughput.toml` (two 20 Mbit/s legs, "
         "normal delay 10 ms ± 10 %, batches of 100 split 1:1, t-Reordering 200 ms, 1 ms per PDCP proxy) "
         "with one change each, as the DC study's sweeps; the two-path points are a 20 Mbit/s, 10 ms "
         "and a 10 Mbit/s, 30 ms path. "

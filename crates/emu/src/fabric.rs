@@ -20,6 +20,7 @@ use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Loss, Network};
 
 use crate::sys;
+use crate::transfer::{ConnKey, FlowConnections};
 
 /// Which end of a flow a TUN belongs to: the flow's `from` node (the data's sender) or its
 /// `to` node.
@@ -82,6 +83,8 @@ pub struct Fabric {
     pub recorder: BinnedRecorder,
     /// Per flow: IP bytes in and out.
     pub arrivals: Vec<FlowArrivals>,
+    /// Per flow: its transport connections' first packets and deliveries (its transfer time).
+    pub connections: Vec<FlowConnections>,
     /// Per packet written: how late the write was after its model release time, ns.
     pub lateness_ns: Vec<u64>,
     /// Packets a TUN refused to take.
@@ -108,6 +111,7 @@ impl Fabric {
             port_of,
             recorder,
             arrivals: vec![FlowArrivals::default(); paths.len()],
+            connections: vec![FlowConnections::default(); paths.len()],
             lateness_ns: Vec::new(),
             write_failures: 0,
             unclassified: 0,
@@ -162,6 +166,9 @@ impl Fabric {
             .with_payload(Payload::new(Bytes(bytes.to_vec())));
         pkt.path = p.path;
         pkt.route = p.end.route();
+        if let Some(key) = ConnKey::of(bytes, p.end == End::From) {
+            self.connections[p.flow].sent(key, at);
+        }
         if p.end == End::From {
             self.recorder.flow_sent(at, pkt.flow, pkt.size);
             self.arrivals[p.flow].ip_bytes_sent += u64::from(pkt.size);
@@ -194,6 +201,9 @@ impl Driver for Fabric {
                 a.ip_bytes_arrived += u64::from(pkt.size);
                 a.first.get_or_insert(now);
                 a.last = Some(now);
+                if let Some(key) = ConnKey::of(&bytes.0, true) {
+                    self.connections[pkt.flow.0 as usize].delivered(key, now, pkt.size);
+                }
                 self.recorder.flow_delivered(now, pkt.flow, u64::from(pkt.size));
                 self.recorder.path_delivered(now, pkt.flow, pkt.path, pkt.size);
             }

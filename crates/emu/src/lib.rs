@@ -21,6 +21,7 @@ pub mod run;
 pub mod sandbox;
 pub mod stacks;
 pub mod sys;
+pub mod transfer;
 pub mod tun;
 
 pub use run::{emulate, EmuError, Options};

@@ -101,6 +101,7 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
         .enumerate()
         .map(|(i, (f, o))| {
             let a = fabric.arrivals[i];
+            let transfer = fabric.connections[i].transfer();
             let total = fabric.recorder.flow_total(FlowId(i as u32));
             let since_start = |t: Time| tidy(t.since(f.start).as_secs_f64());
             let active = o.exited.unwrap_or(facts.end).since(f.start).as_secs_f64();
@@ -142,6 +143,12 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
                 "goodput_from": goodput_from,
                 "ip_goodput_mbps": tidy(ip_goodput),
                 "last_arrival_s": a.last.map(since_start),
+                "transfer": transfer.map(|t| json!({
+                    "first_packet_s": since_start(t.first_packet),
+                    "last_delivered_s": since_start(t.last_delivered),
+                    "seconds": tidy(t.last_delivered.since(t.first_packet).as_secs_f64()),
+                    "connections": t.connections,
+                })),
                 "app_report": app,
                 "app_error": app_error,
                 "drops": drops_json(total),

@@ -111,6 +111,15 @@ fn kernel_tcp_fills_a_20_mbit_link_and_the_link_delivers_what_the_model_allowed(
     // ...and never more than its rate allows over the run.
     let capacity = 20e6 / 8.0 * s["emulated_time_s"].as_f64().unwrap();
     assert!(link["bytes_delivered"].as_f64().unwrap() <= capacity, "{link}");
+    // The transfer on the wire is iperf3's data connection alone (not its control
+    // connection): it starts after the client and ends before the client exits, and it
+    // covers iperf3's own data time plus the data connection's handshake.
+    let t = &f["transfer"];
+    assert_eq!(t["connections"], 1, "{t}");
+    let secs = |v: &Value| v.as_f64().unwrap();
+    assert!(secs(&t["first_packet_s"]) > secs(&f["client_started_s"]), "{f}");
+    assert!(secs(&t["seconds"]) < secs(&f["completion_s"]), "{f}");
+    assert!(secs(&t["seconds"]) >= secs(&app["seconds"]) && secs(&t["seconds"]) < secs(&app["seconds"]) + 0.2, "{f}");
     assert_hosts_gone(&s);
 }
 
@@ -354,6 +363,8 @@ paths = [["a"], ["b"]]
     // off): up to two seconds with little progress, seen once in a CI run (0.55 Mbit/s in the
     // bin after the outage's first). From then on path a carries the transfer at its rate.
     assert!(mean(0, 6..10) > 8.0, "path a keeps the transfer going at its rate: {per_path:?}");
+    // Both subflows carried data, so the transfer counts both.
+    assert_eq!(s["flows"][0]["transfer"]["connections"], 2, "{}", s["flows"][0]);
     assert_hosts_gone(&s);
 }
 
