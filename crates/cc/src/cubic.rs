@@ -70,6 +70,20 @@ pub enum CubicRule {
     ///   a bulk sender does not have).
     #[serde(rename = "ngtcp2-0.12")]
     Ngtcp2V012,
+    /// Linux (`net/ipv4/tcp_cubic.c` `bictcp_update`): RFC 9438's curve and Reno-friendly
+    /// estimate, with two of Linux's departures:
+    ///
+    /// * the target is `W_cubic(t + min RTT)` (`t += usecs_to_jiffies(ca->delay_min)`), not
+    ///   `W_cubic(t + srtt)`;
+    /// * until the first congestion event, and again after a timeout (`last_max_cwnd == 0`,
+    ///   which `bictcp_reset` restores), the window grows by at least one segment per 20
+    ///   acknowledged (`if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20`: 5 % per
+    ///   round trip), the faster of that and the Reno-friendly estimate.
+    ///
+    /// Linux's `delay_min` leaves out samples taken within a second of an epoch's start and
+    /// is forgotten at a timeout; the model uses the estimator's minimum RTT.
+    #[serde(rename = "linux")]
+    Linux,
 }
 
 /// ngtcp2 0.12's congestion-avoidance state (`ngtcp2_cubic_cc`); `w_last_max` is
@@ -156,6 +170,8 @@ pub struct Cubic {
     cap: Option<DeliveryRateCap>,
     /// ngtcp2 0.12's congestion avoidance (`cubic_rule`).
     ng: Ng012,
+    /// Linux: a congestion event has set `last_max_cwnd` since the start or the last timeout.
+    linux_max_set: bool,
 }
 
 impl Cubic {
@@ -182,6 +198,7 @@ impl Cubic {
             loss_passed: false,
             cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)),
             ng: Ng012::default(),
+            linux_max_set: false,
             cfg,
         }
     }
@@ -324,7 +341,9 @@ impl Cubic {
         self.est_rem = 0;
     }
 
-    fn congestion_avoidance(&mut self, now: Time, acked: u64, srtt: Dur) {
+    /// RFC 9438 §4.2 (or Linux's variant): `ahead` is the time the target looks ahead, the
+    /// smoothed RTT (Linux: the minimum RTT).
+    fn congestion_avoidance(&mut self, now: Time, acked: u64, ahead: Dur) {
         if self.epoch.is_none() {
             self.start_epoch(now);
         }
@@ -332,7 +351,7 @@ impl Cubic {
         let mds = self.mds();
         let t = now.since(epoch.start);
         let w_cubic_now = w_cubic_bytes(epoch, t, self.cfg.cubic_c, mds);
-        let w_cubic_next = w_cubic_bytes(epoch, t + srtt, self.cfg.cubic_c, mds);
+        let w_cubic_next = w_cubic_bytes(epoch, t + ahead, self.cfg.cubic_c, mds);
         let cwnd = self.cwnd.max(1);
 
         // Reno-friendly estimate: α·MDS per window of ACKs.
@@ -341,15 +360,25 @@ impl Cubic {
         self.w_est = self.w_est.saturating_add((num / den).min(u64::MAX as u128) as u64);
         self.est_rem = num % den;
 
-        if w_cubic_now < self.w_est {
+        let reno = w_cubic_now < self.w_est;
+        // Linux before a congestion event: at least 5 % per round trip (cnt ≤ 20).
+        let floor = self.cfg.cubic_rule == CubicRule::Linux && !self.linux_max_set;
+        if reno && !floor {
             self.cwnd = self.cwnd.max(self.w_est);
             return;
         }
-        let target = w_cubic_next.clamp(cwnd, cwnd.saturating_add(cwnd / 2));
+        let mut target = if reno { cwnd } else { w_cubic_next };
+        if floor {
+            target = target.max(cwnd.saturating_add(cwnd / 20));
+        }
+        let target = target.clamp(cwnd, cwnd.saturating_add(cwnd / 2));
         let num = self.curve_rem + (target - cwnd) as u128 * acked as u128;
         let inc = (num / cwnd as u128).min(u64::MAX as u128) as u64;
         self.curve_rem = num % cwnd as u128;
         self.cwnd = self.cwnd.saturating_add(inc);
+        if reno {
+            self.cwnd = self.cwnd.max(self.w_est);
+        }
     }
 
     fn save(&mut self) {
@@ -413,7 +442,8 @@ impl Cubic {
         if self.cap.as_ref().is_some_and(|c| c.blocks(self.cwnd)) {
             return;
         }
-        self.congestion_avoidance(now, ack.bytes_acked, rtt.smoothed());
+        let ahead = if self.cfg.cubic_rule == CubicRule::Linux { rtt.min() } else { rtt.smoothed() };
+        self.congestion_avoidance(now, ack.bytes_acked, ahead);
     }
 }
 
@@ -500,6 +530,7 @@ impl Controller for Cubic {
             return;
         }
         let beta = self.cfg.cubic_beta;
+        self.linux_max_set = true;
         self.w_max = if self.cfg.fast_convergence && self.cwnd < self.w_max {
             (self.cwnd as f64 * (1.0 + beta) / 2.0) as u64
         } else {
@@ -541,6 +572,8 @@ impl Controller for Cubic {
         }
         self.cwnd = self.cfg.loss_window;
         self.w_max = 0;
+        // Linux: bictcp_reset (TCP_CA_Loss) sets last_max_cwnd = 0.
+        self.linux_max_set = false;
         self.epoch = None;
         self.recovery_start = None;
         self.ss_rem = 0;
@@ -621,6 +654,78 @@ mod tests {
             let now = Time(t.0 + i * rtt_ms * MS / n);
             cc.on_ack(now, &ack(MDS, Time(now.0 - rtt_ms * MS)), rtt);
         }
+    }
+
+    fn linux_cfg() -> CcConfig {
+        CcConfig { cubic_rule: CubicRule::Linux, ..CcConfig::tcp_default(CcKind::Cubic, MDS) }
+    }
+
+    /// In congestion avoidance at `pkts` packets without a congestion event (as after a
+    /// HyStart exit).
+    fn avoiding_at(cfg: CcConfig, pkts: u64) -> Cubic {
+        let mut cc = Cubic::new(cfg);
+        cc.cwnd = pkts * MDS;
+        cc.ssthresh = pkts * MDS;
+        cc
+    }
+
+    /// Linux `bictcp_update`: `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20`, so
+    /// before the first congestion event the window grows by 5 % a round trip, where RFC 9438's
+    /// curve from K = 0 and the Reno-friendly estimate give half a packet.
+    #[test]
+    fn linux_rule_grows_five_percent_a_round_trip_until_the_first_congestion_event() {
+        let rtt = rtt_of(100);
+        let mut linux = avoiding_at(linux_cfg(), 100);
+        let mut rfc = avoiding_at(CcConfig::tcp_default(CcKind::Cubic, MDS), 100);
+        for cc in [&mut linux, &mut rfc] {
+            round(cc, Time(1000 * MS), 100, &rtt);
+        }
+        assert_eq!(linux.window(), 105 * MDS);
+        assert!(rfc.window() < 101 * MDS, "{}", rfc.window());
+        // After a congestion event the floor is gone: both rules follow the same curve (the
+        // minimum RTT is the smoothed one here).
+        let (mut linux, mut rfc) = (Cubic::new(linux_cfg()), Cubic::new(CcConfig::tcp_default(CcKind::Cubic, MDS)));
+        for cc in [&mut linux, &mut rfc] {
+            grown_then_lost(cc, 100, Time(1000 * MS), &rtt);
+            for r in 0..10 {
+                round(cc, Time((1100 + 100 * r) * MS), 100, &rtt);
+            }
+        }
+        assert_eq!(linux.window(), rfc.window());
+        assert!(linux.window() < 90 * MDS, "{}", linux.window());
+        // A timeout (bictcp_reset) sets last_max_cwnd = 0 again.
+        linux.on_persistent_congestion(Time(3000 * MS));
+        linux.cwnd = 50 * MDS;
+        linux.ssthresh = 50 * MDS;
+        round(&mut linux, Time(4000 * MS), 100, &rtt);
+        assert_eq!(linux.window(), 50 * MDS + 50 * MDS / 20);
+    }
+
+    /// Linux `bictcp_update`: `t += usecs_to_jiffies(ca->delay_min)`: the target looks ahead by
+    /// the minimum RTT, RFC 9438 §4.2 by the smoothed one.
+    #[test]
+    fn linux_rule_aims_the_minimum_rtt_ahead() {
+        let mut rtt = rtt_of(20);
+        for _ in 0..50 {
+            rtt.update(Dur::from_millis(200), Dur::ZERO);
+        }
+        assert_eq!(rtt.min(), Dur::from_millis(20));
+        assert!(rtt.smoothed() > Dur::from_millis(190));
+        let (mut linux, mut rfc) = (Cubic::new(linux_cfg()), Cubic::new(CcConfig::tcp_default(CcKind::Cubic, MDS)));
+        for cc in [&mut linux, &mut rfc] {
+            grown_then_lost(cc, 100, Time(1000 * MS), &rtt);
+            // One ACK starts the epoch (and grows the window by a few bytes), the next, 1 s
+            // later, moves towards W_cubic(1 s + ahead) (below W_max = 100 packets: K = 4.2 s).
+            cc.on_ack(Time(1300 * MS), &ack(MDS, Time(1100 * MS)), &rtt);
+            cc.on_ack(Time(2300 * MS), &ack(30 * MDS, Time(2100 * MS)), &rtt);
+        }
+        let start = 70 * MDS;
+        let k = f64::cbrt(30.0 / 0.4);
+        let w = |t: f64| (0.4 * (t - k).powi(3) + 100.0) * MDS as f64;
+        // cwnd grows by (target − cwnd) · acked / cwnd.
+        let expect = |ahead: f64| start as f64 + (w(1.0 + ahead) - start as f64) * 30.0 / 70.0;
+        assert!((linux.window() as f64 - expect(0.020)).abs() < 8.0, "{} vs {}", linux.window(), expect(0.020));
+        assert!(rfc.window() as f64 > expect(0.190), "{}", rfc.window());
     }
 
     #[test]
