@@ -225,8 +225,10 @@ fn tquic(flow: &Flow, addrs: &FlowAddresses, ctx: &Context, size: Option<u64>, c
         None => "MINRTT".to_string(),
         Some(k) if k == "MinRtt" => "MINRTT".into(),
         Some(k) if k == "RoundRobin" => "ROUNDROBIN".into(),
-        Some(k) if k == "Redundant" => "REDUNDANT".into(),
-        Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, roundrobin or redundant, not {k}", flow.name)),
+        // The simulator's model of tquic's own rule and the RE it is compared with both name
+        // tquic's REDUNDANT.
+        Some(k) if k == "Redundant" || k == "TquicRedundant" => "REDUNDANT".into(),
+        Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, roundrobin, redundant or tquic_redundant, not {k}", flow.name)),
     };
     let cc = match cc {
         "cubic" => "CUBIC",

@@ -2,8 +2,9 @@
 //! the Multipath QUIC model (draft-ietf-quic-multipath-21) and the MPTCP model (RFC 8684).
 //!
 //! * [`scheduler`]: which path carries the next packet and which paths get a duplicate —
-//!   min-RTT (SRTTF), round-robin, redundant (RE), selective redundant (SRE), BLEST, ECF — behind
-//!   one [`Scheduler`] trait and a factory keyed by [`SchedulerKind`].
+//!   min-RTT (SRTTF), round-robin, redundant (RE), selective redundant (SRE), BLEST, ECF,
+//!   picoquic's, and tquic's redundant one — behind one [`Scheduler`] trait and a factory keyed
+//!   by [`SchedulerKind`].
 //! * [`priority`]: which streams' data goes into a packet: priority streams first, round-robin
 //!   among the others (seed 004 §6.3).
 //! * [`path_health`]: per-path failure detection with the rules of mp-quic, picoquic, XQUIC and
@@ -29,6 +30,6 @@ pub use path_manager::{
 };
 pub use priority::{content_of, copy_part, Chunk, PackFilter, StreamDemand, StreamPacker};
 pub use scheduler::{
-    new_scheduler, Blest, BlestParams, Content, CopyScope, Decision, Ecf, MinRtt, PathView, Redundant, RedundantChecks, Request, RoundRobin, Scheduler,
-    SchedulerKind, SchedulerOptions, SelectiveRedundant, UnprobedPolicy,
+    new_scheduler, Blest, BlestParams, Content, CopyDelivery, CopyScope, Decision, Ecf, MinRtt, PathView, Redundant, RedundantChecks, Request, RoundRobin, Scheduler,
+    SchedulerKind, SchedulerOptions, SelectiveRedundant, TquicRedundant, UnprobedPolicy,
 };

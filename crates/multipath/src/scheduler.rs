@@ -39,6 +39,13 @@
 //!   with window space; control content on the min-RTT path only.
 //! * [`SelectiveRedundant`] (SRE, seed 004 §6.2): stream content flagged `redundant` as RE, all
 //!   other content as min-RTT.
+//! * [`TquicRedundant`] (tquic 1.6, `src/multipath_scheduler/scheduler_redundant.rs`): content
+//!   goes on the first candidate in path-id order whose window has room and whose pacer lets it
+//!   send (`pacing_ready`), whatever its RTT; stream content is then copied onto every other
+//!   candidate *whatever its window*, as queued copies ([`CopyDelivery::Queued`]): each path
+//!   sends its queue the next time it sends, ahead of new data and within its own window and
+//!   pacer, skipping what was acknowledged meanwhile (the transport's part, as tquic's
+//!   connection does with the frames its scheduler buffers per path).
 //! * RE and SRE check the paths in parallel by default
 //!   ([`SchedulerOptions::redundant_checks`]): the copies are decided with every path's state
 //!   known. With [`RedundantChecks::Sequential`] (seed 004's serial loop, §8.1.4, §9.4) a packet
@@ -202,8 +209,9 @@ impl Request {
 pub enum Decision {
     /// Build the packet for `path`. Each path in `copies` (never `path` itself, no repeats,
     /// fastest first) gets a duplicate of the packet's stream frames within `scope`
-    /// ([`crate::priority::copy_part`]); control frames always travel on `path` only. Without
-    /// copies the scope is `RedundantStreams` ([`Decision::single`]), except with `hold_new`.
+    /// ([`crate::priority::copy_part`]), sent as `delivery` says; control frames always travel
+    /// on `path` only. Without copies the scope is `RedundantStreams` and the delivery `Now`
+    /// ([`Decision::single`]), except with `hold_new`.
     ///
     /// `hold_new`: the packet carries only retransmitted data of the streams within `scope`;
     /// their new data waits for a later decision. False except under
@@ -211,7 +219,7 @@ pub enum Decision {
     /// with retransmitted data (seed 004 §8.1.4: the path that takes the retransmission is not
     /// usable for the redundant transmission, and with fewer than two usable paths "the
     /// transmission is not performed").
-    Send { path: usize, copies: Vec<usize>, scope: CopyScope, hold_new: bool },
+    Send { path: usize, copies: Vec<usize>, scope: CopyScope, hold_new: bool, delivery: CopyDelivery },
     /// Do not send now: a slower path has window space but the scheduler prefers to wait for
     /// `fast_path`, whose window is full (BLEST, ECF). Ask again when an acknowledgement opens a
     /// window.
@@ -232,10 +240,24 @@ pub enum CopyScope {
     AllStreams,
 }
 
+/// When a decision's copies go out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum CopyDelivery {
+    /// Built with the packet and sent at once: the scheduler named only paths with window space
+    /// (RE, SRE, mp-quic's duplicate on an unprobed path).
+    #[default]
+    Now,
+    /// Queued on each copy path, behind what that path already has queued, and sent the next
+    /// time the path sends: ahead of new data, within the path's own window and pacer, only
+    /// the part not acknowledged by then (tquic's redundant scheduler). A packet that carries
+    /// queued copies is not copied again.
+    Queued,
+}
+
 impl Decision {
     /// `Send` on `path` alone.
     pub fn single(path: usize) -> Decision {
-        Decision::Send { path, copies: Vec::new(), scope: CopyScope::RedundantStreams, hold_new: false }
+        Decision::Send { path, copies: Vec::new(), scope: CopyScope::RedundantStreams, hold_new: false, delivery: CopyDelivery::Now }
     }
 
     /// The path that carries the packet, if any.
@@ -271,10 +293,12 @@ pub enum SchedulerKind {
     Ecf,
     #[serde(rename = "picoquic")]
     Picoquic,
+    #[serde(rename = "tquic_redundant")]
+    TquicRedundant,
 }
 
 impl SchedulerKind {
-    pub const ALL: [SchedulerKind; 7] = [
+    pub const ALL: [SchedulerKind; 8] = [
         SchedulerKind::MinRtt,
         SchedulerKind::RoundRobin,
         SchedulerKind::Redundant,
@@ -282,6 +306,7 @@ impl SchedulerKind {
         SchedulerKind::Blest,
         SchedulerKind::Ecf,
         SchedulerKind::Picoquic,
+        SchedulerKind::TquicRedundant,
     ];
 
     /// The name used in scenario files (same as the serde name).
@@ -294,7 +319,24 @@ impl SchedulerKind {
             SchedulerKind::Blest => "blest",
             SchedulerKind::Ecf => "ecf",
             SchedulerKind::Picoquic => "picoquic",
+            SchedulerKind::TquicRedundant => "tquic_redundant",
         }
+    }
+
+    /// The QUIC stack whose scheduler this is, for the schedulers only the Multipath QUIC
+    /// model runs (picoquic's reads the pacers; tquic's queues copies per path).
+    pub fn quic_stack(self) -> Option<&'static str> {
+        match self {
+            SchedulerKind::Picoquic => Some("picoquic"),
+            SchedulerKind::TquicRedundant => Some("tquic"),
+            _ => None,
+        }
+    }
+
+    /// The scheduler weighs the paths' pacers ([`PathView::pacing_ready`]) before choosing;
+    /// the others choose and let the transport wait for the chosen path's pacer.
+    pub fn reads_pacer(self) -> bool {
+        matches!(self, SchedulerKind::Picoquic | SchedulerKind::TquicRedundant)
     }
 }
 
@@ -306,7 +348,7 @@ impl fmt::Display for SchedulerKind {
 
 /// An unknown scheduler name; the message lists the known ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf, picoquic")]
+#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf, picoquic, tquic_redundant")]
 pub struct UnknownScheduler(pub String);
 
 impl FromStr for SchedulerKind {
@@ -514,6 +556,7 @@ pub fn new_scheduler(kind: SchedulerKind, options: SchedulerOptions) -> Box<dyn 
         SchedulerKind::Blest => Box::new(Blest::new(options)),
         SchedulerKind::Ecf => Box::new(Ecf::new(options)),
         SchedulerKind::Picoquic => Box::new(Picoquic::new(options)),
+        SchedulerKind::TquicRedundant => Box::new(TquicRedundant::new(options)),
     }
 }
 
@@ -618,7 +661,7 @@ fn single(paths: &[PathView], class: Class, p: &PathView, content: Content, opts
             }
         }
         if let Some((_, q)) = best {
-            return Decision::Send { path: p.id, copies: vec![q.id], scope: CopyScope::AllStreams, hold_new: false };
+            return Decision::Send { path: p.id, copies: vec![q.id], scope: CopyScope::AllStreams, hold_new: false, delivery: CopyDelivery::Now };
         }
     }
     Decision::single(p.id)
@@ -648,7 +691,7 @@ fn redundant_decision(paths: &[PathView], req: &Request, opts: &SchedulerOptions
         if needed < 2 {
             return Decision::single(primary.id);
         }
-        return Decision::Send { path: primary.id, copies: Vec::new(), scope, hold_new: true };
+        return Decision::Send { path: primary.id, copies: Vec::new(), scope, hold_new: true, delivery: CopyDelivery::Now };
     }
     if 1 + others.len() < needed {
         return Decision::Blocked;
@@ -657,7 +700,7 @@ fn redundant_decision(paths: &[PathView], req: &Request, opts: &SchedulerOptions
         return Decision::single(primary.id);
     }
     others.sort_by_key(|p| (p.srtt, p.id));
-    Decision::Send { path: primary.id, copies: others.into_iter().map(|p| p.id).collect(), scope, hold_new: false }
+    Decision::Send { path: primary.id, copies: others.into_iter().map(|p| p.id).collect(), scope, hold_new: false, delivery: CopyDelivery::Now }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -735,8 +778,8 @@ impl Scheduler for RoundRobin {
 }
 
 /// RE: every stream packet on every candidate with window space (seed 004 §6.1; Linux
-/// `mptcp_redundant.c`). TQUIC's `Redundant` differs: it queues a copy on every other path
-/// whatever its window (docs/fidelity.md).
+/// `mptcp_redundant.c`). tquic's redundant scheduler differs: it queues a copy on every other
+/// path whatever its window ([`TquicRedundant`]).
 #[derive(Clone, Debug)]
 pub struct Redundant {
     opts: SchedulerOptions,
@@ -985,6 +1028,53 @@ impl Scheduler for Picoquic {
         match best {
             Some((_, p)) => Decision::single(p.id),
             None => nothing(class),
+        }
+    }
+}
+
+/// tquic 1.6's redundant scheduler (`src/multipath_scheduler/scheduler_redundant.rs`): its
+/// `on_select` takes the first active path, in path order, that can send (tquic's
+/// `can_send`: the window has room and the pacer lets a packet go), whatever its RTT; its
+/// `on_sent` then buffers every STREAM frame of a packet that carried no buffered frame, at
+/// high priority, on every other active path, whatever that path's window. Here: the first
+/// candidate in path-id order with window space and `pacing_ready`; stream content gets
+/// [`CopyDelivery::Queued`] copies on every other candidate (fastest first), control content
+/// none. `Blocked` when no candidate can send now.
+#[derive(Clone, Debug)]
+pub struct TquicRedundant {
+    opts: SchedulerOptions,
+}
+
+impl TquicRedundant {
+    pub fn new(opts: SchedulerOptions) -> TquicRedundant {
+        TquicRedundant { opts }
+    }
+}
+
+impl Scheduler for TquicRedundant {
+    fn kind(&self) -> SchedulerKind {
+        SchedulerKind::TquicRedundant
+    }
+    fn decide(&mut self, paths: &[PathView], req: &Request) -> Decision {
+        let class = Class::of(paths, &self.opts);
+        let first = sendable_candidates(paths, class, req.content, &self.opts).filter(|p| p.pacing_ready).min_by_key(|p| p.id);
+        let Some(primary) = first else {
+            return nothing(class);
+        };
+        if !req.content.is_stream() {
+            return Decision::single(primary.id);
+        }
+        let mut others: Vec<&PathView> = candidates(paths, class).filter(|p| p.id != primary.id).collect();
+        if others.is_empty() {
+            return Decision::single(primary.id);
+        }
+        others.sort_by_key(|p| (p.srtt, p.id));
+        Decision::Send {
+            path: primary.id,
+            copies: others.into_iter().map(|p| p.id).collect(),
+            scope: CopyScope::AllStreams,
+            hold_new: false,
+            delivery: CopyDelivery::Queued,
         }
     }
 }

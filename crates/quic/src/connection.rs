@@ -970,7 +970,7 @@ impl Connection {
         };
         let mut retransmit = false;
         if eliciting {
-            retransmit = self.fill(space, ptype, &mut frames, &mut avail);
+            retransmit = self.fill(space, ptype, &mut frames, &mut avail, path);
             if probe && !frames.iter().any(Frame::is_ack_eliciting) {
                 // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
                 let mut contents = std::mem::take(&mut self.probe_contents);
@@ -983,7 +983,7 @@ impl Connection {
                 }
                 contents.clear();
                 self.probe_contents = contents;
-                retransmit |= self.fill(space, ptype, &mut frames, &mut avail);
+                retransmit |= self.fill(space, ptype, &mut frames, &mut avail, path);
             }
             if probe && !frames.iter().any(Frame::is_ack_eliciting) && avail >= 1 {
                 frames.push(Frame::Ping);
@@ -1006,9 +1006,10 @@ impl Connection {
         Some(sealed_packet(ptype, pn, pn_len, frames, self.dcid_len))
     }
 
-    /// Adds ack-eliciting frames of `space` while they fit; true if any carries
+    /// Adds ack-eliciting frames of `space` while they fit, for a packet on `path`: control
+    /// frames, then (1-RTT) the copies queued on the path, then stream data; true if any carries
     /// retransmitted data.
-    fn fill(&mut self, space: Space, ptype: PacketType, frames: &mut Vec<Frame>, avail: &mut usize) -> bool {
+    fn fill(&mut self, space: Space, ptype: PacketType, frames: &mut Vec<Frame>, avail: &mut usize, path: usize) -> bool {
         let mut retransmit = false;
         match space {
             Space::Initial | Space::Handshake => {
@@ -1065,10 +1066,46 @@ impl Connection {
                     frames.push(f);
                     self.msd_pending.pop();
                 }
+                if ptype == PacketType::OneRtt {
+                    self.fill_queued_copies(path, frames, avail);
+                }
                 retransmit |= self.fill_streams(frames, avail);
             }
         }
         retransmit
+    }
+
+    /// The copies queued on `path` (tquic's redundant scheduler), oldest first, while they fit:
+    /// of each, only what is not acknowledged yet, one unacknowledged range per frame; a range
+    /// cut short leaves its tail at the front of the queue, without the FIN. Ranges of streams
+    /// reset or gone, and ranges fully acknowledged, are dropped. A packet that carries a copy
+    /// counts in the path's `copies_sent`.
+    fn fill_queued_copies(&mut self, path: usize, frames: &mut Vec<Frame>, avail: &mut usize) {
+        let mut carried = false;
+        while *avail >= MIN_FRAME_ROOM {
+            let Some(c) = self.paths[path].queued_copies.front().copied() else { break };
+            let end = c.offset.saturating_add(c.len);
+            let unacked = self.streams.get(c.stream).filter(|s| !s.send.is_reset()).and_then(|s| s.send.first_unacked(c.offset, end));
+            let Some((a, b)) = unacked else {
+                self.paths[path].queued_copies.pop_front();
+                continue;
+            };
+            let room = *avail;
+            let Some(len) = fit_data(room, b - a, |l| stream_overhead(c.stream, a, l)).filter(|&l| l > 0) else { break };
+            let queue = &mut self.paths[path].queued_copies;
+            if a + len < end {
+                queue[0] = crate::path::QueuedCopy { offset: a + len, len: end - (a + len), ..c };
+            } else {
+                queue.pop_front();
+            }
+            let f = Frame::Stream { id: c.stream, offset: a, len: len as u32, fin: c.fin && a + len == end };
+            *avail -= f.wire_size();
+            frames.push(f);
+            carried = true;
+        }
+        if carried {
+            self.paths[path].counters.copies_sent += 1;
+        }
     }
 
     fn fill_streams(&mut self, frames: &mut Vec<Frame>, avail: &mut usize) -> bool {

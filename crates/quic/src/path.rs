@@ -103,6 +103,16 @@ impl Validation {
     }
 }
 
+/// A range of stream data copied from a packet sent on another path, waiting in a path's copy
+/// queue (tquic's redundant scheduler, [`multiconn_multipath::CopyDelivery::Queued`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuedCopy {
+    pub stream: u64,
+    pub offset: u64,
+    pub len: u64,
+    pub fin: bool,
+}
+
 /// One path of a connection, path 0 included. A path here is a route; the path ID open on it
 /// changes when it is abandoned and opened again, and with it every field but the route's
 /// interface state and counters.
@@ -153,6 +163,9 @@ pub struct PathState {
     /// (`abandon = "drain"`) is deleted then: what it still holds is queued again and its
     /// packet number space forgotten.
     pub delete_at: Option<Time>,
+    /// Copies of stream data sent on other paths, oldest first, that this path sends the next
+    /// time it sends, ahead of new data (queued copies; empty under every other delivery).
+    pub queued_copies: VecDeque<QueuedCopy>,
 }
 
 impl PathState {
@@ -342,6 +355,7 @@ impl PathTemplate {
             last_sent: None,
             ping_on_ack: false,
             delete_at: None,
+            queued_copies: VecDeque::new(),
         }
     }
 

@@ -170,6 +170,11 @@ impl SendBuffer {
         Some(chunk)
     }
 
+    /// The first range within `[start, end)` not acknowledged yet.
+    pub fn first_unacked(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+        self.acked.first_uncovered(start, end)
+    }
+
     /// A frame carrying `[offset, offset + len)` (and FIN) was acknowledged.
     pub fn on_acked(&mut self, offset: u64, len: u64, fin: bool) {
         if len > 0 {

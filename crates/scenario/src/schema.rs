@@ -368,7 +368,8 @@ pub struct MessageSourceSection {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultipathSection {
-    /// minrtt (default), roundrobin, redundant, selective_redundant, blest, ecf.
+    /// minrtt (default), roundrobin, redundant, selective_redundant, blest, ecf, picoquic,
+    /// tquic_redundant (the last two quic only).
     pub scheduler: Option<SchedulerKind>,
     /// The path acknowledgements take: "same" (default) or "fastest".
     pub ack_path: Option<AckPath>,

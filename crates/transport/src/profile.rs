@@ -344,8 +344,8 @@ impl Profile {
             if m.ack_path != AckPath::Same {
                 return Err("multipath.ack_path must be \"same\" for tcp: a subflow acknowledges its own segments".into());
             }
-            if m.scheduler == SchedulerKind::Picoquic {
-                return Err("multipath.scheduler \"picoquic\" is picoquic's multipath QUIC scheduler; tcp profiles take another".into());
+            if let Some(stack) = m.scheduler.quic_stack() {
+                return Err(format!("multipath.scheduler \"{}\" is {stack}'s multipath QUIC scheduler; tcp profiles take another", m.scheduler));
             }
             if m.abandon != AbandonRule::Requeue {
                 return Err("multipath.abandon concerns abandoned QUIC paths; tcp profiles take \"requeue\"".into());

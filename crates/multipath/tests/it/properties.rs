@@ -100,7 +100,10 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
     let any_usable = paths.iter().any(|p| p.usable);
     let any_available = paths.iter().any(|p| p.usable && !p.backup);
     match d {
-        Decision::Send { path, copies, hold_new, .. } => {
+        Decision::Send { path, copies, hold_new, delivery, .. } => {
+            // Only tquic's scheduler queues its copies, and those need no window space.
+            let queued = *delivery == CopyDelivery::Queued;
+            prop_assert!(!queued || kind == SchedulerKind::TquicRedundant, "{:?} queues copies", kind);
             // RE's stream content and SRE's redundant content.
             let re_or_sre = match kind {
                 SchedulerKind::Redundant => req.content.is_stream(),
@@ -122,8 +125,23 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
             for id in named {
                 let p = find(*id).ok_or_else(|| TestCaseError::fail(format!("unknown path {id}")))?;
                 prop_assert!(p.usable, "unusable path {} named", id);
-                prop_assert!(sendable(p, req.content, opts), "path {} has no window space", id);
+                let copy = id != path;
+                prop_assert!((copy && queued) || sendable(p, req.content, opts), "path {} has no window space", id);
                 prop_assert!(!(any_available && p.backup), "backup path {} used while an available one is usable", id);
+            }
+            if kind == SchedulerKind::TquicRedundant {
+                // tquic: the first candidate that can send, and a copy on every other one.
+                let in_class = |p: &&PathView| p.usable && (!any_available || !p.backup);
+                let others = paths.iter().filter(in_class).any(|p| p.id != 0);
+                let skip0 = opts.skip_initial_path && others;
+                let candidates: Vec<&PathView> = paths.iter().filter(in_class).filter(|p| !(skip0 && p.id == 0)).collect();
+                let first = candidates.iter().filter(|p| sendable(p, req.content, opts) && p.pacing_ready).map(|p| p.id).min();
+                prop_assert_eq!(Some(*path), first);
+                let mut expected: Vec<usize> = if req.content.is_stream() { candidates.iter().map(|p| p.id).filter(|id| id != path).collect() } else { Vec::new() };
+                let mut got = copies.clone();
+                expected.sort_unstable();
+                got.sort_unstable();
+                prop_assert_eq!(got, expected);
             }
             prop_assert!(!copies.contains(path), "copies include the primary path");
             let distinct: BTreeSet<_> = copies.iter().collect();
@@ -131,7 +149,7 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
             if !copies.is_empty() {
                 prop_assert!(req.content.is_stream(), "control duplicated");
                 let redundant_rule = match kind {
-                    SchedulerKind::Redundant => true,
+                    SchedulerKind::Redundant | SchedulerKind::TquicRedundant => true,
                     SchedulerKind::SelectiveRedundant => req.content.is_redundant_stream(),
                     _ => false,
                 };
@@ -156,8 +174,8 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
                 let in_class = |p: &&PathView| p.usable && (!any_available || !p.backup);
                 let others = paths.iter().filter(in_class).any(|p| p.id != 0);
                 let skip0 = opts.skip_initial_path && others;
-                // picoquic's scheduler also needs the pacer's leave.
-                let paced_ok = |p: &PathView| kind != SchedulerKind::Picoquic || p.pacing_ready;
+                // picoquic's and tquic's schedulers also need the pacer's leave.
+                let paced_ok = |p: &PathView| !kind.reads_pacer() || p.pacing_ready;
                 let open = paths.iter().filter(in_class).filter(|p| !(skip0 && p.id == 0)).any(|p| sendable(p, req.content, opts) && paced_ok(p));
                 prop_assert!(!open, "blocked although a candidate has room");
             }

@@ -53,7 +53,7 @@ fn minrtt(paths: &[PathView], content: Content) -> Decision {
 }
 
 fn send(path: usize, copies: &[usize], scope: CopyScope) -> Decision {
-    Decision::Send { path, copies: copies.to_vec(), scope, hold_new: false }
+    Decision::Send { path, copies: copies.to_vec(), scope, hold_new: false, delivery: CopyDelivery::Now }
 }
 
 // ---- window space --------------------------------------------------------------------------
@@ -330,7 +330,7 @@ fn parallel_checks_copy_a_retransmission_like_any_packet() {
 #[test]
 fn sequential_checks_send_a_retransmission_without_copy() {
     let paths = [path(0, 40, 10), path(1, 15, 10), path(2, 30, 10)];
-    let hold = |path: usize, scope: CopyScope| Decision::Send { path, copies: Vec::new(), scope, hold_new: true };
+    let hold = |path: usize, scope: CopyScope| Decision::Send { path, copies: Vec::new(), scope, hold_new: true, delivery: CopyDelivery::Now };
     for (kind, content, scope) in
         [(SchedulerKind::SelectiveRedundant, PRIO, CopyScope::RedundantStreams), (SchedulerKind::Redundant, BG, CopyScope::AllStreams)]
     {
@@ -501,7 +501,8 @@ fn ecf_sends_on_the_fast_path_when_it_has_room_and_never_delays_control() {
 fn scheduler_names_round_trip_through_serde_and_from_str() {
     use serde::de::value::{Error, StrDeserializer};
     use serde::Deserialize;
-    let names = ["minrtt", "roundrobin", "redundant", "selective_redundant", "blest", "ecf"];
+    let names = ["minrtt", "roundrobin", "redundant", "selective_redundant", "blest", "ecf", "picoquic", "tquic_redundant"];
+    assert_eq!(names.len(), SchedulerKind::ALL.len());
     for (kind, name) in SchedulerKind::ALL.into_iter().zip(names) {
         assert_eq!(kind.name(), name);
         assert_eq!(kind.to_string(), name);
@@ -560,4 +561,56 @@ fn picoquic_skips_paths_without_room_or_pacing_leave_and_unusable_ones() {
     // A backup path only when no available path is usable.
     assert_eq!(picoquic(&[full(a), backup(b)]), Decision::Blocked);
     assert_eq!(picoquic(&[unusable(a), backup(b)]), Decision::single(1));
+}
+
+// ---- tquic's redundant scheduler (tquic 1.6) -------------------------------------------------
+
+fn tquic(paths: &[PathView], content: Content) -> Decision {
+    decide(SchedulerKind::TquicRedundant, SchedulerOptions::default(), paths, content)
+}
+
+fn queued(path: usize, copies: &[usize]) -> Decision {
+    Decision::Send { path, copies: copies.to_vec(), scope: CopyScope::AllStreams, hold_new: false, delivery: CopyDelivery::Queued }
+}
+
+#[test]
+fn tquic_redundant_sends_new_data_on_the_first_path_with_room_not_the_fastest() {
+    // Path 0 is the slower one: min-RTT and RE put the packet on path 1, tquic on path 0.
+    let paths = [path(0, 80, 10), path(1, 10, 10), path(2, 40, 10)];
+    assert_eq!(minrtt(&paths, BG), Decision::single(1));
+    assert_eq!(decide(SchedulerKind::Redundant, SchedulerOptions::default(), &paths, BG).path(), Some(1));
+    assert_eq!(tquic(&paths, BG).path(), Some(0));
+    // A full window or a pacer that holds the packet passes the turn to the next path in id
+    // order, whatever the RTTs.
+    assert_eq!(tquic(&[full(paths[0]), paths[1], paths[2]], BG).path(), Some(1));
+    let paced = PathView { pacing_ready: false, ..paths[0] };
+    assert_eq!(tquic(&[paced, full(paths[1]), paths[2]], BG).path(), Some(2));
+    assert_eq!(tquic(&[unusable(paths[0]), paths[1], paths[2]], BG).path(), Some(1));
+    // The slice order does not matter, the ids do.
+    assert_eq!(tquic(&[paths[2], paths[1], paths[0]], BG).path(), Some(0));
+    // Nothing can send: wait; nothing usable: no path.
+    assert_eq!(tquic(&[full(paths[0]), paced_off(paths[1]), full(paths[2])], BG), Decision::Blocked);
+    assert_eq!(tquic(&[unusable(paths[0]), unusable(paths[1])], BG), Decision::NoPath);
+}
+
+fn paced_off(p: PathView) -> PathView {
+    PathView { pacing_ready: false, ..p }
+}
+
+#[test]
+fn tquic_redundant_queues_a_copy_on_every_other_path_whatever_its_window() {
+    // RE copies only onto paths with window space at that moment; tquic onto every other
+    // usable path, full or paced, as copies that wait in the path's queue.
+    let paths = [path(0, 10, 10), full(path(1, 30, 10)), paced_off(path(2, 20, 10)), unusable(path(3, 5, 10))];
+    assert_eq!(decide(SchedulerKind::Redundant, SchedulerOptions::default(), &paths, BG), send(0, &[2], CopyScope::AllStreams));
+    assert_eq!(tquic(&paths, BG), queued(0, &[2, 1]));
+    // Every stream frame is copied, flagged redundant or not, priority or not.
+    assert_eq!(tquic(&paths, RED), queued(0, &[2, 1]));
+    assert_eq!(tquic(&paths, PRIO), queued(0, &[2, 1]));
+    // Control frames travel alone, on the same first path with room.
+    assert_eq!(tquic(&[full(paths[0]), paths[1], path(2, 20, 10)], Content::Control), Decision::single(2));
+    // One usable path: no copy.
+    assert_eq!(tquic(&[path(0, 10, 10), unusable(path(1, 30, 10))], BG), Decision::single(0));
+    // Backup paths stay out while an available path is usable, as for every scheduler.
+    assert_eq!(tquic(&[path(0, 10, 10), backup(path(1, 30, 10))], BG), Decision::single(0));
 }

@@ -11,6 +11,13 @@
 //!   that are due, then data on the path the scheduler picks; redundant schedulers' copies are
 //!   built at once and handed out by the following polls. Lost frames are queued again at the
 //!   connection and go out on whichever path the scheduler picks next (§7.2).
+//! * Queued copies (`tquic_redundant`, tquic 1.6's `scheduler_redundant.rs` and the buffered
+//!   frames of its `connection.rs`): the STREAM frames of a packet that carried no queued copy
+//!   are queued on each copy path. A path's packet takes its queued copies after the control
+//!   frames and before new stream data, only the ranges not acknowledged by then, within the
+//!   path's window and pacer like any packet; when no new data goes out, the first usable path
+//!   (in path-id order) with copies, window room and its pacer's leave sends a packet of them.
+//!   PTO probes take the queued copies of their path too, but are not copied themselves.
 //! * Redundancy checks (`redundant_checks` of the scheduler options): `parallel` (the default)
 //!   gives each copy exactly the primary packet's copied STREAM frames, without ACKs.
 //!   `sequential` (seed 004's serial loop, §9.4) tells the scheduler when the packet starts with
@@ -43,7 +50,7 @@
 //!   not follow its interfaces (picoquic's demo client of 2022 could not).
 
 use multiconn_core::{Dur, Packet, Time};
-use multiconn_multipath::{Content, Decision, PathView, Reaction, RedundantChecks, Request, SchedulerKind};
+use multiconn_multipath::{Content, CopyDelivery, Decision, PathView, Reaction, RedundantChecks, Request};
 use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{AckPath, Observation, PathAction, Role};
 
@@ -51,7 +58,7 @@ use super::{sealed_packet, Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
 use crate::frame::{fit_data, stream_overhead, Frame};
 use crate::packet::{overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space};
-use crate::path::{PathPhase, PathState, Validation};
+use crate::path::{PathPhase, PathState, QueuedCopy, Validation};
 
 impl Connection {
     /// 1-RTT packets go through the multipath sender.
@@ -213,6 +220,7 @@ impl Connection {
         }
         mp.health.abandon(gone, now);
         mp.sync_coupling(gone, path);
+        path.queued_copies.clear();
         match mp.abandon {
             AbandonRule::Requeue => self.requeue_in_flight(gone),
             AbandonRule::Drain => {
@@ -512,9 +520,9 @@ impl Connection {
         let ack_due = (0..n).find(|&q| self.paths[q].rx.ack_due(now)).map(|q| self.ack_destination(q));
         // New data on the path the scheduler picks.
         if self.has_data(Space::Data) {
-            // picoquic's scheduler weighs the pacers before choosing; the others choose, then
-            // wait for the chosen path's pacer.
-            let paced = self.mp.as_ref().is_some_and(|mp| mp.scheduler.kind() == SchedulerKind::Picoquic);
+            // picoquic's and tquic's schedulers weigh the pacers before choosing; the others
+            // choose, then wait for the chosen path's pacer.
+            let paced = self.mp.as_ref().is_some_and(|mp| mp.scheduler.kind().reads_pacer());
             let mds = self.mds as u64;
             let pacing_ready: Vec<bool> =
                 (0..n).map(|p| !paced || !self.path_alive(p) || self.paths[p].paced_until(now, mds).is_none()).collect();
@@ -523,16 +531,25 @@ impl Connection {
             let retransmission = self.front_retransmission();
             let req = Request { now, content, queued_bytes: self.queued_bytes(), send_window: u64::MAX, retransmission };
             let decision = self.mp.as_mut()?.scheduler.decide(&views, &req);
-            if let Decision::Send { path, copies, scope, hold_new } = decision {
+            if let Decision::Send { path, copies, scope, hold_new, delivery } = decision {
                 self.app_limited = false;
                 if self.paths[path].paced_until(now, self.mds as u64).is_some() {
                     // The chosen path's pacer holds the packet back; it is asked again then.
                     return self.ack_only(now, ack_due, next_id);
                 }
                 self.hold_new = hold_new.then_some(scope);
+                let copies_before = self.paths[path].counters.copies_sent;
                 let built = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, false, path);
                 self.hold_new = None;
-                if let Some(qp) = built {
+                if delivery == CopyDelivery::Queued {
+                    if let Some(qp) = built {
+                        // tquic: a packet that carried queued copies is not copied again.
+                        if self.paths[path].counters.copies_sent == copies_before {
+                            self.queue_copies(&qp.frames, &copies);
+                        }
+                        return Some(self.emit(now, path, qp, next_id));
+                    }
+                } else if let Some(qp) = built {
                     let sequential = self.mp.as_ref().is_some_and(|mp| mp.params.options.redundant_checks == RedundantChecks::Sequential);
                     for &c in &copies {
                         let frames: Vec<Frame> = qp
@@ -568,6 +585,9 @@ impl Connection {
                 }
             }
         } else {
+            if let Some(pkt) = self.send_queued_copies(now, next_id) {
+                return Some(pkt);
+            }
             self.app_limited = true;
             let mds = self.mds as u64;
             for path in &mut self.paths {
@@ -575,8 +595,61 @@ impl Connection {
                     path.recovery.on_app_limited();
                 }
             }
+            return self.ack_only(now, ack_due, next_id);
+        }
+        if let Some(pkt) = self.send_queued_copies(now, next_id) {
+            return Some(pkt);
         }
         self.ack_only(now, ack_due, next_id)
+    }
+
+    /// Queues a copy of every STREAM frame of `frames` on each path of `copies`, behind what
+    /// the path already has queued.
+    fn queue_copies(&mut self, frames: &[Frame], copies: &[usize]) {
+        for &c in copies {
+            let queue = &mut self.paths[c].queued_copies;
+            for f in frames {
+                if let Frame::Stream { id, offset, len, fin } = *f {
+                    queue.push_back(QueuedCopy { stream: id, offset, len: u64::from(len), fin });
+                }
+            }
+        }
+    }
+
+    /// A packet of queued copies when no new data goes out (tquic's fallback path choice): on
+    /// the first usable path, in path-id order, with copies not yet acknowledged, window room
+    /// and its pacer's leave; its PATH_ACKs travel with them.
+    fn send_queued_copies(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        if self.paths.iter().all(|p| p.queued_copies.is_empty()) {
+            return None;
+        }
+        let mds = self.mds as u64;
+        for p in 0..self.paths.len() {
+            self.drop_acknowledged_copies(p);
+            let usable = self.paths[p].is_validated() && self.path_alive(p) && self.mp.as_ref().is_some_and(|mp| mp.health.usable(p));
+            let path = &mut self.paths[p];
+            if !usable || path.queued_copies.is_empty() || !path.has_window_room(mds) || path.paced_until(now, mds).is_some() {
+                continue;
+            }
+            if let Some(qp) = self.build_packet(now, Space::Data, PacketType::OneRtt, self.mds, true, false, p) {
+                self.app_limited = false;
+                return Some(self.emit(now, p, qp, next_id));
+            }
+        }
+        None
+    }
+
+    /// Drops the copies at the front of path `p`'s queue that were acknowledged meanwhile (or
+    /// whose stream was reset or is gone).
+    fn drop_acknowledged_copies(&mut self, p: usize) {
+        while let Some(c) = self.paths[p].queued_copies.front() {
+            let end = c.offset.saturating_add(c.len);
+            let live = self.streams.get(c.stream).filter(|s| !s.send.is_reset()).and_then(|s| s.send.first_unacked(c.offset, end));
+            if live.is_some() {
+                break;
+            }
+            self.paths[p].queued_copies.pop_front();
+        }
     }
 
     /// A packet with the pending PATH_ABANDON and PATH_STATUS frames, on the validated open

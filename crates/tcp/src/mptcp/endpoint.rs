@@ -71,8 +71,8 @@ pub enum MptcpError {
     Scheduler(SchedulerKind),
     #[error("an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow")]
     AckPath,
-    #[error("\"picoquic\" is picoquic's Multipath QUIC scheduler; an MPTCP connection takes \"minrtt\", \"roundrobin\", \"redundant\", \"blest\" or \"ecf\"")]
-    QuicScheduler,
+    #[error("\"{}\" is {}'s Multipath QUIC scheduler; an MPTCP connection takes \"minrtt\", \"roundrobin\", \"redundant\", \"blest\" or \"ecf\"", .0.name(), .0.quic_stack().unwrap_or("a"))]
+    QuicScheduler(SchedulerKind),
     #[error("packets of {0} bytes leave no room for data after the IP, TCP and MPTCP headers")]
     PacketSize(u32),
 }
@@ -82,7 +82,7 @@ impl From<MptcpError> for TransportError {
         let knob = match e {
             MptcpError::Profile(_) => Knob::Cc,
             MptcpError::NotMultipath | MptcpError::Paths(_) => Knob::Paths,
-            MptcpError::Scheduler(_) | MptcpError::QuicScheduler => Knob::Scheduler,
+            MptcpError::Scheduler(_) | MptcpError::QuicScheduler(_) => Knob::Scheduler,
             MptcpError::AckPath => Knob::AckPath,
             MptcpError::PacketSize(_) => Knob::PacketSize,
         };
@@ -168,8 +168,8 @@ impl MptcpEndpoint {
         if mp.scheduler == SchedulerKind::SelectiveRedundant {
             return Err(MptcpError::Scheduler(mp.scheduler));
         }
-        if mp.scheduler == SchedulerKind::Picoquic {
-            return Err(MptcpError::QuicScheduler);
+        if mp.scheduler.quic_stack().is_some() {
+            return Err(MptcpError::QuicScheduler(mp.scheduler));
         }
         if mp.ack_path != AckPath::Same {
             return Err(MptcpError::AckPath);
