@@ -404,3 +404,125 @@ fn redundancy_checks_parallel_copy_everything_sequential_copies_are_cut_and_skip
     assert!(seq.retransmissions > 0, "{seq:?}");
     assert_eq!((seq.retransmissions_copied, seq.retransmissions_with_new_data), (0, 0), "{seq:?}");
 }
+
+#[test]
+fn tquic_redundant_sends_queued_copies_before_new_data_and_only_what_is_unacknowledged() {
+    // tquic's redundant scheduler over the two paths (20 and 40 ms one way, 10 Mbit/s each,
+    // no loss). From the wire, in the server's sending order: a STREAM frame is new data when
+    // none of its bytes went out before, a copy when all of them did (nothing is lost, so no
+    // retransmission). Every packet puts its copies before its new data; the new data of a
+    // packet that carried copies is never copied (tquic copies only packets without buffered
+    // frames), that of the others mostly is, on the other path; and no copy carries bytes whose
+    // ACK the server had already received (copies are filtered by the ACKs when they leave).
+    use multiconn_quic::packet::PacketType;
+    use multiconn_quic::range_set::RangeSet;
+    use std::collections::HashMap;
+    let size = 2_000_000;
+    let mut p = mp_params(SchedulerKind::TquicRedundant);
+    p.workload = download(size);
+    p.multipath.as_mut().unwrap().options = SchedulerOptions::default();
+    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
+    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
+    let done = h.run_until_finished(Time::from_secs_f64(60.0)).expect("finished");
+    h.run_until(done + ms(500));
+    assert_eq!(h.client.stats().delivered, size);
+
+    let mut events: Vec<(Time, u8, &Wire)> = Vec::new();
+    for w in &h.log {
+        match w.from {
+            Role::Client if !w.dropped => events.push((w.arrival, 0, w)),
+            Role::Server => events.push((w.sent, 1, w)),
+            Role::Client => {}
+        }
+    }
+    events.sort_by_key(|&(t, order, _)| (t, order));
+    let mut sent_bytes = RangeSet::new();
+    let mut acked = RangeSet::new();
+    let mut by_pn: HashMap<(u32, u64), Vec<(u64, u64)>> = HashMap::new();
+    // New-data ranges: (path, whether its packet carried copies).
+    let mut new_ranges: Vec<(u64, u64, u32, bool)> = Vec::new();
+    let (mut copies_after_new, mut copy_bytes_after_ack, mut copy_packets) = (0, 0u64, [0u64; 2]);
+    let mut copy_paths: Vec<(u64, u64, u32)> = Vec::new();
+    for (_, _, w) in events {
+        for q in w.datagram().packets().filter(|q| q.ptype == PacketType::OneRtt) {
+            if w.from == Role::Server {
+                let path = w.pkt.path as u32;
+                let ranges: Vec<(u64, u64)> = q
+                    .frames
+                    .iter()
+                    .filter_map(|f| match f {
+                        Frame::Stream { offset, len, .. } if *len > 0 => Some((*offset, *offset + *len as u64)),
+                        _ => None,
+                    })
+                    .collect();
+                let is_new = |s: u64, e: u64, sent: &RangeSet| sent.first_uncovered(s, e) == Some((s, e));
+                let kinds: Vec<bool> = ranges.iter().map(|&(s, e)| is_new(s, e, &sent_bytes)).collect();
+                for (&(s, e), &new) in ranges.iter().zip(&kinds) {
+                    assert!(new || sent_bytes.contains_range(s, e), "a frame partly new: {s}..{e}");
+                }
+                let carried_copies = kinds.iter().any(|n| !n);
+                if carried_copies {
+                    copy_packets[path as usize] += 1;
+                }
+                if let Some(first_new) = kinds.iter().position(|n| *n) {
+                    copies_after_new += kinds[first_new..].iter().filter(|n| !**n).count();
+                }
+                for (&(s, e), &new) in ranges.iter().zip(&kinds) {
+                    if new {
+                        new_ranges.push((s, e, path, carried_copies));
+                    } else {
+                        copy_bytes_after_ack += (e - s) - uncovered_len(&acked, s, e);
+                        copy_paths.push((s, e, path));
+                    }
+                }
+                for &(s, e) in &ranges {
+                    sent_bytes.insert(s, e);
+                }
+                by_pn.insert((path, q.pn), ranges);
+                continue;
+            }
+            for f in &q.frames {
+                let Frame::PathAck { path, ack } = f else { continue };
+                for r in ack.ranges() {
+                    let (lo, hi) = r.expect("valid ACK ranges");
+                    for pn in lo..=hi {
+                        for &(s, e) in by_pn.get(&(*path, pn)).map(Vec::as_slice).unwrap_or_default() {
+                            acked.insert(s, e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("packets with copies per path {copy_packets:?}, new ranges {}", new_ranges.len());
+    assert_eq!(copies_after_new, 0, "a copy followed new data in a packet");
+    assert_eq!(copy_bytes_after_ack, 0, "copied bytes whose ACK the server had received");
+    // Both paths sent copies (each copies the other's new data).
+    assert!(copy_packets[0] > 0 && copy_packets[1] > 100, "{copy_packets:?}");
+    // Copies go to the other path than the new data's.
+    let copied_on = |s: u64, e: u64| -> Vec<u32> {
+        copy_paths.iter().filter(|&&(a, b, _)| a < e && s < b).map(|&(_, _, p)| p).collect()
+    };
+    let (mut plain, mut plain_copied) = (0, 0);
+    for &(s, e, path, carried) in &new_ranges {
+        let on = copied_on(s, e);
+        assert!(on.iter().all(|&p| p != path), "{s}..{e} sent on path {path} copied on the same path");
+        if carried {
+            assert!(on.is_empty(), "new data {s}..{e} of a packet that carried copies was copied");
+        } else {
+            plain += 1;
+            plain_copied += usize::from(!on.is_empty());
+        }
+    }
+    assert!(plain_copied * 2 > plain, "only {plain_copied} of {plain} new ranges were copied");
+}
+
+/// Bytes of `[s, e)` not covered by `set`.
+fn uncovered_len(set: &multiconn_quic::range_set::RangeSet, s: u64, e: u64) -> u64 {
+    let (mut from, mut n) = (s, 0);
+    while let Some((x, y)) = set.first_uncovered(from, e) {
+        n += y - x;
+        from = y;
+    }
+    n
+}

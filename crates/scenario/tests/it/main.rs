@@ -27,6 +27,7 @@ mod run;
 mod series;
 mod steady;
 mod stack_profiles;
+mod tquic_redundant;
 mod transport;
 mod uplink_split;
 mod wire;

@@ -1,0 +1,75 @@
+//! tquic's redundant scheduler (`scheduler = "tquic_redundant"`) in scenarios: over the
+//! fidelity table's two-path point (docs/fidelity.md) its goodput stays at the faster path
+//! alone, below that path's rate, where the simulator's RE adds the slower path; and the
+//! scenario file refuses it where it does not apply, in one line naming the field.
+
+use crate::common;
+use common::*;
+
+/// The fidelity table's two-path point (bench/fidelity.py): a 20 Mbit/s, 10 ms and a
+/// 10 Mbit/s, 30 ms path, 100-packet queues, a 20 MB multipath QUIC download with CUBIC.
+const FIDELITY_TWO_PATHS: &str = r#"
+[run]
+duration = "60 s"
+seed = 1
+
+[[link]]
+name = "a"
+between = ["server", "client"]
+rate = "20 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+
+[[link]]
+name = "b"
+between = ["server", "client"]
+rate = "10 Mbit/s"
+delay = "30 ms"
+queue = "100 packets"
+
+[[flow]]
+name = "dl"
+from = "server"
+to = "client"
+transport = "quic"
+profile = "rfc9002"
+app = "bulk"
+size = "20 MB"
+cc = "cubic"
+paths = [["a"], ["b"]]
+"#;
+
+fn goodput(text: &str, sets: &[(&str, &str)]) -> (f64, serde_json::Value) {
+    let summary = run_with(text, sets, 1);
+    let flow = summary["flows"][0].clone();
+    assert_eq!(flow["bytes_delivered"], 20_000_000u64, "{flow}");
+    (flow["goodput_mbps"].as_f64().expect("goodput"), flow)
+}
+
+#[test]
+fn over_the_fidelity_point_tquic_redundant_stays_at_the_faster_path_alone_where_re_exceeds_it() {
+    let single = FIDELITY_TWO_PATHS.replace(r#"paths = [["a"], ["b"]]"#, r#"route = ["a"]"#);
+    let (alone, _) = goodput(&single, &[]);
+    let (tquic, flow) = goodput(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic_redundant")]);
+    let (re, _) = goodput(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "redundant")]);
+    eprintln!("faster path alone {alone:.2}, tquic_redundant {tquic:.2}, redundant {re:.2} Mbit/s");
+    // The slower path spends its window on copies of data the faster one carries.
+    assert!(tquic < 20.0 && tquic <= alone * 1.01, "tquic_redundant {tquic} vs the faster path alone {alone}");
+    assert!(re > 20.0 && re > alone * 1.3, "redundant {re} vs the faster path alone {alone}");
+    // Yet the slower path was busy: it sent about as many bytes as its rate allows.
+    let done = flow["completion_s"].as_f64().unwrap();
+    let slow_sent = flow["paths"][1]["server"]["bytes_sent"].as_u64().unwrap() as f64;
+    assert!(slow_sent * 8.0 / done / 1e6 > 8.0, "slow path sent {slow_sent} B in {done} s: {flow}");
+}
+
+#[test]
+fn tquic_redundant_is_named_in_errors_and_refused_for_mptcp() {
+    let e = load_with(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic")]).unwrap_err().to_string();
+    assert!(e.contains("flow.dl.multipath.scheduler") && e.contains("tquic_redundant") && e.contains("picoquic"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let mptcp = [("flow.dl.transport", "tcp"), ("flow.dl.profile", "linux-tcp"), ("flow.dl.multipath.scheduler", "tquic_redundant")];
+    let e = load_with(FIDELITY_TWO_PATHS, &mptcp).unwrap_err().to_string();
+    assert!(e.contains("flow.dl.multipath.scheduler: \"tquic_redundant\" is tquic's Multipath QUIC scheduler"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(load_with(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic_redundant")]).is_ok());
+}
