@@ -1005,8 +1005,9 @@ mod tests {
     /// fix incorrect HyStart round start detection", 6.14): a round that began while the
     /// window was below 16 segments is the one whose samples count once it reaches 16.
     /// Replaying this rule on captures of the kernel's sender at the fidelity table's 5:1
-    /// point gives its `TCPHystartDelayCwnd` in six runs of six; starting rounds only from 16
-    /// segments on (the rule before 6.14) gives it in none.
+    /// point (`bench/hystart_replay.py`) gives its `TCPHystartDelayCwnd` in seven runs of
+    /// eight, the eighth within 3 segments; starting rounds only from 16 segments on (the rule
+    /// before 6.14) gives it in none.
     #[test]
     fn linux_rounds_run_below_the_low_window() {
         let mut s = after_a_100_ms_round();
