@@ -360,7 +360,7 @@ impl Sender {
             return true;
         }
         let cwnd = self.cc.window();
-        let in_slow_start = self.cc.ssthresh().is_none_or(|s| cwnd < s);
+        let in_slow_start = self.cc.ssthresh().map_or(true, |s| cwnd < s);
         in_slow_start && cwnd < 2 * self.max_outstanding
     }
 
