@@ -3,17 +3,21 @@
 real stack, side by side. Regenerates docs/fidelity.md (run as root: the emulator needs it).
 
     sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime] [--only TEXT ...] [--stack TEXT ...]
+    .venv/bin/python bench/fidelity.py --simulate-only [--only TEXT ...] [--stack TEXT ...]
 
 Every point is a sized download; both sides are compared on the download goodput, size × 8 /
 completion time (from the flow's start to its last byte in the simulator, to the client's exit
 in the emulator, so process start and handshake count on both sides). Differences beyond 10 %
 are flagged; docs/fidelity.md says what is known of each. With --only, only the points whose
 point or stack label contains one of the texts run, and only their rows of the table change;
---stack narrows them to the stacks whose label contains one of its texts.
+--stack narrows them to the stacks whose label contains one of its texts. --simulate-only runs
+the simulated side alone and prints it (no root, no emulator, docs/fidelity.md left as it is).
 
 The emulator's ngtcp2 is Debian 12's ngtcp2 0.12.1: its points are simulated with the profile
 of that version, `ngtcp2-0.12`, and also with `ngtcp2` (ngtcp2 1.x), both against the same
-emulated runs (two rows).
+emulated runs (two rows). tquic's redundant scheduler is simulated with the simulator's model
+of its rule, `tquic_redundant`, and also with the simulator's RE, `redundant`, against the same
+emulated runs.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ RECEIVER_ONLY = ("flow.dc.receiver.read_cost",)
 # overrides) for a stack label. The emulator's stack does not depend on the profile.
 ALSO_SIMULATED = {
     "ngtcp2 CUBIC / ngtcp2-0.12": ("ngtcp2 CUBIC / ngtcp2 (1.x)", {"flow.dc.profile": "ngtcp2"}),
+    "tquic redundant CUBIC / multipath QUIC tquic_redundant (rfc9002)":
+        ("tquic redundant CUBIC / multipath QUIC redundant (rfc9002)", {"flow.dc.multipath.scheduler": "redundant"}),
 }
 
 TWO_PATHS = """
@@ -153,9 +159,13 @@ def main() -> None:
                         help="run only the points whose point or stack label contains one of these texts; "
                              "the other rows of docs/fidelity.md stay as they are")
     parser.add_argument("--stack", nargs="+", metavar="TEXT", default=None,
-                        help="of those, run only the stacks whose label contains one of these texts")
+                        help="of those, run only the stacks whose label contains one of these texts; "
+                             "the other rows of docs/fidelity.md stay as they are")
+    parser.add_argument("--simulate-only", action="store_true",
+                        help="run and print only the simulated side (no root, no emulator; docs/fidelity.md "
+                             "is left as it is)")
     args = parser.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not args.simulate_only:
         sys.exit("fidelity: the emulator needs root (sudo .venv/bin/python bench/fidelity.py)")
     work = Path(args.out or tempfile.mkdtemp(prefix="fidelity-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -181,9 +191,12 @@ def main() -> None:
     two.write_text(TWO_PATHS)
     points.append(("two paths 20 + 10 Mbit/s", "kernel MPTCP / linux-mptcp-5.15", two, {}, {}))
     quic = {"flow.dc.transport": "quic", "flow.dc.profile": "rfc9002"}
-    for scheduler in ("minrtt", "redundant"):
+    # tquic's REDUNDANT against the simulator's model of its rule (the emulator runs tquic's
+    # REDUNDANT for `tquic_redundant` as for `redundant`).
+    for label, scheduler in (("tquic minrtt CUBIC / multipath QUIC (rfc9002)", "minrtt"),
+                             ("tquic redundant CUBIC / multipath QUIC tquic_redundant (rfc9002)", "tquic_redundant")):
         sets = {**quic, "flow.dc.multipath.scheduler": scheduler}
-        points.append(("two paths 20 + 10 Mbit/s", f"tquic {scheduler} CUBIC / multipath QUIC (rfc9002)", two, sets, sets))
+        points.append(("two paths 20 + 10 Mbit/s", label, two, sets, sets))
 
     lte_nr = work / "lte_nr.toml"
     lte_nr.write_text(LTE_NR)
@@ -198,13 +211,13 @@ def main() -> None:
     rows = []
     seeds = range(1, args.reps + 1)
     for i, (point, label, scenario, sim_sets, emu_sets) in enumerate(points):
-        if shutil.which("tquic_server") is None and label.startswith("tquic") and not (
+        if not args.simulate_only and shutil.which("tquic_server") is None and label.startswith("tquic") and not (
                 Path(sys.executable).parent / "tquic_server").exists():
             print(f"{point}: {label}: skipped (tquic_tools is not installed)")
             continue
         sims = [g for seed in seeds if (g := goodput(simulate(scenario, sim_sets, seed), size)) is not None]
         emus, p99s = [], []
-        for seed in seeds:
+        for seed in ([] if args.simulate_only else seeds):
             s = emulate(str(scenario), work / f"emu-{i}-{seed}", overrides=list(emu_sets.items()), seed=seed,
                         quiet=True, realtime=args.realtime)
             if (g := goodput(s, size)) is not None:
@@ -217,14 +230,17 @@ def main() -> None:
                 for l, o in also]:
             sim, sim_sd = mean_std(sims)
             diff = None if not (sim and emu) else (emu - sim) / sim
+            p99 = max(p99s, default=0.0)
             rows.append({"point": point, "stack": row_label, "sim_mbps": sim, "sim_sd": sim_sd, "emu_mbps": emu,
                          "emu_sd": emu_sd, "runs": [len(sims), len(emus)], "difference": diff,
-                         "p99_us": max(p99s)})
-            print(f"{point:28s} {row_label:34s} sim {sim or 0:7.2f} ± {sim_sd or 0:5.2f}  emu {emu or 0:7.2f} ± "
-                  f"{emu_sd or 0:5.2f}  {'' if diff is None else f'{diff:+.0%}'}  p99 ≤ {max(p99s):.0f} µs",
-                  flush=True)
+                         "p99_us": p99})
+            emu_part = "" if args.simulate_only else (
+                f"  emu {emu or 0:7.2f} ± {emu_sd or 0:5.2f}  {'' if diff is None else f'{diff:+.0%}'}  p99 ≤ {p99:.0f} µs")
+            print(f"{point:28s} {row_label:34s} sim {sim or 0:7.2f} ± {sim_sd or 0:5.2f}{emu_part}", flush=True)
     (work / "fidelity.json").write_text(json.dumps(rows, indent=1) + "\n")
-    write_doc(rows, args.realtime, args.reps, partial=bool(args.only))
+    if args.simulate_only:
+        return
+    write_doc(rows, args.realtime, args.reps, partial=bool(args.only or args.stack))
 
 
 def row_line(r: dict) -> str:
