@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import ssl
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ from pathlib import Path
 from aioquic.asyncio import QuicConnectionProtocol, connect, serve
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import HandshakeCompleted, StreamDataReceived
-from aioquic.quic.logger import QuicFileLogger
+from aioquic.quic.logger import QLOG_VERSION, QuicFileLogger
 
 ALPN = ["multiconn-bulk"]
 _CHUNK = 64 * 1024
@@ -120,13 +121,36 @@ class _Client(QuicConnectionProtocol):
                 self.done.set_result(time.monotonic())
 
 
+class _QlogFiles(QuicFileLogger):
+    """aioquic's one-file-per-trace logger, writing each file in one piece (the C encoder,
+    one write) so that a large trace is on disk well within the emulator's grace period."""
+
+    def end_trace(self, trace) -> None:
+        trace_dict = trace.to_dict()
+        text = json.dumps({"qlog_format": "JSON", "qlog_version": QLOG_VERSION, "traces": [trace_dict]})
+        Path(self.path, trace_dict["common_fields"]["ODCID"] + ".qlog").write_text(text)
+        self._traces.remove(trace)
+
+    def end_open_traces(self) -> None:
+        """Writes the traces of connections still open (still draining, or never closed)."""
+        for trace in list(self._traces):
+            self.end_trace(trace)
+
+
 async def _run_server(args) -> None:
     config = QuicConfiguration(is_client=False, alpn_protocols=ALPN, congestion_control_algorithm=args.cc)
     config.load_cert_chain(args.cert, args.key)
-    if args.qlog_dir:
-        config.quic_logger = QuicFileLogger(args.qlog_dir)
+    logger = _QlogFiles(args.qlog_dir) if args.qlog_dir else None
+    config.quic_logger = logger
+    # The emulator stops its programs with SIGTERM (then, 2 s later, SIGKILL). Handled by the
+    # event loop, the signal waits for a trace being written to finish, and the traces of
+    # connections still open are written before the server exits: no qlog is cut short.
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await serve(args.host, args.port, configuration=config, create_protocol=_Server)
-    await asyncio.Future()
+    await stop.wait()
+    if logger is not None:
+        logger.end_open_traces()
 
 
 async def _run_client(args) -> None:
