@@ -141,6 +141,14 @@ def test_an_aioquic_download_through_an_emulated_link(tmp_path: Path, cli) -> No
     assert table.num_rows == len((out / "timeseries.csv").read_text().splitlines()) - 1
     assert (out / "flows" / "dl" / "client.json").exists()
     assert proc.stdout.startswith("dl: aioquic, ")
+    # The server's qlog is whole although the emulator stopped the server with SIGTERM: one
+    # trace, as JSON, with the packets it sent.
+    [qlog] = (out / "flows" / "dl" / "qlog-server").glob("*.qlog")
+    events = json.loads(qlog.read_text())["traces"][0]["events"]
+    assert sum(e["name"] == "transport:packet_sent" for e in events) >= 4_000_000 // 1200, len(events)
+    # The transfer on the wire is the one QUIC connection, shorter than the client's lifetime.
+    t = f["transfer"]
+    assert t["connections"] == 1 and 0 < t["seconds"] < f["completion_s"], f
 
 
 UPLOAD = """
