@@ -83,6 +83,21 @@
 //!   samples within a second of a CUBIC epoch's start only touches `delay_min` in congestion
 //!   avoidance and is not modelled.
 //!
+//! **`aioquic`**: not HyStart++ either, but aioquic's own delay test, `QuicRttMonitor`
+//! (`quic/congestion/base.py`, used by its `reno` and `cubic` in `on_rtt_measurement`; checked
+//! at aioquic 1.7.2):
+//!
+//! * It runs only in the first slow start (`ssthresh is None`): a congestion event or its own
+//!   exit ends it for good. Only ACKs with an RTT sample count (aioquic calls it after the
+//!   ACK's packets grew the window), with the raw `latest_rtt`, at most one per
+//!   [`AIOQUIC_GRANULARITY`] (`now > sample_time + K_GRANULARITY`), application-limited or not.
+//! * The samples fill a ring of [`AIOQUIC_SAMPLES`]; once it is full, each sample sets the
+//!   ring's minimum and maximum (aioquic's loop: a value below the minimum is not also tested
+//!   against the maximum), `filtered_min` becomes the ring's maximum whenever that is below
+//!   it, and with `delta = minimum − filtered_min`: `4·delta ≥ filtered_min` counts an
+//!   increase, [`AIOQUIC_SAMPLES`] increases end slow start (`ssthresh = cwnd`, after the
+//!   ACK's growth); otherwise a positive `delta` resets the count (a negative one does not).
+//!
 //! The per-ACK growth limit L of RFC 9406 §4.2 is not applied in either (the simulated senders
 //! pace, for which the RFC sets L = ∞; ngtcp2 has no L).
 
@@ -108,6 +123,12 @@ pub const LINUX_ACK_DELTA: Dur = Dur::from_millis(2);
 /// Linux's `hystart_ack_delay` at pacing rates below 262 MB/s: the ACK train's cushion.
 pub const LINUX_ACK_TRAIN_CUSHION: Dur = Dur::from_millis(1);
 
+/// aioquic's `QuicRttMonitor._size`: the ring of RTT samples, and the increases in a row that
+/// end slow start.
+pub const AIOQUIC_SAMPLES: usize = 5;
+/// aioquic's `K_GRANULARITY`: the monitor takes at most one sample per this interval.
+pub const AIOQUIC_GRANULARITY: Dur = Dur::from_millis(1);
+
 /// Whose reading of RFC 9406 (see the module notes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -122,6 +143,9 @@ pub enum HyStartRule {
     Ngtcp2V012,
     /// Linux CUBIC's HyStart (`tcp_cubic.c`): ACK train and delay tests, exit at once.
     Linux,
+    /// aioquic's `QuicRttMonitor` (`congestion/base.py`): a rise of a 5-sample window's
+    /// minimum RTT, 5 samples in a row, ends the first slow start.
+    Aioquic,
 }
 
 /// Where HyStart++ is.
@@ -175,6 +199,68 @@ pub struct HyStart {
     delay_min: Option<Dur>,
     train_start: Option<Time>,
     train_last: Option<Time>,
+    /// aioquic: its RTT monitor.
+    monitor: RttMonitor,
+}
+
+/// aioquic's `QuicRttMonitor` (see the module notes).
+#[derive(Debug, Clone, Default)]
+struct RttMonitor {
+    samples: [Dur; AIOQUIC_SAMPLES],
+    next: usize,
+    ready: bool,
+    sample_min: Dur,
+    sample_max: Dur,
+    filtered_min: Option<Dur>,
+    increases: usize,
+    sample_time: Time,
+}
+
+impl RttMonitor {
+    /// `add_rtt`.
+    fn add(&mut self, rtt: Dur) {
+        self.samples[self.next] = rtt;
+        self.next += 1;
+        if self.next >= AIOQUIC_SAMPLES {
+            self.next = 0;
+            self.ready = true;
+        }
+        if self.ready {
+            self.sample_max = self.samples[0];
+            self.sample_min = self.samples[0];
+            for &sample in &self.samples[1..] {
+                if sample < self.sample_min {
+                    self.sample_min = sample;
+                } else if sample > self.sample_max {
+                    self.sample_max = sample;
+                }
+            }
+        }
+    }
+
+    /// `is_rtt_increasing`: whether slow start ends with this sample.
+    fn rising(&mut self, now: Time, rtt: Dur) -> bool {
+        if now <= self.sample_time + AIOQUIC_GRANULARITY {
+            return false;
+        }
+        self.add(rtt);
+        self.sample_time = now;
+        if !self.ready {
+            return false;
+        }
+        if self.filtered_min.map_or(true, |f| f > self.sample_max) {
+            self.filtered_min = Some(self.sample_max);
+        }
+        let filtered = self.filtered_min.unwrap_or(self.sample_max);
+        if self.sample_min >= filtered && (self.sample_min - filtered).0.saturating_mul(4) >= filtered.0 {
+            self.increases += 1;
+            return self.increases >= AIOQUIC_SAMPLES;
+        }
+        if self.sample_min > filtered {
+            self.increases = 0;
+        }
+        false
+    }
 }
 
 impl HyStart {
@@ -199,6 +285,7 @@ impl HyStart {
             delay_min: None,
             train_start: None,
             train_last: None,
+            monitor: RttMonitor::default(),
         }
     }
 
@@ -256,7 +343,20 @@ impl HyStart {
                 SlowStartStep::GROW
             }
             HyStartRule::Linux => self.on_ack_linux(now, largest_acked_sent, sample, in_slow_start, cwnd),
+            HyStartRule::Aioquic => self.on_ack_aioquic(now, sample, in_slow_start),
         }
+    }
+
+    /// aioquic rule (`on_rtt_measurement` with `QuicRttMonitor.is_rtt_increasing`).
+    fn on_ack_aioquic(&mut self, now: Time, sample: Option<Dur>, in_slow_start: bool) -> SlowStartStep {
+        let Some(rtt) = sample.filter(|_| in_slow_start && self.phase != HyStartPhase::Done) else {
+            return SlowStartStep::GROW;
+        };
+        if !self.monitor.rising(now, rtt) {
+            return SlowStartStep::GROW;
+        }
+        self.phase = HyStartPhase::Done;
+        SlowStartStep { divisor: 1, exit: true }
     }
 
     /// Whether the controller passes it the ACKs of a recovery period too (as
@@ -487,7 +587,7 @@ impl HyStart {
     /// A loss or ECN-CE: under RFC 9406 it ends HyStart++ (slow start after it is plain);
     /// ngtcp2 and Linux keep their state for the next slow start.
     pub fn on_congestion_event(&mut self) {
-        if self.rule == HyStartRule::Rfc9406 {
+        if matches!(self.rule, HyStartRule::Rfc9406 | HyStartRule::Aioquic) {
             self.phase = HyStartPhase::Done;
         }
     }
@@ -642,6 +742,56 @@ mod tests {
 
     const GROW_QUARTER: SlowStartStep = SlowStartStep { divisor: CSS_GROWTH_DIVISOR, exit: false };
 
+    /// aioquic rule: one ACK with an RTT sample (ms) every `step_us` µs from 1 s on; the index
+    /// of the ACK that ends slow start, if one does.
+    fn aioquic_exit(samples: &[u64], step_us: u64) -> Option<usize> {
+        let mut h = HyStart::with_rule(1200, HyStartRule::Aioquic);
+        let mut rtt = RttEstimator::new(Dur::from_millis(333), crate::RttVarRule::Rfc9002);
+        let mut exit = None;
+        for (i, &ms) in samples.iter().enumerate() {
+            rtt.update(Dur(ms * MS), Dur::ZERO);
+            let now = Time(1_000 * MS + i as u64 * step_us * 1_000);
+            let step = h.on_ack_event(now, Time(now.0 - ms * MS), &rtt, exit.is_none(), false, 0);
+            if step.exit {
+                assert_eq!(step.divisor, 1, "the exiting ACK has grown the window first");
+                assert!(exit.is_none(), "slow start ends once");
+                exit = Some(i);
+            }
+        }
+        exit
+    }
+
+    /// The expected indices come from aioquic 1.7.2's own `QuicRttMonitor.is_rtt_increasing`
+    /// fed the same samples at the same instants (`congestion/base.py`).
+    #[test]
+    fn aioquic_rule_matches_aioquics_rtt_monitor() {
+        let flat_then = |rest: &[u64]| -> Vec<u64> { [20; 10].iter().chain(rest).copied().collect() };
+        // A rise of a quarter of the 20 ms floor, held: the fifth increase in a row ends it.
+        assert_eq!(aioquic_exit(&flat_then(&[26; 10]), 1500), Some(18));
+        // 24 ms stays below 20 + 20/4: never.
+        assert_eq!(aioquic_exit(&flat_then(&[24; 20]), 1500), None);
+        // A window whose minimum is above the floor but by less than a quarter resets the count.
+        let reset: Vec<u64> = flat_then(&[26, 26, 26, 26, 22]).into_iter().chain([26; 10]).collect();
+        assert_eq!(aioquic_exit(&reset, 1500), Some(23));
+        // One lower sample holds the window's minimum down for five samples.
+        let dip: Vec<u64> = flat_then(&[26, 26, 26, 26, 18]).into_iter().chain([26; 10]).collect();
+        assert_eq!(aioquic_exit(&dip, 1500), Some(23));
+        // At most one sample per millisecond: ACKs 0.5 ms apart feed a third of them.
+        assert_eq!(aioquic_exit(&flat_then(&[26; 10]), 500), None);
+    }
+
+    #[test]
+    fn aioquic_rule_acts_only_in_the_first_slow_start() {
+        let mut h = HyStart::with_rule(1200, HyStartRule::Aioquic);
+        let mut rtt = RttEstimator::new(Dur::from_millis(333), crate::RttVarRule::Rfc9002);
+        h.on_congestion_event();
+        for i in 0..40u64 {
+            rtt.update(Dur((20 + 10 * u64::from(i >= 10)) * MS), Dur::ZERO);
+            let now = Time(1_000 * MS + i * 2 * MS);
+            assert_eq!(h.on_ack_event(now, now, &rtt, true, false, 0), SlowStartStep::GROW, "after a loss ssthresh is set: no monitor");
+        }
+    }
+
     #[test]
     fn ngtcp2_counts_acks_without_rtt_sample_but_only_samples_set_the_minimum() {
         // A 50 ms round, then a round whose first seven ACKs carry no RTT sample (their
@@ -705,7 +855,7 @@ mod tests {
                     s.round(&[Some(55); 8]);
                     assert_eq!(s.h.phase(), HyStartPhase::SlowStart);
                 }
-                HyStartRule::Ngtcp2V012 | HyStartRule::Linux => unreachable!(),
+                HyStartRule::Ngtcp2V012 | HyStartRule::Linux | HyStartRule::Aioquic => unreachable!(),
             }
         }
     }
