@@ -926,7 +926,9 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn sender() -> Sender {
+    /// A sender of `MSS`-byte segments with SACK and RACK-TLP, unpaced, whose controller is
+    /// built from `cc`.
+    fn sender_with(cc: CcConfig) -> Sender {
         let cfg = SenderConfig {
             mss: MSS,
             dup_thresh: 3,
@@ -938,10 +940,13 @@ mod tests {
             granularity: Dur::from_millis(1),
             rto_restart: RtoRestart::Ack,
         };
-        let cc = multiconn_cc::build(&CcConfig::tcp_default(CcKind::NewReno, MSS));
         let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });
         let rto = RtoTimer::new(Dur::from_millis(1), Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1));
-        let mut s = Sender::new(cfg, 1, RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002), rto, cc, pacer);
+        Sender::new(cfg, 1, RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002), rto, multiconn_cc::build(&cc), pacer)
+    }
+
+    fn sender() -> Sender {
+        let mut s = sender_with(CcConfig::tcp_default(CcKind::NewReno, MSS));
         s.set_ecn(true);
         s.write(1 << 20);
         s
@@ -1021,21 +1026,7 @@ mod tests {
 
     /// A CUBIC sender whose application has written `bytes`, with a 10-segment initial window.
     fn cubic_sender(bytes: u64) -> Sender {
-        let cfg = SenderConfig {
-            mss: MSS,
-            dup_thresh: 3,
-            rack_tlp: true,
-            sack: true,
-            timestamps: false,
-            time_threshold: [9, 8],
-            wmem: [4096, 1 << 20, 1 << 22],
-            granularity: Dur::from_millis(1),
-            rto_restart: RtoRestart::Ack,
-        };
-        let cc = multiconn_cc::build(&CcConfig { app_limited_check: true, ..CcConfig::tcp_default(CcKind::Cubic, MSS) });
-        let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });
-        let rto = RtoTimer::new(Dur::from_millis(1), Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1));
-        let mut s = Sender::new(cfg, 1, RttEstimator::new(Dur::from_millis(100), RttVarRule::Rfc9002), rto, cc, pacer);
+        let mut s = sender_with(CcConfig { app_limited_check: true, ..CcConfig::tcp_default(CcKind::Cubic, MSS) });
         s.set_peer_window(u16::MAX, 14);
         s.write(bytes);
         s
