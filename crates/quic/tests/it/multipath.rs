@@ -193,17 +193,7 @@ fn redundant_copies_never_retransmit_data_already_acknowledged_on_another_path()
     h.run_until(done + ms(500));
     assert_eq!(h.client.stats().delivered, size);
 
-    // Replay in time order: client datagrams as they arrive at the server (before anything the
-    // server sends at the same instant), server datagrams as they are sent.
-    let mut events: Vec<(Time, u8, &Wire)> = Vec::new();
-    for w in &h.log {
-        match w.from {
-            Role::Client if !w.dropped => events.push((w.arrival, 0, w)),
-            Role::Server => events.push((w.sent, 1, w)),
-            Role::Client => {}
-        }
-    }
-    events.sort_by_key(|&(t, order, _)| (t, order));
+    let events = replay_order(&h.log);
     // 1-RTT packets of the server by (path, packet number): their STREAM ranges.
     type Ranges = Vec<(u64, u64, u64)>;
     let mut sent: HashMap<(u32, u64), Ranges> = HashMap::new();
@@ -427,15 +417,7 @@ fn tquic_redundant_sends_queued_copies_before_new_data_and_only_what_is_unacknow
     h.run_until(done + ms(500));
     assert_eq!(h.client.stats().delivered, size);
 
-    let mut events: Vec<(Time, u8, &Wire)> = Vec::new();
-    for w in &h.log {
-        match w.from {
-            Role::Client if !w.dropped => events.push((w.arrival, 0, w)),
-            Role::Server => events.push((w.sent, 1, w)),
-            Role::Client => {}
-        }
-    }
-    events.sort_by_key(|&(t, order, _)| (t, order));
+    let events = replay_order(&h.log);
     let mut sent_bytes = RangeSet::new();
     let mut acked = RangeSet::new();
     let mut by_pn: HashMap<(u32, u64), Vec<(u64, u64)>> = HashMap::new();
@@ -525,4 +507,19 @@ fn uncovered_len(set: &multiconn_quic::range_set::RangeSet, s: u64, e: u64) -> u
         from = y;
     }
     n
+}
+
+/// The wire log in replay order: client datagrams as they arrive at the server (before anything
+/// the server sends at the same instant), server datagrams as they are sent.
+fn replay_order(log: &[Wire]) -> Vec<(Time, u8, &Wire)> {
+    let mut events: Vec<(Time, u8, &Wire)> = Vec::new();
+    for w in log {
+        match w.from {
+            Role::Client if !w.dropped => events.push((w.arrival, 0, w)),
+            Role::Server => events.push((w.sent, 1, w)),
+            Role::Client => {}
+        }
+    }
+    events.sort_by_key(|&(t, order, _)| (t, order));
+    events
 }
