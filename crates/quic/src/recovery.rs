@@ -37,6 +37,14 @@
 //!   timer; an acknowledgement resets it. The controller hears of each packet
 //!   (`on_packet_timed_out`) and then of a timeout (`on_persistent_congestion`). The Initial
 //!   and Handshake spaces keep RFC 9002's probe timeout.
+//! * With `retransmit_timer = "aioquic-1.7"` (aioquic 1.7.2, `recovery.py` `reschedule_data`
+//!   and `_in_persistent_congestion`) a 1-RTT probe timeout first declares the oldest
+//!   outstanding ack-eliciting packet lost without telling the controller (aioquic's
+//!   `on_packets_expired`: its bytes only leave the flight) so that the probe carries its
+//!   frames, and asks for one probe, not two. A later ACK of that packet counts as a spurious
+//!   loss of no congestion event. (aioquic ends a persistent-congestion period at any gap in
+//!   the lost packets' numbers; packets it forgot before are always older than those a later
+//!   detection run declares lost, so the RFC's rule above gives the same periods.)
 
 use std::collections::VecDeque;
 
@@ -108,6 +116,9 @@ pub struct EcnSenderStats {
 const LOST_RETENTION_PTOS: u64 = 3;
 /// At most this many lost records are kept per space.
 const LOST_RETENTION_MAX: usize = 4096;
+/// The congestion-event id of packets declared lost outside any congestion event (the
+/// `aioquic-1.7` probe timeout). Event ids start at 1.
+const NO_CONGESTION_EVENT: u32 = 0;
 
 /// Loss recovery constants (from a profile's `[recovery]` and `[ack]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -765,7 +776,7 @@ impl Recovery {
         let pc_duration = Dur(self.rtt.pto_base(self.cfg.max_ack_delay).0.saturating_mul(self.cfg.persistent_congestion_threshold as u64));
         let threshold = self.cfg.packet_threshold;
         let first_sample = self.first_rtt_sample;
-        let event = self.event_id.wrapping_add(1);
+        let event = self.next_event_id();
         let sp = &mut self.spaces[si];
         sp.loss_time = None;
         let Some(largest) = sp.largest_acked else { return };
@@ -962,6 +973,10 @@ impl Recovery {
                     self.set_loss_detection_timer(now);
                     return TimeoutAction::TimerLoss { episode, ack_lost };
                 }
+                Some((_, Space::Data)) if self.cfg.retransmit_timer == RetransmitTimer::Aioquic17 => {
+                    self.expire_oldest(now, Space::Data, out);
+                    TimeoutAction::Probe { space: Space::Data, count: 1 }
+                }
                 Some((_, space)) => TimeoutAction::Probe { space, count: 2 },
                 None => {
                     self.set_loss_detection_timer(now);
@@ -979,7 +994,7 @@ impl Recovery {
     /// `picoquic-2022` timer.
     pub fn retransmit_timeout(&self) -> Dur {
         match self.cfg.retransmit_timer {
-            RetransmitTimer::Rfc9002 => self.rtt.pto_base(self.cfg.max_ack_delay),
+            RetransmitTimer::Rfc9002 | RetransmitTimer::Aioquic17 => self.rtt.pto_base(self.cfg.max_ack_delay),
             RetransmitTimer::Picoquic2022 => self.picoquic_timer_base(),
         }
     }
@@ -1020,6 +1035,36 @@ impl Recovery {
         Some(oldest.time_sent + self.picoquic_timer())
     }
 
+    /// The id of the next congestion event, never [`NO_CONGESTION_EVENT`].
+    fn next_event_id(&self) -> u32 {
+        match self.event_id.wrapping_add(1) {
+            NO_CONGESTION_EVENT => NO_CONGESTION_EVENT + 1,
+            id => id,
+        }
+    }
+
+    /// aioquic 1.7's probe timeout (`recovery.py` `reschedule_data`): the oldest outstanding
+    /// ack-eliciting packet of `space` is declared lost so that the probe carries its frames,
+    /// without a congestion event (`on_packets_expired`: only bytes in flight change).
+    fn expire_oldest(&mut self, now: Time, space: Space, out: &mut Outcome) {
+        let si = space.index();
+        let sp = &mut self.spaces[si];
+        let start = sp.cursor.saturating_sub(sp.base) as usize;
+        let Some(i) = sp.sent.iter().skip(start).position(|p| p.state == State::Outstanding && p.ack_eliciting) else { return };
+        let i = start + i;
+        let pn = sp.base + i as u64;
+        let p = &mut sp.sent[i];
+        p.state = State::Lost;
+        p.lost_event = NO_CONGESTION_EVENT;
+        if p.in_flight {
+            sp.bytes_in_flight -= p.size as u64;
+        }
+        sp.ack_eliciting_in_flight -= 1;
+        out.lost.push(PacketOutcome { space, pn, content: p.content.clone() });
+        self.stats.lost_packets += 1;
+        self.pop_front(si, now);
+    }
+
     /// The `picoquic-2022` retransmission timer fired: declares lost, oldest first, the
     /// outstanding packets whose send time plus the timer has passed. Returns whether a new
     /// timer-based loss episode began and whether ACK-only packets were among them (picoquic
@@ -1027,7 +1072,7 @@ impl Recovery {
     /// shows in its own timer even at an end that only acknowledges).
     fn timer_loss(&mut self, now: Time, out: &mut Outcome) -> (bool, bool) {
         let si = Space::Data.index();
-        let event = self.event_id.wrapping_add(1);
+        let event = self.next_event_id();
         let mut lost = std::mem::take(&mut self.scratch);
         lost.clear();
         let mut episode = false;

@@ -140,6 +140,12 @@ pub enum RetransmitTimer {
     /// congestion controller sees a timeout (collapse to the minimum window).
     #[serde(rename = "picoquic-2022")]
     Picoquic2022,
+    /// aioquic 1.7 (`recovery.py` `reschedule_data`, `_in_persistent_congestion`): RFC 9002's
+    /// probe timeout, but each 1-RTT expiry first declares the oldest outstanding ack-eliciting
+    /// packet lost without a congestion event (its bytes leave the flight, its frames are sent
+    /// again in the one probe) and sends a single probe.
+    #[serde(rename = "aioquic-1.7")]
+    Aioquic17,
 }
 
 /// RTO from the RTT estimate.
@@ -301,6 +307,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("rfc9002", include_str!("../profiles/rfc9002.toml")),
     ("linux-tcp", include_str!("../profiles/linux-tcp.toml")),
     ("aioquic", include_str!("../profiles/aioquic.toml")),
+    ("aioquic-1.7", include_str!("../profiles/aioquic-1.7.toml")),
     ("ngtcp2", include_str!("../profiles/ngtcp2.toml")),
     ("ngtcp2-0.12", include_str!("../profiles/ngtcp2-0.12.toml")),
     ("picoquic-2022", include_str!("../profiles/picoquic-2022.toml")),
@@ -447,7 +454,7 @@ mod tests {
 
     #[test]
     fn builtin_names_are_split_by_transport() {
-        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "ngtcp2", "ngtcp2-0.12", "picoquic-2022", "ns3-quic-2019"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "aioquic-1.7", "ngtcp2", "ngtcp2-0.12", "picoquic-2022", "ns3-quic-2019"]);
         assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15", "ns3-tcp-3.29"]);
         assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
     }

@@ -5,6 +5,7 @@ use multiconn_cc::{CcKind, RttEstimator};
 use multiconn_core::{Dur, Time};
 use multiconn_quic::packet::Space;
 use multiconn_quic::recovery::{Outcome, Recovery, RecoveryConfig, SentPacketInfo, TimeoutAction};
+use multiconn_transport::profile::RetransmitTimer;
 use multiconn_transport::Profile;
 use support::*;
 
@@ -262,4 +263,77 @@ fn picoquic_2022_timer_declares_loss_oldest_first_with_capped_backoff() {
     ack(&mut r, t(3300.0), &[(6, 6)], Dur::ZERO);
     assert_eq!(r.pto_count(), 0);
     assert_eq!(r.loss_detection_timer(), Some(t(3200.0) + r.retransmit_timeout()));
+}
+
+fn aioquic_1_7() -> Profile {
+    Profile::builtin("aioquic-1.7", multiconn_transport::profile::TransportKind::Quic).unwrap()
+}
+
+/// Three packets after a first RTT sample, then two probe timeouts without an ACK.
+fn two_ptos(profile: &Profile) -> (Recovery, [u64; 3], Time, Vec<Outcome>) {
+    let mut r = recovery(profile);
+    send(&mut r, t(0.0));
+    ack(&mut r, t(100.0), &[(0, 0)], Dur::ZERO);
+    let pns = [send(&mut r, t(200.0)), send(&mut r, t(201.0)), send(&mut r, t(202.0))];
+    let base = r.retransmit_timeout();
+    let fire1 = t(202.0) + base;
+    assert_eq!(r.loss_detection_timer(), Some(fire1));
+    let mut outs = Vec::new();
+    let mut out = Outcome::default();
+    let expected = if profile.recovery.retransmit_timer == RetransmitTimer::Aioquic17 { 1 } else { 2 };
+    assert_eq!(r.on_timeout(fire1, &mut out), TimeoutAction::Probe { space: Space::Data, count: expected });
+    outs.push(std::mem::take(&mut out));
+    send(&mut r, fire1);
+    let fire2 = fire1 + Dur(2 * base.0);
+    assert_eq!(r.on_timeout(fire2, &mut out), TimeoutAction::Probe { space: Space::Data, count: expected });
+    outs.push(out);
+    send(&mut r, fire2);
+    (r, pns, fire2, outs)
+}
+
+#[test]
+fn an_aioquic_1_7_probe_timeout_resends_the_oldest_packet_without_a_congestion_event() {
+    let p = aioquic_1_7();
+    assert_eq!(p.recovery.retransmit_timer, RetransmitTimer::Aioquic17);
+    let (mut r, [a, b, c], fire2, outs) = two_ptos(&p);
+    let lost = |o: &Outcome| o.lost.iter().map(|x| x.pn).collect::<Vec<_>>();
+    assert_eq!(lost(&outs[0]), vec![a], "the first PTO gives up the oldest packet");
+    assert_eq!(lost(&outs[1]), vec![b], "the second the next oldest");
+    let cwnd = r.cwnd();
+    assert_eq!(cwnd, 12_000 + MDS, "the initial window grown by the first ACK, not reduced");
+    // c and the two probes are in flight; a and b left the flight.
+    assert_eq!(r.bytes_in_flight(), 3 * MDS);
+    assert_eq!((r.stats().lost_packets, r.stats().congestion_events), (2, 0));
+
+    // Everything but a is acknowledged: a is not found lost again (no congestion event), b
+    // counts as a spurious loss, and slow start goes on.
+    let probe2 = r.next_pn(Space::Data) - 1;
+    let out = ack(&mut r, fire2 + ms(100), &[(b, probe2)], Dur::ZERO);
+    assert!(out.lost.is_empty());
+    assert_eq!(out.spurious.iter().map(|x| x.pn).collect::<Vec<_>>(), vec![b]);
+    assert_eq!(r.stats().congestion_events, 0);
+    assert_eq!(r.cwnd(), cwnd + 3 * MDS, "c and the two probes acknowledged in slow start");
+    assert_eq!((r.bytes_in_flight(), r.pto_count()), (0, 0));
+    let _ = c;
+}
+
+#[test]
+fn an_rfc9002_probe_timeout_declares_nothing_and_the_later_ack_halves_the_window() {
+    let (mut r, [a, b, _], fire2, outs) = two_ptos(&rfc9002());
+    assert!(outs.iter().all(|o| o.lost.is_empty()));
+    assert_eq!(r.bytes_in_flight(), 5 * MDS);
+    let probe2 = r.next_pn(Space::Data) - 1;
+    let out = ack(&mut r, fire2 + ms(100), &[(b, probe2)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|x| x.pn).collect::<Vec<_>>(), vec![a], "packet threshold");
+    assert_eq!(r.stats().congestion_events, 1);
+    assert!(r.cwnd() < 12_000, "the congestion event reduced the window: {}", r.cwnd());
+}
+
+#[test]
+fn aioquic_1_7_collapses_the_window_on_persistent_congestion() {
+    let (pc, cwnd, _) = persistent_congestion_case(&aioquic_1_7(), 1);
+    assert!(pc);
+    assert_eq!(cwnd, 2 * MDS);
+    let (pc, _, _) = persistent_congestion_case(&aioquic_1_7(), 0);
+    assert!(!pc);
 }
