@@ -4,6 +4,7 @@ real stack, side by side. Regenerates docs/fidelity.md (run as root: the emulato
 
     sudo .venv/bin/python bench/fidelity.py [--out DIR] [--realtime] [--only TEXT ...] [--stack TEXT ...]
     .venv/bin/python bench/fidelity.py --simulate-only [--only TEXT ...] [--stack TEXT ...]
+    .venv/bin/python bench/fidelity.py --resimulate --stack TEXT ... [--only TEXT ...]
 
 Every point is a sized download; both sides are compared on the download goodput, size × 8 /
 completion time (from the flow's start to its last byte in the simulator, to the client's exit
@@ -12,10 +13,13 @@ are flagged; docs/fidelity.md says what is known of each. With --only, only the 
 point or stack label contains one of the texts run, and only their rows of the table change;
 --stack narrows them to the stacks whose label contains one of its texts. --simulate-only runs
 the simulated side alone and prints it (no root, no emulator, docs/fidelity.md left as it is).
+--resimulate runs the simulated side alone too, after a profile changed, and writes its rows
+against the emulated columns the table already has for the same point and real stack.
 
 The emulator's ngtcp2 is Debian 12's ngtcp2 0.12.1: its points are simulated with the profile
 of that version, `ngtcp2-0.12`, and also with `ngtcp2` (ngtcp2 1.x), both against the same
-emulated runs (two rows). tquic's redundant scheduler is simulated with the simulator's model
+emulated runs (two rows). Likewise the emulator's aioquic is 1.7.2 (PyPI): its points are
+simulated with `aioquic-1.7` and also with `aioquic` (1.0 to 1.3). tquic's redundant scheduler is simulated with the simulator's model
 of its rule, `tquic_redundant`, and also with the simulator's RE, `redundant`, against the same
 emulated runs.
 """
@@ -43,13 +47,14 @@ SIZE_MB = 20
 DC_STACKS = [
     ("kernel TCP CUBIC / linux-tcp", {"flow.dc.transport": "tcp", "flow.dc.profile": "linux-tcp", "flow.dc.cc": "cubic"}),
     ("ngtcp2 CUBIC / ngtcp2-0.12", {"flow.dc.profile": "ngtcp2-0.12", "flow.dc.cc": "cubic", "flow.dc.receiver.read_cost": "10 us"}),
-    ("aioquic NewReno / aioquic", {"flow.dc.profile": "aioquic", "flow.dc.cc": "newreno", "flow.dc.receiver.read_cost": "100 us"}),
+    ("aioquic NewReno / aioquic-1.7", {"flow.dc.profile": "aioquic-1.7", "flow.dc.cc": "newreno", "flow.dc.receiver.read_cost": "100 us"}),
 ]
 RECEIVER_ONLY = ("flow.dc.receiver.read_cost",)
 # Further simulated rows against the same emulated runs: (stack label, its simulator
 # overrides) for a stack label. The emulator's stack does not depend on the profile.
 ALSO_SIMULATED = {
     "ngtcp2 CUBIC / ngtcp2-0.12": ("ngtcp2 CUBIC / ngtcp2 (1.x)", {"flow.dc.profile": "ngtcp2"}),
+    "aioquic NewReno / aioquic-1.7": ("aioquic NewReno / aioquic (1.0-1.3)", {"flow.dc.profile": "aioquic"}),
     "tquic redundant CUBIC / multipath QUIC tquic_redundant (rfc9002)":
         ("tquic redundant CUBIC / multipath QUIC redundant (rfc9002)", {"flow.dc.multipath.scheduler": "redundant"}),
 }
@@ -161,11 +166,17 @@ def main() -> None:
     parser.add_argument("--stack", nargs="+", metavar="TEXT", default=None,
                         help="of those, run only the stacks whose label contains one of these texts; "
                              "the other rows of docs/fidelity.md stay as they are")
+    parser.add_argument("--resimulate", action="store_true",
+                        help="run only the simulated side and compare it with the emulated columns already in "
+                             "docs/fidelity.md for the same point and real stack (after a profile changed; no root)")
     parser.add_argument("--simulate-only", action="store_true",
                         help="run and print only the simulated side (no root, no emulator; docs/fidelity.md "
                              "is left as it is)")
     args = parser.parse_args()
-    if os.geteuid() != 0 and not args.simulate_only:
+    if args.resimulate and not (args.only or args.stack):
+        sys.exit("fidelity: --resimulate rewrites rows: name them with --only or --stack")
+    table = emulated_rows(ROOT / "docs" / "fidelity.md") if args.resimulate else {}
+    if os.geteuid() != 0 and not (args.simulate_only or args.resimulate):
         sys.exit("fidelity: the emulator needs root (sudo .venv/bin/python bench/fidelity.py)")
     work = Path(args.out or tempfile.mkdtemp(prefix="fidelity-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -217,13 +228,18 @@ def main() -> None:
             continue
         sims = [g for seed in seeds if (g := goodput(simulate(scenario, sim_sets, seed), size)) is not None]
         emus, p99s = [], []
-        for seed in ([] if args.simulate_only else seeds):
+        reused = table.get((point, label.split(" / ")[0]))
+        if args.resimulate and reused is None:
+            sys.exit(f"fidelity: --resimulate: docs/fidelity.md has no emulated row for {point}: {label.split(' / ')[0]}")
+        for seed in ([] if args.simulate_only or args.resimulate else seeds):
             s = emulate(str(scenario), work / f"emu-{i}-{seed}", overrides=list(emu_sets.items()), seed=seed,
                         quiet=True, realtime=args.realtime)
             if (g := goodput(s, size)) is not None:
                 emus.append(g)
             p99s.append(s["timing"]["p99_us"] or 0.0)
         emu, emu_sd = mean_std(emus)
+        if reused is not None:
+            emu, emu_sd, p99s = reused[0], reused[1], [reused[2]]
         also = [ALSO_SIMULATED[label]] if label in ALSO_SIMULATED else []
         for row_label, sims in [(label, sims)] + [
                 (l, [g for seed in seeds if (g := goodput(simulate(scenario, {**sim_sets, **o}, seed), size)) is not None])
@@ -234,6 +250,8 @@ def main() -> None:
             rows.append({"point": point, "stack": row_label, "sim_mbps": sim, "sim_sd": sim_sd, "emu_mbps": emu,
                          "emu_sd": emu_sd, "runs": [len(sims), len(emus)], "difference": diff,
                          "p99_us": p99})
+            if reused is not None:
+                rows[-1]["runs"] = [len(sims), args.reps]
             emu_part = "" if args.simulate_only else (
                 f"  emu {emu or 0:7.2f} ± {emu_sd or 0:5.2f}  {'' if diff is None else f'{diff:+.0%}'}  p99 ≤ {p99:.0f} µs")
             print(f"{point:28s} {row_label:34s} sim {sim or 0:7.2f} ± {sim_sd or 0:5.2f}{emu_part}", flush=True)
@@ -241,6 +259,19 @@ def main() -> None:
     if args.simulate_only:
         return
     write_doc(rows, args.realtime, args.reps, partial=bool(args.only or args.stack))
+
+
+def emulated_rows(doc: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """The emulated columns of docs/fidelity.md's table: (point, real stack) -> (mean, standard
+    deviation, p99 lateness µs)."""
+    out = {}
+    for line in doc.read_text().split("\n"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or not line.startswith("| ") or " ± " not in cells[3]:
+            continue
+        mean, sd = (float(x) for x in cells[3].split(" ± "))
+        out[(cells[0], cells[1].split(" / ")[0])] = (mean, sd, float(cells[5]))
+    return out
 
 
 def row_line(r: dict) -> str:
