@@ -220,8 +220,12 @@ impl Connection {
         let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true, ecn: profile.ecn };
         let data_policy = AckPolicy {
             delay_acks: true,
-            threshold: profile.ack.ack_eliciting_threshold.max(1),
-            max_ack_delay,
+            // 0: no count, the timer alone.
+            threshold: match profile.ack.ack_eliciting_threshold {
+                0 => u32::MAX,
+                n => n,
+            },
+            max_ack_delay: profile.ack.ack_delay.unwrap_or(max_ack_delay),
             immediate_on_reorder: profile.ack.immediate_ack_on_reorder,
             ecn: profile.ecn,
         };

@@ -185,8 +185,13 @@ pub struct PacingKnobs {
 pub struct AckKnobs {
     /// QUIC max_ack_delay (transport parameter) / TCP delayed-ACK timer.
     pub max_ack_delay: Dur,
-    /// ACK after this many ack-eliciting packets (RFC 9000 §13.2.2: 2).
+    /// ACK after this many ack-eliciting packets (RFC 9000 §13.2.2: 2). QUIC: 0 = no count, an
+    /// ACK only when the ACK timer expires (or at once on reordering if asked).
     pub ack_eliciting_threshold: u32,
+    /// QUIC: the receiver's own ACK timer, after the first unacknowledged ack-eliciting packet;
+    /// absent = `max_ack_delay` (what it advertises stays `max_ack_delay`).
+    #[serde(default)]
+    pub ack_delay: Option<Dur>,
     /// ACK at once when a packet arrives out of order (RFC 9000 §13.2.1, RFC 5681 §4.2).
     pub immediate_ack_on_reorder: bool,
 }
@@ -343,6 +348,12 @@ impl Profile {
         }
         if self.cc.allowed.contains(&CcKind::Fast) || self.cc.default == CcKind::Fast {
             return Err("cc: \"fast\" judges losses one by one, which only the quic model reports; a tcp profile cannot offer it".into());
+        }
+        if self.ack.ack_eliciting_threshold == 0 {
+            return Err("ack.ack_eliciting_threshold = 0 (the ACK timer alone) is a quic setting; tcp acknowledges after 1 or more segments".into());
+        }
+        if self.ack.ack_delay.is_some() {
+            return Err("ack.ack_delay is a quic setting (tcp's delayed-ACK timer is ack.max_ack_delay)".into());
         }
         if self.recovery.retransmit_timer != RetransmitTimer::Rfc9002 {
             return Err("recovery.retransmit_timer is a quic setting (tcp has its own rto_rule)".into());
@@ -563,6 +574,11 @@ mod tests {
         assert!(e.contains("x.toml") && e.contains("loss_filter"), "{e}");
         let e = Profile::from_toml(&with("retransmit_timer = \"picoquic-2022\"", "recovery"), "x.toml").unwrap_err().to_string();
         assert!(e.contains("retransmit_timer is a quic setting"), "{e}");
+        let e = Profile::from_toml(&with("ack_delay = \"1 ms\"", "ack"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("ack.ack_delay is a quic setting"), "{e}");
+        let timer_only = tcp.replace("ack_eliciting_threshold = 2 ", "ack_eliciting_threshold = 0 ");
+        let e = Profile::from_toml(&timer_only, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("ack.ack_eliciting_threshold = 0"), "{e}");
         let mp = |ack: &str, sched: &str| {
             format!("{tcp}\n[multipath]\nscheduler = \"{sched}\"\nack_path = \"{ack}\"\nfailover = \"linux-mptcp\"\nabandon = \"requeue\"\nlink_events = \"react\"\n")
         };
