@@ -3,7 +3,7 @@
 //! The simulator ignores the section; resolving it here means `multiconn validate` catches a
 //! stack that cannot carry the flow before anyone needs root. The default follows the flow's
 //! own settings: TCP is the kernel's (MPTCP when it has several paths), QUIC is ngtcp2 unless
-//! the profile names aioquic, and a multipath QUIC flow is tquic.
+//! the profile is one of aioquic's (`aioquic`, `aioquic-1.7`), and a multipath QUIC flow is tquic.
 
 use super::errors::{err, FieldError};
 use crate::schema::{AppKind, FlowSection, Transport};
@@ -86,14 +86,35 @@ pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&st
     Ok(Some(EmulateSpec::Stack(stack)))
 }
 
+/// Whether a profile name is one of aioquic's (`aioquic`, `aioquic-1.7`, ...).
+fn is_aioquic_profile(profile: &str) -> bool {
+    profile == "aioquic" || profile.starts_with("aioquic-")
+}
+
 /// The stack a flow runs with when it does not name one.
 fn default_stack(transport: Transport, paths: usize, profile: Option<&str>) -> Option<&'static str> {
     match (transport, paths > 1, profile) {
         (Transport::Tcp, false, _) => Some("kernel-tcp"),
         (Transport::Tcp, true, _) => Some("kernel-mptcp"),
         (Transport::Quic, true, _) => Some("tquic"),
-        (Transport::Quic, false, Some("aioquic")) => Some("aioquic"),
+        (Transport::Quic, false, Some(p)) if is_aioquic_profile(p) => Some("aioquic"),
         (Transport::Quic, false, _) => Some("ngtcp2"),
         (Transport::Udp, _, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quic_flows_run_aioquic_under_either_aioquic_profile_and_ngtcp2_otherwise() {
+        for profile in ["aioquic", "aioquic-1.7"] {
+            assert_eq!(default_stack(Transport::Quic, 1, Some(profile)), Some("aioquic"), "{profile}");
+        }
+        for profile in [None, Some("rfc9002"), Some("ngtcp2-0.12"), Some("aioquicx")] {
+            assert_eq!(default_stack(Transport::Quic, 1, profile), Some("ngtcp2"), "{profile:?}");
+        }
+        assert_eq!(default_stack(Transport::Quic, 2, Some("aioquic-1.7")), Some("tquic"));
     }
 }
