@@ -5,7 +5,8 @@
 //! * [`handshake`]: SYN, SYN-ACK, ACK and option negotiation; [`app`]: TLS 1.3 and the
 //!   workload on the byte stream.
 //! * [`sender`]: send buffer, ACK processing, SACK/RACK-TLP loss recovery, RTO, controller;
-//!   built from [`scoreboard`] (RFC 6675), [`rack`] (RFC 8985) and [`rto`] (RFC 6298).
+//!   built from [`scoreboard`] (RFC 6675), [`rack`] (RFC 8985), [`rto`] (RFC 6298) and
+//!   [`prr`] (RFC 6937's proportional rate reduction as Linux runs it).
 //! * [`receiver`]: reassembly, SACK and D-SACK generation, delayed ACKs, advertised window;
 //!   [`autotune`]: Linux receive-buffer autotuning; [`gro`]: Linux's generic receive offload,
 //!   which coalesces segments arriving together before the receiver sees them.
@@ -24,6 +25,7 @@ pub mod connection;
 pub mod gro;
 pub mod handshake;
 pub mod mptcp;
+pub mod prr;
 pub mod rack;
 pub mod receiver;
 pub mod rto;
