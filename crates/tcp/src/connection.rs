@@ -453,7 +453,7 @@ impl Endpoint for TcpEndpoint {
     fn sample(&self) -> TransportSample {
         let rtt = self.sender.rtt();
         TransportSample {
-            cwnd: self.sender.controller().window(),
+            cwnd: self.sender.window(),
             bytes_in_flight: self.sender.scoreboard().pipe(),
             srtt: if rtt.has_sample() {
                 rtt.smoothed()

@@ -8,7 +8,9 @@
 //!   duplicate ACKs (RFC 5681 §3.2; RFC 6582 partial ACKs without SACK).
 //! * Recovery (RFC 6675 §5, RFC 6582 §3.2): one congestion event per episode, recovery point
 //!   = snd_nxt at entry, sending while `pipe + segment ≤ cwnd` with NextSeg rule 1 (lost
-//!   segments first) then new data. PRR is not modelled.
+//!   segments first) then new data. The window is the controller's target from entry on, or,
+//!   with `rate_reduction = "prr"`, the one Linux's proportional rate reduction sets per ACK
+//!   ([`crate::prr`]) until the episode ends, the controller growing nothing meanwhile.
 //! * Tail loss probe (RFC 8985 §7): PTO = 2·SRTT (+ WCDelAckT = 200 ms when one segment is
 //!   outstanding), capped by the RTO; the probe sends new data or retransmits the last
 //!   segment; `tlp_high_seq` decides afterwards whether a loss was repaired (Linux
@@ -38,15 +40,16 @@
 //!   segment, and further ECE is ignored until something above `snd_nxt` at entry is
 //!   acknowledged (so that the CWR reached the receiver): one reduction per window of data.
 //!   Entering loss recovery or an RTO also queues CWR (Linux `tcp_init_cwnd_reduction`,
-//!   `tcp_enter_loss`). PRR is not modelled: the window drops to the controller's target at
-//!   once, as it does for a loss.
+//!   `tcp_enter_loss`). The window drops to the controller's target at once, as it does for a
+//!   loss, or comes down by PRR until CWR ends.
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
+use multiconn_cc::{AckEvent, CcKind, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
 use multiconn_core::{Dur, Time};
-use multiconn_transport::profile::RtoRestart;
+use multiconn_transport::profile::{RateReduction, RtoRestart};
 
+use crate::prr::Prr;
 use crate::rack::Rack;
 use crate::rto::RtoTimer;
 use crate::scoreboard::{Scoreboard, SentSegment};
@@ -72,6 +75,8 @@ pub struct SenderConfig {
     /// Whether retransmitting the head segment restarts the RTO (Linux) or only ACKs that
     /// advance do.
     pub rto_restart: RtoRestart,
+    /// How the window comes down in fast recovery and CWR: at once, or by Linux's PRR.
+    pub rate_reduction: RateReduction,
 }
 
 impl SenderConfig {
@@ -87,6 +92,7 @@ impl SenderConfig {
             wmem: knobs.wmem,
             granularity: rec.granularity,
             rto_restart: rec.rto_restart,
+            rate_reduction: rec.rate_reduction,
         }
     }
 }
@@ -180,6 +186,9 @@ pub struct Sender {
     cwnd_limited: bool,
     max_outstanding: u64,
     cwnd_usage_seq: u64,
+    /// The proportional rate reduction in force (with `rate_reduction = "prr"`) and when it
+    /// began; meaningful only while in fast recovery or CWR.
+    prr: Option<(Prr, Time)>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -241,6 +250,7 @@ impl Sender {
             cwnd_limited: false,
             max_outstanding: 0,
             cwnd_usage_seq: 0,
+            prr: None,
             cfg,
         };
         s.grow_sndbuf();
@@ -258,6 +268,42 @@ impl Sender {
     }
     pub fn controller(&self) -> &dyn Controller {
         self.cc.as_ref()
+    }
+    /// The congestion window in force, bytes: the controller's, or during a proportional rate
+    /// reduction the one it sets.
+    pub fn window(&self) -> u64 {
+        match &self.prr {
+            Some((p, _)) if self.in_cwnd_reduction() => p.cwnd(),
+            _ => self.cc.window(),
+        }
+    }
+    /// The proportional rate reduction in force, if any.
+    pub fn prr(&self) -> Option<&Prr> {
+        self.prr.as_ref().filter(|_| self.in_cwnd_reduction()).map(|(p, _)| p)
+    }
+    /// In fast recovery or in CWR (Linux `tcp_in_cwnd_reduction`).
+    fn in_cwnd_reduction(&self) -> bool {
+        self.episode.is_some_and(|e| e.kind == EpisodeKind::Fast) || self.cwr_point.is_some()
+    }
+    /// The window comes down by PRR: the profile asks for it and the controller leaves the
+    /// window in recovery to the sender (Linux BBR sets it itself, `cong_control`).
+    fn prr_on(&self) -> bool {
+        self.cfg.rate_reduction != RateReduction::Immediate && self.cc.kind() != CcKind::Bbr
+    }
+    /// Linux `tcp_init_cwnd_reduction`: a reduction from `prior` bytes to the window the
+    /// controller has just set, unless one is already under way.
+    fn start_prr(&mut self, now: Time, prior: u64, reducing: bool) {
+        if !self.prr_on() || (reducing && self.prr.is_some()) {
+            return;
+        }
+        let banks_credit = self.cfg.rate_reduction == RateReduction::Prr;
+        self.prr = Some((Prr::new(prior, self.cc.window(), self.cfg.mss, banks_credit), now));
+    }
+    /// Forgets a reduction that is over (the window is the controller's again).
+    fn end_prr_if_over(&mut self) {
+        if !self.in_cwnd_reduction() {
+            self.prr = None;
+        }
     }
     pub fn rto_timer(&self) -> &RtoTimer {
         &self.rto
@@ -359,13 +405,13 @@ impl Sender {
         if self.cwnd_limited {
             return true;
         }
-        let cwnd = self.cc.window();
+        let cwnd = self.window();
         let in_slow_start = self.cc.ssthresh().map_or(true, |s| cwnd < s);
         in_slow_start && cwnd < 2 * self.max_outstanding
     }
 
     fn grow_sndbuf(&mut self) {
-        let want = (2 * self.cc.window())
+        let want = (2 * self.window())
             .min(self.cfg.wmem[2])
             .max(self.cfg.wmem[1]);
         self.sndbuf = self.sndbuf.max(want);
@@ -414,6 +460,7 @@ impl Sender {
         }
 
         let mut newly = 0u64;
+        let mut newly_segments = 0u64;
         let mut newest: Option<SentSegment> = None;
         let mut rtt_sample: Option<Dur> = None;
         let mut head_retx: Option<SentSegment> = None;
@@ -423,6 +470,7 @@ impl Sender {
             let use_rack = self.cfg.rack_tlp;
             let mut on_delivered = |s: &SentSegment| {
                 newly += s.len();
+                newly_segments += 1;
                 if use_rack {
                     rack.on_delivered(now, s, min_rtt, tsecr);
                 }
@@ -508,18 +556,32 @@ impl Sender {
             }
         }
 
+        // Linux `tcp_cong_control`: in a reduction the ACK sets the window by PRR and the
+        // controller does not grow it; the controller sees the ACK as acknowledging nothing
+        // sent after the reduction began, so its recovery period lasts as long.
+        let prr_start = self.prr.as_ref().filter(|_| self.in_cwnd_reduction()).map(|&(_, t)| t);
         if newly > 0 {
             let rate_sample = self.delivery.take_sample(self.rtt.min());
             let app_limited = !self.is_cwnd_limited();
+            let largest_acked_sent = newest.map_or(now, |n| n.last_sent);
             let ev = AckEvent {
                 bytes_acked: newly,
-                largest_acked_sent: newest.map_or(now, |n| n.last_sent),
+                largest_acked_sent: prr_start.map_or(largest_acked_sent, |t| largest_acked_sent.min(t)),
                 prior_in_flight,
                 bytes_in_flight: self.sb.pipe(),
                 app_limited,
                 rate_sample,
             };
             self.cc.on_ack(now, &ev, &self.rtt);
+        }
+        if prr_start.is_some() {
+            let pipe = self.sb.pipe();
+            if let Some((p, _)) = self.prr.as_mut() {
+                p.on_ack(newly_segments, pipe, advanced, lost_bytes > 0);
+            }
+        }
+        self.end_prr_if_over();
+        if newly > 0 {
             self.grow_sndbuf();
         }
 
@@ -640,6 +702,7 @@ impl Sender {
     /// RFC 3168 §6.1.2 / Linux `tcp_enter_cwr`: the controller's response to a congestion
     /// event, without retransmitting anything, and CWR on the next new data segment.
     fn enter_cwr(&mut self, now: Time) {
+        let (prior, reducing) = (self.window(), self.in_cwnd_reduction());
         self.cwr_point = Some(self.sb.snd_nxt());
         self.cwr_pending = true;
         // Linux clears undo_marker: a later undo does not restore the window from before.
@@ -647,10 +710,12 @@ impl Sender {
         let pipe = self.sb.pipe();
         let ev = LossEvent { bytes_lost: 0, largest_lost_sent: now, bytes_in_flight: pipe, prior_in_flight: pipe };
         self.cc.on_ecn_congestion_event(now, &ev, &self.rtt);
+        self.start_prr(now, prior, reducing);
         self.ecn_responses += 1;
     }
 
     fn enter_recovery(&mut self, now: Time, lost_bytes: u64, largest_lost_sent: Time) {
+        let (prior, reducing) = (self.window(), self.in_cwnd_reduction());
         self.last_episode = None;
         self.cwr_point = None;
         self.cwr_pending |= self.ecn;
@@ -671,8 +736,10 @@ impl Sender {
         self.cc.on_congestion_event(now, &ev, &self.rtt);
         self.congestion_events += 1;
         self.tlp_deadline = None;
-        // RFC 6675 §5 step 4.3: the first retransmission goes at once, whatever the window.
-        self.fast_retransmit = true;
+        self.start_prr(now, prior, reducing);
+        // RFC 6675 §5 step 4.3: the first retransmission goes at once, whatever the window
+        // (PRR allows it by itself: at least one segment until something is sent).
+        self.fast_retransmit = self.prr.is_none();
     }
 
     /// Linux `tcp_process_tlp_ack`.
@@ -748,6 +815,11 @@ impl Sender {
             let (bytes, newest) = self.detect_losses(now, false);
             if bytes > 0 && self.episode.is_none() {
                 self.enter_recovery(now, bytes, newest);
+                // Linux `tcp_rack_reo_timeout`: the reduction counts one segment delivered.
+                let pipe = self.sb.pipe();
+                if let Some((p, _)) = self.prr.as_mut() {
+                    p.on_ack(1, pipe, false, true);
+                }
             }
         }
     }
@@ -777,13 +849,14 @@ impl Sender {
         self.rack_deadline = None;
         self.probe_pending = false;
         self.dupacks = 0;
+        self.end_prr_if_over();
     }
 
     /// The next data segment to send at `now`, if the windows, pacing and data allow.
     pub fn poll_data(&mut self, now: Time) -> Option<DataSend> {
         let probe = self.probe_pending;
         let pipe = self.sb.pipe();
-        let cwnd = self.cc.window();
+        let cwnd = self.window();
         // What would go next: NextSeg rule 1, then new data.
         let retx = self.sb.next_lost();
         let (seq, len, is_retx, idx) = if let Some(i) = retx.filter(|_| !probe) {
@@ -851,6 +924,11 @@ impl Sender {
             self.tlp_high = Some((self.sb.snd_nxt(), is_retx));
         }
         self.cc.on_packet_sent(now, len, self.sb.pipe());
+        if self.in_cwnd_reduction() {
+            if let Some((p, _)) = self.prr.as_mut() {
+                p.on_sent();
+            }
+        }
         self.pacer.on_sent(len);
         self.rto.start_if_idle(now, &self.rtt);
         // Linux re-arms the RTO when it retransmits the head of the retransmission queue,
@@ -922,6 +1000,7 @@ mod tests {
     use crate::segment::{Flags, SackBlocks};
     use multiconn_cc::pacer::BurstRule;
     use multiconn_cc::{CcConfig, CcKind, PacerConfig, RttVarRule};
+    use multiconn_transport::profile::RateReduction;
     use multiconn_core::Ecn;
 
     const MSS: u64 = 1000;
@@ -929,6 +1008,11 @@ mod tests {
     /// A sender of `MSS`-byte segments with SACK and RACK-TLP, unpaced, whose controller is
     /// built from `cc`.
     fn sender_with(cc: CcConfig) -> Sender {
+        sender_reducing(cc, RateReduction::Immediate)
+    }
+
+    /// As [`sender_with`], reducing its window in recovery by `rate_reduction`.
+    fn sender_reducing(cc: CcConfig, rate_reduction: RateReduction) -> Sender {
         let cfg = SenderConfig {
             mss: MSS,
             dup_thresh: 3,
@@ -939,6 +1023,7 @@ mod tests {
             wmem: [4096, 1 << 20, 1 << 22],
             granularity: Dur::from_millis(1),
             rto_restart: RtoRestart::Ack,
+            rate_reduction,
         };
         let pacer = Pacer::new(PacerConfig { enabled: false, factor: 1.0, burst: BurstRule::InitialWindow, max_datagram_size: MSS, initial_window: 10 * MSS });
         let rto = RtoTimer::new(Dur::from_millis(1), Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1));
@@ -1081,6 +1166,61 @@ mod tests {
         assert_eq!(send_all(&mut s, t(110)).len(), 1);
         s.on_ack(t(200), &ack(1 + 11 * MSS, false));
         assert_eq!(s.controller().window(), 20 * MSS);
+    }
+
+    fn sack_ack(ack: u64, blocks: &[(u64, u64)]) -> Segment {
+        let mut seg = self::ack(ack, false);
+        for &(a, b) in blocks {
+            seg.sack.push(a, b);
+        }
+        seg
+    }
+
+    /// One loss out of 20 segments, CUBIC (ssthresh 14). The first ACK SACKs segments 1 to 3
+    /// (RACK marks the hole lost, recovery begins), the next 16 one more each. PRR sends in
+    /// proportion to what is delivered (7 for 10) while pipe is above ssthresh, then one for
+    /// one: 14 segments in all, as many as the immediate reduction sends, which sends only the
+    /// retransmission and then nothing for three ACKs. ACKs that SACK segments sent in recovery
+    /// grow CUBIC's window when the reduction is immediate, not under PRR (Linux
+    /// `tcp_cong_control`); when recovery ends the window is ssthresh.
+    #[test]
+    fn prr_spreads_the_reduction_and_holds_growth_until_recovery_ends() {
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        let run = |rr: RateReduction| {
+            let cc = CcConfig { initial_window: 20 * MSS, ..CcConfig::tcp_default(CcKind::Cubic, MSS) };
+            let mut s = sender_reducing(cc, rr);
+            s.set_peer_window(u16::MAX, 14);
+            s.write(1 << 20);
+            assert_eq!(send_all(&mut s, t(0)).len(), 20);
+            let mut sends = Vec::new();
+            for j in 3..=19u64 {
+                s.on_ack(t(100 + j), &sack_ack(1, &[(1 + MSS, 1 + (j + 1) * MSS)]));
+                let sent = send_all(&mut s, t(100 + j));
+                sends.push(sent.len());
+                if j == 3 {
+                    assert!(s.in_recovery() && sent[0].retransmission && sent[0].seq == 1);
+                    assert_eq!(s.controller().window(), 14 * MSS);
+                }
+            }
+            assert_eq!(s.scoreboard().pipe(), 14 * MSS);
+            // Five segments sent in recovery are SACKed before the retransmission arrives.
+            let grown = {
+                s.on_ack(t(120), &sack_ack(1, &[(1 + MSS, 25 * MSS + 1)]));
+                s.controller().window() > 14 * MSS
+            };
+            // The retransmission arrives: recovery ends.
+            s.on_ack(t(125), &ack(25 * MSS + 1, false));
+            assert!(!s.in_recovery());
+            (sends, grown, s.window(), s.prr().is_some())
+        };
+        let (prr, grown, window, left) = run(RateReduction::Prr);
+        assert_eq!(prr, vec![3, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]);
+        assert!(!grown, "no window growth in recovery");
+        assert_eq!((window, left), (14 * MSS, false), "the window is ssthresh when recovery ends");
+        let (immediate, grown, _, _) = run(RateReduction::Immediate);
+        assert_eq!(immediate, vec![1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+        assert!(grown, "the immediate reduction lets ACKs of data sent in recovery grow the window");
+        assert_eq!((prr.iter().sum::<usize>(), immediate.iter().sum::<usize>()), (14, 14));
     }
 
     #[test]

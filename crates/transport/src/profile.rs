@@ -117,6 +117,10 @@ pub struct RecoveryKnobs {
     /// TCP: when the RTO is restarted besides on ACKs that advance. Absent: `ack`.
     #[serde(default)]
     pub rto_restart: RtoRestart,
+    /// TCP: how the window comes down to the controller's target in fast recovery and after
+    /// an ECN echo. Absent: `immediate`.
+    #[serde(default)]
+    pub rate_reduction: RateReduction,
     /// QUIC: what the retransmission timer of the 1-RTT packets does. Absent: `rfc9002`.
     #[serde(default)]
     pub retransmit_timer: RetransmitTimer,
@@ -170,6 +174,29 @@ pub enum RtoRestart {
     /// the head of the retransmission queue, is retransmitted in recovery, unless the RACK
     /// reorder timer is pending: the timer then runs one RTO from that retransmission.
     HeadRetransmit,
+}
+
+/// How a TCP sender's window comes down to the controller's target after a congestion event
+/// (fast recovery, or CWR after an ECN echo).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateReduction {
+    /// At once: the window is the controller's target from the event on (RFC 6675 §5), and
+    /// ACKs of data sent after the event may grow it before recovery ends.
+    #[default]
+    Immediate,
+    /// Proportional rate reduction as Linux runs it (RFC 6937, with the reduction bounds of
+    /// Linux 5.19 and later, which RFC 9937 specifies; `tcp_cwnd_reduction`,
+    /// net/ipv4/tcp_input.c): the window follows what the ACKs deliver until recovery ends,
+    /// the controller does not grow it meanwhile, and at the end it is the controller's target
+    /// (`tcp_end_cwnd_reduction`). Not for BBR, which sets its own window in recovery
+    /// (`cong_control`).
+    Prr,
+    /// As `prr`, with the conservative bound of Linux 5.11 to 5.18: below ssthresh, an ACK
+    /// that does not advance `snd_una` (or reveals a new loss) sends only what it delivered,
+    /// not what earlier ACKs delivered and was not sent.
+    #[serde(rename = "prr-5.11")]
+    Prr511,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -341,6 +368,9 @@ impl Profile {
     /// Knobs that only one transport's model can honour.
     fn check(&self) -> Result<(), String> {
         if self.transport != TransportKind::Tcp {
+            if self.recovery.rate_reduction != RateReduction::Immediate {
+                return Err("recovery.rate_reduction is a tcp setting (the quic model reduces at once, RFC 9002 §7.3.2)".into());
+            }
             return Ok(());
         }
         if self.cc.loss_filter {
@@ -564,6 +594,19 @@ mod tests {
         assert_eq!((m.failover, m.link_events, m.ack_path), (FailoverProfile::LinuxMptcp515, LinkEvents::Ignore, AckPath::Same));
         // Profiles without the table keep the transports' defaults.
         assert!(now.multipath.is_none() && Profile::default_for(TransportKind::Quic).multipath.is_none());
+    }
+
+    #[test]
+    fn rate_reduction_is_a_tcp_knob_immediate_when_absent() {
+        let with = |text: &str, v: &str| text.replace("[recovery]\n", &format!("[recovery]\nrate_reduction = \"{v}\"\n"));
+        let tcp = include_str!("../profiles/ns3-tcp-3.29.toml");
+        assert_eq!(Profile::from_toml(tcp, "x").unwrap().recovery.rate_reduction, RateReduction::Immediate);
+        assert_eq!(Profile::from_toml(&with(tcp, "prr"), "x").unwrap().recovery.rate_reduction, RateReduction::Prr);
+        assert_eq!(Profile::from_toml(&with(tcp, "prr-5.11"), "x").unwrap().recovery.rate_reduction, RateReduction::Prr511);
+        assert!(Profile::from_toml(&with(tcp, "rate-halving"), "x").is_err());
+        let quic = include_str!("../profiles/rfc9002.toml");
+        let e = Profile::from_toml(&with(quic, "prr"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("x.toml") && e.contains("rate_reduction is a tcp setting"), "{e}");
     }
 
     #[test]

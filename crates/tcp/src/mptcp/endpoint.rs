@@ -276,9 +276,10 @@ impl MptcpEndpoint {
     pub fn health(&self, id: usize) -> Option<PathStatus> {
         self.health.status(id)
     }
-    /// Congestion window of subflow `id`.
+    /// Congestion window of subflow `id` (its sender's: the controller's, or a proportional
+    /// rate reduction's).
     pub fn cwnd(&self, id: usize) -> u64 {
-        lock(&self.cc).window(id)
+        self.subflows[id].sender().window()
     }
     /// MP_CAPABLE completed at this end.
     pub fn established(&self) -> bool {
@@ -463,7 +464,6 @@ impl MptcpEndpoint {
     }
 
     fn path_views(&self) -> Vec<PathView> {
-        let cc = lock(&self.cc);
         self.subflows
             .iter()
             .map(|s| {
@@ -477,13 +477,13 @@ impl MptcpEndpoint {
                     srtt: rtt.smoothed(),
                     rttvar: rtt.rttvar(),
                     min_rtt: if sampled { rtt.min() } else { rtt.smoothed() },
-                    cwnd: cc.window(id),
+                    cwnd: s.sender().window(),
                     bytes_in_flight: s.bytes_in_flight(),
                     mss: s.mss(),
                     has_sent_anything: s.counters.packets_sent > 0,
                     rtt_sampled: sampled,
                     packets_sent: s.counters.packets_sent,
-                    in_slow_start: cc.ssthresh(id).is_none(),
+                    in_slow_start: s.sender().controller().ssthresh().is_none(),
                     retransmissions_outstanding: s.sender().in_recovery(),
                     // Read only by picoquic's scheduler, which MPTCP refuses.
                     last_sent: None,
@@ -700,10 +700,9 @@ impl Endpoint for MptcpEndpoint {
     fn sample(&self) -> TransportSample {
         let mut t = TransportSample::default();
         let mut srtt: Option<Dur> = None;
-        let cc = lock(&self.cc);
         for s in self.subflows.iter().filter(|s| s.established()) {
             let snd = s.sender();
-            t.cwnd += cc.window(s.id());
+            t.cwnd += snd.window();
             t.bytes_in_flight += snd.scoreboard().pipe();
             t.retransmissions += snd.retransmissions();
             t.spurious_retransmissions += snd.spurious_retransmissions();
@@ -772,12 +771,11 @@ impl Endpoint for MptcpEndpoint {
 
     /// One entry per established subflow (the path's sender state).
     fn path_samples(&self, out: &mut Vec<(u8, TransportSample)>) {
-        let cc = lock(&self.cc);
         for s in self.subflows.iter().filter(|s| s.established()) {
             let snd = s.sender();
             let rtt = snd.rtt();
             let sample = TransportSample {
-                cwnd: cc.window(s.id()),
+                cwnd: snd.window(),
                 bytes_in_flight: snd.scoreboard().pipe(),
                 srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
                 retransmissions: snd.retransmissions(),
@@ -789,7 +787,6 @@ impl Endpoint for MptcpEndpoint {
     }
 
     fn path_stats(&self, out: &mut Vec<PathStats>) {
-        let cc = lock(&self.cc);
         for s in &self.subflows {
             if s.state() == State::Idle && s.counters.packets_received == 0 {
                 continue;
@@ -819,7 +816,7 @@ impl Endpoint for MptcpEndpoint {
                 bytes_received: s.counters.bytes_received,
                 lost: s.sender().lost(),
                 srtt: if rtt.has_sample() { rtt.smoothed() } else { Dur::ZERO },
-                cwnd: cc.window(s.id()),
+                cwnd: s.sender().window(),
                 status,
             });
         }
