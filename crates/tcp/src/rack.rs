@@ -9,6 +9,13 @@
 //! Linux's time-sorted list; entries whose segment was since acknowledged, SACKed,
 //! retransmitted or already marked lost are stale and skipped. The walk stops at the first
 //! live entry that is not yet lost, so with no loss it costs O(1) per ACK.
+//!
+//! "Sent after" compares send times and, between transmissions at the same instant, their
+//! place in the send order (`SentSegment::xmit_order`) where RFC 8985 takes the end sequence
+//! number. The simulator sends everything one event releases at one instant, where a real
+//! sender's clock tells the sends apart (Linux stamps each skb in nanoseconds): a
+//! retransmission sent just after new data is sent after it, although its sequence number is
+//! lower.
 
 use std::collections::VecDeque;
 
@@ -25,7 +32,8 @@ struct Sent {
 
 #[derive(Clone, Debug)]
 pub struct Rack {
-    /// `RACK.xmit_ts`, `RACK.end_seq` of the most recently sent delivered segment.
+    /// `RACK.xmit_ts` of the most recently sent delivered segment, and its place in the send
+    /// order (for `RACK.end_seq`).
     xmit: Option<(Time, u64)>,
     rtt: Dur,
     reord: bool,
@@ -35,9 +43,10 @@ pub struct Rack {
     sent: VecDeque<Sent>,
 }
 
-/// RFC 8985 `RACK_sent_after(t1, seq1, t2, seq2)`.
-fn sent_after(t1: Time, seq1: u64, t2: Time, seq2: u64) -> bool {
-    t1 > t2 || (t1 == t2 && seq1 > seq2)
+/// RFC 8985 `RACK_sent_after(t1, seq1, t2, seq2)`, with the places in the send order in the
+/// place of the sequence numbers.
+fn sent_after(t1: Time, order1: u64, t2: Time, order2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && order1 > order2)
 }
 
 impl Rack {
@@ -85,9 +94,9 @@ impl Rack {
         }
         let newer = self
             .xmit
-            .map_or(true, |(t, s)| sent_after(seg.last_sent, seg.end, t, s));
+            .map_or(true, |(t, s)| sent_after(seg.last_sent, seg.xmit_order, t, s));
         if newer {
-            self.xmit = Some((seg.last_sent, seg.end));
+            self.xmit = Some((seg.last_sent, seg.xmit_order));
             self.rtt = rtt;
         }
     }
@@ -123,7 +132,7 @@ impl Rack {
         reo_wnd: Dur,
         mut lost: impl FnMut(&SentSegment),
     ) -> Option<Time> {
-        let (rx_time, rx_seq) = self.xmit?;
+        let (rx_time, rx_order) = self.xmit?;
         let mut i = 0;
         while i < self.sent.len() {
             let e = self.sent[i];
@@ -135,8 +144,8 @@ impl Rack {
                 }
                 continue;
             };
-            let seg_end = sb.get(idx).map_or(0, |s| s.end);
-            if !sent_after(rx_time, rx_seq, e.time, seg_end) {
+            let order = sb.get(idx).map_or(0, |s| s.xmit_order);
+            if !sent_after(rx_time, rx_order, e.time, order) {
                 if e.time > rx_time {
                     break;
                 }
@@ -199,6 +208,55 @@ mod tests {
         rack.detect_loss(lost_at, &mut sb, reo, |s| lost.push(s.start));
         assert_eq!(lost, vec![1]);
         assert_eq!(sb.lost_pending(), 1);
+    }
+
+    /// At one instant the sender sends new data, then (the next ACK of the same burst having
+    /// revealed a hole) retransmits the hole. When the new segment is SACKed, the
+    /// retransmission must not count as sent before it, although its sequence number is lower:
+    /// it stays outstanding. A retransmission sent before the SACKed segment is lost.
+    #[test]
+    fn a_retransmission_sent_after_new_data_in_the_same_instant_is_not_lost_by_its_sack() {
+        let t0 = Time(0);
+        let t1 = Time(100_000_000);
+        for retransmit_first in [false, true] {
+            let mut sb = Scoreboard::new(1);
+            let mut rack = Rack::new([5, 4]);
+            for _ in 0..3u64 {
+                let seq = sb.on_sent(100, t0, SentRateState::default());
+                rack.on_sent(t0, seq, 1);
+            }
+            // Segment 1 (the hole) is lost, 101 and 201 are SACKed.
+            let mut d = Vec::new();
+            sb.sack(101, 301, |s| d.push(*s));
+            for s in &d {
+                rack.on_delivered(t1, s, ms(100), None);
+            }
+            assert!(sb.mark_lost(0));
+            // At t1 a new segment (301) and the retransmission of 1, in either order.
+            let mut send_new = |sb: &mut Scoreboard, rack: &mut Rack| {
+                let seq = sb.on_sent(100, t1, SentRateState::default());
+                rack.on_sent(t1, seq, 1);
+            };
+            if !retransmit_first {
+                send_new(&mut sb, &mut rack);
+            }
+            sb.on_retransmitted(0, t1, SentRateState::default());
+            rack.on_sent(t1, 1, 2);
+            if retransmit_first {
+                send_new(&mut sb, &mut rack);
+            }
+            // 301 is SACKed 20 ms later; in recovery reo_wnd is 0.
+            let now = t1 + ms(20);
+            let mut d = Vec::new();
+            sb.sack(301, 401, |s| d.push(*s));
+            for s in &d {
+                rack.on_delivered(now, s, ms(20), None);
+            }
+            let mut lost = Vec::new();
+            rack.detect_loss(now, &mut sb, Dur::ZERO, |s| lost.push(s.start));
+            let expect: Vec<u64> = if retransmit_first { vec![1] } else { vec![] };
+            assert_eq!(lost, expect, "retransmitted first: {retransmit_first}");
+        }
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct SentSegment {
     pub retrans_in_flight: bool,
     /// Delivery-rate state of the latest transmission.
     pub rate: SentRateState,
+    /// Place of the latest transmission in the sender's send order.
+    pub xmit_order: u64,
 }
 
 impl SentSegment {
@@ -74,6 +76,8 @@ pub struct Scoreboard {
     retx_hint: u64,
     /// Segments below this sequence number were already judged by `mark_lost_by_sack`.
     mark_hint: u64,
+    /// Transmissions so far.
+    xmits: u64,
 }
 
 impl Scoreboard {
@@ -90,6 +94,7 @@ impl Scoreboard {
             lost_pending: 0,
             retx_hint: start,
             mark_hint: start,
+            xmits: 0,
         }
     }
 
@@ -191,7 +196,9 @@ impl Scoreboard {
             lost: false,
             retrans_in_flight: false,
             rate,
+            xmit_order: self.xmits,
         };
+        self.xmits += 1;
         self.pipe += len;
         self.snd_nxt = seg.end;
         self.segs.push_back(seg);
@@ -200,7 +207,10 @@ impl Scoreboard {
 
     /// Segment `idx` was sent again.
     pub fn on_retransmitted(&mut self, idx: usize, now: Time, rate: SentRateState) {
+        let order = self.xmits;
+        self.xmits += 1;
         self.modify(idx, |s| {
+            s.xmit_order = order;
             s.tx_count += 1;
             s.last_sent = now;
             s.retrans_in_flight = true;
