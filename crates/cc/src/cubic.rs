@@ -29,10 +29,14 @@
 //! * With `cubic_rule = ngtcp2-0.12`, congestion avoidance and the reactions follow ngtcp2 0.12
 //!   instead ([`CubicRule::Ngtcp2V012`]); with `delivery_rate_cap`, ngtcp2 0.12's
 //!   [`crate::delivery::DeliveryRateCap`] stops all growth above its target.
+//! * With `cubic_rule = linux-segments`, the window, ssthresh and congestion avoidance are
+//!   Linux's in whole segments ([`CubicRule::LinuxSegments`], [`crate::bictcp`]); slow start
+//!   stops at ssthresh and passes the rest of the ACK on (`tcp_slow_start`).
 //!
 //! Floating point is used only to evaluate `W_cubic` and `K` (the cube root is computed with
 //! Newton steps on basic IEEE operations so it is the same on every platform).
 
+use crate::bictcp::BicTcp;
 use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
 use crate::loss_filter::SmoothedLoss;
@@ -84,6 +88,15 @@ pub enum CubicRule {
     /// is forgotten at a timeout; the model uses the estimator's minimum RTT.
     #[serde(rename = "linux")]
     Linux,
+    /// Linux 6.11+ in whole segments ([`crate::bictcp`]): `bictcp_update`'s `cnt`, recomputed
+    /// only when the window changed or 1/32 s passed, its TCP-friendliness estimate counted in
+    /// acknowledged segments and a step behind, `tcp_cong_avoid_ai`; the window and ssthresh
+    /// whole segments, slow start stopping at ssthresh with the rest of the ACK going to
+    /// congestion avoidance (`tcp_slow_start`), nothing counted from application-limited ACKs
+    /// (`tcp_is_cwnd_limited`), the epoch moved forward over idle time (`CA_EVENT_TX_START`).
+    /// HyStart as the other rules (`hystart_rule`).
+    #[serde(rename = "linux-segments")]
+    LinuxSegments,
 }
 
 /// ngtcp2 0.12's congestion-avoidance state (`ngtcp2_cubic_cc`); `w_last_max` is
@@ -137,6 +150,7 @@ struct Saved {
     w_est: u64,
     epoch: Option<Epoch>,
     ng: Ng012,
+    bic: BicTcp,
 }
 
 #[derive(Debug, Clone)]
@@ -172,6 +186,12 @@ pub struct Cubic {
     ng: Ng012,
     /// Linux: a congestion event has set `last_max_cwnd` since the start or the last timeout.
     linux_max_set: bool,
+    /// Linux's congestion avoidance in segments (`cubic_rule = "linux-segments"`), and the
+    /// acknowledged bytes short of a whole segment.
+    bic: BicTcp,
+    bic_rem: u64,
+    /// When the last packet was sent (Linux `lsndtime`, for `CA_EVENT_TX_START`).
+    last_send: Option<Time>,
 }
 
 impl Cubic {
@@ -199,6 +219,9 @@ impl Cubic {
             cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)),
             ng: Ng012::default(),
             linux_max_set: false,
+            bic: BicTcp::new(cfg.cubic_beta, cfg.cubic_c, cfg.fast_convergence),
+            bic_rem: 0,
+            last_send: None,
             cfg,
         }
     }
@@ -390,11 +413,40 @@ impl Cubic {
             w_est: self.w_est,
             epoch: self.epoch.clone(),
             ng: self.ng.clone(),
+            bic: self.bic.clone(),
         });
     }
 }
 
 impl Cubic {
+    /// Linux's `cubictcp_acked` and `cubictcp_cong_avoid` in whole segments: HyStart's exit
+    /// sets ssthresh to the window first; then, unless the ACK is application-limited (Linux
+    /// counts nothing then), slow start up to ssthresh (`tcp_slow_start`) and the rest of the
+    /// ACK's segments to congestion avoidance ([`crate::bictcp`]).
+    fn on_ack_linux_segments(&mut self, now: Time, bytes_acked: u64, rtt: &RttEstimator, app_limited: bool, hystart_exit: bool) {
+        let mss = self.mds();
+        if hystart_exit {
+            self.ssthresh = self.cwnd / mss * mss;
+        }
+        if app_limited {
+            return;
+        }
+        let bytes = self.bic_rem + bytes_acked;
+        self.bic_rem = bytes % mss;
+        let mut acked = bytes / mss;
+        let mut cwnd = self.cwnd / mss;
+        let ssthresh = self.ssthresh / mss;
+        if cwnd < ssthresh {
+            let grown = cwnd.saturating_add(acked).min(ssthresh);
+            acked -= grown - cwnd;
+            cwnd = grown;
+        }
+        if acked > 0 {
+            cwnd = self.bic.cong_avoid(now, cwnd, acked, rtt.min());
+        }
+        self.cwnd = cwnd * mss;
+    }
+
     fn on_ack_growth(&mut self, now: Time, ack: &AckEvent, rtt: &RttEstimator, since_last: Dur) {
         if self.in_recovery(ack.largest_acked_sent) {
             // ngtcp2 0.12 counts RTT samples and closes rounds in recovery too, Linux keeps
@@ -411,6 +463,9 @@ impl Cubic {
             Some(h) => h.on_ack_event(now, ack.largest_acked_sent, rtt, in_slow_start, app_limited, self.cwnd),
             None => SlowStartStep::GROW,
         };
+        if self.cfg.cubic_rule == CubicRule::LinuxSegments {
+            return self.on_ack_linux_segments(now, ack.bytes_acked, rtt, app_limited, in_slow_start && step.exit);
+        }
         if app_limited {
             // Application-limited time does not count towards t.
             if let Some(e) = &mut self.epoch {
@@ -480,9 +535,16 @@ pub fn cbrt(x: f64) -> f64 {
 }
 
 impl Controller for Cubic {
-    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
+    fn on_packet_sent(&mut self, now: Time, bytes: u64, bytes_in_flight: u64) {
         if let Some(h) = &mut self.hystart {
             h.on_packet_sent(now);
+        }
+        if self.cfg.cubic_rule == CubicRule::LinuxSegments {
+            // Linux `tcp_event_data_sent`: a send with nothing else in flight is CA_EVENT_TX_START.
+            if let Some(last) = self.last_send.filter(|_| bytes_in_flight <= bytes) {
+                self.bic.on_tx_start(now, now.since(last));
+            }
+            self.last_send = Some(now);
         }
     }
 
@@ -529,6 +591,17 @@ impl Controller for Cubic {
             self.ss_rem = 0;
             return;
         }
+        if self.cfg.cubic_rule == CubicRule::LinuxSegments {
+            let mss = self.mds();
+            self.cwnd_prior = self.cwnd;
+            self.ssthresh = (self.bic.on_congestion(self.cwnd / mss) * mss).max(self.cfg.minimum_window);
+            self.w_max = self.bic.last_max_cwnd * mss;
+            self.cwnd = self.ssthresh;
+            self.epoch = None;
+            self.ss_rem = 0;
+            self.bic_rem = 0;
+            return;
+        }
         let beta = self.cfg.cubic_beta;
         self.linux_max_set = true;
         self.w_max = if self.cfg.fast_convergence && self.cwnd < self.w_max {
@@ -566,7 +639,12 @@ impl Controller for Cubic {
         // Inside a recovery period the congestion event has already set ssthresh (Linux does
         // not lower it again when an RTO interrupts fast recovery either).
         if self.recovery_start.is_none() {
-            let reduced = ((self.cwnd as f64 * self.cfg.cubic_beta) as u64).max(self.cfg.minimum_window);
+            let reduced = if self.cfg.cubic_rule == CubicRule::LinuxSegments {
+                // cubictcp_recalc_ssthresh from tcp_enter_loss (bictcp_reset follows).
+                (self.bic.on_congestion(self.cwnd / self.mds()) * self.mds()).max(self.cfg.minimum_window)
+            } else {
+                ((self.cwnd as f64 * self.cfg.cubic_beta) as u64).max(self.cfg.minimum_window)
+            };
             self.ssthresh = self.ssthresh.min(reduced);
             self.cwnd_prior = self.cwnd;
         }
@@ -574,6 +652,8 @@ impl Controller for Cubic {
         self.w_max = 0;
         // Linux: bictcp_reset (TCP_CA_Loss) sets last_max_cwnd = 0.
         self.linux_max_set = false;
+        self.bic.reset();
+        self.bic_rem = 0;
         self.epoch = None;
         self.recovery_start = None;
         self.ss_rem = 0;
@@ -594,6 +674,7 @@ impl Controller for Cubic {
             self.w_est = s.w_est;
             self.epoch = s.epoch;
             self.ng = s.ng;
+            self.bic = s.bic;
             self.curve_rem = 0;
             self.est_rem = 0;
         }
@@ -726,6 +807,48 @@ mod tests {
         let expect = |ahead: f64| start as f64 + (w(1.0 + ahead) - start as f64) * 30.0 / 70.0;
         assert!((linux.window() as f64 - expect(0.020)).abs() < 8.0, "{} vs {}", linux.window(), expect(0.020));
         assert!(rfc.window() as f64 > expect(0.190), "{}", rfc.window());
+    }
+
+    /// `cubic_rule = "linux-segments"` after a loss at 20 packets (ssthresh 14, K = 2.46 s),
+    /// one window of ACKs per 25 ms round trip. The curve's first `cnt` (target 15: 14) gives
+    /// one packet in the first round; from then on the target is the window itself and the
+    /// Reno estimate, which started at 14, must pass 15 before it raises the window: nothing
+    /// for three rounds, then a packet every other round, where the "linux" rule follows RFC
+    /// 9438's W_est at once, half a packet a round.
+    #[test]
+    fn linux_segments_rule_follows_the_reno_estimate_a_step_behind_in_whole_packets() {
+        let rtt = rtt_of(25);
+        let segs = CcConfig { cubic_rule: CubicRule::LinuxSegments, ..linux_cfg() };
+        let (mut fine, mut whole) = (avoiding_at(linux_cfg(), 20), avoiding_at(segs, 20));
+        let mut trace = (Vec::new(), Vec::new());
+        for (cc, tr) in [(&mut fine, &mut trace.0), (&mut whole, &mut trace.1)] {
+            cc.on_congestion_event(Time(1000 * MS), &loss(Time(999 * MS)), &rtt);
+            assert_eq!((cc.window(), cc.ssthresh()), (14 * MDS, Some(14 * MDS)));
+            for r in 0..12 {
+                round(cc, Time((1100 + 25 * r) * MS), 25, &rtt);
+                tr.push(cc.window() as f64 / MDS as f64);
+            }
+        }
+        assert_eq!(trace.1, vec![15.0, 15.0, 15.0, 15.0, 16.0, 16.0, 17.0, 17.0, 18.0, 18.0, 19.0, 19.0]);
+        assert!(trace.0[3] > 16.0 && trace.0[11] > 20.0, "{:?}", trace.0);
+        assert_eq!(whole.bic.last_max_cwnd, 20);
+    }
+
+    /// Under "linux-segments" slow start stops at ssthresh and the rest of the ACK goes to
+    /// congestion avoidance (`tcp_slow_start`); a timeout forgets `last_max_cwnd`.
+    #[test]
+    fn linux_segments_slow_start_stops_at_ssthresh() {
+        let rtt = rtt_of(25);
+        let mut cc = Cubic::new(CcConfig { cubic_rule: CubicRule::LinuxSegments, ..linux_cfg() });
+        grown_then_lost(&mut cc, 100, Time(1000 * MS), &rtt);
+        assert_eq!((cc.window(), cc.ssthresh()), (70 * MDS, Some(70 * MDS)));
+        cc.on_persistent_congestion(Time(2000 * MS));
+        assert_eq!((cc.window(), cc.bic.last_max_cwnd), (MDS, 0));
+        // ssthresh stays 70; an ACK of 80 packets takes the window from 1 to 70 and gives the
+        // other 11 to congestion avoidance (cnt 20 with last_max_cwnd 0: no packet yet).
+        cc.on_ack(Time(2100 * MS), &ack(80 * MDS, Time(2050 * MS)), &rtt);
+        assert_eq!(cc.window(), 70 * MDS);
+        assert_eq!((cc.bic.cwnd_cnt, cc.bic.cnt), (11, 20));
     }
 
     #[test]

@@ -23,6 +23,7 @@
 #![allow(missing_docs)]
 
 pub mod bbr;
+pub mod bictcp;
 pub mod coupled;
 pub mod cubic;
 pub mod delivery;
