@@ -68,7 +68,7 @@ pub struct CcKnobs {
     /// and delay tests; `multiconn_cc::hystart`). Absent: `rfc9406`.
     #[serde(default)]
     pub hystart_rule: HyStartRule,
-    /// Whose CUBIC congestion avoidance: `rfc9438` or `ngtcp2-0.12`
+    /// Whose CUBIC congestion avoidance: `rfc9438`, `ngtcp2-0.12`, `linux` or `linux-segments`
     /// (`multiconn_cc::cubic::CubicRule`). Absent: `rfc9438`.
     #[serde(default)]
     pub cubic_rule: CubicRule,
@@ -589,7 +589,10 @@ mod tests {
         let p = Profile::builtin("linux-mptcp-5.15", TransportKind::Tcp).unwrap();
         let now = Profile::builtin("linux-tcp", TransportKind::Tcp).unwrap();
         assert_eq!(p.tcp.as_ref().unwrap().rmem, [4096, 131072, 6 << 20]);
-        assert_eq!((&p.cc, &p.recovery, &p.ack), (&now.cc, &now.recovery, &now.ack));
+        // CUBIC as Linux's bictcp_update in bytes, where linux-tcp counts whole segments (the
+        // two-path point, docs/fidelity.md); everything else as linux-tcp.
+        assert_eq!((p.cc.cubic_rule, now.cc.cubic_rule), (CubicRule::Linux, CubicRule::LinuxSegments));
+        assert_eq!((&CcKnobs { cubic_rule: CubicRule::Linux, ..now.cc.clone() }, &p.recovery, &p.ack), (&p.cc, &now.recovery, &now.ack));
         let m = p.multipath.as_ref().unwrap();
         assert_eq!((m.failover, m.link_events, m.ack_path), (FailoverProfile::LinuxMptcp515, LinkEvents::Ignore, AckPath::Same));
         // Profiles without the table keep the transports' defaults.
