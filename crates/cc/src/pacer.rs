@@ -6,6 +6,10 @@
 //! max(2·MDS, min(cwnd/4, 16·MDS)); ngtcp2 uses N = 1.25 with a send quantum of
 //! max(10·MDS, min(64 KiB, 1 ms worth of bytes)).
 //!
+//! ngtcp2 0.12.1's example server is no bucket: it writes up to 64 KiB at once, then the next
+//! send time is that write's bytes at the pacing rate later, and a packet may leave up to 1 ms
+//! before it (`ngtcp2-0.12-writes`).
+//!
 //! Before the first RTT sample the two implementations do not pace at all (aioquic has no rate
 //! until a sample; ngtcp2 takes 1 ms as the RTT), while RFC 9002 paces with kInitialRtt:
 //! [`Pacer::earliest_send_rtt`] applies that per burst rule.
@@ -27,7 +31,20 @@ pub enum BurstRule {
     /// 64 KiB (ngtcp2 0.12's send quantum outside BBR, `cstat->send_quantum = 64 * 1024`).
     #[serde(rename = "64k")]
     Fixed64k,
+    /// Not a bucket: ngtcp2 0.12.1's example server writes (`examples/server.cc`
+    /// `Handler::write_streams`, `lib/ngtcp2_conn.c` `ngtcp2_conn_update_pkt_tx_time`,
+    /// `conn_pacing_pkt_tx_allowed`). One write sends up to 64 KiB / MDS datagrams at one
+    /// instant; when it ends, the next send time is that instant plus its bytes at the pacing
+    /// rate, and a packet may leave once that time is within 1 ms
+    /// (`NGTCP2_PKT_PACING_OVERHEAD`) of now, else at that time.
+    #[serde(rename = "ngtcp2-0.12-writes")]
+    Ngtcp2V012Writes,
 }
+
+/// ngtcp2 0.12's send quantum.
+const NGTCP2_V012_SEND_QUANTUM: u64 = 64 * 1024;
+/// `NGTCP2_PKT_PACING_OVERHEAD`: how early a paced packet may leave.
+const NGTCP2_PACING_OVERHEAD: Dur = Dur(1_000_000);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacerConfig {
@@ -46,12 +63,46 @@ pub struct Pacer {
     /// Bucket content in bytes (may be fractional between refills).
     tokens: f64,
     last: Time,
+    /// `ngtcp2-0.12-writes`: the write in progress and the next send time.
+    write: QuantumWrite,
+}
+
+/// One write of the `ngtcp2-0.12-writes` rule.
+#[derive(Clone, Copy, Debug, Default)]
+struct QuantumWrite {
+    /// Datagrams and bytes sent by the write in progress, at `at`.
+    packets: u64,
+    bytes: u64,
+    at: Time,
+    /// The pacing rate when its last packet was allowed, bytes per second.
+    rate: f64,
+    /// `pacing.next_ts` once a write ended.
+    next: Option<Time>,
 }
 
 impl Pacer {
     pub fn new(cfg: PacerConfig) -> Pacer {
         let tokens = cfg.initial_window as f64;
-        Pacer { cfg, tokens, last: Time::ZERO }
+        Pacer { cfg, tokens, last: Time::ZERO, write: QuantumWrite::default() }
+    }
+
+    /// `ngtcp2-0.12-writes`: ends the write in progress if it was at an earlier instant or is
+    /// full, then allows a packet now if the next send time is within the overhead.
+    fn earliest_write(&mut self, now: Time, r: f64) -> Time {
+        let per_write = (NGTCP2_V012_SEND_QUANTUM / self.cfg.max_datagram_size.max(1)).max(1);
+        let w = &mut self.write;
+        if w.packets > 0 && (now > w.at || w.packets >= per_write) {
+            // Packets sent unpaced before the first RTT sample leave no next send time.
+            w.next = (w.rate > 0.0).then(|| w.at + Dur::from_secs_f64(w.bytes as f64 / w.rate));
+            w.packets = 0;
+            w.bytes = 0;
+        }
+        w.rate = r;
+        self.last = self.last.max(now);
+        match w.next {
+            Some(t) if t > now + NGTCP2_PACING_OVERHEAD => t,
+            _ => now,
+        }
     }
 
     fn rate_bytes_per_s(&self, cwnd: u64, srtt: Dur, rate: Option<Rate>) -> f64 {
@@ -68,7 +119,7 @@ impl Pacer {
             BurstRule::InitialWindow => self.cfg.initial_window as f64,
             BurstRule::Aioquic => (2 * mds).max((cwnd / 4).min(16 * mds)) as f64,
             BurstRule::SendQuantum => ((10 * mds) as f64).max((64.0 * 1024.0f64).min(bytes_per_s / 1000.0)),
-            BurstRule::Fixed64k => 64.0 * 1024.0,
+            BurstRule::Fixed64k | BurstRule::Ngtcp2V012Writes => NGTCP2_V012_SEND_QUANTUM as f64,
         }
     }
 
@@ -84,6 +135,10 @@ impl Pacer {
     pub fn earliest_send(&mut self, now: Time, bytes: u64, cwnd: u64, srtt: Dur, rate: Option<Rate>) -> Time {
         if !self.cfg.enabled {
             return now;
+        }
+        if self.cfg.burst == BurstRule::Ngtcp2V012Writes {
+            let r = self.rate_bytes_per_s(cwnd, srtt, rate);
+            return self.earliest_write(now, r);
         }
         self.refill(now, cwnd, srtt, rate);
         // A packet larger than the bucket leaves once the bucket is full.
@@ -114,15 +169,56 @@ impl Pacer {
     /// at the time [`Pacer::earliest_send`] named, without asking again, leaves the bucket in
     /// debt until the refill catches up.
     pub fn on_sent(&mut self, bytes: u64) {
-        if self.cfg.enabled {
-            self.tokens -= bytes as f64;
+        if !self.cfg.enabled {
+            return;
         }
+        if self.cfg.burst == BurstRule::Ngtcp2V012Writes {
+            let w = &mut self.write;
+            if w.packets == 0 {
+                w.at = self.last;
+            }
+            w.packets += 1;
+            w.bytes += bytes;
+            return;
+        }
+        self.tokens -= bytes as f64;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ngtcp2_0_12_writes_a_quantum_then_waits_its_bytes_at_the_rate_less_1_ms() {
+        let cfg = PacerConfig { enabled: true, factor: 1.25, burst: BurstRule::Ngtcp2V012Writes, max_datagram_size: 1452, initial_window: 14520 };
+        let mut p = Pacer::new(cfg);
+        let (cwnd, srtt) = (120_000, Dur::from_millis(50));
+        let rate = 1.25 * 120_000.0 / 0.05; // 3 MB/s
+        let t0 = Time(1_000_000_000);
+        // One write: 65536 / 1452 = 45 datagrams at once.
+        let mut sent = 0;
+        while p.earliest_send(t0, 1452, cwnd, srtt, None) == t0 && sent < 100 {
+            p.on_sent(1452);
+            sent += 1;
+        }
+        assert_eq!(sent, 45);
+        let next = t0 + Dur::from_secs_f64(45.0 * 1452.0 / rate);
+        assert_eq!(p.earliest_send(t0, 1452, cwnd, srtt, None), next, "the timer is the next send time itself");
+        // Polled within 1 ms of it (say, on an ACK), the next write goes at once.
+        let early = Time(next.0 - 900_000);
+        assert_eq!(p.earliest_send(Time(next.0 - 1_100_000), 1452, cwnd, srtt, None), next);
+        assert_eq!(p.earliest_send(early, 1452, cwnd, srtt, None), early);
+        // A write cut short (three datagrams, then nothing until later) sets the next send time
+        // by its own bytes.
+        for _ in 0..3 {
+            p.on_sent(1452);
+        }
+        let later = early + Dur::from_millis(1);
+        let next = early + Dur::from_secs_f64(3.0 * 1452.0 / rate);
+        assert!(next > later && next <= later + Dur::from_millis(1));
+        assert_eq!(p.earliest_send(later, 1452, cwnd, srtt, None), later, "0.45 ms before its time: within the 1 ms");
+    }
 
     #[test]
     fn paces_at_factor_times_cwnd_over_rtt_after_the_burst() {
