@@ -69,10 +69,15 @@ impl BicTcp {
     pub fn new(beta: f64, c: f64, fast_convergence: bool) -> BicTcp {
         let beta = (beta * BETA_SCALE as f64).round().clamp(1.0, (BETA_SCALE - 1) as f64) as u64;
         let bic_scale = (c * BETA_SCALE as f64 / 10.0).round().max(1.0) as u128;
+        BicTcp::with_constants(beta, bic_scale * 10, 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta), fast_convergence)
+    }
+
+    /// The state of a new connection with these constants.
+    fn with_constants(beta: u64, cube_rtt_scale: u128, beta_scale: u64, fast_convergence: bool) -> BicTcp {
         BicTcp {
             beta,
-            cube_rtt_scale: bic_scale * 10,
-            beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
+            cube_rtt_scale,
+            beta_scale,
             fast_convergence,
             cnt: 0,
             last_max_cwnd: 0,
@@ -90,22 +95,7 @@ impl BicTcp {
     /// `bictcp_reset` at a timeout (and `tcp_enter_loss`'s `snd_cwnd_cnt = 0`): everything
     /// forgotten, `last_max_cwnd` included.
     pub fn reset(&mut self) {
-        *self = BicTcp {
-            beta: self.beta,
-            cube_rtt_scale: self.cube_rtt_scale,
-            beta_scale: self.beta_scale,
-            fast_convergence: self.fast_convergence,
-            cnt: 0,
-            last_max_cwnd: 0,
-            last_cwnd: 0,
-            last_time: None,
-            epoch_start: None,
-            bic_k: 0,
-            origin: 0,
-            ack_cnt: 0,
-            tcp_cwnd: 0,
-            cwnd_cnt: 0,
-        };
+        *self = BicTcp::with_constants(self.beta, self.cube_rtt_scale, self.beta_scale, self.fast_convergence);
     }
 
     /// `cubictcp_recalc_ssthresh` at a congestion event with a window of `cwnd` segments (and
