@@ -5,7 +5,9 @@
 //! header and picks the leg(s); the receiving entity ([`Receiver`], TS 38.323
 //! §5.2.2) reorders and gives packets back in COUNT order, header removed. Each proxy holds a
 //! packet for the split's processing delay (the seed study measured about 1 ms per proxy),
-//! first in, first out. The transmitter learns the receiver's RX_DELIV at once (its window
+//! first in, first out, and with a per-packet time it forwards at most one packet per that
+//! time (a proxy handles one packet at a time: a burst the reordering releases leaves it
+//! spaced out, as from a userspace proxy writing each packet to its socket). The transmitter learns the receiver's RX_DELIV at once (its window
 //! guard), and, for the adaptive policy, gets a report per leg every feedback period: the
 //! leg's queue, the bytes it delivered and the smallest split-to-receiver delay it saw.
 //!
@@ -36,6 +38,9 @@ pub struct SplitBearerConfig {
     pub rx: ReceiverConfig,
     /// How long each proxy holds a packet, first in, first out.
     pub processing_delay: Dur,
+    /// Each proxy's time per packet: packets leave it at least this far apart (zero: a
+    /// burst leaves at one instant).
+    pub packet_time: Dur,
     /// The period of the legs' feedback (delivery status reports): set for the adaptive
     /// policy and for `retransmit_lost`.
     pub feedback: Option<Dur>,
@@ -87,6 +92,10 @@ pub struct SplitBearer {
     pub header: u32,
     policy: SplitPolicy,
     processing: Dur,
+    packet_time: Dur,
+    /// When the last packet leaves each proxy (numbering, receiving).
+    tx_last: Option<Time>,
+    rx_last: Option<Time>,
     feedback: Option<Dur>,
     next_report: Option<Time>,
     window: [LegWindow; 2],
@@ -131,6 +140,9 @@ impl SplitBearer {
             rx: Receiver::new(spec.rx),
             policy: spec.tx.policy,
             processing: spec.processing_delay,
+            packet_time: spec.packet_time,
+            tx_last: None,
+            rx_last: None,
             feedback: spec.feedback,
             next_report: spec.feedback.map(|p| Time::ZERO + p),
             window: Default::default(),
@@ -166,12 +178,24 @@ impl SplitBearer {
         }
     }
 
+    /// When a packet due out of a proxy at `due` leaves it: not before `packet_time` after
+    /// the previous one (`last`).
+    fn departure(last: &mut Option<Time>, due: Time, packet_time: Dur) -> Time {
+        let at = match *last {
+            Some(l) => due.max(l + packet_time),
+            None => due,
+        };
+        *last = Some(at);
+        at
+    }
+
     /// A packet enters the numbering proxy; `Some` when it is to be numbered right away.
     pub fn enter(&mut self, now: Time, pkt: Packet) -> Option<Packet> {
-        if self.processing == Dur::ZERO {
+        if self.processing == Dur::ZERO && self.packet_time == Dur::ZERO {
             return Some(pkt);
         }
-        self.tx_proxy.push_back((now + self.processing, pkt));
+        let at = Self::departure(&mut self.tx_last, now + self.processing, self.packet_time);
+        self.tx_proxy.push_back((at, pkt));
         None
     }
 
@@ -242,10 +266,11 @@ impl SplitBearer {
             self.measures.reorder_delay_max = self.measures.reorder_delay_max.max(waited);
             pkt.size -= self.header;
             self.measures.delivered_bytes += u64::from(pkt.size);
-            if self.processing == Dur::ZERO {
+            if self.processing == Dur::ZERO && self.packet_time == Dur::ZERO {
                 forward.push(pkt);
             } else {
-                self.rx_proxy.push_back((now + self.processing, pkt));
+                let at = Self::departure(&mut self.rx_last, now + self.processing, self.packet_time);
+                self.rx_proxy.push_back((at, pkt));
             }
         }
         // Forget send times below the receiver's window: those COUNTs will not be measured.

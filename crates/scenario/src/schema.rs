@@ -441,6 +441,9 @@ pub struct SplitSection {
     pub reordering: Option<bool>,
     /// Time each side (the numbering proxy and the reordering proxy) holds a packet.
     pub processing_delay: Option<Dur>,
+    /// Each proxy's time per packet: the packets it forwards leave at least this far apart
+    /// (default 0: a burst the reordering releases leaves at one instant).
+    pub proxy_packet_time: Option<Dur>,
     /// PDUs lost on a leg (its random loss: Xn/X2 transport loss) are reported in the next
     /// delivery status report and resent over the other leg (default false).
     pub retransmit_lost: Option<bool>,

@@ -27,12 +27,17 @@ fn leg(delay_ms: u64) -> Arc<dyn HopModel> {
 }
 
 fn network(policy: SplitPolicy, delays: [u64; 2]) -> Network {
+    network_with(policy, delays, Dur::ZERO)
+}
+
+fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Network {
     let sn = SnLength::new(12).unwrap();
     let split = SplitBearerConfig {
         name: "dc".into(),
         tx: TransmitterConfig { rat: Rat::Nr, sn, policy },
         rx: ReceiverConfig { sn, t_reordering: Some(Dur::from_millis(200)), reordering: true },
         processing_delay: Dur::ZERO,
+        packet_time,
         feedback: None,
         retransmit_lost: false,
         duplication_switches: Vec::new(),
@@ -69,6 +74,38 @@ fn a_batch_split_over_unequal_legs_delivers_in_count_order() {
     assert_eq!(net.in_flight(FlowId(0)), 0);
     net.check_end(Time::from_secs_f64(1.0));
     assert_eq!(net.violation(), None);
+}
+
+/// Arrival times at the receiving host of 40 packets split in batches of 8 over a 5 ms and a
+/// 30 ms leg: the fast leg's batches wait for the slow one's and leave together.
+fn released_arrivals(packet_time: Dur) -> Vec<Time> {
+    let mut net = network_with(SplitPolicy::Batch { size: 8, share: 0.5 }, [5, 30], packet_time);
+    let mut clock = Clock::default();
+    net.start(&mut clock);
+    for i in 0..40 {
+        clock.run_until(&mut net, Time(i * 600_000));
+        net.send(Time(i * 600_000), packet(i, 1500), &mut clock);
+    }
+    clock.run(&mut net);
+    let ids: Vec<u64> = clock.arrived.iter().map(|(_, p)| p.id).collect();
+    assert_eq!(ids, (0..40).collect::<Vec<_>>());
+    assert_eq!(net.violation(), None);
+    clock.arrived.iter().map(|(t, _)| *t).collect()
+}
+
+#[test]
+fn a_proxy_with_a_time_per_packet_spaces_out_a_released_burst() {
+    let at_once = released_arrivals(Dur::ZERO);
+    let bursts = at_once.windows(2).filter(|w| w[1] == w[0]).count();
+    assert!(bursts >= 8, "without a time per packet, released packets arrive together ({bursts})");
+    let pt = Dur::from_micros(50);
+    let spaced = released_arrivals(pt);
+    assert!(spaced.windows(2).all(|w| w[1].since(w[0]) >= pt), "at least 50 µs apart");
+    // No packet leaves earlier than without the time per packet, and none is held longer than
+    // its place in a burst of at most 9 (a batch and the slow leg's packet that releases it).
+    assert!(spaced.iter().zip(&at_once).all(|(s, a)| s >= a));
+    let most = spaced.iter().zip(&at_once).map(|(s, a)| s.since(*a)).max().unwrap();
+    assert!(most > Dur::ZERO && most <= Dur(8 * pt.0), "{most}");
 }
 
 #[test]

@@ -176,6 +176,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMa
         tx: TransmitterConfig { rat, sn, policy },
         rx: ReceiverConfig { sn, t_reordering, reordering: sp.reordering.unwrap_or(true) },
         processing_delay: sp.processing_delay.unwrap_or(Dur::ZERO),
+        packet_time: sp.proxy_packet_time.unwrap_or(Dur::ZERO),
         feedback,
         retransmit_lost,
         duplication_switches,
