@@ -54,16 +54,22 @@ fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Netw
     net
 }
 
-#[test]
-fn a_batch_split_over_unequal_legs_delivers_in_count_order() {
-    let mut net = network(SplitPolicy::Batch { size: 4, share: 0.5 }, [5, 30]);
+/// Sends 40 packets of 1500 bytes, one every 600 µs, and runs the network until it is idle.
+fn send_40_packets(net: &mut Network) -> Clock {
     let mut clock = Clock::default();
     net.start(&mut clock);
     for i in 0..40 {
-        clock.run_until(&mut net, Time(i * 600_000));
+        clock.run_until(net, Time(i * 600_000));
         net.send(Time(i * 600_000), packet(i, 1500), &mut clock);
     }
-    clock.run(&mut net);
+    clock.run(net);
+    clock
+}
+
+#[test]
+fn a_batch_split_over_unequal_legs_delivers_in_count_order() {
+    let mut net = network(SplitPolicy::Batch { size: 4, share: 0.5 }, [5, 30]);
+    let clock = send_40_packets(&mut net);
     let ids: Vec<u64> = clock.arrived.iter().map(|(_, p)| p.id).collect();
     assert_eq!(ids, (0..40).collect::<Vec<_>>(), "the reordering gives packets back in order");
     assert!(clock.arrived.iter().all(|(_, p)| p.size == 1500), "the PDCP header is removed on the way up");
@@ -80,13 +86,7 @@ fn a_batch_split_over_unequal_legs_delivers_in_count_order() {
 /// 30 ms leg: the fast leg's batches wait for the slow one's and leave together.
 fn released_arrivals(packet_time: Dur) -> Vec<Time> {
     let mut net = network_with(SplitPolicy::Batch { size: 8, share: 0.5 }, [5, 30], packet_time);
-    let mut clock = Clock::default();
-    net.start(&mut clock);
-    for i in 0..40 {
-        clock.run_until(&mut net, Time(i * 600_000));
-        net.send(Time(i * 600_000), packet(i, 1500), &mut clock);
-    }
-    clock.run(&mut net);
+    let clock = send_40_packets(&mut net);
     let ids: Vec<u64> = clock.arrived.iter().map(|(_, p)| p.id).collect();
     assert_eq!(ids, (0..40).collect::<Vec<_>>());
     assert_eq!(net.violation(), None);
