@@ -59,34 +59,8 @@ ALSO_SIMULATED = {
         ("tquic redundant CUBIC / multipath QUIC redundant (rfc9002)", {"flow.dc.multipath.scheduler": "redundant"}),
 }
 
-TWO_PATHS = """
-name = "two_paths"
-[run]
-duration = "60 s"
-seed = 1
-[[link]]
-name = "a"
-between = ["server", "client"]
-rate = "20 Mbit/s"
-delay = "10 ms"
-queue = "100 packets"
-[[link]]
-name = "b"
-between = ["server", "client"]
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = "100 packets"
-[[flow]]
-name = "dc"
-from = "server"
-to = "client"
-transport = "tcp"
-app = "bulk"
-size = "20 MB"
-profile = "linux-mptcp-5.15"
-cc = "cubic"
-paths = [["a"], ["b"]]
-"""
+# The two-path point; crates/scenario/tests/it/tquic_redundant.rs runs the same file.
+TWO_PATHS = ROOT / "bench" / "scenarios" / "two_paths.toml"
 
 
 # An LTE/NR dual-connectivity split (examples/scenarios/emu_tcp_quic.toml's flow dl_dc alone):
@@ -198,8 +172,7 @@ def main() -> None:
             common = {**family_sets, "flow.dc.size": f"{SIZE_MB} MB", "run.duration": "120 s"}
             points.append((point, label, dc, {**common, **sets},
                            {**common, **{k: v for k, v in sets.items() if k not in RECEIVER_ONLY}}))
-    two = work / "two_paths.toml"
-    two.write_text(TWO_PATHS)
+    two = TWO_PATHS
     points.append(("two paths 20 + 10 Mbit/s", "kernel MPTCP / linux-mptcp-5.15", two, {}, {}))
     quic = {"flow.dc.transport": "quic", "flow.dc.profile": "rfc9002"}
     # tquic's REDUNDANT against the simulator's model of its rule (the emulator runs tquic's

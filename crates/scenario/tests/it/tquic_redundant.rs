@@ -6,38 +6,15 @@
 use crate::common;
 use common::*;
 
-/// The fidelity table's two-path point (bench/fidelity.py): a 20 Mbit/s, 10 ms and a
-/// 10 Mbit/s, 30 ms path, 100-packet queues, a 20 MB multipath QUIC download with CUBIC.
-const FIDELITY_TWO_PATHS: &str = r#"
-[run]
-duration = "60 s"
-seed = 1
+/// The fidelity table's two-path point: a 20 Mbit/s, 10 ms and a 10 Mbit/s, 30 ms path,
+/// 100-packet queues, a 20 MB download, here as multipath QUIC with CUBIC ([`QUIC`]).
+const FIDELITY_TWO_PATHS: &str = include_str!("../../../../bench/scenarios/two_paths.toml");
+/// The table's multipath QUIC rows set these over the file's MPTCP flow.
+const QUIC: [(&str, &str); 2] = [("flow.dc.transport", "quic"), ("flow.dc.profile", "rfc9002")];
 
-[[link]]
-name = "a"
-between = ["server", "client"]
-rate = "20 Mbit/s"
-delay = "10 ms"
-queue = "100 packets"
-
-[[link]]
-name = "b"
-between = ["server", "client"]
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = "100 packets"
-
-[[flow]]
-name = "dl"
-from = "server"
-to = "client"
-transport = "quic"
-profile = "rfc9002"
-app = "bulk"
-size = "20 MB"
-cc = "cubic"
-paths = [["a"], ["b"]]
-"#;
+fn quic_with<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    QUIC.iter().chain(extra).copied().collect()
+}
 
 fn goodput(text: &str, sets: &[(&str, &str)]) -> (f64, serde_json::Value) {
     let summary = run_with(text, sets, 1);
@@ -49,9 +26,9 @@ fn goodput(text: &str, sets: &[(&str, &str)]) -> (f64, serde_json::Value) {
 #[test]
 fn over_the_fidelity_point_tquic_redundant_stays_at_the_faster_path_alone_where_re_exceeds_it() {
     let single = FIDELITY_TWO_PATHS.replace(r#"paths = [["a"], ["b"]]"#, r#"route = ["a"]"#);
-    let (alone, _) = goodput(&single, &[]);
-    let (tquic, flow) = goodput(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic_redundant")]);
-    let (re, _) = goodput(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "redundant")]);
+    let (alone, _) = goodput(&single, &quic_with(&[]));
+    let (tquic, flow) = goodput(FIDELITY_TWO_PATHS, &quic_with(&[("flow.dc.multipath.scheduler", "tquic_redundant")]));
+    let (re, _) = goodput(FIDELITY_TWO_PATHS, &quic_with(&[("flow.dc.multipath.scheduler", "redundant")]));
     eprintln!("faster path alone {alone:.2}, tquic_redundant {tquic:.2}, redundant {re:.2} Mbit/s");
     // The slower path spends its window on copies of data the faster one carries.
     assert!(tquic < 20.0 && tquic <= alone * 1.01, "tquic_redundant {tquic} vs the faster path alone {alone}");
@@ -64,12 +41,12 @@ fn over_the_fidelity_point_tquic_redundant_stays_at_the_faster_path_alone_where_
 
 #[test]
 fn tquic_redundant_is_named_in_errors_and_refused_for_mptcp() {
-    let e = load_with(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic")]).unwrap_err().to_string();
-    assert!(e.contains("flow.dl.multipath.scheduler") && e.contains("tquic_redundant") && e.contains("picoquic"), "{e}");
+    let e = load_with(FIDELITY_TWO_PATHS, &quic_with(&[("flow.dc.multipath.scheduler", "tquic")])).unwrap_err().to_string();
+    assert!(e.contains("flow.dc.multipath.scheduler") && e.contains("tquic_redundant") && e.contains("picoquic"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
-    let mptcp = [("flow.dl.transport", "tcp"), ("flow.dl.profile", "linux-tcp"), ("flow.dl.multipath.scheduler", "tquic_redundant")];
+    let mptcp = [("flow.dc.transport", "tcp"), ("flow.dc.profile", "linux-tcp"), ("flow.dc.multipath.scheduler", "tquic_redundant")];
     let e = load_with(FIDELITY_TWO_PATHS, &mptcp).unwrap_err().to_string();
-    assert!(e.contains("flow.dl.multipath.scheduler: \"tquic_redundant\" is tquic's Multipath QUIC scheduler"), "{e}");
+    assert!(e.contains("flow.dc.multipath.scheduler: \"tquic_redundant\" is tquic's Multipath QUIC scheduler"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(load_with(FIDELITY_TWO_PATHS, &[("flow.dl.multipath.scheduler", "tquic_redundant")]).is_ok());
+    assert!(load_with(FIDELITY_TWO_PATHS, &quic_with(&[("flow.dc.multipath.scheduler", "tquic_redundant")])).is_ok());
 }
