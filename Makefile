@@ -125,6 +125,7 @@ bench: setup emu-tools
 	$(VPY) bench/bench_downloads.py
 	$(VPY) bench/bench_emu.py
 	$(VPY) bench/bench_cell.py
+	$(VPY) bench/scoreboard.py
 
 clean-venv:
 	rm -rf $(VENV)

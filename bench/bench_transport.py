@@ -1,34 +1,66 @@
 #!/usr/bin/env python3
-"""Benchmark: TCP and QUIC bulk transfers, a 1 GB download, and the same TCP workload in ns-3.
+"""Benchmark: TCP and QUIC transfers, downloads over DC and over four paths, and ns-3.
 
-Workload (as examples/scenarios/bulk.toml): 40 Mbit/s, 10 ms one way, 100-packet drop-tail
-queue, 20 simulated seconds. Each case runs the native `run_scenario` example in a child
-process (no Python in the loop), so wall time and peak memory are those of one run.
+    .venv/bin/python bench/bench_transport.py [--runs 7]
 
-* TCP and QUIC (NewReno and CUBIC): wall time, simulated/wall ratio, events/s.
+Workload of the transfers (as examples/scenarios/bulk.toml): 40 Mbit/s, 10 ms one way,
+100-packet drop-tail queue, 20 simulated seconds. Each case runs the native `run_scenario`
+example in a child process (no Python in the loop) `--runs` times; the table shows medians.
+
+* TCP and QUIC (NewReno and CUBIC): the simulation's own wall time (building the simulation
+  and running it, as measured inside the process), the whole process's wall time (loading the
+  scenario file included), simulated/wall, events/s, ns per link packet.
 * Cost per packet vs congestion window: the QUIC transfer on a 10 ms and a 100 ms one-way path
   (10x the window); ns per link packet should stay flat.
-* A 1 GB QUIC download: completion time, wall time, peak memory.
-* ns-3 (BulkSend over PointToPoint, same parameters) when `libns3-dev` is installed; the
-  ratio of wall times is printed. Without ns-3 the bench says how to install it.
+* A 1 GB QUIC download: wall time and peak memory.
+* A 100 MB download over dual connectivity (two 20 Mbit/s legs split by PDCP, the catalogue's
+  `dc_throughput.toml`), with QUIC (aioquic) and with TCP.
+* A 100 MB multipath QUIC download over four paths (bench/scenarios/four_paths.toml).
+* ns-3 (BulkSend over PointToPoint, same parameters, bench/ns3/) when `libns3-dev` is
+  installed: `Simulator::Run`'s wall time and the whole process's, each against ours; without
+  ns-3 the bench says how to install it.
 
-Results go to bench-out/transport.json.
+Results go to bench-out/transport.json (read by bench/scoreboard.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIO = ROOT / "examples" / "scenarios" / "bulk.toml"
+BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+DC = ROOT / "python" / "multiconn" / "catalog" / "scenarios" / "dc_throughput.toml"
+FOUR_PATHS = ROOT / "bench" / "scenarios" / "four_paths.toml"
 RUNNER = ROOT / "target" / "release" / "examples" / "run_scenario"
 NS3 = ROOT / "bench" / "ns3" / "run.sh"
+NS3_BIN = ROOT / "target" / "ns3" / "bulk_send"
+
+# (case, scenario, overrides)
+CASES: list[tuple[str, Path, tuple[str, ...]]] = [
+    ("tcp-newreno", BULK, ("flow.bulk.transport=tcp", "flow.bulk.cc=newreno")),
+    ("tcp-cubic", BULK, ("flow.bulk.transport=tcp", "flow.bulk.cc=cubic")),
+    ("quic-newreno", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=newreno")),
+    ("quic-cubic", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=cubic")),
+    ("quic-window-10ms", BULK, ("flow.bulk.transport=quic", "link.bottleneck.delay=10 ms",
+                                "link.bottleneck.queue=2000 packets")),
+    ("quic-window-100ms", BULK, ("flow.bulk.transport=quic", "link.bottleneck.delay=100 ms",
+                                 "link.bottleneck.queue=2000 packets")),
+    ("quic-1GB", BULK, ("flow.bulk.transport=quic", "flow.bulk.size=1 GB", "run.duration=1000 s")),
+    ("dc-2leg-quic-100MB", DC, ()),
+    ("dc-2leg-tcp-100MB", DC, ("flow.dc.transport=tcp", "flow.dc.profile=linux-tcp", "flow.dc.cc=cubic")),
+    ("mpquic-4path-100MB", FOUR_PATHS, ()),
+]
+SLOW_CASES = {"quic-1GB"}
+"""Run once: a single run already takes about half a second."""
 
 
 def build_runner() -> None:
@@ -38,58 +70,100 @@ def build_runner() -> None:
     )
 
 
-def ours(*sets: str) -> dict:
-    proc = subprocess.run([str(RUNNER), str(SCENARIO), *sets], capture_output=True, text=True, check=False)
+def ours_once(scenario: Path, sets: tuple[str, ...]) -> dict:
+    started = time.perf_counter()
+    proc = subprocess.run([str(RUNNER), str(scenario), *sets], capture_output=True, text=True, check=False)
+    process_s = time.perf_counter() - started
     if proc.returncode != 0:
-        sys.exit(f"run_scenario {' '.join(sets)} failed: {proc.stderr.strip()}")
-    return json.loads(proc.stdout)
+        sys.exit(f"run_scenario {scenario.name} {' '.join(sets)} failed: {proc.stderr.strip()}")
+    result = json.loads(proc.stdout)
+    result["process_s"] = process_s
+    return result
 
 
-def ns3(*args: str) -> dict | None:
-    proc = subprocess.run(["bash", str(NS3), str(ROOT / "target" / "ns3"), *args],
+def median_of(runs: list[dict]) -> dict:
+    """The first run's results with the timing figures replaced by their medians."""
+    out = dict(runs[0])
+    for key in ("wall_s", "process_s", "events_per_s", "sim_over_wall", "ns_per_packet"):
+        out[key] = statistics.median(r[key] for r in runs)
+    out["peak_rss_kib"] = max(r["peak_rss_kib"] for r in runs)
+    out["runs"] = len(runs)
+    out["wall_s_min_max"] = [min(r["wall_s"] for r in runs), max(r["wall_s"] for r in runs)]
+    return out
+
+
+def ns3_available() -> bool:
+    """Builds the ns-3 program if needed; False (with a note) when ns-3 is not installed."""
+    proc = subprocess.run(["bash", str(NS3), str(ROOT / "target" / "ns3"), "--duration=0.1"],
                           capture_output=True, text=True, check=False)
     if proc.returncode == 3:
         Console(stderr=True).print(f"[yellow]ns-3 comparison skipped:[/] {proc.stdout.strip() or proc.stderr.strip()}")
-        return None
+        return False
+    if proc.returncode != 0:
+        sys.exit(f"ns-3 build failed: {proc.stderr.strip()}")
+    return True
+
+
+def ns3_once(*args: str) -> dict:
+    started = time.perf_counter()
+    proc = subprocess.run([str(NS3_BIN), *args], capture_output=True, text=True, check=False)
+    process_s = time.perf_counter() - started
     if proc.returncode != 0:
         sys.exit(f"ns-3 run failed: {proc.stderr.strip()}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["process_s"] = process_s
+    return result
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="runs per case; medians are reported (7)")
+    parser.add_argument("--ns3-runs", type=int, default=3, help="runs of the ns-3 program per controller (3)")
+    args = parser.parse_args()
     build_runner()
-    console = Console(width=130)
+    console = Console(width=150)
     results: dict[str, dict] = {}
-    for transport in ("tcp", "quic"):
-        for cc in ("newreno", "cubic"):
-            results[f"{transport}-{cc}"] = ours(f"flow.bulk.transport={transport}", f"flow.bulk.cc={cc}")
-    for delay in ("10 ms", "100 ms"):
-        results[f"quic-window-{delay.replace(' ', '')}"] = ours(
-            "flow.bulk.transport=quic", f"link.bottleneck.delay={delay}", "link.bottleneck.queue=2000 packets")
-    results["quic-1GB"] = ours("flow.bulk.transport=quic", "flow.bulk.size=1 GB", "run.duration=1000 s")
+    for name, scenario, sets in CASES:
+        n = 1 if name in SLOW_CASES else args.runs
+        results[name] = median_of([ours_once(scenario, sets) for _ in range(n)])
 
-    table = Table(title="multiconn transports (40 Mbit/s, 10 ms one way, 100-packet queue)")
-    for col in ("case", "sim s", "wall s", "sim/wall", "Mevents/s", "ns/packet", "goodput Mbit/s", "peak RSS MiB"):
+    table = Table(title=f"multiconn transports, medians of {args.runs} runs (40 Mbit/s, 10 ms one way, "
+                        "100-packet queue unless the case says otherwise)")
+    for col in ("case", "sim s", "simulation s", "process s", "sim/wall", "Mevents/s", "ns/packet",
+                "goodput Mbit/s", "peak RSS MiB"):
         table.add_column(col, justify="right" if col != "case" else "left")
     for name, r in results.items():
-        table.add_row(name, f"{r['sim_s']:.1f}", f"{r['wall_s']:.3f}", f"{r['sim_over_wall']:.0f}",
-                      f"{r['events_per_s'] / 1e6:.1f}", f"{r['ns_per_packet']:.0f}",
+        table.add_row(name, f"{r['sim_s']:.1f}", f"{r['wall_s']:.3f}", f"{r['process_s']:.3f}",
+                      f"{r['sim_over_wall']:.0f}", f"{r['events_per_s'] / 1e6:.1f}", f"{r['ns_per_packet']:.0f}",
                       f"{r['goodput_mbps']:.2f}", f"{r['peak_rss_kib'] / 1024:.1f}")
     console.print(table)
     flat = results["quic-window-100ms"]["ns_per_packet"] / results["quic-window-10ms"]["ns_per_packet"]
     console.print(f"cost per packet, 10x larger window: x{flat:.2f}")
 
     comparison = {}
-    for cc in ("newreno", "cubic"):
-        theirs = ns3("--duration=20", f"--cc={cc}")
-        if theirs is None:
-            break
-        mine = results[f"tcp-{cc}"]
-        ratio = theirs["wall_seconds"] / mine["wall_s"]
-        comparison[cc] = {"ns3": theirs, "multiconn_wall_s": mine["wall_s"], "speedup": ratio}
-        console.print(f"TCP {cc}: ns-3 {theirs['wall_seconds']:.3f} s ({theirs['goodput_mbps']:.2f} Mbit/s), "
-                      f"multiconn {mine['wall_s']:.3f} s ({mine['goodput_mbps']:.2f} Mbit/s): "
-                      f"[bold]{ratio:.0f}x[/] faster")
+    if ns3_available():
+        ns3_table = Table(title=f"TCP, 20 s at 40 Mbit/s: ns-3 (medians of {args.ns3_runs} runs) against multiconn")
+        for col in ("controller", "ns-3 Simulator::Run s", "multiconn simulation s", "ratio",
+                    "ns-3 process s", "multiconn process s", "ratio", "goodput ns-3 / multiconn"):
+            ns3_table.add_column(col, justify="right" if col != "controller" else "left")
+        for cc in ("newreno", "cubic"):
+            runs = [ns3_once("--duration=20", f"--cc={cc}") for _ in range(args.ns3_runs)]
+            theirs = dict(runs[0])
+            theirs["wall_seconds"] = statistics.median(r["wall_seconds"] for r in runs)
+            theirs["process_s"] = statistics.median(r["process_s"] for r in runs)
+            mine = results[f"tcp-{cc}"]
+            comparison[cc] = {
+                "ns3": theirs,
+                "multiconn_wall_s": mine["wall_s"],
+                "multiconn_process_s": mine["process_s"],
+                "speedup": theirs["wall_seconds"] / mine["wall_s"],
+                "speedup_process": theirs["process_s"] / mine["process_s"],
+            }
+            c = comparison[cc]
+            ns3_table.add_row(cc, f"{theirs['wall_seconds']:.3f}", f"{mine['wall_s']:.4f}", f"[bold]{c['speedup']:.0f}x[/]",
+                              f"{theirs['process_s']:.3f}", f"{mine['process_s']:.4f}", f"{c['speedup_process']:.0f}x",
+                              f"{theirs['goodput_mbps']:.2f} / {mine['goodput_mbps']:.2f}")
+        console.print(ns3_table)
     out = ROOT / "bench-out"
     out.mkdir(exist_ok=True)
     (out / "transport.json").write_text(json.dumps({"runs": results, "ns3": comparison}, indent=2) + "\n")

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The benchmarks' score: each speed goal, what the last benchmark run measured, and whether
+it is met, as one table (the last step of `make bench`).
+
+    .venv/bin/python bench/scoreboard.py [--out bench-out]
+
+Reads what the benchmarks wrote into bench-out/: transport.json (bench/bench_transport.py),
+dc.json (bench/bench_dc.py) and cell.json (bench/bench_cell.py). A benchmark that has not run
+(or ran without ns-3 or LENA) shows as "not measured". Exits 0 whether the goals are met or
+not: the table is the report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(folder: Path, name: str) -> dict[str, Any] | None:
+    path = folder / name
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def rows(folder: Path) -> list[tuple[str, str, str, bool | None]]:
+    """(goal, required, measured, met) per goal; met is None when not measured."""
+    out: list[tuple[str, str, str, bool | None]] = []
+    transport = load(folder, "transport.json")
+    ns3 = (transport or {}).get("ns3") or {}
+    for cc, label in (("newreno", "NewReno"), ("cubic", "CUBIC")):
+        c = ns3.get(cc)
+        goal = f"TCP {label}, 20 s at 40 Mbit/s: faster than ns-3 (simulation vs Simulator::Run)"
+        if c is None:
+            out.append((goal, "100x", "not measured (ns-3 not installed, or bench_transport not run)", None))
+        else:
+            measured = (f"{c['speedup']:.0f}x ({c['multiconn_wall_s'] * 1000:.1f} ms vs {c['ns3']['wall_seconds']:.3f} s); "
+                        f"whole process {c['speedup_process']:.0f}x")
+            out.append((goal, "100x", measured, c["speedup"] >= 100))
+    runs = (transport or {}).get("runs") or {}
+    for case, label in (("quic-newreno", "NewReno"), ("quic-cubic", "CUBIC")):
+        r = runs.get(case)
+        goal = f"QUIC {label}, 20 s at 40 Mbit/s: times real time"
+        if r is None:
+            out.append((goal, "1500x", "not measured", None))
+        else:
+            out.append((goal, "1500x", f"{r['sim_over_wall']:.0f}x ({r['wall_s'] * 1000:.1f} ms)", r["sim_over_wall"] >= 1500))
+    gb = runs.get("quic-1GB")
+    out.append(("QUIC, 1 GB download: peak memory", "(no goal)",
+                "not measured" if gb is None else f"{gb['peak_rss_kib'] / 1024:.1f} MiB in {gb['wall_s']:.2f} s", None))
+    dc = load(folder, "dc.json")
+    goal = "the whole dc-* catalogue (Table 3), 10 repetitions, 2 cores"
+    if dc is None:
+        out.append((goal, "6 min", "not measured", None))
+    elif dc.get("measured") == "whole":
+        note = "" if dc.get("catalogue_repetitions") else " (fewer repetitions than the catalogue's: indicative only)"
+        met = dc["table3_s"] <= dc["goal_s"] if dc.get("catalogue_repetitions") else None
+        out.append((goal, "6 min", f"{dc['table3_s'] / 60:.1f} min, {dc['table3_runs']} runs on {dc['cores']} cores{note}", met))
+    else:
+        out.append((goal, "6 min", f"about {dc['table3_estimate_s'] / 60:.1f} min (estimated from two sweeps)", None))
+    cell = load(folder, "cell.json")
+    if cell is None:
+        out.append(("LTE cell, 10 saturated TCP UEs, 60 s: times real time", "100x", "not measured", None))
+    else:
+        sim = cell["multiconn"]["sim_over_wall"]
+        out.append(("LTE cell, 10 saturated TCP UEs, 60 s: times real time", f"{cell['goals']['sim_over_wall']:.0f}x",
+                    f"{sim:.0f}x", sim >= cell["goals"]["sim_over_wall"]))
+        ratio = cell.get("lena_wall_over_multiconn_wall")
+        need = cell["goals"]["lena_wall_over_multiconn_wall"]
+        out.append(("LTE cell, same: faster than ns-3 LENA", f"{need:.0f}x",
+                    "not measured (ns-3 not installed)" if ratio is None else f"{ratio:.0f}x", None if ratio is None else ratio >= need))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-out", help="the benchmarks' output folder")
+    args = parser.parse_args()
+    table = Table(title="Speed goals: the last benchmark run")
+    for col in ("goal", "required", "measured", "met"):
+        table.add_column(col)
+    for goal, required, measured, met in rows(args.out):
+        mark = "-" if met is None else ("[green]yes[/]" if met else "[red]no[/]")
+        table.add_row(goal, required, measured, mark)
+    Console(width=160).print(table)
+
+
+if __name__ == "__main__":
+    main()
