@@ -1048,7 +1048,7 @@ mod tests {
         // A congestion event does not end the rule (ngtcp2 0.12 has no such state).
         s.h.on_congestion_event();
         s.round(50, 8, big);
-        assert_eq!(s.round(70, 8, big)[7], true);
+        assert!(s.round(70, 8, big)[7]);
     }
 
     /// Drives the Linux rule as an ACK-clocked sender: every ACK is followed by a packet sent

@@ -243,6 +243,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
             }
             // |s| ≤ limit is false for NaN and infinities too; the fold has no early exit, so it
             // vectorises, and the failing block is looked for only when there is one.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must fail the check
             if !ue.sinr_db.iter().fold(true, |ok, s| ok & (s.abs() <= SINR_LIMIT_DB)) {
                 let rb = ue.sinr_db.iter().position(|s| !(s.abs() <= SINR_LIMIT_DB)).unwrap_or(0);
                 return Err(CellError::out_of_range(&format!("ues[{u}].sinr_db[{rb}]"), ue.sinr_db[rb], "a number in [-200, 200] dB"));

@@ -112,11 +112,7 @@ struct RateTable {
 
 impl RateTable {
     fn n_ue(&self) -> usize {
-        if self.n_rbg == 0 {
-            0
-        } else {
-            self.rates.len() / self.n_rbg
-        }
+        self.rates.len().checked_div(self.n_rbg).unwrap_or(0)
     }
 
     fn rate(&self, u: usize, g: usize) -> f64 {

@@ -175,6 +175,9 @@ struct Grant {
     new: Option<(u8, u32)>,
 }
 
+/// A UE's part of a TTI's resource blocks: (UE, resource-block range).
+type PlannedPart = (usize, Range<usize>);
+
 /// What the scheduler has learnt and granted under [`UlTiming::Bsr`].
 #[derive(Debug, Default)]
 struct Reports {
@@ -188,7 +191,7 @@ struct Reports {
     grants: VecDeque<(u64, Vec<Grant>)>,
     /// The TTI whose reports were last taken in, and the parts decided in it (for
     /// `tti + grant_ttis`).
-    planned: Option<(u64, Vec<(usize, Range<usize>)>)>,
+    planned: Option<(u64, Vec<PlannedPart>)>,
 }
 
 struct Retx<P> {

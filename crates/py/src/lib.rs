@@ -111,6 +111,9 @@ fn warnings(
     Ok(loaded.warnings().to_vec())
 }
 
+/// A capture file: its name and bytes.
+type PcapFile = (String, Vec<u8>);
+
 /// A run in progress, advanced in bounded steps of virtual time.
 ///
 /// The simulation sits behind a mutex (it is only touched with the GIL released); the progress
@@ -126,7 +129,7 @@ struct PySimulation {
     done: AtomicBool,
     /// What `finish` left for `take_pcap`: the capture files (name, bytes) and what they left
     /// out.
-    pcap: Mutex<(Vec<(String, Vec<u8>)>, Vec<String>)>,
+    pcap: Mutex<(Vec<PcapFile>, Vec<String>)>,
 }
 
 fn columns_dict<'py>(

@@ -233,7 +233,7 @@ mod tests {
             }
             assert!(sb.mark_lost(0));
             // At t1 a new segment (301) and the retransmission of 1, in either order.
-            let mut send_new = |sb: &mut Scoreboard, rack: &mut Rack| {
+            let send_new = |sb: &mut Scoreboard, rack: &mut Rack| {
                 let seq = sb.on_sent(100, t1, SentRateState::default());
                 rack.on_sent(t1, seq, 1);
             };

@@ -305,9 +305,7 @@ impl Receiver {
 
     fn count_for_delack(&mut self, now: Time, bytes: u64) {
         self.unacked_bytes += bytes;
-        if self.quick_acks > 0 {
-            self.ack_now = true;
-        } else if self.unacked_bytes > (self.cfg.ack_threshold.max(1) as u64 - 1) * self.cfg.mss {
+        if self.quick_acks > 0 || self.unacked_bytes > (self.cfg.ack_threshold.max(1) as u64 - 1) * self.cfg.mss {
             self.ack_now = true;
         } else if self.delack.is_none() {
             self.delack = Some(now + self.cfg.max_ack_delay);

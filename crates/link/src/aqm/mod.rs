@@ -252,7 +252,7 @@ impl Link for AqmLink {
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         let finish = self.in_service.as_ref().map(|s| s.finish);
         if let Some(&(at, _)) = self.dropped.front() {
-            if at <= now && finish.is_none_or(|f| at <= f) {
+            if at <= now && finish.map_or(true, |f| at <= f) {
                 let (at, pkt) = self.dropped.pop_front().expect("just seen");
                 return Some(LinkOutput::Dropped { at, pkt, cause: DropCause::Queue });
             }

@@ -125,7 +125,7 @@ fn resolve_direction(
     let down_path = at("down", down_over);
     let windows: Vec<(Time, Time)> = down.map(|d| d.iter().map(|[a, b]| (Time(a.0), Time(b.0))).collect()).unwrap_or_default();
     let down = Schedule::new(windows).map_err(|m| err(&down_path, m))?;
-    let aqm = aqm.map(|a| resolve_aqm(a)).transpose().map_err(|(field, m)| {
+    let aqm = aqm.map(resolve_aqm).transpose().map_err(|(field, m)| {
         let mut path = at("aqm", aqm_over);
         if let Some(field) = field {
             path.push(field);

@@ -198,7 +198,7 @@ fn a_trace_on_both_directions_is_a_warning_that_a_reverse_rate_silences() {
 
 #[test]
 fn the_scenarios_warnings_are_recorded_in_the_summary_and_a_clean_run_has_none() {
-    let traced = BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/five.down\" }").replace("run.duration", "run.duration");
+    let traced = BULK.replace("\"40 Mbit/s\"", "{ model = \"mahimahi\", file = \"data/five.down\" }");
     let s = load_with(&traced, &[("run.duration", "2 s")]).expect("valid");
     let summary: serde_json::Value = serde_json::from_str(&run_checked(&s, Some(1)).summary_json).unwrap();
     let recorded = summary["warnings"].as_array().expect("a warnings list");

@@ -751,10 +751,10 @@ impl Endpoint for MptcpEndpoint {
         if !self.ecn {
             return None;
         }
-        let mut e = EcnStats::default();
         // Every subflow that has opened agrees or not on its own; the connection reports
         // "negotiated" if subflow 0 did.
-        e.state = if self.subflows[0].ecn() { "negotiated" } else { "not_negotiated" }.to_string();
+        let state = if self.subflows[0].ecn() { "negotiated" } else { "not_negotiated" }.to_string();
+        let mut e = EcnStats { state, ..EcnStats::default() };
         for s in &self.subflows {
             e.ect_sent += s.counters.ect_sent;
             e.ce_received += s.counters.ce_received;
