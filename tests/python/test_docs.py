@@ -66,3 +66,27 @@ def test_every_summary_field_is_documented() -> None:
     named = _named(ROOT / "docs" / "summary.md")
     missing = {key: where for key, where in fields.items() if key not in named}
     assert not missing, f"docs/summary.md does not name the summary fields {missing}"
+
+
+@pytest.mark.native
+def test_the_readmes_queue_size_example_reproduces() -> None:
+    """The four goodputs the README quotes for examples/scenarios/split_queues.toml are what
+    the four runs give (to the two decimals quoted), and they show what the text says: the
+    larger queue lifts TCP above QUIC from well below it."""
+    import multiconn
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"got ([\d.]+) Mbit/s with TCP \(`linux-tcp`, CUBIC\) and ([\d.]+) with QUIC "
+                       r"\(`ngtcp2`, CUBIC\) behind 50-packet queues, but ([\d.]+) and ([\d.]+) behind "
+                       r"500-packet ones", text)
+    assert quoted, "README: the queue-size example's sentence changed; update this test with it"
+    measured = []
+    for queue in ("50 packets", "500 packets"):
+        for transport, profile in (("tcp", "linux-tcp"), ("quic", "ngtcp2")):
+            result = multiconn.run(EXAMPLES / "split_queues.toml", overrides={
+                "link.lte.queue": queue, "link.nr.queue": queue,
+                "flow.f.transport": transport, "flow.f.profile": profile})
+            measured.append(round(result.summary["flows"][0]["goodput_mbps"], 2))
+    assert measured == [float(v) for v in quoted.groups()]
+    tcp_50, quic_50, tcp_500, quic_500 = measured
+    assert tcp_50 < quic_50 - 3 and tcp_500 > quic_500
