@@ -656,6 +656,15 @@ impl Sender {
 
     /// Runs loss detection; returns (bytes newly lost, send time of the newest of them).
     fn detect_losses(&mut self, now: Time, advanced: bool) -> (u64, Time) {
+        if self.sb.outstanding() == 0 {
+            // Nothing outstanding, nothing to lose (the receiving end of a download, on every
+            // data segment): the search below would find every transmission RACK remembers
+            // acknowledged and arm nothing. They are dropped when the next search passes them.
+            if self.cfg.rack_tlp {
+                self.rack_deadline = None;
+            }
+            return (0, Time::ZERO);
+        }
         let mut bytes = 0u64;
         let mut count = 0u64;
         let mut newest = Time::ZERO;
