@@ -30,17 +30,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNNER = ROOT / "target" / "release" / "examples" / "run_scenario"
-BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+from bench_transport import CASES as TRANSFERS
+from bench_transport import ROOT, RUNNER, build_runner
+
 FAIRNESS = ROOT / "python" / "multiconn" / "catalog" / "scenarios" / "dc_fairness.toml"
 ENDPOINTS = "*as multiconn_transport::Endpoint>::*"
 
-CASES = [
-    ("tcp-newreno", BULK, ("flow.bulk.transport=tcp", "flow.bulk.cc=newreno")),
-    ("quic-newreno", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=newreno")),
-    ("dc-fairness-20s", FAIRNESS, ("run.duration=20s",)),
-]
+# The two transfers as bench_transport.py runs them (its medians give the instruction rate).
+CASES = [case for case in TRANSFERS if case[0] in ("tcp-newreno", "quic-newreno")]
+CASES.append(("dc-fairness-20s", FAIRNESS, ("run.duration=20s",)))
 
 
 def instructions(scenario: Path, sets: tuple[str, ...], only: str | None) -> int:
@@ -62,8 +60,7 @@ def link_packets(scenario: Path, sets: tuple[str, ...]) -> int:
 def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("bench/instructions.py needs valgrind: sudo apt-get install valgrind")
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "multiconn-scenario", "--example", "run_scenario"],
-                   cwd=ROOT, check=True)
+    build_runner()
     transport_path = ROOT / "bench-out" / "transport.json"
     transport = json.loads(transport_path.read_text()) if transport_path.exists() else {}
     results = {}
