@@ -33,6 +33,21 @@ pub struct EmpiricalDelay {
 pub struct DelaySeries {
     /// `(offset since the start of the run, one-way delay)`, by offset.
     pub points: Vec<(Dur, Dur)>,
+    /// How the delay goes from one point to the next.
+    pub interpolation: Interpolation,
+}
+
+/// How a [`DelaySeries`] goes from one point to the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Interpolation {
+    /// Linearly: the delay glides between the points.
+    #[default]
+    Linear,
+    /// In steps: each point's delay holds until the next point, as when a tool such as
+    /// `tc qdisc change … netem delay` sets a new delay at each point (Linux `netem_change`
+    /// rewrites the latency for packets enqueued from then on and leaves the packets already
+    /// queued with the send time stamped at their enqueue, `sch_netem.c`).
+    Step,
 }
 
 /// How long a packet propagates after it leaves the link's queue.
@@ -207,8 +222,15 @@ impl EmpiricalDelay {
 }
 
 impl DelaySeries {
-    /// The delay at `now`, interpolated between the surrounding points (exact integer
-    /// arithmetic), held constant outside the series. At a repeated time the later point wins.
+    /// Points read linearly.
+    pub fn linear(points: Vec<(Dur, Dur)>) -> DelaySeries {
+        DelaySeries { points, interpolation: Interpolation::Linear }
+    }
+
+    /// The delay at `now`: with [`Interpolation::Linear`] interpolated between the surrounding
+    /// points (exact integer arithmetic), with [`Interpolation::Step`] the value of the latest
+    /// point at or before `now`; held constant outside the series. At a repeated time the later
+    /// point wins.
     pub fn at(&self, now: Time) -> Dur {
         let t = now.as_nanos();
         let next = self
@@ -218,11 +240,12 @@ impl DelaySeries {
             _ if self.points.is_empty() => Dur::ZERO,
             0 => self.points[0].1,
             n if n == self.points.len() => self.points[n - 1].1,
+            n if self.interpolation == Interpolation::Step => self.points[n - 1].1,
             n => interpolate(self.points[n - 1], self.points[n], t),
         }
     }
 
-    /// Time average over `[first time, last time]` (trapezoids).
+    /// Time average over `[first time, last time]` (trapezoids, or rectangles for steps).
     pub fn time_average(&self) -> Dur {
         let (Some(first), Some(last)) = (self.points.first(), self.points.last()) else {
             return Dur::ZERO;
@@ -236,7 +259,10 @@ impl DelaySeries {
             .windows(2)
             .map(|w| {
                 let dt = (w[1].0.as_nanos() - w[0].0.as_nanos()) as u128;
-                dt * (w[0].1.as_nanos() as u128 + w[1].1.as_nanos() as u128) / 2
+                match self.interpolation {
+                    Interpolation::Linear => dt * (w[0].1.as_nanos() as u128 + w[1].1.as_nanos() as u128) / 2,
+                    Interpolation::Step => dt * w[0].1.as_nanos() as u128,
+                }
             })
             .sum();
         Dur((area / span as u128) as u64)
@@ -371,7 +397,7 @@ pub fn parse_delay_series(text: &str, origin: &str) -> Result<DelaySeries, Trace
             format!("no rows after the header `{SERIES_HEADER}`"),
         ));
     }
-    Ok(DelaySeries { points })
+    Ok(DelaySeries::linear(points))
 }
 
 fn check_series_header(first: Option<(usize, &str)>, origin: &str) -> Result<(), TraceError> {

@@ -641,7 +641,24 @@ pub enum DelayTable {
     },
     Series {
         file: String,
+        /// `linear` (default: the delay glides between the points) or `step` (each point's
+        /// delay holds until the next, as `tc … netem delay` changes it).
+        #[serde(default)]
+        interpolation: SeriesInterpolation,
+        /// Let a packet overtake the ones before it when the delay falls (netem's time-ordered
+        /// queue); default false (a delay line).
+        #[serde(default)]
+        reorder: bool,
     },
+}
+
+/// How a delay series goes from one point to the next (`multiconn_link::delay::Interpolation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesInterpolation {
+    #[default]
+    Linear,
+    Step,
 }
 
 /// `"1 %"`, `0.01`, or a table tagged by `model`.

@@ -160,7 +160,7 @@ fn a_random_delay_is_drawn_when_the_packet_enters_transmission() {
 
 #[test]
 fn a_delay_series_stays_eager() {
-    let series = DelayModel::Series(DelaySeries { points: vec![(Dur::ZERO, Dur::from_millis(5)), (Dur::from_secs(1), Dur::from_millis(50))] });
+    let series = DelayModel::Series(DelaySeries::linear(vec![(Dur::ZERO, Dur::from_millis(5)), (Dur::from_secs(1), Dur::from_millis(50))]));
     let mut link = with_model(40.0, 5, series).with_lazy_departures();
     link.enqueue(Time::ZERO, packet(1)).unwrap();
     assert_eq!(link.poll_timeout(), Some(Time(300_000)), "the series is read at the departure");

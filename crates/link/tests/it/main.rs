@@ -14,4 +14,5 @@ mod queue_droptail;
 mod rate_capacity;
 mod rate_timing;
 mod scripted_faults;
+mod tc_change;
 mod trace_parsing;

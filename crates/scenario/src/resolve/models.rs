@@ -5,8 +5,8 @@
 
 use super::errors::{err, FieldError};
 use super::files::Files;
-use crate::schema::{DelaySpec, DelayTable, LossSpec, LossTable, RateSpec, RateTrace, TimeFormat};
-use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel};
+use crate::schema::{DelaySpec, DelayTable, LossSpec, LossTable, RateSpec, RateTrace, SeriesInterpolation, TimeFormat};
+use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel, Interpolation};
 use multiconn_link::loss::{parse_loss_trace, LossModel};
 use multiconn_link::rate::RateModel;
 use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
@@ -63,8 +63,13 @@ pub(super) fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) 
         DelaySpec::Model(DelayTable::Empirical { file, reorder }) => {
             (DelayModel::Empirical(trace(files, file, path, parse_histogram)?), *reorder)
         }
-        DelaySpec::Model(DelayTable::Series { file }) => {
-            (DelayModel::Series(trace(files, file, path, parse_delay_series)?), false)
+        DelaySpec::Model(DelayTable::Series { file, interpolation, reorder }) => {
+            let mut series = trace(files, file, path, parse_delay_series)?;
+            series.interpolation = match interpolation {
+                SeriesInterpolation::Linear => Interpolation::Linear,
+                SeriesInterpolation::Step => Interpolation::Step,
+            };
+            (DelayModel::Series(series), *reorder)
         }
     })
 }
