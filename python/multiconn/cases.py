@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CaseError
+from .testbeds import Testbed, testbed as _testbed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,9 +296,9 @@ def _down_windows(up: Sequence[Sequence[float]], horizon_s: float) -> list[list[
 
 
 def _series_files(folder: Path, stem: str, rate: Sequence[float],
-                  delay: Sequence[float | None]) -> dict[str, Any]:
+                  delay: Sequence[float | None], bed: Testbed) -> dict[str, Any]:
     """Writes the per-second rate (Mbit/s) and delay (ms) files of a link; returns its rate
-    and delay values for the scenario."""
+    and delay values for the scenario, the delay as `bed` changes it."""
     filled: list[float] = []
     last = next((d for d in delay if d is not None), 0.0)
     for d in delay:
@@ -310,7 +311,7 @@ def _series_files(folder: Path, stem: str, rate: Sequence[float],
                           + "".join(f"{t},{d!r}\n" for t, d in enumerate(filled)))
     return {"rate": {"model": "csv", "file": rate_file.name, "column": "rate",
                      "unit": "1 Mbit/s"},
-            "delay": {"model": "series", "file": delay_file.name}}
+            "delay": bed.series_delay(delay_file.name)}
 
 
 def _schedule(events: Sequence[Mapping[str, Any]], path_of: Mapping[int, int],
@@ -359,11 +360,15 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
                    horizon_s: int = DEFAULT_HORIZON_S,
                    queue_packets: int = ACCESS_QUEUE_PACKETS, seed: int = 1,
                    delay: Mapping[str, Any] | None = None,
-                   handover: Mapping[str, Any] | None = None) -> CaseScenario:
+                   handover: Mapping[str, Any] | None = None,
+                   testbed: str | Testbed = "ideal") -> CaseScenario:
     """Writes `folder/scenario.toml` and its series files: a download of `size_bytes` from
     `server` to `client` with `stack` (see STACKS) under `case`, over `table` read from trace
-    second `start_s + offset_s` for at most `horizon_s` seconds."""
+    second `start_s + offset_s` for at most `horizon_s` seconds, its links as `testbed`
+    (`multiconn.testbeds`) shapes them."""
     import tomli_w
+
+    bed = _testbed(testbed)
 
     if stack not in STACKS:
         raise CaseError(f"stack = {stack!r}: unknown; the stacks are {', '.join(STACKS)}")
@@ -390,7 +395,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
     if timeline.seamless:
         slot = timeline.slots[0]
         links.append({"name": "radio", "between": ["switch", "client"],
-                      **_series_files(folder, "radio", slot["rate_mbps"], slot["delay_ms"]),
+                      **_series_files(folder, "radio", slot["rate_mbps"], slot["delay_ms"], bed),
                       "queue": queue})
         flow["route"] = ["core", "radio"]
         used: list[int] = []
@@ -409,7 +414,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         paths = []
         for k in used:
             ch = timeline.channels[k]
-            access = {**_series_files(folder, f"ch{k}", ch["rate_mbps"], ch["delay_ms"]),
+            access = {**_series_files(folder, f"ch{k}", ch["rate_mbps"], ch["delay_ms"], bed),
                       "queue": queue, "down": _down_windows(ch["up"], horizon_s)}
             if not access["down"]:
                 del access["down"]
@@ -436,7 +441,8 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
     }
     path = folder / "scenario.toml"
     header = (f"# A {size_bytes} B download with {stack} in case {case}, from trace second "
-              f"{table.start_s + offset_s}.\n"
+              f"{table.start_s + offset_s}"
+              + ("" if not bed.mechanisms else f", on the {bed.name} testbed") + ".\n"
               + "".join(f"# ch{k}: channel {timeline.names[k]}\n" for k in used))
     path.write_text(header + tomli_w.dumps(scenario))
     return CaseScenario(path=path, timeline=timeline, channels=tuple(used))

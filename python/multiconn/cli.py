@@ -662,6 +662,12 @@ def _add_drive(commands: Any) -> None:
     dl.add_argument("--handover", dest="handover", action="append", metavar="KEY=VALUE",
                     help="a case parameter, e.g. hysteresis_db=1 or preset=realistic_all "
                     "(repeatable; docs/multi-operator.md lists them)")
+    dl.add_argument("--testbed", default="ideal", metavar="NAME",
+                    help="what the emulation does to the links: ideal (default: the physical "
+                    "model) or study (the study's Mininet/tc emulation; docs/multi-operator.md)")
+    dl.add_argument("--mechanism", dest="mechanisms", action="append", metavar="NAME",
+                    help="add one testbed mechanism to --testbed, e.g. netem_steps "
+                    "(repeatable; multiconn.testbeds.MECHANISMS lists them)")
     dl.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: every "
                     "core)")
     dl.add_argument("--out", required=True, metavar="DIR", help="folder for the scenarios, "
@@ -757,6 +763,7 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
     from .download_report import write_report
     from .downloads import Experiment, offsets, scaled, summarise
     from .downloads import run as run_downloads
+    from .testbeds import testbed
 
     if args.offsets < 1:
         raise BadInput(f"--offsets {args.offsets}: must be at least 1")
@@ -769,7 +776,8 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
     options = {"cases": args.cases or CASES, "stacks": args.stacks or tuple(STACKS),
                "offsets_s": offsets(args.offsets, int(args.offset_step)),
                "size_bytes": args.size, "horizon_s": int(args.horizon),
-               "handover": _handover_options(args.handover)}
+               "handover": _handover_options(args.handover),
+               "testbed": testbed(args.testbed, args.mechanisms or ())}
     if args.channels:
         table = ChannelTable.read(args.channels)
         scale = 1.0 if args.scale is None else args.scale

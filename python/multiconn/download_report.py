@@ -109,6 +109,8 @@ def write_report(experiment: Experiment, runs: pd.DataFrame, table: pd.DataFrame
         "runs": len(runs),
         "incomplete": int((runs["completed"] != True).sum()),  # noqa: E712 (pandas)
         "scale": experiment.scale,
+        "testbed": experiment.testbed.name,
+        "mechanisms": sorted(experiment.testbed.mechanisms),
         "offsets_s": list(experiment.offsets_s),
         "size_bytes": experiment.size_bytes,
         "wall_s": wall_s,
@@ -120,6 +122,8 @@ def write_report(experiment: Experiment, runs: pd.DataFrame, table: pd.DataFrame
                                         float_format="%.4f")
     title = (f"Download goodput, {experiment.name} segment" if study is not None
              else f"Download goodput, {experiment.name}")
+    if experiment.testbed.mechanisms:
+        title += f", {experiment.testbed.name} testbed"
     plot_goodput(table, study, out, title)
 
     lines = [f"# Download experiment: {experiment.name}", ""]
@@ -128,6 +132,14 @@ def write_report(experiment: Experiment, runs: pd.DataFrame, table: pd.DataFrame
                  f"({', '.join(str(o) for o in experiment.offsets_s)} s); "
                  f"{experiment.size_bytes} bytes each"
                  + (f"; {wall_s:.1f} s of wall time." if wall_s is not None else "."))
+    if experiment.testbed.mechanisms:
+        from .testbeds import MECHANISMS
+
+        lines.append(f"Testbed: {experiment.testbed.name} ("
+                     + "; ".join(f"{m}: {MECHANISMS[m]}" for m in sorted(experiment.testbed.mechanisms))
+                     + ").")
+    else:
+        lines.append("Testbed: ideal (the physical model, no emulation artefact).")
     if experiment.scale != 1.0:
         lines.append(f"Capacities scaled by {experiment.scale:.4f} so that the mean best "
                      "channel matches the study's SP capacity (the level only; how much more "

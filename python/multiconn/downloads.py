@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from .cases import (CASES, DEFAULT_HORIZON_S, DEFAULT_SIZE_BYTES, STACKS, ChannelTable,
                     mean_over, slot_changes, write_scenario)
 from .errors import CaseError
+from .testbeds import TESTBEDS, Testbed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,6 +119,8 @@ class Experiment:
     seed: int = 1
     handover: Mapping[str, Any] = field(default_factory=dict)
     delay: Mapping[str, Any] | None = None
+    testbed: Testbed = TESTBEDS["ideal"]
+    """What the emulation does to the links (`multiconn.testbeds`); `ideal` by default."""
     scale: float = 1.0
     """The factor the table's capacities were scaled by (reported, already applied)."""
 
@@ -164,7 +167,8 @@ def _plan(experiment: Experiment, out: Path) -> list[_Planned]:
                                       horizon_s=experiment.horizon_s,
                                       queue_packets=experiment.queue_packets,
                                       seed=experiment.seed, delay=experiment.delay,
-                                      handover=experiment.handover)
+                                      handover=experiment.handover,
+                                      testbed=experiment.testbed)
                 planned.append(_Planned(stack, case, offset, folder,
                                         made.timeline.mp_capacity_mbps,
                                         made.timeline.sp_capacity_mbps, made.timeline))

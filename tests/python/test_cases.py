@@ -314,3 +314,77 @@ def test_drive_analyse_prints_the_studys_tables_beside_ours(tmp_path: Path) -> N
     assert any(line.split()[:2] == ["best", "single"] for line in lines[:at])
     channels = cases.ChannelTable.read(tmp_path / "a/channels.csv")
     assert channels.seconds == 60 and len(channels.names) >= 3
+
+
+# -- the study's testbed (multiconn.testbeds) -----------------------------------------------
+
+
+def test_the_study_testbed_gives_the_access_links_netem_delay_steps(tmp_path: Path) -> None:
+    ideal = scenario_of(cases.write_scenario(FIGURE6, "2", tmp_path / "i", horizon_s=10))
+    study = scenario_of(cases.write_scenario(FIGURE6, "2", tmp_path / "s", horizon_s=10,
+                                             testbed="study"))
+    for s, extra in ((ideal, {}), (study, {"interpolation": "step", "reorder": True})):
+        links = {link["name"]: link for link in s["link"]}
+        for name in ("ch0", "ch1"):
+            assert links[name]["delay"] == {"model": "series", "file": f"{name}.delay.csv",
+                                            **extra}
+        assert links["core"]["delay"] == "0 ms"
+    # Nothing else differs: the same links, rates, windows and path schedule.
+    strip = [{k: v for k, v in link.items() if k != "delay"} for link in study["link"]]
+    assert strip == [{k: v for k, v in link.items() if k != "delay"} for link in ideal["link"]]
+    assert study["flow"] == ideal["flow"]
+
+
+def test_testbeds_and_mechanisms_are_named_and_bad_ones_refused_in_one_line(
+        tmp_path: Path) -> None:
+    from multiconn import testbeds
+
+    assert testbeds.testbed("ideal").mechanisms == frozenset()
+    assert testbeds.testbed("study").mechanisms == {"netem_steps"}
+    one = testbeds.testbed("ideal", ["netem_steps"])
+    assert (one.name, one.mechanisms) == ("netem_steps", {"netem_steps"})
+    with pytest.raises(CaseError, match=r"testbed = 'mininet': unknown; the testbeds are "
+                                        r"ideal, study"):
+        testbeds.testbed("mininet")
+    with pytest.raises(CaseError, match=r"mechanism = 'tc_jitter': unknown"):
+        testbeds.testbed("ideal", ["tc_jitter"])
+    for args, message in ((["--testbed", "mininet"], "testbed = 'mininet': unknown"),
+                          (["--mechanism", "tc_jitter"], "mechanism = 'tc_jitter': unknown")):
+        done = cli("drive", "download", *args, "--out", str(tmp_path / "out"), "-q")
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+
+
+def test_a_step_down_in_the_delay_makes_picoquic_multipath_declare_spurious_losses(
+        tmp_path: Path) -> None:
+    """Two 20 Mbit/s channels whose delay falls from 30 to 20 ms at 2 s: with netem's steps
+    the packets sent after the fall overtake about 10 ms × 20 Mbit/s / 12 kbit ≈ 16 packets,
+    and picoquic (δseq ≥ 3 with multipath) declares the overtaken ones lost, later found
+    spurious; the ideal model's linear glide overtakes none."""
+    table = cases.ChannelTable(names=("a", "b"), capacity_mbps=((20.0,) * 6, (20.0,) * 6))
+    delay = {"form": "constant", "constant_ms": 30}
+    spurious = {}
+    for bed in ("ideal", "study"):
+        made = cases.write_scenario(table, "2", tmp_path / bed, stack="reno", horizon_s=6,
+                                    size_bytes=10**9, delay=delay, testbed=bed)
+        for k in (0, 1):
+            (tmp_path / bed / f"ch{k}.delay.csv").write_text(
+                "time_s,delay_ms\n0,30\n1,30\n2,20\n3,20\n4,20\n5,20\n")
+        run = multiconn.run(made.path)
+        spurious[bed] = run.summary["flows"][0]["spurious_retransmissions"]
+    assert spurious["ideal"] == 0
+    assert spurious["study"] >= 2 * 10, spurious
+
+
+def test_a_download_experiment_on_the_study_testbed_says_so_in_its_report(
+        tmp_path: Path) -> None:
+    done = cli("drive", "download", "--segment", "residential", "--stacks", "reno",
+               "--cases", "sp", "--offsets", "1", "--size", "2MB", "--testbed", "study",
+               "--out", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["testbed"], result["mechanisms"]) == ("study", ["netem_steps"])
+    assert "Testbed: study (netem_steps:" in (tmp_path / "report.md").read_text()
+    scenario = tomllib.loads((tmp_path / "scenarios/reno-sp-o0/scenario.toml").read_text())
+    radio = next(link for link in scenario["link"] if link["name"] == "radio")
+    assert radio["delay"]["interpolation"] == "step" and radio["delay"]["reorder"] is True
