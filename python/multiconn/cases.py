@@ -396,7 +396,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         slot = timeline.slots[0]
         links.append({"name": "radio", "between": ["switch", "client"],
                       **_series_files(folder, "radio", slot["rate_mbps"], slot["delay_ms"], bed),
-                      "queue": queue})
+                      "queue": bed.access_queue(slot["rate_mbps"], slot["delay_ms"], queue)})
         flow["route"] = ["core", "radio"]
         used: list[int] = []
     else:
@@ -415,7 +415,8 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         for k in used:
             ch = timeline.channels[k]
             access = {**_series_files(folder, f"ch{k}", ch["rate_mbps"], ch["delay_ms"], bed),
-                      "queue": queue, "down": _down_windows(ch["up"], horizon_s)}
+                      "queue": bed.access_queue(ch["rate_mbps"], ch["delay_ms"], queue),
+                      "down": _down_windows(ch["up"], horizon_s)}
             if not access["down"]:
                 del access["down"]
             if transport == "tcp":

@@ -18,12 +18,22 @@ study's testbed", has the table and the measurements):
   before it. Link option: `delay = { model = "series", interpolation = "step",
   reorder = true }`.
 
-The physical model instead glides the delay linearly between the per-second points and never
-reorders (`delay = { model = "series" }`).
+- `minitopo_queue`: each access link's queue is tbf's byte limit as Minitopo 7faea31 computes
+  it once, from the link's first rate and delay (`core/topo.py`
+  `LinkCharacteristics.buffer_size`, `extract_queuing_delay`, with the default queue size, the
+  bandwidth-delay product in packets, `get_bandwidth_delay_product_divided_by_mtu`), and never
+  recomputes it at a rate change: L = 1500·⌈bw·125 000·2d/1000/1500⌉ + bw·1000·qd/8 bytes,
+  qd = max(⌊queue·1500·8·1000/(bw·1024·1024)⌋, 1) ms, bw in Mbit/s, d the one-way delay in ms.
+  A link down at the start takes its first second with a rate (7faea31 cannot configure a zero
+  rate; the study's own extension, which sets the rates, is not public).
+
+The physical model instead glides the delay linearly between the per-second points, never
+reorders (`delay = { model = "series" }`) and gives every access link 100 packets of queue.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -31,6 +41,8 @@ from .errors import CaseError
 
 MECHANISMS: dict[str, str] = {
     "netem_steps": "per-second delay steps through netem's time-ordered queue (tc change)",
+    "minitopo_queue": "each access link's queue is Minitopo's tbf byte limit from its first "
+                      "rate and delay",
 }
 """Every mechanism a testbed may apply: name → one line saying what it does."""
 
@@ -46,6 +58,18 @@ class Testbed:
     def netem_steps(self) -> bool:
         return "netem_steps" in self.mechanisms
 
+    def access_queue(self, rate_mbps: list[float], delay_ms: list[float | None],
+                     default: str) -> str:
+        """The queue of an access link with these per-second rates and delays: `default`, or
+        Minitopo's byte limit from the first second with a rate (`minitopo_queue`)."""
+        if "minitopo_queue" not in self.mechanisms:
+            return default
+        first = next(((r, d) for r, d in zip(rate_mbps, delay_ms) if r > 0 and d is not None),
+                     None)
+        if first is None:
+            return default
+        return f"{minitopo_queue_bytes(*first)} B"
+
     def series_delay(self, file_name: str) -> dict[str, object]:
         """The `delay` table of an access link whose per-second delay is in `file_name`."""
         delay: dict[str, object] = {"model": "series", "file": file_name}
@@ -54,9 +78,25 @@ class Testbed:
         return delay
 
 
+def minitopo_queue_bytes(rate_mbps: float, delay_ms: float,
+                         queue_packets: int | None = None) -> int:
+    """Minitopo 7faea31's tbf limit in bytes for a link of `rate_mbps` and one-way `delay_ms`
+    with `queue_packets` of queue (default, as Minitopo's: the bandwidth-delay product in
+    packets)."""
+    if not (rate_mbps > 0 and delay_ms >= 0):
+        raise CaseError(f"minitopo_queue: rate {rate_mbps} Mbit/s, delay {delay_ms} ms: the "
+                        "rate must be positive and the delay at least 0")
+    bdp_packets = math.ceil(rate_mbps * 125_000 * (2 * delay_ms / 1000) / 1500)
+    if queue_packets is None:
+        queue_packets = bdp_packets
+    queuing_delay_ms = max(math.floor(queue_packets * 1500 * 8 * 1000
+                                      / (rate_mbps * 1024 * 1024)), 1)
+    return int(1500 * bdp_packets + rate_mbps * 1000 * queuing_delay_ms / 8)
+
+
 TESTBEDS: dict[str, Testbed] = {
     "ideal": Testbed("ideal", frozenset()),
-    "study": Testbed("study", frozenset({"netem_steps"})),
+    "study": Testbed("study", frozenset({"netem_steps", "minitopo_queue"})),
 }
 """The named testbeds: `ideal` (the physical model) and `study` (the study's emulation)."""
 

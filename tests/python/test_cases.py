@@ -329,9 +329,12 @@ def test_the_study_testbed_gives_the_access_links_netem_delay_steps(tmp_path: Pa
             assert links[name]["delay"] == {"model": "series", "file": f"{name}.delay.csv",
                                             **extra}
         assert links["core"]["delay"] == "0 ms"
-    # Nothing else differs: the same links, rates, windows and path schedule.
-    strip = [{k: v for k, v in link.items() if k != "delay"} for link in study["link"]]
-    assert strip == [{k: v for k, v in link.items() if k != "delay"} for link in ideal["link"]]
+    # Nothing else differs but the queues (minitopo_queue): the same links, rates, windows and
+    # path schedule.
+    def strip(s: dict) -> list[dict]:
+        return [{k: v for k, v in link.items() if k not in ("delay", "queue")}
+                for link in s["link"]]
+    assert strip(study) == strip(ideal)
     assert study["flow"] == ideal["flow"]
 
 
@@ -340,7 +343,7 @@ def test_testbeds_and_mechanisms_are_named_and_bad_ones_refused_in_one_line(
     from multiconn import testbeds
 
     assert testbeds.testbed("ideal").mechanisms == frozenset()
-    assert testbeds.testbed("study").mechanisms == {"netem_steps"}
+    assert testbeds.testbed("study").mechanisms == {"netem_steps", "minitopo_queue"}
     one = testbeds.testbed("ideal", ["netem_steps"])
     assert (one.name, one.mechanisms) == ("netem_steps", {"netem_steps"})
     with pytest.raises(CaseError, match=r"testbed = 'mininet': unknown; the testbeds are "
@@ -383,8 +386,27 @@ def test_a_download_experiment_on_the_study_testbed_says_so_in_its_report(
                "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert (result["testbed"], result["mechanisms"]) == ("study", ["netem_steps"])
-    assert "Testbed: study (netem_steps:" in (tmp_path / "report.md").read_text()
+    assert (result["testbed"], result["mechanisms"]) == ("study", ["minitopo_queue", "netem_steps"])
+    assert "Testbed: study (minitopo_queue:" in (tmp_path / "report.md").read_text()
     scenario = tomllib.loads((tmp_path / "scenarios/reno-sp-o0/scenario.toml").read_text())
     radio = next(link for link in scenario["link"] if link["name"] == "radio")
     assert radio["delay"]["interpolation"] == "step" and radio["delay"]["reorder"] is True
+
+
+def test_minitopos_queue_limit_follows_its_formula_from_the_first_rate_and_delay(
+        tmp_path: Path) -> None:
+    from multiconn.testbeds import minitopo_queue_bytes
+
+    # The study-testbeds reference's vectors (§1.6).
+    assert minitopo_queue_bytes(20, 20, queue_packets=100) == 243_000
+    assert minitopo_queue_bytes(4, 10, queue_packets=10) == 24_500
+    assert minitopo_queue_bytes(20, 20) == 195_500  # queue = the BDP, 67 packets
+    with pytest.raises(CaseError, match="minitopo_queue: rate 0 Mbit/s"):
+        minitopo_queue_bytes(0, 10)
+    # Channel b is down for its first two seconds: its queue comes from its first 8 Mbit/s.
+    made = cases.write_scenario(FIGURE6, "2", tmp_path, horizon_s=10, testbed="study",
+                                delay={"form": "constant", "constant_ms": 20})
+    links = {link["name"]: link for link in scenario_of(made)["link"]}
+    assert links["ch0"]["queue"] == f"{minitopo_queue_bytes(4, 20)} B"
+    assert links["ch1"]["queue"] == f"{minitopo_queue_bytes(8, 20)} B"
+    assert links["core"]["queue"] == "1000 packets"
