@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/lena_crosscheck.py OUT_DIR [--distances 50,250,500,750,1000]
         [--ues 1,2] [--fading none,fading] [--timing ideal,lena,lena-mcs] [--duration 40]
-        [--measure-from 5] [--seeds 1]
+        [--measure-from 5] [--seeds 1] [--tcp large|ns329] [--loss 0.5]
 
 Runs the QUIC vs TCP cell study's set-up with TCP downloads only (docs/lte-cell.md, "Cross-check
 against ns-3 LENA"): LENA through bench/lena/run.sh (bench/lena/lte_cell.cc), multiconn through
@@ -13,6 +13,12 @@ multiconn runs once per cell variant of --timing: `ideal` (no control delays), `
 control delays: downlink TBs on air 2 TTIs after scheduling, the uplink through buffer status
 reports and grants) and `lena-mcs` (those and LENA's uplink MCS: the worst RB of the last SRS
 through the Shannon gap).
+--tcp picks the TCP of both sides: `large` (the default; MSS 1448, 4 MiB buffers, IW 10,
+bench/lena/ns3-newreno.toml) or `ns329` (ns-3.29's defaults as the study ran them: MSS 536,
+128 KiB buffers, IW 1; multiconn's `ns3-tcp-3.29` profile). --loss is the loss rate on both
+directions of every server link, in per cent (0.5, the study's).
+multiconn runs through the `run_scenario` example when it is built (target/release/examples),
+otherwise through the `multiconn` command next to this Python (`multiconn run --json`).
 Prints a table of the steady goodput per UE (Mbit/s, from --measure-from to the end) side by
 side with each run's wall time, and writes OUT_DIR/lena_crosscheck.csv (one row per simulator,
 point, seed and UE) and OUT_DIR/lena_crosscheck.png (goodput vs distance, one panel per number
@@ -31,6 +37,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from run_scenario_output import steady_goodput_and_stats
@@ -61,19 +68,27 @@ def target_dir() -> Path:
 
 
 def run_scenario_binary() -> Path:
+    """The `run_scenario` example if it is built, else the `multiconn` command of this Python's
+    environment (the wheel `make setup` installs); cargo builds the example only when neither
+    is there."""
     binary = target_dir() / "release" / "examples" / "run_scenario"
-    if not binary.exists():
-        print("building run_scenario (cargo build --release)", file=sys.stderr)
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "multiconn-scenario", "--example", "run_scenario"],
-            cwd=ROOT, check=True)
+    if binary.exists():
+        return binary
+    cli = Path(sys.executable).parent / "multiconn"
+    if cli.exists():
+        return cli
+    print("building run_scenario (cargo build --release)", file=sys.stderr)
+    subprocess.run(
+        ["cargo", "build", "--release", "-p", "multiconn-scenario", "--example", "run_scenario"],
+        cwd=ROOT, check=True)
     return binary
 
 
 def run_lena(distance: float, ues: int, fading: str, args, seed: int) -> dict:
     cmd = [str(LENA_RUN), str(target_dir() / "lena"), f"--distance={distance:g}", f"--ues={ues}",
            f"--fading={FADING[fading][0]}", f"--duration={args.duration:g}",
-           f"--measure-from={args.measure_from:g}", f"--seed={seed}"]
+           f"--measure-from={args.measure_from:g}", f"--seed={seed}", f"--tcp={args.tcp}",
+           f"--loss={args.loss / 100:g}"]
     if fading != "none":
         cmd.append(f"--trace={args.trace}")
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -94,14 +109,33 @@ TIMINGS = {
 }
 
 
+# --tcp: LENA's option and multiconn's profile (None: the scenario's ns3-newreno.toml).
+TCPS = {"large": None, "ns329": "ns3-tcp-3.29"}
+
+
 def run_multiconn(binary: Path, distance: float, ues: int, fading: str, timing: str, args, seed: int) -> dict:
-    cmd = [str(binary), str(SCENARIOS[ues]), f"cell.lte.distance_m={distance:g}",
-           f"cell.lte.fading={FADING[fading][1]}", *TIMINGS[timing][0], f"run.duration={args.duration:g} s",
-           f"run.measure_from={args.measure_from:g} s", f"run.seed={seed}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
-    if proc.returncode != 0:
-        fail(f"multiconn run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
-    goodput, stats = steady_goodput_and_stats(proc.stdout)
+    sets = [f"cell.lte.distance_m={distance:g}", f"cell.lte.fading={FADING[fading][1]}", *TIMINGS[timing][0],
+            f"run.duration={args.duration:g} s", f"run.measure_from={args.measure_from:g} s", f"run.seed={seed}"]
+    for i in range(1, ues + 1):
+        sets.append(f"link.server{i}.loss={args.loss:g} %")
+        if TCPS[args.tcp]:
+            sets.append(f'flow.dl{i}.profile="{TCPS[args.tcp]}"')
+    if binary.name == "multiconn":
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [str(binary), "run", str(SCENARIOS[ues]), "--out", out, "--json", "-q",
+                   *(a for kv in sets for a in ("--set", kv))]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            fail(f"multiconn run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
+        summary = json.loads(proc.stdout)
+        goodput = {f["name"]: f["steady_goodput_mbps"] for f in summary["flows"]}
+        stats = {"wall_s": summary["wall_time_s"], "sim_s": summary["sim_time_s"]}
+    else:
+        cmd = [str(binary), str(SCENARIOS[ues]), *sets]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
+        if proc.returncode != 0:
+            fail(f"multiconn run failed ({' '.join(cmd)}): {proc.stderr.strip()}", 1)
+        goodput, stats = steady_goodput_and_stats(proc.stdout)
     if stats is None or len(goodput) != ues:
         fail(f"multiconn run printed no summary ({' '.join(cmd)})", 1)
     return {"goodput": [goodput[f"dl{i}"] for i in range(1, ues + 1)], "wall_s": stats["wall_s"],
@@ -141,8 +175,9 @@ def plot(rows: list[dict], args, path: Path) -> None:
             # Room above the curves for the legend.
             ax.set_ylim(0, 1.45 * max([row["goodput_mbps"] for row in rows] + [1.0]))
             ax.legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"TCP NewReno goodput per UE, {args.measure_from:g}-{args.duration:g} s, "
-                 f"mean over UEs and {len(args.seeds)} seed(s)", fontsize=10)
+    fig.suptitle(f"TCP NewReno ({args.tcp}, {args.loss:g} % loss) goodput per UE, "
+                 f"{args.measure_from:g}-{args.duration:g} s, mean over UEs and {len(args.seeds)} seed(s)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -158,6 +193,9 @@ def main() -> None:
     p.add_argument("--measure-from", type=float, default=5.0, help="goodput counted from this second")
     p.add_argument("--seeds", default="1", help="seeds (RngRun in LENA, run.seed in multiconn)")
     p.add_argument("--trace", default=None, help="path of LENA's fading_trace_EPA_3kmph.fad")
+    p.add_argument("--tcp", default="large", choices=tuple(TCPS),
+                   help="large (MSS 1448, 4 MiB, IW 10) or ns329 (ns-3.29's defaults: 536, 128 KiB, IW 1)")
+    p.add_argument("--loss", type=float, default=0.5, help="loss on the server links, per cent, both ways")
     args = p.parse_args()
 
     ues_text, fading_text = args.ues, args.fading
@@ -173,6 +211,8 @@ def main() -> None:
     args.timing = [t.strip() for t in args.timing.split(",") if t.strip()]
     if not args.timing or any(t not in TIMINGS for t in args.timing):
         fail(f"--timing {timing_text!r}: each must be one of {', '.join(TIMINGS)}")
+    if not (0.0 <= args.loss < 100.0):
+        fail(f"--loss {args.loss:g}: must be in [0, 100) per cent")
     if not (0.5 <= args.measure_from < args.duration):
         fail("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
     if not Path("/usr/include/ns3/lte-module.h").exists():
@@ -207,7 +247,8 @@ def main() -> None:
                         walls[sim] += res["wall_s"]
                         sims[sim] += res["sim_s"]
                         for i, g in enumerate(res["goodput"]):
-                            rows.append({"sim": sim, "ues": ues, "fading": fading, "distance_m": distance,
+                            rows.append({"sim": sim, "tcp": args.tcp, "loss_pct": args.loss, "ues": ues,
+                                         "fading": fading, "distance_m": distance,
                                          "seed": seed, "ue": i + 1, "goodput_mbps": g,
                                          "wall_s": res["wall_s"], "sim_s": res["sim_s"]})
                     fmt = lambda gs: " / ".join(f"{g:.2f}" for g in gs)  # noqa: E731

@@ -1,19 +1,22 @@
 //! ns-3 LENA counterpart of multiconn's LTE cell: the QUIC vs TCP cell study's set-up
 //! (docs/lte-cell.md, "Cross-check against ns-3 LENA") with TCP downloads only.
 //!
-//!   server_i --- 100 Gbit/s, 10 ms, 100-packet drop-tail, 0.5 % loss both ways --- P-GW
+//!   server_i --- 100 Gbit/s, 10 ms, 1000-packet PfifoFast over a 100-packet drop-tail device
+//!                queue, 0.5 % loss both ways (--loss) --- P-GW
 //!   P-GW --- S5 --- S-GW --- S1-U --- eNB ))) N UEs on a circle of radius --distance
 //!
 //! One eNB (20 MHz, Band 4 EARFCN 2050/20050, 46 dBm, noise figure 5 dB), N UEs (23 dBm,
 //! noise figure 9 dB), log-distance path loss (exponent 3, 46.6777 dB at 1 m), PF scheduler,
 //! MI error model, RLC UM with 512 kB buffers, EPC. Each UE downloads from its own server:
-//! TCP NewReno (classic recovery, MSS 1448, 4 MiB buffers, IW 10, SACK, timestamps), BulkSend
-//! in 512-byte writes from 0.5 s, counted by a PacketSink on the UE.
+//! TCP NewReno (classic recovery, SACK, timestamps; --tcp=large: MSS 1448, 4 MiB buffers, IW 10,
+//! the reference's `large` profile; --tcp=ns329: ns-3.29's defaults as the study ran them, MSS
+//! 536, 128 KiB buffers, IW 1), BulkSend in 512-byte writes from 0.5 s, counted by a PacketSink
+//! on the UE. --loss=P is the packet loss rate on both devices of every server link (0.005).
 //! --fading=trace reads LENA's EPA 3 km/h trace (TraceFadingLossModel, 0.5 s windows) from
 //! --trace=FILE; --fading=none runs without fading.
 //!
 //! Prints one JSON line:
-//!   {"distance_m":..., "ues":..., "fading":..., "seed":..., "duration_s":...,
+//!   {"distance_m":..., "ues":..., "fading":..., "tcp":..., "loss":..., "seed":..., "duration_s":...,
 //!    "measure_from_s":..., "goodput_mbps":[per UE], "sim_seconds":..., "wall_seconds":...,
 //!    "events":...}
 //! goodput_mbps counts the TCP payload received from --measure-from to the end;
@@ -82,6 +85,8 @@ main(int argc, char* argv[])
     std::string trace;
     double duration = 40.0;
     uint32_t seed = 1;
+    std::string tcp = "large";
+    double loss = 0.005;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("distance", "distance of every UE from the eNB, m", distance);
@@ -91,6 +96,8 @@ main(int argc, char* argv[])
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("measure-from", "goodput is counted from this second on", g_measure_from);
     cmd.AddValue("seed", "RngRun (RngSeed is 1)", seed);
+    cmd.AddValue("tcp", "large (MSS 1448, 4 MiB buffers, IW 10) or ns329 (536, 128 KiB, 1)", tcp);
+    cmd.AddValue("loss", "packet loss rate on both devices of each server link", loss);
     cmd.Parse(argc, argv);
 
     if (!(distance > 0.0 && distance <= 100000.0))
@@ -118,17 +125,28 @@ main(int argc, char* argv[])
     {
         Fail("--seed must be at least 1");
     }
+    if (tcp != "large" && tcp != "ns329")
+    {
+        Fail("--tcp=" + tcp + ": must be large or ns329");
+    }
+    if (!(loss >= 0.0 && loss < 1.0))
+    {
+        Fail("--loss=" + Num(loss) + ": must be in [0, 1)");
+    }
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
-    // TCP: NewReno, classic recovery, the reference's `large` profile.
+    // TCP: NewReno, classic recovery, the reference's `large` profile or ns-3.29's defaults.
+    const bool large = tcp == "large";
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 * 1024 * 1024));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 * 1024 * 1024));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(large ? 1448 : 536));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize",
+                       UintegerValue(large ? 4 * 1024 * 1024 : 131072));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize",
+                       UintegerValue(large ? 4 * 1024 * 1024 : 131072));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(large ? 10 : 1));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
@@ -206,6 +224,11 @@ main(int argc, char* argv[])
     p2p.SetDeviceAttribute("Mtu", UintegerValue(1500));
     p2p.SetChannelAttribute("Delay", TimeValue(MilliSeconds(10)));
     p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("100p")));
+    // The study's queue disc: ns-3.29's Ipv4AddressHelper installed PfifoFast (1000 packets in
+    // all bands together; TCP's priority 0 maps to band 1) on every device it gave an address;
+    // ns-3.37's installs FqCoDel (TrafficControlHelper::Default), so Assign's is replaced below.
+    // The point-to-point helper's flow control stops the queue disc while the 100-packet device
+    // queue is full: up to 1100 packets wait per device (multiconn: a 1100-packet FIFO).
     TrafficControlHelper pfifo;
     pfifo.SetRootQueueDisc("ns3::PfifoFastQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1000p")));
     Ipv4AddressHelper addresses;
@@ -222,11 +245,11 @@ main(int argc, char* argv[])
         Ipv4InterfaceContainer ifaces = addresses.Assign(link);
         TrafficControlHelper().Uninstall(link);
         pfifo.Install(link);
-        for (uint32_t d = 0; d < 2; ++d) // 0.5 % loss on receive, both directions
+        for (uint32_t d = 0; d < 2; ++d) // --loss on receive, both directions
         {
             Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
             em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
-            em->SetRate(0.005);
+            em->SetRate(loss);
             link.Get(d)->SetAttribute("ReceiveErrorModel", PointerValue(em));
             error_models.push_back(em);
         }
@@ -273,11 +296,12 @@ main(int argc, char* argv[])
                       g_bytes[i] * 8.0 / (duration - g_measure_from) / 1e6);
         goodput += buf;
     }
-    std::printf("{\"distance_m\": %g, \"ues\": %u, \"fading\": \"%s\", \"seed\": %u, "
-                "\"duration_s\": %g, \"measure_from_s\": %g, \"goodput_mbps\": [%s], "
-                "\"sim_seconds\": %.3f, \"wall_seconds\": %.3f, \"events\": %llu}\n",
-                distance, ues, fading.c_str(), seed, duration, g_measure_from, goodput.c_str(),
-                sim_seconds, wall, static_cast<unsigned long long>(events));
+    std::printf("{\"distance_m\": %g, \"ues\": %u, \"fading\": \"%s\", \"tcp\": \"%s\", "
+                "\"loss\": %g, \"seed\": %u, \"duration_s\": %g, \"measure_from_s\": %g, "
+                "\"goodput_mbps\": [%s], \"sim_seconds\": %.3f, \"wall_seconds\": %.3f, "
+                "\"events\": %llu}\n",
+                distance, ues, fading.c_str(), tcp.c_str(), loss, seed, duration, g_measure_from,
+                goodput.c_str(), sim_seconds, wall, static_cast<unsigned long long>(events));
     Simulator::Destroy();
     return 0;
 }

@@ -6,7 +6,7 @@
 # BUILD_DIR defaults to target/lena (relative to the repository root); an argument starting
 # with "--" is taken as a program option. The binary is rebuilt only when lte_cell.cc is newer
 # than it. Program options: --distance=M, --ues=N, --fading=none|trace, --trace=FILE,
-# --duration=S, --measure-from=S, --seed=N.
+# --duration=S, --measure-from=S, --seed=N, --tcp=large|ns329, --loss=P.
 #
 # --fading=trace needs LENA's fading_trace_EPA_3kmph.fad, which Debian ships only in the ns-3
 # source package (src/lte/model/fading-traces/). Without --trace, the script passes
