@@ -24,7 +24,7 @@ use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
 
 use crate::ack_state::{AckPolicy, AckState};
-use crate::flow_control::{RecvWindow, SendCredit};
+use crate::flow_control::{FlowControlRule, RecvWindow, SendCredit};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
 use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
 use crate::packet::{
@@ -216,6 +216,7 @@ impl Connection {
             Some(q) => (q.initial_max_data, q.initial_max_stream_data, q.flow_control_update_fraction, q.dcid_len as usize),
             None => (DEFAULT_WINDOW, DEFAULT_WINDOW, 0.5, DEFAULT_DCID_LEN),
         };
+        let flow_rule = profile.quic.as_ref().map_or(FlowControlRule::Sliding, |q| q.flow_control_rule);
         let recovery_cfg = RecoveryConfig { ecn: profile.ecn, ..RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay) };
         let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true, ecn: profile.ecn };
         let data_policy = AckPolicy {
@@ -289,9 +290,9 @@ impl Connection {
             hs: Handshake::new(role, params.resume, sizes),
             paths,
             handshake_rx: [AckState::new(immediate), AckState::new(immediate)],
-            streams: Streams::new(max_stream_data, max_stream_data, fraction),
+            streams: Streams::new(max_stream_data, max_stream_data, fraction).with_flow_rule(flow_rule),
             conn_send: SendCredit::new(max_data),
-            conn_recv: RecvWindow::new(max_data, fraction),
+            conn_recv: RecvWindow::with_rule(max_data, fraction, flow_rule),
             max_data_pending: false,
             msd_pending: Vec::new(),
             resets_pending: Vec::new(),
@@ -671,10 +672,18 @@ impl Connection {
         true
     }
 
+    /// The first path's minimum RTT, which picoquic's flow-control growth reads
+    /// (`picoquic_cc_increased_window`); `None` before a sample.
+    fn flow_control_rtt_min(&self) -> Option<Dur> {
+        let rtt = self.handshake_path().recovery.rtt();
+        rtt.has_sample().then(|| rtt.min())
+    }
+
     fn on_stream_frame(&mut self, now: Time, id: u64, offset: u64, len: u64, fin: bool) {
         if !self.takes_peer_stream_frame(id) {
             return;
         }
+        let rtt_min = self.flow_control_rtt_min();
         let conn_received = self.conn_recv.received;
         let Some(s) = self.streams.get_or_open(id) else {
             self.stats.invalid_frames += 1;
@@ -687,10 +696,13 @@ impl Connection {
             self.stats.invalid_frames += 1;
             return;
         }
+        if self.conn_recv.picoquic_grow(self.conn_recv.received, rtt_min).is_some() {
+            self.max_data_pending = true;
+        }
         let delivered = s.recv.on_data(offset, len, fin);
         let mut msd = None;
         if delivered > 0 && s.recv.final_size().is_none() {
-            msd = s.recv_window.on_consumed(delivered);
+            msd = s.recv_window.on_consumed(delivered).or_else(|| s.recv_window.picoquic_grow(s.recv_window.consumed, rtt_min));
         } else if delivered > 0 {
             s.recv_window.consumed += delivered;
         }

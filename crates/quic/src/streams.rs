@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::flow_control::{RecvWindow, SendCredit};
+use crate::flow_control::{FlowControlRule, RecvWindow, SendCredit};
 use crate::range_set::RangeSet;
 
 /// One chunk chosen for a STREAM or CRYPTO frame.
@@ -313,6 +313,7 @@ pub struct Streams {
     send_window: u64,
     recv_window: u64,
     update_fraction: f64,
+    flow_rule: FlowControlRule,
     /// Streams with new data held back only by connection-level flow control.
     conn_blocked: Vec<u64>,
     live: usize,
@@ -346,7 +347,13 @@ const MAX_STREAM_INDEX: u64 = 1 << 24;
 impl Streams {
     /// `send_window`: the peer's initial_max_stream_data; `recv_window`: ours.
     pub fn new(send_window: u64, recv_window: u64, update_fraction: f64) -> Streams {
-        Streams { streams: Default::default(), levels: Vec::new(), send_window, recv_window, update_fraction, conn_blocked: Vec::new(), live: 0 }
+        Streams { streams: Default::default(), levels: Vec::new(), send_window, recv_window, update_fraction, flow_rule: FlowControlRule::Sliding, conn_blocked: Vec::new(), live: 0 }
+    }
+
+    /// The rule by which the streams opened from now on raise their receive limits.
+    pub fn with_flow_rule(mut self, rule: FlowControlRule) -> Streams {
+        self.flow_rule = rule;
+        self
     }
 
     fn slot(&self, id: u64) -> Option<&Slot> {
@@ -398,7 +405,7 @@ impl Streams {
                 send: SendBuffer::new(Some(0), false),
                 send_credit: SendCredit::new(self.send_window),
                 recv: RecvBuffer::new(),
-                recv_window: RecvWindow::new(self.recv_window, self.update_fraction),
+                recv_window: RecvWindow::with_rule(self.recv_window, self.update_fraction, self.flow_rule),
                 max_stream_data_pending: false,
                 recv_reported: false,
                 queued: false,

@@ -239,6 +239,9 @@ pub struct QuicKnobs {
     pub initial_max_stream_data: u64,
     /// Send MAX_DATA / MAX_STREAM_DATA when this fraction of the window has been consumed.
     pub flow_control_update_fraction: f64,
+    /// How the receiver raises its limits. Absent: `sliding`.
+    #[serde(default)]
+    pub flow_control_rule: FlowControlRule,
     /// Destination connection ID length in short headers, bytes.
     pub dcid_len: u32,
     /// CPU time the receiving application spends on each datagram (reading it, decrypting,
@@ -246,6 +249,26 @@ pub struct QuicKnobs {
     /// Zero (the default): a reader as fast as the arrivals.
     #[serde(default)]
     pub read_cost: Dur,
+}
+
+/// How a QUIC receiver raises the limits it gives its peer (MAX_DATA, MAX_STREAM_DATA).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowControlRule {
+    /// A window of fixed size slides: once `flow_control_update_fraction` of it has been
+    /// consumed by the application, the limit becomes consumed + window (quinn, ngtcp2,
+    /// aioquic, each with its own fraction).
+    #[default]
+    Sliding,
+    /// picoquic of early 2022 (48525d89ef4d): the connection limit grows once twice the bytes
+    /// received (in any order) exceed it (`sender.c`: `2 * cnx->data_received >
+    /// cnx->maxdata_local`), a stream's once twice the bytes it delivered in order exceed its
+    /// limit (`frames.c`: `2 * stream->consumed_offset > stream->maxdata_local`), each time by
+    /// `picoquic_cc_increased_window` (`cc_common.c`): twice the old limit while the first
+    /// path's minimum RTT is at most 100 ms, otherwise the old limit × min(RTT, 610 ms) /
+    /// 100 ms. The update fraction is not used.
+    #[serde(rename = "picoquic-2022")]
+    Picoquic2022,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -571,6 +594,9 @@ mod tests {
         let m = p.multipath.as_ref().unwrap();
         assert_eq!((m.scheduler, m.ack_path, m.failover), (SchedulerKind::Picoquic, AckPath::MinRtt, FailoverProfile::Picoquic2022));
         assert_eq!((m.abandon, m.link_events), (AbandonRule::Drain, LinkEvents::Ignore));
+        // quicctx.c's initial limits, grown threefold at half use.
+        let q = p.quic.as_ref().unwrap();
+        assert_eq!((q.initial_max_data, q.initial_max_stream_data, q.flow_control_rule), (1 << 20, 2 << 20, FlowControlRule::Picoquic2022));
     }
 
     #[test]
