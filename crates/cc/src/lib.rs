@@ -173,6 +173,9 @@ pub struct CcConfig {
     pub loss_filter: bool,
     /// The RTT assumed before the first sample (a delay-based controller starts from it).
     pub initial_rtt: multiconn_core::Dur,
+    /// How NewReno turns ACKs into growth ([`newreno::RenoGrowth`]): byte counting, or ns-3's
+    /// per-ACK rule.
+    pub reno_growth: newreno::RenoGrowth,
 }
 
 impl CcConfig {
@@ -196,6 +199,7 @@ impl CcConfig {
             app_limited_check: true,
             loss_filter: false,
             initial_rtt: rtt::INITIAL_RTT,
+            reno_growth: newreno::RenoGrowth::Bytes,
         }
     }
 

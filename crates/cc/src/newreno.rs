@@ -11,6 +11,15 @@
 //! * With `delivery_rate_cap`, ngtcp2 0.12's [`crate::delivery::DeliveryRateCap`] stops all
 //!   growth above its target (`ngtcp2_cc_reno_cc_on_pkt_acked` at v0.12.1). The
 //!   `ngtcp2-0.12` HyStart rule acts in CUBIC only, as in ngtcp2 0.12, whose Reno has none.
+//! * With `reno_growth = "ns3-per-ack"` the window grows per ACK, not per byte, as ns-3's
+//!   `TcpNewReno` up to ns-3.37 does (`tcp-congestion-ops.cc`): in slow start one segment per
+//!   ACK that acknowledges at least one segment (`SlowStart`: `m_cWnd += m_segmentSize`), the
+//!   rest of its segments passed on to congestion avoidance if the window reached ssthresh; in
+//!   congestion avoidance `max(1, ⌊MSS²/cwnd⌋)` bytes per such ACK (`CongestionAvoidance`),
+//!   whatever the number of segments it acknowledges. Segments are counted as ns-3's
+//!   `ReceivedAck` counts them: whole segments of the bytes acknowledged, the remainders
+//!   carried until they make one more. With delayed ACKs every second segment this is half
+//!   the growth of byte counting.
 
 use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
@@ -30,12 +39,27 @@ pub struct NewReno {
     before_reduction: Option<(u64, u64)>,
     /// ngtcp2 0.12's `target_cwnd` (`delivery_rate_cap`).
     cap: Option<DeliveryRateCap>,
+    /// `ns3-per-ack`: acknowledged bytes short of a whole segment, carried to the next ACK
+    /// (ns-3's `m_bytesAckedNotProcessed`).
+    unsegmented: u64,
+}
+
+/// How NewReno turns ACKs into window growth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenoGrowth {
+    /// Byte counting (RFC 9002 appendix B, RFC 3465 with L = ∞ in slow start).
+    #[default]
+    Bytes,
+    /// ns-3's `TcpNewReno` (ns-3.29 to ns-3.37): growth per ACK (see the module header).
+    #[serde(rename = "ns3-per-ack")]
+    Ns3PerAck,
 }
 
 impl NewReno {
     pub fn new(cfg: CcConfig) -> NewReno {
         let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
-        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), cfg }
+        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), unsegmented: 0, cfg }
     }
 
     fn in_recovery(&self, sent: Time) -> bool {
@@ -49,6 +73,10 @@ impl NewReno {
             return;
         }
         self.recovery_start = None;
+        if self.cfg.reno_growth == RenoGrowth::Ns3PerAck {
+            self.grow_per_ack(ack.bytes_acked);
+            return;
+        }
         let app_limited = self.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = self.cwnd < self.ssthresh;
         let step = match &mut self.hystart {
@@ -72,6 +100,25 @@ impl NewReno {
         if self.ca_acked >= self.cwnd {
             self.ca_acked -= self.cwnd;
             self.cwnd += self.cfg.max_datagram_size;
+        }
+    }
+}
+
+impl NewReno {
+    /// ns-3's `TcpNewReno::IncreaseWindow` for one ACK of `bytes_acked` (see the module
+    /// header).
+    fn grow_per_ack(&mut self, bytes_acked: u64) {
+        let mss = self.cfg.max_datagram_size;
+        self.unsegmented += bytes_acked;
+        let mut segments = self.unsegmented / mss;
+        self.unsegmented %= mss;
+        if self.cwnd < self.ssthresh && segments > 0 {
+            self.cwnd += mss;
+            segments -= 1;
+        }
+        if self.cwnd >= self.ssthresh && segments > 0 {
+            let adder = (mss as f64 * mss as f64 / self.cwnd as f64).max(1.0);
+            self.cwnd += adder as u64;
         }
     }
 }
@@ -247,5 +294,41 @@ mod tests {
         cc.cwnd = 60_000;
         cc.on_ack(Time(1000), &ack(100 * MDS, Time(5)), &r);
         assert_eq!(cc.window(), 60_000);
+    }
+
+    /// ns-3's per-ACK growth with delayed ACKs (one ACK per two 536-byte segments): slow start
+    /// adds one segment per ACK, so a window of 10 grows to 15 in a round trip, not 20; in
+    /// congestion avoidance a window of 10 segments gains ⌊536²/5360⌋ = 53 bytes per ACK,
+    /// about half a segment per round trip, where byte counting gains one.
+    #[test]
+    fn ns3_per_ack_growth_halves_the_growth_under_delayed_acks() {
+        const MSS: u64 = 536;
+        let cfg = CcConfig { reno_growth: RenoGrowth::Ns3PerAck, ..CcConfig::tcp_default(CcKind::NewReno, MSS) };
+        let mut cc = NewReno::new(CcConfig { initial_window: 10 * MSS, ..cfg.clone() });
+        for k in 0..5 {
+            cc.on_ack(Time(10 + k), &ack(2 * MSS, Time(1)), &rtt());
+        }
+        assert_eq!(cc.window(), 15 * MSS);
+        // Byte counting doubles.
+        let mut bytes = NewReno::new(CcConfig { initial_window: 10 * MSS, ..CcConfig::tcp_default(CcKind::NewReno, MSS) });
+        for k in 0..5 {
+            bytes.on_ack(Time(10 + k), &ack(2 * MSS, Time(1)), &rtt());
+        }
+        assert_eq!(bytes.window(), 20 * MSS);
+        // Congestion avoidance from 10 segments: 5 ACKs of 2 segments, 53 bytes each.
+        let mut ca = NewReno::new(CcConfig { initial_window: 20 * MSS, ..cfg.clone() });
+        ca.on_congestion_event(Time(100), &LossEvent { bytes_lost: MSS, largest_lost_sent: Time(50), bytes_in_flight: 0, prior_in_flight: MSS }, &rtt());
+        assert_eq!(ca.window(), 10 * MSS);
+        for k in 0..5 {
+            ca.on_ack(Time(200 + k), &ack(2 * MSS, Time(150)), &rtt());
+        }
+        let gained = ca.window() - 10 * MSS;
+        assert!((5 * 51..=5 * 53).contains(&gained), "{gained}");
+        // Part of a segment grows nothing until the parts make a whole one.
+        let mut part = NewReno::new(cfg);
+        part.on_ack(Time(10), &ack(MSS / 2, Time(1)), &rtt());
+        assert_eq!(part.window(), 10 * MSS);
+        part.on_ack(Time(11), &ack(MSS / 2, Time(1)), &rtt());
+        assert_eq!(part.window(), 11 * MSS);
     }
 }

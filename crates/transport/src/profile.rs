@@ -5,6 +5,7 @@
 //! file must set every field (no silent defaults); unknown fields are refused.
 
 use multiconn_cc::pacer::BurstRule;
+use multiconn_cc::newreno::RenoGrowth;
 use multiconn_cc::{CcConfig, CcKind, CubicRule, HyStartRule, RttVarRule};
 use multiconn_core::Dur;
 use multiconn_multipath::{FailoverProfile, SchedulerKind};
@@ -90,6 +91,10 @@ pub struct CcKnobs {
     /// QUIC profiles only. Absent: false.
     #[serde(default)]
     pub loss_filter: bool,
+    /// How NewReno turns ACKs into growth: `bytes` (byte counting) or `ns3-per-ack` (ns-3's
+    /// `TcpNewReno`, per ACK; `multiconn_cc::newreno::RenoGrowth`). Absent: `bytes`.
+    #[serde(default)]
+    pub reno_growth: RenoGrowth,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -488,6 +493,7 @@ impl Profile {
             app_limited_check: self.cc.app_limited_check,
             loss_filter: self.cc.loss_filter,
             initial_rtt: self.recovery.initial_rtt,
+            reno_growth: self.cc.reno_growth,
             ..base
         })
     }
