@@ -175,7 +175,7 @@ def plot(rows: list[dict], args, path: Path) -> None:
             # Room above the curves for the legend.
             ax.set_ylim(0, 1.45 * max([row["goodput_mbps"] for row in rows] + [1.0]))
             ax.legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"TCP NewReno ({args.tcp}, {args.loss:g} % loss) goodput per UE, "
+    fig.suptitle(f"TCP NewReno ({args.tcp}, {args.loss:g} % loss) goodput per UE\n"
                  f"{args.measure_from:g}-{args.duration:g} s, mean over UEs and {len(args.seeds)} seed(s)",
                  fontsize=10)
     fig.tight_layout()
