@@ -314,19 +314,40 @@ def _series_files(folder: Path, stem: str, rate: Sequence[float],
             "delay": bed.series_delay(delay_file.name)}
 
 
-def _schedule(events: Sequence[Mapping[str, Any]], path_of: Mapping[int, int],
+def _event_paths(events: Sequence[Mapping[str, Any]], first_path: Mapping[int, int],
+                 second_path: Mapping[int, int]) -> list[int]:
+    """The path of each event. A channel's events use its first path until a cell change;
+    a cell change (an opening and an abandonment with cause `cell_change`, the opening first)
+    opens the channel's other path and abandons the one in use, so that the two alternate."""
+    current = dict(first_path)
+    paths = []
+    for e in events:
+        k = e["channel"]
+        if e.get("cause") == "cell_change" and e["action"] == "open":
+            old = current[k]
+            current[k] = second_path[k] if old == first_path[k] else first_path[k]
+            paths.append(current[k])
+        elif e.get("cause") == "cell_change":
+            paths.append(second_path[k] if current[k] == first_path[k] else first_path[k])
+        else:
+            paths.append(current[k])
+    return paths
+
+
+def _schedule(events: Sequence[Mapping[str, Any]], event_paths: Sequence[int],
               open_at_start: set[int]) -> list[dict[str, Any]]:
-    """The client's path schedule from the time line's events. Paths open at the start need
-    no entry; an abandonment that would leave no path open waits for the next opening
-    (picoquic refuses to abandon its only path: the dead path stays until a new one opens),
-    and is dropped if that opening is its own channel's (the path simply lives on)."""
+    """The client's path schedule from the time line's events (`event_paths`: each event's
+    path). Paths open at the start need no entry; an abandonment that would leave no path
+    open waits for the next opening (picoquic refuses to abandon its only path: the dead path
+    stays until a new one opens), and is dropped if that opening is its own channel's (the
+    path simply lives on)."""
     schedule: list[dict[str, Any]] = []
     is_open = set(open_at_start)
     waiting: list[int] = []  # open paths whose abandonment waits for another path
-    for at_s, group in groupby(events, key=lambda e: e["at_s"]):
+    indexed = list(zip(events, event_paths))
+    for at_s, group in groupby(indexed, key=lambda pair: pair[0]["at_s"]):
         at = _seconds(at_s)
-        for e in group:
-            path = path_of[e["channel"]]
+        for e, path in group:
             if e["action"] == "open":
                 if path in waiting:  # its channel is back: the path lives on
                     waiting.remove(path)
@@ -377,11 +398,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
                         "at least 1")
     if not (isinstance(queue_packets, int) and queue_packets >= 1):
         raise CaseError(f"queue_packets = {queue_packets!r}: must be a whole number, at least 1")
-    handover = dict(handover or {})
-    if handover.get("cell_change_is_handover"):
-        raise CaseError("handover.cell_change_is_handover: a new path on the same channel "
-                        "needs two path IDs on one link at once, which mapping A cannot "
-                        "express; use the time line (run_case) instead")
+    handover = bed.handover(dict(handover or {}), knows_cells=table.cell_id is not None)
     window = table.window(offset_s, horizon_s)
     timeline = run_case(window, case, delay=delay, **handover)
     transport, profile, cc = STACKS[stack]
@@ -408,7 +425,15 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
             raise CaseError(f"case {case}: no channel is ever available from offset "
                             f"{offset_s} s; nothing can be downloaded")
         path_of = {k: i for i, k in enumerate(used)}
-        at_start = {path_of[e["channel"]] for e in timeline.events
+        # A channel whose cell changes (cell_change_is_handover) gets a second path on the
+        # same link, after the first paths, for Multipath QUIC; MPTCP's subflows stay (its
+        # links neither go down nor change address at a cell change).
+        changing = [k for k in used if transport == "quic" and any(
+            e["channel"] == k and e.get("cause") == "cell_change" for e in timeline.events)]
+        second_of = {k: len(used) + i for i, k in enumerate(changing)}
+        event_paths = _event_paths(timeline.events, path_of,
+                                   {k: second_of.get(k, path_of[k]) for k in used})
+        at_start = {path for e, path in zip(timeline.events, event_paths)
                     if e["action"] == "open" and e["at_s"] == 0}
         at_start.add(0)
         paths = []
@@ -419,19 +444,24 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
                       "down": _down_windows(ch["up"], horizon_s)}
             if not access["down"]:
                 del access["down"]
-            if transport == "tcp":
+            if transport == "tcp" or k in changing:
+                # The client's side of the channel: one always-up link per address it has
+                # there (two when cell changes alternate the channel's paths).
                 links.append({"name": f"ch{k}", "between": ["switch", f"ue_r{k}"], **access})
                 links.append({"name": f"ue{k}", "between": [f"ue_r{k}", "client"], **UE_LINK})
                 paths.append(["core", f"ch{k}", f"ue{k}"])
             else:
                 links.append({"name": f"ch{k}", "between": ["switch", "client"], **access})
                 paths.append(["core", f"ch{k}"])
+        for k in changing:
+            links.append({"name": f"ue{k}b", "between": [f"ue_r{k}", "client"], **UE_LINK})
+            paths.append(["core", f"ch{k}", f"ue{k}b"])
         if len(paths) > 1:
             flow["paths"] = paths
         else:
             flow["route"] = paths[0]
         if transport == "quic" and len(paths) > 1:
-            schedule = _schedule(timeline.events, path_of, at_start)
+            schedule = _schedule(timeline.events, event_paths, at_start)
             if schedule:
                 flow["multipath"] = {"schedule": schedule}
     scenario = {

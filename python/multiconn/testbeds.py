@@ -27,6 +27,13 @@ study's testbed", has the table and the measurements):
   A link down at the start takes its first second with a rate (7faea31 cannot configure a zero
   rate; the study's own extension, which sets the rates, is not public).
 
+- `cell_handover`: a change of serving cell within a carrier is a handover: the client opens a
+  new path on the channel and abandons the old one, as with a change of channel. The study
+  gives the terminal "a separate IP address … for every accessible cell" (§1) and replays the
+  drive with its scripted picoquic client; case parameter `cell_change_is_handover` (the
+  channel's two addresses are two always-up client links behind its access link). MPTCP's
+  subflows are left as they are: the study changed only its links' state.
+
 The physical model instead glides the delay linearly between the per-second points, never
 reorders (`delay = { model = "series" }`) and gives every access link 100 packets of queue.
 """
@@ -43,6 +50,7 @@ MECHANISMS: dict[str, str] = {
     "netem_steps": "per-second delay steps through netem's time-ordered queue (tc change)",
     "minitopo_queue": "each access link's queue is Minitopo's tbf byte limit from its first "
                       "rate and delay",
+    "cell_handover": "a change of serving cell within a carrier is a handover (a new path)",
 }
 """Every mechanism a testbed may apply: name → one line saying what it does."""
 
@@ -57,6 +65,14 @@ class Testbed:
     @property
     def netem_steps(self) -> bool:
         return "netem_steps" in self.mechanisms
+
+    def handover(self, given: dict[str, object], knows_cells: bool) -> dict[str, object]:
+        """The case parameters `given`, with `cell_change_is_handover` on under
+        `cell_handover` unless `given` sets it, for a channel table that `knows_cells` (one
+        without cell ids, such as measured capacities, has no cell change to hand over)."""
+        if "cell_handover" in self.mechanisms and knows_cells:
+            return {"cell_change_is_handover": True, **given}
+        return given
 
     def access_queue(self, rate_mbps: list[float], delay_ms: list[float | None],
                      default: str) -> str:
@@ -96,7 +112,7 @@ def minitopo_queue_bytes(rate_mbps: float, delay_ms: float,
 
 TESTBEDS: dict[str, Testbed] = {
     "ideal": Testbed("ideal", frozenset()),
-    "study": Testbed("study", frozenset({"netem_steps", "minitopo_queue"})),
+    "study": Testbed("study", frozenset({"netem_steps", "minitopo_queue", "cell_handover"})),
 }
 """The named testbeds: `ideal` (the physical model) and `study` (the study's emulation)."""
 

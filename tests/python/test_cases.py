@@ -344,7 +344,8 @@ def test_testbeds_and_mechanisms_are_named_and_bad_ones_refused_in_one_line(
     from multiconn import testbeds
 
     assert testbeds.testbed("ideal").mechanisms == frozenset()
-    assert testbeds.testbed("study").mechanisms == {"netem_steps", "minitopo_queue"}
+    assert testbeds.testbed("study").mechanisms == {"netem_steps", "minitopo_queue",
+                                                    "cell_handover"}
     one = testbeds.testbed("ideal", ["netem_steps"])
     assert (one.name, one.mechanisms) == ("netem_steps", {"netem_steps"})
     with pytest.raises(CaseError, match=r"testbed = 'mininet': unknown; the testbeds are "
@@ -387,8 +388,9 @@ def test_a_download_experiment_on_the_study_testbed_says_so_in_its_report(
                "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert (result["testbed"], result["mechanisms"]) == ("study", ["minitopo_queue", "netem_steps"])
-    assert "Testbed: study (minitopo_queue:" in (tmp_path / "report.md").read_text()
+    assert (result["testbed"], result["mechanisms"]) == (
+        "study", ["cell_handover", "minitopo_queue", "netem_steps"])
+    assert "Testbed: study (cell_handover:" in (tmp_path / "report.md").read_text()
     scenario = tomllib.loads((tmp_path / "scenarios/reno-sp-o0/scenario.toml").read_text())
     radio = next(link for link in scenario["link"] if link["name"] == "radio")
     assert radio["delay"]["interpolation"] == "step" and radio["delay"]["reorder"] is True
@@ -435,3 +437,38 @@ def test_the_study_testbed_leaves_picoquics_share_of_the_capacity_above_the_stud
         theirs = float((mine["goodput_mbps"] / mine["mp_capacity_mbps"]).mean())
         assert abs(share["study"][case] - share["ideal"][case]) < 0.03, (case, share)
         assert share["study"][case] > theirs + 0.10, (case, share, theirs)
+
+
+def test_a_cell_change_opens_a_new_path_on_the_same_link_when_it_counts_as_a_handover(
+        tmp_path: Path) -> None:
+    """The study's one address per cell: channel a's serving cell changes at 3 s and 6 s.
+    Its two paths on link ch0 alternate (open the new one, abandon the old, at once); the
+    download goes on at the channels' capacity, and every change opens a new path ID."""
+    table = cases.ChannelTable(names=("a", "b"), capacity_mbps=((8.0,) * 9, (4.0,) * 9),
+                               cell_id=(("1",) * 3 + ("2",) * 3 + ("3",) * 3, ("9",) * 9))
+    made = cases.write_scenario(table, "2", tmp_path, stack="cubic", horizon_s=9,
+                                size_bytes=10**9, handover={"cell_change_is_handover": True})
+    s = scenario_of(made)
+    flow = s["flow"][0]
+    # Channel a's two addresses: two always-up client links behind its access link.
+    assert flow["paths"] == [["core", "ch0", "ue0"], ["core", "ch1"], ["core", "ch0", "ue0b"]]
+    assert flow["multipath"]["schedule"] == [
+        {"at": "3 s", "path": 2, "action": "open"},
+        {"at": "3 s", "path": 0, "action": "abandon"},
+        {"at": "6 s", "path": 0, "action": "open"},
+        {"at": "6 s", "path": 2, "action": "abandon"},
+    ]
+    run = multiconn.run(made.path)
+    paths = run.summary["flows"][0]["paths"]
+    assert paths[0]["client"]["path_ids_opened"] == 2  # at 0 s and again at 6 s
+    assert paths[2]["client"]["path_ids_opened"] == 1
+    assert 10.0 < flow_goodput(run, 1, 9) <= 12.5
+    # Without the option a cell change is invisible: one path per channel, no event.
+    plain = scenario_of(cases.write_scenario(table, "2", tmp_path / "plain", horizon_s=9))
+    assert plain["flow"][0]["paths"] == [["core", "ch0"], ["core", "ch1"]]
+    assert "multipath" not in plain["flow"][0]
+    # MPTCP keeps one subflow per channel: its links neither go down nor change address.
+    mptcp = scenario_of(cases.write_scenario(table, "2", tmp_path / "mptcp", stack="mptcp",
+                                             horizon_s=9,
+                                             handover={"cell_change_is_handover": True}))
+    assert len(mptcp["flow"][0]["paths"]) == 2
