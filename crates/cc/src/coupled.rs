@@ -123,6 +123,8 @@ pub trait MultipathController: Send + std::fmt::Debug {
     fn on_persistent_congestion(&mut self, path: usize, now: Time);
     /// The last congestion event of `path` was spurious: restore the state from before it.
     fn on_spurious_congestion(&mut self, _path: usize, _now: Time) {}
+    /// A packet of `path` declared lost was acknowledged ([`Controller::on_spurious_loss`]).
+    fn on_spurious_loss(&mut self, _path: usize, _now: Time, _largest_acked_sent: Time, _srtt: Dur) {}
     /// `path`'s RTT estimate changed outside an ACK or loss of that path.
     fn on_rtt_sample(&mut self, _path: usize, _rtt: &RttEstimator) {}
     /// Congestion window of `path` in bytes (0 once removed).
@@ -214,6 +216,11 @@ impl MultipathController for UncoupledCc {
     fn on_spurious_congestion(&mut self, path: usize, now: Time) {
         if let Some(c) = self.get(path) {
             c.on_spurious_congestion(now);
+        }
+    }
+    fn on_spurious_loss(&mut self, path: usize, now: Time, largest_acked_sent: Time, srtt: Dur) {
+        if let Some(c) = self.get(path) {
+            c.on_spurious_loss(now, largest_acked_sent, srtt);
         }
     }
     fn window(&self, path: usize) -> u64 {
@@ -710,6 +717,9 @@ impl Controller for PathController {
     }
     fn on_spurious_congestion(&mut self, now: Time) {
         self.mp().on_spurious_congestion(self.path, now);
+    }
+    fn on_spurious_loss(&mut self, now: Time, largest_acked_sent: Time, srtt: Dur) {
+        self.mp().on_spurious_loss(self.path, now, largest_acked_sent, srtt);
     }
     fn window(&self) -> u64 {
         self.mp().window(self.path)

@@ -663,6 +663,13 @@ impl Controller for Cubic {
         }
     }
 
+    /// picoquic 48525d89's `cubic.c` (`picoquic_cubic_correct_spurious`) restores the state
+    /// from before the reduction at any spurious notice; here at the first one after a
+    /// reduction (the state is kept once per reduction).
+    fn on_spurious_loss(&mut self, now: Time, _largest_acked_sent: Time, _srtt: Dur) {
+        self.on_spurious_congestion(now);
+    }
+
     fn on_spurious_congestion(&mut self, _now: Time) {
         let Some(s) = self.saved.take() else { return };
         self.recovery_start = None;

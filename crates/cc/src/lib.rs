@@ -273,6 +273,13 @@ pub trait Controller: Send + std::fmt::Debug {
     /// The last congestion event turned out spurious (the "lost" packets were acknowledged);
     /// controllers that support it restore their state from before the event.
     fn on_spurious_congestion(&mut self, _now: Time) {}
+    /// One packet declared lost was acknowledged after all: picoquic's `spurious_repeat`
+    /// notification of early 2022, sent for every such packet instead of
+    /// [`on_spurious_congestion`](Self::on_spurious_congestion) under the recovery knob
+    /// `spurious_undo = "picoquic-2022"`. `largest_acked_sent` is the send time of the largest
+    /// packet the ACK acknowledges, `srtt` the path's smoothed RTT. NewReno and CUBIC react
+    /// as picoquic's do; others (picoquic's BBR and fast) ignore it.
+    fn on_spurious_loss(&mut self, _now: Time, _largest_acked_sent: Time, _srtt: multiconn_core::Dur) {}
     /// Congestion window in bytes.
     fn window(&self) -> u64;
     /// Slow-start threshold in bytes; `None` while infinite.

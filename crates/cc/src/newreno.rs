@@ -24,7 +24,7 @@
 use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
-use multiconn_core::Time;
+use multiconn_core::{Dur, Time};
 
 #[derive(Debug, Clone)]
 pub struct NewReno {
@@ -179,6 +179,17 @@ impl Controller for NewReno {
         }
     }
 
+    /// picoquic 48525d89's `newreno.c` (`spurious_repeat`): within one smoothed RTT of the
+    /// recovery's start, and while no packet sent after that start has been acknowledged, the
+    /// window goes back to twice the ssthresh (the window before a halving); the ssthresh and
+    /// the recovery's start stay.
+    fn on_spurious_loss(&mut self, now: Time, largest_acked_sent: Time, srtt: Dur) {
+        let Some(start) = self.recovery_start else { return };
+        if now.since(start) < srtt && largest_acked_sent < start && self.ssthresh != u64::MAX {
+            self.cwnd = self.cwnd.max(2 * self.ssthresh);
+        }
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }
@@ -197,7 +208,6 @@ impl Controller for NewReno {
 mod tests {
     use super::*;
     use crate::RttVarRule;
-    use multiconn_core::Dur;
 
     const MDS: u64 = 1200;
 
@@ -330,5 +340,30 @@ mod tests {
         assert_eq!(part.window(), 10 * MSS);
         part.on_ack(Time(11), &ack(MSS / 2, Time(1)), &rtt());
         assert_eq!(part.window(), 11 * MSS);
+    }
+
+    /// picoquic's undo: a spurious notice 0.5 srtt after the recovery began restores the
+    /// window from before the halving; one at 1.5 srtt, or after a packet sent after the
+    /// recovery's start was acknowledged, does not.
+    #[test]
+    fn picoquic_undo_restores_the_window_only_within_one_smoothed_rtt() {
+        let srtt = Dur::from_millis(40);
+        let at = |ms: u64| Time(ms * 1_000_000);
+        let reduced = || {
+            let mut cc = NewReno::new(CcConfig::quic_default(CcKind::NewReno, MDS));
+            cc.on_ack(at(1), &ack(12000, at(0)), &rtt());
+            cc.on_congestion_event(at(100), &loss(at(90), 0), &rtt());
+            assert_eq!((cc.window(), cc.ssthresh()), (12000, Some(12000)));
+            cc
+        };
+        let mut early = reduced();
+        early.on_spurious_loss(at(120), at(95), srtt);
+        assert_eq!((early.window(), early.ssthresh()), (24000, Some(12000)));
+        let mut late = reduced();
+        late.on_spurious_loss(at(160), at(95), srtt);
+        assert_eq!(late.window(), 12000);
+        let mut after_new_ack = reduced();
+        after_new_ack.on_spurious_loss(at(120), at(105), srtt);
+        assert_eq!(after_new_ack.window(), 12000);
     }
 }

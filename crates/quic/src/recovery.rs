@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 
 use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, RttEstimator, SentRateState};
 use multiconn_core::{Dur, Payload, Time};
-use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer};
+use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer, SpuriousUndo};
 
 use crate::ack_ranges::EcnCounts;
 use crate::packet::Space;
@@ -136,6 +136,8 @@ pub struct RecoveryConfig {
     pub min_rto: Dur,
     /// Mark packets ECT(0), validate and react to CE counts (RFC 9000 §13.4, RFC 9002 §7.1).
     pub ecn: bool,
+    /// How the controller hears of losses found spurious.
+    pub spurious_undo: SpuriousUndo,
 }
 
 /// The most a `picoquic-2022` retransmission timer is doubled (×4).
@@ -153,6 +155,7 @@ impl RecoveryConfig {
             persistent_congestion_threshold: r.persistent_congestion_threshold,
             max_ack_delay,
             ecn: false,
+            spurious_undo: r.spurious_undo,
         }
     }
 }
@@ -328,6 +331,9 @@ pub struct Recovery {
     event_lost: u32,
     event_spurious: u32,
     event_undone: bool,
+    /// Send time of the most recently sent packet acknowledged so far (picoquic's
+    /// `path_packet_acked_time_sent`), for `spurious_undo = "picoquic-2022"`.
+    latest_acked_sent: Time,
     stats: RecoveryStats,
     scratch: Vec<(u64, u64)>,
     /// `picoquic-2022`: when the last timer-based loss episode began.
@@ -355,6 +361,7 @@ impl Recovery {
             event_lost: 0,
             event_spurious: 0,
             event_undone: true,
+            latest_acked_sent: Time::ZERO,
             stats: RecoveryStats::default(),
             scratch: Vec::new(),
             last_timer_episode: None,
@@ -569,6 +576,7 @@ impl Recovery {
         let mut any_ack_eliciting = false;
         let mut largest_newly: Option<(u64, Time)> = None;
         let mut spurious_in_event = 0u32;
+        let mut spurious = 0u32;
         let mut any_new = false;
         let mut newly_ect = 0u64;
         let mut largest_sent: Option<Time> = None;
@@ -582,6 +590,7 @@ impl Recovery {
                         if !rec.acked {
                             rec.acked = true;
                             self.stats.spurious_losses += 1;
+                            spurious += 1;
                             if rec.event == self.event_id {
                                 spurious_in_event += 1;
                             }
@@ -604,6 +613,7 @@ impl Recovery {
                         p.state = State::Acked;
                         if p.in_flight {
                             self.stats.spurious_losses += 1;
+                            spurious += 1;
                             if p.lost_event == self.event_id {
                                 spurious_in_event += 1;
                             }
@@ -636,7 +646,15 @@ impl Recovery {
         }
         self.scratch = pieces;
 
-        if spurious_in_event > 0 && !self.event_undone {
+        if let Some(t) = newest_sent {
+            self.latest_acked_sent = self.latest_acked_sent.max(t);
+        }
+        if self.cfg.spurious_undo == SpuriousUndo::Picoquic2022 {
+            let srtt = self.rtt.smoothed();
+            for _ in 0..spurious {
+                self.controller.on_spurious_loss(now, self.latest_acked_sent, srtt);
+            }
+        } else if spurious_in_event > 0 && !self.event_undone {
             self.event_spurious += spurious_in_event;
             if self.event_spurious >= self.event_lost {
                 self.event_undone = true;

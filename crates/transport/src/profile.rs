@@ -129,6 +129,27 @@ pub struct RecoveryKnobs {
     /// QUIC: what the retransmission timer of the 1-RTT packets does. Absent: `rfc9002`.
     #[serde(default)]
     pub retransmit_timer: RetransmitTimer,
+    /// QUIC: how the controller hears of losses found spurious. Absent: `event`.
+    #[serde(default)]
+    pub spurious_undo: SpuriousUndo,
+}
+
+/// How a QUIC sender tells its controller that packets declared lost were acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpuriousUndo {
+    /// Once every packet of the latest congestion event was acknowledged, the event is undone
+    /// (`Controller::on_spurious_congestion`), as Linux's TCP undo does for a whole recovery.
+    #[default]
+    Event,
+    /// picoquic of early 2022 (48525d89ef4d, `frames.c` `picoquic_check_spurious_retransmission`):
+    /// every such packet is reported at once (`Controller::on_spurious_loss`) and each
+    /// controller decides: NewReno restores twice its ssthresh if the notice comes within one
+    /// smoothed RTT of the recovery's start and before any packet sent after that start is
+    /// acknowledged (`newreno.c`), CUBIC restores its state before the reduction (`cubic.c`
+    /// `picoquic_cubic_correct_spurious`), BBR and fast do nothing.
+    #[serde(rename = "picoquic-2022")]
+    Picoquic2022,
 }
 
 /// What a QUIC path's retransmission timer does when it fires.
@@ -592,7 +613,7 @@ mod tests {
         assert_eq!((cfg.cubic_beta, cfg.cubic_c), (0.875, 0.4));
         assert!(cfg.loss_filter && !cfg.hystart && cfg.app_limited_check);
         assert_eq!(cfg.initial_rtt, Dur::from_millis(250));
-        assert_eq!(p.recovery.retransmit_timer, RetransmitTimer::Picoquic2022);
+        assert_eq!((p.recovery.retransmit_timer, p.recovery.spurious_undo), (RetransmitTimer::Picoquic2022, SpuriousUndo::Picoquic2022));
         assert_eq!((p.recovery.min_rto, p.recovery.persistent_congestion), (Dur::from_millis(50), false));
         assert_eq!((p.pacing.factor, p.pacing.burst), (1.0, BurstRule::Aioquic));
         assert_eq!((p.ack.max_ack_delay, p.ack.ack_eliciting_threshold), (Dur::from_millis(10), 2));

@@ -205,6 +205,29 @@ fn acknowledged_lost_packet_is_spurious_and_undoes_the_reduction() {
     assert!(r.cwnd() >= 12_000, "reduction undone: {}", r.cwnd());
 }
 
+/// `spurious_undo = "picoquic-2022"`: the first lost packet found spurious within one
+/// smoothed RTT of the reduction restores picoquic NewReno's window at once (twice its
+/// ssthresh), without waiting for the event's other lost packet; no event-wide undo is
+/// counted.
+#[test]
+fn picoquic_2022_undoes_at_the_first_spurious_packet_within_one_smoothed_rtt() {
+    let mut p = rfc9002();
+    p.recovery.spurious_undo = multiconn_transport::profile::SpuriousUndo::Picoquic2022;
+    let mut r = recovery(&p);
+    for i in 0..5 {
+        send(&mut r, t(i as f64));
+    }
+    let out = ack(&mut r, t(60.0), &[(3, 4)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(r.cwnd(), 6_000);
+    // srtt is about 57 ms: a notice 1 ms later is well within it.
+    let out = ack(&mut r, t(61.0), &[(3, 4), (0, 0)], Dur::ZERO);
+    assert_eq!(out.spurious.len(), 1);
+    assert_eq!(r.cwnd(), 12_000, "restored at the first spurious packet");
+    assert_eq!(r.stats().spurious_congestion_events, 0);
+    // Without the knob the same ACK undoes nothing yet (the test above).
+}
+
 #[test]
 fn invalid_acks_are_ignored() {
     let mut r = recovery(&rfc9002());
