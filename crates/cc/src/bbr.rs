@@ -34,8 +34,23 @@
 //!   recovery period ends cwnd is restored to at least the saved value. Persistent congestion
 //!   sets `cwnd = loss_window` and starts such a period without conservation. A spurious event
 //!   ends recovery, restores the saved cwnd and restarts full-bandwidth detection's count.
-//!   Not modelled: the long-term (policer) bandwidth estimate, ACK-aggregation extra cwnd,
-//!   idle-restart handling and TSO-dependent quantization.
+//!   Not modelled: ACK-aggregation extra cwnd, idle-restart handling and TSO-dependent
+//!   quantization.
+//! * With `bbr_long_term`, the long-term (policer) bandwidth estimate as picoquic of early 2022
+//!   runs it (`bbr.c` `BBRltbwSampling`, `BBRltbwIntervalDone`, `BBRltbwResetSampling` at
+//!   48525d89ef4d, a port of Linux's `bbr_lt_bw_sampling`): sampling starts at the first
+//!   round with losses and is reset by an application-limited sample; an interval of 4 to 16
+//!   rounds ends at a round with losses once the bytes lost since it began are at least
+//!   205/1024 of those delivered; its delivery rate is kept, and when the next interval's
+//!   rate is within 1/8 of it (or 4000 B/s) their mean replaces the bottleneck bandwidth in
+//!   the pacing rate and the window (pacing gain 1 at that moment; the gain cycle goes on).
+//!   It would be dropped after 48 rounds of ProbeBW (`BBR_LT_BW_MAX_RTTS`, ProbeBW then
+//!   restarting at its third phase), but picoquic's port lacks the `return` that ends Linux's
+//!   `lt_use_bw` branch, so each round while the estimate is in use is also counted as a
+//!   sampling round: without further losses the interval's 16-round limit resets the sampling,
+//!   and the estimate with it, after 8–9 rounds. Losses are counted from the per-packet reports
+//!   ([`Controller::on_packet_lost`], [`Controller::on_packet_timed_out`]), which only the QUIC
+//!   model gives. picoquic also samples at the entries to Drain and ProbeBW; that is left out.
 //! * With `loss_filter`, the loss reaction is picoquic's of early 2022 instead (`bbr.c`
 //!   `picoquic_bbr_notify_congestion` at 48525d89ef4d, reference `multi-operator.md` §6.1): no
 //!   packet conservation; a lost packet that passes the smoothed-loss-rate filter
@@ -163,6 +178,10 @@ pub struct Bbr {
     delivered: u64,
     /// picoquic's loss reaction (`loss_filter`); `None`: Linux's.
     picoquic_loss: Option<PicoquicLoss>,
+    /// The long-term bandwidth estimate (`bbr_long_term`); `None` when off.
+    long_term: Option<LongTerm>,
+    /// Bytes reported lost so far (per-packet reports).
+    lost: u64,
     /// The smoothed RTT at the last ACK.
     srtt: Dur,
 }
@@ -177,6 +196,34 @@ struct PicoquicLoss {
     /// A reaction in this gain-cycle phase: the phase ends at the next ACK.
     cycle_on_loss: bool,
 }
+
+/// The long-term (policer) bandwidth estimate's state (picoquic's `lt_*` fields).
+#[derive(Debug, Clone, Default)]
+struct LongTerm {
+    is_sampling: bool,
+    use_bw: bool,
+    /// Rounds in the sampling interval, or in ProbeBW while the estimate is used.
+    rtt_count: u32,
+    /// The estimate, bit/s (0: none yet).
+    bw: u64,
+    /// When the sampling interval began.
+    stamp: Time,
+    delivered_at_start: u64,
+    lost_at_start: u64,
+    lost_at_round_start: u64,
+}
+
+/// Rounds a sampling interval lasts at least (`BBR_LT_BW_INTERVAL_MIN_RTT`) and at most.
+const LT_INTERVAL_MIN_ROUNDS: u32 = 4;
+const LT_INTERVAL_MAX_ROUNDS: u32 = 4 * LT_INTERVAL_MIN_ROUNDS;
+/// The loss ratio that ends an interval: 205/1024 (`BBR_LT_BW_RATIO_SCALED_TARGET`).
+const LT_LOSS_NUM: u64 = 205;
+const LT_LOSS_DEN: u64 = 1024;
+/// Two intervals' rates match within 1/8 (`BBR_LT_BW_RATIO_INVERSE`) or 4000 B/s.
+const LT_BW_RATIO_INVERSE: u64 = 8;
+const LT_BW_DIFF_BPS: u64 = 4000 * 8;
+/// Rounds of ProbeBW the estimate is used for (`BBR_LT_BW_MAX_RTTS`).
+const LT_MAX_ROUNDS: u32 = 48;
 
 impl Bbr {
     pub fn new(cfg: CcConfig) -> Bbr {
@@ -209,6 +256,8 @@ impl Bbr {
             lost_since_ack: false,
             delivered: 0,
             picoquic_loss: cfg.loss_filter.then(PicoquicLoss::default),
+            long_term: cfg.bbr_long_term.then(LongTerm::default),
+            lost: 0,
             srtt: Dur::ZERO,
             cfg,
         };
@@ -241,7 +290,107 @@ impl Bbr {
     }
     /// Bandwidth-delay product in bytes from the current model; `None` before `min_rtt`.
     pub fn bdp(&self) -> Option<u64> {
-        self.min_rtt.map(|rtt| bdp_bytes(self.bw.get(), rtt))
+        self.min_rtt.map(|rtt| bdp_bytes(self.model_bw(), rtt))
+    }
+
+    /// The long-term estimate in use, bit/s (`bbr_long_term`); `None` when not in use.
+    pub fn long_term_bw(&self) -> Option<Rate> {
+        self.long_term.as_ref().filter(|lt| lt.use_bw).map(|lt| Rate(lt.bw))
+    }
+
+    /// The bandwidth the pacing rate and the window follow: the long-term estimate while it
+    /// is used, else the bottleneck bandwidth (picoquic's `BBRGetBtlBW`).
+    fn model_bw(&self) -> u64 {
+        self.long_term_bw().map_or(self.bw.get(), |r| r.0)
+    }
+
+    fn lt_reset_interval(&mut self, now: Time) {
+        let (delivered, lost) = (self.delivered, self.lost);
+        if let Some(lt) = &mut self.long_term {
+            lt.stamp = now;
+            lt.delivered_at_start = delivered;
+            lt.lost_at_start = lost;
+            lt.lost_at_round_start = lost;
+            lt.rtt_count = 0;
+        }
+    }
+
+    fn lt_reset_sampling(&mut self, now: Time) {
+        if let Some(lt) = &mut self.long_term {
+            lt.bw = 0;
+            lt.use_bw = false;
+            lt.is_sampling = false;
+        }
+        self.lt_reset_interval(now);
+    }
+
+    /// picoquic's `BBRltbwSampling`, once per ACK after the round is counted.
+    fn lt_sampling(&mut self, now: Time, ack: &AckEvent) {
+        let Some(lt) = &self.long_term else { return };
+        let round_losses = self.lost.saturating_sub(lt.lost_at_round_start);
+        if lt.use_bw && self.mode == BbrMode::ProbeBw && self.round_start {
+            let lt = self.long_term.as_mut().expect("checked");
+            lt.rtt_count += 1;
+            if lt.rtt_count > LT_MAX_ROUNDS {
+                self.lt_reset_sampling(now);
+                // BBRResetProbeBwMode: ProbeBW from its third phase.
+                self.mode = BbrMode::ProbeBw;
+                self.cycle_index = 2;
+                self.advance_cycle(now);
+                return;
+            }
+        }
+        if !self.long_term.as_ref().expect("checked").is_sampling {
+            if round_losses == 0 {
+                return;
+            }
+            self.lt_reset_sampling(now);
+            self.long_term.as_mut().expect("checked").is_sampling = true;
+        }
+        if ack.rate_sample.is_some_and(|rs| rs.is_app_limited) {
+            self.lt_reset_sampling(now);
+            return;
+        }
+        if !self.round_start {
+            return;
+        }
+        let (delivered, lost) = (self.delivered, self.lost);
+        let lt = self.long_term.as_mut().expect("checked");
+        lt.rtt_count += 1;
+        lt.lost_at_round_start = lost;
+        if lt.rtt_count < LT_INTERVAL_MIN_ROUNDS {
+            return;
+        }
+        if lt.rtt_count > LT_INTERVAL_MAX_ROUNDS {
+            self.lt_reset_sampling(now);
+            return;
+        }
+        if round_losses == 0 || delivered <= lt.delivered_at_start {
+            return;
+        }
+        let losses = lost.saturating_sub(lt.lost_at_start);
+        let interval_delivered = delivered - lt.delivered_at_start;
+        if (losses as u128) * (LT_LOSS_DEN as u128) < (LT_LOSS_NUM as u128) * (interval_delivered as u128) {
+            return;
+        }
+        let interval = now.since(lt.stamp);
+        if interval < Dur::from_millis(1) {
+            return;
+        }
+        let bw = (interval_delivered as u128 * 8 * 1_000_000_000 / interval.0 as u128).min(u64::MAX as u128) as u64;
+        // BBRltbwIntervalDone.
+        if lt.bw != 0 {
+            let diff = bw.abs_diff(lt.bw);
+            if diff.saturating_mul(LT_BW_RATIO_INVERSE) < lt.bw || diff < LT_BW_DIFF_BPS {
+                lt.bw = (lt.bw + bw) / 2;
+                lt.use_bw = true;
+                lt.rtt_count = 0;
+                self.pacing_gain = BBR_UNIT;
+                return;
+            }
+        }
+        lt.bw = bw;
+        self.lt_reset_interval(now);
     }
 
     fn mds(&self) -> u64 {
@@ -259,7 +408,7 @@ impl Bbr {
     /// `gain · BDP + quantum`, or the initial window before `min_rtt` is known.
     fn target_cwnd(&self, gain: u64) -> u64 {
         let Some(rtt) = self.min_rtt else { return self.cfg.initial_window };
-        let bdp = bdp_bytes(self.bw.get(), rtt) as u128;
+        let bdp = bdp_bytes(self.model_bw(), rtt) as u128;
         let scaled = (bdp * gain as u128).div_ceil(BBR_UNIT as u128).min(u64::MAX as u128 / 2) as u64;
         scaled + QUANTUM_SEGMENTS * self.mds()
     }
@@ -446,7 +595,7 @@ impl Bbr {
     }
 
     fn set_pacing_rate(&mut self) {
-        let bw = self.bw.get();
+        let bw = self.model_bw();
         if bw == 0 {
             return;
         }
@@ -520,6 +669,7 @@ impl Controller for Bbr {
             self.init_pacing_rate(rtt.smoothed());
         }
         self.update_round(ack);
+        self.lt_sampling(now, ack);
         self.update_bw(ack);
         self.update_cycle_phase(now, ack);
         self.check_full_bw_reached(ack);
@@ -531,13 +681,15 @@ impl Controller for Bbr {
         self.lost_since_ack = false;
     }
 
-    fn on_packet_lost(&mut self, now: Time, pn: u64, _bytes: u64) {
+    fn on_packet_lost(&mut self, now: Time, pn: u64, bytes: u64) {
+        self.lost = self.lost.saturating_add(bytes);
         if self.picoquic_loss.as_mut().is_some_and(|l| l.filter.on_lost(pn)) {
             self.picoquic_congestion(now, false);
         }
     }
 
-    fn on_packet_timed_out(&mut self, now: Time, pn: u64, _bytes: u64) {
+    fn on_packet_timed_out(&mut self, now: Time, pn: u64, bytes: u64) {
+        self.lost = self.lost.saturating_add(bytes);
         if self.picoquic_loss.as_mut().is_some_and(|l| l.filter.on_timeout(pn)) {
             self.picoquic_congestion(now, true);
         }
@@ -889,5 +1041,55 @@ mod tests {
         linux.on_packet_lost(now, 30, MDS);
         linux.on_congestion_event(now, &LossEvent { bytes_lost: MDS, largest_lost_sent: now, bytes_in_flight: 5 * MDS, prior_in_flight: 6 * MDS }, &pipe.rtt);
         assert_eq!((linux.window(), linux.mode()), (5 * MDS, BbrMode::Startup));
+    }
+
+    /// picoquic's long-term estimate (`bbr_long_term`): a steady 12 Mbit/s path that loses a
+    /// quarter of every round's packets ends a sampling interval after 4 rounds, and the next
+    /// interval at the same rate turns the estimate on at the two intervals' mean delivery
+    /// rate. Once the losses stop it holds for 8 rounds, not 48: picoquic counts each round
+    /// twice while the estimate is in use, and the sampling interval's 16-round limit drops it.
+    /// Without the knob nothing of this happens.
+    #[test]
+    fn long_term_estimate_engages_after_two_lossy_intervals_and_lasts_48_rounds() {
+        let run = |long_term: bool| {
+            let mut pipe = Pipe::new(12_000_000, 40);
+            let mut cc = Bbr::new(CcConfig { bbr_long_term: long_term, ..cfg() });
+            for _ in 0..12 {
+                pipe.round(&mut cc, Some(12_000_000));
+            }
+            assert_eq!(cc.mode(), BbrMode::ProbeBw);
+            let mut engaged_at = None;
+            for r in 0..12 {
+                let lost = (cc.window() / MDS / 4).max(1);
+                for pn in 0..lost {
+                    cc.on_packet_lost(pipe.now, 10_000 * r + pn, MDS);
+                }
+                pipe.round(&mut cc, Some(12_000_000));
+                if engaged_at.is_none() && cc.long_term_bw().is_some() {
+                    engaged_at = Some(r);
+                }
+            }
+            (pipe, cc, engaged_at)
+        };
+        let (_, plain, never) = run(false);
+        assert_eq!((plain.long_term_bw(), never), (None, None));
+        let (mut pipe, mut cc, engaged_at) = run(true);
+        // Two intervals of 4 rounds (the first counted from the round that saw the losses).
+        let engaged_at = engaged_at.expect("the estimate engages");
+        assert!((7..=9).contains(&engaged_at), "{engaged_at}");
+        let lt = cc.long_term_bw().unwrap().bps();
+        // The rate delivered over the intervals: the window over the round trip, below the
+        // 12 Mbit/s the samples report.
+        assert!(lt > 6_000_000 && lt <= 12_000_000, "{lt}");
+        let pacing = cc.pacing_rate().unwrap().bps() as f64;
+        assert!((pacing / (lt as f64 * cc.pacing_gain() * 0.99) - 1.0).abs() < 0.01, "{pacing} {lt}");
+        // Losses stop: two counts per round pass the interval's 16 in the 9th round.
+        let mut rounds_held = 0;
+        while cc.long_term_bw().is_some() && rounds_held < 100 {
+            pipe.round(&mut cc, Some(12_000_000));
+            rounds_held += 1;
+        }
+        assert_eq!(rounds_held, 9);
+        assert_eq!(cc.mode(), BbrMode::ProbeBw);
     }
 }

@@ -176,6 +176,9 @@ pub struct CcConfig {
     /// How NewReno turns ACKs into growth ([`newreno::RenoGrowth`]): byte counting, or ns-3's
     /// per-ACK rule.
     pub reno_growth: newreno::RenoGrowth,
+    /// BBR's long-term (policer) bandwidth estimate as picoquic of early 2022 runs it (see
+    /// [`bbr`]); needs per-packet loss reports (QUIC).
+    pub bbr_long_term: bool,
 }
 
 impl CcConfig {
@@ -200,6 +203,7 @@ impl CcConfig {
             loss_filter: false,
             initial_rtt: rtt::INITIAL_RTT,
             reno_growth: newreno::RenoGrowth::Bytes,
+            bbr_long_term: false,
         }
     }
 

@@ -95,6 +95,10 @@ pub struct CcKnobs {
     /// `TcpNewReno`, per ACK; `multiconn_cc::newreno::RenoGrowth`). Absent: `bytes`.
     #[serde(default)]
     pub reno_growth: RenoGrowth,
+    /// BBR's long-term (policer) bandwidth estimate as picoquic of early 2022 runs it
+    /// (`multiconn_cc::bbr`); QUIC profiles only. Absent: false.
+    #[serde(default)]
+    pub bbr_long_term: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -425,6 +429,12 @@ impl Profile {
         if self.cc.loss_filter {
             return Err("cc.loss_filter judges losses one by one, which only the quic model reports".into());
         }
+        if self.cc.bbr_long_term {
+            return Err("cc.bbr_long_term counts losses one by one, which only the quic model reports".into());
+        }
+        if self.recovery.spurious_undo != SpuriousUndo::Event {
+            return Err("recovery.spurious_undo is a quic setting (tcp undoes a whole recovery)".into());
+        }
         if self.cc.allowed.contains(&CcKind::Fast) || self.cc.default == CcKind::Fast {
             return Err("cc: \"fast\" judges losses one by one, which only the quic model reports; a tcp profile cannot offer it".into());
         }
@@ -515,6 +525,7 @@ impl Profile {
             loss_filter: self.cc.loss_filter,
             initial_rtt: self.recovery.initial_rtt,
             reno_growth: self.cc.reno_growth,
+            bbr_long_term: self.cc.bbr_long_term,
             ..base
         })
     }
@@ -611,7 +622,7 @@ mod tests {
         // Windows in bytes whatever the datagram size: 10 and 2 times 1536.
         assert_eq!((cfg.initial_window, cfg.minimum_window, cfg.loss_window), (15_360, 3_072, 3_072));
         assert_eq!((cfg.cubic_beta, cfg.cubic_c), (0.875, 0.4));
-        assert!(cfg.loss_filter && !cfg.hystart && cfg.app_limited_check);
+        assert!(cfg.loss_filter && cfg.bbr_long_term && !cfg.hystart && cfg.app_limited_check);
         assert_eq!(cfg.initial_rtt, Dur::from_millis(250));
         assert_eq!((p.recovery.retransmit_timer, p.recovery.spurious_undo), (RetransmitTimer::Picoquic2022, SpuriousUndo::Picoquic2022));
         assert_eq!((p.recovery.min_rto, p.recovery.persistent_congestion), (Dur::from_millis(50), false));
@@ -671,6 +682,10 @@ mod tests {
         let with = |line: &str, table: &str| tcp.replace(&format!("[{table}]\n"), &format!("[{table}]\n{line}\n"));
         let e = Profile::from_toml(&with("loss_filter = true", "cc"), "x.toml").unwrap_err().to_string();
         assert!(e.contains("x.toml") && e.contains("loss_filter"), "{e}");
+        let e = Profile::from_toml(&with("bbr_long_term = true", "cc"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("cc.bbr_long_term counts losses one by one"), "{e}");
+        let e = Profile::from_toml(&with("spurious_undo = \"picoquic-2022\"", "recovery"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("recovery.spurious_undo is a quic setting"), "{e}");
         let e = Profile::from_toml(&with("retransmit_timer = \"picoquic-2022\"", "recovery"), "x.toml").unwrap_err().to_string();
         assert!(e.contains("retransmit_timer is a quic setting"), "{e}");
         let e = Profile::from_toml(&with("ack_delay = \"1 ms\"", "ack"), "x.toml").unwrap_err().to_string();
