@@ -212,6 +212,9 @@ impl<L: Link> Link for Intermittent<L> {
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
     }
+    fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.inner.flush_propagating(now, out)
+    }
     fn is_up(&self, now: Time) -> bool {
         !self.schedule.is_down(now)
     }

@@ -4,15 +4,16 @@
 //! the very same link from the same settings:
 //!
 //! ```text
-//! Intermittent( Lossy( Delayed( DropTailLink | AqmLink ) ) )
+//! Intermittent( Replaced( Lossy( Delayed( DropTailLink | AqmLink ) ) ) )
 //! ```
 //!
 //! A packet is refused at the door while the link is down, may then be lost at random, waits
 //! in the drop-tail queue, is serialized at the rate and propagates with the delay. Random
 //! streams are derived from the run's seed and the link's label (`<label>/delay`,
 //! `<label>/loss`, `<label>/aqm`), so adding a link never perturbs another one's draws. Decorators with
-//! nothing to do are left out: a zero Bernoulli probability draws nothing, and a link that is
-//! never down has no availability layer.
+//! nothing to do are left out: a zero Bernoulli probability draws nothing, a link that is
+//! never down has no availability layer, and one whose qdiscs are never replaced no
+//! replacement layer.
 
 use multiconn_core::units::QueueLimit;
 use multiconn_core::RngStream;
@@ -23,6 +24,7 @@ use crate::delay::{DelayModel, Delayed};
 use crate::loss::{LossModel, Lossy};
 use crate::queue::DropTailLink;
 use crate::rate::RateModel;
+use crate::replace::Replaced;
 use crate::Link;
 
 /// Everything that makes one direction of a link.
@@ -42,6 +44,9 @@ pub struct LinkConfig {
     pub loss: Option<LossModel>,
     /// When it is down.
     pub down: Schedule,
+    /// When its queue disciplines are replaced, dropping every packet on it (sorted; see
+    /// [`crate::replace::Replaced`]).
+    pub replaced: Vec<multiconn_core::Time>,
 }
 
 impl LinkConfig {
@@ -64,10 +69,15 @@ impl LinkConfig {
             Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),
             None => delayed,
         };
-        if self.down.down.is_empty() {
+        let replaced: Box<dyn Link + Send> = if self.replaced.is_empty() {
             lossy
         } else {
-            Box::new(Intermittent::new(lossy, self.down.clone()))
+            Box::new(Replaced::new(lossy, self.replaced.clone()))
+        };
+        if self.down.down.is_empty() {
+            replaced
+        } else {
+            Box::new(Intermittent::new(replaced, self.down.clone()))
         }
     }
 }

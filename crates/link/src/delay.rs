@@ -707,6 +707,26 @@ impl<L: Link> Link for Delayed<L> {
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
     }
+    /// Removes every packet on its way (the delay line), in (due, arrival) order; drops
+    /// already scheduled stay and are reported as they were.
+    fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.drain_inner_before(now);
+        let mut kept = Vec::new();
+        while let Some(p) = self.pop_pending() {
+            match p.output {
+                LinkOutput::Delivered { pkt, .. } => out.push(pkt),
+                dropped @ LinkOutput::Dropped { .. } => kept.push(Pending { output: dropped, ..p }),
+            }
+        }
+        for p in kept {
+            if self.reorder {
+                self.pending.push(Reverse(p));
+            } else {
+                self.fifo_dropped.push_back(p);
+            }
+        }
+        self.last_delivery_due = now;
+    }
     fn is_up(&self, now: Time) -> bool {
         self.inner.is_up(now)
     }

@@ -25,6 +25,7 @@ pub mod delay;
 pub mod loss;
 pub mod queue;
 pub mod rate;
+pub mod replace;
 pub mod scripted;
 pub mod trace;
 
@@ -129,6 +130,10 @@ pub trait Link {
     /// which `discard` is true and appends them to `out`, in queue order. Used to drop the
     /// queued PDCP copies of a leg when duplication is deactivated (TS 38.323 §5.11).
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>);
+    /// Removes the packets already propagating (past the queue, inside a delay) and appends
+    /// them to `out`, as destroying a netem qdisc does ([`replace::Replaced`]). A link without
+    /// a delay stage has none: the default does nothing, and decorators pass it on.
+    fn flush_propagating(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
     /// Whether the link is up (carries packets) at `now`; a link without an availability
     /// model always is.
     fn is_up(&self, _now: Time) -> bool {
@@ -182,6 +187,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         (**self).discard_waiting(discard, out)
+    }
+    fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        (**self).flush_propagating(now, out)
     }
     fn is_up(&self, now: Time) -> bool {
         (**self).is_up(now)

@@ -227,6 +227,9 @@ impl<L: Link> Link for Lossy<L> {
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         self.inner.discard_waiting(discard, out)
     }
+    fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.inner.flush_propagating(now, out)
+    }
     fn is_up(&self, now: Time) -> bool {
         self.inner.is_up(now)
     }

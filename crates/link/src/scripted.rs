@@ -231,6 +231,12 @@ impl<L: Link> Link for Scripted<L> {
         self.inner.discard_waiting(discard, out);
         self.unmark(&out[start..]);
     }
+    /// Passes on to the inner link; packets held here for an extra delay stay.
+    fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let start = out.len();
+        self.inner.flush_propagating(now, out);
+        self.unmark(&out[start..]);
+    }
     fn is_up(&self, now: Time) -> bool {
         self.inner.is_up(now)
     }

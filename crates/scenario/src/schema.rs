@@ -166,6 +166,9 @@ pub struct LinkSection {
     pub loss: Option<LossSpec>,
     pub aqm: Option<AqmSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
+    /// Instants at which the link's queue disciplines are replaced (`tc qdisc replace`): every
+    /// packet waiting, in transmission or propagating on it is dropped.
+    pub replaced: Option<Vec<Dur>>,
     pub forward: Option<DirectionSection>,
     pub reverse: Option<DirectionSection>,
 }
@@ -179,6 +182,7 @@ pub struct DirectionSection {
     pub loss: Option<LossSpec>,
     pub aqm: Option<AqmSpec>,
     pub down: Option<Vec<[Dur; 2]>>,
+    pub replaced: Option<Vec<Dur>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -22,6 +22,7 @@ pub fn link(rate: Rate, delay: Dur, queue: QueueLimit) -> LinkConfig {
         queue,
         loss: None,
         down: Schedule::always_up(),
+        replaced: Vec::new(),
     }
 }
 

@@ -25,6 +25,7 @@ fn twelve_mbit_10ms() -> LinkConfig {
         queue: QueueLimit::Packets(100),
         loss: None,
         down: Schedule::always_up(),
+        replaced: Vec::new(),
     }
 }
 
@@ -215,6 +216,7 @@ fn busy_config() -> LinkConfig {
         queue: QueueLimit::Packets(5),
         loss: Some(LossModel::GilbertElliott { p: 0.1, r: 0.3, loss_good: 0.01, loss_bad: 0.5 }),
         down: Schedule::new(vec![(ms(20), ms(25)), (ms(60), ms(61))]).unwrap(),
+        replaced: Vec::new(),
     }
 }
 

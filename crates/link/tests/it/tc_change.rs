@@ -111,3 +111,62 @@ fn a_step_series_reads_each_points_value_until_the_next_point() {
     assert_eq!(linear.at(Time(1_500_000_000)), Dur::from_millis(25));
     assert_eq!(linear.time_average(), Dur::from_micros(22_500));
 }
+
+/// `Replaced`: at the instant the qdiscs are replaced, what waits, what is in transmission and
+/// what propagates is dropped — the reference's vector: a 20 Mbit/s link with a 20 ms delay
+/// and a backlog loses its 100-packet queue, the packet in transmission and the ≈ 33 packets
+/// in its delay line (20 ms / 0.6 ms) at t = 1 s; what was delivered before stays delivered,
+/// and a packet offered afterwards crosses as usual.
+#[test]
+fn replacing_the_qdiscs_drops_the_queue_and_the_delay_line() {
+    use multiconn_core::DropCause;
+    use multiconn_link::replace::Replaced;
+
+    let t1 = Time(1_000_000_000);
+    let shaper = DropTailLink::new(RateModel::Fixed(Rate::from_mbps(20.0)), QueueLimit::Packets(100));
+    let delayed = Delayed::new(shaper, DelayModel::Constant(Dur::from_millis(20)), false, RngStream::derive(1, "r"));
+    let mut link = Replaced::new(delayed, vec![t1]);
+    // A backlog: keep the queue full from 0.9 s on.
+    let mut id = 0;
+    let mut t = Time(900_000_000);
+    let (mut delivered, mut dropped_at_t1, mut refused) = (0, 0, 0);
+    while t < t1 {
+        while let Some(o) = link.poll(t) {
+            match o {
+                LinkOutput::Delivered { .. } => delivered += 1,
+                LinkOutput::Dropped { .. } => panic!("nothing dropped before the replacement"),
+            }
+        }
+        if link.enqueue(t, packet(id)).is_err() {
+            refused += 1;
+        }
+        id += 1;
+        t = t + Dur::from_micros(100);
+    }
+    assert!(refused > 0, "the queue was full");
+    while let Some(o) = link.poll(t1) {
+        match o {
+            LinkOutput::Dropped { at, cause, .. } => {
+                assert_eq!((at, cause), (t1, DropCause::LinkDown));
+                dropped_at_t1 += 1;
+            }
+            LinkOutput::Delivered { .. } => delivered += 1,
+        }
+    }
+    // 100 waiting + 1 in transmission + the delay line (packets that left the shaper in the
+    // last 20 ms: 20 / 0.6 = 33.3, so 33 or 34).
+    assert!((134..=135).contains(&dropped_at_t1), "{dropped_at_t1}");
+    assert!(delivered > 100);
+    // The link carries on at once: a packet offered now arrives 0.6 + 20 ms later.
+    link.enqueue(t1, packet(id)).unwrap();
+    let mut arrival = None;
+    while let Some(next) = link.poll_timeout() {
+        while let Some(o) = link.poll(next) {
+            if let LinkOutput::Delivered { at, pkt } = o {
+                assert_eq!(pkt.id, id);
+                arrival = Some(at);
+            }
+        }
+    }
+    assert_eq!(arrival, Some(t1 + Dur::from_micros(20_600)));
+}

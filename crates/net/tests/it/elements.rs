@@ -23,6 +23,7 @@ fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
         queue: QueueLimit::Packets(1000),
         loss: loss.map(|p| LossModel::Bernoulli { p }),
         down: Schedule::new(Vec::new()).unwrap(),
+        replaced: Vec::new(),
     }
 }
 

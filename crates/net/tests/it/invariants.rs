@@ -25,6 +25,7 @@ fn config(loss: Option<f64>) -> LinkConfig {
         queue: QueueLimit::Packets(4),
         loss: loss.map(|p| LossModel::Bernoulli { p }),
         down: Schedule::new(Vec::new()).unwrap(),
+        replaced: Vec::new(),
     }
 }
 

@@ -23,6 +23,7 @@ fn leg(delay_ms: u64) -> Arc<dyn HopModel> {
         queue: QueueLimit::Packets(1000),
         loss: None,
         down: Schedule::new(Vec::new()).unwrap(),
+        replaced: Vec::new(),
     })
 }
 

@@ -102,6 +102,7 @@ fn resolve_direction(
     let (queue_over, queue) = pick(&l.queue, over.map(|o| &o.queue));
     let (loss_over, loss) = pick(&l.loss, over.map(|o| &o.loss));
     let (down_over, down) = pick(&l.down, over.map(|o| &o.down));
+    let (replaced_over, replaced) = pick(&l.replaced, over.map(|o| &o.replaced));
     let (aqm_over, aqm) = pick(&l.aqm, over.map(|o| &o.aqm));
 
     let rate_path = at("rate", rate_over);
@@ -125,6 +126,10 @@ fn resolve_direction(
     let down_path = at("down", down_over);
     let windows: Vec<(Time, Time)> = down.map(|d| d.iter().map(|[a, b]| (Time(a.0), Time(b.0))).collect()).unwrap_or_default();
     let down = Schedule::new(windows).map_err(|m| err(&down_path, m))?;
+    let replaced: Vec<Time> = replaced.map(|r| r.iter().map(|d| Time(d.0)).collect()).unwrap_or_default();
+    if let Some(i) = replaced.windows(2).position(|w| w[0] > w[1]) {
+        return Err(err(&at("replaced", replaced_over), format!("instant {} ({} s) comes before instant {} ({} s): list them in time order", i + 2, replaced[i + 1].as_secs_f64(), i + 1, replaced[i].as_secs_f64())));
+    }
     let aqm = aqm.map(resolve_aqm).transpose().map_err(|(field, m)| {
         let mut path = at("aqm", aqm_over);
         if let Some(field) = field {
@@ -138,7 +143,7 @@ fn resolve_direction(
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
     let aqm_name = aqm.as_ref().map(|a| a.name());
-    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down }), aqm: aqm_name })
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down, replaced }), aqm: aqm_name })
 }
 
 /// A queue of `factor` bandwidth-delay products of a direction: `factor` × its rate × twice
