@@ -413,7 +413,8 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         slot = timeline.slots[0]
         links.append({"name": "radio", "between": ["switch", "client"],
                       **_series_files(folder, "radio", slot["rate_mbps"], slot["delay_ms"], bed),
-                      "queue": bed.access_queue(slot["rate_mbps"], slot["delay_ms"], queue)})
+                      "queue": bed.access_queue(slot["rate_mbps"], slot["delay_ms"], queue),
+                      **bed.replacements()})
         flow["route"] = ["core", "radio"]
         used: list[int] = []
     else:
@@ -441,7 +442,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
             ch = timeline.channels[k]
             access = {**_series_files(folder, f"ch{k}", ch["rate_mbps"], ch["delay_ms"], bed),
                       "queue": bed.access_queue(ch["rate_mbps"], ch["delay_ms"], queue),
-                      "down": _down_windows(ch["up"], horizon_s)}
+                      "down": _down_windows(ch["up"], horizon_s), **bed.replacements()}
             if not access["down"]:
                 del access["down"]
             if transport == "tcp" or k in changing:

@@ -34,6 +34,13 @@ study's testbed", has the table and the measurements):
   channel's two addresses are two always-up client links behind its access link). MPTCP's
   subflows are left as they are: the study changed only its links' state.
 
+- `minitopo_swap` (not in `study`: the sources leave it open): Minitopo 7faea31 sends its
+  changes with `tc qdisc replace` under another handle than the qdisc's, so its first change on
+  a link destroys netem and tbf and every packet in them (`core/topo.py`; Linux `sch_api.c`
+  `tc_modify_qdisc` → `create_n_graft`), and every later change is an in-place change. The
+  study's own extension, which changed the rates, is not public and may not have done this.
+  Link option `replaced = ["1 s"]` on every access link: the first per-second change.
+
 The physical model instead glides the delay linearly between the per-second points, never
 reorders (`delay = { model = "series" }`) and gives every access link 100 packets of queue.
 """
@@ -51,6 +58,8 @@ MECHANISMS: dict[str, str] = {
     "minitopo_queue": "each access link's queue is Minitopo's tbf byte limit from its first "
                       "rate and delay",
     "cell_handover": "a change of serving cell within a carrier is a handover (a new path)",
+    "minitopo_swap": "the first per-second change replaces the access links' qdiscs, dropping "
+                     "every packet on them",
 }
 """Every mechanism a testbed may apply: name → one line saying what it does."""
 
@@ -85,6 +94,11 @@ class Testbed:
         if first is None:
             return default
         return f"{minitopo_queue_bytes(*first)} B"
+
+    def replacements(self) -> dict[str, object]:
+        """The `replaced` instants of an access link: the first per-second change under
+        `minitopo_swap`, none otherwise."""
+        return {"replaced": ["1 s"]} if "minitopo_swap" in self.mechanisms else {}
 
     def series_delay(self, file_name: str) -> dict[str, object]:
         """The `delay` table of an access link whose per-second delay is in `file_name`."""

@@ -472,3 +472,30 @@ def test_a_cell_change_opens_a_new_path_on_the_same_link_when_it_counts_as_a_han
                                              horizon_s=9,
                                              handover={"cell_change_is_handover": True}))
     assert len(mptcp["flow"][0]["paths"]) == 2
+
+
+def test_minitopos_first_change_drops_what_the_access_links_hold(tmp_path: Path) -> None:
+    """`minitopo_swap`: at 1 s every access link's qdiscs are replaced; the packets queued and
+    propagating there are dropped (counted as link_down) and the download recovers."""
+    from multiconn.testbeds import testbed
+
+    table = cases.ChannelTable(names=("a", "b"), capacity_mbps=((20.0,) * 10, (10.0,) * 10))
+    swap = cases.write_scenario(table, "2", tmp_path / "swap", stack="reno", horizon_s=10,
+                                size_bytes=10**9,
+                                testbed=testbed("ideal", ["minitopo_swap"]))
+    links = {link["name"]: link for link in scenario_of(swap)["link"]}
+    assert links["ch0"]["replaced"] == links["ch1"]["replaced"] == ["1 s"]
+    assert "replaced" not in links["core"]
+    run = multiconn.run(swap.path)
+    drops = run.summary["flows"][0]["drops"]
+    # Two access links full of a Reno window at 1 s: their 100-packet queues and delay lines.
+    assert 100 < drops["link_down"] < 260, drops
+    assert run.summary["flows"][0]["goodput_mbps"] > 20
+    # Unsorted instants are refused, naming the field.
+    text = swap.path.read_text().replace('replaced = [\n    "1 s",\n]',
+                                         'replaced = [\n    "2 s",\n    "1 s",\n]', 1)
+    bad = tmp_path / "swap" / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(multiconn.ScenarioError, match=r"link\.ch0\.replaced: instant 2 \(1 s\) "
+                                                      r"comes before instant 1 \(2 s\)"):
+        multiconn.run(bad)
