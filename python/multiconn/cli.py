@@ -453,6 +453,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .errors import PcapLimitWarning
     from .runner import pcap_overrides
 
+    if not args.out.strip():
+        raise BadInput(f"--out {args.out!r}: give a folder for the results, e.g. --out out/run1")
     pcap: bool | str | None = args.pcap
     if args.pcap_filter is not None:
         pcap = args.pcap_filter

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -48,19 +49,6 @@ def with_wall_time(summary: dict[str, Any], wall_time_s: float) -> dict[str, Any
 def json_text(value: Any) -> str:
     """Indented UTF-8 JSON with a final newline."""
     return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=True) + "\n"
-
-
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _write_text(text: str) -> Callable[[Path], None]:
@@ -125,15 +113,36 @@ class RunResult:
                 f"seed={self.summary.get('seed')!r}, flows={len(self.summary.get('flows', []))})")
 
     def write(self, out_dir: str | os.PathLike[str], csv: bool = False) -> list[Path]:
-        """Writes the result files into `out_dir` (created if missing); returns their paths."""
+        """Writes the result files into `out_dir` (created if missing); returns their paths.
+
+        All or nothing: the files are first written into a staging folder inside `out_dir`,
+        and only once every one of them is complete are they renamed into place (a rename
+        needs no space). A write that fails (a full disk) leaves `out_dir` as it was, never a
+        new summary beside an older run's scenario."""
+        if not str(out_dir).strip():
+            raise ValueError("the results folder is empty: give a folder, e.g. --out out/run1")
         folder = Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
+        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=folder))
+        staged: list[str] = []
+        try:
+            self._write_files(staging, csv, staged)
+            for name in staged:
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / name, folder / name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return [folder / name for name in staged]
+
+    def _write_files(self, folder: Path, csv: bool, written: list[str]) -> None:
+        """Writes every result file into `folder`, appending each name to `written`."""
 
         def put(name: str, write: Callable[[Path], None]) -> None:
             path = folder / name
-            _atomic_write(path, write)
-            written.append(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path)
+            os.chmod(path, 0o644)
+            written.append(name)
 
         put(SUMMARY_FILE, _write_text(json_text(self.summary)))
         put(TIMESERIES_FILE, lambda p: write_parquet(self._timeseries, p))
@@ -146,14 +155,11 @@ class RunResult:
             if csv:
                 put(MESSAGES_CSV_FILE, lambda p: write_csv(messages, p))
         if self.qlog:
-            (folder / QLOG_DIR).mkdir(exist_ok=True)
             for name, text in self.qlog.items():
                 put(f"{QLOG_DIR}/{name}", _write_text(text))
         if self.pcap:
-            (folder / PCAP_DIR).mkdir(exist_ok=True)
             for name, data in self.pcap.items():
                 put(f"{PCAP_DIR}/{name}", _write_bytes(data))
-        return written
 
     @classmethod
     def read(cls, run_dir: str | os.PathLike[str]) -> RunResult:

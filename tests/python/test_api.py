@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -265,3 +266,39 @@ def test_a_flow_switched_off_by_an_override_is_not_run() -> None:
     assert [f["name"] for f in off["flows"]] == ["a"] and off["disabled_flows"] == ["b"]
     assert off["flows"][0]["fair_share_mbps"] == 2.0
     assert off["fairness"]["flows"] == ["a"]
+
+
+def test_a_write_that_fails_midway_leaves_the_folder_as_it_was(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """All or nothing: a full disk while the second run's files are written (here the time
+    series) leaves the first run's summary and scenario together, and no staging folder."""
+    import errno
+
+    from multiconn import result as result_module
+
+    scenario = Path(__file__).resolve().parents[2] / "examples/scenarios/cbr_lossy.toml"
+    out = tmp_path / "r"
+    multiconn.run(scenario, seed=1).write(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    second = multiconn.run(scenario, seed=2)
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(result_module, "write_parquet", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        second.write(out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    monkeypatch.undo()
+    second.write(out)
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    assert not [p for p in out.iterdir() if p.name.startswith(".writing-")]
+
+
+def test_an_empty_out_folder_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "multiconn", "run",
+                           str(Path(__file__).resolve().parents[2] / "examples/scenarios/cbr_lossy.toml"), "--out", "", "-q"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "--out '': give a folder for the results" in done.stderr
+    assert list(tmp_path.iterdir()) == []
