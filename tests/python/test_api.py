@@ -302,3 +302,41 @@ def test_an_empty_out_folder_is_refused_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "--out '': give a folder for the results" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_readmes_csv_rate_trace_form_runs_with_a_bare_unit(tmp_path: Path) -> None:
+    """README: `{ model = "csv", file = "x.csv", column = "rate", unit = "Mbit/s", ... }`; a
+    bare unit means one of it, a rate works as before, anything else is one line naming
+    `unit`."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert 'column = "rate", unit = "Mbit/s"' in readme
+    (tmp_path / "x.csv").write_text("time,rate\n0,10\n1,20\n2,6\n")
+    scenario = """
+[run]
+duration = "3 s"
+[[link]]
+name = "bottleneck"
+between = ["a", "b"]
+rate = { model = "csv", file = "x.csv", column = "rate", unit = "UNIT", time_column = "time", time_format = "seconds" }
+reverse = { rate = "100 Mbit/s" }
+queue = "100 packets"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+transport = "udp"
+app = "cbr"
+rate = "40 Mbit/s"
+route = ["bottleneck"]
+"""
+    goodput = {}
+    for unit in ("Mbit/s", "1 Mbit/s", "125 kB/s"):
+        path = tmp_path / "s.toml"
+        path.write_text(scenario.replace("UNIT", unit))
+        goodput[unit] = multiconn.run(path).summary["flows"][0]["goodput_mbps"]
+    # 10, 20 and 6 Mbit/s for a second each: 12 Mbit/s on average, whichever way it is said.
+    assert goodput["Mbit/s"] == goodput["1 Mbit/s"] == goodput["125 kB/s"]
+    assert 11.0 < goodput["Mbit/s"] <= 12.0
+    path.write_text(scenario.replace("UNIT", "furlongs"))
+    with pytest.raises(multiconn.ScenarioError, match=r'unit = "furlongs": expected a rate unit'):
+        multiconn.run(path)

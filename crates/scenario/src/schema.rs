@@ -599,12 +599,24 @@ pub enum RateTrace {
     Csv {
         file: String,
         column: String,
+        /// What one unit of the column is: a unit (`"Mbit/s"`) or a rate (`"1 Mbit/s"`,
+        /// `"125 kB/s"`).
+        #[serde(deserialize_with = "rate_unit")]
         unit: Rate,
         #[serde(default)]
         time_column: Option<String>,
         #[serde(default)]
         time_format: Option<TimeFormat>,
     },
+}
+
+/// A csv trace's `unit`: a rate, or a bare unit meaning one of it ("Mbit/s" = "1 Mbit/s").
+fn rate_unit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Rate, D::Error> {
+    use serde::de::Error;
+    let text = String::deserialize(d)?;
+    multiconn_core::units::parse_rate(&text)
+        .or_else(|_| multiconn_core::units::parse_rate(&format!("1 {}", text.trim())))
+        .map_err(|_| D::Error::custom(format!("unit = \"{text}\": expected a rate unit such as \"Mbit/s\" or \"kbit/s\", or a rate such as \"1 Mbit/s\"")))
 }
 
 fn default_ucc_column() -> String {
