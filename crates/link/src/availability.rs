@@ -9,8 +9,18 @@
 //! `from` still succeeds). Packets already propagating, e.g. inside a `Delayed`, still arrive,
 //! as on a radio link that loses its bearer but not the packets already in flight.
 //!
-//! The decorator is lazy but exact: a window that started before the caller's `now` is
-//! processed at its own start time, whether the caller polls or enqueues first.
+//! The same decorator replaces the link's queue disciplines at given instants
+//! ([`Intermittent::with_replacements`]), as `tc qdisc replace` under a handle other than the
+//! root's does: it creates a new qdisc, grafts it at the root and destroys the old one with
+//! every packet in it (Linux `sch_api.c` `tc_modify_qdisc` → `create_n_graft` →
+//! `qdisc_graft`); Minitopo 7faea31's first scheduled change on a link does that to its netem
+//! and its tbf (the study-testbeds reference's §1.1). At such an instant the outputs due by
+//! then come out as usual, and then everything still on the link — the waiting queue, the
+//! packet in transmission and the packets propagating ([`Link::flush_propagating`]) — comes out
+//! as `Dropped { at, cause: LinkDown }`; the link carries on at once.
+//!
+//! The decorator is lazy but exact: a window that started, or a replacement due, before the
+//! caller's `now` is processed at its own instant, whether the caller polls or enqueues first.
 
 use crate::{Held, Link, LinkOutput, QueueState};
 use multiconn_core::{DropCause, Packet, Time};
@@ -86,13 +96,17 @@ impl Schedule {
 
 /// While down: arrivals are dropped (`LinkDown`) and, when it goes down, the waiting queue and
 /// the packet in transmission are flushed as `LinkDown` drops; packets already propagating
-/// still arrive.
+/// still arrive. At a replacement of its queue disciplines, those propagating are dropped too.
 pub struct Intermittent<L> {
     /// The link it switches on and off.
     pub inner: L,
     schedule: Schedule,
     /// Index of the first window whose start has not been processed yet.
     next_window: usize,
+    /// Instants at which the queue disciplines are replaced, sorted, and the index of the
+    /// first not processed yet.
+    replaced: Vec<Time>,
+    next_replaced: usize,
     /// Outputs collected while processing window starts, in time order; all precede whatever
     /// the inner link still holds.
     ready: VecDeque<LinkOutput>,
@@ -112,15 +126,29 @@ impl<L: Link> Intermittent<L> {
             inner,
             schedule,
             next_window: 0,
+            replaced: Vec::new(),
+            next_replaced: 0,
             ready: VecDeque::new(),
             clock: Time::ZERO,
             flushed: Vec::new(),
         }
     }
 
+    /// Also replaces the queue disciplines at each of `instants` (non-decreasing), dropping
+    /// everything on the link (see the module documentation).
+    pub fn with_replacements(mut self, instants: Vec<Time>) -> Intermittent<L> {
+        debug_assert!(instants.windows(2).all(|w| w[0] <= w[1]), "unsorted instants {instants:?}");
+        self.replaced = instants;
+        self
+    }
+
     /// Its down windows.
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
+    }
+
+    fn next_replacement(&self) -> Option<Time> {
+        self.replaced.get(self.next_replaced).copied()
     }
 
     fn next_window_start(&self) -> Option<Time> {
@@ -131,33 +159,46 @@ impl<L: Link> Intermittent<L> {
     }
 
     /// The earliest of `inner` (the inner link's next output or departure), an output already
-    /// collected, the next window start and, while down, the window's end.
+    /// collected, the next window start, the next replacement and, while down, the window's
+    /// end.
     fn earliest_with(&self, inner: Option<Time>) -> Option<Time> {
         let current_window_end = self.schedule.window_at(self.clock).map(|(_, until)| until);
-        [self.ready.front().map(output_time), inner, self.next_window_start(), current_window_end].into_iter().flatten().min()
+        [self.ready.front().map(output_time), inner, self.next_window_start(), self.next_replacement(), current_window_end].into_iter().flatten().min()
     }
 
-    /// Processes every window start at or before `now`, in order.
+    /// Processes every window start and replacement at or before `now`, in time order (a
+    /// window start first at the same instant).
     fn process_window_starts(&mut self, now: Time) {
         self.clock = self.clock.max(now);
-        while let Some(from) = self.next_window_start().filter(|&from| from <= now) {
-            self.go_down(from);
-            self.next_window += 1;
+        loop {
+            let start = self.next_window_start().filter(|&from| from <= now);
+            let replacement = self.next_replacement().filter(|&at| at <= now);
+            match (start, replacement) {
+                (Some(from), r) if r.map_or(true, |at| from <= at) => {
+                    self.drop_all(from, false);
+                    self.next_window += 1;
+                }
+                (_, Some(at)) => {
+                    self.drop_all(at, true);
+                    self.next_replaced += 1;
+                }
+                _ => return,
+            }
         }
     }
 
-    /// Collects the inner outputs due by `from`, then flushes the inner link at `from`.
-    fn go_down(&mut self, from: Time) {
-        while let Some(output) = self.inner.poll(from) {
+    /// Collects the inner outputs due by `at`, then flushes the inner link at `at`: what waits
+    /// and is in transmission, and with `propagating` what is on its way too.
+    fn drop_all(&mut self, at: Time, propagating: bool) {
+        while let Some(output) = self.inner.poll(at) {
             self.ready.push_back(output);
         }
-        self.inner.flush(from, &mut self.flushed);
+        self.inner.flush(at, &mut self.flushed);
+        if propagating {
+            self.inner.flush_propagating(at, &mut self.flushed);
+        }
         for pkt in self.flushed.drain(..) {
-            self.ready.push_back(LinkOutput::Dropped {
-                at: from,
-                pkt,
-                cause: DropCause::LinkDown,
-            });
+            self.ready.push_back(LinkOutput::Dropped { at, pkt, cause: DropCause::LinkDown });
         }
     }
 }

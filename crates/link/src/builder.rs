@@ -4,7 +4,7 @@
 //! the very same link from the same settings:
 //!
 //! ```text
-//! Intermittent( Replaced( Lossy( Delayed( DropTailLink | AqmLink ) ) ) )
+//! Intermittent( Lossy( Delayed( DropTailLink | AqmLink ) ) )
 //! ```
 //!
 //! A packet is refused at the door while the link is down, may then be lost at random, waits
@@ -12,8 +12,7 @@
 //! streams are derived from the run's seed and the link's label (`<label>/delay`,
 //! `<label>/loss`, `<label>/aqm`), so adding a link never perturbs another one's draws. Decorators with
 //! nothing to do are left out: a zero Bernoulli probability draws nothing, a link that is
-//! never down has no availability layer, and one whose qdiscs are never replaced no
-//! replacement layer.
+//! never down and whose queue disciplines are never replaced has no availability layer.
 
 use multiconn_core::units::QueueLimit;
 use multiconn_core::RngStream;
@@ -24,7 +23,6 @@ use crate::delay::{DelayModel, Delayed};
 use crate::loss::{LossModel, Lossy};
 use crate::queue::DropTailLink;
 use crate::rate::RateModel;
-use crate::replace::Replaced;
 use crate::Link;
 
 /// Everything that makes one direction of a link.
@@ -45,7 +43,7 @@ pub struct LinkConfig {
     /// When it is down.
     pub down: Schedule,
     /// When its queue disciplines are replaced, dropping every packet on it (sorted; see
-    /// [`crate::replace::Replaced`]).
+    /// [`Intermittent::with_replacements`]).
     pub replaced: Vec<multiconn_core::Time>,
 }
 
@@ -69,15 +67,10 @@ impl LinkConfig {
             Some(model) => Box::new(Lossy::new(delayed, model.clone(), RngStream::derive(seed, &format!("{label}/loss")))),
             None => delayed,
         };
-        let replaced: Box<dyn Link + Send> = if self.replaced.is_empty() {
+        if self.down.down.is_empty() && self.replaced.is_empty() {
             lossy
         } else {
-            Box::new(Replaced::new(lossy, self.replaced.clone()))
-        };
-        if self.down.down.is_empty() {
-            replaced
-        } else {
-            Box::new(Intermittent::new(replaced, self.down.clone()))
+            Box::new(Intermittent::new(lossy, self.down.clone()).with_replacements(self.replaced.clone()))
         }
     }
 }

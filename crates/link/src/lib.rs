@@ -25,7 +25,6 @@ pub mod delay;
 pub mod loss;
 pub mod queue;
 pub mod rate;
-pub mod replace;
 pub mod scripted;
 pub mod trace;
 
@@ -131,7 +130,8 @@ pub trait Link {
     /// queued PDCP copies of a leg when duplication is deactivated (TS 38.323 §5.11).
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>);
     /// Removes the packets already propagating (past the queue, inside a delay) and appends
-    /// them to `out`, as destroying a netem qdisc does ([`replace::Replaced`]). A link without
+    /// them to `out`, as destroying a netem qdisc does
+    /// ([`availability::Intermittent::with_replacements`]). A link without
     /// a delay stage has none: the default does nothing, and decorators pass it on.
     fn flush_propagating(&mut self, _now: Time, _out: &mut Vec<Packet>) {}
     /// Whether the link is up (carries packets) at `now`; a link without an availability

@@ -112,20 +112,20 @@ fn a_step_series_reads_each_points_value_until_the_next_point() {
     assert_eq!(linear.time_average(), Dur::from_micros(22_500));
 }
 
-/// `Replaced`: at the instant the qdiscs are replaced, what waits, what is in transmission and
-/// what propagates is dropped — the reference's vector: a 20 Mbit/s link with a 20 ms delay
-/// and a backlog loses its 100-packet queue, the packet in transmission and the ≈ 33 packets
-/// in its delay line (20 ms / 0.6 ms) at t = 1 s; what was delivered before stays delivered,
-/// and a packet offered afterwards crosses as usual.
+/// Replaced queue disciplines (`Intermittent::with_replacements`): at the instant, what waits,
+/// what is in transmission and what propagates is dropped — the reference's vector: a
+/// 20 Mbit/s link with a 20 ms delay and a backlog loses its 100-packet queue, the packet in
+/// transmission and the ≈ 33 packets in its delay line (20 ms / 0.6 ms) at t = 1 s; what was
+/// delivered before stays delivered, and a packet offered afterwards crosses as usual.
 #[test]
 fn replacing_the_qdiscs_drops_the_queue_and_the_delay_line() {
     use multiconn_core::DropCause;
-    use multiconn_link::replace::Replaced;
+    use multiconn_link::availability::{Intermittent, Schedule};
 
     let t1 = Time(1_000_000_000);
     let shaper = DropTailLink::new(RateModel::Fixed(Rate::from_mbps(20.0)), QueueLimit::Packets(100));
     let delayed = Delayed::new(shaper, DelayModel::Constant(Dur::from_millis(20)), false, RngStream::derive(1, "r"));
-    let mut link = Replaced::new(delayed, vec![t1]);
+    let mut link = Intermittent::new(delayed, Schedule::always_up()).with_replacements(vec![t1]);
     // A backlog: keep the queue full from 0.9 s on.
     let mut id = 0;
     let mut t = Time(900_000_000);

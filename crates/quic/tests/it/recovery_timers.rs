@@ -186,17 +186,23 @@ fn persistent_congestion_off_like_aioquic() {
     assert_eq!(cwnd, (12_000 + MDS) / 2, "an ordinary congestion event only");
 }
 
+/// Five packets sent; the ACK of 3 and 4 at 60 ms declares 0 and 1 lost and halves the
+/// window; then 0 is acknowledged at 61 ms (spurious).
+fn two_lost_then_one_spurious(r: &mut Recovery) {
+    for i in 0..5 {
+        send(r, t(i as f64));
+    }
+    let out = ack(r, t(60.0), &[(3, 4)], Dur::ZERO);
+    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(r.cwnd(), 6_000);
+    let out = ack(r, t(61.0), &[(3, 4), (0, 0)], Dur::ZERO);
+    assert_eq!(out.spurious.len(), 1);
+}
+
 #[test]
 fn acknowledged_lost_packet_is_spurious_and_undoes_the_reduction() {
     let mut r = recovery(&rfc9002());
-    for i in 0..5 {
-        send(&mut r, t(i as f64));
-    }
-    let out = ack(&mut r, t(60.0), &[(3, 4)], Dur::ZERO);
-    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
-    assert_eq!(r.cwnd(), 6_000);
-    let out = ack(&mut r, t(61.0), &[(3, 4), (0, 0)], Dur::ZERO);
-    assert_eq!(out.spurious.len(), 1);
+    two_lost_then_one_spurious(&mut r);
     assert_eq!(r.cwnd(), 6_000, "one of two lost packets was spurious: no undo yet");
     let out = ack(&mut r, t(62.0), &[(0, 4)], Dur::ZERO);
     assert_eq!(out.spurious.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![1]);
@@ -214,15 +220,8 @@ fn picoquic_2022_undoes_at_the_first_spurious_packet_within_one_smoothed_rtt() {
     let mut p = rfc9002();
     p.recovery.spurious_undo = multiconn_transport::profile::SpuriousUndo::Picoquic2022;
     let mut r = recovery(&p);
-    for i in 0..5 {
-        send(&mut r, t(i as f64));
-    }
-    let out = ack(&mut r, t(60.0), &[(3, 4)], Dur::ZERO);
-    assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
-    assert_eq!(r.cwnd(), 6_000);
-    // srtt is about 57 ms: a notice 1 ms later is well within it.
-    let out = ack(&mut r, t(61.0), &[(3, 4), (0, 0)], Dur::ZERO);
-    assert_eq!(out.spurious.len(), 1);
+    // srtt is about 57 ms: the notice 1 ms after the reduction is well within it.
+    two_lost_then_one_spurious(&mut r);
     assert_eq!(r.cwnd(), 12_000, "restored at the first spurious packet");
     assert_eq!(r.stats().spurious_congestion_events, 0);
     // Without the knob the same ACK undoes nothing yet (the test above).
