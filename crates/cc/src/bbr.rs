@@ -213,6 +213,97 @@ struct LongTerm {
     lost_at_round_start: u64,
 }
 
+/// What an ACK did to the long-term estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LongTermChange {
+    None,
+    /// Two matching intervals: the estimate is used from now on.
+    Engaged,
+    /// Used for its 48 rounds of ProbeBW: dropped, and ProbeBW restarts.
+    Released,
+}
+
+impl LongTerm {
+    /// `BBRltbwResetInterval`: a new interval from `now`.
+    fn reset_interval(&mut self, now: Time, delivered: u64, lost: u64) {
+        self.stamp = now;
+        self.delivered_at_start = delivered;
+        self.lost_at_start = lost;
+        self.lost_at_round_start = lost;
+        self.rtt_count = 0;
+    }
+
+    /// `BBRltbwResetSampling`: no estimate, not sampling.
+    fn reset_sampling(&mut self, now: Time, delivered: u64, lost: u64) {
+        self.bw = 0;
+        self.use_bw = false;
+        self.is_sampling = false;
+        self.reset_interval(now, delivered, lost);
+    }
+
+    /// picoquic's `BBRltbwSampling` for one ACK, with the bytes delivered and lost so far.
+    fn on_ack(&mut self, now: Time, delivered: u64, lost: u64, round_start: bool, probe_bw: bool, app_limited: bool) -> LongTermChange {
+        let round_losses = lost.saturating_sub(self.lost_at_round_start);
+        if self.use_bw && probe_bw && round_start {
+            self.rtt_count += 1;
+            if self.rtt_count > LT_MAX_ROUNDS {
+                self.reset_sampling(now, delivered, lost);
+                return LongTermChange::Released;
+            }
+        }
+        // No `return` here, unlike Linux: a round while the estimate is used counts again below.
+        if !self.is_sampling {
+            if round_losses == 0 {
+                return LongTermChange::None;
+            }
+            self.reset_sampling(now, delivered, lost);
+            self.is_sampling = true;
+        }
+        if app_limited {
+            self.reset_sampling(now, delivered, lost);
+            return LongTermChange::None;
+        }
+        if !round_start {
+            return LongTermChange::None;
+        }
+        self.rtt_count += 1;
+        self.lost_at_round_start = lost;
+        if self.rtt_count < LT_INTERVAL_MIN_ROUNDS {
+            return LongTermChange::None;
+        }
+        if self.rtt_count > LT_INTERVAL_MAX_ROUNDS {
+            self.reset_sampling(now, delivered, lost);
+            return LongTermChange::None;
+        }
+        if round_losses == 0 || delivered <= self.delivered_at_start {
+            return LongTermChange::None;
+        }
+        let losses = lost.saturating_sub(self.lost_at_start);
+        let interval_delivered = delivered - self.delivered_at_start;
+        if (losses as u128) * (LT_LOSS_DEN as u128) < (LT_LOSS_NUM as u128) * (interval_delivered as u128) {
+            return LongTermChange::None;
+        }
+        let interval = now.since(self.stamp);
+        if interval < Dur::from_millis(1) {
+            return LongTermChange::None;
+        }
+        let bw = (interval_delivered as u128 * 8 * 1_000_000_000 / interval.0 as u128).min(u64::MAX as u128) as u64;
+        // BBRltbwIntervalDone: a second interval at a matching rate engages the estimate.
+        if self.bw != 0 {
+            let diff = bw.abs_diff(self.bw);
+            if diff.saturating_mul(LT_BW_RATIO_INVERSE) < self.bw || diff < LT_BW_DIFF_BPS {
+                self.bw = (self.bw + bw) / 2;
+                self.use_bw = true;
+                self.rtt_count = 0;
+                return LongTermChange::Engaged;
+            }
+        }
+        self.bw = bw;
+        self.reset_interval(now, delivered, lost);
+        LongTermChange::None
+    }
+}
+
 /// Rounds a sampling interval lasts at least (`BBR_LT_BW_INTERVAL_MIN_RTT`) and at most.
 const LT_INTERVAL_MIN_ROUNDS: u32 = 4;
 const LT_INTERVAL_MAX_ROUNDS: u32 = 4 * LT_INTERVAL_MIN_ROUNDS;
@@ -304,93 +395,21 @@ impl Bbr {
         self.long_term_bw().map_or(self.bw.get(), |r| r.0)
     }
 
-    fn lt_reset_interval(&mut self, now: Time) {
-        let (delivered, lost) = (self.delivered, self.lost);
-        if let Some(lt) = &mut self.long_term {
-            lt.stamp = now;
-            lt.delivered_at_start = delivered;
-            lt.lost_at_start = lost;
-            lt.lost_at_round_start = lost;
-            lt.rtt_count = 0;
-        }
-    }
-
-    fn lt_reset_sampling(&mut self, now: Time) {
-        if let Some(lt) = &mut self.long_term {
-            lt.bw = 0;
-            lt.use_bw = false;
-            lt.is_sampling = false;
-        }
-        self.lt_reset_interval(now);
-    }
-
     /// picoquic's `BBRltbwSampling`, once per ACK after the round is counted.
     fn lt_sampling(&mut self, now: Time, ack: &AckEvent) {
-        let Some(lt) = &self.long_term else { return };
-        let round_losses = self.lost.saturating_sub(lt.lost_at_round_start);
-        if lt.use_bw && self.mode == BbrMode::ProbeBw && self.round_start {
-            let lt = self.long_term.as_mut().expect("checked");
-            lt.rtt_count += 1;
-            if lt.rtt_count > LT_MAX_ROUNDS {
-                self.lt_reset_sampling(now);
-                // BBRResetProbeBwMode: ProbeBW from its third phase.
+        let Some(lt) = &mut self.long_term else { return };
+        let app_limited = ack.rate_sample.is_some_and(|rs| rs.is_app_limited);
+        match lt.on_ack(now, self.delivered, self.lost, self.round_start, self.mode == BbrMode::ProbeBw, app_limited) {
+            LongTermChange::None => {}
+            // BBRltbwIntervalDone: the estimate is used from now on, at pacing gain 1.
+            LongTermChange::Engaged => self.pacing_gain = BBR_UNIT,
+            // BBRResetProbeBwMode: ProbeBW again from its third phase.
+            LongTermChange::Released => {
                 self.mode = BbrMode::ProbeBw;
                 self.cycle_index = 2;
                 self.advance_cycle(now);
-                return;
             }
         }
-        if !self.long_term.as_ref().expect("checked").is_sampling {
-            if round_losses == 0 {
-                return;
-            }
-            self.lt_reset_sampling(now);
-            self.long_term.as_mut().expect("checked").is_sampling = true;
-        }
-        if ack.rate_sample.is_some_and(|rs| rs.is_app_limited) {
-            self.lt_reset_sampling(now);
-            return;
-        }
-        if !self.round_start {
-            return;
-        }
-        let (delivered, lost) = (self.delivered, self.lost);
-        let lt = self.long_term.as_mut().expect("checked");
-        lt.rtt_count += 1;
-        lt.lost_at_round_start = lost;
-        if lt.rtt_count < LT_INTERVAL_MIN_ROUNDS {
-            return;
-        }
-        if lt.rtt_count > LT_INTERVAL_MAX_ROUNDS {
-            self.lt_reset_sampling(now);
-            return;
-        }
-        if round_losses == 0 || delivered <= lt.delivered_at_start {
-            return;
-        }
-        let losses = lost.saturating_sub(lt.lost_at_start);
-        let interval_delivered = delivered - lt.delivered_at_start;
-        if (losses as u128) * (LT_LOSS_DEN as u128) < (LT_LOSS_NUM as u128) * (interval_delivered as u128) {
-            return;
-        }
-        let interval = now.since(lt.stamp);
-        if interval < Dur::from_millis(1) {
-            return;
-        }
-        let bw = (interval_delivered as u128 * 8 * 1_000_000_000 / interval.0 as u128).min(u64::MAX as u128) as u64;
-        // BBRltbwIntervalDone.
-        if lt.bw != 0 {
-            let diff = bw.abs_diff(lt.bw);
-            if diff.saturating_mul(LT_BW_RATIO_INVERSE) < lt.bw || diff < LT_BW_DIFF_BPS {
-                lt.bw = (lt.bw + bw) / 2;
-                lt.use_bw = true;
-                lt.rtt_count = 0;
-                self.pacing_gain = BBR_UNIT;
-                return;
-            }
-        }
-        lt.bw = bw;
-        self.lt_reset_interval(now);
     }
 
     fn mds(&self) -> u64 {
