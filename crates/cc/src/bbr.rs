@@ -780,6 +780,12 @@ impl Controller for Bbr {
     fn pacing_rate(&self) -> Option<Rate> {
         (self.pacing_rate > 0).then_some(Rate(self.pacing_rate))
     }
+    fn needs_pacing(&self) -> bool {
+        true
+    }
+    fn sets_recovery_window(&self) -> bool {
+        true
+    }
     fn kind(&self) -> CcKind {
         CcKind::Bbr
     }

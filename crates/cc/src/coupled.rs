@@ -136,6 +136,14 @@ pub trait MultipathController: Send + std::fmt::Debug {
     fn pacing_rate(&self, _path: usize) -> Option<Rate> {
         None
     }
+    /// `path`'s controller only works paced ([`Controller::needs_pacing`]).
+    fn needs_pacing(&self, _path: usize) -> bool {
+        false
+    }
+    /// `path`'s controller sets its window in recovery ([`Controller::sets_recovery_window`]).
+    fn sets_recovery_window(&self, _path: usize) -> bool {
+        false
+    }
     /// The coupled algorithm, or `None` for independent per-path controllers.
     fn coupling(&self) -> Option<CoupledKind>;
     /// The single-path algorithm `path` follows outside the coupling (the coupled algorithms
@@ -234,6 +242,12 @@ impl MultipathController for UncoupledCc {
     }
     fn pacing_rate(&self, path: usize) -> Option<Rate> {
         self.controller(path).and_then(|c| c.pacing_rate())
+    }
+    fn needs_pacing(&self, path: usize) -> bool {
+        self.controller(path).is_some_and(|c| c.needs_pacing())
+    }
+    fn sets_recovery_window(&self, path: usize) -> bool {
+        self.controller(path).is_some_and(|c| c.sets_recovery_window())
     }
     fn coupling(&self) -> Option<CoupledKind> {
         None
@@ -732,6 +746,12 @@ impl Controller for PathController {
     }
     fn pacing_rate(&self) -> Option<Rate> {
         self.mp().pacing_rate(self.path)
+    }
+    fn needs_pacing(&self) -> bool {
+        self.mp().needs_pacing(self.path)
+    }
+    fn sets_recovery_window(&self) -> bool {
+        self.mp().sets_recovery_window(self.path)
     }
     fn kind(&self) -> CcKind {
         self.mp().kind(self.path)

@@ -179,6 +179,27 @@ pub struct CcConfig {
     /// BBR's long-term (policer) bandwidth estimate as picoquic of early 2022 runs it (see
     /// [`bbr`]); needs per-packet loss reports (QUIC).
     pub bbr_long_term: bool,
+    /// A controller from outside the built-in set: [`build`] returns what it makes instead of
+    /// the algorithm `kind` names (`kind` is then only the name the profile accepted). Tests
+    /// and experiments use it to run a controller through TCP and QUIC without touching them.
+    pub external: Option<ControllerFactory>,
+}
+
+/// Makes a controller from a [`CcConfig`], for [`CcConfig::external`]. Two factories are equal
+/// when they are the same one.
+#[derive(Clone)]
+pub struct ControllerFactory(pub std::sync::Arc<dyn Fn(&CcConfig) -> Box<dyn Controller> + Send + Sync>);
+
+impl std::fmt::Debug for ControllerFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ControllerFactory")
+    }
+}
+
+impl PartialEq for ControllerFactory {
+    fn eq(&self, other: &ControllerFactory) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl CcConfig {
@@ -204,6 +225,7 @@ impl CcConfig {
             initial_rtt: rtt::INITIAL_RTT,
             reno_growth: newreno::RenoGrowth::Bytes,
             bbr_long_term: false,
+            external: None,
         }
     }
 
@@ -293,11 +315,26 @@ pub trait Controller: Send + std::fmt::Debug {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
+    /// The controller only works paced (a rate-based model such as BBR): the transport paces
+    /// its packets even where the profile leaves pacing off, as Linux does for a controller
+    /// that sets `sk_pacing_status = SK_PACING_NEEDED` (`tcp_needs_internal_pacing`).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+    /// The controller sets the window itself during loss recovery (Linux's `cong_control`
+    /// hook, which BBR implements), so a TCP sender does not bring the window down by
+    /// proportional rate reduction (RFC 6937) on its behalf.
+    fn sets_recovery_window(&self) -> bool {
+        false
+    }
     fn kind(&self) -> CcKind;
 }
 
 /// The factory: a controller for `cfg`.
 pub fn build(cfg: &CcConfig) -> Box<dyn Controller> {
+    if let Some(external) = &cfg.external {
+        return (external.0)(cfg);
+    }
     match cfg.kind {
         CcKind::NewReno => Box::new(newreno::NewReno::new(cfg.clone())),
         CcKind::Cubic => Box::new(cubic::Cubic::new(cfg.clone())),

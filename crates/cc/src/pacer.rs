@@ -14,7 +14,7 @@
 //! until a sample; ngtcp2 takes 1 ms as the RTT), while RFC 9002 paces with kInitialRtt:
 //! [`Pacer::earliest_send_rtt`] applies that per burst rule.
 
-use crate::RttEstimator;
+use crate::{Controller, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 use serde::Deserialize;
 
@@ -78,6 +78,14 @@ struct QuantumWrite {
     rate: f64,
     /// `pacing.next_ts` once a write ended.
     next: Option<Time>,
+}
+
+impl PacerConfig {
+    /// These settings for a sender whose controller is `cc`: paced wherever the controller
+    /// needs it ([`Controller::needs_pacing`]), whatever the profile says.
+    pub fn for_controller(self, cc: &dyn Controller) -> PacerConfig {
+        PacerConfig { enabled: self.enabled || cc.needs_pacing(), ..self }
+    }
 }
 
 impl Pacer {

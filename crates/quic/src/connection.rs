@@ -196,7 +196,7 @@ impl Connection {
     pub fn with_handshake(params: &ConnectionParams, role: Role, sizes: HandshakeSizes) -> Result<Connection, ProfileError> {
         let profile = &params.profile;
         let mds = mds_for(params);
-        let cc_cfg = profile.cc_config(params.cc, mds as u64)?;
+        let cc_cfg = params.cc_config(mds as u64)?;
         // Coupled congestion control: one shared controller, a view of it per path.
         let coupling = params.multipath.as_ref().and_then(|m| m.coupled.map(|kind| (kind, m.paths.max(1)))).map(|(kind, n)| {
             let shared = multiconn_cc::share(multiconn_cc::build_multipath(Some(kind)));

@@ -58,7 +58,7 @@ impl QuicFactory {
 impl TransportFactory for QuicFactory {
     /// The profile must offer the controller.
     fn check(&self, params: &ConnectionParams) -> Result<(), TransportError> {
-        params.profile.cc_config(params.cc, 1).map(|_| ()).map_err(TransportError::from)
+        params.cc_config(1).map(|_| ()).map_err(TransportError::from)
     }
 
     fn connect(&self, params: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError> {

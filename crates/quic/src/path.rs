@@ -333,6 +333,7 @@ impl PathTemplate {
     }
 
     fn path_with(&self, recovery: Recovery) -> PathState {
+        let pacer = Pacer::new(self.pacer.for_controller(recovery.controller()));
         PathState {
             path_id: None,
             path_ids_opened: 0,
@@ -348,7 +349,7 @@ impl PathTemplate {
             spurious_before: 0,
             counters: PathCounters::default(),
             recovery,
-            pacer: Pacer::new(self.pacer),
+            pacer,
             pacing_release: None,
             rx: AckState::new(self.ack_policy),
             probes: 0,

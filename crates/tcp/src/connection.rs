@@ -5,7 +5,7 @@
 //! field of sent segments comes from the sender (ECT(0) on new data only), that of arriving
 //! packets is handed to the receiver with the segment.
 
-use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
+use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator};
 use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
 use multiconn_transport::{AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, Profile, ProfileError, Role};
@@ -78,7 +78,7 @@ impl TcpEndpoint {
     /// Whether the profile offers the connection's controller (the one rule
     /// [`new`](Self::new) applies), without building it.
     pub fn check(params: &ConnectionParams) -> Result<(), ProfileError> {
-        params.profile.cc_config(params.cc, 1).map(|_| ())
+        params.cc_config(1).map(|_| ())
     }
 
     pub fn new(role: Role, params: &ConnectionParams) -> Result<TcpEndpoint, ProfileError> {
@@ -94,7 +94,7 @@ impl TcpEndpoint {
             knobs.timestamps,
             profile.packet.max_payload,
         ) as u64;
-        let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
+        let cc_cfg: CcConfig = params.cc_config(mss)?;
         let rec = &profile.recovery;
         let rtt = RttEstimator::new(rec.initial_rtt, rec.rttvar_rule);
         let timer = || match rec.rto_rule {
@@ -103,22 +103,19 @@ impl TcpEndpoint {
             // srtt + max(G, 4·rttvar) and leave no separate floor.
             RtoRule::Linux => RtoTimer::new(rec.min_rto.max(rec.granularity), Dur::ZERO, rec.max_rto, rec.initial_rto),
         };
-        let pacer = Pacer::new(PacerConfig {
-            enabled: profile.pacing.enabled || params.cc == CcKind::Bbr,
-            factor: profile.pacing.factor,
-            burst: profile.pacing.burst,
-            max_datagram_size: mss,
-            initial_window: cc_cfg.initial_window,
-        });
-        let sender_cfg = SenderConfig::from_profile(mss, &knobs, rec);
-        let sender = Sender::new(
-            sender_cfg,
-            1,
-            rtt,
-            timer(),
-            multiconn_cc::build(&cc_cfg),
-            pacer,
+        let cc = multiconn_cc::build(&cc_cfg);
+        let pacer = Pacer::new(
+            PacerConfig {
+                enabled: profile.pacing.enabled,
+                factor: profile.pacing.factor,
+                burst: profile.pacing.burst,
+                max_datagram_size: mss,
+                initial_window: cc_cfg.initial_window,
+            }
+            .for_controller(cc.as_ref()),
         );
+        let sender_cfg = SenderConfig::from_profile(mss, &knobs, rec);
+        let sender = Sender::new(sender_cfg, 1, rtt, timer(), cc, pacer);
         let our_wscale = wscale_for(knobs.rmem[2].max(knobs.rmem[1]));
         let rcv_cfg = ReceiverConfig {
             mss,

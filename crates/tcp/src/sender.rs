@@ -45,7 +45,7 @@
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{AckEvent, CcKind, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
+use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
 use multiconn_core::{Dur, Time};
 use multiconn_transport::profile::{RateReduction, RtoRestart};
 
@@ -288,7 +288,7 @@ impl Sender {
     /// The window comes down by PRR: the profile asks for it and the controller leaves the
     /// window in recovery to the sender (Linux BBR sets it itself, `cong_control`).
     fn prr_on(&self) -> bool {
-        self.cfg.rate_reduction != RateReduction::Immediate && self.cc.kind() != CcKind::Bbr
+        self.cfg.rate_reduction != RateReduction::Immediate && !self.cc.sets_recovery_window()
     }
     /// Linux `tcp_init_cwnd_reduction`: a reduction from `prior` bytes to the window the
     /// controller has just set, unless one is already under way.

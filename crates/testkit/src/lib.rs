@@ -16,8 +16,9 @@
 //! * [`pair`]: the pair and its event loop.
 //! * [`wire`]: the records of the wire log and per-link counters.
 //! * [`paths`]: shorthands for the link settings tests use most.
+//! * [`controller`]: a congestion controller from outside the built-in set.
 //!
-//! Neighbours: it depends on `core` (time, packets), `link` (the models and the `Scripted`
+//! Neighbours: it depends on `core` (time, packets), `cc` (the controller interface), `link` (the models and the `Scripted`
 //! decorator) and `transport` (the endpoint interface) only; transport crates take it as a
 //! dev-dependency. Nothing here reads a clock or draws a random number outside the links'
 //! own seeded streams, so the same inputs give the same run, event for event.
@@ -26,10 +27,12 @@
 // documented, so the lint is off here until they all are.
 #![allow(missing_docs)]
 
+pub mod controller;
 pub mod pair;
 pub mod paths;
 pub mod wire;
 
 pub use pair::{delivered_bytes, event_time, BoxLink, Pair, Path};
+pub use controller::FixedRate;
 pub use paths::{link, PathConfig};
 pub use wire::{LinkCounters, Route, Wire, WireEvent};

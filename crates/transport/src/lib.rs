@@ -21,7 +21,7 @@ pub mod observe;
 pub mod profile;
 pub mod udp_socket;
 
-use multiconn_cc::{CcKind, CoupledKind};
+use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
 
@@ -130,6 +130,17 @@ pub struct ConnectionParams {
     pub qlog: bool,
     /// Multipath (QUIC: draft-ietf-quic-multipath; TCP: MPTCP); `None` for a single path.
     pub multipath: Option<MultipathParams>,
+    /// A controller from outside the built-in set, run in place of `cc`'s algorithm (`cc`
+    /// must still be one the profile offers); `None` in every scenario.
+    pub external_cc: Option<ControllerFactory>,
+}
+
+impl ConnectionParams {
+    /// The controller settings for packets of `mds` bytes: the profile's for `cc` (refused
+    /// when the profile does not offer it), with [`external_cc`](Self::external_cc) attached.
+    pub fn cc_config(&self, mds: u64) -> Result<CcConfig, ProfileError> {
+        Ok(CcConfig { external: self.external_cc.clone(), ..self.profile.cc_config(self.cc, mds)? })
+    }
 }
 
 /// How a multipath connection uses its paths. Path 0 carries the handshake; the packets an

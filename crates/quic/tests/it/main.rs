@@ -8,6 +8,7 @@ mod app_streams;
 mod coupled_cc;
 mod download;
 mod ecn;
+mod external_cc;
 mod factory;
 mod flow_control;
 mod handshake;

@@ -107,6 +107,7 @@ impl Flow {
             address_token: spec.address_token,
             qlog: spec.qlog,
             multipath: spec.multipath.clone(),
+            external_cc: None,
         })
     }
 

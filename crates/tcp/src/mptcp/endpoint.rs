@@ -36,7 +36,7 @@
 use std::collections::VecDeque;
 
 use multiconn_cc::coupled::lock;
-use multiconn_cc::{build_paths, CcConfig, CcKind, PacerConfig, RttEstimator, SharedMultipath};
+use multiconn_cc::{build_paths, CcConfig, PacerConfig, RttEstimator, SharedMultipath};
 use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_multipath::{new_scheduler, Content, Decision, HealthConfig, PathHealthSet, PathStatus, PathView, Reaction, Request, Scheduler, SchedulerKind};
 use multiconn_transport::profile::{LinkEvents, RtoRule, TcpKnobs, TransportKind};
@@ -184,7 +184,7 @@ impl MptcpEndpoint {
         if mss == 0 {
             return Err(MptcpError::PacketSize(params.max_packet_size));
         }
-        let cc_cfg: CcConfig = profile.cc_config(params.cc, mss)?;
+        let cc_cfg: CcConfig = params.cc_config(mss)?;
         Ok((mp, knobs, mss, cc_cfg))
     }
 
@@ -217,7 +217,7 @@ impl MptcpEndpoint {
             timer,
             ecn: profile.ecn,
             pacer: PacerConfig {
-                enabled: profile.pacing.enabled || (params.cc == CcKind::Bbr && coupled.is_none()),
+                enabled: profile.pacing.enabled,
                 factor: profile.pacing.factor,
                 burst: profile.pacing.burst,
                 max_datagram_size: mss,

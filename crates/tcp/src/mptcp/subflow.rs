@@ -100,6 +100,7 @@ impl Subflow {
     pub fn new(id: usize, cfg: &SubflowConfig, cc: Box<dyn Controller>) -> Subflow {
         let buf = RcvBuf::new([SUBFLOW_RCVBUF; 3], false, 0.5, cfg.mss);
         let rcv_cfg = ReceiverConfig { wscale: SUBFLOW_WSCALE, ..cfg.receiver.clone() };
+        let pacer = Pacer::new(cfg.pacer.for_controller(cc.as_ref()));
         Subflow {
             id,
             role: cfg.role,
@@ -108,7 +109,7 @@ impl Subflow {
             sack: cfg.sack,
             timestamps: cfg.timestamps,
             hs: Handshake::new(cfg.role, cfg.timer.clone()),
-            sender: Sender::new(cfg.sender.clone(), 1, cfg.rtt.clone(), cfg.timer.clone(), cc, Pacer::new(cfg.pacer)),
+            sender: Sender::new(cfg.sender.clone(), 1, cfg.rtt.clone(), cfg.timer.clone(), cc, pacer),
             receiver: Receiver::new(rcv_cfg, buf, 1),
             tx_map: TxMap::new(),
             rx_map: RxMap::new(),

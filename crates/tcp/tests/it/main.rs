@@ -6,6 +6,7 @@ mod support;
 mod autotune;
 mod bulk;
 mod delayed_ack;
+mod external_cc;
 mod gro;
 mod handshake;
 mod mptcp;

@@ -44,6 +44,7 @@ fn params(workload: Workload, paths: u8) -> ConnectionParams {
             coupled: None,
             opened_later: Vec::new(),
         }),
+        external_cc: None,
     }
 }
 

@@ -42,6 +42,7 @@ pub fn params(workload: Workload) -> ConnectionParams {
         address_token: false,
         qlog: false,
         multipath: None,
+        external_cc: None,
     }
 }
 
