@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_metrics::BinRow;
-use multiconn_scenario::report::{aqm_json, drops_json, tidy};
+use multiconn_scenario::format::tidy;
+use multiconn_scenario::report::{aqm_json, drops_json};
 use multiconn_net::Network;
 use multiconn_scenario::Scenario;
 use serde_json::{json, Value};

@@ -15,6 +15,7 @@
 
 pub mod diagnostics;
 pub mod fairness;
+pub mod format;
 pub mod messages;
 pub mod overrides;
 pub mod pcap;
@@ -23,6 +24,8 @@ pub mod report;
 pub mod resolve;
 pub mod schema;
 pub mod sim;
+
+pub use format::{Column, ColumnType};
 
 use diagnostics::{line_of_offset, line_of_path, user_path, PathSegment};
 use multiconn_core::Time;
@@ -219,56 +222,6 @@ impl Scenario {
     pub fn resolved(&self) -> &resolve::Resolved {
         &self.resolved
     }
-}
-
-/// One column of the time-series table or the message table.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Column {
-    F64(Vec<f64>),
-    I64(Vec<i64>),
-    Str(Vec<String>),
-}
-
-/// The type of a column's values, as the tables' schemas ([`report::COLUMNS`],
-/// [`messages::TABLE_COLUMNS`]) declare it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnType {
-    F64,
-    I64,
-    Str,
-}
-
-impl ColumnType {
-    /// `float64`, `int64` or `str`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ColumnType::F64 => "float64",
-            ColumnType::I64 => "int64",
-            ColumnType::Str => "str",
-        }
-    }
-}
-
-impl Column {
-    pub fn column_type(&self) -> ColumnType {
-        match self {
-            Column::F64(_) => ColumnType::F64,
-            Column::I64(_) => ColumnType::I64,
-            Column::Str(_) => ColumnType::Str,
-        }
-    }
-}
-
-/// Names `columns` after `schema`, whose types they must have.
-fn named_columns<const N: usize>(schema: &[(&str, ColumnType); N], columns: [Column; N]) -> Vec<(String, Column)> {
-    schema
-        .iter()
-        .zip(columns)
-        .map(|((name, ty), column)| {
-            assert_eq!(column.column_type(), *ty, "column {name} has the type its schema gives");
-            (name.to_string(), column)
-        })
-        .collect()
 }
 
 /// What a finished run produces.

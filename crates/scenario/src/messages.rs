@@ -25,8 +25,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::str::FromStr;
 
-use crate::report::tidy;
-use crate::{Column, ColumnType};
+use crate::format::{named_columns, tidy, Column, ColumnType};
 
 /// What a message source carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -618,7 +617,7 @@ impl MessageTable {
             Column::F64(self.path_owd_min_s),
             Column::F64(self.expired_s),
         ];
-        crate::named_columns(&TABLE_COLUMNS, columns)
+        named_columns(&TABLE_COLUMNS, columns)
     }
 }
 

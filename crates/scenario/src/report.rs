@@ -14,7 +14,7 @@ use crate::fairness;
 use crate::messages::MessageTable;
 use crate::resolve::Hop;
 use crate::sim::{FlowState, PathTraffic, World};
-use crate::{Column, ColumnType};
+use crate::format::{named_columns, tidy, Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_metrics::{jain_index, BinRow, Counters};
 use multiconn_transport::{PathAction, PathStats, Role};
@@ -43,16 +43,6 @@ fn drops_json_by(count: impl Fn(DropCause) -> u64) -> Value {
         m.insert(cause.name().into(), json!(count(cause)));
     }
     Value::Object(m)
-}
-
-/// Rounds to 9 decimal places so the JSON text does not depend on float noise; non-finite
-/// values pass unchanged.
-pub fn tidy(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1e9).round() / 1e9
-    } else {
-        x
-    }
 }
 
 /// The run's summary; `covered` are the flows the fairness indices cover (indices of the
@@ -854,5 +844,5 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
         Column::F64(cell.rlc_max),
         Column::F64(cell.rlc_last),
     ];
-    crate::named_columns(&COLUMNS, columns)
+    named_columns(&COLUMNS, columns)
 }

@@ -201,15 +201,6 @@ impl Transport {
             Transport::Quic => "quic",
         }
     }
-
-    /// The factory of its connections; `None` for UDP, which has none.
-    pub fn factory(self) -> Option<Box<dyn multiconn_transport::TransportFactory>> {
-        match self {
-            Transport::Udp => None,
-            Transport::Tcp => Some(Box::new(multiconn_tcp::TcpFactory::new())),
-            Transport::Quic => Some(Box::new(multiconn_quic::QuicFactory::new())),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -8,18 +8,16 @@ use super::emulate::{resolve_emulate, EmulateSpec};
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::messages::resolve_messages;
-use super::links::LinkDirection;
-use super::routes::{resolve_routes, PathRoutes};
+use super::links::{LinkDirection, DEFAULT_PACKET_SIZE};
+use super::routes::{resolve_routes, Network, PathRoutes};
 use crate::messages::MessageSource;
 use crate::schema::{AppKind, FlowDirection, FlowSection, ScenarioFile, Transport};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{Bytes, Dur, FlowId, Rate, Time};
 use multiconn_net::{FlowRoutes, Hop};
-use multiconn_transport::{ConnectionParams, Role};
+use multiconn_transport::{ConnectionParams, Role, TransportFactory};
 use std::collections::HashMap;
 
-/// The largest IP packet of a flow that does not say, headers included, in bytes.
-pub const DEFAULT_PACKET_SIZE: u32 = 1500;
 /// The smallest packet a flow may take: an IPv4 and UDP header and one byte, in bytes.
 const MIN_PACKET_SIZE: u64 = 29;
 /// The largest IPv4 packet, in bytes.
@@ -29,15 +27,6 @@ const MAX_PACKET_SIZE: u64 = 65_535;
 pub const MAX_BULK_QUEUE_PACKETS: u64 = 1_000_000;
 
 /// Every flow, in file order (names checked: valid, unique).
-/// The network's elements as routes name them.
-pub(super) struct Network<'a> {
-    pub links: &'a [LinkDirection],
-    pub link_index: &'a HashMap<&'a str, usize>,
-    pub split_index: &'a HashMap<&'a str, super::splits::SplitIndex>,
-    pub cells: &'a [super::cells::Cell],
-    pub cell_index: &'a HashMap<&'a str, usize>,
-}
-
 pub(super) fn resolve_flows(file: &ScenarioFile, net: &Network, files: &mut Files) -> Result<Vec<Flow>, FieldError> {
     let mut flows = Vec::new();
     let mut names = HashMap::new();
@@ -93,6 +82,15 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The model that builds its connections; `None` for UDP, which has none.
+    pub fn factory(&self) -> Option<Box<dyn TransportFactory>> {
+        match self.transport {
+            Transport::Udp => None,
+            Transport::Tcp => Some(Box::new(multiconn_tcp::TcpFactory::new())),
+            Transport::Quic => Some(Box::new(multiconn_quic::QuicFactory::new())),
+        }
+    }
+
     /// The parameters its connection is built from (TCP and QUIC flows).
     pub fn connection_params(&self, flow: FlowId) -> Option<ConnectionParams> {
         let spec = self.connection.as_ref()?;
@@ -268,7 +266,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     };
     // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
     // path...), asked of the model itself and mapped to the field they concern.
-    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.transport.factory()) {
+    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.factory()) {
         factory.check(&params).map_err(|e| {
             let mut at = vec!["flow", name];
             at.extend_from_slice(e.knob.field());

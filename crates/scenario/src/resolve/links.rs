@@ -7,7 +7,6 @@
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::models::{resolve_delay, resolve_loss, resolve_rate};
-use super::flows::DEFAULT_PACKET_SIZE;
 use crate::schema::{AqmKind, AqmSpec, AqmTable, DirectionSection, LinkSection, QueueSpec};
 use multiconn_link::aqm::{AqmConfig, CodelParams, FqCodelParams, PieParams};
 use multiconn_core::units::QueueLimit;
@@ -19,6 +18,10 @@ use multiconn_link::rate::RateModel;
 use multiconn_net::HopModel;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The largest IP packet of a flow that does not say, headers included, in bytes (a link's
+/// byte queue is never smaller).
+pub const DEFAULT_PACKET_SIZE: u32 = 1500;
 
 /// Which way a link direction carries packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,8 +38,8 @@ pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
 pub use emulate::{EmulateSpec, STACKS};
 pub use errors::{valid_name, FieldError};
-pub use flows::{Flow, DEFAULT_PACKET_SIZE, MAX_BULK_QUEUE_PACKETS};
-pub use links::{Direction, LinkDirection};
+pub use flows::{Flow, MAX_BULK_QUEUE_PACKETS};
+pub use links::{Direction, LinkDirection, DEFAULT_PACKET_SIZE};
 pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;
 pub use pcap::{PcapSpec, DEFAULT_PCAP_MAX_MB, MAX_PCAP_NODES};
@@ -139,7 +139,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
     let taken = |name: &str| link_index.contains_key(name) || split_index.contains_key(name);
     let (cells, cell_index) = cells::resolve_cells(&file.cell, &taken)?;
-    let network = flows::Network { links: &links, link_index: &link_index, split_index: &split_index, cells: &cells, cell_index: &cell_index };
+    let network = routes::Network { links: &links, link_index: &link_index, split_index: &split_index, cells: &cells, cell_index: &cell_index };
     let all = flows::resolve_flows(file, &network, &mut files)?;
     if all.is_empty() {
         return Err(err(&["flow"], "the scenario has no flow: add at least one [[flow]]"));

@@ -24,13 +24,22 @@ pub struct PathRoutes {
 }
 
 
+/// The network's elements as routes name them.
+pub(super) struct Network<'a> {
+    pub links: &'a [LinkDirection],
+    pub link_index: &'a HashMap<&'a str, usize>,
+    pub split_index: &'a HashMap<&'a str, SplitIndex>,
+    pub cells: &'a [super::cells::Cell],
+    pub cell_index: &'a HashMap<&'a str, usize>,
+}
+
 /// A flow's forward and reverse routes (path 0's for a multipath flow) and its other paths'.
 type FlowHops = (Vec<Hop>, Vec<Hop>, Vec<PathRoutes>);
 
 /// The forward and reverse routes of flow `f` (path 0 for a multipath flow) and, for a
 /// multipath flow, those of its other paths. A route names the two-way hops of `links`
 /// (hop `i` is directions `2 * i` and `2 * i + 1`) by `link_index`, and splits.
-pub(super) fn resolve_routes(f: &FlowSection, file: &ScenarioFile, net: &super::flows::Network) -> Result<FlowHops, FieldError> {
+pub(super) fn resolve_routes(f: &FlowSection, file: &ScenarioFile, net: &Network) -> Result<FlowHops, FieldError> {
     let (links, link_index, split_index) = (net.links, net.link_index, net.split_index);
     let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
     if let Some(paths) = &f.paths {

@@ -65,7 +65,7 @@ impl ConnState {
 /// The connection of a TCP or QUIC flow; `None` for UDP. The scenario was checked against
 /// the transport's rules when it was resolved, so a refusal here is a bug of that check.
 pub(super) fn build_connection(flow: FlowId, f: &Flow) -> Result<Option<Box<ConnState>>, TransportError> {
-    let (Some(spec), Some(params), Some(factory)) = (f.connection.as_ref(), f.connection_params(flow), f.transport.factory()) else { return Ok(None) };
+    let (Some(spec), Some(params), Some(factory)) = (f.connection.as_ref(), f.connection_params(flow), f.factory()) else { return Ok(None) };
     let (client, server) = factory.connect(&params)?;
     Ok(Some(Box::new(ConnState {
         client,
