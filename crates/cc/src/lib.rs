@@ -185,10 +185,13 @@ pub struct CcConfig {
     pub external: Option<ControllerFactory>,
 }
 
+/// A function that makes a controller from its settings.
+pub type MakeController = dyn Fn(&CcConfig) -> Box<dyn Controller> + Send + Sync;
+
 /// Makes a controller from a [`CcConfig`], for [`CcConfig::external`]. Two factories are equal
 /// when they are the same one.
 #[derive(Clone)]
-pub struct ControllerFactory(pub std::sync::Arc<dyn Fn(&CcConfig) -> Box<dyn Controller> + Send + Sync>);
+pub struct ControllerFactory(pub std::sync::Arc<MakeController>);
 
 impl std::fmt::Debug for ControllerFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

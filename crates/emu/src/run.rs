@@ -287,7 +287,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
     }
     for (i, f) in flows.iter().enumerate() {
         if let (Some((transport, port)), Some(server)) = (launches[i].listen, servers[i].as_mut()) {
-            wait_listening(&hosts[f.server_node()], transport, port, server).map_err(|m| format!("flow \"{}\": the {} server {m} (see {})", f.name, launches[i].stack, dirs[i].join("server.log").display()))?;
+            wait_listening(&hosts[f.server_node()], transport, port, server).map_err(|m| format!("flow \"{}\": the {} server {m} (see {})", f.name, launches[i].stack.name(), dirs[i].join("server.log").display()))?;
         }
     }
     say("servers ready");
@@ -389,7 +389,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
             _ => Ok(None),
         };
         outcomes.push(FlowOutcome {
-            stack: launches[i].stack.clone(),
+            stack: launches[i].stack.name().to_string(),
             started,
             exited: exited.map(|(t, _)| t),
             exit_code: exited.map(|(_, s)| s.code().unwrap_or(-1)),

@@ -8,6 +8,7 @@
 //! * [`RunOutput`] carries the summary (JSON), the time-series columns ([`report`]) and the
 //!   message table of app = "messages" flows ([`messages`]), whose streams the caller may
 //!   also open and write itself ([`Simulation::write`]).
+//! * [`stacks`]: the emulator's real stacks, one row of capabilities each.
 
 // The workspace warns about undocumented public items; this crate's are still being
 // documented, so the lint is off here until they all are.
@@ -24,6 +25,7 @@ pub mod report;
 pub mod resolve;
 pub mod schema;
 pub mod sim;
+pub mod stacks;
 
 pub use format::{Column, ColumnType};
 

@@ -203,6 +203,17 @@ fn an_upload_with_a_stack_that_only_downloads_is_refused() {
 }
 
 #[test]
+fn a_controller_the_stacks_row_does_not_offer_is_refused_before_anything_starts() {
+    // aioquic's row offers newreno and cubic: bbr is refused, naming what it offers.
+    let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"bbr\"\n[flow.emulate]\nstack = \"aioquic\"");
+    let origin = Origin { name: "cc.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).expect("valid");
+    let opts = Options { out: out_dir("cc-refused"), ..Options::default() };
+    let e = emulate(&scenario, &opts).expect_err("refused").to_string();
+    assert!(e.contains("aioquic offers newreno, cubic, not cc = \"bbr\""), "{e}");
+}
+
+#[test]
 fn ecn_on_a_stack_that_cannot_switch_it_is_refused() {
     let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"cubic\"\necn = true\n[flow.emulate]\nstack = \"aioquic\"");
     let origin = Origin { name: "ecn.toml".into(), base_dir: PathBuf::from(".") };

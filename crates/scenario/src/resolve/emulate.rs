@@ -1,21 +1,21 @@
-//! `[flow.emulate]`: which real stack the emulator (`crates/emu`) runs a flow with.
+//! `[flow.emulate]`: which real stack the emulator (`crates/emu`) runs a flow with, checked
+//! against the stacks' table ([`crate::stacks`]).
 //!
 //! The simulator ignores the section; resolving it here means `multiconn validate` catches a
 //! stack that cannot carry the flow before anyone needs root. The default follows the flow's
-//! own settings: TCP is the kernel's (MPTCP when it has several paths), QUIC is ngtcp2 unless
-//! the profile is one of aioquic's (`aioquic`, `aioquic-1.7`), and a multipath QUIC flow is tquic.
+//! own settings as the table's `default_for` rows say: TCP is the kernel's (MPTCP when it has
+//! several paths), QUIC is ngtcp2 unless the profile is one of aioquic's (`aioquic`,
+//! `aioquic-1.7`), and a multipath QUIC flow is tquic.
 
 use super::errors::{err, FieldError};
-use crate::schema::{AppKind, FlowSection, Transport};
-
-/// The real stacks the emulator can start.
-pub const STACKS: [&str; 6] = ["kernel-tcp", "kernel-mptcp", "ngtcp2", "aioquic", "tquic", "command"];
+use crate::schema::{AppKind, FlowSection};
+use crate::stacks::{self, RealStack, STACKS};
 
 /// A flow's real stack, as the emulator starts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmulateSpec {
-    /// One of the built-in stacks ([`STACKS`] but "command").
-    Stack(String),
+    /// One of the built-in stacks (any but [`RealStack::Command`]).
+    Stack(RealStack),
     /// The user's own programs: `server` runs on the `from` node (if given), `client` on the
     /// `to` node; placeholders in braces are filled in by the emulator.
     Command {
@@ -27,12 +27,17 @@ pub enum EmulateSpec {
 }
 
 impl EmulateSpec {
-    /// The stack's name.
-    pub fn name(&self) -> &str {
+    /// The stack.
+    pub fn stack(&self) -> RealStack {
         match self {
-            EmulateSpec::Stack(s) => s,
-            EmulateSpec::Command { .. } => "command",
+            EmulateSpec::Stack(s) => *s,
+            EmulateSpec::Command { .. } => RealStack::Command,
         }
+    }
+
+    /// The stack's name.
+    pub fn name(&self) -> &'static str {
+        self.stack().name()
     }
 }
 
@@ -41,80 +46,41 @@ impl EmulateSpec {
 /// bulk download), which only `multiconn emulate` refuses.
 pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&str>) -> Result<Option<EmulateSpec>, FieldError> {
     let Some(section) = f.emulate.clone() else {
-        return Ok(default_stack(f.transport, paths, profile).filter(|_| f.app == AppKind::Bulk).map(|s| EmulateSpec::Stack(s.into())));
+        return Ok(RealStack::default_for(f.transport, paths, profile).filter(|s| s.row().any_app || f.app == AppKind::Bulk).map(EmulateSpec::Stack));
     };
     let name = f.name.as_str();
     let path = |key: &'static str| ["flow", name, "emulate", key];
     let stack = match &section.stack {
-        Some(s) if !STACKS.contains(&s.as_str()) => {
-            return Err(err(&path("stack"), format!("unknown stack \"{s}\"; the emulator runs {}", STACKS.join(", "))));
-        }
-        Some(s) => s.clone(),
-        None if section.client.is_some() || section.server.is_some() => "command".to_string(),
-        None => match default_stack(f.transport, paths, profile) {
-            Some(s) => s.to_string(),
-            None => return Err(err(&path("stack"), format!("a {} flow has no default stack: name one ({})", f.transport.name(), STACKS.join(", ")))),
+        Some(s) => match RealStack::from_name(s) {
+            Some(stack) => stack,
+            None => return Err(err(&path("stack"), format!("unknown stack \"{s}\"; the emulator runs {}", stacks::names()))),
+        },
+        None if section.client.is_some() || section.server.is_some() => RealStack::Command,
+        None => match RealStack::default_for(f.transport, paths, profile) {
+            Some(s) => s,
+            None => return Err(err(&path("stack"), format!("a {} flow has no default stack: name one ({})", f.transport.name(), stacks::names()))),
         },
     };
-    if stack != "command" {
+    if stack != RealStack::Command {
         for (key, given) in [("server", &section.server), ("client", &section.client)] {
             if given.is_some() {
-                return Err(err(&path(key), format!("a {key} command needs stack = \"command\" (this flow's stack is {stack})")));
+                return Err(err(&path(key), format!("a {key} command needs stack = \"command\" (this flow's stack is {})", stack.name())));
             }
         }
     }
-    let fits = match stack.as_str() {
-        "kernel-tcp" => f.transport == Transport::Tcp && paths == 1,
-        "kernel-mptcp" => f.transport == Transport::Tcp,
-        "ngtcp2" | "aioquic" => f.transport == Transport::Quic && paths == 1,
-        "tquic" => f.transport == Transport::Quic,
-        _ => true,
-    };
-    if !fits {
+    if !stack.carries(f.transport, paths) {
         let what = if paths > 1 { format!("a {}-path {} flow", paths, f.transport.name()) } else { format!("a {} flow", f.transport.name()) };
-        return Err(err(&path("stack"), format!("stack \"{stack}\" cannot carry {what} (kernel-tcp: one-path tcp; kernel-mptcp: tcp; ngtcp2, aioquic: one-path quic; tquic: quic; command: anything)")));
+        let all = STACKS.iter().map(|r| format!("{}: {}", r.name, r.stack.carries_text())).collect::<Vec<_>>().join("; ");
+        return Err(err(&path("stack"), format!("stack \"{}\" cannot carry {what} ({all})", stack.name())));
     }
-    if stack != "command" && f.app != AppKind::Bulk {
+    if !stack.row().any_app && f.app != AppKind::Bulk {
         return Err(err(&path("stack"), format!("the emulator's built-in stacks run bulk downloads; app = \"{}\" needs stack = \"command\" with your own programs", f.app.name())));
     }
-    if stack == "command" {
+    if stack == RealStack::Command {
         let Some(client) = section.client.clone() else {
             return Err(err(&path("client"), "stack = \"command\" needs a client command, e.g. client = \"iperf3 -c {server_addr} -p {port} -R -t 10\""));
         };
         return Ok(Some(EmulateSpec::Command { server: section.server.clone(), client }));
     }
     Ok(Some(EmulateSpec::Stack(stack)))
-}
-
-/// Whether a profile name is one of aioquic's (`aioquic`, `aioquic-1.7`, ...).
-fn is_aioquic_profile(profile: &str) -> bool {
-    profile == "aioquic" || profile.starts_with("aioquic-")
-}
-
-/// The stack a flow runs with when it does not name one.
-fn default_stack(transport: Transport, paths: usize, profile: Option<&str>) -> Option<&'static str> {
-    match (transport, paths > 1, profile) {
-        (Transport::Tcp, false, _) => Some("kernel-tcp"),
-        (Transport::Tcp, true, _) => Some("kernel-mptcp"),
-        (Transport::Quic, true, _) => Some("tquic"),
-        (Transport::Quic, false, Some(p)) if is_aioquic_profile(p) => Some("aioquic"),
-        (Transport::Quic, false, _) => Some("ngtcp2"),
-        (Transport::Udp, _, _) => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quic_flows_run_aioquic_under_either_aioquic_profile_and_ngtcp2_otherwise() {
-        for profile in ["aioquic", "aioquic-1.7"] {
-            assert_eq!(default_stack(Transport::Quic, 1, Some(profile)), Some("aioquic"), "{profile}");
-        }
-        for profile in [None, Some("rfc9002"), Some("ngtcp2-0.12"), Some("aioquicx")] {
-            assert_eq!(default_stack(Transport::Quic, 1, profile), Some("ngtcp2"), "{profile:?}");
-        }
-        assert_eq!(default_stack(Transport::Quic, 2, Some("aioquic-1.7")), Some("tquic"));
-    }
 }

@@ -36,7 +36,7 @@ mod wires;
 
 pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};
-pub use emulate::{EmulateSpec, STACKS};
+pub use emulate::EmulateSpec;
 pub use errors::{valid_name, FieldError};
 pub use flows::{Flow, MAX_BULK_QUEUE_PACKETS};
 pub use links::{Direction, LinkDirection, DEFAULT_PACKET_SIZE};
