@@ -54,7 +54,8 @@ use multiconn_multipath::{Content, CopyDelivery, Decision, PathView, Reaction, R
 use multiconn_transport::profile::{AbandonRule, LinkEvents};
 use multiconn_transport::{AckPath, Observation, PathAction, Role};
 
-use super::{sealed_packet, Connection, HANDSHAKE_PATH};
+use super::packet_builder::sealed_packet;
+use super::{Connection, HANDSHAKE_PATH};
 use crate::ack_ranges::AckFrame;
 use crate::frame::{fit_data, stream_overhead, Frame};
 use crate::packet::{overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space};
