@@ -134,12 +134,12 @@ fn acknowledged_ack_ranges_are_no_longer_reported() {
 fn client_acks(profile: Profile, mbps: f64) -> (Vec<(Time, bool)>, usize) {
     let mut p = params(download(500_000), Time::ZERO);
     p.profile = profile;
-    let mut h = Harness::new(&p, ms(10), Some(Rate::from_mbps(mbps)));
+    let mut h = single_path(&p, ms(10), Some(Rate::from_mbps(mbps)));
     h.run_until_finished(Time::from_secs_f64(5.0)).expect("finished");
     h.run_until(Time::from_secs_f64(6.0));
-    let data = h.log.iter().filter(|w| w.from == Role::Server && !stream_frames(&w.pkt).is_empty()).count();
+    let data = h.log().iter().filter(|w| w.from == Role::Server && !stream_frames(&w.pkt).is_empty()).count();
     let acks = h
-        .log
+        .log()
         .iter()
         .filter(|w| w.from == Role::Client)
         .filter(|w| w.datagram().packets().any(|q| q.frames.iter().any(|f| matches!(f, Frame::Ack(_)))))

@@ -9,8 +9,8 @@ use multiconn_core::{Rate, Time};
 use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress, Workload};
 use support::*;
 
-fn harness() -> Harness {
-    let mut h = Harness::new(&params(Workload::Messages, Time::ZERO), ms(20), Some(Rate::from_mbps(10.0)));
+fn harness() -> QuicPair {
+    let mut h = single_path(&params(Workload::Messages, Time::ZERO), ms(20), Some(Rate::from_mbps(10.0)));
     // Let the handshake finish.
     h.run_until(Time(ms(200).0));
     h
@@ -68,7 +68,7 @@ fn application_calls_are_refused_where_they_do_not_apply() {
 
 #[test]
 fn a_stream_opened_and_written_before_the_handshake_waits_for_the_keys() {
-    let mut h = Harness::new(&params(Workload::Messages, Time::ZERO), ms(20), Some(Rate::from_mbps(10.0)));
+    let mut h = single_path(&params(Workload::Messages, Time::ZERO), ms(20), Some(Rate::from_mbps(10.0)));
     let id = h.server.open_stream(StreamOptions::default()).unwrap();
     h.run_until(Time(ms(10).0));
     h.server.write(id, 5000).unwrap();
@@ -120,27 +120,27 @@ fn resets(p: &multiconn_core::Packet) -> Vec<(u64, u64)> {
 #[test]
 fn a_reset_stream_is_never_sent_again_and_the_receiver_discards_it() {
     let mut h = harness();
-    h.record = true;
+    h.record_wire = true;
     let a = h.server.open_stream(StreamOptions::default()).unwrap();
     let b = h.server.open_stream(StreamOptions::default()).unwrap();
     // Every datagram carrying stream a's data is lost; stream b's get through.
-    h.s2c.drop = Box::new(move |_, p| stream_frames(p).iter().any(|f| f.0 == a));
+    h.script(0, Route::ToClient, lose_when(move |_, p| stream_frames(p).iter().any(|f| f.0 == a)));
     h.server.write(a, 3000).unwrap();
     h.server.finish(a).unwrap();
     h.run_until(h.now + ms(30));
     // Its first transmission is on the wire; give up on it before the loss is detected.
     assert_eq!(h.server.reset_stream(a), Ok(true));
     assert_eq!(h.server.reset_stream(a), Ok(false), "reset twice");
-    let reset_at = h.log.len();
+    let reset_at = h.log().len();
     h.server.write(b, 1200).unwrap();
     h.server.finish(b).unwrap();
     h.run_until(h.now + ms(1000));
 
-    let sent_a = |after: usize| h.log[after..].iter().filter(|w| stream_frames(&w.pkt).iter().any(|f| f.0 == a)).count();
+    let sent_a = |after: usize| h.log()[after..].iter().filter(|w| stream_frames(&w.pkt).iter().any(|f| f.0 == a)).count();
     assert!(sent_a(0) >= 1, "stream a was sent once");
     assert_eq!(sent_a(reset_at), 0, "nothing of stream a after its reset, though its packets were lost");
-    let rs: Vec<(u64, u64)> = h.log.iter().filter(|w| !w.dropped).flat_map(|w| resets(&w.pkt)).collect();
-    let sent_bytes = h.log.iter().flat_map(|w| stream_frames(&w.pkt)).filter(|f| f.0 == a).map(|f| f.1 + f.2).max().unwrap();
+    let rs: Vec<(u64, u64)> = h.log().iter().filter(|w| !w.dropped).flat_map(|w| resets(&w.pkt)).collect();
+    let sent_bytes = h.log().iter().flat_map(|w| stream_frames(&w.pkt)).filter(|f| f.0 == a).map(|f| f.1 + f.2).max().unwrap();
     assert_eq!(rs, vec![(a, sent_bytes)], "one RESET_STREAM with the bytes sent as final size");
     let mut progress = Vec::new();
     h.client.drain_progress(&mut progress);
@@ -156,19 +156,19 @@ fn a_reset_stream_is_never_sent_again_and_the_receiver_discards_it() {
 #[test]
 fn a_lost_reset_stream_is_sent_again_and_a_delivered_stream_is_not_reset() {
     let mut h = harness();
-    h.record = true;
+    h.record_wire = true;
     let a = h.server.open_stream(StreamOptions::default()).unwrap();
     // The first two datagrams with a RESET_STREAM are lost.
     let mut lost = 0;
-    h.s2c.drop = Box::new(move |_, p| {
+    h.script(0, Route::ToClient, lose_when(move |_, p| {
         let hit = !resets(p).is_empty() && lost < 2;
         lost += u32::from(hit);
         hit
-    });
+    }));
     h.server.write(a, 100).unwrap();
     assert_eq!(h.server.reset_stream(a), Ok(true), "reset before anything was sent: final size 0");
     h.run_until(h.now + ms(3000));
-    let rs: Vec<(bool, (u64, u64))> = h.log.iter().flat_map(|w| resets(&w.pkt).into_iter().map(move |r| (w.dropped, r))).collect();
+    let rs: Vec<(bool, (u64, u64))> = h.log().iter().flat_map(|w| resets(&w.pkt).into_iter().map(move |r| (w.dropped, r))).collect();
     assert_eq!(rs, vec![(true, (a, 0)), (true, (a, 0)), (false, (a, 0))]);
     assert!(stream_frames_of(&h, a).is_empty(), "no data of a stream reset before it was sent");
     assert!(h.server.streams().is_closed(a) && h.client.streams().is_closed(a));
@@ -182,6 +182,6 @@ fn a_lost_reset_stream_is_sent_again_and_a_delivered_stream_is_not_reset() {
     assert_eq!(h.client.reset_stream(b), Err(AppError::UnknownStream(b)), "only the opener resets");
 }
 
-fn stream_frames_of(h: &Harness, id: u64) -> Vec<(u64, u64, u64, bool)> {
-    h.log.iter().flat_map(|w| stream_frames(&w.pkt)).filter(|f| f.0 == id).collect()
+fn stream_frames_of(h: &QuicPair, id: u64) -> Vec<(u64, u64, u64, bool)> {
+    h.log().iter().flat_map(|w| stream_frames(&w.pkt)).filter(|f| f.0 == id).collect()
 }

@@ -10,6 +10,7 @@ use multiconn_core::{Dur, FlowId, Packet, Payload, Time};
 use multiconn_quic::frame::Frame;
 use multiconn_quic::packet::{Datagram, PacketType, QuicPacket, Space};
 use multiconn_transport::{AckPath, Endpoint, FailoverProfile, MultipathParams, PathStats, SchedulerKind, SchedulerOptions, Workload};
+use multiconn_testkit::PathConfig;
 use support::*;
 
 const MSS: f64 = 1472.0;
@@ -29,19 +30,19 @@ fn mp_params(coupled: Option<CoupledKind>) -> multiconn_transport::ConnectionPar
     p
 }
 
-/// Two paths of 20 ms one way and no rate limit (no queue, so the RTT stays put); one data
+/// Two paths of 20 ms one way and [`ideal`] links (one nanosecond per datagram: the RTTs stay
+/// put and equal, so min-RTT keeps both paths window-limited); one data
 /// packet is dropped early on each path so that both leave slow start, then nothing is lost.
-fn two_paths(coupled: Option<CoupledKind>) -> Harness {
-    let mut h = Harness::new(&mp_params(coupled), ms(20), None);
-    h.add_path(ms(20), None);
-    h.s2c.drop = Box::new(|i, _| i == 60);
-    h.paths[0].1.drop = Box::new(|i, _| i == 40);
-    h.record = false;
+fn two_paths(coupled: Option<CoupledKind>) -> QuicPair {
+    let mut h = quic_pair(&mp_params(coupled), &[PathConfig::symmetric(ideal(ms(20))), PathConfig::symmetric(ideal(ms(20)))]);
+    h.script(0, Route::ToClient, lose_when(|i, _| i == 60));
+    h.script(1, Route::ToClient, lose_when(|i, _| i == 40));
+    h.record_wire = false;
     h
 }
 
 /// (cwnd, srtt in seconds, state) of the server's paths.
-fn windows(h: &Harness) -> Vec<(f64, f64, CcState)> {
+fn windows(h: &QuicPair) -> Vec<(f64, f64, CcState)> {
     (0..2)
         .map(|p| {
             let r = h.server.path_recovery(p);
@@ -50,14 +51,14 @@ fn windows(h: &Harness) -> Vec<(f64, f64, CcState)> {
         .collect()
 }
 
-fn lost(h: &Harness) -> u64 {
+fn lost(h: &QuicPair) -> u64 {
     (0..2).map(|p| h.server.path_recovery(p).stats().lost_packets).sum()
 }
 
 /// Runs from `from` to `until` in steps of `step`; returns (measured total growth, growth the
 /// formula predicts from the windows at each step). `rate(w)` is the formula's total growth per
 /// second given the windows and RTTs.
-fn grow(h: &mut Harness, from: Time, until: Time, step: Dur, rate: impl Fn(&[(f64, f64, CcState)]) -> f64) -> (f64, f64) {
+fn grow(h: &mut QuicPair, from: Time, until: Time, step: Dur, rate: impl Fn(&[(f64, f64, CcState)]) -> f64) -> (f64, f64) {
     h.run_until(from);
     let lost_before = lost(h);
     let start: f64 = windows(h).iter().map(|w| w.0).sum();
@@ -132,7 +133,7 @@ fn olia_and_balia_paths_together_grow_no_faster_than_one_newreno_flow() {
 
 #[test]
 fn a_path_whose_interface_goes_down_leaves_the_coupling() {
-    // LIA over two paths; at 4 s path 1's interface goes down at both ends (and its pipes drop
+    // LIA over two paths; at 4 s path 1's interface goes down at both ends (and its links lose
     // everything). Path 0 then grows alone: NewReno's MSS per RTT instead of its coupled share.
     let (down, until) = (Time::from_secs_f64(4.0), Time::from_secs_f64(8.0));
     let mut h = two_paths(Some(CoupledKind::Lia));
@@ -142,8 +143,8 @@ fn a_path_whose_interface_goes_down_leaves_the_coupling() {
     let coupled = h.server.path_recovery(0).cwnd() as f64 - w0;
     h.client.on_path_status(h.now, 1, false);
     h.server.on_path_status(h.now, 1, false);
-    h.paths[0].0.drop = Box::new(|_, _| true);
-    h.paths[0].1.drop = Box::new(|_, _| true);
+    h.script(1, Route::ToServer, lose_when(|_, _| true));
+    h.script(1, Route::ToClient, lose_when(|_, _| true));
     let at_down = h.server.path_recovery(0).cwnd() as f64;
     let path1 = h.server.path_recovery(1).cwnd();
     h.run_until(until);
@@ -156,13 +157,13 @@ fn a_path_whose_interface_goes_down_leaves_the_coupling() {
     assert!((0.9..1.1).contains(&alone), "{alone}");
     // Suspended, not removed: the path keeps a window for when it comes back.
     assert!(h.server.path_recovery(1).cwnd() > 0);
-    assert_eq!(stats(&h.server)[1].status, "down");
+    assert_eq!(stats(&*h.server)[1].status, "down");
     assert_eq!(h.server.path_recovery(0).controller().state(), CcState::CongestionAvoidance);
 }
 
 /// A 1-RTT packet from the client on path 0 carrying PATH_ABANDON for `path`, numbered as the
 /// client's next packet on path 0 (which the server will then take for a duplicate).
-fn abandon_from_client(h: &Harness, path: u8) -> Packet {
+fn abandon_from_client(h: &QuicPair, path: u8) -> Packet {
     let pn = h.client.path_recovery(0).next_pn(Space::Data);
     let qp = QuicPacket { ptype: PacketType::OneRtt, pn, pn_len: 4, frames: vec![Frame::PathAbandon { path: u32::from(path) }, Frame::Padding(20)], size: 60 };
     let mut pkt = Packet::new(u64::MAX, FlowId(0), 88, 0, h.now).with_payload(Payload::new(Datagram { first: qp, coalesced: Vec::new(), path_id: 0 }));
@@ -184,11 +185,11 @@ fn an_abandoned_path_is_removed_from_the_coupling() {
     let pkt = abandon_from_client(&h, 1);
     let now = h.now;
     h.server.handle_packet(now, pkt);
-    h.paths[0].0.drop = Box::new(|_, _| true);
-    h.paths[0].1.drop = Box::new(|_, _| true);
+    h.script(1, Route::ToServer, lose_when(|_, _| true));
+    h.script(1, Route::ToClient, lose_when(|_, _| true));
     let at = h.server.path_recovery(0).cwnd() as f64;
     h.run_until(Time::from_secs_f64(8.0));
-    let s = stats(&h.server);
+    let s = stats(&*h.server);
     assert_eq!(s[1].status, "abandoned", "{s:?}");
     // Removed: its window reads 0 and path 0 grows as NewReno.
     assert_eq!(h.server.path_recovery(1).cwnd(), 0);
@@ -205,8 +206,7 @@ fn every_path_runs_the_coupled_controller_and_uncoupled_paths_their_own() {
     let kinds = |coupled| {
         let mut p = mp_params(coupled);
         p.cc = CcKind::Cubic;
-        let mut h = Harness::new(&p, ms(20), None);
-        h.add_path(ms(20), None);
+        let mut h = quic_pair(&p, &[symmetric(ms(20), None), symmetric(ms(20), None)]);
         h.run_until(Time::from_secs_f64(1.0));
         (0..2).map(|i| h.server.path_recovery(i).controller().kind()).collect::<Vec<_>>()
     };
@@ -236,9 +236,9 @@ fn wvegas_paths_leave_slow_start_on_delay_and_keep_the_queues_short() {
     // at 10 Mbit/s, takes cwnd·base/(2·rtt)), so each path's window saws between about 5 and
     // 11 packets of a 34-packet BDP.
     let run = |coupled| {
-        let mut h = Harness::new(&mp_params(Some(coupled)), ms(20), Some(multiconn_core::Rate::from_mbps(10.0)));
-        h.add_path(ms(20), Some(multiconn_core::Rate::from_mbps(10.0)));
-        h.record = false;
+        let rate = Some(multiconn_core::Rate::from_mbps(10.0));
+        let mut h = quic_pair(&mp_params(Some(coupled)), &[symmetric(ms(20), rate), symmetric(ms(20), rate)]);
+        h.record_wire = false;
         h.run_until(Time::from_secs_f64(8.0));
         (windows(&h), lost(&h), h.client.stats().delivered)
     };

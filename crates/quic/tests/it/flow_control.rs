@@ -6,8 +6,8 @@ use multiconn_transport::Role;
 use support::*;
 
 /// (arrival at the server, stream maximum) of every MAX_STREAM_DATA the client sent.
-fn stream_limits(h: &Harness) -> Vec<(Time, u64)> {
-    h.log
+fn stream_limits(h: &QuicPair) -> Vec<(Time, u64)> {
+    h.log()
         .iter()
         .filter(|w| w.from == Role::Client && !w.dropped)
         .flat_map(|w| {
@@ -19,8 +19,8 @@ fn stream_limits(h: &Harness) -> Vec<(Time, u64)> {
         .collect()
 }
 
-fn max_data(h: &Harness) -> Vec<(Time, u64)> {
-    h.log
+fn max_data(h: &QuicPair) -> Vec<(Time, u64)> {
+    h.log()
         .iter()
         .filter(|w| w.from == Role::Client && !w.dropped)
         .flat_map(|w| {
@@ -33,9 +33,9 @@ fn max_data(h: &Harness) -> Vec<(Time, u64)> {
 }
 
 /// Every STREAM frame the server sent ends within the limit it knew at the time.
-fn check_limit(h: &Harness, initial: u64, limits: &[(Time, u64)]) -> u64 {
+fn check_limit(h: &QuicPair, initial: u64, limits: &[(Time, u64)]) -> u64 {
     let mut before_first_update = 0;
-    for w in h.log.iter().filter(|w| w.from == Role::Server) {
+    for w in h.log().iter().filter(|w| w.from == Role::Server) {
         let limit = limits.iter().filter(|(t, _)| *t <= w.sent).map(|(_, m)| *m).max().unwrap_or(initial).max(initial);
         for (_, off, len, _) in stream_frames(&w.pkt) {
             assert!(off + len <= limit, "stream data up to {} sent at {:?} with limit {limit}", off + len, w.sent);
@@ -52,9 +52,9 @@ fn small_stream_window_limits_data_until_max_stream_data_arrives() {
     let mut p = params(download(300_000), Time::ZERO);
     let window = 8_000; // below the initial congestion window (14720 B)
     p.profile.quic.as_mut().unwrap().initial_max_stream_data = window;
-    let mut h = Harness::new(&p, ms(50), None);
+    let mut h = single_path(&p, ms(50), None);
     let done = h.run_until_finished(Time::from_secs_f64(10.0)).expect("finished");
-    assert_eq!(Harness::delivered(&h.client_events), 300_000);
+    assert_eq!(delivered_bytes(&h.client_events), 300_000);
     let limits = stream_limits(&h);
     assert!(!limits.is_empty());
     assert_eq!(check_limit(&h, window, &limits), window, "the whole window is used, not more");
@@ -65,7 +65,7 @@ fn small_stream_window_limits_data_until_max_stream_data_arrives() {
     // Window-limited: about window per RTT (100 ms) instead of slow start.
     let mut q = params(download(300_000), Time::ZERO);
     q.profile.quic.as_mut().unwrap().initial_max_stream_data = 16 << 20;
-    let mut free = Harness::new(&q, ms(50), None);
+    let mut free = single_path(&q, ms(50), None);
     let free_done = free.run_until_finished(Time::from_secs_f64(10.0)).expect("finished");
     assert!(done.as_secs_f64() > free_done.as_secs_f64() + 0.3, "{done} vs {free_done}");
 }
@@ -75,9 +75,9 @@ fn small_connection_window_limits_data_until_max_data_arrives() {
     let mut p = params(download(200_000), Time::ZERO);
     let window = 10_000;
     p.profile.quic.as_mut().unwrap().initial_max_data = window;
-    let mut h = Harness::new(&p, ms(20), None);
+    let mut h = single_path(&p, ms(20), None);
     h.run_until_finished(Time::from_secs_f64(10.0)).expect("finished");
-    assert_eq!(Harness::delivered(&h.client_events), 200_000);
+    assert_eq!(delivered_bytes(&h.client_events), 200_000);
     let limits = max_data(&h);
     assert!(!limits.is_empty());
     // One stream: its offsets are the connection's bytes.

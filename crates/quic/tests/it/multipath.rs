@@ -30,15 +30,10 @@ fn mp_params(scheduler: SchedulerKind) -> multiconn_transport::ConnectionParams 
 }
 
 /// Path 0: 10 Mbit/s, 20 ms one way; path 1: 10 Mbit/s, 40 ms one way.
-fn two_paths(scheduler: SchedulerKind) -> Harness {
-    let mut h = Harness::new(&mp_params(scheduler), ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
-    // Drop-tail at about 100 ms of backlog, like a modest router queue.
-    let (up, down) = &mut h.paths[0];
-    for pipe in [&mut h.c2s, &mut h.s2c, up, down] {
-        pipe.max_backlog = Some(ms(100));
-    }
-    h.record = false;
+fn two_paths(scheduler: SchedulerKind) -> QuicPair {
+        // Drop-tail at about 100 ms of backlog, like a modest router queue.
+let mut h = quic_pair(&mp_params(scheduler), &[router_path(ms(20)), router_path(ms(40))]);
+    h.record_wire = false;
     h
 }
 
@@ -53,7 +48,7 @@ fn min_rtt_download_uses_both_paths_and_completes() {
     let mut h = two_paths(SchedulerKind::MinRtt);
     let done = h.run_until_finished(Time::from_secs_f64(20.0)).expect("finished");
     assert_eq!(h.client.stats().delivered, SIZE);
-    let s = stats(&h.server);
+    let s = stats(&*h.server);
     assert_eq!(s.len(), 2);
     assert!(s.iter().all(|p| p.status == "active"), "{s:?}");
     // Both paths carried a real share of the data.
@@ -71,7 +66,7 @@ fn redundant_scheduler_sends_every_stream_byte_twice() {
     let mut h = two_paths(SchedulerKind::Redundant);
     h.run_until_finished(Time::from_secs_f64(30.0)).expect("finished");
     assert_eq!(h.client.stats().delivered, SIZE, "duplicates are delivered once");
-    let s = stats(&h.server);
+    let s = stats(&*h.server);
     let sent: u64 = s.iter().map(|p| p.bytes_sent).sum();
     // Goodput / throughput ≈ 50 % (headers aside).
     let efficiency = SIZE as f64 / sent as f64;
@@ -82,14 +77,14 @@ fn redundant_scheduler_sends_every_stream_byte_twice() {
 fn interface_down_moves_the_transfer_to_the_other_path() {
     let mut h = two_paths(SchedulerKind::MinRtt);
     h.run_until(Time::from_secs_f64(1.0));
-    // Path 0's interface goes down at both hosts; its pipes drop everything from now on.
+    // Path 0's interface goes down at both hosts; its links lose everything from now on.
     h.client.on_path_status(h.now, 0, false);
     h.server.on_path_status(h.now, 0, false);
-    h.c2s.drop = Box::new(|_, _| true);
-    h.s2c.drop = Box::new(|_, _| true);
+    h.script(0, Route::ToServer, lose_when(|_, _| true));
+    h.script(0, Route::ToClient, lose_when(|_, _| true));
     let done = h.run_until_finished(Time::from_secs_f64(30.0)).expect("finished over path 1");
     assert_eq!(h.client.stats().delivered, SIZE);
-    let s = stats(&h.server);
+    let s = stats(&*h.server);
     assert_eq!(s[0].status, "down");
     assert!(done.as_secs_f64() < 6.0, "{done}");
 }
@@ -103,27 +98,23 @@ fn a_silently_dead_path_is_probed_with_pings_while_its_data_goes_elsewhere() {
     let size = 20_000_000;
     let mut p = mp_params(SchedulerKind::MinRtt);
     p.workload = download(size);
-    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
-    let (up, down) = &mut h.paths[0];
-    for pipe in [&mut h.c2s, &mut h.s2c, up, down] {
-        pipe.max_backlog = Some(ms(100));
-    }
+    let mut h = quic_pair(&p, &[router_path(ms(20)), router_path(ms(40))]);
     h.run_until(Time::from_secs_f64(1.0));
-    h.c2s.drop = Box::new(|_, _| true);
-    h.s2c.drop = Box::new(|_, _| true);
+    h.script(0, Route::ToServer, lose_when(|_, _| true));
+    h.script(0, Route::ToClient, lose_when(|_, _| true));
     let outage = h.now;
     let done = h.run_until_finished(Time::from_secs_f64(60.0)).expect("finished over path 1");
     assert_eq!(h.client.stats().delivered, size);
     assert!(done.as_secs_f64() < 25.0, "{done}");
-    for (role, ep) in [(Role::Server, &h.server), (Role::Client, &h.client)] {
+    for (role, ep) in [(Role::Server, &*h.server), (Role::Client, &*h.client)] {
         assert_eq!(stats(ep)[0].status, "potentially_failed", "{role:?}");
         // An end finds out at the first PTO after it sends something ack-eliciting there (the
         // client: its first MAX_DATA); from then on (the PTO is well within 1 s) the path
         // carries only PINGs (and PATH_ACKs).
-        let on_path0 = |w: &&Wire| w.from == role && w.pkt.path == 0 && w.sent > outage;
-        let first = h.log.iter().filter(on_path0).find(|w| w.datagram().packets().any(|q| q.is_ack_eliciting())).expect("something ack-eliciting").sent;
-        let late = h.log.iter().filter(on_path0).filter(|w| w.sent.since(first).as_secs_f64() > 1.0);
+        let log = h.log();
+        let on_path0 = |w: &&Sent| w.from == role && w.pkt.path == 0 && w.sent > outage;
+        let first = log.iter().filter(on_path0).find(|w| w.datagram().packets().any(|q| q.is_ack_eliciting())).expect("something ack-eliciting").sent;
+        let late = log.iter().filter(on_path0).filter(|w| w.sent.since(first).as_secs_f64() > 1.0);
         let mut probes = 0;
         for w in late {
             probes += 1;
@@ -138,9 +129,10 @@ fn a_silently_dead_path_is_probed_with_pings_while_its_data_goes_elsewhere() {
 #[test]
 fn paths_are_validated_and_acknowledged_with_path_acks() {
     let mut h = two_paths(SchedulerKind::RoundRobin);
-    h.record = true;
+    h.record_wire = true;
     h.run_until_finished(Time::from_secs_f64(20.0)).expect("finished");
-    let on_path1 = |role: Role| h.log.iter().filter(move |w| w.from == role && w.pkt.path == 1);
+    let log = h.log();
+    let on_path1 = |role: Role| log.iter().filter(move |w| w.from == role && w.pkt.path == 1);
     // The client opens path 1 with PATH_CHALLENGE; the server answers on the same path.
     let first_c = on_path1(Role::Client).next().expect("client used path 1");
     assert!(first_c.datagram().packets().any(|p| p.frames.contains(&Frame::PathChallenge)));
@@ -149,7 +141,7 @@ fn paths_are_validated_and_acknowledged_with_path_acks() {
     // Packet numbers are per path: path 1's start again from 0.
     assert_eq!(first_c.datagram().packets().next().unwrap().pn, 0);
     // After the handshake, ACKs are PATH_ACKs naming the path they acknowledge.
-    let path_acks = h.log.iter().filter(|w| w.from == Role::Client).flat_map(|w| w.datagram().packets().flat_map(|p| p.frames.clone()).collect::<Vec<_>>());
+    let path_acks = log.iter().filter(|w| w.from == Role::Client).flat_map(|w| w.datagram().packets().flat_map(|p| p.frames.clone()).collect::<Vec<_>>());
     let mut acked = [false; 2];
     for f in path_acks {
         if let Frame::PathAck { path, .. } = f {
@@ -164,7 +156,7 @@ fn same_inputs_same_packets() {
     let run = || {
         let mut h = two_paths(SchedulerKind::SelectiveRedundant);
         h.run_until_finished(Time::from_secs_f64(20.0));
-        (h.next_id, stats(&h.server).iter().map(|p| (p.bytes_sent, p.packets_received)).collect::<Vec<_>>())
+        (h.next_id, stats(&*h.server).iter().map(|p| (p.bytes_sent, p.packets_received)).collect::<Vec<_>>())
     };
     assert_eq!(run(), run());
 }
@@ -183,17 +175,17 @@ fn redundant_copies_never_retransmit_data_already_acknowledged_on_another_path()
     let size = 1_000_000;
     let mut p = mp_params(SchedulerKind::Redundant);
     p.workload = download(size);
-    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
-    h.s2c.drop = Box::new(|i, _| (20..500).contains(&i) && i % 9 == 5);
-    h.paths[0].1.drop = Box::new(|i, _| i < 500 && i % 4 == 3);
+    let mut h = quic_pair(&p, &[symmetric(ms(20), Some(Rate::from_mbps(10.0))), symmetric(ms(40), Some(Rate::from_mbps(10.0)))]);
+    h.script(0, Route::ToClient, lose_when(|i, _| (20..500).contains(&i) && i % 9 == 5));
+    h.script(1, Route::ToClient, lose_when(|i, _| i < 500 && i % 4 == 3));
     // RE waits for window space on both paths, so the lossy path sets the pace.
     let done = h.run_until_finished(Time::from_secs_f64(60.0)).expect("finished");
     // The last ACKs reach the server.
     h.run_until(done + ms(500));
     assert_eq!(h.client.stats().delivered, size);
 
-    let events = replay_order(&h.log);
+    let log = h.log();
+    let events = replay_order(&log);
     // 1-RTT packets of the server by (path, packet number): their STREAM ranges.
     type Ranges = Vec<(u64, u64, u64)>;
     let mut sent: HashMap<(u32, u64), Ranges> = HashMap::new();
@@ -303,10 +295,9 @@ fn count_copies(checks: multiconn_multipath::RedundantChecks) -> CopyCount {
         m.options.priority_ignores_cwnd = true;
         m.options.redundant_checks = checks;
     }
-    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
-    h.s2c.drop = Box::new(|i, _| i > 30 && i % 7 == 3);
-    h.paths[0].1.drop = Box::new(|i, _| i > 10 && i % 5 == 2);
+    let mut h = quic_pair(&p, &[symmetric(ms(20), Some(Rate::from_mbps(10.0))), symmetric(ms(40), Some(Rate::from_mbps(10.0)))]);
+    h.script(0, Route::ToClient, lose_when(|i, _| i > 30 && i % 7 == 3));
+    h.script(1, Route::ToClient, lose_when(|i, _| i > 10 && i % 5 == 2));
     h.run_until(Time(ms(500).0));
     let prio = h.server.open_stream(StreamOptions { priority: 0, urgent: true, redundant: true }).unwrap();
     let bg = h.server.open_stream(StreamOptions { priority: 1, ..StreamOptions::default() }).unwrap();
@@ -329,7 +320,7 @@ fn count_copies(checks: multiconn_multipath::RedundantChecks) -> CopyCount {
     // The last primary carrying priority data: time, path, its priority frames, whether it
     // started with retransmitted data.
     let mut last: Option<(Time, usize, Frames, bool)> = None;
-    for w in h.log.iter().filter(|w| w.from == Role::Server) {
+    for w in h.log().iter().filter(|w| w.from == Role::Server) {
         let frames = stream_frames(&w.pkt);
         let Some(&(first_id, first_off, _, _)) = frames.first() else { continue };
         let has_ack = w.datagram().packets().flat_map(|q| q.frames.iter()).any(|f| matches!(f, Frame::PathAck { .. }));
@@ -411,13 +402,13 @@ fn tquic_redundant_sends_queued_copies_before_new_data_and_only_what_is_unacknow
     let mut p = mp_params(SchedulerKind::TquicRedundant);
     p.workload = download(size);
     p.multipath.as_mut().unwrap().options = SchedulerOptions::default();
-    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(40), Some(Rate::from_mbps(10.0)));
+    let mut h = quic_pair(&p, &[symmetric(ms(20), Some(Rate::from_mbps(10.0))), symmetric(ms(40), Some(Rate::from_mbps(10.0)))]);
     let done = h.run_until_finished(Time::from_secs_f64(60.0)).expect("finished");
     h.run_until(done + ms(500));
     assert_eq!(h.client.stats().delivered, size);
 
-    let events = replay_order(&h.log);
+    let log = h.log();
+    let events = replay_order(&log);
     let mut sent_bytes = RangeSet::new();
     let mut acked = RangeSet::new();
     let mut by_pn: HashMap<(u32, u64), Vec<(u64, u64)>> = HashMap::new();
@@ -511,8 +502,8 @@ fn uncovered_len(set: &multiconn_quic::range_set::RangeSet, s: u64, e: u64) -> u
 
 /// The wire log in replay order: client datagrams as they arrive at the server (before anything
 /// the server sends at the same instant), server datagrams as they are sent.
-fn replay_order(log: &[Wire]) -> Vec<(Time, u8, &Wire)> {
-    let mut events: Vec<(Time, u8, &Wire)> = Vec::new();
+fn replay_order(log: &[Sent]) -> Vec<(Time, u8, &Sent)> {
+    let mut events: Vec<(Time, u8, &Sent)> = Vec::new();
     for w in log {
         match w.from {
             Role::Client if !w.dropped => events.push((w.arrival, 0, w)),

@@ -7,7 +7,7 @@
 use crate::support;
 
 use multiconn_cc::CcKind;
-use multiconn_core::{Rate, Time};
+use multiconn_core::Time;
 use multiconn_quic::frame::Frame;
 use multiconn_transport::profile::{AbandonRule, LinkEvents, MultipathKnobs, TransportKind};
 use multiconn_transport::{AckPath, ConnectionParams, Endpoint, FailoverProfile, MultipathParams, PathAction, PathStats, Profile, Role, SchedulerKind, SchedulerOptions};
@@ -42,14 +42,8 @@ fn mp_params(profile: Profile, cc: CcKind, size: u64) -> ConnectionParams {
 }
 
 /// Path 0: 10 Mbit/s, 20 ms one way; path 1: 10 Mbit/s, 30 ms one way; 100 ms queues.
-fn two_paths(p: &ConnectionParams) -> Harness {
-    let mut h = Harness::new(p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(30), Some(Rate::from_mbps(10.0)));
-    let (up, down) = &mut h.paths[0];
-    for pipe in [&mut h.c2s, &mut h.s2c, up, down] {
-        pipe.max_backlog = Some(ms(100));
-    }
-    h
+fn two_paths(p: &ConnectionParams) -> QuicPair {
+    quic_pair(p, &[router_path(ms(20)), router_path(ms(30))])
 }
 
 fn secs(s: f64) -> Time {
@@ -62,13 +56,13 @@ fn stats(ep: &dyn Endpoint) -> Vec<PathStats> {
     out
 }
 
-fn frames(w: &Wire) -> impl Iterator<Item = &Frame> {
+fn frames(w: &Sent) -> impl Iterator<Item = &Frame> {
     w.datagram().packets().flat_map(|q| q.frames.iter())
 }
 
 /// Stream ranges (sent, offset, len) the server put on `route` from `from` on.
-fn server_ranges(h: &Harness, route: u8, from: Time) -> Vec<(Time, u64, u64)> {
-    h.log
+fn server_ranges(h: &QuicPair, route: u8, from: Time) -> Vec<(Time, u64, u64)> {
+    h.log()
         .iter()
         .filter(|w| w.from == Role::Server && w.pkt.path == route && w.sent >= from)
         .flat_map(|w| stream_frames(&w.pkt).into_iter().map(move |(_, off, len, _)| (w.sent, off, len)))
@@ -78,7 +72,7 @@ fn server_ranges(h: &Harness, route: u8, from: Time) -> Vec<(Time, u64, u64)> {
 
 /// For each range the server sent on path 1 from `from` (and that the network dropped), the
 /// time it went out again on path 0: (first sent, sent again).
-fn resent_on_path0(h: &Harness, from: Time) -> Vec<(Time, Time)> {
+fn resent_on_path0(h: &QuicPair, from: Time) -> Vec<(Time, Time)> {
     let again = server_ranges(h, 0, from);
     server_ranges(h, 1, from)
         .into_iter()
@@ -91,12 +85,12 @@ fn resent_on_path0(h: &Harness, from: Time) -> Vec<(Time, Time)> {
 
 /// Path 1 goes dark both ways at 1 s and the client abandons it then; returns the harness
 /// after the download.
-fn abandon_a_dark_path(profile: Profile) -> Harness {
+fn abandon_a_dark_path(profile: Profile) -> QuicPair {
     let size = 8_000_000;
     let mut h = two_paths(&mp_params(profile, CcKind::NewReno, size));
     h.run_until(secs(1.0));
-    h.paths[0].0.drop = Box::new(|_, _| true);
-    h.paths[0].1.drop = Box::new(|_, _| true);
+    h.script(1, Route::ToServer, lose_when(|_, _| true));
+    h.script(1, Route::ToClient, lose_when(|_, _| true));
     h.client.on_path_action(h.now, PathAction::Abandon { path: 1 });
     h.run_until_finished(secs(30.0)).expect("finished over path 0");
     assert_eq!(h.client.stats().delivered, size);
@@ -127,7 +121,7 @@ fn an_abandoned_path_keeps_its_data_in_flight_until_its_own_timer_declares_it_lo
         assert!(again >= sent + timer + timer && again < secs(1.3), "resent at {again:?}, sent at {sent:?}");
     }
     assert!(h.server.path_recovery(1).stats().timer_loss_episodes >= 1);
-    let st = stats(&h.server);
+    let st = stats(&*h.server);
     assert_eq!((st[1].status, st[0].status), ("abandoned", "active"));
 }
 
@@ -169,7 +163,7 @@ fn a_reopened_path_starts_with_fresh_congestion_state() {
     // window (10 × 1536 bytes) in fast's initial phase, with no RTT sample.
     h.run_until(secs(2.0) + ms(31));
     let r = h.server.path_recovery(1);
-    assert_eq!(stats(&h.server)[1].path_id, Some(2));
+    assert_eq!(stats(&*h.server)[1].path_id, Some(2));
     assert_eq!((r.cwnd(), r.controller().kind(), r.controller().state().name()), (15_360, CcKind::Fast, "slow_start"));
     assert!(!r.rtt().has_sample());
     h.run_until_finished(secs(60.0)).expect("finished");
@@ -182,7 +176,7 @@ fn acks_take_the_path_with_the_smallest_min_rtt() {
     h.run_until_finished(secs(30.0)).expect("finished");
     // Path 0 (20 ms) has the smaller minimum RTT: the client's PATH_ACKs of path 1 go there.
     let acks_of_1 = |route: u8| {
-        h.log.iter().filter(|w| w.from == Role::Client && w.pkt.path == route && w.sent > secs(0.5) && frames(w).any(|f| matches!(f, Frame::PathAck { path: 1, .. }))).count()
+        h.log().iter().filter(|w| w.from == Role::Client && w.pkt.path == route && w.sent > secs(0.5) && frames(w).any(|f| matches!(f, Frame::PathAck { path: 1, .. }))).count()
     };
     assert!(acks_of_1(0) > 100, "{}", acks_of_1(0));
     assert_eq!(acks_of_1(1), 0);
@@ -191,7 +185,7 @@ fn acks_take_the_path_with_the_smallest_min_rtt() {
     p.multipath.as_mut().unwrap().ack_path = AckPath::Same;
     let mut h = two_paths(&p);
     h.run_until_finished(secs(30.0)).expect("finished");
-    assert!(h.log.iter().any(|w| w.from == Role::Client && w.pkt.path == 1 && frames(w).any(|f| matches!(f, Frame::PathAck { path: 1, .. }))));
+    assert!(h.log().iter().any(|w| w.from == Role::Client && w.pkt.path == 1 && frames(w).any(|f| matches!(f, Frame::PathAck { path: 1, .. }))));
 }
 
 #[test]
@@ -220,13 +214,13 @@ fn reopening_a_route_before_its_old_path_is_deleted_keeps_the_data_it_held() {
     let mut h = two_paths(&mp_params(picoquic(), CcKind::NewReno, size));
     h.run_until(secs(1.0));
     // What the server sends on path 1 in the next 20 ms is lost; then the path works again.
-    let from = h.paths[0].1.count;
-    h.paths[0].1.drop = Box::new(move |i, _| i >= from && i < from + 12);
+    let from = h.counters(1, Route::ToClient).sent;
+    h.script(1, Route::ToClient, lose_when(move |i, _| i >= from && i < from + 12));
     h.client.on_path_action(h.now, PathAction::Abandon { path: 1 });
     h.run_until(secs(1.03));
     h.client.on_path_action(h.now, PathAction::Open { path: 1, path_id: 2, backup: false });
     h.run_until_finished(secs(30.0)).expect("finished: nothing held by the old path ID is lost for good");
     assert_eq!(h.client.stats().delivered, size);
-    assert_eq!(stats(&h.server)[1].path_id, Some(2));
+    assert_eq!(stats(&*h.server)[1].path_id, Some(2));
 }
 

@@ -13,8 +13,8 @@ fn qlog_events_parse_and_carry_the_required_fields() {
     let start = Time::from_secs_f64(3.0);
     let mut p = params(download(300_000), start);
     p.qlog = true;
-    let mut h = Harness::new(&p, ms(10), Some(Rate::from_mbps(20.0)));
-    h.s2c.drop = Box::new(|i, _| i == 30 || i == 31);
+    let mut h = single_path(&p, ms(10), Some(Rate::from_mbps(20.0)));
+    h.script(0, Route::ToClient, lose_when(|i, _| i == 30 || i == 31));
     h.run_until_finished(Time::from_secs_f64(10.0)).expect("finished");
     let mut server = Vec::new();
     h.server.drain_qlog(&mut server);
@@ -80,7 +80,7 @@ fn qlog_events_parse_and_carry_the_required_fields() {
 #[test]
 fn qlog_is_empty_when_disabled() {
     let p = params(download(10_000), Time::ZERO);
-    let mut h = Harness::new(&p, ms(10), None);
+    let mut h = single_path(&p, ms(10), None);
     h.run_until_finished(Time::from_secs_f64(10.0)).expect("finished");
     let mut out = Vec::new();
     h.server.drain_qlog(&mut out);

@@ -4,6 +4,7 @@ use crate::support;
 use std::time::Instant;
 
 use multiconn_core::{Dur, Rate, Time};
+use multiconn_testkit::PathConfig;
 use multiconn_transport::{Endpoint, Workload};
 use support::*;
 
@@ -14,20 +15,21 @@ struct Run {
 
 fn bulk(rate_mbps: f64, secs: f64, backlog: Option<Dur>) -> Run {
     let p = params(Workload::Download { size: None, request_size: 100 }, Time::ZERO);
-    let mut h = Harness::new(&p, ms(15), Some(Rate::from_mbps(rate_mbps)));
-    h.record = false;
-    h.s2c.max_backlog = backlog;
+    let rate = Rate::from_mbps(rate_mbps);
+    let to_client = backlog.map_or_else(|| deep(rate, ms(15)), |b| bounded(rate, ms(15), b));
+    let mut h = quic_pair(&p, &[PathConfig { to_client, to_server: deep(rate, ms(15)) }]);
+    h.record_wire = false;
     let t0 = Instant::now();
     h.run_until(Time::from_secs_f64(secs));
     let wall = t0.elapsed().as_secs_f64();
     let goodput_mbps = h.client.stats().delivered as f64 * 8.0 / secs / 1e6;
-    let ns = wall * 1e9 / h.datagrams as f64;
+    let ns = wall * 1e9 / h.datagrams() as f64;
     let s = h.server.sample();
     println!(
         "{rate_mbps} Mbit/s, {secs} s, backlog {backlog:?}: {} datagrams, {ns:.0} ns each, {:.0}× real time; goodput {goodput_mbps:.1} Mbit/s; {s:?}; tail drops {}",
-        h.datagrams,
+        h.datagrams(),
         secs / wall,
-        h.s2c.tail_drops
+        h.counters(0, Route::ToClient).refused
     );
     Run { goodput_mbps, ns_per_datagram: ns }
 }

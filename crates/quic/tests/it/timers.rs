@@ -25,11 +25,10 @@ fn poll_timeout_is_the_earliest_named_timer_and_every_kind_is_armed() {
         coupled: None,
         opened_later: Vec::new(),
     });
-    let mut h = Harness::new(&p, ms(20), Some(Rate::from_mbps(10.0)));
-    h.add_path(ms(30), Some(Rate::from_mbps(10.0)));
+    let mut h = quic_pair(&p, &[symmetric(ms(20), Some(Rate::from_mbps(10.0))), symmetric(ms(30), Some(Rate::from_mbps(10.0)))]);
     // The first PATH_CHALLENGE is lost: the client arms the validation retry.
-    h.paths[0].0.drop = Box::new(|i, _| i == 0);
-    h.record = false;
+    h.script(1, Route::ToServer, lose_when(|i, _| i == 0));
+    h.record_wire = false;
     let mut kinds = HashSet::new();
     let mut mismatches = 0;
     h.run_while(Time::from_secs_f64(20.0), |h| {

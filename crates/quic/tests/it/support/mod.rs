@@ -1,15 +1,35 @@
-//! Test harness: a client and a server joined by two one-way pipes with a fixed delay, an
-//! optional serialization rate and scripted drops. Every datagram put on a pipe is logged.
+//! QUIC helpers for the integration tests, which run a client and a server over
+//! multiconn-testkit's [`Pair`] and the simulator's own link models (as TCP's tests do):
+//! connection parameters and workloads, the paths the tests use, reading the [`Datagram`] in
+//! a packet, the datagrams each end sent with what became of them ([`Sent`]), and drop rules
+//! over datagrams expressed as [`Scripted`](multiconn_link::scripted::Scripted) scripts.
+//!
+//! The links are exact: a datagram of `B` bytes (IP and UDP headers included) takes its
+//! serialization time at the link's rate, then the one-way delay. Where a test wants no
+//! bottleneck it uses [`fast`], 8 Gbit/s, where serialization takes exactly one nanosecond per
+//! byte, so exact times are the delays plus a few nanoseconds per byte crossed. A datagram a
+//! test drops is lost after it crossed the link ([`Verdict::Lose`]): it used its serialization
+//! time, as a datagram lost further down the path would.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 
 use multiconn_cc::CcKind;
+use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time};
+use multiconn_link::builder::LinkConfig;
+use multiconn_link::scripted::Verdict;
 use multiconn_quic::frame::Frame;
 use multiconn_quic::packet::{Datagram, PacketType};
 use multiconn_quic::{Connection, QuicFactory};
+use multiconn_testkit::{link, Pair, PathConfig, WireEvent};
+pub use multiconn_testkit::Route;
 use multiconn_transport::profile::TransportKind;
-use multiconn_transport::{AppEvent, ConnectionParams, Endpoint, Profile, Role, Workload};
+use multiconn_transport::{AppEvent, ConnectionParams, Profile, Role, Workload};
+
+pub use multiconn_testkit::delivered_bytes;
+
+/// A QUIC connection over real links, its ends as concrete types.
+pub type QuicPair = Pair<Connection, Connection>;
 
 pub fn ms(v: u64) -> Dur {
     Dur::from_millis(v)
@@ -27,57 +47,78 @@ pub fn download(size: u64) -> Workload {
     Workload::Download { size: Some(size), request_size: 100 }
 }
 
-/// Decides whether the `index`-th datagram put on a pipe is dropped.
-pub type DropFn = Box<dyn FnMut(u64, &Packet) -> bool>;
+/// The rate of a direction that is never the bottleneck: 8 Gbit/s, one nanosecond per byte.
+pub const FAST: Rate = Rate(8_000_000_000);
 
-pub struct Pipe {
-    pub delay: Dur,
-    pub rate: Option<Rate>,
-    busy_until: Time,
-    queue: VecDeque<(Time, Packet)>,
-    pub count: u64,
-    pub drop: DropFn,
-    /// Drop-tail: a datagram is dropped when the backlog waiting for serialization exceeds this.
-    pub max_backlog: Option<Dur>,
-    pub tail_drops: u64,
+/// A queue no test fills (the endless downloads' windows are bounded by flow control, 16 MB
+/// by default, under 12,000 datagrams).
+pub const DEEP: QueueLimit = QueueLimit::Packets(1_000_000);
+
+/// A direction that is not a bottleneck: [`FAST`], a [`DEEP`] queue, `one_way` of delay.
+pub fn fast(one_way: Dur) -> LinkConfig {
+    link(FAST, one_way, DEEP)
 }
 
-impl Pipe {
-    pub fn new(delay: Dur, rate: Option<Rate>) -> Pipe {
-        Pipe { delay, rate, busy_until: Time::ZERO, queue: VecDeque::new(), count: 0, drop: Box::new(|_, _| false), max_backlog: None, tail_drops: 0 }
-    }
+/// The nearest a link gets to no serialization at all: the largest rate, where every datagram
+/// takes one nanosecond (serialization times round up), whatever its size.
+pub const IDEAL: Rate = Rate(u64::MAX);
 
-    /// Returns (arrival time, dropped).
-    fn send(&mut self, now: Time, pkt: Packet) -> (Time, bool) {
-        let index = self.count;
-        self.count += 1;
-        if self.max_backlog.is_some_and(|b| self.busy_until.since(now) > b) {
-            self.tail_drops += 1;
-            return (self.busy_until + self.delay, true);
-        }
-        let begin = now.max(self.busy_until);
-        let done = begin + self.rate.map_or(Dur::ZERO, |r| r.tx_time(pkt.size as u64));
-        self.busy_until = done;
-        let arrival = done + self.delay;
-        if (self.drop)(index, &pkt) {
-            return (arrival, true);
-        }
-        self.queue.push_back((arrival, pkt));
-        (arrival, false)
-    }
+/// A direction with [`IDEAL`] serialization, a [`DEEP`] queue and `one_way` of delay.
+pub fn ideal(one_way: Dur) -> LinkConfig {
+    link(IDEAL, one_way, DEEP)
 }
 
-/// One datagram put on a pipe.
+/// A bottleneck at `rate` whose queue never fills ([`DEEP`]).
+pub fn deep(rate: Rate, one_way: Dur) -> LinkConfig {
+    link(rate, one_way, DEEP)
+}
+
+/// A bottleneck at `rate` with a drop-tail queue of `backlog` worth of bytes at that rate.
+pub fn bounded(rate: Rate, one_way: Dur, backlog: Dur) -> LinkConfig {
+    let bytes = (rate.bps() as u128 * backlog.0 as u128 / 8 / 1_000_000_000) as u64;
+    link(rate, one_way, QueueLimit::Bytes(bytes))
+}
+
+/// The client and server of `p` over `paths` (path 0 first).
+pub fn quic_pair(p: &ConnectionParams, paths: &[PathConfig]) -> QuicPair {
+    quic_pair_with(&QuicFactory::default(), p, paths)
+}
+
+/// Like [`quic_pair`], with the factory's handshake message sizes.
+pub fn quic_pair_with(f: &QuicFactory, p: &ConnectionParams, paths: &[PathConfig]) -> QuicPair {
+    let (client, server) = f.connect_pair(p).expect("the profile offers the controller");
+    Pair::from_configs(Box::new(client), Box::new(server), 1, paths)
+}
+
+/// One path of `one_way` delay both ways, at `rate` ([`deep`]) or, for `None`, [`fast`].
+pub fn symmetric(one_way: Dur, rate: Option<Rate>) -> PathConfig {
+    PathConfig::symmetric(rate.map_or_else(|| fast(one_way), |r| deep(r, one_way)))
+}
+
+/// The client and server of `p` over one [`symmetric`] path.
+pub fn single_path(p: &ConnectionParams, one_way: Dur, rate: Option<Rate>) -> QuicPair {
+    quic_pair(p, &[symmetric(one_way, rate)])
+}
+
+/// A script that loses the datagrams for which `lose` holds (given the index of the datagram
+/// on the link and the datagram) after they crossed the link.
+pub fn lose_when(mut lose: impl FnMut(u64, &Packet) -> bool + Send + 'static) -> impl FnMut(u64, &Packet) -> Verdict + Send + 'static {
+    move |i, pkt| if lose(i, pkt) { Verdict::Lose } else { Verdict::Pass }
+}
+
+/// One datagram an end put on a link, and what became of it.
 #[derive(Clone, Debug)]
-pub struct Wire {
+pub struct Sent {
     pub sent: Time,
+    /// When it reached the far end, or would have, for a datagram lost on the link; when it was
+    /// sent, for one the link refused (a full queue).
     pub arrival: Time,
     pub from: Role,
     pub dropped: bool,
     pub pkt: Packet,
 }
 
-impl Wire {
+impl Sent {
     pub fn datagram(&self) -> &Datagram {
         datagram(&self.pkt)
     }
@@ -106,162 +147,71 @@ pub fn has_packet_type(p: &Packet, t: PacketType) -> bool {
     datagram(p).packets().any(|q| q.ptype == t)
 }
 
-pub struct Harness {
-    pub now: Time,
-    pub client: Connection,
-    pub server: Connection,
-    pub c2s: Pipe,
-    pub s2c: Pipe,
-    /// Pipes of paths 1, 2, ... (client to server, server to client).
-    pub paths: Vec<(Pipe, Pipe)>,
-    pub next_id: u64,
-    pub client_events: Vec<(Time, AppEvent)>,
-    pub server_events: Vec<(Time, AppEvent)>,
-    pub log: Vec<Wire>,
-    /// Keep `log` (off for long runs).
-    pub record: bool,
-    pub datagrams: u64,
-    pub steps: u64,
+/// When the first event of a log that `pred` accepts happened.
+pub fn first(events: &[(Time, AppEvent)], pred: impl Fn(&AppEvent) -> bool) -> Option<Time> {
+    events.iter().find(|(_, e)| pred(e)).map(|(t, _)| *t)
 }
 
-impl Harness {
-    pub fn new(params: &ConnectionParams, delay: Dur, rate: Option<Rate>) -> Harness {
-        Harness::with_factory(&QuicFactory::default(), params, delay, rate)
-    }
-
-    pub fn with_factory(f: &QuicFactory, params: &ConnectionParams, delay: Dur, rate: Option<Rate>) -> Harness {
-        let (client, server) = f.connect_pair(params).expect("the profile offers the controller");
-        Harness {
-            now: Time::ZERO,
-            client,
-            server,
-            c2s: Pipe::new(delay, rate),
-            s2c: Pipe::new(delay, rate),
-            paths: Vec::new(),
-            next_id: 0,
-            client_events: Vec::new(),
-            server_events: Vec::new(),
-            log: Vec::new(),
-            record: true,
-            datagrams: 0,
-            steps: 0,
-        }
-    }
-
-    /// Adds the pipes of the next path (1, 2, ...).
-    pub fn add_path(&mut self, delay: Dur, rate: Option<Rate>) {
-        self.paths.push((Pipe::new(delay, rate), Pipe::new(delay, rate)));
-    }
-
-    fn flush(&mut self) {
-        let now = self.now;
-        for role in [Role::Client, Role::Server] {
-            loop {
-                let ep = match role {
-                    Role::Client => &mut self.client,
-                    Role::Server => &mut self.server,
-                };
-                let Some(pkt) = ep.poll_transmit(now, &mut self.next_id) else { break };
-                let path = pkt.path as usize;
-                let pipe = match (role, path) {
-                    (Role::Client, 0) => &mut self.c2s,
-                    (Role::Server, 0) => &mut self.s2c,
-                    (Role::Client, p) => &mut self.paths[p - 1].0,
-                    (Role::Server, p) => &mut self.paths[p - 1].1,
-                };
-                self.datagrams += 1;
-                if self.record {
-                    let (arrival, dropped) = pipe.send(now, pkt.clone());
-                    self.log.push(Wire { sent: now, arrival, from: role, dropped, pkt });
-                } else {
-                    pipe.send(now, pkt);
-                }
-            }
-        }
-        while let Some(e) = self.client.poll_event() {
-            if self.record || !matches!(e, AppEvent::Delivered { .. }) {
-                self.client_events.push((now, e));
-            }
-        }
-        while let Some(e) = self.server.poll_event() {
-            self.server_events.push((now, e));
-        }
-    }
-
-    /// Runs until nothing is left to do or `limit`.
-    pub fn run_until(&mut self, limit: Time) {
-        self.run_while(limit, |_| true);
-    }
-
+/// Runs of a [`QuicPair`] as the tests phrase them, and its wire log read as datagrams.
+pub trait Runs {
+    /// Handles every wake-up up to `limit` (the clock stays at the last one when the pair
+    /// falls idle before).
+    fn run_until(&mut self, limit: Time);
     /// Runs until the client reports Finished (returns its time) or `limit`.
-    pub fn run_until_finished(&mut self, limit: Time) -> Option<Time> {
-        self.run_while(limit, |h| !h.client_events.iter().any(|(_, e)| *e == AppEvent::Finished));
-        self.client_events.iter().find(|(_, e)| *e == AppEvent::Finished).map(|(t, _)| *t)
+    fn run_until_finished(&mut self, limit: Time) -> Option<Time>;
+    /// Runs while `go_on` holds (checked after every step), up to `limit`.
+    fn run_while(&mut self, limit: Time, go_on: impl FnMut(&Self) -> bool);
+    /// Every datagram sent so far, in the order sent, with its fate.
+    fn log(&self) -> Vec<Sent>;
+    /// Datagrams offered to the links, both ends and every path.
+    fn datagrams(&self) -> u64;
+}
+
+impl Runs for QuicPair {
+    fn run_until(&mut self, limit: Time) {
+        self.drive_until_by(limit, |_| false);
     }
 
-    pub fn run_while(&mut self, limit: Time, mut go_on: impl FnMut(&Harness) -> bool) {
-        let mut same_time = 0u64;
-        loop {
-            self.flush();
-            if !go_on(self) {
-                return;
-            }
-            let candidates = [
-                self.c2s.queue.front().map(|(t, _)| *t),
-                self.s2c.queue.front().map(|(t, _)| *t),
-                self.client.poll_timeout(),
-                self.server.poll_timeout(),
-            ];
-            let on_paths = self.paths.iter().flat_map(|(a, b)| [a.queue.front().map(|(t, _)| *t), b.queue.front().map(|(t, _)| *t)]);
-            let Some(next) = candidates.into_iter().chain(on_paths).flatten().min() else { return };
-            if next > limit {
-                return;
-            }
-            let next = next.max(self.now);
-            if next == self.now {
-                same_time += 1;
-                assert!(same_time < 100_000, "no progress at {:?}", self.now);
-            } else {
-                same_time = 0;
-            }
-            self.now = next;
-            self.steps += 1;
-            while self.c2s.queue.front().is_some_and(|(t, _)| *t <= self.now) {
-                let (_, p) = self.c2s.queue.pop_front().expect("front");
-                self.server.handle_packet(self.now, p);
-                self.flush();
-            }
-            while self.s2c.queue.front().is_some_and(|(t, _)| *t <= self.now) {
-                let (_, p) = self.s2c.queue.pop_front().expect("front");
-                self.client.handle_packet(self.now, p);
-                self.flush();
-            }
-            for i in 0..self.paths.len() {
-                while self.paths[i].0.queue.front().is_some_and(|(t, _)| *t <= self.now) {
-                    let (_, p) = self.paths[i].0.queue.pop_front().expect("front");
-                    self.server.handle_packet(self.now, p);
-                    self.flush();
+    fn run_until_finished(&mut self, limit: Time) -> Option<Time> {
+        self.drive_until_by(limit, |h| h.client_finished());
+        self.client_event_time(AppEvent::Finished)
+    }
+
+    fn run_while(&mut self, limit: Time, mut go_on: impl FnMut(&Self) -> bool) {
+        self.drive_until_by(limit, |h| !go_on(h));
+    }
+
+    fn log(&self) -> Vec<Sent> {
+        let mut out: Vec<Sent> = Vec::new();
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        for w in &self.wire {
+            match w.event {
+                WireEvent::Sent => {
+                    let from = match w.route {
+                        Route::ToServer => Role::Client,
+                        Route::ToClient => Role::Server,
+                    };
+                    index.insert(w.pkt.id, out.len());
+                    out.push(Sent { sent: w.at, arrival: w.at, from, dropped: false, pkt: w.pkt.clone() });
                 }
-                while self.paths[i].1.queue.front().is_some_and(|(t, _)| *t <= self.now) {
-                    let (_, p) = self.paths[i].1.queue.pop_front().expect("front");
-                    self.client.handle_packet(self.now, p);
-                    self.flush();
+                WireEvent::Delivered | WireEvent::Refused(_) | WireEvent::Dropped(_) => {
+                    if let Some(&i) = index.get(&w.pkt.id) {
+                        out[i].arrival = w.at;
+                        out[i].dropped = !w.is_delivered();
+                    }
                 }
-            }
-            if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.client.handle_timeout(self.now);
-            }
-            if self.server.poll_timeout().is_some_and(|t| t <= self.now) {
-                self.server.handle_timeout(self.now);
             }
         }
+        out
     }
 
-    pub fn delivered(events: &[(Time, AppEvent)]) -> u64 {
-        events.iter().map(|(_, e)| if let AppEvent::Delivered { bytes } = e { *bytes } else { 0 }).sum()
+    fn datagrams(&self) -> u64 {
+        (0..self.paths.len() as u8).flat_map(|p| [Route::ToClient, Route::ToServer].map(|r| self.counters(p, r).sent)).sum()
     }
+}
 
-    pub fn first(events: &[(Time, AppEvent)], pred: impl Fn(&AppEvent) -> bool) -> Option<Time> {
-        events.iter().find(|(_, e)| pred(e)).map(|(t, _)| *t)
-    }
+/// A path of 10 Mbit/s both ways, `one_way` of delay and a drop-tail queue of about 100 ms of
+/// backlog (125 kB), like a modest router's.
+pub fn router_path(one_way: Dur) -> PathConfig {
+    PathConfig::symmetric(bounded(Rate::from_mbps(10.0), one_way, ms(100)))
 }
