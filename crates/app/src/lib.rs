@@ -8,12 +8,9 @@
 //! Sizes: `packet_size` is the size on the wire; the payload is that minus the IPv4 (20 bytes,
 //! RFC 791) and UDP (8 bytes, RFC 768) headers. Goodput counts payload only.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time, IP_UDP_OVERHEAD};
 
+/// How a source sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
     /// Send as fast as the network accepts.
@@ -22,18 +19,25 @@ pub enum Traffic {
     Cbr(Rate),
 }
 
+/// What a UDP source sends, and when.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceConfig {
+    /// The flow its packets belong to.
     pub flow: FlowId,
+    /// Bulk or constant bit rate.
     pub traffic: Traffic,
     /// Size on the wire, headers included.
     pub packet_size: u32,
+    /// When it sends its first packet.
     pub start: Time,
+    /// When it stops, if before its size is sent.
     pub stop: Option<Time>,
     /// Payload bytes to send in total; `None` = unlimited.
     pub size: Option<u64>,
 }
 
+/// A UDP source: numbered datagrams of the configured size, as fast as the network accepts
+/// them (bulk) or at a constant rate.
 #[derive(Debug, Clone)]
 pub struct UdpSource {
     cfg: SourceConfig,
@@ -44,15 +48,18 @@ pub struct UdpSource {
 }
 
 impl UdpSource {
+    /// A source for `cfg`; its packets must be larger than the UDP/IPv4 headers.
     pub fn new(cfg: SourceConfig) -> UdpSource {
         assert!(cfg.packet_size > IP_UDP_OVERHEAD, "packet size must exceed the UDP/IPv4 headers");
         UdpSource { next_due: cfg.start, cfg, seq: 0, payload_sent: 0 }
     }
 
+    /// Its configuration.
     pub fn config(&self) -> &SourceConfig {
         &self.cfg
     }
 
+    /// Payload bytes sent so far.
     pub fn payload_sent(&self) -> u64 {
         self.payload_sent
     }
@@ -134,8 +141,11 @@ pub fn payload_of(pkt: &Packet) -> u64 {
 /// Receives a flow's packets.
 #[derive(Debug, Clone, Default)]
 pub struct UdpSink {
+    /// Packets received.
     pub packets: u64,
+    /// Payload bytes received.
     pub payload: u64,
+    /// When the last packet arrived.
     pub last_arrival: Option<Time>,
     /// Packets that arrived with a lower sequence number than one already seen.
     pub reordered: u64,
@@ -143,6 +153,7 @@ pub struct UdpSink {
 }
 
 impl UdpSink {
+    /// Counts `pkt`, arrived at `now`; returns its payload bytes.
     pub fn receive(&mut self, now: Time, pkt: &Packet) -> u64 {
         let payload = payload_of(pkt);
         self.packets += 1;

@@ -23,10 +23,6 @@
 //! dev-dependency. Nothing here reads a clock or draws a random number outside the links'
 //! own seeded streams, so the same inputs give the same run, event for event.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod controller;
 pub mod pair;
 pub mod paths;

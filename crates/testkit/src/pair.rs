@@ -40,7 +40,9 @@ pub const SAME_TIME_STEP_LIMIT: u64 = 10_000;
 
 /// One path: its two link directions and their counters.
 pub struct Path {
+    /// Server to client (route 0).
     pub to_client: Scripted<BoxLink>,
+    /// Client to server (route 1).
     pub to_server: Scripted<BoxLink>,
     counters: [LinkCounters; 2],
 }
@@ -56,6 +58,7 @@ impl Path {
         }
     }
 
+    /// The direction toward `route`'s end.
     pub fn link(&self, route: Route) -> &Scripted<BoxLink> {
         match route {
             Route::ToClient => &self.to_client,
@@ -63,6 +66,7 @@ impl Path {
         }
     }
 
+    /// The direction toward `route`'s end, to change its script.
     pub fn link_mut(&mut self, route: Route) -> &mut Scripted<BoxLink> {
         match route {
             Route::ToClient => &mut self.to_client,
@@ -70,6 +74,7 @@ impl Path {
         }
     }
 
+    /// The packet counts of the direction toward `route`'s end.
     pub fn counters(&self, route: Route) -> LinkCounters {
         self.counters[route.index() as usize]
     }
@@ -81,8 +86,11 @@ impl Path {
 pub struct Pair<C: Endpoint + ?Sized = dyn Endpoint, S: Endpoint + ?Sized = dyn Endpoint> {
     /// The pair's clock: the time of the last step.
     pub now: Time,
+    /// The client endpoint (it downloads: data flows toward it on route 0).
     pub client: Box<C>,
+    /// The server endpoint.
     pub server: Box<S>,
+    /// The paths, numbered as the endpoints' packets name them.
     pub paths: Vec<Path>,
     /// The run-wide packet id counter handed to the endpoints.
     pub next_id: u64,
@@ -91,7 +99,9 @@ pub struct Pair<C: Endpoint + ?Sized = dyn Endpoint, S: Endpoint + ?Sized = dyn 
     /// Whether to keep the wire log (the counters are kept regardless). On by default; long
     /// bulk runs may switch it off.
     pub record_wire: bool,
+    /// The client's application events, with their times.
     pub client_events: Vec<(Time, AppEvent)>,
+    /// The server's application events, with their times.
     pub server_events: Vec<(Time, AppEvent)>,
     /// Steps taken so far.
     pub steps: u64,
@@ -152,6 +162,7 @@ impl<C: Endpoint + ?Sized, S: Endpoint + ?Sized> Pair<C, S> {
         self.paths[usize::from(path)].link(route)
     }
 
+    /// The link of `path` toward `route`'s end, to change its script.
     pub fn link_mut(&mut self, path: u8, route: Route) -> &mut Scripted<BoxLink> {
         self.paths[usize::from(path)].link_mut(route)
     }
@@ -161,6 +172,7 @@ impl<C: Endpoint + ?Sized, S: Endpoint + ?Sized> Pair<C, S> {
         self.link_mut(path, route).set_script(script);
     }
 
+    /// The packet counts of `path`'s link toward `route`'s end.
     pub fn counters(&self, path: u8, route: Route) -> LinkCounters {
         self.paths[usize::from(path)].counters(route)
     }

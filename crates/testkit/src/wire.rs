@@ -42,10 +42,15 @@ pub enum WireEvent {
 /// One line of the wire log.
 #[derive(Clone, Debug)]
 pub struct Wire {
+    /// When it happened.
     pub at: Time,
+    /// On which path.
     pub path: u8,
+    /// Toward which end.
     pub route: Route,
+    /// What happened.
     pub event: WireEvent,
+    /// The packet.
     pub pkt: Packet,
 }
 
@@ -69,9 +74,13 @@ impl Wire {
 /// Packet counts of one link direction, kept whether or not the wire log is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkCounters {
+    /// Offered by an endpoint.
     pub sent: u64,
+    /// Refused at the door.
     pub refused: u64,
+    /// Reached the far endpoint.
     pub delivered: u64,
+    /// Discarded after being accepted.
     pub dropped: u64,
 }
 
