@@ -14,8 +14,7 @@ use std::collections::BinaryHeap;
 use std::os::fd::RawFd;
 
 
-use multiconn_core::{BearerId, DropCause, Dur, Ecn, FlowId, LinkId, Packet, Payload, Recorder, Time};
-use multiconn_link::QueueState;
+use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Recorder, Time};
 use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Loss, Network};
 
@@ -178,6 +177,10 @@ impl Fabric {
 }
 
 impl Driver for Fabric {
+    fn recorder(&mut self) -> Option<&mut dyn Recorder> {
+        Some(&mut self.recorder)
+    }
+
     fn wake_at(&mut self, at: Time, element: ElementId) {
         self.timer_seq += 1;
         self.timers.push(Reverse((at, self.timer_seq, element)));
@@ -217,37 +220,5 @@ impl Driver for Fabric {
         if loss.route == 0 {
             self.recorder.path_dropped(now, loss.flow, loss.path, loss.cause, loss.size);
         }
-    }
-
-    fn link_delivered(&mut self, at: Time, link: LinkId, size: u32) {
-        self.recorder.link_delivered(at, link, size);
-    }
-
-    fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, size: u32) {
-        self.recorder.link_dropped(now, link, cause, size);
-    }
-
-    fn link_queue(&mut self, now: Time, link: LinkId, queue: QueueState) {
-        self.recorder.link_queue(now, link, queue.packets, queue.bytes);
-    }
-
-    fn leg_arrived(&mut self, now: Time, bearer: BearerId, leg: u8, size: u32) {
-        self.recorder.leg_delivered(now, bearer, leg, size);
-    }
-
-    fn leg_dropped(&mut self, now: Time, bearer: BearerId, leg: u8, cause: DropCause, size: u32) {
-        self.recorder.leg_dropped(now, bearer, leg, cause, size);
-    }
-
-    fn bearer_delivered(&mut self, now: Time, bearer: BearerId, sdus: u64, bytes: u64, reorder_delay: Dur) {
-        self.recorder.bearer_delivered(now, bearer, sdus, bytes, reorder_delay);
-    }
-
-    fn bearer_dropped(&mut self, now: Time, bearer: BearerId, cause: DropCause, size: u32) {
-        self.recorder.bearer_dropped(now, bearer, cause, size);
-    }
-
-    fn bearer_buffer(&mut self, now: Time, bearer: BearerId, pdus: u32) {
-        self.recorder.bearer_buffer(now, bearer, pdus);
     }
 }

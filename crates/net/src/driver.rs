@@ -6,8 +6,13 @@
 //! happen, depth first: when a packet reaches its host, [`Driver::arrived`] runs (and may
 //! send answers with [`Network::send`]) before the element that released it produces its
 //! next output.
+//!
+//! What the links, legs and bearers did goes to the driver's [`Recorder`]
+//! ([`Driver::recorder`]): the default callbacks forward it there, so the simulator and the
+//! emulator record through the same code and implement only what differs (their clock, their
+//! hosts).
 
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Recorder, Time};
 use multiconn_link::QueueState;
 
 use crate::network::{ElementId, Network};
@@ -34,11 +39,18 @@ impl Loss {
     }
 }
 
-/// The network's driver. Only [`Driver::wake_at`] and [`Driver::arrived`] are required.
+/// The network's driver. Only [`Driver::wake_at`] and [`Driver::arrived`] are required; the
+/// link, leg and bearer records go to [`Driver::recorder`] unless a driver handles them itself.
 pub trait Driver {
     /// Call [`Network::handle_wake`] for `element` at `at` (it may find nothing due: wake-ups
     /// are never cancelled, an earlier one is only added).
     fn wake_at(&mut self, at: Time, element: ElementId);
+
+    /// Where the records of the links, legs and bearers go (the default callbacks below
+    /// forward them); `None`, the default, keeps no record.
+    fn recorder(&mut self) -> Option<&mut dyn Recorder> {
+        None
+    }
 
     /// `pkt` reached the end of its route at `now`.
     fn arrived(&mut self, net: &mut Network, now: Time, pkt: Packet);
@@ -52,13 +64,25 @@ pub trait Driver {
     fn absorbed(&mut self, _net: &Network, _now: Time, _flow: FlowId) {}
 
     /// Link direction `link` delivered a packet of `size` bytes at `at`.
-    fn link_delivered(&mut self, _at: Time, _link: LinkId, _size: u32) {}
+    fn link_delivered(&mut self, at: Time, link: LinkId, size: u32) {
+        if let Some(r) = self.recorder() {
+            r.link_delivered(at, link, size);
+        }
+    }
 
     /// Link direction `link` dropped a packet of `size` bytes.
-    fn link_dropped(&mut self, _now: Time, _link: LinkId, _cause: DropCause, _size: u32) {}
+    fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, size: u32) {
+        if let Some(r) = self.recorder() {
+            r.link_dropped(now, link, cause, size);
+        }
+    }
 
     /// The queue of link direction `link` changed.
-    fn link_queue(&mut self, _now: Time, _link: LinkId, _queue: QueueState) {}
+    fn link_queue(&mut self, now: Time, link: LinkId, queue: QueueState) {
+        if let Some(r) = self.recorder() {
+            r.link_queue(now, link, queue.packets, queue.bytes);
+        }
+    }
 
     /// Link direction `link` was just serviced (it may have room again): hosts that feed it
     /// directly can send now.
@@ -66,21 +90,41 @@ pub trait Driver {
 
     /// A PDU of `size` bytes (PDCP header included) reached split bearer `bearer`'s receiving
     /// entity over its leg `leg` (0 or 1); copies and PDUs it then discards included.
-    fn leg_arrived(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _size: u32) {}
+    fn leg_arrived(&mut self, now: Time, bearer: BearerId, leg: u8, size: u32) {
+        if let Some(r) = self.recorder() {
+            r.leg_delivered(now, bearer, leg, size);
+        }
+    }
 
     /// Leg `leg` of split bearer `bearer` dropped one of the bearer's PDUs (a random loss the
     /// bearer then resends over the other leg included).
-    fn leg_dropped(&mut self, _now: Time, _bearer: BearerId, _leg: u8, _cause: DropCause, _size: u32) {}
+    fn leg_dropped(&mut self, now: Time, bearer: BearerId, leg: u8, cause: DropCause, size: u32) {
+        if let Some(r) = self.recorder() {
+            r.leg_dropped(now, bearer, leg, cause, size);
+        }
+    }
 
     /// Split bearer `bearer`'s receiving entity delivered `sdus` SDUs of `bytes` in all (header
     /// removed) in order upwards; `reorder_delay` is the sum of the time they waited in its
     /// reordering buffer.
-    fn bearer_delivered(&mut self, _now: Time, _bearer: BearerId, _sdus: u64, _bytes: u64, _reorder_delay: Dur) {}
+    fn bearer_delivered(&mut self, now: Time, bearer: BearerId, sdus: u64, bytes: u64, reorder_delay: Dur) {
+        if let Some(r) = self.recorder() {
+            r.bearer_delivered(now, bearer, sdus, bytes, reorder_delay);
+        }
+    }
 
     /// Split bearer `bearer` dropped a PDU: its transmitter refused it (`pdcp_window`) or its
     /// receiver discarded it late (`pdcp_late`).
-    fn bearer_dropped(&mut self, _now: Time, _bearer: BearerId, _cause: DropCause, _size: u32) {}
+    fn bearer_dropped(&mut self, now: Time, bearer: BearerId, cause: DropCause, size: u32) {
+        if let Some(r) = self.recorder() {
+            r.bearer_dropped(now, bearer, cause, size);
+        }
+    }
 
     /// Split bearer `bearer`'s reordering buffer now holds `pdus` PDUs.
-    fn bearer_buffer(&mut self, _now: Time, _bearer: BearerId, _pdus: u32) {}
+    fn bearer_buffer(&mut self, now: Time, bearer: BearerId, pdus: u32) {
+        if let Some(r) = self.recorder() {
+            r.bearer_buffer(now, bearer, pdus);
+        }
+    }
 }

@@ -9,9 +9,8 @@
 use crate::messages::MessageLog;
 use crate::resolve::{Flow, Resolved};
 use crate::schema::AppKind;
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Recorder, Time, TransportSample};
+use multiconn_core::{FlowId, LinkId, Packet, Recorder, Time, TransportSample};
 use multiconn_engine::{EventQueue, LazyTimer};
-use multiconn_link::QueueState;
 use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
 use multiconn_transport::{PathAction, StreamProgress, TransportError};
@@ -198,6 +197,10 @@ impl Hosts {
 }
 
 impl Driver for Hosts {
+    fn recorder(&mut self) -> Option<&mut dyn Recorder> {
+        Some(&mut self.recorder)
+    }
+
     fn wake_at(&mut self, at: Time, element: ElementId) {
         self.queue.schedule(at, Event::Net(element));
     }
@@ -227,39 +230,7 @@ impl Driver for Hosts {
         self.check_done(net, flow.0 as usize, now);
     }
 
-    fn link_delivered(&mut self, at: Time, link: LinkId, size: u32) {
-        self.recorder.link_delivered(at, link, size);
-    }
-
-    fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, size: u32) {
-        self.recorder.link_dropped(now, link, cause, size);
-    }
-
-    fn link_queue(&mut self, now: Time, link: LinkId, queue: QueueState) {
-        self.recorder.link_queue(now, link, queue.packets, queue.bytes);
-    }
-
     fn link_serviced(&mut self, net: &mut Network, now: Time, link: LinkId) {
         self.refill_feeders(net, link.0 as usize, now);
-    }
-
-    fn leg_arrived(&mut self, now: Time, bearer: BearerId, leg: u8, size: u32) {
-        self.recorder.leg_delivered(now, bearer, leg, size);
-    }
-
-    fn leg_dropped(&mut self, now: Time, bearer: BearerId, leg: u8, cause: DropCause, size: u32) {
-        self.recorder.leg_dropped(now, bearer, leg, cause, size);
-    }
-
-    fn bearer_delivered(&mut self, now: Time, bearer: BearerId, sdus: u64, bytes: u64, reorder_delay: Dur) {
-        self.recorder.bearer_delivered(now, bearer, sdus, bytes, reorder_delay);
-    }
-
-    fn bearer_dropped(&mut self, now: Time, bearer: BearerId, cause: DropCause, size: u32) {
-        self.recorder.bearer_dropped(now, bearer, cause, size);
-    }
-
-    fn bearer_buffer(&mut self, now: Time, bearer: BearerId, pdus: u32) {
-        self.recorder.bearer_buffer(now, bearer, pdus);
     }
 }
