@@ -13,10 +13,6 @@
 //! Roles: the *client* opens the connection and asks; the *server* answers. In a scenario the
 //! flow's `from` node is the server (the data sender) and `to` the client.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod observe;
 pub mod profile;
 pub mod udp_socket;
@@ -34,16 +30,33 @@ pub use udp_socket::{UdpSocket, UdpSocketConfig};
 pub enum Workload {
     /// The client sends one request of `request_size` bytes; the server answers with `size`
     /// bytes (`None`: it never stops) on one stream.
-    Download { size: Option<u64>, request_size: u64 },
+    Download {
+        /// Response bytes; `None`: unbounded.
+        size: Option<u64>,
+        /// Request bytes.
+        request_size: u64,
+    },
     /// The client sends `size` bytes (`None`: it never stops) on one stream, as an upload
     /// (HTTP PUT); the server's application reads them and, once all arrived, emits
     /// [`AppEvent::Finished`]. A QUIC server then ends the stream with an empty response
     /// (a FIN), so the client finishes too.
-    Upload { size: Option<u64> },
+    Upload {
+        /// Bytes uploaded; `None`: unbounded.
+        size: Option<u64>,
+    },
     /// The client sends `count` requests of `request_size` bytes, keeping up to `parallel`
     /// outstanding, each on its own stream (QUIC) or in turn on the one byte stream (TCP);
     /// the server answers each with `response_size` bytes.
-    Requests { count: u32, parallel: u32, request_size: u64, response_size: u64 },
+    Requests {
+        /// Number of requests.
+        count: u32,
+        /// Most requests outstanding at once.
+        parallel: u32,
+        /// Bytes per request.
+        request_size: u64,
+        /// Bytes per response.
+        response_size: u64,
+    },
     /// The server's application opens streams and writes messages on them itself
     /// ([`Endpoint::open_stream`], [`Endpoint::write`]); the client's reads what arrives
     /// ([`Endpoint::drain_progress`]). The connection only carries them.
@@ -66,8 +79,11 @@ pub struct StreamOptions {
 /// The receiving application got stream `stream` in order up to byte `delivered` at `at`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamProgress {
+    /// The stream's id.
     pub stream: u64,
+    /// Bytes of the stream handed to the application in order so far (the offset reached).
     pub delivered: u64,
+    /// When they were handed over.
     pub at: Time,
     /// The peer reset the stream (RFC 9000 §3.2): nothing more of it arrives and the bytes
     /// beyond `delivered` are gone.
@@ -77,10 +93,14 @@ pub struct StreamProgress {
 /// Why an application call on an endpoint was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
+    /// The transport has no application-opened streams (only QUIC carries
+    /// [`Workload::Messages`]).
     #[error("this transport has no application-opened streams (only quic carries the messages workload)")]
     Unsupported,
+    /// The stream with this id was not opened by this endpoint.
     #[error("stream {0} is not a stream this endpoint opened")]
     UnknownStream(u64),
+    /// The stream with this id was finished: nothing more can be written on it.
     #[error("stream {0} was finished; nothing more can be written on it")]
     Finished(u64),
 }
@@ -93,9 +113,17 @@ pub enum AppEvent {
     CanSend,
     /// `bytes` of application data were delivered in order to this endpoint's application
     /// (goodput; requests at the server, responses at the client).
-    Delivered { bytes: u64 },
+    Delivered {
+        /// Application bytes delivered.
+        bytes: u64,
+    },
     /// One response (or the download) was completely received by the client.
-    ResponseComplete { index: u32, bytes: u64 },
+    ResponseComplete {
+        /// The request it answers, counted from 0 in the order the requests were sent.
+        index: u32,
+        /// Its size in bytes.
+        bytes: u64,
+    },
     /// Everything the workload asked for has been received: by the client, or, for an
     /// [`Workload::Upload`], by the server (and then the client, when the server answers).
     Finished,
@@ -104,18 +132,24 @@ pub enum AppEvent {
 /// Which end of the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// Opens the connection and asks (the flow's `to` node).
     Client,
+    /// Answers (the flow's `from` node, the data sender).
     Server,
 }
 
 /// Everything needed to build the two endpoints of one connection.
 #[derive(Clone, Debug)]
 pub struct ConnectionParams {
+    /// The flow the connection carries; its packets bear this id.
     pub flow: FlowId,
     /// When the client starts the handshake.
     pub start: Time,
+    /// What the applications at the two ends do.
     pub workload: Workload,
+    /// The implementation profile both ends follow.
     pub profile: Profile,
+    /// The congestion controller; the profile must offer it.
     pub cc: CcKind,
     /// Largest IP packet either end sends (e.g. 1500 B); datagram and segment sizes derive
     /// from it and the profile.
@@ -149,7 +183,9 @@ impl ConnectionParams {
 pub struct MultipathParams {
     /// Number of paths (2 to 8).
     pub paths: u8,
+    /// Which path carries the next packet and which paths get a duplicate.
     pub scheduler: SchedulerKind,
+    /// The scheduler's tunables.
     pub options: SchedulerOptions,
     /// Which path acknowledgements take.
     pub ack_path: AckPath,
@@ -168,11 +204,26 @@ pub struct MultipathParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathAction {
     /// Open a path on `path` with identifier `path_id`, available or backup.
-    Open { path: u8, path_id: u32, backup: bool },
+    Open {
+        /// The scenario path.
+        path: u8,
+        /// The new path identifier.
+        path_id: u32,
+        /// Open it as a backup path (PATH_BACKUP) rather than available.
+        backup: bool,
+    },
     /// Abandon the path open on `path`.
-    Abandon { path: u8 },
+    Abandon {
+        /// The scenario path.
+        path: u8,
+    },
     /// Announce the status of the path open on `path` (PATH_BACKUP / PATH_AVAILABLE).
-    SetStatus { path: u8, backup: bool },
+    SetStatus {
+        /// The scenario path.
+        path: u8,
+        /// Backup (PATH_BACKUP) rather than available (PATH_AVAILABLE).
+        backup: bool,
+    },
 }
 
 /// The path a multipath endpoint sends its acknowledgements on (draft-ietf-quic-multipath §7:
@@ -202,6 +253,8 @@ pub trait Endpoint: Send {
     /// When the endpoint next needs `handle_timeout` (loss, PTO/RTO, delayed ACK, pacing,
     /// application start); `None` when idle.
     fn poll_timeout(&self) -> Option<Time>;
+    /// The time [`poll_timeout`](Self::poll_timeout) asked for has come: runs the timers due
+    /// at `now`.
     fn handle_timeout(&mut self, now: Time);
     /// Application events since the last call, oldest first.
     fn poll_event(&mut self) -> Option<AppEvent>;
@@ -291,20 +344,26 @@ pub struct EcnStats {
 /// One path of a multipath endpoint, as reported at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PathStats {
+    /// The scenario path.
     pub path: u8,
     /// The transport path identifier open on the path at the end (`None`: closed or
     /// abandoned, or no identifiers, as for MPTCP subflows).
     pub path_id: Option<u32>,
     /// How many path identifiers were opened on the path over the run.
     pub path_ids_opened: u32,
+    /// Packets sent on the path.
     pub packets_sent: u64,
     /// UDP payload bytes (QUIC) or segment bytes (TCP) sent on the path.
     pub bytes_sent: u64,
+    /// Packets received on the path.
     pub packets_received: u64,
+    /// UDP payload bytes (QUIC) or segment bytes (TCP) received on the path.
     pub bytes_received: u64,
     /// Packets declared lost on the path.
     pub lost: u64,
+    /// Smoothed RTT of the path (MPTCP: zero before the subflow's first sample).
     pub srtt: Dur,
+    /// Congestion window of the path in bytes.
     pub cwnd: u64,
     /// "active", "potentially_failed", "abandoned", ...
     pub status: &'static str,
@@ -343,11 +402,14 @@ impl Knob {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct TransportError {
+    /// The setting refused.
     pub knob: Knob,
+    /// Why, and what is allowed.
     pub message: String,
 }
 
 impl TransportError {
+    /// A refusal of `knob`, explained by `message`.
     pub fn new(knob: Knob, message: impl Into<String>) -> TransportError {
         TransportError { knob, message: message.into() }
     }

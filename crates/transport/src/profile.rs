@@ -17,21 +17,32 @@ use crate::AckPath;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
+    /// The QUIC model (`multiconn-quic`), Multipath QUIC included.
     Quic,
+    /// The TCP model (`multiconn-tcp`), MPTCP included.
     Tcp,
 }
 
+/// An implementation profile: the knobs, read from one TOML file, that make the TCP or QUIC
+/// model behave like one real stack.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The name scenarios use (`aioquic`, `linux-tcp`, ...).
     pub name: String,
+    /// The transport it configures.
     pub transport: TransportKind,
     /// One line: what real stack and version this models.
     pub description: String,
+    /// Congestion control (`[cc]`).
     pub cc: CcKnobs,
+    /// Loss detection and timers (`[recovery]`).
     pub recovery: RecoveryKnobs,
+    /// Pacing (`[pacing]`).
     pub pacing: PacingKnobs,
+    /// Acknowledgements (`[ack]`).
     pub ack: AckKnobs,
+    /// Packet sizes (`[packet]`).
     pub packet: PacketKnobs,
     /// QUIC only.
     pub quic: Option<QuicKnobs>,
@@ -50,19 +61,27 @@ pub struct Profile {
     pub ecn: bool,
 }
 
+/// Congestion control knobs (`[cc]`), turned into a [`CcConfig`] by [`Profile::cc_config`].
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcKnobs {
     /// Algorithms the stack offers; a scenario asking for another is refused.
     pub allowed: Vec<CcKind>,
+    /// The controller when the flow names none.
     pub default: CcKind,
     /// Initial window in datagrams/segments; absent = RFC 9002 min(10·MDS, max(2·MDS, 14720)).
     pub initial_window_packets: Option<u64>,
+    /// Window floor after a reduction, in datagrams/segments.
     pub minimum_window_packets: u64,
+    /// NewReno's multiplicative decrease factor (RFC 9002 §7.3.2: 0.5).
     pub reno_beta: f64,
+    /// CUBIC's multiplicative decrease factor β (RFC 9438 §4.6: 0.7).
     pub cubic_beta: f64,
+    /// CUBIC's constant C of the window increase function (RFC 9438 §4.2: 0.4).
     pub cubic_c: f64,
+    /// CUBIC fast convergence (RFC 9438 §4.7): W_max = cwnd·(1+β)/2 when below the last W_max.
     pub fast_convergence: bool,
+    /// Leave slow start early by HyStart, by the rule of `hystart_rule`.
     pub hystart: bool,
     /// Whose HyStart: `rfc9406` (RFC 9406's HyStart++ as written), `ngtcp2` (ngtcp2 1.x's
     /// reading), `ngtcp2-0.12` (ngtcp2 0.12's, without CSS) or `linux` (Linux CUBIC's ACK-train
@@ -78,7 +97,11 @@ pub struct CcKnobs {
     /// Absent: false.
     #[serde(default)]
     pub delivery_rate_cap: bool,
+    /// Base a reduction on the bytes in flight after removing the lost packets instead of on
+    /// cwnd.
     pub reduce_from_flight: bool,
+    /// No window growth while application- or flow-control-limited (QUIC: RFC 9002 §7.8;
+    /// TCP: unless Linux's `tcp_is_cwnd_limited` holds).
     pub app_limited_check: bool,
     /// Initial window in bytes, whatever the datagram size (picoquic: 10 × 1536); replaces
     /// `initial_window_packets` when set.
@@ -101,6 +124,7 @@ pub struct CcKnobs {
     pub bbr_long_term: bool,
 }
 
+/// Loss detection and timers (`[recovery]`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecoveryKnobs {
@@ -110,8 +134,11 @@ pub struct RecoveryKnobs {
     pub time_threshold: [u64; 2],
     /// Floor the loss delay at kGranularity.
     pub time_threshold_floor: bool,
+    /// kGranularity, the timer granularity (RFC 9002 §6.1.2: 1 ms).
     pub granularity: Dur,
+    /// RTT assumed before the first sample (RFC 9002 §6.2.2: 333 ms).
     pub initial_rtt: Dur,
+    /// How rttvar is updated (from the previous smoothed RTT, or aioquic's rule).
     pub rttvar_rule: RttVarRule,
     /// QUIC: declare persistent congestion (RFC 9002 §7.6).
     pub persistent_congestion: bool,
@@ -119,7 +146,9 @@ pub struct RecoveryKnobs {
     pub persistent_congestion_threshold: u32,
     /// TCP RTO bounds and initial value (RFC 6298; Linux: 200 ms, 120 s, 1 s).
     pub min_rto: Dur,
+    /// TCP maximum RTO (unused by QUIC).
     pub max_rto: Dur,
+    /// TCP RTO before the first RTT sample (unused by QUIC).
     pub initial_rto: Dur,
     /// How the RTO follows from the RTT estimate.
     pub rto_rule: RtoRule,
@@ -229,14 +258,19 @@ pub enum RateReduction {
     Prr511,
 }
 
+/// Pacing (`[pacing]`, RFC 9002 §7.7).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PacingKnobs {
+    /// Pace packets (pure ACKs are never paced).
     pub enabled: bool,
+    /// N in the pacing rate N·cwnd/smoothed_rtt (BBR uses its own rate).
     pub factor: f64,
+    /// How deep the pacer's bucket is.
     pub burst: BurstRule,
 }
 
+/// When a receiver acknowledges (`[ack]`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AckKnobs {
@@ -253,6 +287,7 @@ pub struct AckKnobs {
     pub immediate_ack_on_reorder: bool,
 }
 
+/// Packet sizes (`[packet]`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PacketKnobs {
@@ -260,12 +295,14 @@ pub struct PacketKnobs {
     pub max_payload: Option<u32>,
 }
 
+/// QUIC-only knobs (`[quic]`): flow control, header size, the receiving application's cost.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuicKnobs {
     /// Connection-level and per-stream flow-control windows (initial_max_data,
     /// initial_max_stream_data_*), bytes.
     pub initial_max_data: u64,
+    /// Per-stream flow-control window (initial_max_stream_data_*), bytes.
     pub initial_max_stream_data: u64,
     /// Send MAX_DATA / MAX_STREAM_DATA when this fraction of the window has been consumed.
     pub flow_control_update_fraction: f64,
@@ -301,6 +338,7 @@ pub enum FlowControlRule {
     Picoquic2022,
 }
 
+/// TCP-only knobs (`[tcp]`): Linux's socket buffers, options and receive offload.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpKnobs {
@@ -312,6 +350,7 @@ pub struct TcpKnobs {
     pub autotune: bool,
     /// Fraction of the receive buffer advertised as window (tcp_adv_win_scale = 1: 1/2).
     pub adv_win_fraction: f64,
+    /// Selective acknowledgements (RFC 2018), offered in the handshake.
     pub sack: bool,
     /// RACK-TLP (RFC 8985) loss detection.
     pub rack_tlp: bool,
@@ -377,14 +416,37 @@ pub enum LinkEvents {
     Ignore,
 }
 
+/// Why a profile could not be found, read or used.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ProfileError {
+    /// No built-in profile of that name for the transport.
     #[error("unknown profile \"{name}\"; available for {transport}: {available}")]
-    Unknown { name: String, transport: &'static str, available: String },
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The transport asked for (`quic`, `tcp`).
+        transport: &'static str,
+        /// The built-in profiles of that transport, comma-separated.
+        available: String,
+    },
+    /// The profile does not offer the congestion controller asked for.
     #[error("profile \"{profile}\" does not offer congestion control \"{cc}\"; it offers: {offered}")]
-    CcNotOffered { profile: String, cc: &'static str, offered: String },
+    CcNotOffered {
+        /// The profile's name.
+        profile: String,
+        /// The controller asked for.
+        cc: &'static str,
+        /// The controllers it offers, comma-separated.
+        offered: String,
+    },
+    /// A profile's TOML does not parse, or sets a knob its transport cannot honour.
     #[error("profile file {origin}: {message}")]
-    Parse { origin: String, message: String },
+    Parse {
+        /// Where the text came from (a file name, or `(built-in NAME)`).
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// The built-in profiles: (name, TOML text).
@@ -402,6 +464,7 @@ const BUILTIN: &[(&str, &str)] = &[
 ];
 
 impl TransportKind {
+    /// Its name in profiles and scenarios (`quic`, `tcp`).
     pub fn name(self) -> &'static str {
         match self {
             TransportKind::Quic => "quic",

@@ -36,11 +36,15 @@ pub fn truesize(len: u32) -> u64 {
     slab + SK_BUFF
 }
 
+/// How the receiving host's UDP socket is sized, charged and drained.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UdpSocketConfig {
     /// SO_RCVBUF requested by the application; `None` keeps `rmem_default`.
     pub requested: Option<u64>,
+    /// `net.core.rmem_default`: the capacity without SO_RCVBUF, bytes of truesize.
     pub rmem_default: u64,
+    /// `net.core.rmem_max`: caps a requested SO_RCVBUF (the kernel grants at most twice it),
+    /// bytes.
     pub rmem_max: u64,
     /// Fixed charge per datagram instead of the truesize model.
     pub charge_per_datagram: Option<u64>,
@@ -75,6 +79,8 @@ impl UdpSocketConfig {
     }
 }
 
+/// A UDP socket's receive buffer: admits datagrams while the memory charged is within its
+/// capacity and hands them to the application at the application's pace.
 #[derive(Debug)]
 pub struct UdpSocket {
     cfg: UdpSocketConfig,
@@ -88,10 +94,12 @@ pub struct UdpSocket {
 }
 
 impl UdpSocket {
+    /// An empty socket with the capacity `cfg` grants.
     pub fn new(cfg: UdpSocketConfig) -> UdpSocket {
         UdpSocket { capacity: cfg.capacity(), cfg, charged: 0, queue: VecDeque::new(), reader_free_at: Time::ZERO, drops: 0, peak_charged: 0 }
     }
 
+    /// The buffer the kernel granted, bytes of truesize.
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
@@ -99,9 +107,11 @@ impl UdpSocket {
     pub fn charged(&self) -> u64 {
         self.charged
     }
+    /// Most memory charged at once so far, bytes of truesize.
     pub fn peak_charged(&self) -> u64 {
         self.peak_charged
     }
+    /// Datagrams waiting for the application.
     pub fn queued(&self) -> usize {
         self.queue.len()
     }
