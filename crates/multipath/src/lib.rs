@@ -15,10 +15,6 @@
 //! Everything is sans-IO and deterministic: time is a parameter, state is small and explicit,
 //! ties break by path or stream id, arithmetic is integer.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod path_health;
 pub mod path_manager;
 pub mod priority;

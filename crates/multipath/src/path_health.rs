@@ -58,21 +58,36 @@ use serde::{Deserialize, Serialize};
 /// Whose failure-detection rules to follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum FailoverProfile {
+    /// mp-quic (`path.go`): potentially failed at an RTO with nothing received since the last
+    /// send, its packets requeued; never failed.
     #[serde(rename = "mp-quic")]
     MpQuic,
+    /// picoquic: each PTO makes the path potentially failed and, with another live path,
+    /// requeues its packets; failed after more than [`PICOQUIC_MAX_TIMER_REPEATS`] repeats while
+    /// another path is active.
     #[serde(rename = "picoquic")]
     Picoquic,
+    /// XQUIC (`xqc_path_get_perf_class`): [`XQUIC_PTO_THRESHOLD`] PTOs put the path in the LOW
+    /// class (potentially failed); never failed, nothing requeued.
     #[serde(rename = "xquic")]
     Xquic,
+    /// Linux MPTCP (upstream `stale_loss_cnt`): stale after [`MPTCP_STALE_LOSS_CNT`]
+    /// retransmission timeouts without progress, its data reinjected.
     #[serde(rename = "linux-mptcp")]
     LinuxMptcp,
+    /// picoquic at 48525d89ef4d: the path's own timer declares its packets lost; failed after
+    /// more than [`PICOQUIC_2022_MAX_TIMER_REPEATS`] loss episodes.
     #[serde(rename = "picoquic-2022")]
     Picoquic2022,
+    /// Linux 5.15 MPTCP (`mptcp_pm_subflow_chk_stale`): stale once its timeout count exceeds
+    /// `stale_loss_cnt` while another active subflow's is below `max(stale_loss_cnt − 1, 1)`;
+    /// any reception clears it.
     #[serde(rename = "linux-mptcp-5.15")]
     LinuxMptcp515,
 }
 
 impl FailoverProfile {
+    /// Every profile, in declaration order.
     pub const ALL: [FailoverProfile; 6] = [
         FailoverProfile::MpQuic,
         FailoverProfile::Picoquic,
@@ -116,6 +131,7 @@ impl FromStr for FailoverProfile {
 /// Health of one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PathStatus {
+    /// Working: carries new data.
     Active,
     /// Suspected broken: avoided by the scheduler (see [`PathHealthSet::usable`]), probed.
     PotentiallyFailed,
@@ -137,6 +153,7 @@ pub const MPTCP_STALE_LOSS_CNT: u32 = 4;
 /// A profile and its thresholds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HealthConfig {
+    /// Whose rules apply.
     pub profile: FailoverProfile,
     /// picoquic: fail after more than this many repeats.
     pub max_timer_repeats: u32,
@@ -202,6 +219,7 @@ pub struct PathHealth {
 }
 
 impl PathHealth {
+    /// A path `Active` from `now`, when its idle clock starts.
     pub fn new(cfg: HealthConfig, now: Time) -> PathHealth {
         PathHealth {
             cfg,
@@ -214,9 +232,11 @@ impl PathHealth {
         }
     }
 
+    /// Current health.
     pub fn status(&self) -> PathStatus {
         self.status
     }
+    /// The profile and thresholds it follows.
     pub fn config(&self) -> &HealthConfig {
         &self.cfg
     }
@@ -224,6 +244,7 @@ impl PathHealth {
     pub fn consecutive_timeouts(&self) -> u32 {
         self.timeouts
     }
+    /// When a packet last arrived on the path (`None`: never).
     pub fn last_received(&self) -> Option<Time> {
         self.last_received
     }
@@ -392,6 +413,7 @@ pub struct PathHealthSet {
 }
 
 impl PathHealthSet {
+    /// No paths yet; each path added follows `cfg`.
     pub fn new(cfg: HealthConfig) -> PathHealthSet {
         PathHealthSet { cfg, paths: BTreeMap::new() }
     }
@@ -404,9 +426,11 @@ impl PathHealthSet {
     pub fn remove_path(&mut self, id: usize) {
         self.paths.remove(&id);
     }
+    /// Path `id`'s state, if watched.
     pub fn get(&self, id: usize) -> Option<&PathHealth> {
         self.paths.get(&id)
     }
+    /// Path `id`'s health, if watched.
     pub fn status(&self, id: usize) -> Option<PathStatus> {
         self.paths.get(&id).map(|p| p.status)
     }
@@ -430,25 +454,34 @@ impl PathHealthSet {
         self.paths.get_mut(&id).map(f).unwrap_or_default()
     }
 
+    /// An ack-eliciting packet left on path `id` ([`PathHealth::on_packet_sent`]). Here and
+    /// below, an unwatched path gets no reaction.
     pub fn on_packet_sent(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.on_packet_sent(now))
     }
+    /// A packet arrived on path `id` ([`PathHealth::on_packet_received`]).
     pub fn on_packet_received(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.on_packet_received(now))
     }
+    /// A packet sent on path `id` was newly acknowledged ([`PathHealth::on_ack_received`]).
     pub fn on_ack_received(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.on_ack_received(now))
     }
+    /// Path `id`'s retransmission timer fired ([`PathHealth::on_timeout`], the other paths
+    /// being its [`Peers`]).
     pub fn on_timeout(&mut self, id: usize, now: Time) -> Reaction {
         let peers = self.peers_of(id);
         self.with(id, |p| p.on_timeout(now, peers))
     }
+    /// The link under path `id` went down ([`PathHealth::on_link_down_hint`]).
     pub fn on_link_down_hint(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.on_link_down_hint(now))
     }
+    /// The link under path `id` came back ([`PathHealth::on_link_up_hint`]).
     pub fn on_link_up_hint(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.on_link_up_hint(now))
     }
+    /// Path `id` is abandoned ([`PathHealth::abandon`]).
     pub fn abandon(&mut self, id: usize, now: Time) -> Reaction {
         self.with(id, |p| p.abandon(now))
     }

@@ -66,6 +66,7 @@ pub struct PathEvent {
     pub at: Dur,
     /// Scenario path index.
     pub path: usize,
+    /// What is done to it.
     pub action: ScheduledAction,
 }
 
@@ -73,15 +74,19 @@ pub struct PathEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkReaction {
+    /// Nothing: the transport's own failure detection ([`crate::path_health`]) acts.
     #[default]
     None,
+    /// Abandon the path (PATH_ABANDON); open a new path ID on it when the link is back.
     AbandonReopen,
+    /// Mark the path backup (PATH_STATUS_BACKUP); available again when the link is back.
     Standby,
 }
 
 /// The reaction policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ManagerConfig {
+    /// What to do when the link under a path goes down.
     pub on_link_down: LinkReaction,
     /// Time from a link change to the reaction (detection by the lower layer).
     pub detect_delay: Dur,
@@ -91,18 +96,34 @@ pub struct ManagerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// Open path `path_id` on the scenario path, with this initial status.
-    Open { path_id: u64, backup: bool },
+    Open {
+        /// The new path ID (never reused).
+        path_id: u64,
+        /// Backup (PATH_STATUS_BACKUP) rather than available.
+        backup: bool,
+    },
     /// Abandon path `path_id`.
-    Abandon { path_id: u64 },
+    Abandon {
+        /// The path ID abandoned.
+        path_id: u64,
+    },
     /// Announce the status of path `path_id`.
-    SetStatus { path_id: u64, backup: bool },
+    SetStatus {
+        /// The path ID whose status changes.
+        path_id: u64,
+        /// Backup (PATH_STATUS_BACKUP) rather than available (PATH_STATUS_AVAILABLE).
+        backup: bool,
+    },
 }
 
 /// An action due at `at` on scenario path `path`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Planned {
+    /// When it is due.
     pub at: Time,
+    /// Scenario path index.
     pub path: usize,
+    /// What the transport does.
     pub action: Action,
 }
 
@@ -112,13 +133,38 @@ pub struct Planned {
 pub enum PlanError {
     /// An opening of a path that is open at that time.
     #[error("\"open\" at {} s but path {path} is already open then", at.as_secs_f64())]
-    AlreadyOpen { index: usize, at: Dur, path: usize, action: ScheduledAction },
+    AlreadyOpen {
+        /// The entry's position in the schedule.
+        index: usize,
+        /// The entry's time since the start of the run.
+        at: Dur,
+        /// Scenario path index.
+        path: usize,
+        /// The action asked for.
+        action: ScheduledAction,
+    },
     /// An action other than opening on a path that is not open at that time.
     #[error("\"{}\" at {} s but path {path} is not open then", action.name(), at.as_secs_f64())]
-    NotOpen { index: usize, at: Dur, path: usize, action: ScheduledAction },
+    NotOpen {
+        /// The entry's position in the schedule.
+        index: usize,
+        /// The entry's time since the start of the run.
+        at: Dur,
+        /// Scenario path index.
+        path: usize,
+        /// The action asked for.
+        action: ScheduledAction,
+    },
     /// An abandonment of the last open path: the connection needs one.
     #[error("\"abandon\" at {} s would leave no path open (the connection needs one; open another path first)", at.as_secs_f64())]
-    NoPathLeft { index: usize, at: Dur, path: usize },
+    NoPathLeft {
+        /// The entry's position in the schedule.
+        index: usize,
+        /// The entry's time since the start of the run.
+        at: Dur,
+        /// Scenario path index.
+        path: usize,
+    },
 }
 
 impl PlanError {
@@ -340,8 +386,11 @@ impl PathManager {
 /// A link change known in advance (from the scenario's up/down windows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkChange {
+    /// When the link changes.
     pub at: Time,
+    /// Scenario path index.
     pub path: usize,
+    /// The link comes up (`true`) or goes down.
     pub up: bool,
 }
 

@@ -23,6 +23,7 @@ use crate::scheduler::{Content, CopyScope};
 /// One stream with data waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamDemand {
+    /// The stream id.
     pub id: u64,
     /// A priority stream (seed 004's priority attribute): packed before every other stream and,
     /// with `priority_ignores_cwnd`, not held back by the congestion window.
@@ -38,9 +39,13 @@ pub struct StreamDemand {
 /// Data of one stream put into the packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// The stream id.
     pub stream: u64,
+    /// Stream data bytes, the frame header not included.
     pub bytes: u64,
+    /// The stream is a priority stream.
     pub priority: bool,
+    /// The stream's data is duplicated on every path.
     pub redundant: bool,
 }
 
@@ -54,7 +59,9 @@ pub struct PackFilter {
 }
 
 impl PackFilter {
+    /// Every stream.
     pub const ALL: PackFilter = PackFilter { priority_only: false, redundant_only: false };
+    /// Only priority streams: for a packet on a path whose window is full.
     pub fn priority_only() -> PackFilter {
         PackFilter { priority_only: true, redundant_only: false }
     }

@@ -89,8 +89,11 @@ pub struct PathView {
     pub usable: bool,
     /// The path's status is backup (PATH_STATUS_BACKUP, MPTCP `MP_PRIO` backup).
     pub backup: bool,
+    /// Smoothed RTT (the initial guess until `rtt_sampled`).
     pub srtt: Dur,
+    /// RTT variation (RFC 9002 §5.3).
     pub rttvar: Dur,
+    /// Minimum RTT seen on the path.
     pub min_rtt: Dur,
     /// Congestion window, bytes.
     pub cwnd: u64,
@@ -168,12 +171,15 @@ impl Content {
     /// Ordinary stream data: neither redundant nor priority.
     pub const STREAM: Content = Content::Stream { redundant: false, priority: false };
 
+    /// Stream data, of whatever kind.
     pub fn is_stream(self) -> bool {
         matches!(self, Content::Stream { .. })
     }
+    /// Stream data of at least one redundant stream.
     pub fn is_redundant_stream(self) -> bool {
         matches!(self, Content::Stream { redundant: true, .. })
     }
+    /// Stream data of at least one priority stream.
     pub fn is_priority_stream(self) -> bool {
         matches!(self, Content::Stream { priority: true, .. })
     }
@@ -184,6 +190,7 @@ impl Content {
 pub struct Request {
     /// Current virtual time (BLEST rate-limits its λ updates).
     pub now: Time,
+    /// What the packet carries.
     pub content: Content,
     /// Bytes of stream data waiting to be sent on the connection, this packet's included
     /// (ECF's `k`).
@@ -219,11 +226,25 @@ pub enum Decision {
     /// with retransmitted data (seed 004 §8.1.4: the path that takes the retransmission is not
     /// usable for the redundant transmission, and with fewer than two usable paths "the
     /// transmission is not performed").
-    Send { path: usize, copies: Vec<usize>, scope: CopyScope, hold_new: bool, delivery: CopyDelivery },
+    Send {
+        /// The path that carries the packet.
+        path: usize,
+        /// The paths that carry a duplicate.
+        copies: Vec<usize>,
+        /// Which stream frames the duplicates carry.
+        scope: CopyScope,
+        /// Only retransmitted data of the streams within `scope` goes in.
+        hold_new: bool,
+        /// When the duplicates go out.
+        delivery: CopyDelivery,
+    },
     /// Do not send now: a slower path has window space but the scheduler prefers to wait for
     /// `fast_path`, whose window is full (BLEST, ECF). Ask again when an acknowledgement opens a
     /// window.
-    Wait { fast_path: usize },
+    Wait {
+        /// The faster path, whose window is full.
+        fast_path: usize,
+    },
     /// Some path is usable but none has window space for this content.
     Blocked,
     /// No path is usable.
@@ -279,25 +300,35 @@ impl Decision {
 /// The schedulers, by their names in scenario files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum SchedulerKind {
+    /// [`MinRtt`] (SRTTF): the lowest smoothed RTT with window space.
     #[serde(rename = "minrtt")]
     MinRtt,
+    /// [`RoundRobin`]: the candidates with window space in turn.
     #[serde(rename = "roundrobin")]
     RoundRobin,
+    /// [`Redundant`] (RE): stream content on every candidate with window space.
     #[serde(rename = "redundant")]
     Redundant,
+    /// [`SelectiveRedundant`] (SRE): redundant streams as RE, the rest as min-RTT.
     #[serde(rename = "selective_redundant")]
     SelectiveRedundant,
+    /// [`Blest`]: min-RTT, waiting for the fast path when a slower one would block the
+    /// send window.
     #[serde(rename = "blest")]
     Blest,
+    /// [`Ecf`]: min-RTT, waiting for the fast path when it would finish the queue earlier.
     #[serde(rename = "ecf")]
     Ecf,
+    /// [`Picoquic`]: picoquic's of early 2022, the least recently used path that can send now.
     #[serde(rename = "picoquic")]
     Picoquic,
+    /// [`TquicRedundant`]: tquic's redundant scheduler, with copies queued per path.
     #[serde(rename = "tquic_redundant")]
     TquicRedundant,
 }
 
 impl SchedulerKind {
+    /// Every scheduler, in declaration order.
     pub const ALL: [SchedulerKind; 8] = [
         SchedulerKind::MinRtt,
         SchedulerKind::RoundRobin,
@@ -424,6 +455,7 @@ pub enum RedundantChecks {
 }
 
 impl RedundantChecks {
+    /// Both values, in declaration order.
     pub const ALL: [RedundantChecks; 2] = [RedundantChecks::Parallel, RedundantChecks::Sequential];
 
     /// The name used in scenario files (same as the serde name).
@@ -475,6 +507,7 @@ pub struct SchedulerOptions {
     pub redundant_checks: RedundantChecks,
     /// Round-robin: packets per turn (Linux `num_segments`, default 1).
     pub rr_packets_per_turn: u32,
+    /// BLEST's λ and its bounds.
     pub blest: BlestParams,
     /// ECF's hysteresis β, per mille (0.25).
     pub ecf_beta_permille: u32,
@@ -541,7 +574,9 @@ pub struct OptionsError(pub String);
 /// when they answer: a `Send` answer is taken to mean the packet is sent. The caller asks once
 /// per packet.
 pub trait Scheduler: fmt::Debug + Send {
+    /// Which scheduler this is.
     fn kind(&self) -> SchedulerKind;
+    /// Where the packet `req` describes goes, given one view per path.
     fn decide(&mut self, paths: &[PathView], req: &Request) -> Decision;
 }
 
@@ -713,6 +748,7 @@ pub struct MinRtt {
 }
 
 impl MinRtt {
+    /// A min-RTT scheduler with `opts`.
     pub fn new(opts: SchedulerOptions) -> MinRtt {
         MinRtt { opts }
     }
@@ -736,6 +772,8 @@ pub struct RoundRobin {
 }
 
 impl RoundRobin {
+    /// A round-robin scheduler with `opts`; the first turn goes to the lowest-id candidate that
+    /// can send.
     pub fn new(opts: SchedulerOptions) -> RoundRobin {
         RoundRobin { opts, turn: None }
     }
@@ -786,6 +824,7 @@ pub struct Redundant {
 }
 
 impl Redundant {
+    /// An RE scheduler with `opts`.
     pub fn new(opts: SchedulerOptions) -> Redundant {
         Redundant { opts }
     }
@@ -812,6 +851,7 @@ pub struct SelectiveRedundant {
 }
 
 impl SelectiveRedundant {
+    /// An SRE scheduler with `opts`.
     pub fn new(opts: SchedulerOptions) -> SelectiveRedundant {
         SelectiveRedundant { opts }
     }
@@ -871,6 +911,8 @@ pub struct Blest {
 }
 
 impl Blest {
+    /// A BLEST scheduler with `opts`; λ starts at `lambda_initial_permille`, clamped to
+    /// [min, max].
     pub fn new(opts: SchedulerOptions) -> Blest {
         let b = opts.blest;
         let lambda = b
@@ -956,6 +998,7 @@ pub struct Ecf {
 }
 
 impl Ecf {
+    /// An ECF scheduler with `opts`, not waiting.
     pub fn new(opts: SchedulerOptions) -> Ecf {
         Ecf { opts, waiting: false }
     }
@@ -1009,6 +1052,7 @@ pub struct Picoquic {
 }
 
 impl Picoquic {
+    /// picoquic's scheduler with `opts`.
     pub fn new(opts: SchedulerOptions) -> Picoquic {
         Picoquic { opts }
     }
@@ -1046,6 +1090,7 @@ pub struct TquicRedundant {
 }
 
 impl TquicRedundant {
+    /// tquic's redundant scheduler with `opts`.
     pub fn new(opts: SchedulerOptions) -> TquicRedundant {
         TquicRedundant { opts }
     }
