@@ -68,16 +68,21 @@ use multiconn_core::{Dur, Rate, Time};
 pub const BBR_UNIT: u64 = 256;
 /// 2/ln 2, rounded up as Linux does.
 pub const HIGH_GAIN: u64 = BBR_UNIT * 2885 / 1000 + 1;
+/// Drain's pacing gain, 1/2.885 (the inverse of [`HIGH_GAIN`]).
 pub const DRAIN_GAIN: u64 = BBR_UNIT * 1000 / 2885;
+/// ProbeBW's cwnd gain, 2.
 pub const CWND_GAIN: u64 = BBR_UNIT * 2;
 /// Startup and Drain use a cwnd gain of 2 (Linux v1 uses HIGH_GAIN there).
 pub const STARTUP_CWND_GAIN: u64 = BBR_UNIT * 2;
+/// ProbeBW's pacing gains by phase: 1.25, 0.75, then six phases of 1.
 pub const PACING_GAIN_CYCLE: [u64; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 /// ProbeBW starts at index `CYCLE_LEN − 1 − r` (then advances once), `r < CYCLE_RAND`.
 const CYCLE_RAND: u64 = 7;
 /// Rounds of the max-bandwidth filter.
 pub const BW_FILTER_ROUNDS: u64 = 10;
+/// How long a `min_rtt` estimate stands without being refreshed before ProbeRTT: 10 s.
 pub const MIN_RTT_WINDOW: Dur = Dur::from_secs(10);
+/// Least time ProbeRTT holds its window (and at least one round): 200 ms.
 pub const PROBE_RTT_DURATION: Dur = Dur::from_millis(200);
 /// Minimum cwnd and ProbeRTT's cwnd, in segments.
 pub const MIN_CWND_SEGMENTS: u64 = 4;
@@ -88,11 +93,16 @@ const FULL_BW_ROUNDS: u32 = 3;
 const PACING_MARGIN_PERCENT: u64 = 1;
 const QUANTUM_SEGMENTS: u64 = 3;
 
+/// BBR's state machine mode (see the module header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BbrMode {
+    /// Pacing gain 2/ln 2 until the pipe is full (three rounds without 25 % bandwidth growth).
     Startup,
+    /// Pacing gain 1/2.885 until bytes in flight are down to the gain-1 target window.
     Drain,
+    /// Steady state: the pacing gain cycles through [`PACING_GAIN_CYCLE`].
     ProbeBw,
+    /// The window held at [`MIN_CWND_SEGMENTS`] to refresh `min_rtt`.
     ProbeRtt,
 }
 
@@ -106,10 +116,12 @@ pub struct MaxFilter {
 }
 
 impl MaxFilter {
+    /// The windowed maximum.
     pub fn get(&self) -> u64 {
         self.s[0].1
     }
 
+    /// Forgets every sample: `v`, taken at round `t`, is the best, second and third.
     pub fn reset(&mut self, t: u64, v: u64) {
         self.s = [(t, v); 3];
     }
@@ -145,6 +157,7 @@ impl MaxFilter {
     }
 }
 
+/// BBR v1 (see the module header).
 #[derive(Debug, Clone)]
 pub struct Bbr {
     cfg: CcConfig,
@@ -317,6 +330,7 @@ const LT_BW_DIFF_BPS: u64 = 4000 * 8;
 const LT_MAX_ROUNDS: u32 = 48;
 
 impl Bbr {
+    /// Startup with the initial window, pacing at 2.885 · cwnd / 1 ms until an RTT sample.
     pub fn new(cfg: CcConfig) -> Bbr {
         let cwnd = cfg.initial_window;
         let mut bbr = Bbr {
@@ -356,6 +370,7 @@ impl Bbr {
         bbr
     }
 
+    /// Current mode.
     pub fn mode(&self) -> BbrMode {
         self.mode
     }
@@ -363,15 +378,19 @@ impl Bbr {
     pub fn btl_bw(&self) -> Rate {
         Rate(self.bw.get())
     }
+    /// The minimum-RTT estimate (`None` before the first sample).
     pub fn min_rtt(&self) -> Option<Dur> {
         self.min_rtt
     }
+    /// Startup has found the pipe full.
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
     }
+    /// Current pacing gain, as a factor.
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain as f64 / BBR_UNIT as f64
     }
+    /// Current cwnd gain, as a factor.
     pub fn cwnd_gain(&self) -> f64 {
         self.cwnd_gain as f64 / BBR_UNIT as f64
     }

@@ -52,7 +52,9 @@ pub enum CoupledKind {
     /// Linux's module name for LIA is `coupled`.
     #[serde(alias = "coupled")]
     Lia,
+    /// OLIA (Khalili, Gast, Popovic, Upadhyay, Le Boudec, CoNEXT 2012).
     Olia,
+    /// BALIA (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016).
     Balia,
     /// Weighted Vegas (delay-based, [`crate::wvegas`]).
     Wvegas,
@@ -61,11 +63,13 @@ pub enum CoupledKind {
 }
 
 impl CoupledKind {
+    /// Every coupled algorithm, in declaration order.
     pub const ALL: [CoupledKind; 5] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia, CoupledKind::Wvegas, CoupledKind::Westwood];
     /// The linked-increase algorithms that [`CoupledCc`] runs (Reno-style windows: additive
     /// increase, multiplicative decrease).
     pub const LINKED: [CoupledKind; 3] = [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia];
 
+    /// Its name in scenarios (`lia`, `olia`, `balia`, `wvegas`, `westwood`).
     pub fn name(self) -> &'static str {
         match self {
             CoupledKind::Lia => "lia",
@@ -108,6 +112,7 @@ pub trait MultipathController: Send + std::fmt::Debug {
     /// potentially-failed subflows out of its coupled controllers' sums. Independent
     /// controllers ignore it.
     fn set_suspended(&mut self, _path: usize, _suspended: bool) {}
+    /// `path` was added and not removed (a suspended path is still active).
     fn is_active(&self, path: usize) -> bool;
     /// Paths ever added (active or not).
     fn path_count(&self) -> usize;
@@ -131,6 +136,7 @@ pub trait MultipathController: Send + std::fmt::Debug {
     fn window(&self, path: usize) -> u64;
     /// Slow-start threshold of `path` in bytes; `None` while infinite or once removed.
     fn ssthresh(&self, path: usize) -> Option<u64>;
+    /// Where `path`'s controller is, for time series and qlog.
     fn state(&self, path: usize) -> CcState;
     /// A pacing rate the path's controller wants; `None` = pace from cwnd / smoothed RTT.
     fn pacing_rate(&self, _path: usize) -> Option<Rate> {
@@ -173,6 +179,7 @@ pub struct UncoupledCc {
 }
 
 impl UncoupledCc {
+    /// No paths yet.
     pub fn new() -> UncoupledCc {
         UncoupledCc::default()
     }
@@ -327,6 +334,7 @@ impl CoupledCc {
         CoupledCc { kind, paths: Vec::new() }
     }
 
+    /// The linked-increase algorithm it runs.
     pub fn kind(&self) -> CoupledKind {
         self.kind
     }
@@ -682,10 +690,12 @@ impl PathController {
         PathController { shared, path }
     }
 
+    /// The path index it forwards events for.
     pub fn path(&self) -> usize {
         self.path
     }
 
+    /// The connection's shared controller.
     pub fn shared(&self) -> &SharedMultipath {
         &self.shared
     }

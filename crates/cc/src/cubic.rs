@@ -153,6 +153,7 @@ struct Saved {
     bic: BicTcp,
 }
 
+/// CUBIC (RFC 9438) with the variants the config selects (see the module header).
 #[derive(Debug, Clone)]
 pub struct Cubic {
     cfg: CcConfig,
@@ -195,6 +196,7 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// Slow start from the initial window, ssthresh infinite, no W_max yet.
     pub fn new(cfg: CcConfig) -> Cubic {
         let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
         let beta = cfg.cubic_beta;

@@ -11,19 +11,27 @@ use multiconn_core::{Dur, Rate, Time};
 /// Snapshot taken when a packet is sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SentRateState {
+    /// Total bytes delivered on the path when the packet was sent.
     pub delivered: u64,
+    /// When `delivered` last grew (or the flight restarted from empty), as of the send.
     pub delivered_time: Time,
+    /// Send time of the newest packet acknowledged by then, or of the first packet sent after
+    /// the flight emptied: where the sample's send interval starts.
     pub first_sent_time: Time,
+    /// When the packet was sent.
     pub sent_time: Time,
+    /// The sender was in an application-limited phase.
     pub is_app_limited: bool,
 }
 
 /// One delivery-rate sample.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateSample {
+    /// `delivered` over `interval`, bits per second.
     pub delivery_rate: Rate,
     /// Bytes delivered over the sample's interval.
     pub delivered: u64,
+    /// The longer of the send and ACK intervals of the newest acknowledged packet.
     pub interval: Dur,
     /// The sample was taken while the sender was application-limited (a lower bound only).
     pub is_app_limited: bool,
@@ -33,6 +41,7 @@ pub struct RateSample {
     pub rtt: Dur,
 }
 
+/// The delivery-rate estimator of one path.
 #[derive(Clone, Debug, Default)]
 pub struct DeliveryRateEstimator {
     delivered: u64,
@@ -52,6 +61,7 @@ pub struct DeliveryRateEstimator {
 }
 
 impl DeliveryRateEstimator {
+    /// Nothing delivered yet.
     pub fn new() -> DeliveryRateEstimator {
         DeliveryRateEstimator::default()
     }
@@ -82,6 +92,8 @@ impl DeliveryRateEstimator {
         self.app_limited_until = (self.delivered + bytes_in_flight).max(1);
     }
 
+    /// A packet of `bytes`, sent with state `sent`, is newly acknowledged at `now`; call for
+    /// every packet of an ACK, then [`take_sample`](Self::take_sample).
     pub fn on_packet_acked(&mut self, now: Time, bytes: u64, sent: &SentRateState) {
         self.delivered += bytes;
         self.delivered_time = now;

@@ -58,8 +58,14 @@ pub const RTT_WINDOW: usize = 7;
 /// Where the controller is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// The window doubles per round trip while the delay stays below the threshold
+    /// (reported as `slow_start`).
     Initial,
+    /// Growth `α = 0.25·(1 − δ/threshold)` per acknowledged byte (reported as
+    /// `congestion_avoidance`).
     Eval,
+    /// After a congestion signal: no growth for one minimum RTT or until a packet sent since is
+    /// acknowledged (reported as `recovery`).
     Freeze,
 }
 
@@ -90,6 +96,7 @@ pub fn delay_threshold(rtt_min: u64) -> u64 {
     (rtt_min / 8).min(DELAY_THRESHOLD_MAX.0)
 }
 
+/// picoquic's `fast` (see the module header).
 #[derive(Clone, Debug)]
 pub struct Fast {
     cfg: CcConfig,
@@ -123,6 +130,7 @@ pub struct Fast {
 }
 
 impl Fast {
+    /// *Initial* with the initial window; the minimum RTT starts at `initial_rtt`, not trusted.
     pub fn new(cfg: CcConfig) -> Fast {
         let rtt_min = cfg.initial_rtt.0;
         Fast {
@@ -148,6 +156,7 @@ impl Fast {
         }
     }
 
+    /// Current phase.
     pub fn phase(&self) -> Phase {
         self.phase
     }

@@ -107,10 +107,15 @@ use serde::Deserialize;
 
 /// RFC 9406 constants (ngtcp2's `NGTCP2_HS_*` are the same).
 pub const MIN_RTT_THRESH: Dur = Dur::from_millis(4);
+/// RFC 9406 MAX_RTT_THRESH: the RTT-increase threshold's upper clamp.
 pub const MAX_RTT_THRESH: Dur = Dur::from_millis(16);
+/// RFC 9406 MIN_RTT_DIVISOR: the threshold is `lastRoundMinRTT` divided by this, clamped.
 pub const MIN_RTT_DIVISOR: u64 = 8;
+/// RFC 9406 N_RTT_SAMPLE: RTT samples a round needs before its minimum is compared.
 pub const N_RTT_SAMPLE: u32 = 8;
+/// RFC 9406 CSS_GROWTH_DIVISOR: slow-start growth is divided by this in CSS.
 pub const CSS_GROWTH_DIVISOR: u64 = 4;
+/// RFC 9406 CSS_ROUNDS: rounds of CSS before slow start ends.
 pub const CSS_ROUNDS: u32 = 5;
 /// ngtcp2 0.12's `NGTCP2_HS_MIN_SSTHRESH`: its HyStart acts only once the window is at least
 /// this many datagrams.
@@ -154,7 +159,12 @@ pub enum HyStartPhase {
     /// Standard slow start, watching for an RTT increase.
     SlowStart,
     /// Conservative Slow Start; `rounds` counts the round boundaries passed since it began.
-    Css { baseline: Dur, rounds: u32 },
+    Css {
+        /// The round minimum RTT that started CSS (RFC 9406 `cssBaselineMinRtt`).
+        baseline: Dur,
+        /// Round boundaries passed since CSS began.
+        rounds: u32,
+    },
     /// CSS has run its rounds: the controller must set `ssthresh = cwnd` now.
     ExitPending,
     /// Slow start is over (left by HyStart++ or by a congestion event): HyStart++ no longer acts.
@@ -177,6 +187,7 @@ impl SlowStartStep {
     pub const GROW: SlowStartStep = SlowStartStep { divisor: 1, exit: false };
 }
 
+/// The HyStart state of one sender, by one [`HyStartRule`] (see the module notes).
 #[derive(Debug, Clone)]
 pub struct HyStart {
     mds: u64,
@@ -269,6 +280,7 @@ impl HyStart {
         HyStart::with_rule(mds, HyStartRule::Rfc9406)
     }
 
+    /// `rule`'s HyStart for datagrams of `mds` bytes, in slow start.
     pub fn with_rule(mds: u64, rule: HyStartRule) -> HyStart {
         HyStart {
             mds,
@@ -289,10 +301,12 @@ impl HyStart {
         }
     }
 
+    /// Whose rule it follows.
     pub fn rule(&self) -> HyStartRule {
         self.rule
     }
 
+    /// A packet was sent at `now`: it opens a round if none is open.
     pub fn on_packet_sent(&mut self, now: Time) {
         if self.round_first_sent.is_none() {
             self.round_first_sent = Some(now);
@@ -592,10 +606,12 @@ impl HyStart {
         }
     }
 
+    /// Where it is.
     pub fn phase(&self) -> HyStartPhase {
         self.phase
     }
 
+    /// In Conservative Slow Start.
     pub fn in_css(&self) -> bool {
         matches!(self.phase, HyStartPhase::Css { .. })
     }

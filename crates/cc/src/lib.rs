@@ -18,10 +18,6 @@
 //! Windows and byte counts are `u64` bytes; times are integer nanoseconds. Controllers never
 //! read a clock: every call carries `now`.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod bbr;
 pub mod bictcp;
 pub mod coupled;
@@ -50,17 +46,22 @@ pub use rtt::{RttEstimator, RttVarRule};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CcKind {
+    /// NewReno (RFC 9002 appendix B; RFC 6582 behaviour for TCP); `reno` is read as it too.
     #[serde(alias = "reno")]
     NewReno,
+    /// CUBIC (RFC 9438).
     Cubic,
+    /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00).
     Bbr,
     /// picoquic's delay-based `fast` (`fastcc.c`).
     Fast,
 }
 
 impl CcKind {
+    /// Every algorithm, in declaration order.
     pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast];
 
+    /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`).
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
@@ -92,14 +93,19 @@ impl std::str::FromStr for CcKind {
 /// Where the controller is: reported in time series and qlog `congestion_state_updated`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CcState {
+    /// Slow start: below ssthresh (`fast`: its *initial* phase).
     SlowStart,
+    /// Congestion avoidance: at or above ssthresh (`fast`: its *eval* phase).
     CongestionAvoidance,
     /// Inside a recovery period (no further reduction until it ends).
     Recovery,
     /// BBR's own phases, named as the draft names them.
     Startup,
+    /// BBR draining the queue Startup built.
     Drain,
+    /// BBR's steady state, cycling the pacing gain around the estimated bandwidth.
     ProbeBw,
+    /// BBR holding its window at 4 segments to measure the minimum RTT again.
     ProbeRtt,
 }
 
@@ -132,6 +138,7 @@ pub(crate) fn loss_based_state(in_recovery: bool, cwnd: u64, ssthresh: u64) -> C
 /// Everything that parameterises a controller. Implementation profiles fill it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcConfig {
+    /// The algorithm [`build`] makes.
     pub kind: CcKind,
     /// Largest datagram (QUIC) or segment (TCP MSS) in bytes: the window's unit.
     pub max_datagram_size: u64,
@@ -146,6 +153,7 @@ pub struct CcConfig {
     pub reno_beta: f64,
     /// CUBIC β (RFC 9438: 0.7) and C (0.4).
     pub cubic_beta: f64,
+    /// CUBIC C, the scale of the cubic window function (RFC 9438 §4.2: 0.4).
     pub cubic_c: f64,
     /// CUBIC fast convergence (RFC 9438 §4.7).
     pub fast_convergence: bool,
@@ -313,6 +321,7 @@ pub trait Controller: Send + std::fmt::Debug {
     fn window(&self) -> u64;
     /// Slow-start threshold in bytes; `None` while infinite.
     fn ssthresh(&self) -> Option<u64>;
+    /// Where the controller is, for time series and qlog.
     fn state(&self) -> CcState;
     /// A pacing rate the controller wants (BBR); `None` = pace from cwnd / smoothed RTT.
     fn pacing_rate(&self) -> Option<Rate> {
@@ -330,6 +339,7 @@ pub trait Controller: Send + std::fmt::Debug {
     fn sets_recovery_window(&self) -> bool {
         false
     }
+    /// Which algorithm this is.
     fn kind(&self) -> CcKind;
 }
 

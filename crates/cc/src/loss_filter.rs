@@ -28,6 +28,7 @@ pub struct SmoothedLoss {
 }
 
 impl SmoothedLoss {
+    /// Rate 0, no packet counted.
     pub fn new() -> SmoothedLoss {
         SmoothedLoss::default()
     }

@@ -26,6 +26,7 @@ use crate::hystart::{HyStart, SlowStartStep};
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
 
+/// NewReno (see the module header).
 #[derive(Debug, Clone)]
 pub struct NewReno {
     cfg: CcConfig,
@@ -57,6 +58,7 @@ pub enum RenoGrowth {
 }
 
 impl NewReno {
+    /// Slow start from the initial window, ssthresh infinite.
     pub fn new(cfg: CcConfig) -> NewReno {
         let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
         NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), unsegmented: 0, cfg }

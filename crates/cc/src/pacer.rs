@@ -46,17 +46,23 @@ const NGTCP2_V012_SEND_QUANTUM: u64 = 64 * 1024;
 /// `NGTCP2_PKT_PACING_OVERHEAD`: how early a paced packet may leave.
 const NGTCP2_PACING_OVERHEAD: Dur = Dur(1_000_000);
 
+/// How a sender paces: the profile's `[pacing]` and the sizes the bucket depends on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacerConfig {
     /// Off: packets leave as soon as the window allows.
     pub enabled: bool,
     /// N in N·cwnd/smoothed_rtt.
     pub factor: f64,
+    /// How deep the bucket is.
     pub burst: BurstRule,
+    /// Largest datagram (QUIC) or segment (TCP) in bytes.
     pub max_datagram_size: u64,
+    /// Initial window in bytes: the bucket's content at the start and its `initial-window`
+    /// depth.
     pub initial_window: u64,
 }
 
+/// The pacer of one path: a token bucket in bytes, or ngtcp2 0.12's writes.
 #[derive(Clone, Debug)]
 pub struct Pacer {
     cfg: PacerConfig,
@@ -89,6 +95,7 @@ impl PacerConfig {
 }
 
 impl Pacer {
+    /// A bucket holding the initial window.
     pub fn new(cfg: PacerConfig) -> Pacer {
         let tokens = cfg.initial_window as f64;
         Pacer { cfg, tokens, last: Time::ZERO, write: QuantumWrite::default() }

@@ -32,6 +32,7 @@ pub enum RttVarRule {
     Aioquic,
 }
 
+/// The RTT estimate of one path (see the module header).
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     latest: Dur,
@@ -46,6 +47,7 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
+    /// No sample yet: smoothed RTT `initial_rtt`, rttvar `initial_rtt / 2`, updated by `rule`.
     pub fn new(initial_rtt: Dur, rule: RttVarRule) -> RttEstimator {
         RttEstimator {
             latest: Dur::ZERO,
@@ -100,6 +102,7 @@ impl RttEstimator {
         self.smoothed = Dur((7 * self.smoothed.0 + latest.0) / 8);
     }
 
+    /// At least one sample was taken.
     pub fn has_sample(&self) -> bool {
         self.has_sample
     }
@@ -108,12 +111,16 @@ impl RttEstimator {
     pub fn samples(&self) -> u64 {
         self.samples
     }
+    /// latest_rtt, the last sample (aioquic: floored at 1 ms, the ack delay subtracted while
+    /// it stays above min_rtt); zero before any.
     pub fn latest(&self) -> Dur {
         self.latest
     }
+    /// smoothed_rtt (`initial_rtt` before the first sample).
     pub fn smoothed(&self) -> Dur {
         self.smoothed
     }
+    /// rttvar (`initial_rtt / 2` before the first sample).
     pub fn rttvar(&self) -> Dur {
         self.rttvar
     }
@@ -125,6 +132,7 @@ impl RttEstimator {
             self.initial
         }
     }
+    /// The RTT assumed before the first sample.
     pub fn initial(&self) -> Dur {
         self.initial
     }

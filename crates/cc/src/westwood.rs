@@ -89,6 +89,7 @@ impl Default for CoupledWestwood {
 }
 
 impl CoupledWestwood {
+    /// No paths yet.
     pub fn new() -> CoupledWestwood {
         CoupledWestwood { lia: CoupledCc::new(CoupledKind::Lia), bwe: Vec::new(), rtt_min: Vec::new() }
     }
@@ -98,6 +99,7 @@ impl CoupledWestwood {
         &self.lia
     }
 
+    /// `path`'s bandwidth estimator.
     pub fn bandwidth(&self, path: usize) -> &BandwidthEstimator {
         &self.bwe[path]
     }

@@ -117,6 +117,7 @@ pub struct Wvegas {
 }
 
 impl Wvegas {
+    /// No paths yet.
     pub fn new() -> Wvegas {
         Wvegas::default()
     }
