@@ -2,8 +2,10 @@
 
 The work is done by the `multiconn-emu` program (crate `crates/emu`), which `make setup`
 builds and installs beside this package's interpreter; this module finds it, passes the
-interpreter (for the aioquic stack), turns its ``timeseries.csv`` into
-``timeseries.parquet`` like ``multiconn run`` writes, and prints a short table.
+interpreter (for the aioquic stack), reads back what it wrote (its summary, the scenario and
+the simulator's time-series table as CSV) into a `RunResult` and writes the run folder with
+it, so that an emulated run has the files and columns of a simulated one (`timeseries.parquet`
+included), and prints a short table.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ._native import TIMESERIES_COLUMNS
 from .errors import EmulationError, EmulationFailed
+from .frame import NativeTable
+from .result import SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_CSV_FILE, RunResult
 
 PROGRAM = "multiconn-emu"
 
@@ -80,19 +85,29 @@ def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tupl
         raise EmulationError(message)
     if proc.returncode != 0:
         raise EmulationFailed(message)
-    out_dir = Path(out)
-    _write_parquet(out_dir / "timeseries.csv", out_dir / "timeseries.parquet")
-    return json.loads((out_dir / "summary.json").read_text())
+    result = read_emulated(out)
+    result.write(out, csv=True)
+    return result.summary
 
 
-def _write_parquet(csv: Path, parquet: Path) -> None:
+def read_emulated(out: str | os.PathLike[str]) -> RunResult:
+    """The result the emulator left in `out`: its summary, the scenario, and the time series
+    from its ``timeseries.csv`` (the simulator's columns, typed as the core declares them)."""
+    import pyarrow as pa
     import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
 
-    table = pacsv.read_csv(csv, convert_options=pacsv.ConvertOptions(
-        column_types={"name": "string", "direction": "string", "kind": "string"},
-        strings_can_be_null=False))
-    pq.write_table(table, parquet)
+    out_dir = Path(out)
+    arrow_types = {"float64": pa.float64(), "int64": pa.int64(), "str": pa.string()}
+    table = pacsv.read_csv(out_dir / TIMESERIES_CSV_FILE, convert_options=pacsv.ConvertOptions(
+        column_types={name: arrow_types[kind] for name, kind in TIMESERIES_COLUMNS},
+        null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False))
+    expected = [name for name, _ in TIMESERIES_COLUMNS]
+    if table.column_names != expected:
+        raise EmulationFailed(f"{out_dir / TIMESERIES_CSV_FILE}: columns {table.column_names}, expected {expected} "
+                              f"(the emulator and this package are from different versions: run `make setup`)")
+    summary = json.loads((out_dir / SUMMARY_FILE).read_text())
+    scenario = json.loads((out_dir / SCENARIO_FILE).read_text())
+    return RunResult(summary, NativeTable(table.to_pydict()), scenario)
 
 
 def summary_lines(summary: dict) -> list[str]:

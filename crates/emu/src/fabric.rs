@@ -101,7 +101,9 @@ impl Fabric {
         for (i, p) in ports.iter().enumerate() {
             port_of[p.flow][p.path as usize][usize::from(p.end == End::To)] = i;
         }
-        let recorder = BinnedRecorder::new(bin, paths.len(), links).with_paths(paths).with_bearers(bearers);
+        // Path series for the flows with more than one path, as the simulator keeps them.
+        let path_series: Vec<usize> = paths.iter().map(|&n| if n > 1 { n } else { 0 }).collect();
+        let recorder = BinnedRecorder::new(bin, paths.len(), links).with_paths(&path_series).with_bearers(bearers);
         Fabric {
             t0_ns,
             timers: BinaryHeap::new(),

@@ -1,20 +1,22 @@
 //! What an emulated run writes: `summary.json` (flows with what their application and the
-//! emulator measured, links, the timing report), `timeseries.csv` (per bin, per link direction,
-//! flow and path, the simulator's columns where they apply) and `scenario.json`
-//! (docs/emulator.md lists every field).
+//! emulator measured, links, the timing report), `timeseries.csv` (the simulator's
+//! time-series table, [`multiconn_scenario::report::timeseries_of`], over the emulator's
+//! recorder and network: flows, link directions, paths, split bearer legs and bearers) and
+//! `scenario.json` (docs/emulator.md lists every field). The link block of the summary is the
+//! simulator's ([`multiconn_scenario::report::links_json`]). `multiconn emulate` reads these
+//! back and writes the run folder as `multiconn run` does.
 //!
 //! A flow's bytes here are IP bytes, headers included, as the emulator saw them cross its
 //! TUNs; the payload the application received is the stack's own report (`app`).
 
-use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
-use multiconn_metrics::BinRow;
+use multiconn_core::{Dur, FlowId, Time};
 use multiconn_scenario::format::tidy;
-use multiconn_scenario::report::{aqm_json, drops_json};
+use multiconn_scenario::format::columns_csv;
+use multiconn_scenario::report::{drops_json, links_json, timeseries_of, SeriesNames};
 use multiconn_net::Network;
 use multiconn_scenario::Scenario;
 use serde_json::{json, Value};
@@ -157,30 +159,7 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
             })
         })
         .collect();
-    let links: Vec<Value> = resolved
-        .links
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let total = fabric.recorder.link_total(LinkId(i as u32));
-            let capacity_bits = l.model.capacity_bits(Time::ZERO, facts.end);
-            let mut link = json!({
-                "name": l.name,
-                "direction": l.direction.name(),
-                "from": l.from,
-                "to": l.to,
-                "bytes_delivered": total.bytes_delivered,
-                "packets_delivered": total.packets_delivered,
-                "capacity_mbps": if end_s > 0.0 { tidy(capacity_bits / end_s / 1e6) } else { 0.0 },
-                "utilization": (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits)),
-                "drops": drops_json(total),
-            });
-            if let (Some(stats), Some(aqm)) = (net.link(i).aqm_stats(), l.aqm) {
-                link["aqm"] = aqm_json(aqm, &stats);
-            }
-            link
-        })
-        .collect();
+    let links = links_json(&resolved.links, &fabric.recorder, net, facts.end);
     let goodputs: Vec<f64> = flows.iter().filter_map(|f| f["goodput_mbps"].as_f64()).collect();
     let jain = (goodputs.len() == flows.len()).then(|| multiconn_metrics::jain_index(&goodputs)).flatten().map(tidy);
     let summary = json!({
@@ -213,49 +192,13 @@ pub fn write(out: &Path, scenario: &Scenario, net: &Network, fabric: &mut Fabric
     write_file("summary.json", &(serde_json::to_string_pretty(&summary).expect("JSON") + "\n"))?;
     write_file("scenario.json", &(scenario.to_json() + "\n"))?;
 
-    // Time series.
-    let mut csv = String::from("time_s,kind,name,direction,path,bytes_delivered,throughput_mbps,queue_packets,queue_bytes");
-    for cause in DropCause::ALL {
-        write!(csv, ",drops_{}", cause.name()).expect("a String");
-    }
-    csv.push('\n');
-    let mut rows = |kind: &str, name: &str, direction: &str, path: Option<usize>, series: &[BinRow]| {
-        for r in series {
-            let secs = r.length.as_secs_f64();
-            let c = &r.counters;
-            let mbps = if secs > 0.0 { c.bytes_delivered as f64 * 8.0 / secs / 1e6 } else { 0.0 };
-            let (qp, qb) = if kind == "link" && r.length.0 > 0 { (c.queue_packet_ns as f64 / r.length.0 as f64, c.queue_byte_ns as f64 / r.length.0 as f64) } else { (f64::NAN, f64::NAN) };
-            let path = path.map(|p| p.to_string()).unwrap_or_default();
-            write!(csv, "{},{kind},{name},{direction},{path},{},{},{},{}", tidy(r.start.as_secs_f64()), c.bytes_delivered, tidy(mbps), opt(qp), opt(qb)).expect("a String");
-            for cause in DropCause::ALL {
-                write!(csv, ",{}", c.drops_by(cause)).expect("a String");
-            }
-            csv.push('\n');
-        }
-    };
-    for (l, series) in resolved.links.iter().zip(&finished.links) {
-        rows("link", &l.name, l.direction.name(), None, series);
-    }
-    for (f, series) in resolved.flows.iter().zip(&finished.flows) {
-        rows("flow", &f.name, "", None, series);
-    }
-    for (f, per_path) in resolved.flows.iter().zip(&finished.paths) {
-        if per_path.len() > 1 {
-            for (p, series) in per_path.iter().enumerate() {
-                rows("path", &f.name, "", Some(p), series);
-            }
-        }
-    }
+    // The simulator's time-series table, written as CSV: `multiconn emulate` reads it back
+    // and writes the run folder as `multiconn run` does (python/multiconn/emulate.py).
+    let names: Vec<&str> = resolved.flows.iter().map(|f| f.name.as_str()).collect();
+    let columns = timeseries_of(&finished, &SeriesNames { flows: &names, links: &resolved.links, cells: &resolved.cells }, net, facts.end);
+    let csv = columns_csv(&columns);
     write_file("timeseries.csv", &csv)?;
     Ok(summary)
-}
-
-fn opt(x: f64) -> String {
-    if x.is_nan() {
-        String::new()
-    } else {
-        format!("{}", tidy(x))
-    }
 }
 
 #[cfg(test)]

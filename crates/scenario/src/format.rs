@@ -44,6 +44,20 @@ impl ColumnType {
 }
 
 impl Column {
+    /// Its number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+
+    /// Whether it has no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn column_type(&self) -> ColumnType {
         match self {
             Column::F64(_) => ColumnType::F64,
@@ -51,6 +65,30 @@ impl Column {
             Column::Str(_) => ColumnType::Str,
         }
     }
+}
+
+/// `columns` as CSV text: a header of their names, then one line per row; floats as Rust
+/// writes them (the shortest text that reads back the same value), NaN as `NaN`, strings as
+/// they are (the tables' strings are names, which hold no commas, quotes or line breaks).
+pub fn columns_csv(columns: &[(String, Column)]) -> String {
+    use std::fmt::Write as _;
+    let rows = columns.first().map_or(0, |(_, c)| c.len());
+    let mut out = columns.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(",");
+    out.push('\n');
+    for r in 0..rows {
+        for (i, (_, column)) in columns.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            match column {
+                Column::F64(v) => write!(out, "{}", v[r]).expect("a String"),
+                Column::I64(v) => write!(out, "{}", v[r]).expect("a String"),
+                Column::Str(v) => out.push_str(&v[r]),
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Names `columns` after `schema`, whose types they must have.

@@ -12,11 +12,12 @@
 
 use crate::fairness;
 use crate::messages::MessageTable;
-use crate::resolve::Hop;
+use crate::resolve::{Cell, Hop, LinkDirection};
 use crate::sim::{FlowState, PathTraffic, World};
 use crate::format::{named_columns, tidy, Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
-use multiconn_metrics::{jain_index, BinRow, Counters};
+use multiconn_metrics::{jain_index, BinRow, BinnedRecorder, Counters, Finished};
+use multiconn_net::Network;
 use multiconn_transport::{PathAction, PathStats, Role};
 use serde_json::{json, Map, Value};
 
@@ -43,6 +44,41 @@ fn drops_json_by(count: impl Fn(DropCause) -> u64) -> Value {
         m.insert(cause.name().into(), json!(count(cause)));
     }
     Value::Object(m)
+}
+
+/// The link directions' block of a run's summary, simulated or emulated: per direction what
+/// it delivered, its capacity over the run (its rate model's bits from 0 to `end`) and how
+/// much of it was used, its mean queue, its drops by cause and, where it has one, its queue
+/// discipline's counts.
+pub fn links_json(links: &[LinkDirection], recorder: &BinnedRecorder, net: &Network, end: Time) -> Vec<Value> {
+    links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let total = recorder.link_total(LinkId(i as u32));
+            let capacity_bits = l.model.capacity_bits(Time::ZERO, end);
+            let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
+            let secs = end.as_secs_f64();
+            let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
+            let mut link = json!({
+                "name": l.name,
+                "direction": l.direction.name(),
+                "from": l.from,
+                "to": l.to,
+                "bytes_delivered": total.bytes_delivered,
+                "packets_delivered": total.packets_delivered,
+                "capacity_mbps": if secs > 0.0 { tidy(capacity_bits / secs / 1e6) } else { 0.0 },
+                "utilization": utilization,
+                "mean_queue_packets": tidy(mean_queue),
+                "drops": drops_json(total),
+            });
+            // Only links with a queue discipline carry the block, so drop-tail runs read as before.
+            if let (Some(stats), Some(aqm)) = (net.link(i).aqm_stats(), l.aqm) {
+                link["aqm"] = aqm_json(aqm, &stats);
+            }
+            link
+        })
+        .collect()
 }
 
 /// The run's summary; `covered` are the flows the fairness indices cover (indices of the
@@ -165,35 +201,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
             flow
         })
         .collect();
-    let links: Vec<Value> = world
-        .links
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let total = world.hosts.recorder.link_total(LinkId(i as u32));
-            let capacity_bits = l.model.capacity_bits(Time::ZERO, end);
-            let utilization = (capacity_bits > 0.0).then(|| tidy(total.bytes_delivered as f64 * 8.0 / capacity_bits));
-            let secs = end.as_secs_f64();
-            let mean_queue = if end.0 > 0 { total.queue_packet_ns as f64 / end.0 as f64 } else { 0.0 };
-            let mut link = json!({
-                "name": l.name,
-                "direction": l.direction.name(),
-                "from": l.from,
-                "to": l.to,
-                "bytes_delivered": total.bytes_delivered,
-                "packets_delivered": total.packets_delivered,
-                "capacity_mbps": if secs > 0.0 { tidy(capacity_bits / secs / 1e6) } else { 0.0 },
-                "utilization": utilization,
-                "mean_queue_packets": tidy(mean_queue),
-                "drops": drops_json(total),
-            });
-            // Only links with a queue discipline carry the block, so drop-tail runs read as before.
-            if let (Some(stats), Some(aqm)) = (world.net.link(i).aqm_stats(), l.aqm) {
-                link["aqm"] = aqm_json(aqm, &stats);
-            }
-            link
-        })
-        .collect();
+    let links = links_json(&world.links, &world.hosts.recorder, &world.net, end);
     let mut summary = json!({
         "multiconn_version": env!("CARGO_PKG_VERSION"),
         "scenario": scenario,
@@ -673,11 +681,29 @@ enum RowOf<'a> {
     Bearer(u8),
 }
 
-/// One row per (entity, bin): every flow's bins, every link direction's, then every path's of
-/// the flows with more than one, every split bearer leg's and every split bearer's (bearers
-/// in the order of their flows, paths and hops; legs in the split's order).
+/// One row per (entity, bin) of a simulated run: see [`timeseries_of`].
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
     let rows = world.hosts.recorder.finish(end);
+    let flows: Vec<&str> = world.hosts.flows.iter().map(|f| f.spec.name.as_str()).collect();
+    timeseries_of(&rows, &SeriesNames { flows: &flows, links: &world.links, cells: &world.cells }, &world.net, end)
+}
+
+/// What names a run's series: its flows (in the recorder's order), link directions and cells.
+pub struct SeriesNames<'a> {
+    /// The flows' names.
+    pub flows: &'a [&'a str],
+    /// The link directions.
+    pub links: &'a [LinkDirection],
+    /// The cells.
+    pub cells: &'a [Cell],
+}
+
+/// The time-series table of a run, simulated or emulated, from its recorder's rows and its
+/// network: one row per (entity, bin), every flow's bins, every link direction's, then every
+/// path's of the flows with more than one, every split bearer leg's and every split bearer's
+/// (bearers in the order of their flows, paths and hops; legs in the split's order), then
+/// the cells' UEs (when the cells keep series).
+pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: Time) -> Vec<(String, Column)> {
     let mut time_s = Vec::new();
     let mut kind = Vec::new();
     let mut name = Vec::new();
@@ -747,34 +773,34 @@ pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
             }
         }
     };
-    for (f, bins) in world.hosts.flows.iter().zip(&rows.flows) {
-        push("flow", &f.spec.name, "", bins, RowOf::Flow);
+    for (f, bins) in names.flows.iter().zip(&rows.flows) {
+        push("flow", f, "", bins, RowOf::Flow);
     }
-    for (l, bins) in world.links.iter().zip(&rows.links) {
+    for (l, bins) in names.links.iter().zip(&rows.links) {
         push("link", &l.name, l.direction.name(), bins, RowOf::Link);
     }
-    for (f, paths) in world.hosts.flows.iter().zip(&rows.paths) {
+    for (f, paths) in names.flows.iter().zip(&rows.paths) {
         for (p, bins) in paths.iter().enumerate() {
-            push("path", &f.spec.name, "", bins, RowOf::Path(p as u8));
+            push("path", f, "", bins, RowOf::Path(p as u8));
         }
     }
     // A split serving the return direction too (reverse_policy): its rows there say so.
     let bearer_direction = |route: u16| if route == 0 { "" } else { "reverse" };
     for (e, legs) in rows.legs.iter().enumerate() {
-        let info = world.net.bearer_info(e);
-        let flow = &world.hosts.flows[info.flow].spec.name;
+        let info = net.bearer_info(e);
+        let flow = names.flows[info.flow];
         for (leg, bins) in info.legs.iter().zip(legs) {
-            push("leg", flow, bearer_direction(info.route), bins, RowOf::Leg { path: info.path, leg: &world.links[*leg].name });
+            push("leg", flow, bearer_direction(info.route), bins, RowOf::Leg { path: info.path, leg: &names.links[*leg].name });
         }
     }
     for (e, bins) in rows.bearers.iter().enumerate() {
-        let info = world.net.bearer_info(e);
-        push("bearer", &world.hosts.flows[info.flow].spec.name, bearer_direction(info.route), bins, RowOf::Bearer(info.path));
+        let info = net.bearer_info(e);
+        push("bearer", names.flows[info.flow], bearer_direction(info.route), bins, RowOf::Bearer(info.path));
     }
     let flat_rows = time_s.len();
     let mut cell = CellColumns::default();
-    for (c, spec) in world.cells.iter().enumerate() {
-        let Some(series) = world.net.cell(c).series() else { continue };
+    for (c, spec) in names.cells.iter().enumerate() {
+        let Some(series) = net.cell(c).series() else { continue };
         for (u, node) in spec.ues.iter().enumerate() {
             for (dir, dir_name) in [(0, "downlink"), (1, "uplink")] {
                 for (i, b) in series.rows(u, dir, end.0).iter().enumerate() {

@@ -355,14 +355,17 @@ paths = [["a"], ["b"]]
 "#;
     let (s, out) = run("mptcp", text);
     let csv = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"));
+    let (time, kind, path, throughput) = (col("time_s"), col("kind"), col("path"), col("throughput_mbps"));
     // Per path, per 1 s bin: Mbit/s.
     let mut per_path = [[0.0f64; 10]; 2];
     for line in csv.lines().skip(1) {
         let c: Vec<&str> = line.split(',').collect();
-        if c[1] != "path" {
+        if c[kind] != "path" {
             continue;
         }
-        let (t, p, mbps) = (c[0].parse::<f64>().unwrap() as usize, c[4].parse::<usize>().unwrap(), c[6].parse::<f64>().unwrap());
+        let (t, p, mbps) = (c[time].parse::<f64>().unwrap() as usize, c[path].parse::<usize>().unwrap(), c[throughput].parse::<f64>().unwrap());
         if t < 10 {
             per_path[p][t] = mbps;
         }
