@@ -5,12 +5,15 @@
 //! * [`packet`]: the packet that links, hosts and transports pass around.
 //! * [`rng`]: one master seed per run, an independent reproducible stream per component.
 //! * [`recorder`]: the trait through which models emit metrics; storage lives elsewhere.
+//! * [`wire`]: header bytes for captures: checksums, the UDP header and [`wire::WireHeader`],
+//!   through which a transport writes its own header.
 
 pub mod packet;
 pub mod recorder;
 pub mod rng;
 pub mod time;
 pub mod units;
+pub mod wire;
 
 pub use packet::{BearerId, Ecn, FlowId, LinkId, Packet, Payload, IP_UDP_OVERHEAD};
 pub use recorder::{DropCause, NullRecorder, Recorder, TransportSample};

@@ -10,6 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::time::Time;
+use crate::wire::WireHeader;
 
 /// IPv4 (20 B) + UDP (8 B) header bytes carried by every datagram (RFC 791, RFC 768).
 pub const IP_UDP_OVERHEAD: u32 = 28;
@@ -17,17 +18,44 @@ pub const IP_UDP_OVERHEAD: u32 = 28;
 /// What a transport endpoint put inside a packet for its peer, shared (not copied) when a
 /// packet is duplicated. Equality is identity: two payloads are equal if they are the same
 /// allocation.
+///
+/// A payload made with [`Payload::with_header`] also answers [`WireHeader`]: a capture asks
+/// it for its transport header ([`Payload::wire_header`]) without naming its type. The
+/// capability costs nothing per packet but one function pointer beside the value in the
+/// same allocation: the handle stays one fat pointer and [`Payload::get`] one downcast.
 #[derive(Clone)]
-pub struct Payload(pub Arc<dyn Any + Send + Sync>);
+pub struct Payload(Arc<Shared<dyn Any + Send + Sync>>);
+
+/// Turns the payload's value back into its [`WireHeader`] (set by [`Payload::with_header`]).
+type HeaderOf = for<'a> fn(&'a (dyn Any + Send + Sync)) -> Option<&'a dyn WireHeader>;
+
+/// The allocation behind a [`Payload`]: the value and, if its type writes a header, how to
+/// reach that capability.
+struct Shared<T: ?Sized> {
+    header: Option<HeaderOf>,
+    value: T,
+}
+
+fn header_of<T: WireHeader + Any + Send + Sync>(value: &(dyn Any + Send + Sync)) -> Option<&dyn WireHeader> {
+    value.downcast_ref::<T>().map(|v| v as &dyn WireHeader)
+}
 
 impl Payload {
-    /// Wraps `value` for a packet.
+    /// Wraps `value` for a packet; a capture shows it under a plain UDP header.
     pub fn new<T: Any + Send + Sync>(value: T) -> Payload {
-        Payload(Arc::new(value))
+        Payload(Arc::new(Shared { header: None, value }))
+    }
+    /// Wraps `value` for a packet whose transport header on the wire `value` writes.
+    pub fn with_header<T: WireHeader + Any + Send + Sync>(value: T) -> Payload {
+        Payload(Arc::new(Shared { header: Some(header_of::<T> as HeaderOf), value }))
     }
     /// The content, if it is a `T`.
     pub fn get<T: Any>(&self) -> Option<&T> {
-        self.0.downcast_ref::<T>()
+        self.0.value.downcast_ref::<T>()
+    }
+    /// The content's transport header, if it was wrapped with [`Payload::with_header`].
+    pub fn wire_header(&self) -> Option<&dyn WireHeader> {
+        self.0.header.and_then(|of| of(&self.0.value))
     }
 }
 
@@ -137,5 +165,49 @@ impl Ecn {
             Ecn::Ect0 => 0b10,
             Ecn::Ce => 0b11,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Ends, PROTO_UDP};
+
+    /// A payload that writes one byte as its header.
+    struct Tagged(u8);
+
+    impl WireHeader for Tagged {
+        fn protocol(&self) -> u8 {
+            PROTO_UDP
+        }
+        fn write_header(&self, buf: &mut Vec<u8>, _size: u32, _ends: &Ends) -> Option<String> {
+            buf.push(self.0);
+            Some(format!("tag {}", self.0))
+        }
+    }
+
+    #[test]
+    fn a_payload_gives_back_its_value_and_only_a_header_it_was_given() {
+        let ends = Ends { src: [0; 4], dst: [0; 4], sport: 1, dport: 2, ttl: 64, id: 0, ecn: 0 };
+        let plain = Payload::new(Tagged(3));
+        assert_eq!(plain.get::<Tagged>().map(|t| t.0), Some(3));
+        assert!(plain.get::<u8>().is_none());
+        assert!(plain.wire_header().is_none());
+
+        let tagged = Payload::with_header(Tagged(5));
+        assert_eq!(tagged.get::<Tagged>().map(|t| t.0), Some(5));
+        let header = tagged.wire_header().expect("made with its header");
+        let mut buf = vec![0xaa];
+        assert_eq!(header.protocol(), PROTO_UDP);
+        assert_eq!(header.write_header(&mut buf, 100, &ends).as_deref(), Some("tag 5"));
+        assert_eq!(buf, [0xaa, 5]);
+        assert_eq!(tagged.clone(), tagged);
+        assert_ne!(Payload::with_header(Tagged(5)), tagged);
+    }
+
+    #[test]
+    fn a_payload_in_a_packet_is_one_fat_pointer() {
+        assert_eq!(std::mem::size_of::<Payload>(), 2 * std::mem::size_of::<usize>());
+        assert_eq!(std::mem::size_of::<Option<Payload>>(), 2 * std::mem::size_of::<usize>());
     }
 }
