@@ -12,7 +12,8 @@
 //!   [`flow_control`], [`handshake`], [`range_set`], [`qlog`].
 //!
 //! Packets carry a [`packet::Datagram`] as their payload; no bytes are encrypted or copied,
-//! but every size on the wire is that of a real encoding.
+//! but every size on the wire is that of a real encoding. [`wire`] writes a datagram's UDP
+//! header and names its QUIC packets for packet captures (`multiconn_core::wire::WireHeader`).
 
 // The workspace warns about undocumented public items; this crate's are still being
 // documented, so the lint is off here until they all are.
@@ -31,6 +32,7 @@ pub mod range_set;
 pub mod recovery;
 pub mod streams;
 pub mod varint;
+pub mod wire;
 
 pub use connection::{Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;

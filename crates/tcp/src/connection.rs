@@ -278,7 +278,7 @@ impl TcpEndpoint {
         let ecn = seg.ip_ecn;
         self.ect_sent += u64::from(ecn == Ecn::Ect0);
         let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now)
-            .with_payload(Payload::new(seg))
+            .with_payload(Payload::with_header(seg))
             .with_ecn(ecn);
         *next_id += 1;
         self.pkt_seq += 1;

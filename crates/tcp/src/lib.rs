@@ -14,6 +14,8 @@
 //!   [`TcpFactory`] builds both ends.
 //! * [`mptcp`]: Multipath TCP (RFC 8684) on top of these: [`MptcpEndpoint`], built by
 //!   [`TcpFactory`] when the connection has multipath parameters.
+//! * [`wire`]: the TCP header of a segment as bytes, with its options and MPTCP's, for
+//!   packet captures (`multiconn_core::wire::WireHeader`).
 
 // The workspace warns about undocumented public items; this crate's are still being
 // documented, so the lint is off here until they all are.
@@ -32,6 +34,7 @@ pub mod rto;
 pub mod scoreboard;
 pub mod segment;
 pub mod sender;
+pub mod wire;
 
 pub use connection::TcpEndpoint;
 pub use mptcp::{MptcpEndpoint, MptcpError};

@@ -447,7 +447,7 @@ impl Connection {
             }
         }
         let udp_size = dg.size();
-        let payload = Payload::new(dg);
+        let payload = Payload::with_header(dg);
         let dg = payload.get::<Datagram>().expect("just built");
         let app_limited = self.app_limited;
         // The datagram's IP ECN field (RFC 9000 §13.4.2: per path, while validation allows).

@@ -444,7 +444,7 @@ impl MptcpEndpoint {
             let r = self.health.on_packet_sent(id, now);
             self.react(id, r);
         }
-        let mut p = Packet::new(*next_id, self.flow, size, self.pkt_seq, now).with_payload(Payload::new(seg)).with_ecn(ecn);
+        let mut p = Packet::new(*next_id, self.flow, size, self.pkt_seq, now).with_payload(Payload::with_header(seg)).with_ecn(ecn);
         p.path = id as u8;
         *next_id += 1;
         self.pkt_seq += 1;
