@@ -1,11 +1,14 @@
 //! Packet captures (`run.pcap`, docs/pcap.md): the files read back with pcap-file's reader and
 //! their headers parsed with etherparse match the run's counters; the filter and the size
 //! limit; determinism; capturing never changes the results; and, where `tshark` is installed,
-//! Wireshark reads the files without errors and recognises SACK and timestamps.
+//! Wireshark reads the files without errors and recognises SACK and timestamps; a payload
+//! type the capture does not know is captured with the header it writes itself.
 
 use crate::common::{load_str, load_with, run_checked};
 use etherparse::{IpNumber, Ipv4HeaderSlice, TcpHeaderSlice, TcpOptionElement, UdpHeaderSlice};
-use multiconn_scenario::pcap::PcapFile;
+use multiconn_core::wire::{Ends, WireHeader};
+use multiconn_core::{FlowId, Packet, Payload, Time};
+use multiconn_scenario::pcap::{headers, PcapFile};
 use multiconn_scenario::RunOutput;
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
@@ -402,4 +405,41 @@ fn wireshark_reads_the_captures_without_complaint() {
     assert!(mp_count("tcp.options.mptcp.rawdataseqno") > 0 && mp_count("tcp.options.mptcp.rawdataack") > 0, "MPTCP mappings and DATA_ACKs recognised");
     assert_eq!(tshark(&["-r", mp, "-q", "-z", "conv,tcp"]).lines().filter(|l| l.starts_with("198.18.")).count(), 2, "one conversation per subflow");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A transport the capture has never heard of: its header is four bytes of its own protocol
+/// number (253, RFC 3692's experimental number) and its comment says so.
+struct Experimental {
+    tag: u8,
+}
+
+impl WireHeader for Experimental {
+    fn protocol(&self) -> u8 {
+        253
+    }
+    fn write_header(&self, buf: &mut Vec<u8>, size: u32, ends: &Ends) -> Option<String> {
+        buf.extend_from_slice(&[self.tag, ends.ttl]);
+        buf.extend_from_slice(&(size as u16).to_be_bytes());
+        Some(format!("experimental {}", self.tag))
+    }
+}
+
+#[test]
+fn a_payload_that_writes_its_header_is_captured_with_it() {
+    let ends = Ends { src: [198, 18, 0, 1], dst: [198, 18, 1, 1], sport: 38000, dport: 50000, ttl: 61, id: 9, ecn: 0b10 };
+    let pkt = Packet::new(9, FlowId(0), 300, 0, Time::ZERO).with_payload(Payload::with_header(Experimental { tag: 0x5a }));
+    let mut buf = Vec::new();
+    let comment = headers(&mut buf, &pkt, &ends);
+    assert_eq!(comment.as_deref(), Some("experimental 90"));
+    let ip = Ipv4HeaderSlice::from_slice(&buf).unwrap();
+    assert_eq!((ip.protocol(), ip.total_len(), ip.ttl(), ip.ecn().value()), (IpNumber(253), 300, 61, 0b10));
+    assert_eq!(ip.header_checksum(), ip.to_header().calc_header_checksum());
+    assert_eq!(buf[20..], [0x5a, 61, 0x01, 0x2c], "the bytes after the IPv4 header are the payload's own");
+
+    // The same value wrapped without its header is captured as plain UDP, without a comment.
+    let plain = Packet::new(9, FlowId(0), 300, 0, Time::ZERO).with_payload(Payload::new(Experimental { tag: 0x5a }));
+    assert_eq!(headers(&mut buf, &plain, &ends), None);
+    assert_eq!(Ipv4HeaderSlice::from_slice(&buf).unwrap().protocol(), IpNumber::UDP);
+    let udp = UdpHeaderSlice::from_slice(&buf[20..]).unwrap();
+    assert_eq!((udp.source_port(), udp.destination_port(), udp.length()), (38000, 50000, 280));
 }
