@@ -1,8 +1,8 @@
 //! multiconn-net: the network of a scenario as one sans-IO model.
 //!
 //! A [`Network`] holds the elements packets cross — link directions (any [`Link`], built
-//! from a [`LinkConfig`] or supplied as is) and PDCP split bearers ([`SplitBearer`], one per
-//! flow and split it crosses) — and the routes of every flow, keyed by (flow, path,
+//! from a [`LinkConfig`] or supplied as is), PDCP split bearers ([`SplitBearer`], one per
+//! flow and split it crosses) and elements with several ports ([`port`]: a cell) — and the routes of every flow, keyed by (flow, path,
 //! direction). It never reads a clock and owns no event queue: whoever drives it (the
 //! simulator's single (time, sequence) queue, or the emulator's wall clock) implements
 //! [`Driver`], schedules the wake-ups the network asks for, and calls
@@ -19,8 +19,8 @@
 //! On request the network checks its own invariants as it runs ([`invariants`]: conservation
 //! per link direction, no delivery before the model's floor, PDCP COUNT order).
 //!
-//! Dependencies point down: `core`, `engine` (for [`LazyTimer`]), `link` and `pdcp`; never a
-//! transport or the scenario crate.
+//! Dependencies point down: `core`, `engine` (for [`LazyTimer`]), `link`, `pdcp` and `cell`;
+//! never a transport or the scenario crate.
 //!
 //! [`Link`]: multiconn_link::Link
 //! [`LinkConfig`]: multiconn_link::builder::LinkConfig
@@ -31,6 +31,7 @@ pub mod driver;
 pub mod element;
 pub mod invariants;
 pub mod network;
+pub mod port;
 pub mod route;
 #[cfg(feature = "test-elements")]
 pub mod wire;
@@ -39,4 +40,5 @@ pub use driver::{Driver, Loss};
 pub use element::HopModel;
 pub use invariants::Violation;
 pub use network::{BearerInfo, ElementId, Network, NetworkSpec};
+pub use port::{PortElement, PortModel, PortOutput};
 pub use route::{FlowRoutes, Hop};

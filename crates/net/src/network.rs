@@ -25,7 +25,6 @@
 
 use std::sync::Arc;
 
-use multiconn_cell::{CellConfig, CellDirection, CellDropCause, CellHop, CellOutput};
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::{Link, LinkOutput, QueueState};
@@ -34,6 +33,7 @@ use multiconn_pdcp::{Arrival, Legs, PendingVolume, RxOutcome, SplitBearer, Split
 use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
 use crate::invariants::{BearerCheck, Checks, Violation};
+use crate::port::{PortElement, PortModel, PortOutput};
 use crate::route::{FlowRoutes, Hop};
 
 /// An element of the network, as its driver names it in wake-ups.
@@ -43,8 +43,8 @@ pub enum ElementId {
     Link(usize),
     /// The split bearer of one flow's path at one split (see [`Network::bearer`]).
     Bearer(usize),
-    /// A cell (see [`Network::cell`]).
-    Cell(usize),
+    /// A multi-port element, such as a cell (see [`Network::port_element`]).
+    Port(usize),
 }
 
 /// What a network is built from.
@@ -58,13 +58,14 @@ pub struct NetworkSpec {
     pub splits: Vec<SplitBearerConfig>,
     /// Every flow's routes, indexed by `Packet::flow`.
     pub flows: Vec<FlowRoutes>,
-    /// Cells ([`Hop::Cell`] indexes them): the label their random streams derive from (e.g.
-    /// `cell/lte`) and their validated configuration.
-    pub cells: Vec<(String, CellConfig)>,
+    /// Multi-port elements ([`Hop::Port`]'s `element` indexes them): the label their random
+    /// streams derive from (e.g. `cell/lte`) and their models (a
+    /// [`CellConfig`](multiconn_cell::CellConfig) for a cell).
+    pub ports: Vec<(String, Arc<dyn PortModel>)>,
 }
 
-struct CellSlot {
-    cell: CellHop,
+struct PortSlot {
+    element: Box<dyn PortElement>,
     timer: LazyTimer,
 }
 
@@ -121,7 +122,7 @@ impl BearerSlot {
 /// The network of one run.
 pub struct Network {
     links: Vec<LinkSlot>,
-    cells: Vec<CellSlot>,
+    ports: Vec<PortSlot>,
     bearers: Vec<BearerSlot>,
     splits: Vec<SplitBearerConfig>,
     flows: Vec<FlowRoutes>,
@@ -147,14 +148,7 @@ impl Network {
         let links = spec.links.iter().map(|(label, model)| model.build(seed, label)).collect();
         let mut net = Network::with_links(links, spec.splits.clone(), spec.flows.clone());
         net.models = spec.links.iter().map(|(_, model)| Some(Arc::clone(model))).collect();
-        net.cells = spec
-            .cells
-            .iter()
-            .map(|(label, cfg)| CellSlot {
-                cell: CellHop::new(cfg.clone(), seed, label).expect("a cell's configuration is validated when the scenario is resolved"),
-                timer: LazyTimer::default(),
-            })
-            .collect();
+        net.ports = spec.ports.iter().map(|(label, model)| PortSlot { element: model.build(seed, label), timer: LazyTimer::default() }).collect();
         net
     }
 
@@ -185,7 +179,7 @@ impl Network {
         }
         let in_flight = vec![0; flows.len()];
         let models = vec![None; links.len()];
-        Network { links, cells: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new(), models, checks: None }
+        Network { links, ports: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new(), models, checks: None }
     }
 
     /// Turns the invariant checks on (see [`crate::invariants`]); `link_names` name the link
@@ -279,59 +273,50 @@ impl Network {
                 self.bearers[e].timer.fired_forgetting_later(now);
                 self.service_bearer(e, now, d);
             }
-            ElementId::Cell(c) => {
-                self.cells[c].timer.fired_forgetting_later(now);
-                self.service_cell(c, now, d);
+            ElementId::Port(e) => {
+                self.ports[e].timer.fired_forgetting_later(now);
+                self.service_port(e, now, d);
             }
         }
     }
 
-    /// Cell `c`: its UEs' counters and RLC buffers.
-    pub fn cell(&self, c: usize) -> &CellHop {
-        &self.cells[c].cell
+    /// Multi-port element `e` as its own type `T` (a cell's [`CellHop`](multiconn_cell::CellHop):
+    /// its UEs' counters, RLC buffers and series); `None` if it is of another kind.
+    pub fn port_element<T: 'static>(&self, e: usize) -> Option<&T> {
+        self.ports.get(e).and_then(|s| s.element.as_any().downcast_ref::<T>())
     }
 
-    /// Cell `c`, to ask for its time series ([`CellHop::record_series`]) before a run.
-    pub fn cell_mut(&mut self, c: usize) -> &mut CellHop {
-        &mut self.cells[c].cell
+    /// Multi-port element `e` as its own type, to set it up before a run (a cell's series:
+    /// [`CellHop::record_series`](multiconn_cell::CellHop::record_series)).
+    pub fn port_element_mut<T: 'static>(&mut self, e: usize) -> Option<&mut T> {
+        self.ports.get_mut(e).and_then(|s| s.element.as_any_mut().downcast_mut::<T>())
     }
 
-    /// The number of cells.
-    pub fn cell_count(&self) -> usize {
-        self.cells.len()
+    /// The number of multi-port elements.
+    pub fn port_count(&self) -> usize {
+        self.ports.len()
     }
 
-    fn arm_cell(&mut self, c: usize, d: &mut impl Driver) {
-        let want = self.cells[c].cell.poll_timeout();
-        if let Some(t) = self.cells[c].timer.arm(want) {
-            d.wake_at(t, ElementId::Cell(c));
+    fn arm_port(&mut self, e: usize, d: &mut impl Driver) {
+        let want = self.ports[e].element.poll_timeout();
+        if let Some(t) = self.ports[e].timer.arm(want) {
+            d.wake_at(t, ElementId::Port(e));
         }
     }
 
-    /// A cell's drop as the flows count it: the RLC buffer is the cell's queue; what HARQ or
-    /// the receiving RLC gives up is lost on the radio, as a random loss is.
-    fn cell_cause(cause: CellDropCause) -> DropCause {
-        match cause {
-            CellDropCause::RlcBufferFull => DropCause::Queue,
-            CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering => DropCause::RandomLoss,
-        }
-    }
-
-    fn cell_lost(&mut self, pkt: Packet, cause: CellDropCause, now: Time, d: &mut impl Driver) {
+    fn port_lost(&mut self, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
         self.in_flight[pkt.flow.0 as usize] -= 1;
-        d.lost(self, now, Loss::of(&pkt, Network::cell_cause(cause)));
+        d.lost(self, now, Loss::of(&pkt, cause));
     }
 
-    fn service_cell(&mut self, c: usize, now: Time, d: &mut impl Driver) {
-        loop {
-            let out = self.cells[c].cell.poll(now).expect("a validated cell runs without errors");
+    fn service_port(&mut self, e: usize, now: Time, d: &mut impl Driver) {
+        while let Some(out) = self.ports[e].element.poll(now) {
             match out {
-                None => break,
-                Some(CellOutput::Delivered { at, pkt, .. }) => self.leave_hop(pkt, at, d),
-                Some(CellOutput::Dropped { at, pkt, cause, .. }) => self.cell_lost(pkt, cause, at, d),
+                PortOutput::Delivered { at, pkt } => self.leave_hop(pkt, at, d),
+                PortOutput::Dropped { at, pkt, cause } => self.port_lost(pkt, cause, at, d),
             }
         }
-        self.arm_cell(c, d);
+        self.arm_port(e, d);
     }
 
     /// Packets of `flow` inside the network now, copies included.
@@ -443,12 +428,11 @@ impl Network {
         let f = pkt.flow.0 as usize;
         match self.flows[f].hops(pkt.path, pkt.route)[pkt.hop as usize] {
             Hop::Link(l) => self.offer(l, pkt, now, d),
-            Hop::Cell { cell, ue, up } => {
-                let dir = if up { CellDirection::Up } else { CellDirection::Down };
-                if let Err((pkt, cause)) = self.cells[cell].cell.enqueue(now, ue as usize, dir, pkt) {
-                    self.cell_lost(pkt, cause, now, d);
+            Hop::Port { element, port } => {
+                if let Err((pkt, cause)) = self.ports[element].element.enqueue(now, port, pkt) {
+                    self.port_lost(pkt, cause, now, d);
                 }
-                self.arm_cell(cell, d);
+                self.arm_port(element, d);
             }
             Hop::Split { .. } => {
                 let e = self.entity(f, pkt.path, pkt.route, pkt.hop).expect("every split hop has its bearer");

@@ -18,15 +18,14 @@ pub enum Hop {
         /// The link directions of its two legs, first leg first.
         legs: [usize; 2],
     },
-    /// A cell crossed between its eNB and one of its UEs: `cell` indexes the network's cells,
-    /// `ue` the cell's UEs, `up` is true from the UE to the eNB.
-    Cell {
-        /// The cell's index in the network's cells.
-        cell: usize,
-        /// The UE's index in the cell.
-        ue: u16,
-        /// From the UE to the eNB (uplink), or the other way.
-        up: bool,
+    /// A multi-port element crossed at one of its ports ([`crate::port`]): a cell between its
+    /// eNB and one of its UEs, at the port of that UE and direction
+    /// ([`cell_port`](crate::port::cell::cell_port)).
+    Port {
+        /// The element's index in the network's multi-port elements.
+        element: usize,
+        /// The port, as the element numbers them.
+        port: u32,
     },
 }
 

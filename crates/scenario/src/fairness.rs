@@ -48,7 +48,7 @@ pub fn usage<'a>(flow: &Flow, split_config: impl Fn(usize) -> &'a Split) -> Usag
             match *hop {
                 Hop::Link(d) => variants.iter_mut().for_each(|v| v.push((d, 1.0))),
                 // A cell's capacity depends on its UEs' channels: it limits nothing here yet.
-                Hop::Cell { .. } => {}
+                Hop::Port { .. } => {}
                 Hop::Split { split, legs } => match leg_weights(&split_config(split).tx.policy) {
                     Some(w) => {
                         for v in &mut variants {

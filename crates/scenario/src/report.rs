@@ -243,7 +243,7 @@ fn cells_json(world: &World) -> Value {
         .iter()
         .enumerate()
         .map(|(c, cell)| {
-            let hop = world.net.cell(c);
+            let hop = world.net.port_element::<multiconn_cell::CellHop>(c).expect("the scenario's cells are the network's multi-port elements");
             let ues: Vec<Value> = cell
                 .ues
                 .iter()
@@ -341,7 +341,7 @@ pub fn burst_warnings(world: &World) -> Vec<String> {
             let narrowest = f.spec.hops(p, 0).iter().map(|h| match *h {
                 Hop::Link(l) => rate(l),
                 Hop::Split { legs, .. } => rate(legs[0]) + rate(legs[1]),
-                Hop::Cell { .. } => f64::INFINITY,
+                Hop::Port { .. } => f64::INFINITY,
             });
             total += narrowest.fold(f64::INFINITY, f64::min);
         }
@@ -389,7 +389,7 @@ fn paths_json(world: &World, flow: FlowId, f: &FlowState) -> Value {
             .map(|h| match *h {
                 Hop::Link(l) => world.links[l].name.clone(),
                 Hop::Split { split, .. } => world.net.split_config(split).name.clone(),
-                Hop::Cell { cell, .. } => world.cells[cell].name.clone(),
+                Hop::Port { element, .. } => world.cells[element].name.clone(),
             })
             .collect()
     };
@@ -598,7 +598,7 @@ fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> +
     let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
     let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
         Hop::Link(l) => world.links[*l].model.mean_bps(),
-        Hop::Split { .. } | Hop::Cell { .. } => 0.0,
+        Hop::Split { .. } | Hop::Port { .. } => 0.0,
     }).collect()).collect();
     move |sent: Time, size: u64| -> Option<Dur> {
         routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
@@ -800,7 +800,7 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
     let flat_rows = time_s.len();
     let mut cell = CellColumns::default();
     for (c, spec) in names.cells.iter().enumerate() {
-        let Some(series) = net.cell(c).series() else { continue };
+        let Some(series) = net.port_element::<multiconn_cell::CellHop>(c).and_then(|cell| cell.series()) else { continue };
         for (u, node) in spec.ues.iter().enumerate() {
             for (dir, dir_name) in [(0, "downlink"), (1, "uplink")] {
                 for (i, b) in series.rows(u, dir, end.0).iter().enumerate() {

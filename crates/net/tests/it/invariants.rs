@@ -120,7 +120,7 @@ fn run(fault: Fault, loss: Option<f64>, packets: u64) -> Network {
         links: vec![("link/a/forward".into(), Arc::new(Faulty(config(loss), fault))), ("link/a/reverse".into(), Arc::new(config(None)))],
         splits: Vec::new(),
         flows: vec![FlowRoutes::single("f", vec![Hop::Link(0)], vec![Hop::Link(1)])],
-        cells: Vec::new(),
+        ports: Vec::new(),
     };
     let mut net = Network::new(&spec, 7);
     net.check_invariants(vec!["link a (x -> y)".into(), "link a (y -> x)".into()]);

@@ -4,4 +4,5 @@ mod driver;
 
 mod elements;
 mod invariants;
+mod ports;
 mod split_bearer;

@@ -48,7 +48,7 @@ fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Netw
         links: vec![("l0f".into(), leg(delays[0])), ("l0r".into(), leg(delays[0])), ("l1f".into(), leg(delays[1])), ("l1r".into(), leg(delays[1]))],
         splits: vec![split],
         flows: vec![FlowRoutes::single("f", vec![Hop::Split { split: 0, legs: [0, 2] }], vec![Hop::Link(1)])],
-        cells: Vec::new(),
+        ports: Vec::new(),
     };
     let mut net = Network::new(&spec, 1);
     net.check_invariants(["l0f", "l0r", "l1f", "l1r"].map(String::from).to_vec());

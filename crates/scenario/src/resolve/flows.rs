@@ -236,7 +236,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
             Hop::Link(d) if !links[d].model.paces_a_sender() => {
                 return Err(err(&path("route"), format!("a bulk udp flow is paced by its first link's queue, and \"{}\" has none: start the route with a link, or use app = \"cbr\"", links[d].name)));
             }
-            Hop::Cell { .. } => {
+            Hop::Port { .. } => {
                 return Err(err(&path("route"), "a bulk udp flow is paced by its first link's queue, and a cell's RLC buffer does not pace a sender: start the route with a link, or use app = \"cbr\""));
             }
             Hop::Link(d) => check_bulk_queue(&links[d], packet_size, name)?,

@@ -50,7 +50,8 @@ use crate::schema::{AppKind, ScenarioFile};
 use errors::err;
 use files::Files;
 use multiconn_core::Dur;
-use multiconn_net::NetworkSpec;
+use multiconn_net::{NetworkSpec, PortModel};
+use std::sync::Arc;
 use std::path::Path;
 
 /// A scenario checked and ready to run.
@@ -92,7 +93,7 @@ impl Resolved {
             links: self.links.iter().map(|l| (l.label(), l.model.clone())).collect(),
             splits: self.splits.clone(),
             flows: self.flows.iter().map(Flow::routes).collect(),
-            cells: self.cells.iter().map(|c| (format!("cell/{}", c.name), c.config.clone())).collect(),
+            ports: self.cells.iter().map(|c| (format!("cell/{}", c.name), Arc::new(c.config.clone()) as Arc<dyn PortModel>)).collect(),
         }
     }
 }

@@ -98,7 +98,7 @@ pub(super) fn resolve_pcap(run: &RunSection, flows: &[Flow], links: &[LinkDirect
     let crosses = |hop: &Hop| match *hop {
         Hop::Link(l) => link_wanted(l),
         Hop::Split { legs, .. } => legs.iter().any(|&l| link_wanted(l)),
-        Hop::Cell { .. } => false,
+        Hop::Port { .. } => false,
     };
     let mut paths = Vec::with_capacity(flows.len());
     for (i, f) in flows.iter().enumerate() {

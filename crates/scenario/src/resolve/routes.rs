@@ -6,6 +6,7 @@ use super::errors::{err, FieldError};
 use super::links::LinkDirection;
 use super::splits::SplitIndex;
 use crate::schema::{FlowSection, ScenarioFile, Transport};
+use multiconn_net::port::cell::cell_port;
 use multiconn_net::Hop;
 use std::collections::HashMap;
 
@@ -160,8 +161,9 @@ impl Routes<'_> {
                 } else {
                     return Err(err(&field, format!("cell \"{hop}\" joins its eNB \"{}\" and its UEs ({}), but {what} is at \"{at}\" there", cell.enb, cell.ues.join(", "))));
                 };
-                route.push(Hop::Cell { cell: ci, ue: ue as u16, up });
-                reverse_route.push(Hop::Cell { cell: ci, ue: ue as u16, up: !up });
+                // The scenario's cells are the network's multi-port elements, in file order.
+                route.push(Hop::Port { element: ci, port: cell_port(ue as u16, up) });
+                reverse_route.push(Hop::Port { element: ci, port: cell_port(ue as u16, !up) });
                 at = next;
                 continue;
             }

@@ -61,7 +61,7 @@ impl Event {
         match self {
             Event::Net(ElementId::Link(_)) => "a link wake-up",
             Event::Net(ElementId::Bearer(_)) => "a split bearer wake-up",
-            Event::Net(ElementId::Cell(_)) => "a cell wake-up",
+            Event::Net(ElementId::Port(_)) => "a multi-port element's wake-up (a cell's)",
             Event::SourceWake(_) => "a UDP source wake-up",
             Event::EndpointWake(..) => "an endpoint timer",
             Event::SocketWake(_) => "a socket buffer wake-up",
@@ -114,8 +114,10 @@ impl World {
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
         let mut hosts = Hosts::new(resolved, net.bearer_count())?;
-        for c in 0..net.cell_count() {
-            net.cell_mut(c).record_series(hosts.recorder.bin_width().0);
+        for c in 0..net.port_count() {
+            if let Some(cell) = net.port_element_mut::<multiconn_cell::CellHop>(c) {
+                cell.record_series(hosts.recorder.bin_width().0);
+            }
         }
         for (l, feeders) in hosts.feeders.iter().enumerate() {
             if !feeders.flows.is_empty() {

@@ -1,0 +1,67 @@
+//! Elements with several ports: one element that packets cross at different places, each a
+//! port (a cell has one per UE and direction; a multi-cell RAN would have one per cell, UE and
+//! direction). A route names a port with [`Hop::Port`](crate::Hop::Port); the network offers
+//! the packet to the element at that port, wakes the element when it asks
+//! ([`PortElement::poll_timeout`]) and takes what it hands out: a packet that crossed goes on
+//! along its route, a drop is a loss of its flow.
+//!
+//! A new kind of multi-port element is one [`PortModel`] (its description, built once per
+//! run) and one [`PortElement`] (the running element): nothing that reads routes changes,
+//! because every consumer treats a port hop the same way. What is particular to one kind
+//! (a cell's per-UE counters and series) is read back with [`Network::port_element`]
+//! (crate::Network::port_element), which downcasts to the element's own type.
+//!
+//! [`cell`] makes the LTE cell ([`CellHop`](multiconn_cell::CellHop)) one of them.
+
+use std::any::Any;
+use std::fmt;
+
+use multiconn_core::{DropCause, Packet, Time};
+
+pub mod cell;
+
+/// What a multi-port element hands out.
+#[derive(Clone, Debug)]
+pub enum PortOutput {
+    /// A packet crossed the element and leaves it at `at`.
+    Delivered {
+        /// When it left.
+        at: Time,
+        /// The packet.
+        pkt: Packet,
+    },
+    /// The element dropped a packet it had taken.
+    Dropped {
+        /// When.
+        at: Time,
+        /// The packet.
+        pkt: Packet,
+        /// Why, as the flows count it.
+        cause: DropCause,
+    },
+}
+
+/// A running element with several ports.
+pub trait PortElement: Send {
+    /// Takes `pkt` at `port` at `now`, or refuses it (a full buffer, a port it does not
+    /// have), handing it back with the cause.
+    fn enqueue(&mut self, now: Time, port: u32, pkt: Packet) -> Result<(), (Packet, DropCause)>;
+
+    /// When it next has something to do or hand out, if ever.
+    fn poll_timeout(&self) -> Option<Time>;
+
+    /// The next output due by `now`, after doing the work due by then.
+    fn poll(&mut self, now: Time) -> Option<PortOutput>;
+
+    /// The element as its own type, for what only that kind reports.
+    fn as_any(&self) -> &dyn Any;
+
+    /// The element as its own type, to set it up before a run.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The description of a multi-port element, built once per run.
+pub trait PortModel: fmt::Debug + Send + Sync {
+    /// The element, its random streams derived from `seed` and `label` (e.g. `cell/lte`).
+    fn build(&self, seed: u64, label: &str) -> Box<dyn PortElement>;
+}
