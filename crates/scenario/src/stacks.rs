@@ -25,6 +25,10 @@ pub enum RealStack {
     Tquic,
     /// The user's own programs.
     Command,
+    /// Tests only: a download over the kernel's TCP by two Python programs of the standard
+    /// library (feature `test-stack`).
+    #[cfg(feature = "test-stack")]
+    TestPythonTcp,
 }
 
 /// Which flows a stack is the default for, when the flow names none.
@@ -68,7 +72,7 @@ const ONE_PATH: Option<usize> = Some(1);
 const ALL_PATHS: Option<usize> = None;
 
 /// Every real stack, in the order messages list them.
-pub const STACKS: [StackRow; 6] = [
+pub const STACKS: &[StackRow] = &[
     StackRow {
         stack: RealStack::KernelTcp,
         name: "kernel-tcp",
@@ -133,6 +137,18 @@ pub const STACKS: [StackRow; 6] = [
         ecn: false,
         controllers: &[],
         any_app: true,
+        default_for: &[],
+    },
+    #[cfg(feature = "test-stack")]
+    StackRow {
+        stack: RealStack::TestPythonTcp,
+        name: "test-python-tcp",
+        transport: Some(Transport::Tcp),
+        max_paths: ONE_PATH,
+        upload: false,
+        ecn: false,
+        controllers: &["newreno", "cubic"],
+        any_app: false,
         default_for: &[],
     },
 ];
@@ -203,7 +219,7 @@ mod tests {
 
     #[test]
     fn every_stack_has_one_row_and_a_name_that_finds_it() {
-        for row in &STACKS {
+        for row in STACKS {
             assert_eq!(RealStack::from_name(row.name), Some(row.stack));
             assert_eq!(row.stack.row(), row);
             assert_eq!(STACKS.iter().filter(|r| r.stack == row.stack).count(), 1);

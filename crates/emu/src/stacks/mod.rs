@@ -14,12 +14,15 @@
 //! * [`tquic`]: tquic's own `tquic_server`/`tquic_client`;
 //! * [`command`]: the user's programs, with placeholders.
 //!
-//! A new real stack is one row in the table and one launcher file here.
+//! A new real stack is one row in the table, one launcher file here and its arm in [`launch`]
+//! (the test-only `test_python_tcp` shows it, behind the feature `test-stack`).
 
 mod aioquic;
 mod command;
 mod kernel;
 mod ngtcp2;
+#[cfg(feature = "test-stack")]
+mod test_python_tcp;
 mod tquic;
 
 use std::net::Ipv4Addr;
@@ -152,6 +155,8 @@ pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launc
         EmulateSpec::Stack(RealStack::Ngtcp2) => ngtcp2::launch(flow, addrs, ctx),
         EmulateSpec::Stack(RealStack::Aioquic) => aioquic::launch(flow, addrs, ctx),
         EmulateSpec::Stack(RealStack::Tquic) => tquic::launch(flow, addrs, ctx),
+        #[cfg(feature = "test-stack")]
+        EmulateSpec::Stack(RealStack::TestPythonTcp) => test_python_tcp::launch(flow, addrs, ctx),
         EmulateSpec::Stack(RealStack::Command) => unreachable!("resolve gives the user's commands as EmulateSpec::Command"),
         EmulateSpec::Command { server, client } => command::launch(flow, addrs, ctx, server.as_deref(), client),
     }?;

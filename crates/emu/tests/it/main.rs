@@ -203,6 +203,29 @@ fn an_upload_with_a_stack_that_only_downloads_is_refused() {
 }
 
 #[test]
+fn a_stack_added_as_one_row_and_one_launcher_file_runs_a_download() {
+    // The test-only stack (feature test-stack): its row in the scenario crate's table and its
+    // launcher, stacks/test_python_tcp.rs, are all it took.
+    need!("python3");
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TCP_20M.replace("size = \"6 MB\"", "size = \"3 MB\"").replace("cc = \"cubic\"", "cc = \"cubic\"\n[flow.emulate]\nstack = \"test-python-tcp\"");
+    let (s, _out) = run("test-stack", &text);
+    let f = &s["flows"][0];
+    assert_eq!(f["stack"], "test-python-tcp", "{f}");
+    assert_eq!(f["client_exit_code"], 0, "{f}");
+    assert_eq!(f["app_report"]["bytes"], 3_000_000, "{f}");
+    // 3 MB at 20 Mbit/s takes at least 1.2 s; the report says so.
+    let seconds = f["app_report"]["seconds"].as_f64().unwrap();
+    assert!((1.2..10.0).contains(&seconds), "{f}");
+    assert_hosts_gone(&s);
+    // And the table refuses what its row says the stack cannot do, before anything starts.
+    let bbr = text.replace("cc = \"cubic\"", "cc = \"bbr\"");
+    let scenario = load(&bbr, &Origin { name: "bbr.toml".into(), base_dir: PathBuf::from(".") }, &[]).expect("valid");
+    let e = emulate(&scenario, &Options { out: out_dir("test-stack-bbr"), ..Options::default() }).expect_err("refused").to_string();
+    assert!(e.contains("test-python-tcp offers newreno, cubic, not cc = \"bbr\""), "{e}");
+}
+
+#[test]
 fn a_controller_the_stacks_row_does_not_offer_is_refused_before_anything_starts() {
     // aioquic's row offers newreno and cubic: bbr is refused, naming what it offers.
     let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"quic\"").replace("cc = \"cubic\"", "cc = \"bbr\"\n[flow.emulate]\nstack = \"aioquic\"");
