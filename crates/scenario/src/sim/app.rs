@@ -1,66 +1,13 @@
-//! Message flows (app = "messages"): the sending application (at `from`: the connection's
-//! server, or its client with `direction = "up"`) writes messages on streams it opens, on its
-//! sources' periods or when the user's code writes them ([`crate::Simulation::write`]); the
-//! receiving application reads them as the other end delivers them.
+//! The application API of message flows (app = "messages"): the user's own code opens streams
+//! at the sending application (at `from`: the connection's server, or its client with
+//! `direction = "up"`) and writes messages on them ([`crate::Simulation::write`]). The
+//! sources' own messages and the receiving application are the hosts' (`hosts/app.rs`).
 
 use crate::messages::MessageKind;
-use multiconn_core::{Dur, Time};
-use multiconn_net::Network;
+use multiconn_core::Dur;
 use multiconn_transport::{AppError, StreamOptions};
 
-use super::hosts::{FlowDriver, Hosts};
-use super::{Event, World};
-
-impl Hosts {
-    /// The sending application can send: its sources begin.
-    pub(super) fn begin_messages(&mut self, net: &mut Network, f: usize, now: Time) {
-        let flow = &mut self.flows[f];
-        let sender = flow.spec.sender_role();
-        let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return };
-        log.begin(now, conn.endpoint_mut(sender)).expect("validated: message flows are quic, whose ends open streams");
-        self.write_messages(net, f, now);
-    }
-
-    pub(super) fn on_message_wake(&mut self, net: &mut Network, f: usize, now: Time) {
-        self.flows[f].message_timer.fired(now);
-        self.write_messages(net, f, now);
-    }
-
-    /// Writes the messages due now at the sending application, sends them and waits for the
-    /// next.
-    fn write_messages(&mut self, net: &mut Network, f: usize, now: Time) {
-        let flow = &mut self.flows[f];
-        let sender = flow.spec.sender_role();
-        let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else {
-            unreachable!("message events concern message flows")
-        };
-        let wrote = log.write_due(now, conn.endpoint_mut(sender)).expect("validated: message flows are quic, whose ends take writes on the streams they opened");
-        let want = log.next_due();
-        if let Some(t) = flow.message_timer.arm(want) {
-            self.queue.schedule(t, Event::MessageWake(f));
-        }
-        if wrote {
-            self.pump(net, f, sender, now);
-        }
-    }
-
-    /// The receiving application reads what arrived of the messages; the flow is done once
-    /// every source stopped and all their messages arrived.
-    pub(super) fn read_messages(&mut self, f: usize, now: Time) {
-        let mut progress = std::mem::take(&mut self.progress);
-        let flow = &mut self.flows[f];
-        let receiver = super::transport::other(flow.spec.sender_role());
-        let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return };
-        conn.endpoint_mut(receiver).drain_progress(&mut progress);
-        for p in progress.drain(..) {
-            log.on_progress(&p);
-        }
-        self.progress = progress;
-        if log.is_complete() {
-            self.mark_done(f, now);
-        }
-    }
-}
+use super::{FlowDriver, World};
 
 /// The application API of message flows (`multiconn.Session`).
 impl World {

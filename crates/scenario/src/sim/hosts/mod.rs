@@ -5,6 +5,14 @@
 //! state. The network calls back here when a packet reaches the end of its route, is lost,
 //! or when a link was serviced (the saturating UDP sources attached to it may send); the
 //! binned recorder gets every flow and link count.
+//!
+//! Everything the hosts do is here, in this module and its parts, one per kind of flow:
+//! [`udp`] (sources and sinks), [`transport`] (TCP and QUIC endpoints), [`paths`] (the path
+//! events of multipath flows) and [`app`] (message applications). The network's callbacks
+//! re-enter the hosts (a packet's arrival may make an endpoint send), so that behaviour needs
+//! the hosts as a whole; the state of one flow (`crate::sim::udp::UdpFlow`,
+//! `crate::sim::transport::ConnState`, `crate::sim::paths`) is in modules of its own that
+//! know nothing of the hosts.
 
 use crate::messages::MessageLog;
 use crate::resolve::{Flow, Resolved};
@@ -14,6 +22,11 @@ use multiconn_engine::{EventQueue, LazyTimer};
 use multiconn_metrics::BinnedRecorder;
 use multiconn_net::{Driver, ElementId, Hop, Loss, Network};
 use multiconn_transport::{PathAction, StreamProgress, TransportError};
+
+mod app;
+mod paths;
+mod transport;
+mod udp;
 
 use super::invariants::HostChecks;
 use super::paths::{ClientPathManager, PathTraffic};
