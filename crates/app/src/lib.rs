@@ -1,12 +1,16 @@
-//! multiconn-app: sans-IO traffic for links without a transport (UDP).
+//! multiconn-app: the applications at the ends of the flows, sans-IO.
 //!
+//! * [`workload`]: the requests and responses of the applications over a connection (TCP,
+//!   MPTCP, QUIC), written once over a small stream interface the transports implement.
 //! * [`UdpSource`]: a constant-bit-rate source (`Cbr`) or a saturating source (`Bulk`) that
 //!   sends whenever the caller offers it a send opportunity (back-pressure from the first link,
 //!   as a blocking UDP socket on a directly attached bottleneck would see).
 //! * [`UdpSink`]: counts what arrives and when the last byte of a sized transfer arrived.
 //!
-//! Sizes: `packet_size` is the size on the wire; the payload is that minus the IPv4 (20 bytes,
+//! UDP sizes: `packet_size` is the size on the wire; the payload is that minus the IPv4 (20 bytes,
 //! RFC 791) and UDP (8 bytes, RFC 768) headers. Goodput counts payload only.
+
+pub mod workload;
 
 use multiconn_core::{Dur, FlowId, Packet, Rate, Time, IP_UDP_OVERHEAD};
 

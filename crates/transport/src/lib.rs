@@ -4,7 +4,9 @@
 //!   packets and timer expiries and polls it for packets to send, the time it next needs
 //!   attention and application events.
 //! * [`Workload`]: what the applications at the two ends do (a download, or requests and
-//!   responses over several streams) and [`AppEvent`]: what they observe.
+//!   responses over several streams) and [`AppEvent`]: what they observe. The applications
+//!   themselves, the same for every transport, are `multiconn_app::workload`'s; a
+//!   workload from outside the built-in set comes in [`ConnectionParams::external_workload`].
 //! * [`profile`]: implementation profiles (`aioquic`, `ngtcp2`, `linux-tcp`, ...) as data.
 //! * [`udp_socket`]: the receiving host's UDP socket buffer, counted as Linux counts it.
 //! * [`observe`]: what an endpoint lets an invariant checker see (in-order deliveries, path
@@ -17,6 +19,9 @@ pub mod observe;
 pub mod profile;
 pub mod udp_socket;
 
+use std::sync::Arc;
+
+pub use multiconn_app::workload::{AppEvent, Exchanges, Response, Uniform};
 use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
@@ -63,6 +68,19 @@ pub enum Workload {
     Messages,
 }
 
+impl Workload {
+    /// Its requests and responses, as the applications run them. [`Workload::Messages`] has
+    /// none: the application writes its streams itself.
+    pub fn exchanges(self) -> Uniform {
+        match self {
+            Workload::Download { size, request_size } => Uniform { count: 1, parallel: 1, request_size: Some(request_size), response: Response::Bytes(size) },
+            Workload::Upload { size } => Uniform { count: 1, parallel: 1, request_size: size, response: Response::Nothing },
+            Workload::Requests { count, parallel, request_size, response_size } => Uniform { count, parallel, request_size: Some(request_size), response: Response::Bytes(Some(response_size)) },
+            Workload::Messages => Uniform { count: 0, parallel: 1, request_size: Some(0), response: Response::Bytes(Some(0)) },
+        }
+    }
+}
+
 /// How the application wants a stream it opens to be sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StreamOptions {
@@ -105,30 +123,6 @@ pub enum AppError {
     Finished(u64),
 }
 
-/// What the applications observe, polled from the endpoint where it happens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppEvent {
-    /// The handshake let this endpoint's application send data (client: 1 RTT for QUIC, at
-    /// once with 0-RTT, 2 RTT for TCP + TLS 1.3).
-    CanSend,
-    /// `bytes` of application data were delivered in order to this endpoint's application
-    /// (goodput; requests at the server, responses at the client).
-    Delivered {
-        /// Application bytes delivered.
-        bytes: u64,
-    },
-    /// One response (or the download) was completely received by the client.
-    ResponseComplete {
-        /// The request it answers, counted from 0 in the order the requests were sent.
-        index: u32,
-        /// Its size in bytes.
-        bytes: u64,
-    },
-    /// Everything the workload asked for has been received: by the client, or, for an
-    /// [`Workload::Upload`], by the server (and then the client, when the server answers).
-    Finished,
-}
-
 /// Which end of the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -167,6 +161,9 @@ pub struct ConnectionParams {
     /// A controller from outside the built-in set, run in place of `cc`'s algorithm (`cc`
     /// must still be one the profile offers); `None` in every scenario.
     pub external_cc: Option<ControllerFactory>,
+    /// Requests and responses from outside the built-in workloads, run by both ends in place
+    /// of `workload`'s; `None` in every scenario.
+    pub external_workload: Option<Arc<dyn Exchanges>>,
 }
 
 impl ConnectionParams {
@@ -174,6 +171,12 @@ impl ConnectionParams {
     /// when the profile does not offer it), with [`external_cc`](Self::external_cc) attached.
     pub fn cc_config(&self, mds: u64) -> Result<CcConfig, ProfileError> {
         Ok(CcConfig { external: self.external_cc.clone(), ..self.profile.cc_config(self.cc, mds)? })
+    }
+
+    /// The requests and responses the applications at the two ends run:
+    /// [`external_workload`](Self::external_workload) if set, else `workload`'s.
+    pub fn exchanges(&self) -> Arc<dyn Exchanges> {
+        self.external_workload.clone().unwrap_or_else(|| Arc::new(self.workload.exchanges()))
     }
 }
 

@@ -584,6 +584,7 @@ mod tests {
             qlog: false,
             multipath: None,
             external_cc: None,
+            external_workload: None,
         }
     }
 

@@ -106,6 +106,7 @@ impl Flow {
             qlog: spec.qlog,
             multipath: spec.multipath.clone(),
             external_cc: None,
+            external_workload: None,
         })
     }
 

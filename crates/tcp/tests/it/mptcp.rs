@@ -45,6 +45,7 @@ fn params(workload: Workload, paths: u8) -> ConnectionParams {
             opened_later: Vec::new(),
         }),
         external_cc: None,
+        external_workload: None,
     }
 }
 

@@ -43,6 +43,7 @@ pub fn params(workload: Workload) -> ConnectionParams {
         qlog: false,
         multipath: None,
         external_cc: None,
+        external_workload: None,
     }
 }
 
