@@ -144,7 +144,7 @@ impl TcpEndpoint {
             receiver: Receiver::new(rcv_cfg, buf, 1),
             gro: Gro::new(GroConfig { enabled: knobs.gro, max_bytes: knobs.gro_max_bytes }),
             gro_out: Vec::new(),
-            app: App::new(role, params.workload),
+            app: App::new(role, params.exchanges()),
             pending_write: 0,
             pkt_seq: 0,
             observations: Observations::default(),

@@ -239,7 +239,7 @@ impl MptcpEndpoint {
             health: PathHealthSet::new(HealthConfig::new(mp.failover)),
             dsend: DataSender::new(),
             drecv: DataReceiver::new(buf, conn_wscale),
-            app: App::new(role, params.workload),
+            app: App::new(role, params.exchanges()),
             pending_write: 0,
             pending: VecDeque::new(),
             established: false,
