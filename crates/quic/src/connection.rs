@@ -25,9 +25,10 @@
 
 use std::collections::VecDeque;
 
+use multiconn_app::workload::{Application, Response, Streams as AppStreams};
 use multiconn_cc::{Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress, Workload};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress};
 
 use crate::ack_state::{AckPolicy, AckState};
 use crate::flow_control::{FlowControlRule, RecvWindow, SendCredit};
@@ -86,49 +87,36 @@ pub struct ConnectionStats {
     pub resets_received: u64,
 }
 
-/// What the application at this end does.
-#[derive(Clone, Debug)]
-struct App {
-    workload: Workload,
-    started: bool,
-    next_request: u32,
-    open: u32,
-    completed: u32,
-    finished: bool,
+/// The workload's view of the connection's streams while one call of its [`Application`]
+/// runs: request `k` goes on the client's bidirectional stream `4k` (RFC 9000 §2.1), ended by
+/// a FIN, and its response comes back on the same stream, also ended by a FIN; an unanswered
+/// request (an upload) gets an empty one.
+struct RequestStreams<'a> {
+    streams: &'a mut Streams,
+    events: &'a mut VecDeque<AppEvent>,
 }
 
-impl App {
-    fn total_requests(&self) -> u32 {
-        match self.workload {
-            Workload::Download { .. } | Workload::Upload { .. } => 1,
-            Workload::Requests { count, .. } => count,
-            Workload::Messages => 0,
+impl AppStreams for RequestStreams<'_> {
+    fn send_request(&mut self, index: u32, bytes: Option<u64>) {
+        let id = 4 * index as u64;
+        if let Some(s) = self.streams.get_or_open(id) {
+            s.send = SendBuffer::new(bytes, true);
         }
+        self.streams.schedule(id);
     }
-    fn parallel(&self) -> u32 {
-        match self.workload {
-            Workload::Download { .. } | Workload::Upload { .. } | Workload::Messages => 1,
-            Workload::Requests { parallel, .. } => parallel.max(1),
+    fn send_response(&mut self, index: u32, response: Response) {
+        let id = 4 * index as u64;
+        let size = match response {
+            Response::Bytes(size) => size,
+            Response::Nothing => Some(0),
+        };
+        if let Some(s) = self.streams.get_mut(id) {
+            s.send = SendBuffer::new(size, true);
         }
+        self.streams.schedule(id);
     }
-    /// `None`: an endless upload.
-    fn request_size(&self) -> Option<u64> {
-        match self.workload {
-            Workload::Download { request_size, .. } | Workload::Requests { request_size, .. } => Some(request_size),
-            Workload::Upload { size } => size,
-            Workload::Messages => Some(0),
-        }
-    }
-    /// An upload is answered with an empty response (a FIN), as an HTTP PUT with no body.
-    fn response_size(&self) -> Option<u64> {
-        match self.workload {
-            Workload::Download { size, .. } => size,
-            Workload::Requests { response_size, .. } => Some(response_size),
-            Workload::Upload { .. } | Workload::Messages => Some(0),
-        }
-    }
-    fn is_upload(&self) -> bool {
-        matches!(self.workload, Workload::Upload { .. })
+    fn emit(&mut self, event: AppEvent) {
+        self.events.push_back(event);
     }
 }
 
@@ -161,7 +149,7 @@ pub struct Connection {
     anti_deadlock: Option<Space>,
     app_limited: bool,
     address_validated: bool,
-    app: App,
+    app: Application,
     events: VecDeque<AppEvent>,
     qlog: Option<QlogSink>,
     seq: u64,
@@ -308,7 +296,10 @@ impl Connection {
             // A server validates a client that presents a token on its first Initial (RFC 9000
             // §8.1.3); the server sends nothing before that Initial, so it is valid from here.
             address_validated: role == Role::Client || params.address_token,
-            app: App { workload: params.workload, started: false, next_request: 0, open: 0, completed: 0, finished: false },
+            app: match role {
+                Role::Client => Application::client(params.exchanges()),
+                Role::Server => Application::server(params.exchanges()),
+            },
             events: VecDeque::new(),
             qlog: params.qlog.then(|| QlogSink::new(params.start)),
             seq: 0,
@@ -427,27 +418,7 @@ impl Connection {
     }
 
     fn app_can_send(&mut self) {
-        if self.app.started {
-            return;
-        }
-        self.app.started = true;
-        self.events.push_back(AppEvent::CanSend);
-        if self.role == Role::Client {
-            self.open_requests();
-        }
-    }
-
-    fn open_requests(&mut self) {
-        while self.app.next_request < self.app.total_requests() && self.app.open < self.app.parallel() {
-            let id = 4 * self.app.next_request as u64;
-            let size = self.app.request_size();
-            if let Some(s) = self.streams.get_or_open(id) {
-                s.send = SendBuffer::new(size, true);
-            }
-            self.streams.schedule(id);
-            self.app.next_request += 1;
-            self.app.open += 1;
-        }
+        self.app.on_can_send(&mut RequestStreams { streams: &mut self.streams, events: &mut self.events });
     }
 
     /// All incoming data of stream `id` was delivered.
@@ -457,29 +428,12 @@ impl Connection {
             self.maybe_close(id);
             return;
         }
+        let index = (id / 4) as u32;
+        let bytes = self.streams.get(id).and_then(|s| s.recv.final_size()).unwrap_or(0);
+        let mut io = RequestStreams { streams: &mut self.streams, events: &mut self.events };
         match self.role {
-            Role::Server => {
-                if self.app.is_upload() && !self.app.finished {
-                    self.app.finished = true;
-                    self.events.push_back(AppEvent::Finished);
-                }
-                let size = self.app.response_size();
-                if let Some(s) = self.streams.get_mut(id) {
-                    s.send = SendBuffer::new(size, true);
-                }
-                self.streams.schedule(id);
-            }
-            Role::Client => {
-                let bytes = self.streams.get(id).and_then(|s| s.recv.final_size()).unwrap_or(0);
-                self.events.push_back(AppEvent::ResponseComplete { index: (id / 4) as u32, bytes });
-                self.app.completed += 1;
-                self.app.open = self.app.open.saturating_sub(1);
-                if self.app.completed >= self.app.total_requests() && !self.app.finished {
-                    self.app.finished = true;
-                    self.events.push_back(AppEvent::Finished);
-                }
-                self.open_requests();
-            }
+            Role::Server => self.app.on_request(index, &mut io),
+            Role::Client => self.app.on_response(index, bytes, &mut io),
         }
         self.maybe_close(id);
     }
