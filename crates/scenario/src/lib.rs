@@ -162,7 +162,7 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
     let file: schema::ScenarioFile = {
         let de = toml::Deserializer::new(&final_text);
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let arrays = ["link", "flow", "split"].map(|k| (k, names(&doc, k)));
+            let arrays = ["link", "flow", "split", "cell"].map(|k| (k, names(&doc, k)));
             let path = user_path(&segments(e.path()), &arrays);
             let inner = e.into_inner();
             let place = match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o)) {
