@@ -14,7 +14,9 @@
 //!   propagates) and is then reported as `Dropped { cause: RandomLoss }` at the instant it
 //!   would have arrived: a loss on the air after the transmission;
 //! * [`Verdict::Delay`]: the packet crosses the inner link and is then held for an extra
-//!   delay; packets behind it may overtake it (reordering).
+//!   delay; packets behind it may overtake it (reordering);
+//! * [`Verdict::SetEcn`]: the packet goes to the inner link with its ECN field rewritten, as
+//!   a marking queue (CE) or a bleaching middlebox (Not-ECT) would (RFC 3168 §5).
 //!
 //! This is the analogue of smoltcp's `FaultInjector`, with a deterministic script in place of
 //! random chances: a test states exactly which packet is hit. The script may keep state (a
@@ -28,7 +30,7 @@
 
 use crate::delay::Pending;
 use crate::{Held, Link, LinkOutput, QueueState};
-use multiconn_core::{DropCause, Dur, Packet, Time};
+use multiconn_core::{DropCause, Dur, Ecn, Packet, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -44,6 +46,8 @@ pub enum Verdict {
     Lose,
     /// Let it cross the inner link, then hold it this much longer.
     Delay(Dur),
+    /// Offer it to the inner link with this ECN field.
+    SetEcn(Ecn),
 }
 
 /// A script: (index of the packet on this link, the packet) → what to do with it.
@@ -60,6 +64,8 @@ pub struct ScriptCounters {
     pub lost: u64,
     /// Packets the script held longer.
     pub delayed: u64,
+    /// Packets whose ECN field the script rewrote.
+    pub ecn_rewritten: u64,
 }
 
 /// What happens to a marked packet when it leaves the inner link.
@@ -155,7 +161,7 @@ impl<L: Link> Scripted<L> {
 }
 
 impl<L: Link> Link for Scripted<L> {
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), (Packet, DropCause)> {
         let index = self.counters.offered;
         self.counters.offered += 1;
         let mark = match (self.script)(index, &pkt) {
@@ -166,6 +172,11 @@ impl<L: Link> Link for Scripted<L> {
             }
             Verdict::Lose => Some(Mark::Lose),
             Verdict::Delay(extra) => Some(Mark::Delay(extra)),
+            Verdict::SetEcn(ecn) => {
+                self.counters.ecn_rewritten += 1;
+                pkt.ecn = ecn;
+                None
+            }
         };
         let id = pkt.id;
         self.inner.enqueue(now, pkt)?;

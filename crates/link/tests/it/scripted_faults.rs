@@ -5,7 +5,7 @@ use crate::delay_support;
 
 use delay_support::{drain, ms, packet};
 use multiconn_core::units::QueueLimit;
-use multiconn_core::{DropCause, Dur, Packet, Rate, Time};
+use multiconn_core::{DropCause, Dur, Ecn, Packet, Rate, Time};
 use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
@@ -66,7 +66,33 @@ fn the_nth_packet_is_refused_at_the_door_and_uses_no_capacity() {
         out,
         vec![(ms(11), 0, None), (ms(12), 1, None), (ms(13), 3, None), (ms(14), 4, None)]
     );
-    assert_eq!(link.counters(), ScriptCounters { offered: 5, dropped: 1, lost: 0, delayed: 0 });
+    assert_eq!(link.counters(), ScriptCounters { offered: 5, dropped: 1, lost: 0, delayed: 0, ecn_rewritten: 0 });
+}
+
+#[test]
+fn set_ecn_rewrites_the_field_of_the_chosen_packets_only() {
+    // Packet 1 is marked CE on the way, packet 2 bleached; the others pass as sent (ECT(0)).
+    let mut link = Scripted::new(twelve_mbit_10ms().build(1, "l"), |n, _: &Packet| match n {
+        1 => Verdict::SetEcn(Ecn::Ce),
+        2 => Verdict::SetEcn(Ecn::NotEct),
+        _ => Verdict::Pass,
+    });
+    for id in 0..4 {
+        let mut pkt = packet(id);
+        pkt.ecn = Ecn::Ect0;
+        link.enqueue(Time::ZERO, pkt).unwrap();
+    }
+    let mut fields = Vec::new();
+    while let Some(t) = link.poll_timeout() {
+        for o in drain(&mut link, t) {
+            if let LinkOutput::Delivered { at, pkt } = o {
+                fields.push((at, pkt.id, pkt.ecn));
+            }
+        }
+    }
+    // Same times as a plain link: rewriting costs nothing.
+    assert_eq!(fields, vec![(ms(11), 0, Ecn::Ect0), (ms(12), 1, Ecn::Ce), (ms(13), 2, Ecn::NotEct), (ms(14), 3, Ecn::Ect0)]);
+    assert_eq!(link.counters(), ScriptCounters { offered: 4, dropped: 0, lost: 0, delayed: 0, ecn_rewritten: 2 });
 }
 
 #[test]
@@ -251,7 +277,7 @@ fn a_silent_script_leaves_a_full_stack_unchanged() {
     for cause in ["Queue", "RandomLoss", "LinkDown"] {
         assert!(bare.iter().any(|l| l.contains(cause)), "no {cause} in the run");
     }
-    assert_eq!(wrapped.counters(), ScriptCounters { offered: 400, dropped: 0, lost: 0, delayed: 0 });
+    assert_eq!(wrapped.counters(), ScriptCounters { offered: 400, dropped: 0, lost: 0, delayed: 0, ecn_rewritten: 0 });
 }
 
 proptest! {

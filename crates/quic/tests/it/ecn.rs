@@ -1,18 +1,17 @@
 //! ECN (RFC 9000 §13.4, RFC 9002 §7.1): a connection with ECN on over a path that marks or
-//! bleaches the ECN field. A small loop joins the two ends by fixed-delay pipes whose
-//! `network` function may rewrite a datagram's ECN field on the way to the client, as a
-//! marking queue or a bleaching middlebox would.
-
-use std::collections::BTreeMap;
+//! bleaches the ECN field: a script on the link toward the client rewrites a datagram's ECN
+//! field on the way ([`Verdict::SetEcn`]), as a marking queue or a bleaching middlebox would.
 
 use multiconn_core::{Ecn, Packet, Time};
+use multiconn_link::scripted::Verdict;
 use multiconn_quic::frame::Frame;
-use multiconn_quic::packet::Datagram;
+use multiconn_quic::packet::PacketType;
 use multiconn_quic::recovery::EcnValidation;
 use multiconn_quic::Connection;
-use multiconn_transport::{ConnectionParams, Endpoint, Role};
+use multiconn_testkit::{Route, WireEvent};
+use multiconn_transport::{ConnectionParams, Endpoint};
 
-use crate::support::{download, ms, params};
+use crate::support::{datagram, download, ms, params, single_path, Runs};
 
 /// What arrived at the client: datagrams and the ECN field they arrived with.
 struct Run {
@@ -31,61 +30,27 @@ fn ecn_params(size: u64) -> ConnectionParams {
     p
 }
 
-/// Runs the connection for `limit` over 20 ms one-way pipes; `network` rewrites the ECN field
-/// of server datagrams (the `i`-th one it sees).
-fn run(p: &ConnectionParams, limit: Time, mut network: impl FnMut(u64, &mut Packet)) -> Run {
-    let mut client = Connection::new(p, Role::Client).unwrap();
-    let mut server = Connection::new(p, Role::Server).unwrap();
-    let delay = ms(20);
-    // (arrival, order) → (to the client, packet)
-    let mut flight: BTreeMap<(Time, u64), (bool, Packet)> = BTreeMap::new();
-    let (mut now, mut ids, mut order, mut n) = (Time::ZERO, 0u64, 0u64, 0u64);
-    let mut sent_ect = 0;
-    let mut delivered = Vec::new();
+/// Runs the connection for `limit` over 20 ms one-way links; `network` decides for each
+/// server datagram (the `i`-th one on the link toward the client) what happens to its ECN
+/// field.
+fn run(p: &ConnectionParams, limit: Time, network: impl FnMut(u64, &Packet) -> Verdict + Send + 'static) -> Run {
+    let mut h = single_path(p, ms(20), None);
+    h.script(0, Route::ToClient, network);
+    h.run_until(limit);
+    let on = |route: Route, event: WireEvent| h.wire.iter().filter(move |w| w.route == route && w.event == event).map(|w| &w.pkt);
+    let sent_ect = on(Route::ToClient, WireEvent::Sent).filter(|p| p.ecn == Ecn::Ect0).count() as u64;
+    let delivered = on(Route::ToClient, WireEvent::Delivered).map(|p| p.ecn).collect();
     let mut last_client_counts = None;
-    loop {
-        while let Some(mut pkt) = server.poll_transmit(now, &mut ids) {
-            sent_ect += u64::from(pkt.ecn == Ecn::Ect0);
-            network(n, &mut pkt);
-            n += 1;
-            flight.insert((now + delay, order), (true, pkt));
-            order += 1;
-        }
-        while let Some(pkt) = client.poll_transmit(now, &mut ids) {
-            let dg = pkt.payload.as_ref().and_then(|p| p.get::<Datagram>()).unwrap();
-            for q in dg.packets() {
-                for f in &q.frames {
-                    if let Frame::Ack(a) = f {
-                        if q.ptype == multiconn_quic::packet::PacketType::OneRtt {
-                            last_client_counts = a.ecn;
-                        }
-                    }
+    for pkt in on(Route::ToServer, WireEvent::Sent) {
+        for q in datagram(pkt).packets().filter(|q| q.ptype == PacketType::OneRtt) {
+            for f in &q.frames {
+                if let Frame::Ack(a) = f {
+                    last_client_counts = a.ecn;
                 }
             }
-            flight.insert((now + delay, order), (false, pkt));
-            order += 1;
-        }
-        let next = [flight.keys().next().map(|k| k.0), client.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
-        let Some(t) = next.filter(|t| *t <= limit) else { break };
-        now = t;
-        if let Some(entry) = flight.first_entry().filter(|e| e.key().0 <= now) {
-            let (to_client, pkt) = entry.remove();
-            if to_client {
-                delivered.push(pkt.ecn);
-                client.handle_packet(now, pkt);
-            } else {
-                server.handle_packet(now, pkt);
-            }
-            continue;
-        }
-        if client.poll_timeout().is_some_and(|d| d <= now) {
-            client.handle_timeout(now);
-        }
-        if server.poll_timeout().is_some_and(|d| d <= now) {
-            server.handle_timeout(now);
         }
     }
-    Run { client, server, sent_ect, delivered, last_client_counts }
+    Run { client: *h.client, server: *h.server, sent_ect, delivered, last_client_counts }
 }
 
 /// RFC 9000 §13.4.1: the receiver's ACK frames count every CE-marked packet, and the sender
@@ -94,11 +59,7 @@ fn run(p: &ConnectionParams, limit: Time, mut network: impl FnMut(u64, &mut Pack
 fn ack_frames_count_the_marks_the_network_made() {
     let p = ecn_params(2_000_000);
     // Every 25th datagram to the client is marked CE.
-    let r = run(&p, Time::ZERO + ms(3000), |i, pkt| {
-        if i % 25 == 24 && pkt.ecn.is_capable() {
-            pkt.ecn = Ecn::Ce;
-        }
-    });
+    let r = run(&p, Time::ZERO + ms(3000), |i, pkt| if i % 25 == 24 && pkt.ecn.is_capable() { Verdict::SetEcn(Ecn::Ce) } else { Verdict::Pass });
     let marks = r.delivered.iter().filter(|e| **e == Ecn::Ce).count() as u64;
     assert!(marks > 10, "marks {marks}");
     let server = r.server.path_recovery(0).ecn_stats().unwrap();
@@ -119,7 +80,7 @@ fn ack_frames_count_the_marks_the_network_made() {
 #[test]
 fn a_bleaching_path_fails_validation_and_marking_stops() {
     let p = ecn_params(1_000_000);
-    let r = run(&p, Time::ZERO + ms(3000), |_, pkt| pkt.ecn = Ecn::NotEct);
+    let r = run(&p, Time::ZERO + ms(3000), |_, _| Verdict::SetEcn(Ecn::NotEct));
     let server = r.server.path_recovery(0).ecn_stats().unwrap();
     assert_eq!(server.state, EcnValidation::Failed);
     assert!(r.client.stats().delivered >= 1_000_000, "the download completes without ECN");
@@ -133,7 +94,7 @@ fn a_bleaching_path_fails_validation_and_marking_stops() {
 #[test]
 fn without_ecn_nothing_is_marked() {
     let p = params(download(300_000), Time::ZERO);
-    let r = run(&p, Time::ZERO + ms(2000), |_, _| {});
+    let r = run(&p, Time::ZERO + ms(2000), |_, _| Verdict::Pass);
     assert_eq!(r.sent_ect, 0);
     assert_eq!(r.last_client_counts, None);
     assert!(r.server.path_recovery(0).ecn_stats().is_none());
