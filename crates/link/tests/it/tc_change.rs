@@ -141,7 +141,7 @@ fn replacing_the_qdiscs_drops_the_queue_and_the_delay_line() {
             refused += 1;
         }
         id += 1;
-        t = t + Dur::from_micros(100);
+        t += Dur::from_micros(100);
     }
     assert!(refused > 0, "the queue was full");
     while let Some(o) = link.poll(t1) {
