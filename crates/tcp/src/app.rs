@@ -30,6 +30,8 @@ pub const SERVER_FLIGHT: u64 = 4000;
 /// Client Finished (and ChangeCipherSpec for middlebox compatibility).
 pub const CLIENT_FINISHED: u64 = 80;
 
+/// One end's application over the byte streams: TLS 1.3, then the workload's requests and
+/// responses, laid out as the module header describes.
 #[derive(Clone, Debug)]
 pub struct App {
     role: Role,
@@ -70,6 +72,7 @@ impl Streams for ByteStream<'_> {
 }
 
 impl App {
+    /// The application at the `role` end running `exchanges`, before the handshake.
     pub fn new(role: Role, exchanges: Arc<dyn Exchanges>) -> App {
         let app = match role {
             Role::Client => Application::client(exchanges),
@@ -78,9 +81,11 @@ impl App {
         App { role, app, received: 0, handshake_done: false, flight_written: false, next_start: 0, events: VecDeque::new() }
     }
 
+    /// Next event the workload emitted, oldest first.
     pub fn poll_event(&mut self) -> Option<AppEvent> {
         self.events.pop_front()
     }
+    /// This end's workload is finished.
     pub fn finished(&self) -> bool {
         self.app.finished()
     }

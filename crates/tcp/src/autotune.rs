@@ -16,6 +16,7 @@
 
 use multiconn_core::{Dur, Time};
 
+/// A receive buffer (tcp_rmem) with Linux autotuning (see the module header).
 #[derive(Clone, Debug)]
 pub struct RcvBuf {
     rcvbuf: u64,
@@ -55,9 +56,11 @@ impl RcvBuf {
         }
     }
 
+    /// Current buffer size in bytes (`sk_rcvbuf`).
     pub fn rcvbuf(&self) -> u64 {
         self.rcvbuf
     }
+    /// The receiver's RTT estimate (`rcv_rtt_est`); `None` before the first measurement.
     pub fn receiver_rtt(&self) -> Option<Dur> {
         self.rtt
     }

@@ -33,6 +33,8 @@ pub fn wscale_for(space: u64) -> u8 {
     ws
 }
 
+/// One end of a single-path TCP connection carrying TLS 1.3 and the workload (see the crate
+/// header).
 pub struct TcpEndpoint {
     role: Role,
     flow: FlowId,
@@ -73,14 +75,14 @@ impl std::fmt::Debug for TcpEndpoint {
 }
 
 impl TcpEndpoint {
-    /// One end of the connection `params` describes; fails if the profile does not offer
-    /// the congestion controller.
     /// Whether the profile offers the connection's controller (the one rule
     /// [`new`](Self::new) applies), without building it.
     pub fn check(params: &ConnectionParams) -> Result<(), ProfileError> {
         params.cc_config(1).map(|_| ())
     }
 
+    /// One end of the connection `params` describes; fails if the profile does not offer
+    /// the congestion controller.
     pub fn new(role: Role, params: &ConnectionParams) -> Result<TcpEndpoint, ProfileError> {
         let profile = &params.profile;
         let knobs: TcpKnobs = match &profile.tcp {
@@ -151,18 +153,23 @@ impl TcpEndpoint {
         })
     }
 
+    /// Client or server.
     pub fn role(&self) -> Role {
         self.role
     }
+    /// Payload bytes per segment (MSS), from the packet size, headers and options.
     pub fn mss(&self) -> u64 {
         self.mss
     }
+    /// Where the three-way handshake is.
     pub fn state(&self) -> State {
         self.hs.state()
     }
+    /// The sending half: send buffer, loss recovery, RTO and congestion controller.
     pub fn sender(&self) -> &Sender {
         &self.sender
     }
+    /// The receiving half: reassembly, SACK, delayed ACKs and advertised window.
     pub fn receiver(&self) -> &Receiver {
         &self.receiver
     }

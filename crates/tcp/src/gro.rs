@@ -79,10 +79,12 @@ fn ts_option_ms(seg: &Segment) -> Option<(u64, u64)> {
 }
 
 impl Gro {
+    /// Coalescing as `cfg` sets it, nothing held.
     pub fn new(cfg: GroConfig) -> Gro {
         Gro { cfg, held: None, segments_in: 0, packets_out: 0 }
     }
 
+    /// Coalescing is on (profile `gro`); when off, every segment is passed up alone.
     pub fn enabled(&self) -> bool {
         self.cfg.enabled
     }

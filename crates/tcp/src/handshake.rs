@@ -12,23 +12,33 @@ use multiconn_transport::Role;
 use crate::rto::RtoTimer;
 use crate::segment::Segment;
 
+/// Connection state (RFC 9293 §3.3.2), as far as the model goes: no teardown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     /// Client before its start time; server listening.
     Idle,
+    /// Client: SYN sent, waiting for the SYN-ACK.
     SynSent,
+    /// Server: SYN received and SYN-ACK sent, waiting for the ACK.
     SynReceived,
+    /// The handshake is complete; data flows.
     Established,
 }
 
 /// What the peer's SYN (or SYN-ACK) offered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PeerOptions {
+    /// The SYN's window field in bytes (never scaled, RFC 7323 §2.2).
     pub window: u16,
+    /// Window scale shift offered (at most 14); `None` without the option.
     pub wscale: Option<u8>,
+    /// SACK-permitted was offered (RFC 2018 §2).
     pub sack: bool,
+    /// The timestamps option was present (RFC 7323 §3.2).
     pub timestamps: bool,
+    /// MSS option in bytes (RFC 9293 §3.7.1); `None` without it.
     pub mss: Option<u32>,
+    /// TSval of the SYN (timestamp clock, see [`crate::segment::ts_from_time`]); 0 without timestamps.
     pub tsval: u64,
     /// The SYN was an ECN-setup SYN (ECE and CWR set), or the SYN-ACK an ECN-setup SYN-ACK
     /// (ECE set, CWR clear): RFC 3168 §6.1.1.
@@ -36,6 +46,7 @@ pub struct PeerOptions {
 }
 
 impl PeerOptions {
+    /// The options `seg`, a SYN or SYN-ACK, carries (window scale capped at 14).
     pub fn from_syn(seg: &Segment) -> PeerOptions {
         PeerOptions {
             window: seg.window,
@@ -49,6 +60,8 @@ impl PeerOptions {
     }
 }
 
+/// One end's three-way handshake: state, SYN/SYN-ACK retransmission timer and the peer's
+/// options (see the module header).
 #[derive(Clone, Debug)]
 pub struct Handshake {
     role: Role,
@@ -61,6 +74,7 @@ pub struct Handshake {
 }
 
 impl Handshake {
+    /// `Idle`, retransmitting on `timer`.
     pub fn new(role: Role, timer: RtoTimer) -> Handshake {
         Handshake {
             role,
@@ -72,15 +86,19 @@ impl Handshake {
             peer: None,
         }
     }
+    /// Current state.
     pub fn state(&self) -> State {
         self.state
     }
+    /// Client or server.
     pub fn role(&self) -> Role {
         self.role
     }
+    /// The state is `Established`.
     pub fn established(&self) -> bool {
         self.state == State::Established
     }
+    /// The options of the peer's SYN (server) or SYN-ACK (client), once one arrived.
     pub fn peer(&self) -> Option<PeerOptions> {
         self.peer
     }
@@ -88,6 +106,7 @@ impl Handshake {
     pub fn control_due(&self) -> bool {
         self.send_pending && matches!(self.state, State::SynSent | State::SynReceived)
     }
+    /// When the SYN or SYN-ACK is retransmitted; `None` outside `SynSent` and `SynReceived`.
     pub fn deadline(&self) -> Option<Time> {
         if matches!(self.state, State::SynSent | State::SynReceived) {
             self.timer.deadline()
@@ -137,6 +156,7 @@ impl Handshake {
         self.timer.restart(now, rtt);
     }
 
+    /// The retransmission timer fired by `now`: back off and send the SYN or SYN-ACK again.
     pub fn on_timeout(&mut self, now: Time) {
         if matches!(self.state, State::SynSent | State::SynReceived) && self.timer.expired(now) {
             self.timer.on_expired();

@@ -17,10 +17,6 @@
 //! * [`wire`]: the TCP header of a segment as bytes, with its options and MPTCP's, for
 //!   packet captures (`multiconn_core::wire::WireHeader`).
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod app;
 pub mod autotune;
 pub mod connection;
@@ -47,6 +43,7 @@ use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, Transp
 pub struct TcpFactory;
 
 impl TcpFactory {
+    /// The factory (it holds no state).
     pub fn new() -> TcpFactory {
         TcpFactory
     }

@@ -30,6 +30,7 @@ struct Sent {
     tx: u32,
 }
 
+/// RACK loss detection state of one sender (RFC 8985, see the module header).
 #[derive(Clone, Debug)]
 pub struct Rack {
     /// `RACK.xmit_ts` of the most recently sent delivered segment, and its place in the send
@@ -64,9 +65,12 @@ impl Rack {
         }
     }
 
+    /// `RACK.rtt`: the RTT of the most recently sent delivered segment.
     pub fn rtt(&self) -> Dur {
         self.rtt
     }
+    /// Reordering was detected (RFC 8985 §6.2 step 3: a never-retransmitted segment delivered
+    /// below the highest delivered sequence number).
     pub fn reordering_seen(&self) -> bool {
         self.reord
     }

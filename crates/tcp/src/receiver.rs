@@ -22,14 +22,20 @@ use multiconn_core::{Dur, Ecn, Time};
 use crate::autotune::RcvBuf;
 use crate::segment::{SackBlocks, Segment};
 
+/// Settings of a [`Receiver`].
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
+    /// Full-sized segment in bytes (delayed-ACK counting).
     pub mss: u64,
+    /// An ACK goes once more than `(ack_threshold − 1)` full-sized segments are unacknowledged.
     pub ack_threshold: u32,
+    /// Delayed-ACK timer.
     pub max_ack_delay: Dur,
+    /// Acknowledge out-of-order data and data that fills a hole at once.
     pub immediate_ack_on_reorder: bool,
     /// SACK negotiated.
     pub sack: bool,
+    /// Timestamps negotiated.
     pub timestamps: bool,
     /// Our receive window scale shift.
     pub wscale: u8,
@@ -38,9 +44,13 @@ pub struct ReceiverConfig {
 /// What goes into the ACK fields of the next segment we send.
 #[derive(Clone, Copy, Debug)]
 pub struct AckInfo {
+    /// Cumulative ACK: next expected sequence number.
     pub ack: u64,
+    /// Window field, already scaled down by our window scale shift.
     pub window: u16,
+    /// SACK blocks, a D-SACK first (empty without SACK).
     pub sack: SackBlocks,
+    /// TS.Recent to echo in TSecr (0 without timestamps).
     pub tsecr: u64,
     /// ECN-Echo (RFC 3168 §6.1.3).
     pub ece: bool,
@@ -49,6 +59,7 @@ pub struct AckInfo {
 /// Linux's `tcp_enter_quickack_mode(sk, 2)` on an ECN event: the next two ACKs go at once.
 const ECN_QUICKACKS: u32 = 2;
 
+/// The receiving half of one connection (see the module header).
 #[derive(Clone, Debug)]
 pub struct Receiver {
     cfg: ReceiverConfig,
@@ -141,12 +152,15 @@ impl Receiver {
         self.ecn && self.demand_cwr
     }
 
+    /// Next expected sequence number (RCV.NXT).
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
+    /// The receive buffer and its autotuning.
     pub fn buffer(&self) -> &RcvBuf {
         &self.buf
     }
+    /// Bytes held out of order, above a hole.
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo_bytes
     }
@@ -162,6 +176,7 @@ impl Receiver {
     pub fn delack_deadline(&self) -> Option<Time> {
         self.delack
     }
+    /// The delayed-ACK timer fires by `now`: an ACK is due.
     pub fn on_timeout(&mut self, now: Time) {
         if self.delack.is_some_and(|d| d <= now) {
             self.delack = None;
@@ -172,6 +187,7 @@ impl Receiver {
     pub fn force_ack(&mut self) {
         self.ack_now = true;
     }
+    /// The connection is established at `now`: autotuning measures from here.
     pub fn start(&mut self, now: Time) {
         self.buf.start(now, self.copied);
     }
@@ -385,6 +401,7 @@ impl Receiver {
         self.right_edge = self.rcv_nxt + w;
         w as u16
     }
+    /// TS.Recent (RFC 7323 §4.3): the timestamp to echo.
     pub fn ts_recent(&self) -> u64 {
         self.ts_recent
     }

@@ -10,6 +10,7 @@ use multiconn_core::{Dur, Time};
 /// Largest backoff exponent kept (2^16 · 200 ms is far beyond any max_rto).
 const MAX_BACKOFF: u32 = 16;
 
+/// The retransmission timer of RFC 6298 with its backoff (see the module header).
 #[derive(Clone, Debug)]
 pub struct RtoTimer {
     granularity: Dur,
@@ -21,6 +22,7 @@ pub struct RtoTimer {
 }
 
 impl RtoTimer {
+    /// A stopped timer: clock granularity G, RTO bounds and the RTO before the first RTT sample.
     pub fn new(granularity: Dur, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RtoTimer {
         RtoTimer {
             granularity,
@@ -44,9 +46,11 @@ impl RtoTimer {
         Dur(base.0.saturating_mul(factor)).min(self.max_rto.max(base))
     }
 
+    /// Expiries since the last valid RTT sample: the RTO is multiplied by 2^backoff.
     pub fn backoff(&self) -> u32 {
         self.backoff
     }
+    /// When the timer expires; `None` while stopped.
     pub fn deadline(&self) -> Option<Time> {
         self.deadline
     }
@@ -60,6 +64,7 @@ impl RtoTimer {
             self.restart(now, rtt);
         }
     }
+    /// Stops the timer (nothing outstanding, §5.2).
     pub fn stop(&mut self) {
         self.deadline = None;
     }

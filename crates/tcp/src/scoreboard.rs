@@ -22,13 +22,17 @@ use multiconn_core::Time;
 /// One segment sent and not yet cumulatively acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SentSegment {
+    /// First sequence number.
     pub start: u64,
+    /// End sequence number (exclusive).
     pub end: u64,
+    /// Time of the first transmission.
     pub first_sent: Time,
     /// Time of the latest (re)transmission.
     pub last_sent: Time,
     /// Transmissions so far (1: never retransmitted).
     pub tx_count: u32,
+    /// Covered by a SACK block.
     pub sacked: bool,
     /// Deemed lost (by SACK, RACK, dupacks or an RTO) and not acknowledged since.
     pub lost: bool,
@@ -41,9 +45,11 @@ pub struct SentSegment {
 }
 
 impl SentSegment {
+    /// Sequence space in bytes.
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
+    /// Occupies no sequence space.
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
@@ -60,6 +66,7 @@ impl SentSegment {
     }
 }
 
+/// The retransmission queue and SACK scoreboard of one sender (see the module header).
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     segs: VecDeque<SentSegment>,
@@ -98,9 +105,11 @@ impl Scoreboard {
         }
     }
 
+    /// Oldest unacknowledged sequence number (SND.UNA).
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }
+    /// Next sequence number to send (SND.NXT).
     pub fn snd_nxt(&self) -> u64 {
         self.snd_nxt
     }
@@ -112,9 +121,11 @@ impl Scoreboard {
     pub fn outstanding(&self) -> u64 {
         self.snd_nxt - self.snd_una
     }
+    /// Bytes SACKed above `snd_una`.
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked_bytes
     }
+    /// Segments SACKed above `snd_una`.
     pub fn sacked_segments(&self) -> u64 {
         self.sacked_segments
     }
@@ -122,6 +133,7 @@ impl Scoreboard {
     pub fn lost_pending(&self) -> u64 {
         self.lost_pending
     }
+    /// SACKed ranges `[start, end)`, sorted and disjoint.
     pub fn sacked_ranges(&self) -> &[(u64, u64)] {
         &self.sacked
     }
@@ -129,15 +141,19 @@ impl Scoreboard {
     pub fn fack(&self) -> u64 {
         self.sacked.last().map_or(self.snd_una, |r| r.1)
     }
+    /// Segments held (sent and not cumulatively acknowledged).
     pub fn len(&self) -> usize {
         self.segs.len()
     }
+    /// No segment outstanding.
     pub fn is_empty(&self) -> bool {
         self.segs.is_empty()
     }
+    /// The `idx`-th outstanding segment in sequence order.
     pub fn get(&self, idx: usize) -> Option<&SentSegment> {
         self.segs.get(idx)
     }
+    /// The outstanding segments in sequence order.
     pub fn segments(&self) -> impl Iterator<Item = &SentSegment> {
         self.segs.iter()
     }

@@ -26,7 +26,9 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 /// Header flags the model uses (no URG/PSH/RST/FIN: connections are never torn down).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flags {
+    /// SYN: synchronize sequence numbers.
     pub syn: bool,
+    /// ACK: the acknowledgement number is meaningful.
     pub ack: bool,
     /// ECN-Echo (RFC 3168 §6.1): in a SYN (with CWR) or SYN-ACK, the ECN setup; afterwards,
     /// the receiver saw a CE-marked segment and the sender has not yet answered with CWR.
@@ -44,6 +46,7 @@ pub struct SackBlocks {
 }
 
 impl SackBlocks {
+    /// No blocks.
     pub fn new() -> SackBlocks {
         SackBlocks::default()
     }
@@ -54,12 +57,15 @@ impl SackBlocks {
             self.len += 1;
         }
     }
+    /// Number of blocks.
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    /// No blocks.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The blocks `(start, end)`, in order.
     pub fn as_slice(&self) -> &[(u64, u64)] {
         &self.blocks[..self.len as usize]
     }
@@ -72,16 +78,20 @@ impl SackBlocks {
 /// Timestamps option values (RFC 7323 §3): the sender's clock and the echoed peer value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timestamps {
+    /// TSval: the sender's timestamp clock (see [`ts_from_time`]).
     pub tsval: u64,
+    /// TSecr: the peer's TSval echoed (TS.Recent), 0 for none.
     pub tsecr: u64,
 }
 
 /// One TCP segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// Sequence number of the first byte (or of the SYN).
     pub seq: u64,
     /// Meaningful when `flags.ack`.
     pub ack: u64,
+    /// Header flags.
     pub flags: Flags,
     /// The 16-bit window field (scaled by the peer's shift except in SYN segments).
     pub window: u16,
@@ -91,7 +101,9 @@ pub struct Segment {
     pub sack_permitted: bool,
     /// MSS option in a SYN.
     pub mss: Option<u32>,
+    /// Timestamps option, when negotiated (or offered in a SYN).
     pub ts: Option<Timestamps>,
+    /// SACK option blocks.
     pub sack: SackBlocks,
     /// Payload bytes carried.
     pub len: u32,
@@ -105,6 +117,7 @@ impl Segment {
     pub fn seq_len(&self) -> u64 {
         self.len as u64 + self.flags.syn as u64
     }
+    /// Sequence number just past the segment.
     pub fn end(&self) -> u64 {
         self.seq.saturating_add(self.seq_len())
     }

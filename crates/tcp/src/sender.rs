@@ -60,17 +60,25 @@ pub const WORST_CASE_DELAYED_ACK: Dur = Dur::from_millis(200);
 /// Retransmissions remembered for D-SACK matching.
 const RETX_LOG: usize = 4096;
 
+/// Settings of a [`Sender`].
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
+    /// Payload bytes per segment (SMSS).
     pub mss: u64,
+    /// DupThresh (RFC 5681, RFC 6675; profile `packet_threshold`): duplicate ACKs, or
+    /// segments' worth of bytes SACKed above a segment, that deem it lost.
     pub dup_thresh: u64,
+    /// RACK-TLP loss detection (RFC 8985) instead of DupThresh alone.
     pub rack_tlp: bool,
     /// SACK negotiated with the peer.
     pub sack: bool,
     /// Timestamps negotiated with the peer.
     pub timestamps: bool,
+    /// RACK's time threshold as a fraction `[num, den]` of min_rtt (see [`Rack::new`]).
     pub time_threshold: [u64; 2],
+    /// tcp_wmem (min, default, max) in bytes: bounds of the autotuned send buffer.
     pub wmem: [u64; 3],
+    /// Clock granularity: the floor of the tail loss probe timeout.
     pub granularity: Dur,
     /// Whether retransmitting the head segment restarts the RTO (Linux) or only ACKs that
     /// advance do.
@@ -126,8 +134,11 @@ struct Retx {
 /// A data segment to put on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataSend {
+    /// Sequence number of the first byte.
     pub seq: u64,
+    /// Payload bytes.
     pub len: u32,
+    /// Resends data sent before, not new data.
     pub retransmission: bool,
     /// Send the segment ECT(0) (RFC 3168 §6.1.2: new data only, ECN agreed).
     pub ect: bool,
@@ -135,6 +146,7 @@ pub struct DataSend {
     pub cwr: bool,
 }
 
+/// The sending half of one connection (see the module header).
 pub struct Sender {
     cfg: SenderConfig,
     sb: Scoreboard,
@@ -257,15 +269,19 @@ impl Sender {
         s
     }
 
+    /// The retransmission queue and SACK scoreboard.
     pub fn scoreboard(&self) -> &Scoreboard {
         &self.sb
     }
+    /// The RTT estimator (RFC 6298).
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
+    /// The RTT estimator, to feed samples from outside (the handshake's).
     pub fn rtt_mut(&mut self) -> &mut RttEstimator {
         &mut self.rtt
     }
+    /// The congestion controller.
     pub fn controller(&self) -> &dyn Controller {
         self.cc.as_ref()
     }
@@ -305,15 +321,19 @@ impl Sender {
             self.prr = None;
         }
     }
+    /// The retransmission timer.
     pub fn rto_timer(&self) -> &RtoTimer {
         &self.rto
     }
+    /// Segment retransmissions so far.
     pub fn retransmissions(&self) -> u64 {
         self.retransmissions
     }
+    /// Retransmissions found spurious so far (by D-SACK or the timestamps echo).
     pub fn spurious_retransmissions(&self) -> u64 {
         self.spurious
     }
+    /// Segments deemed lost so far (by SACK, RACK, duplicate ACKs or an RTO).
     pub fn lost(&self) -> u64 {
         self.lost
     }
@@ -333,6 +353,7 @@ impl Sender {
     pub fn set_ecn(&mut self, on: bool) {
         self.ecn = on;
     }
+    /// ECN agreed in the handshake.
     pub fn ecn(&self) -> bool {
         self.ecn
     }
@@ -348,12 +369,16 @@ impl Sender {
     pub fn in_cwr(&self) -> bool {
         self.cwr_point.is_some()
     }
+    /// In a recovery episode (fast recovery, or after an RTO) until its recovery point is
+    /// acknowledged or its reduction is undone as spurious.
     pub fn in_recovery(&self) -> bool {
         self.episode.is_some()
     }
+    /// The peer's receive window in bytes (scaled).
     pub fn peer_window(&self) -> u64 {
         self.snd_wnd
     }
+    /// Send buffer size in bytes (autotuned, never shrinking).
     pub fn sndbuf(&self) -> u64 {
         self.sndbuf
     }
@@ -375,6 +400,7 @@ impl Sender {
         self.sndbuf
             .saturating_sub(self.stream_end - self.sb.snd_una())
     }
+    /// The application adds `bytes` to the send buffer.
     pub fn write(&mut self, bytes: u64) {
         self.stream_end += bytes;
     }

@@ -31,6 +31,7 @@ pub struct DataIn {
     pub duplicate: u64,
 }
 
+/// The connection-level receiving side of MPTCP (see the module header).
 #[derive(Clone, Debug)]
 pub struct DataReceiver {
     rcv_nxt: u64,
@@ -82,12 +83,15 @@ impl DataReceiver {
     pub fn copied(&self) -> u64 {
         self.copied
     }
+    /// Bytes that arrived again after being received (reinjected or redundant copies).
     pub fn duplicate_bytes(&self) -> u64 {
         self.duplicate_bytes
     }
+    /// Bytes that arrived beyond the advertised right edge (counted and kept).
     pub fn beyond_window_bytes(&self) -> u64 {
         self.beyond_window_bytes
     }
+    /// The connection-level receive buffer, shared by all subflows.
     pub fn buffer(&self) -> &RcvBuf {
         &self.buf
     }

@@ -18,12 +18,15 @@ use std::collections::VecDeque;
 /// A piece of the data sequence space about to be handed to a subflow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataChunk {
+    /// Data sequence number of the first byte.
     pub dsn: u64,
+    /// Length in bytes (at most one segment).
     pub len: u64,
     /// Resent because the subflow that carried it failed.
     pub reinjection: bool,
 }
 
+/// The connection-level sending side of MPTCP (see the module header).
 #[derive(Clone, Debug)]
 pub struct DataSender {
     una: u64,
@@ -62,6 +65,8 @@ impl DataSender {
     pub fn end(&self) -> u64 {
         self.end
     }
+    /// Right edge of the peer's connection-level window: data sequence numbers at or above it may
+    /// not be sent yet.
     pub fn right_edge(&self) -> u64 {
         self.right_edge
     }
@@ -97,6 +102,7 @@ impl DataSender {
     pub fn writable(&self, sndbuf: u64) -> u64 {
         sndbuf.saturating_sub(self.end - self.una)
     }
+    /// The application adds `bytes` to the data sequence space.
     pub fn write(&mut self, bytes: u64) {
         self.end += bytes;
     }

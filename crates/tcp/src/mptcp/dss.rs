@@ -19,15 +19,20 @@ use super::option::Mapping;
 /// A run of data-level bytes on a subflow: `[ssn, ssn + len)` carries `[dsn, dsn + len)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// First subflow sequence number.
     pub ssn: u64,
+    /// First data sequence number.
     pub dsn: u64,
+    /// Length in bytes.
     pub len: u64,
 }
 
 impl Chunk {
+    /// End of the subflow range (exclusive).
     pub fn ssn_end(&self) -> u64 {
         self.ssn + self.len
     }
+    /// End of the data range (exclusive).
     pub fn dsn_end(&self) -> u64 {
         self.dsn + self.len
     }
@@ -42,19 +47,31 @@ pub struct TxMap {
 /// Why a mapping could not be found for a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MapError {
+    /// No mapping holds the segment's first subflow sequence number.
     #[error("no mapping covers subflow sequence number {0}")]
     Unmapped(u64),
+    /// The segment `[start, end)` runs past the end of the mapping holding its start.
     #[error("segment [{start}, {end}) crosses the end of its mapping at {chunk_end}")]
-    Straddles { start: u64, end: u64, chunk_end: u64 },
+    Straddles {
+        /// First subflow sequence number of the segment.
+        start: u64,
+        /// Subflow sequence number just past the segment.
+        end: u64,
+        /// Subflow sequence number just past the mapping.
+        chunk_end: u64,
+    },
 }
 
 impl TxMap {
+    /// No mappings.
     pub fn new() -> TxMap {
         TxMap::default()
     }
+    /// Mappings held.
     pub fn len(&self) -> usize {
         self.chunks.len()
     }
+    /// No mappings held.
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }
@@ -116,12 +133,15 @@ pub struct RxMap {
 }
 
 impl RxMap {
+    /// No mappings.
     pub fn new() -> RxMap {
         RxMap::default()
     }
+    /// Mappings held.
     pub fn len(&self) -> usize {
         self.chunks.len()
     }
+    /// No mappings held.
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }

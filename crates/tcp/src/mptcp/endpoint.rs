@@ -61,18 +61,25 @@ pub const MAX_SUBFLOWS: u8 = 8;
 /// Why an MPTCP connection cannot be built from its parameters.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MptcpError {
+    /// The profile does not offer the congestion controller.
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// The connection has no multipath parameters.
     #[error("the connection has no multipath parameters; build a single-path TcpEndpoint instead")]
     NotMultipath,
+    /// The number of paths is 0 or above [`MAX_SUBFLOWS`].
     #[error("an MPTCP connection has 1 to {MAX_SUBFLOWS} subflows (one per path), got {0} paths")]
     Paths(u8),
+    /// A stream-redundant scheduler, which has no meaning for one byte stream.
     #[error("\"{}\" duplicates the streams flagged redundant, and an MPTCP connection carries one byte stream; use \"redundant\" to duplicate everything, or \"minrtt\", \"roundrobin\", \"blest\", \"ecf\"", .0.name())]
     Scheduler(SchedulerKind),
+    /// `ack_path` is not `same`: subflows acknowledge their own segments.
     #[error("an MPTCP subflow acknowledges its own segments (only the DATA_ACK is connection-level): ack_path must be \"same\" for a tcp flow")]
     AckPath,
+    /// A scheduler that only a Multipath QUIC stack runs.
     #[error("\"{}\" is {}'s Multipath QUIC scheduler; an MPTCP connection takes \"minrtt\", \"roundrobin\", \"redundant\", \"blest\" or \"ecf\"", .0.name(), .0.quic_stack().unwrap_or("a"))]
     QuicScheduler(SchedulerKind),
+    /// The packet size leaves no room for data after the IP, TCP and MPTCP headers.
     #[error("packets of {0} bytes leave no room for data after the IP, TCP and MPTCP headers")]
     PacketSize(u32),
 }
@@ -105,6 +112,9 @@ pub struct MptcpStats {
     pub invalid_packets: u64,
 }
 
+/// One end of a Multipath TCP connection (RFC 8684): one subflow per path, a scheduler, a
+/// multipath congestion controller and the connection-level data sequence space, as a
+/// [`multiconn_transport::Endpoint`].
 pub struct MptcpEndpoint {
     role: Role,
     flow: FlowId,
@@ -188,6 +198,8 @@ impl MptcpEndpoint {
         Ok((mp, knobs, mss, cc_cfg))
     }
 
+    /// One end of the connection `params` describes, with one subflow per path; fails if the
+    /// parameters are not those of an MPTCP connection the model can build.
     pub fn new(role: Role, params: &ConnectionParams) -> Result<MptcpEndpoint, MptcpError> {
         let (mp, knobs, mss, cc_cfg) = Self::settings(params)?;
         let profile = &params.profile;
@@ -253,6 +265,7 @@ impl MptcpEndpoint {
         })
     }
 
+    /// Client or server.
     pub fn role(&self) -> Role {
         self.role
     }
@@ -260,15 +273,19 @@ impl MptcpEndpoint {
     pub fn mss(&self) -> u64 {
         self.mss
     }
+    /// The subflows, indexed by path.
     pub fn subflows(&self) -> &[Subflow] {
         &self.subflows
     }
+    /// The connection-level sending side.
     pub fn data_sender(&self) -> &DataSender {
         &self.dsend
     }
+    /// The connection-level receiving side.
     pub fn data_receiver(&self) -> &DataReceiver {
         &self.drecv
     }
+    /// Connection-level counters so far.
     pub fn stats(&self) -> MptcpStats {
         self.stats
     }

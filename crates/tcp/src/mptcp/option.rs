@@ -50,13 +50,18 @@ pub const MAX_OPTION_SPACE: u32 = 40;
 /// The handshake option a segment carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandshakeOption {
+    /// MP_CAPABLE in the initiator's SYN.
     CapableSyn,
+    /// MP_CAPABLE in the responder's SYN-ACK.
     CapableSynAck,
     /// The initiator's third ACK of the initial subflow (with data if the segment has a
     /// payload).
     CapableAck,
+    /// MP_JOIN in a SYN opening an additional subflow.
     JoinSyn,
+    /// MP_JOIN in the SYN-ACK answering it.
     JoinSynAck,
+    /// MP_JOIN in the initiator's third ACK.
     JoinAck,
 }
 
@@ -79,7 +84,9 @@ impl HandshakeOption {
 /// arrived; the receiver accepts data up to `ack + window`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataAck {
+    /// Next expected data sequence number.
     pub ack: u64,
+    /// Connection-level receive window in bytes, counted from `ack`.
     pub window: u64,
 }
 
@@ -87,16 +94,22 @@ pub struct DataAck {
 /// data-level bytes `[dsn, dsn + len)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mapping {
+    /// Data sequence number of the payload's first byte.
     pub dsn: u64,
+    /// Subflow sequence number of the payload's first byte.
     pub ssn: u64,
+    /// Payload bytes mapped.
     pub len: u32,
 }
 
 /// One segment of a subflow with its MPTCP options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MptcpSegment {
+    /// The subflow's TCP segment.
     pub tcp: Segment,
+    /// MP_CAPABLE or MP_JOIN option, on handshake segments.
     pub handshake: Option<HandshakeOption>,
+    /// The DATA_ACK, on every segment without a handshake option.
     pub data_ack: Option<DataAck>,
     /// Present on every segment with a payload (MP_CAPABLE with data implies it on the wire).
     pub mapping: Option<Mapping>,

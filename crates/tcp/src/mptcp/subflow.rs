@@ -39,16 +39,23 @@ const SUBFLOW_RCVBUF: u64 = 1 << 40;
 /// What every subflow of a connection shares.
 #[derive(Clone, Debug)]
 pub struct SubflowConfig {
+    /// Client (initiator) or server.
     pub role: Role,
     /// Payload bytes per segment: the TCP MSS minus the DSS option.
     pub mss: u64,
+    /// Offer SACK in the handshake (profile `sack`).
     pub sack: bool,
+    /// Offer timestamps in the handshake (profile `timestamps`).
     pub timestamps: bool,
+    /// Settings of each subflow's sender.
     pub sender: SenderConfig,
+    /// Settings of each subflow's receiver (its window scale is replaced by [`SUBFLOW_WSCALE`]).
     pub receiver: ReceiverConfig,
+    /// Each subflow's RTT estimator before its first sample.
     pub rtt: RttEstimator,
     /// The RTO timer (also the handshake's retransmission timer).
     pub timer: RtoTimer,
+    /// Each subflow's pacer, adjusted to its controller.
     pub pacer: PacerConfig,
     /// Ask for ECN in the handshake, agree to it (profile `ecn`).
     pub ecn: bool,
@@ -57,9 +64,13 @@ pub struct SubflowConfig {
 /// Per-subflow counters for [`multiconn_transport::PathStats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Packets sent on the subflow.
     pub packets_sent: u64,
+    /// Bytes sent on the wire (IP and TCP headers included).
     pub bytes_sent: u64,
+    /// Packets received on the subflow.
     pub packets_received: u64,
+    /// Bytes received on the wire (IP and TCP headers included).
     pub bytes_received: u64,
     /// Data segments sent (first transmissions and retransmissions).
     pub data_segments_sent: u64,
@@ -71,6 +82,7 @@ pub struct Counters {
     pub mapping_errors: u64,
 }
 
+/// One MPTCP subflow (see the module header).
 #[derive(Debug)]
 pub struct Subflow {
     id: usize,
@@ -92,6 +104,7 @@ pub struct Subflow {
     ecn: bool,
     /// ECN marks (ECT, CWR) of the data segment the sender handed out last.
     marks: (bool, bool),
+    /// Packet, byte and ECN counters.
     pub counters: Counters,
 }
 
@@ -122,6 +135,7 @@ impl Subflow {
         }
     }
 
+    /// Its index, the path it runs on.
     pub fn id(&self) -> usize {
         self.id
     }
@@ -129,9 +143,11 @@ impl Subflow {
     pub fn is_join(&self) -> bool {
         self.join
     }
+    /// Payload bytes per segment: the TCP MSS minus the DSS option.
     pub fn mss(&self) -> u64 {
         self.mss
     }
+    /// Where its handshake is.
     pub fn state(&self) -> State {
         self.hs.state()
     }
@@ -143,6 +159,7 @@ impl Subflow {
     pub fn handshake_deadline(&self) -> Option<Time> {
         self.hs.deadline()
     }
+    /// Its handshake is complete.
     pub fn established(&self) -> bool {
         self.hs.established()
     }
@@ -150,33 +167,43 @@ impl Subflow {
     pub fn ready(&self) -> bool {
         self.ready
     }
+    /// The subflow may carry data from now on.
     pub fn set_ready(&mut self) {
         self.ready = true;
     }
+    /// The interface of its path is up (link events).
     pub fn interface_up(&self) -> bool {
         self.interface_up
     }
+    /// The interface of its path went up or down.
     pub fn set_interface_up(&mut self, up: bool) {
         self.interface_up = up;
     }
+    /// The subflow's sender.
     pub fn sender(&self) -> &Sender {
         &self.sender
     }
+    /// The subflow's sender, to change.
     pub fn sender_mut(&mut self) -> &mut Sender {
         &mut self.sender
     }
+    /// The subflow's receiver.
     pub fn receiver(&self) -> &Receiver {
         &self.receiver
     }
+    /// The subflow's receiver, to change.
     pub fn receiver_mut(&mut self) -> &mut Receiver {
         &mut self.receiver
     }
+    /// The subflow's handshake, to change.
     pub fn handshake_mut(&mut self) -> &mut Handshake {
         &mut self.hs
     }
+    /// Sender-side data sequence mappings.
     pub fn tx_map(&self) -> &TxMap {
         &self.tx_map
     }
+    /// Initiator: the next segment carries the third-ACK handshake option.
     pub fn third_ack_pending(&self) -> bool {
         self.third_ack_pending
     }
