@@ -28,8 +28,11 @@ pub const ACK_ECN_FRAME_TYPE: u64 = 0x03;
 /// each codepoint, since the connection began.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EcnCounts {
+    /// Packets received with ECT(0).
     pub ect0: u64,
+    /// Packets received with ECT(1).
     pub ect1: u64,
+    /// Packets received with ECN-CE.
     pub ce: u64,
 }
 
@@ -40,11 +43,14 @@ impl EcnCounts {
     }
 }
 
+/// The fields of an ACK frame (RFC 9000 §19.3), as they go on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckFrame {
+    /// Largest Acknowledged: the highest packet number acknowledged.
     pub largest: u64,
     /// Encoded ACK Delay field (units of 2^ACK_DELAY_EXPONENT µs).
     pub delay: u64,
+    /// First ACK Range: packets acknowledged just below `largest`, not counting it.
     pub first_range: u64,
     /// (Gap, ACK Range Length) pairs after the first range, descending.
     pub ranges: Vec<(u64, u64)>,

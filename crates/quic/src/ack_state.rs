@@ -23,17 +23,24 @@ pub const MAX_ACK_RANGES: usize = 32;
 /// Ranges kept for duplicate detection; older packet numbers count as duplicates.
 const MAX_SEEN_RANGES: usize = 256;
 
+/// When to acknowledge the packets of one packet-number space (see the module header).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AckPolicy {
     /// false: acknowledge every ack-eliciting packet at once (Initial, Handshake).
     pub delay_acks: bool,
+    /// An ACK goes once this many ack-eliciting packets arrived since the last one
+    /// (ack_eliciting_threshold, RFC 9000 §13.2.2).
     pub threshold: u32,
+    /// Longest time the first unacknowledged ack-eliciting packet waits for its ACK
+    /// (max_ack_delay, RFC 9000 §18.2).
     pub max_ack_delay: Dur,
+    /// Acknowledge at once a packet below the largest received or after a gap.
     pub immediate_on_reorder: bool,
     /// Count the ECN codepoints of arriving packets and report them (RFC 9000 §13.4.1).
     pub ecn: bool,
 }
 
+/// The receiving side of one packet-number space (see the module header).
 #[derive(Clone, Debug)]
 pub struct AckState {
     policy: AckPolicy,
@@ -52,6 +59,7 @@ pub struct AckState {
 }
 
 impl AckState {
+    /// Nothing received yet.
     pub fn new(policy: AckPolicy) -> AckState {
         AckState {
             policy,
@@ -163,6 +171,7 @@ impl AckState {
         self.to_ack.remove_below(largest.saturating_add(1));
     }
 
+    /// The largest packet number received; `None` before the first.
     pub fn largest(&self) -> Option<u64> {
         self.largest
     }

@@ -56,19 +56,28 @@ const HANDSHAKE_PATH: usize = 0;
 /// Cumulative counters of one endpoint.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnectionStats {
+    /// UDP datagrams sent.
     pub datagrams_sent: u64,
+    /// UDP datagrams received and accepted (on a known path and path ID).
     pub datagrams_received: u64,
+    /// QUIC packets sent (coalesced ones counted one by one).
     pub packets_sent: u64,
+    /// QUIC packets received and processed (not duplicates, keys available).
     pub packets_received: u64,
-    /// UDP payload bytes.
+    /// UDP payload bytes sent.
     pub bytes_sent: u64,
+    /// UDP payload bytes received.
     pub bytes_received: u64,
     /// Packets carrying retransmitted STREAM or CRYPTO data.
     pub retransmissions: u64,
+    /// Packets sent that were not ack-eliciting (ACK-only).
     pub ack_only_packets: u64,
+    /// Datagrams sent carrying a PTO probe or an anti-deadlock packet (RFC 9002 §6.2.4).
     pub probes_sent: u64,
-    /// Received packets dropped: duplicates, no keys (yet or any more), no payload.
+    /// Received packets dropped as duplicates.
     pub duplicates: u64,
+    /// Received datagrams or packets dropped as undecryptable: no QUIC payload, an unknown path or
+    /// retired path ID, or no keys for their packet type.
     pub undecryptable: u64,
     /// Frames ignored as invalid (bad ACK ranges, flow-control violations, unknown streams).
     pub invalid_frames: u64,
@@ -76,14 +85,15 @@ pub struct ConnectionStats {
     pub delivered: u64,
     /// Paths whose validation was given up (no PATH_RESPONSE in time; multipath client).
     pub path_validation_failures: u64,
-    /// ECN (RFC 9000 §13.4): datagrams sent ECT(0), datagrams that arrived CE-marked, ACK and
-    /// PATH_ACK frames sent with ECN counts.
+    /// Datagrams sent ECT(0) (ECN, RFC 9000 §13.4).
     pub ect_datagrams_sent: u64,
+    /// Datagrams that arrived CE-marked.
     pub ce_datagrams_received: u64,
+    /// ACK and PATH_ACK frames sent with ECN counts.
     pub ack_ecn_frames_sent: u64,
-    /// Streams this end reset (RESET_STREAM sent, RFC 9000 §19.4) and streams the peer reset
-    /// before their data was all delivered here.
+    /// Streams this end reset (RESET_STREAM sent, RFC 9000 §19.4).
     pub streams_reset: u64,
+    /// Streams the peer reset before their data was all delivered here.
     pub resets_received: u64,
 }
 
@@ -315,9 +325,11 @@ impl Connection {
         })
     }
 
+    /// Client or server.
     pub fn role(&self) -> Role {
         self.role
     }
+    /// Cumulative counters so far.
     pub fn stats(&self) -> ConnectionStats {
         self.stats
     }
@@ -333,6 +345,7 @@ impl Connection {
     pub fn path_recovery(&self, p: usize) -> &Recovery {
         &self.paths[p].recovery
     }
+    /// The TLS handshake's progress: CRYPTO data, keys, completion and confirmation.
     pub fn handshake(&self) -> &Handshake {
         &self.hs
     }
@@ -340,6 +353,7 @@ impl Connection {
     pub fn max_datagram_size(&self) -> usize {
         self.mds
     }
+    /// The connection's streams.
     pub fn streams(&self) -> &Streams {
         &self.streams
     }

@@ -30,14 +30,18 @@ pub fn picoquic_increase(previous: u64, rtt_min: Option<Dur>) -> u64 {
 /// What we may send: the peer's advertised limit and how much of it we used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendCredit {
+    /// The limit the peer advertised (MAX_DATA or MAX_STREAM_DATA), in bytes.
     pub max: u64,
+    /// Bytes of that limit used so far.
     pub used: u64,
 }
 
 impl SendCredit {
+    /// Credit up to the peer's initial limit of `max` bytes, none used.
     pub fn new(max: u64) -> SendCredit {
         SendCredit { max, used: 0 }
     }
+    /// Bytes that may still be sent.
     pub fn available(&self) -> u64 {
         self.max.saturating_sub(self.used)
     }
@@ -56,6 +60,7 @@ impl SendCredit {
 /// What we let the peer send.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecvWindow {
+    /// Bytes the peer may send beyond what the application consumed (the initial limit).
     pub window: u64,
     /// The limit advertised so far.
     pub max: u64,
@@ -63,15 +68,20 @@ pub struct RecvWindow {
     pub received: u64,
     /// Bytes delivered to the application.
     pub consumed: u64,
+    /// Fraction of the window consumed by the application before the limit is raised (0 to 1).
     pub update_fraction: f64,
+    /// How the limit grows: sliding window, or picoquic's rule of early 2022.
     pub rule: FlowControlRule,
 }
 
 impl RecvWindow {
+    /// A sliding window of `window` bytes, raised once `update_fraction` of it is consumed.
     pub fn new(window: u64, update_fraction: f64) -> RecvWindow {
         RecvWindow::with_rule(window, update_fraction, FlowControlRule::Sliding)
     }
 
+    /// A window of `window` bytes growing by `rule` (`update_fraction` clamped to 0–1, 0.5 if not
+    /// finite).
     pub fn with_rule(window: u64, update_fraction: f64, rule: FlowControlRule) -> RecvWindow {
         let f = if update_fraction.is_finite() { update_fraction.clamp(0.0, 1.0) } else { 0.5 };
         RecvWindow { window, max: window, received: 0, consumed: 0, update_fraction: f, rule }

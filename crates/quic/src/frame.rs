@@ -11,51 +11,76 @@
 use crate::ack_ranges::AckFrame;
 use crate::varint;
 
+/// One QUIC frame: its type and the fields that decide its size (see the module header).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
     /// `n` PADDING frames (type 0x00, one byte each).
     Padding(u32),
+    /// PING (§19.2, type 0x01): elicits an ACK and carries nothing else.
     Ping,
+    /// ACK (§19.3) for the packet number space of the packet carrying it.
     Ack(AckFrame),
+    /// CRYPTO (§19.6): TLS handshake bytes of the packet's space.
     Crypto {
+        /// Offset in the space's crypto stream, bytes.
         offset: u64,
+        /// Data bytes.
         len: u32,
     },
+    /// STREAM (§19.8): bytes of one stream.
     Stream {
+        /// Stream ID.
         id: u64,
+        /// Offset of the first byte in the stream.
         offset: u64,
+        /// Data bytes.
         len: u32,
+        /// The FIN bit: the stream ends after these bytes.
         fin: bool,
     },
     /// RESET_STREAM (§19.4): the sender abandons stream `id`; `final_size` is where its data
     /// ended. The application error code is 0 (one byte).
     ResetStream {
+        /// Stream ID.
         id: u64,
+        /// Final size of the stream in bytes.
         final_size: u64,
     },
+    /// MAX_DATA (§19.9): the connection-level limit, in bytes, on the data the peer may send.
     MaxData(u64),
+    /// MAX_STREAM_DATA (§19.10): a stream's limit on the data the peer may send.
     MaxStreamData {
+        /// Stream ID.
         id: u64,
+        /// Largest offset the peer may send on it, in bytes.
         max: u64,
     },
+    /// HANDSHAKE_DONE (§19.20): the server confirms the handshake.
     HandshakeDone,
     /// An ACK for the packet number space of path ID `path` (multipath).
     PathAck {
+        /// Path ID whose packets are acknowledged.
         path: u32,
+        /// The ACK frame's fields.
         ack: AckFrame,
     },
     /// 8 bytes of challenge data (path validation).
     PathChallenge,
+    /// PATH_RESPONSE: the 8 bytes of a PATH_CHALLENGE echoed.
     PathResponse,
     /// The sender stops using path ID `path` (multipath).
     PathAbandon {
+        /// Path ID abandoned.
         path: u32,
     },
     /// PATH_STATUS_BACKUP (`backup`) or PATH_STATUS_AVAILABLE for path ID `path`; `seq` orders
     /// the status frames of one path (draft §3.3: only a greater one counts).
     PathStatus {
+        /// Path ID the status is for.
         path: u32,
+        /// Backup (PATH_STATUS_BACKUP) rather than available.
         backup: bool,
+        /// Status sequence number.
         seq: u64,
     },
 }

@@ -21,14 +21,20 @@ use crate::streams::{RecvBuffer, SendBuffer};
 /// Bytes of each TLS handshake message (handshake header included).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HandshakeSizes {
+    /// ClientHello with one key share.
     pub client_hello: u64,
     /// Extra ClientHello bytes when resuming (pre_shared_key with ticket and binder,
     /// early_data).
     pub client_hello_psk: u64,
+    /// ServerHello.
     pub server_hello: u64,
+    /// EncryptedExtensions.
     pub encrypted_extensions: u64,
+    /// Certificate with the chain (not sent when resuming).
     pub certificate: u64,
+    /// CertificateVerify (not sent when resuming).
     pub certificate_verify: u64,
+    /// Finished (either side's).
     pub finished: u64,
 }
 
@@ -93,6 +99,8 @@ pub struct Handshake {
 }
 
 impl Handshake {
+    /// The `role` end's handshake, `resume` with a PSK (RFC 8446 §2.2), with TLS messages of
+    /// `sizes`; nothing sent yet.
     pub fn new(role: Role, resume: bool, sizes: HandshakeSizes) -> Handshake {
         Handshake {
             role,
@@ -163,6 +171,7 @@ impl Handshake {
         }
     }
 
+    /// The client wrote its ClientHello.
     pub fn started(&self) -> bool {
         self.started
     }

@@ -15,10 +15,6 @@
 //! but every size on the wire is that of a real encoding. [`wire`] writes a datagram's UDP
 //! header and names its QUIC packets for packet captures (`multiconn_core::wire::WireHeader`).
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod ack_ranges;
 pub mod ack_state;
 pub mod connection;
@@ -47,6 +43,7 @@ pub struct QuicFactory {
 }
 
 impl QuicFactory {
+    /// A factory with the default TLS message sizes.
     pub fn new() -> QuicFactory {
         QuicFactory::default()
     }

@@ -25,27 +25,38 @@ pub const MIN_PN_AND_PAYLOAD: usize = 4;
 /// Packet number spaces (RFC 9000 §12.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Space {
+    /// Initial packets.
     Initial = 0,
+    /// Handshake packets.
     Handshake = 1,
+    /// Application data: 0-RTT and 1-RTT packets.
     Data = 2,
 }
 
 impl Space {
+    /// The three spaces, in order.
     pub const ALL: [Space; 3] = [Space::Initial, Space::Handshake, Space::Data];
+    /// Index of the space (0, 1, 2) in per-space arrays.
     pub fn index(self) -> usize {
         self as usize
     }
 }
 
+/// QUIC packet types (RFC 9000 §17).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PacketType {
+    /// Initial (long header, §17.2.2).
     Initial,
+    /// 0-RTT (long header, §17.2.3).
     ZeroRtt,
+    /// Handshake (long header, §17.2.4).
     Handshake,
+    /// 1-RTT (short header, §17.3).
     OneRtt,
 }
 
 impl PacketType {
+    /// The packet number space packets of this type belong to.
     pub fn space(self) -> Space {
         match self {
             PacketType::Initial => Space::Initial,
@@ -62,6 +73,7 @@ impl PacketType {
             PacketType::OneRtt => "1RTT",
         }
     }
+    /// Sent with a long header (every type but 1-RTT).
     pub fn is_long(self) -> bool {
         self != PacketType::OneRtt
     }
@@ -70,15 +82,20 @@ impl PacketType {
 /// One QUIC packet: its type, number, frames and total size (header + frames + tag).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuicPacket {
+    /// Packet type.
     pub ptype: PacketType,
+    /// Packet number in its space.
     pub pn: u64,
+    /// Bytes of the encoded packet number (1–4).
     pub pn_len: u8,
+    /// Frames carried, in order.
     pub frames: Vec<Frame>,
     /// Bytes of this packet within the UDP payload.
     pub size: u32,
 }
 
 impl QuicPacket {
+    /// Carries an ack-eliciting frame (RFC 9002 §2).
     pub fn is_ack_eliciting(&self) -> bool {
         self.frames.iter().any(Frame::is_ack_eliciting)
     }
@@ -92,7 +109,9 @@ impl QuicPacket {
 /// so that the common single-packet datagram needs no extra allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
+    /// The first packet of the datagram.
     pub first: QuicPacket,
+    /// Packets coalesced after the first (§12.2).
     pub coalesced: Vec<QuicPacket>,
     /// Multipath: the path ID its destination connection ID belongs to (draft-ietf-quic-
     /// multipath-21 §2: every path ID has its own CIDs), so the receiver tells a new path ID on
@@ -101,9 +120,11 @@ pub struct Datagram {
 }
 
 impl Datagram {
+    /// Every packet of the datagram, in order.
     pub fn packets(&self) -> impl Iterator<Item = &QuicPacket> {
         std::iter::once(&self.first).chain(self.coalesced.iter())
     }
+    /// The `index`-th packet (0: the first).
     pub fn get(&self, index: usize) -> Option<&QuicPacket> {
         if index == 0 {
             Some(&self.first)

@@ -44,9 +44,13 @@ use crate::recovery::{Recovery, RecoveryConfig};
 /// Counters of one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PathCounters {
+    /// Datagrams sent on the path once the multipath sender runs.
     pub packets_sent: u64,
+    /// UDP payload bytes sent on the path.
     pub bytes_sent: u64,
+    /// Datagrams received on the path (counted with multipath only).
     pub packets_received: u64,
+    /// UDP payload bytes received on the path.
     pub bytes_received: u64,
     /// Packets carrying copies of stream data sent on another path too.
     pub copies_sent: u64,
@@ -107,9 +111,13 @@ impl Validation {
 /// queue (tquic's redundant scheduler, [`multiconn_multipath::CopyDelivery::Queued`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuedCopy {
+    /// Stream ID.
     pub stream: u64,
+    /// Offset of the first byte in the stream.
     pub offset: u64,
+    /// Bytes copied.
     pub len: u64,
+    /// The copy carries the stream's FIN.
     pub fin: bool,
 }
 
@@ -132,8 +140,9 @@ pub struct PathState {
     /// Backup status (draft §3.3): no new data while an available path is usable. Set by this
     /// end's path manager or by the peer's PATH_STATUS_BACKUP.
     pub backup: bool,
-    /// Sequence number of the last status frame sent; a status frame must go out.
+    /// Sequence number of the last status frame sent.
     pub status_seq: u64,
+    /// A status frame must go out.
     pub status_pending: bool,
     /// Sequence number of the last status frame received for the current path ID.
     pub peer_status_seq: Option<u64>,
@@ -143,9 +152,11 @@ pub struct PathState {
     pub lost_before: u64,
     /// Losses found spurious on the route's earlier path IDs.
     pub spurious_before: u64,
+    /// Packets, bytes, copies and retransmissions on the route.
     pub counters: PathCounters,
     /// Packet numbers, RTT, loss detection and congestion control of the path.
     pub recovery: Recovery,
+    /// The path's pacer (RFC 9002 §7.7).
     pub pacer: Pacer,
     /// When the pacer lets the path send next, if it held a packet back.
     pub pacing_release: Option<Time>,
@@ -303,12 +314,19 @@ impl PathState {
 /// What a fresh path ID starts with: the settings the connection was built with.
 #[derive(Clone, Debug)]
 pub struct PathTemplate {
+    /// Loss recovery constants of every path.
     pub recovery: RecoveryConfig,
+    /// RTT assumed before the first sample (RFC 9002 §6.2.2).
     pub initial_rtt: Dur,
+    /// How rttvar is updated.
     pub rttvar_rule: RttVarRule,
+    /// Congestion controller settings.
     pub cc: CcConfig,
+    /// Pacer settings, adjusted to each path's controller.
     pub pacer: PacerConfig,
+    /// When the 1-RTT packets received on the path are acknowledged.
     pub ack_policy: AckPolicy,
+    /// This end is the server (recovery's anti-amplification and address-validation context).
     pub is_server: bool,
 }
 
@@ -370,8 +388,11 @@ impl PathTemplate {
 /// What only a multipath connection has; the paths themselves are in the connection's table.
 #[derive(Debug)]
 pub struct Multipath {
+    /// The connection's multipath parameters: paths, scheduler, coupling, failover.
     pub params: MultipathParams,
+    /// The scheduler that chooses the path of each 1-RTT packet.
     pub scheduler: Box<dyn Scheduler>,
+    /// The paths' health (failover: active, potentially failed, failed).
     pub health: PathHealthSet,
     /// Copies (RE/SRE) built with a packet and waiting to be handed out.
     pub pending: VecDeque<Packet>,

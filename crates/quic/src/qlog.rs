@@ -98,6 +98,7 @@ fn frame_json(f: &Frame) -> Value {
 }
 
 impl QlogSink {
+    /// No events yet; times count from `start`.
     pub fn new(start: Time) -> QlogSink {
         QlogSink { start, events: Vec::new(), last: None, state: None }
     }
@@ -117,14 +118,17 @@ impl QlogSink {
         self.push(now, name, data);
     }
 
+    /// Records `transport:packet_sent` for `p`.
     pub fn packet_sent(&mut self, now: Time, p: &QuicPacket) {
         self.packet(now, "transport:packet_sent", p);
     }
 
+    /// Records `transport:packet_received` for `p`.
     pub fn packet_received(&mut self, now: Time, p: &QuicPacket) {
         self.packet(now, "transport:packet_received", p);
     }
 
+    /// Records `recovery:packet_lost` for packet `pn` of type `ptype`.
     pub fn packet_lost(&mut self, now: Time, ptype: PacketType, pn: u64) {
         self.push(now, "recovery:packet_lost", json!({ "header": { "packet_type": ptype.qlog_name(), "packet_number": pn } }));
     }

@@ -6,16 +6,20 @@
 //! reassembly. Operations at the high end (the common case: data arrives in order) cost O(1);
 //! others a binary search plus the ranges touched.
 
+/// A set of `u64` values as sorted, disjoint, non-adjacent ranges `[start, end)` (see the
+/// module header).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeSet {
     ranges: Vec<(u64, u64)>,
 }
 
 impl RangeSet {
+    /// The empty set.
     pub fn new() -> RangeSet {
         RangeSet { ranges: Vec::new() }
     }
 
+    /// No value in the set.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
@@ -30,10 +34,12 @@ impl RangeSet {
         self.ranges.iter().copied()
     }
 
+    /// The lowest range `[start, end)`.
     pub fn first(&self) -> Option<(u64, u64)> {
         self.ranges.first().copied()
     }
 
+    /// The highest range `[start, end)`.
     pub fn last(&self) -> Option<(u64, u64)> {
         self.ranges.last().copied()
     }
@@ -43,6 +49,7 @@ impl RangeSet {
         self.ranges.iter().map(|(s, e)| e - s).sum()
     }
 
+    /// `v` is in the set.
     pub fn contains(&self, v: u64) -> bool {
         let i = self.ranges.partition_point(|r| r.1 <= v);
         self.ranges.get(i).is_some_and(|r| r.0 <= v)
@@ -194,6 +201,7 @@ impl RangeSet {
         Some(piece)
     }
 
+    /// Empties the set.
     pub fn clear(&mut self) {
         self.ranges.clear();
     }

@@ -74,6 +74,7 @@ pub enum EcnValidation {
 }
 
 impl EcnValidation {
+    /// Its name in reports (`testing`, `unknown`, `capable`, `failed`).
     pub fn name(self) -> &'static str {
         match self {
             EcnValidation::Testing => "testing",
@@ -104,6 +105,7 @@ struct EcnSender {
 /// ECN counters of one path's sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EcnSenderStats {
+    /// Where validation stands.
     pub state: EcnValidation,
     /// CE count the peer reported, summed over the spaces.
     pub ce_reported: u64,
@@ -123,10 +125,16 @@ const NO_CONGESTION_EVENT: u32 = 0;
 /// Loss recovery constants (from a profile's `[recovery]` and `[ack]`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecoveryConfig {
+    /// kPacketThreshold (RFC 9002 §6.1.1): packets acknowledged after one before it is lost.
     pub packet_threshold: u64,
+    /// kTimeThreshold as a fraction `[num, den]` of the RTT (RFC 9002 §6.1.2: `[9, 8]`).
     pub time_threshold: [u64; 2],
+    /// Floor the time-threshold loss delay at kGranularity (RFC 9002 §6.1.2).
     pub time_threshold_floor: bool,
+    /// Declare persistent congestion (RFC 9002 §7.6).
     pub persistent_congestion: bool,
+    /// kPersistentCongestionThreshold: the persistent-congestion period in base PTOs
+    /// (RFC 9002 §7.6.1).
     pub persistent_congestion_threshold: u32,
     /// The peer's max_ack_delay.
     pub max_ack_delay: Dur,
@@ -144,6 +152,7 @@ pub struct RecoveryConfig {
 pub const PICOQUIC_2022_MAX_BACKOFF_EXPONENT: u32 = 2;
 
 impl RecoveryConfig {
+    /// The constants of a profile's `[recovery]`, the peer's `max_ack_delay`, ECN off.
     pub fn from_knobs(r: &RecoveryKnobs, max_ack_delay: Dur) -> RecoveryConfig {
         RecoveryConfig {
             retransmit_timer: r.retransmit_timer,
@@ -164,23 +173,30 @@ impl RecoveryConfig {
 /// packet's index inside it. Kept by reference count, never copied.
 #[derive(Clone, Debug)]
 pub struct SentContent {
+    /// The datagram the packet went out in.
     pub payload: Payload,
+    /// Index of the packet in the datagram (0: the first).
     pub index: u8,
 }
 
 /// What the caller tells recovery about a packet it sent.
 #[derive(Clone, Debug)]
 pub struct SentPacketInfo {
+    /// Packet number.
     pub pn: u64,
+    /// When the packet was sent.
     pub time_sent: Time,
     /// Bytes of the packet (counted in bytes in flight if `in_flight`).
     pub size: u32,
+    /// The packet is ack-eliciting.
     pub ack_eliciting: bool,
+    /// The packet counts in bytes in flight (RFC 9002 §2).
     pub in_flight: bool,
     /// The sender was application- or flow-control-limited when sending it.
     pub app_limited: bool,
     /// Sent ECT(0).
     pub ect: bool,
+    /// Where to find the packet's frames again.
     pub content: Option<SentContent>,
 }
 
@@ -244,8 +260,11 @@ impl PnSpace {
 /// A packet newly acknowledged or newly found lost, for the caller to act on its frames.
 #[derive(Clone, Debug)]
 pub struct PacketOutcome {
+    /// Packet number space of the packet.
     pub space: Space,
+    /// Packet number.
     pub pn: u64,
+    /// Where to find the packet's frames.
     pub content: Option<SentContent>,
 }
 
@@ -266,6 +285,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Empties the outcome for reuse.
     pub fn clear(&mut self) {
         self.acked.clear();
         self.lost.clear();
@@ -283,13 +303,26 @@ pub enum TimeoutAction {
     /// Time-threshold loss detection ran; see the outcome.
     LossDetected,
     /// Send `count` ack-eliciting probe packets in `space`, ignoring the congestion window.
-    Probe { space: Space, count: u8 },
+    Probe {
+        /// Packet number space of the probes.
+        space: Space,
+        /// Probes to send (1 or 2).
+        count: u8,
+    },
     /// The `picoquic-2022` retransmission timer declared 1-RTT packets lost (see the outcome);
     /// `episode`: a new timer-based loss episode began (the path's repeat count grew);
     /// `ack_lost`: ACK-only packets were lost too (the next ACK on the path carries a PING).
-    TimerLoss { episode: bool, ack_lost: bool },
+    TimerLoss {
+        /// A new timer-based loss episode began.
+        episode: bool,
+        /// ACK-only packets were declared lost too.
+        ack_lost: bool,
+    },
     /// Client anti-deadlock: send one ack-eliciting packet in `space` (Initial: padded).
-    AntiDeadlock { space: Space },
+    AntiDeadlock {
+        /// Initial, or Handshake once its keys are available.
+        space: Space,
+    },
 }
 
 /// Cumulative counters.
@@ -299,9 +332,14 @@ pub struct RecoveryStats {
     pub lost_packets: u64,
     /// Of those, acknowledged later.
     pub spurious_losses: u64,
+    /// Congestion events (one per loss episode reported to the controller).
     pub congestion_events: u64,
+    /// Persistent congestion declared (RFC 9002 §7.6).
     pub persistent_congestion: u64,
+    /// Congestion events undone because every loss in them proved spurious.
     pub spurious_congestion_events: u64,
+    /// PTO expirations (RFC 9002 §6.2): probes, anti-deadlock packets and `picoquic-2022`
+    /// timer-based losses.
     pub pto_expirations: u64,
     /// ACK frames ignored because they acknowledged packets never sent or were malformed.
     pub invalid_acks: u64,
@@ -343,6 +381,8 @@ pub struct Recovery {
 }
 
 impl Recovery {
+    /// Loss recovery with no packet sent, `rtt` and `controller`; `is_server` for the
+    /// anti-amplification and address-validation rules (RFC 9002 §6.2.2.1).
     pub fn new(cfg: RecoveryConfig, rtt: RttEstimator, controller: Box<dyn Controller>, is_server: bool) -> Recovery {
         Recovery {
             spaces: Default::default(),
@@ -398,24 +438,31 @@ impl Recovery {
 
     // ---- accessors ----
 
+    /// The path's RTT estimator (RFC 9002 §5).
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
+    /// The path's congestion controller.
     pub fn controller(&self) -> &dyn Controller {
         self.controller.as_ref()
     }
+    /// Congestion window in bytes.
     pub fn cwnd(&self) -> u64 {
         self.controller.window()
     }
+    /// Bytes in flight over the three spaces (RFC 9002 §2).
     pub fn bytes_in_flight(&self) -> u64 {
         self.spaces.iter().map(|s| s.bytes_in_flight).sum()
     }
+    /// Cumulative counters so far.
     pub fn stats(&self) -> RecoveryStats {
         self.stats
     }
+    /// PTO backoff: PTOs since the last acknowledgement reset it (RFC 9002 §6.2.1 `pto_count`).
     pub fn pto_count(&self) -> u32 {
         self.pto_count
     }
+    /// The constants recovery runs with.
     pub fn config(&self) -> &RecoveryConfig {
         &self.cfg
     }
@@ -427,26 +474,33 @@ impl Recovery {
     pub fn loss_time(&self, space: Space) -> Option<Time> {
         self.spaces[space.index()].loss_time
     }
+    /// Packet number of the next packet sent in `space`.
     pub fn next_pn(&self, space: Space) -> u64 {
         self.spaces[space.index()].next_pn()
     }
+    /// Largest packet number acknowledged in `space`.
     pub fn largest_acked(&self, space: Space) -> Option<u64> {
         self.spaces[space.index()].largest_acked
     }
+    /// Ack-eliciting packets in flight in `space`.
     pub fn ack_eliciting_in_flight(&self, space: Space) -> u64 {
         self.spaces[space.index()].ack_eliciting_in_flight
     }
+    /// The keys of `space` were discarded: nothing is sent or tracked there any more.
     pub fn is_discarded(&self, space: Space) -> bool {
         self.spaces[space.index()].discarded
     }
 
     // ---- context ----
 
+    /// The handshake is confirmed (RFC 9001 §4.1.2): the peer has completed address validation
+    /// too; rearms the timer.
     pub fn set_handshake_confirmed(&mut self, now: Time) {
         self.handshake_confirmed = true;
         self.peer_completed_address_validation = true;
         self.set_loss_detection_timer(now);
     }
+    /// Handshake keys are available (the anti-deadlock probe goes in Handshake, RFC 9002 §6.2.2.1).
     pub fn set_has_handshake_keys(&mut self) {
         self.has_handshake_keys = true;
     }

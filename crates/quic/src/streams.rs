@@ -15,8 +15,11 @@ use crate::range_set::RangeSet;
 /// One chunk chosen for a STREAM or CRYPTO frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// Stream offset of the first byte.
     pub offset: u64,
+    /// Bytes in the chunk.
     pub len: u64,
+    /// The FIN goes with it.
     pub fin: bool,
     /// The bytes were sent before (retransmission after loss or for a probe).
     pub retransmit: bool,
@@ -85,6 +88,7 @@ impl SendBuffer {
         }
     }
 
+    /// End of what the application wrote, in bytes; `None` for an endless stream.
     pub fn end(&self) -> Option<u64> {
         self.end
     }
@@ -218,6 +222,7 @@ pub struct RecvBuffer {
 }
 
 impl RecvBuffer {
+    /// Nothing received.
     pub fn new() -> RecvBuffer {
         RecvBuffer::default()
     }
@@ -254,9 +259,11 @@ impl RecvBuffer {
     pub fn highest(&self) -> u64 {
         self.received.last().map_or(0, |r| r.1)
     }
+    /// Bytes delivered in order to the application.
     pub fn delivered(&self) -> u64 {
         self.delivered
     }
+    /// The stream's final size in bytes, once a FIN fixed it.
     pub fn final_size(&self) -> Option<u64> {
         self.final_size
     }
@@ -269,16 +276,22 @@ impl RecvBuffer {
 /// One bidirectional stream.
 #[derive(Clone, Debug)]
 pub struct Stream {
+    /// Stream ID (RFC 9000 §2.1).
     pub id: u64,
+    /// Scheduling priority: lower numbers are served first.
     pub priority: u8,
     /// A priority stream in the multipath sense (seed 004 §6.3): packed first, and with the
     /// congestion fix its data may exceed a path's window.
     pub urgent: bool,
     /// Multipath: the selective redundant scheduler sends its data on every usable path.
     pub redundant: bool,
+    /// What is sent: offsets written, sent, acknowledged and to retransmit.
     pub send: SendBuffer,
+    /// The peer's MAX_STREAM_DATA limit and how much of it is used.
     pub send_credit: SendCredit,
+    /// Reassembly of what arrives.
     pub recv: RecvBuffer,
+    /// The limit this end gives the peer.
     pub recv_window: RecvWindow,
     /// A MAX_STREAM_DATA frame with `recv_window.max` must be sent.
     pub max_stream_data_pending: bool,
@@ -363,12 +376,14 @@ impl Streams {
         self.streams[(id & 0x3) as usize].get_mut((id >> 2) as usize)
     }
 
+    /// The open stream `id`.
     pub fn get(&self, id: u64) -> Option<&Stream> {
         match self.slot(id) {
             Some(Slot::Open(s)) => Some(s),
             _ => None,
         }
     }
+    /// The open stream `id`, to change.
     pub fn get_mut(&mut self, id: u64) -> Option<&mut Stream> {
         match self.slot_mut(id) {
             Some(Slot::Open(s)) => Some(s),
