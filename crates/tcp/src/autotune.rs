@@ -11,7 +11,7 @@
 //!   `rcvwin = 2·copied + 16·MSS`, plus twice the relative growth `rcvwin·(copied −
 //!   space)/space` to let a slow-starting sender double, and the buffer grows to the size
 //!   whose advertised fraction is `rcvwin` (Linux converts through the skb truesize ratio;
-//!   here the ratio is `1 / adv_win_fraction`), never above tcp_rmem[2], never shrinking.
+//!   here the ratio is `1 / adv_win_fraction`), never above `tcp_rmem[2]`, never shrinking.
 //! * The first `space` is min(initial window, 10·MSS), as `tcp_init_buffer_space` sets it.
 
 use multiconn_core::{Dur, Time};

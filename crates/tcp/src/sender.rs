@@ -31,7 +31,7 @@
 //!   (`max_packets_out`). An ACK that fails it reaches the controller as application-limited
 //!   (`AckEvent::app_limited`), whatever the delivery-rate samples say.
 //! * Send buffer: Linux autotunes `sk_sndbuf` to about twice the congestion window
-//!   (`tcp_sndbuf_expand`); modelled as max(wmem[1], min(wmem[2], 2·cwnd)) in payload bytes,
+//!   (`tcp_sndbuf_expand`); modelled as `max(wmem[1], min(wmem[2], 2·cwnd))` in payload bytes,
 //!   never shrinking. The application may hold that many bytes unacknowledged and unsent.
 //! * ECN (RFC 3168 §6.1.2, §6.1.5), when agreed in the handshake: new data segments go out
 //!   ECT(0), retransmissions (and TLP retransmissions) not-ECT. An ACK with ECE outside
