@@ -105,9 +105,12 @@ pub fn user_path(segments: &[PathSegment], arrays: &[(&str, Vec<Option<String>>)
     out
 }
 
+/// One step of a serde path: a key, or an index into an array.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PathSegment {
+    /// A table key.
     Key(String),
+    /// An array index, 0-based.
     Index(usize),
 }
 

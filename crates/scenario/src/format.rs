@@ -18,8 +18,11 @@ pub fn tidy(x: f64) -> f64 {
 /// One column of the time-series table or the message table.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
+    /// Floating-point values (NaN where a value does not exist).
     F64(Vec<f64>),
+    /// Integer values.
     I64(Vec<i64>),
+    /// Text values (names).
     Str(Vec<String>),
 }
 
@@ -27,8 +30,11 @@ pub enum Column {
 /// [`messages::TABLE_COLUMNS`]) declare it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
+    /// 64-bit floats (`float64`).
     F64,
+    /// 64-bit integers (`int64`).
     I64,
+    /// Strings (`str`).
     Str,
 }
 
@@ -58,6 +64,7 @@ impl Column {
         self.len() == 0
     }
 
+    /// The type of its values.
     pub fn column_type(&self) -> ColumnType {
         match self {
             Column::F64(_) => ColumnType::F64,

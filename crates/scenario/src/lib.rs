@@ -10,10 +10,6 @@
 //!   also open and write itself ([`Simulation::write`]).
 //! * [`stacks`]: the emulator's real stacks, one row of capabilities each.
 
-// The workspace warns about undocumented public items; this crate's are still being
-// documented, so the lint is off here until they all are.
-#![allow(missing_docs)]
-
 pub mod diagnostics;
 pub mod fairness;
 pub mod format;
@@ -112,7 +108,9 @@ struct Place {
 /// relative to.
 #[derive(Debug, Clone)]
 pub struct Origin {
+    /// The scenario's name in error messages: its path as given, or `<string>`, `<dict>`.
     pub name: String,
+    /// The folder trace files, profile files and other relative paths are read from.
     pub base_dir: PathBuf,
 }
 
@@ -218,9 +216,11 @@ impl Scenario {
     pub fn seed(&self) -> Option<u64> {
         self.resolved.seed
     }
+    /// The scenario's name: its `name`, else the file name without its extension.
     pub fn name(&self) -> &str {
         &self.resolved.name
     }
+    /// The scenario after resolution: links, flows, routes and models, every value checked.
     pub fn resolved(&self) -> &resolve::Resolved {
         &self.resolved
     }
@@ -320,12 +320,15 @@ impl Simulation {
     pub fn end_time(&self) -> Time {
         self.world.hosts.end
     }
+    /// The virtual time the run has reached.
     pub fn now(&self) -> Time {
         self.world.now()
     }
+    /// How many events have fired so far.
     pub fn events(&self) -> u64 {
         self.world.queue().events_fired()
     }
+    /// Whether the run is over (flows done, time limit reached, stalled, or an invariant violated).
     pub fn is_done(&self) -> bool {
         self.done
     }
@@ -417,6 +420,8 @@ impl Simulation {
         }
     }
 
+    /// Ends the run and reports: the summary, the time series, the message table, qlog files and
+    /// packet captures.
     pub fn finish(mut self) -> RunOutput {
         self.world.settle();
         let end = self.world.end_time();

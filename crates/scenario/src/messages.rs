@@ -41,6 +41,7 @@ impl MessageKind {
     /// Every kind, in the order error messages list them.
     pub const ALL: [MessageKind; 2] = [MessageKind::Priority, MessageKind::Background];
 
+    /// The name as written in the scenario (`"priority"`, `"background"`).
     pub fn name(self) -> &'static str {
         match self {
             MessageKind::Priority => "priority",
@@ -82,7 +83,9 @@ impl FromStr for MessageKind {
 
 /// Seed 004's V2X message: 1200 B every 100 ms, due within 100 ms.
 pub const PRIORITY_SIZE: u64 = 1200;
+/// The period of seed 004's V2X messages (100 ms).
 pub const PRIORITY_INTERVAL: Dur = Dur::from_millis(100);
+/// The deadline of seed 004's V2X messages (100 ms), for the summary's reliability.
 pub const PRIORITY_DEADLINE: Dur = Dur::from_millis(100);
 /// Seed 004's background chunk: 100 kbit.
 pub const BACKGROUND_SIZE: u64 = 12_500;
@@ -92,6 +95,7 @@ pub const BACKGROUND_SIZE: u64 = 12_500;
 /// none of these, 12500 B at an interval that follows from a rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KindDefaults {
+    /// The stream options: packing level 0 or 1, urgent and redundant for priority only.
     pub options: StreamOptions,
     /// For the summary's reliability: P(OWD < deadline).
     pub deadline: Option<Dur>,
@@ -105,9 +109,15 @@ pub struct KindDefaults {
 /// kind's default ([`MessageKind::defaults`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamChoices {
+    /// Packing order, lower first (default: priority 0, background 1).
     pub priority: Option<u8>,
+    /// Not held back by a path's congestion window under the multipath option
+    /// `priority_ignores_cwnd` (default: true for priority).
     pub urgent: Option<bool>,
+    /// Sent on every usable path by the selective redundant scheduler (default: true for priority).
     pub redundant: Option<bool>,
+    /// For the summary's reliability P(OWD < deadline) (default: 100 ms for priority, none for
+    /// background).
     pub deadline: Option<Dur>,
 }
 
@@ -127,21 +137,28 @@ impl StreamChoices {
 /// One resolved message source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageSource {
+    /// The source's name, unique within the flow (default: the kind's name).
     pub name: String,
+    /// Its kind, whose defaults fill what the scenario leaves out.
     pub kind: MessageKind,
+    /// Each message's size, bytes.
     pub size: u64,
+    /// Time between messages: as given, or size · 8 / rate.
     pub interval: Dur,
     /// After the sending application can first send.
     pub start: Dur,
+    /// Stop after this many messages (`None`: no limit of its own).
     pub count: Option<u64>,
     /// How long it writes, from its first message.
     pub duration: Option<Dur>,
+    /// Its streams' packing level, urgency and redundancy.
     pub options: StreamOptions,
     /// For the summary's reliability: P(OWD < deadline).
     pub deadline: Option<Dur>,
     /// When a message becomes obsolete (seed 004's C1); with an expiry, or with
     /// `per_message_streams`, each message goes on a stream of its own.
     pub expiry: Expiry,
+    /// Each message on a stream of its own (`stream_per_message`, implied by an expiry).
     pub per_message_streams: bool,
 }
 
@@ -157,6 +174,7 @@ pub struct Expiry {
 }
 
 impl Expiry {
+    /// Whether messages can expire: a lifetime is set, or each is superseded by the next.
     pub fn is_set(&self) -> bool {
         self.lifetime.is_some() || self.superseded
     }
@@ -604,6 +622,7 @@ impl MessageTable {
         self.expired_s.push(m.expired().map_or(f64::NAN, Time::as_secs_f64));
     }
 
+    /// The table as named columns, in the order of [`TABLE_COLUMNS`].
     pub fn into_columns(self) -> Vec<(String, Column)> {
         let columns = [
             Column::Str(self.flow),

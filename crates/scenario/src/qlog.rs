@@ -7,7 +7,9 @@ use serde_json::json;
 /// One endpoint's qlog: a file name (without folder) and its complete text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QlogFile {
+    /// The file's name, `<flow>_<role>.sqlog` (role `client` or `server`).
     pub file_name: String,
+    /// The file's text: JSON-SEQ records (RFC 7464), the header, then one per event.
     pub text: String,
 }
 

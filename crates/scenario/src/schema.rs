@@ -14,22 +14,32 @@ use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Vis
 use serde::Deserialize;
 use std::fmt;
 
+/// A scenario file as written: its `name`, `[run]` and the arrays of tables `[[link]]`,
+/// `[[flow]]`, `[[split]]` and `[[cell]]`, before resolution checks what the schema cannot.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
+    /// The scenario's name (default: the file name without its extension).
     pub name: Option<String>,
+    /// `[run]`: duration, seed, time-series bins, steady-state window and packet captures.
     #[serde(default)]
     pub run: RunSection,
+    /// `[[link]]`: the links joining two nodes each.
     #[serde(default)]
     pub link: Vec<LinkSection>,
+    /// `[[flow]]`: the flows, each a UDP, TCP or QUIC transfer from one node to another.
     #[serde(default)]
     pub flow: Vec<FlowSection>,
+    /// `[[split]]`: the PDCP split bearers, each joining two links into one hop (dual
+    /// connectivity).
     #[serde(default)]
     pub split: Vec<SplitSection>,
+    /// `[[cell]]`: the LTE cells (docs/lte-cell.md).
     #[serde(default)]
     pub cell: Vec<CellSection>,
     /// Which flows the fairness indices cover (default: every flow that runs).
     pub fairness: Option<FairnessSection>,
+    /// `[[wire]]`: fixed-delay wires (test builds only).
     #[cfg(feature = "test-elements")]
     #[serde(default)]
     pub wire: Vec<WireSection>,
@@ -40,9 +50,12 @@ pub struct ScenarioFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CellSection {
+    /// The cell's name, given in routes like a link's (letters, digits, `_` and `-`; unique among
+    /// links, splits and cells).
     pub name: String,
     /// The eNB's node.
     pub enb: String,
+    /// The UEs (at least one): `[{ node = "ue1", distance_m = 250 }, ...]`.
     pub ues: Vec<CellUeSection>,
     /// The distance of every UE that gives neither `distance_m` nor `trajectory`, m (so that
     /// one `--set cell.<name>.distance_m` moves them all).
@@ -70,12 +83,17 @@ pub struct CellSection {
     /// SINR in that TTI) or `lena` (LENA's: the worst RB of the last SRS, every 40 ms, through
     /// the Shannon gap) (`measured`).
     pub uplink_mcs: Option<String>,
+    /// The eNB's transmit power, dBm (46).
     pub enb_power_dbm: Option<f64>,
+    /// A UE's transmit power, dBm (23).
     pub ue_power_dbm: Option<f64>,
+    /// The eNB receiver's noise figure, dB (5).
     pub enb_noise_figure_db: Option<f64>,
+    /// A UE receiver's noise figure, dB (9).
     pub ue_noise_figure_db: Option<f64>,
     /// Log-distance path loss: exponent (3) and loss at 1 m (46.6777 dB).
     pub pathloss_exponent: Option<f64>,
+    /// The log-distance loss at 1 m, dB (46.6777).
     pub pathloss_reference_db: Option<f64>,
     /// Any other path-loss model of `multiconn_radio::pathloss`: `{ model = "uma", sight =
     /// "los" }` (free_space, log_distance, uma, umi, rma, cost231_hata); replaces the two above.
@@ -99,7 +117,9 @@ pub struct CellUeSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrajectorySection {
+    /// The distance at the start of the run, m.
     pub start_m: f64,
+    /// The distance it ends at and keeps, m.
     pub end_m: f64,
     /// `"10 m/s"` or `"36 km/h"`.
     pub speed: multiconn_core::Speed,
@@ -111,8 +131,11 @@ pub struct TrajectorySection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WireSection {
+    /// The wire's name, given in routes like a link's.
     pub name: String,
+    /// The two nodes it joins.
     pub between: [String; 2],
+    /// The time every packet spends on it, in either direction.
     pub delay: Dur,
 }
 
@@ -124,6 +147,7 @@ pub struct FairnessSection {
     pub flows: Vec<String>,
 }
 
+/// `[run]`: how long the run lasts, its seed, the time-series bins and the packet captures.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
@@ -158,42 +182,73 @@ pub enum PcapSetting {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSection {
+    /// The link's name, given in routes and `--set link.<name>.…` (letters, digits, `_` and `-`;
+    /// unique).
     pub name: String,
+    /// The two nodes it joins: `forward` is from the first to the second, `reverse` back.
     pub between: [String; 2],
+    /// The rate of each direction (required): `"40 Mbit/s"` or a trace table (`mahimahi`, `ucc`,
+    /// `csv`).
     pub rate: Option<RateSpec>,
+    /// One-way propagation delay of each direction, added after serialization: `"10 ms"` or a
+    /// model table (`normal`, `empirical`, `series`, `constant`) (default none).
     pub delay: Option<DelaySpec>,
+    /// The queue limit of each direction (required): `"100 packets"`, a size (`"150 kB"`) or
+    /// bandwidth-delay products (`"1.5 BDP"`).
     pub queue: Option<QueueSpec>,
+    /// Random loss drawn as a packet enters the link: `0.01`, `"1 %"` or a model table
+    /// (`gilbert_elliott`, `trace`, `bernoulli`) (default none).
     pub loss: Option<LossSpec>,
+    /// Queue discipline: `"codel"`, `"fq_codel"`, `"pie"` or `"none"` (drop-tail, the default),
+    /// or a table with its parameters (docs/aqm.md).
     pub aqm: Option<AqmSpec>,
+    /// Down windows `[["10 s", "12 s"], ...]`, each [from, until) from the start of the run:
+    /// waiting packets and the one in transmission are dropped (`link_down`).
     pub down: Option<Vec<[Dur; 2]>>,
     /// Instants at which the link's queue disciplines are replaced (`tc qdisc replace`): every
     /// packet waiting, in transmission or propagating on it is dropped.
     pub replaced: Option<Vec<Dur>>,
+    /// `[link.forward]`: overrides for the direction from `between[0]` to `between[1]`.
     pub forward: Option<DirectionSection>,
+    /// `[link.reverse]`: overrides for the direction from `between[1]` to `between[0]`.
     pub reverse: Option<DirectionSection>,
 }
 
+/// `[link.forward]` / `[link.reverse]`: one direction's own values, each replacing the link's.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionSection {
+    /// The direction's rate, as the link's `rate`.
     pub rate: Option<RateSpec>,
+    /// The direction's delay, as the link's `delay`.
     pub delay: Option<DelaySpec>,
+    /// The direction's queue limit, as the link's `queue`.
     pub queue: Option<QueueSpec>,
+    /// The direction's random loss, as the link's `loss`.
     pub loss: Option<LossSpec>,
+    /// The direction's queue discipline, as the link's `aqm` (`"none"` switches a link-wide one
+    /// off).
     pub aqm: Option<AqmSpec>,
+    /// The direction's down windows, as the link's `down`.
     pub down: Option<Vec<[Dur; 2]>>,
+    /// The direction's queue replacement instants, as the link's `replaced`.
     pub replaced: Option<Vec<Dur>>,
 }
 
+/// A flow's `transport`: `"udp"`, `"tcp"` or `"quic"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
+    /// Datagrams, with no connection, congestion control or retransmission.
     Udp,
+    /// A TCP connection (MPTCP with `paths`).
     Tcp,
+    /// A QUIC connection (Multipath QUIC with `paths`).
     Quic,
 }
 
 impl Transport {
+    /// The name as written in the scenario (`"udp"`, `"tcp"`, `"quic"`).
     pub fn name(self) -> &'static str {
         match self {
             Transport::Udp => "udp",
@@ -203,6 +258,7 @@ impl Transport {
     }
 }
 
+/// A flow's `app`: what the sending application writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AppKind {
@@ -217,6 +273,7 @@ pub enum AppKind {
 }
 
 impl AppKind {
+    /// The name as written in the scenario (`"bulk"`, `"cbr"`, `"requests"`, `"messages"`).
     pub fn name(self) -> &'static str {
         match self {
             AppKind::Bulk => "bulk",
@@ -243,6 +300,7 @@ pub enum FlowDirection {
 }
 
 impl FlowDirection {
+    /// The name as written in the scenario (`"down"`, `"up"`).
     pub fn name(self) -> &'static str {
         match self {
             FlowDirection::Down => "down",
@@ -251,15 +309,22 @@ impl FlowDirection {
     }
 }
 
+/// `[[flow]]`: one flow, its endpoints, transport, application, route and settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSection {
+    /// The flow's name, used in the summary and `--set flow.<name>.…` (letters, digits, `_` and
+    /// `-`; unique).
     pub name: String,
     /// `false`: the flow is checked like the others but not run (default true).
     pub enabled: Option<bool>,
+    /// The node the data leaves (the sender).
     pub from: String,
+    /// The node the data reaches (the receiver).
     pub to: String,
+    /// `"udp"`, `"tcp"` or `"quic"` (required).
     pub transport: Transport,
+    /// `"bulk"`, `"cbr"` (udp), `"requests"` (tcp, quic) or `"messages"` (quic) (required).
     pub app: AppKind,
     /// TCP/QUIC: whether the data sender (`from`) is the connection's server (`down`, the
     /// default) or its client (`up`).
@@ -270,7 +335,10 @@ pub struct FlowSection {
     pub packet_size: Option<Bytes>,
     /// Payload bytes to transfer; none = unlimited.
     pub size: Option<Bytes>,
+    /// When the flow starts, from the start of the run (default 0 s); before `run.duration`.
     pub start: Option<Dur>,
+    /// When a UDP flow stops sending, from the start of the run (udp only: a TCP or QUIC flow ends
+    /// when its transfer is done).
     pub stop: Option<Dur>,
     /// Link names in order; default: the one link between `from` and `to`.
     pub route: Option<Vec<String>>,
@@ -294,8 +362,11 @@ pub struct FlowSection {
     pub ecn: Option<bool>,
     /// app = "requests": how many requests, how many outstanding at once, and their sizes.
     pub requests: Option<u32>,
+    /// app = "requests": how many requests are outstanding at once (default 1).
     pub parallel: Option<u32>,
+    /// The client's request (downloads and requests; default 100 B).
     pub request_size: Option<Bytes>,
+    /// app = "requests": the size of each response (required there).
     pub response_size: Option<Bytes>,
     /// The receiving host (the `to` node) of a TCP/QUIC flow.
     pub receiver: Option<ReceiverSection>,
@@ -325,12 +396,16 @@ pub struct EmulateSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MessageSourceSection {
+    /// `"priority"` or `"background"`: the defaults the source starts from.
     pub kind: MessageKind,
     /// Default: the kind's name (names must be unique within the flow).
     pub name: Option<String>,
+    /// Each message's size (default: the kind's, 1200 B for priority, 12500 B for background).
     pub size: Option<Bytes>,
     /// Time between messages; or `rate`, from which the interval follows (size · 8 / rate).
     pub interval: Option<Dur>,
+    /// The source's rate, instead of `interval` (required for background unless `interval` is
+    /// given).
     pub rate: Option<Rate>,
     /// First message this long after the sending application can first send (default 0).
     pub start: Option<Dur>,
@@ -417,7 +492,10 @@ pub struct ReceiverSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SplitSection {
+    /// The split's name, given in routes like a link's (letters, digits, `_` and `-`; unique among
+    /// links, splits and cells).
     pub name: String,
+    /// The two links it joins (they must join the same two nodes); shares are the first leg's.
     pub legs: [String; 2],
     /// The leg for the opposite direction (default: the first leg).
     pub uplink: Option<String>,
@@ -447,28 +525,39 @@ pub struct SplitSection {
     pub ddds_period: Option<Dur>,
 }
 
+/// A split's `policy`: how the transmitting PDCP entity spreads packets over the legs, a table
+/// tagged by `model` (`batch`, `alternate`, `ratio`, `duplicate`, `adaptive`, `threshold`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
 pub enum PolicySection {
     /// `size` packets per batch; the first `share` of each batch on the first leg.
     Batch {
+        /// Packets per batch (at least 1).
         size: u32,
+        /// The first leg's share of each batch, 0 to 1 or a percentage (default 0.5).
         #[serde(default)]
         share: Option<Probability>,
     },
     /// One packet per leg in turn.
     Alternate {},
     /// Per packet, interleaved: `share` of the packets on the first leg.
-    Ratio { share: Probability },
+    Ratio {
+        /// The first leg's share of the packets, 0 to 1 or a percentage.
+        share: Probability,
+    },
     /// Every packet on both legs, except during the `off` intervals ([from, until] from the
     /// start of the run): there a MAC CE has deactivated duplication, packets take the first
     /// leg, and at each deactivation the copies waiting on the second leg are discarded.
     Duplicate {
+        /// The intervals without duplication, `[["2 s", "4 s"], ...]`, in order and without
+        /// overlap.
         #[serde(default)]
         off: Option<Vec<[Dur; 2]>>,
     },
     /// Each packet on the leg that the legs' periodic feedback favours.
     Adaptive {
+        /// `"delay"` (the leg with the earliest estimated arrival, base delay + backlog / rate;
+        /// default) or `"queue"` (the leg with the smaller backlog).
         #[serde(default)]
         signal: Option<multiconn_pdcp::AdaptiveSignal>,
         /// Feedback period (default 10 ms).
@@ -480,8 +569,10 @@ pub enum PolicySection {
     /// `threshold` (ul-DataSplitThreshold; absent: infinity, the primary path only), either
     /// leg above it.
     Threshold {
+        /// The primary leg's name (primaryPath; default the first leg).
         #[serde(default)]
         primary: Option<String>,
+        /// ul-DataSplitThreshold, in bytes (positive; absent: infinity).
         #[serde(default)]
         threshold: Option<Bytes>,
     },
@@ -490,7 +581,9 @@ pub enum PolicySection {
 /// A t-Reordering value: a duration or "infinity".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TReordering {
+    /// Gaps are given up this long after they are seen (`"0 ms"`: at once).
     After(Dur),
+    /// Gaps are never given up: the receiver waits for every missing COUNT.
     Infinity,
 }
 
@@ -517,7 +610,10 @@ impl<'de> Deserialize<'de> for TReordering {
 /// (`"1.5 BDP"`: 1.5 × rate × twice the one-way delay), which resolution turns into bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum QueueSpec {
+    /// A limit in packets (`"100 packets"`) or bytes (`"150 kB"`).
     Limit(QueueLimit),
+    /// That many bandwidth-delay products (`"1.5 BDP"`), turned into bytes when the scenario is
+    /// loaded.
     Bdp(f64),
 }
 
@@ -571,31 +667,44 @@ impl<'de> Deserialize<'de> for QueueSpec {
 /// `"40 Mbit/s"` or a table tagged by `model`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RateSpec {
+    /// A constant rate (`"40 Mbit/s"`).
     Fixed(Rate),
+    /// A rate trace, looped.
     Trace(RateTrace),
 }
 
+/// A rate trace table, tagged by `model`: `mahimahi`, `ucc` or `csv`; `file` is relative to the
+/// scenario file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
 pub enum RateTrace {
     /// Mahimahi delivery-opportunity file.
-    Mahimahi { file: String },
+    Mahimahi {
+        /// The trace: one millisecond timestamp per line, each a 1500-byte delivery opportunity.
+        file: String,
+    },
     /// A UCC G-NetTrack CSV (`Timestamp`; rate column in kbit/s).
     Ucc {
+        /// The G-NetTrack CSV file.
         file: String,
+        /// The rate column, kbit/s (default `DL_bitrate`).
         #[serde(default = "default_ucc_column")]
         column: String,
     },
     /// Any per-second bitrate CSV.
     Csv {
+        /// The CSV file, one row per second.
         file: String,
+        /// The rate column's header.
         column: String,
         /// What one unit of the column is: a unit (`"Mbit/s"`) or a rate (`"1 Mbit/s"`,
         /// `"125 kB/s"`).
         #[serde(deserialize_with = "rate_unit")]
         unit: Rate,
+        /// The time column's header (default `time` for `seconds`, `Timestamp` for `gnettrack`).
         #[serde(default)]
         time_column: Option<String>,
+        /// How rows are timed: `seconds`, `gnettrack` or `row` (default `seconds`).
         #[serde(default)]
         time_format: Option<TimeFormat>,
     },
@@ -614,39 +723,60 @@ fn default_ucc_column() -> String {
     "DL_bitrate".into()
 }
 
+/// A csv trace's `time_format`: where each row's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TimeFormat {
+    /// A column of seconds, integer or decimal, from any origin.
     Seconds,
+    /// A G-NetTrack timestamp column, `YYYY.MM.DD_HH.MM.SS` (the UCC datasets' `Timestamp`).
     Gnettrack,
+    /// No time column: row i covers second i.
     Row,
 }
 
 /// `"10 ms"` or a table tagged by `model`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DelaySpec {
+    /// A constant one-way delay (`"10 ms"`).
     Constant(Dur),
+    /// A delay model table.
     Model(DelayTable),
 }
 
+/// A delay table, tagged by `model`: `constant`, `normal`, `empirical` or `series`; `file` is
+/// relative to the scenario file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
 pub enum DelayTable {
+    /// Always the same delay.
     Constant {
+        /// The delay.
         value: Dur,
     },
+    /// Drawn per packet from a normal distribution, truncated at 0.
     Normal {
+        /// The mean delay.
         mean: Dur,
+        /// The coefficient of variation: standard deviation over mean (finite, at least 0; 0 is
+        /// constant).
         cv: f64,
+        /// Let packets overtake one another as netem's jitter does (default false: FIFO order).
         #[serde(default)]
         reorder: bool,
     },
+    /// Drawn per packet from a histogram (e.g. the DETERMINISTIC6G files).
     Empirical {
+        /// The histogram: two columns, bin lower bound in ms and a count or frequency.
         file: String,
+        /// Let packets overtake one another (default false: FIFO order).
         #[serde(default)]
         reorder: bool,
     },
+    /// A delay that follows a time series.
     Series {
+        /// The series: header `time_s,delay_ms`, times in seconds from the start of the run,
+        /// delays in ms.
         file: String,
         /// `linear` (default: the delay glides between the points) or `step` (each point's
         /// delay holds until the next, as `tc … netem delay` changes it).
@@ -663,33 +793,47 @@ pub enum DelayTable {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SeriesInterpolation {
+    /// The delay glides linearly between the points (default).
     #[default]
     Linear,
+    /// Each point's delay holds until the next, as `tc … netem delay` changes it.
     Step,
 }
 
 /// `"1 %"`, `0.01`, or a table tagged by `model`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LossSpec {
+    /// Each packet lost independently with this probability.
     Bernoulli(Probability),
+    /// A loss model table.
     Model(LossTable),
 }
 
+/// A loss table, tagged by `model`: `bernoulli`, `gilbert_elliott` or `trace`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossTable {
+    /// Each packet lost independently with probability `p`.
     Bernoulli {
+        /// The loss probability.
         p: Probability,
     },
+    /// A per-packet two-state Markov chain (Gilbert–Elliott); mean burst 1/r.
     GilbertElliott {
+        /// P(good → bad) per packet.
         p: Probability,
+        /// P(bad → good) per packet (positive when `p` is).
         r: Probability,
+        /// The loss probability in the good state (default 0).
         #[serde(default)]
         loss_good: Option<Probability>,
+        /// The loss probability in the bad state (default 1).
         #[serde(default)]
         loss_bad: Option<Probability>,
     },
+    /// A per-packet pattern, looped.
     Trace {
+        /// The pattern file: one 0 (delivered) or 1 (lost) per line.
         file: String,
     },
 }
@@ -698,44 +842,75 @@ pub enum LossTable {
 /// parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AqmSpec {
+    /// A discipline by name, with its defaults (`"codel"`).
     Kind(AqmKind),
+    /// A discipline with parameters (`{ model = "codel", target = "5 ms" }`).
     Model(AqmTable),
 }
 
+/// A queue discipline by name: `"codel"`, `"fq_codel"`, `"pie"` or `"none"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AqmKind {
     /// Drop-tail (no AQM), e.g. to switch off a link-wide discipline in one direction.
     #[serde(alias = "droptail", alias = "drop_tail")]
     None,
+    /// CoDel (RFC 8289) with its defaults.
     Codel,
+    /// FQ-CoDel (RFC 8290) with its defaults.
     FqCodel,
+    /// PIE (RFC 8033) with its defaults.
     Pie,
 }
 
+/// A queue discipline table, tagged by `model`: `codel`, `fq_codel` or `pie`; absent parameters
+/// take the RFCs' and Linux's defaults (docs/aqm.md).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmTable {
+    /// CoDel (RFC 8289).
     Codel {
+        /// Acceptable sojourn time (default 5 ms); shorter than `interval`.
         target: Option<Dur>,
+        /// How long the sojourn must stay at or above `target` before dropping starts (default
+        /// 100 ms).
         interval: Option<Dur>,
+        /// Mark ECN-capable packets CE instead of dropping them (default false).
         ecn: Option<bool>,
     },
+    /// FQ-CoDel (RFC 8290): a CoDel queue per flow, served by deficit round robin.
     FqCodel {
+        /// Each queue's CoDel target (default 5 ms); shorter than `interval`.
         target: Option<Dur>,
+        /// Each queue's CoDel interval (default 100 ms).
         interval: Option<Dur>,
+        /// Mark ECN-capable packets CE instead of dropping them (default true).
         ecn: Option<bool>,
+        /// Deficit round robin quantum, 64 B to 64 KiB (default 1514 B).
         quantum: Option<Bytes>,
+        /// The number of flow queues, 1 to 65536 (default 1024); flows beyond share a queue.
         flows: Option<u32>,
+        /// Most packets dropped at once from the fattest queue when the `queue` limit is reached,
+        /// 1 to 65536 (default 64).
         drop_batch: Option<u32>,
     },
+    /// PIE (RFC 8033).
     Pie {
+        /// Target queueing delay (default 15 ms).
         target: Option<Dur>,
+        /// Period of the drop probability's updates (default 15 ms).
         tupdate: Option<Dur>,
+        /// Weight of the delay's distance from `target` in each update (default 0.125; at least 0).
         alpha: Option<f64>,
+        /// Weight of the delay's change since the last update (default 1.25; at least 0).
         beta: Option<f64>,
+        /// Burst allowance: early drops are suspended this long after the queue has been calm
+        /// (default 150 ms).
         max_burst: Option<Dur>,
+        /// Mark ECN-capable packets instead of dropping them while the drop probability is at most
+        /// `mark_ecn_th` (default false).
         ecn: Option<bool>,
+        /// The drop probability above which ECN-capable packets are dropped too (default 10 %).
         mark_ecn_th: Option<Probability>,
     },
 }

@@ -39,16 +39,27 @@ use multiconn_transport::{Role, TransportError};
 
 use invariants::HostChecks;
 
+/// An event of the world's queue: which model's wake-up came due.
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
     /// The network asked to be woken for one of its elements.
     Net(ElementId),
+    /// The source of a UDP flow (by index) has something due: its start, a CBR packet, its stop.
     SourceWake(usize),
+    /// The timer of a TCP or QUIC flow's endpoint (flow index, client or server) came due.
     EndpointWake(usize, Role),
+    /// The receiving application of a QUIC flow (by index) can read its socket's next datagram.
     SocketWake(usize),
     /// The interface of `flow`'s endpoint `role` on path `path` goes down or comes back up
     /// (the network tells which).
-    PathStatus { flow: usize, role: Role, path: u8 },
+    PathStatus {
+        /// The flow's index.
+        flow: usize,
+        /// Which endpoint's interface: the client's or the server's.
+        role: Role,
+        /// The path's index in the flow's `paths`.
+        path: u8,
+    },
     /// A message of `flow` is due at its sending application.
     MessageWake(usize),
     /// The client's path manager of the flow acts.
@@ -90,7 +101,9 @@ impl Driver for Starting<'_> {
 
 /// The network and its hosts.
 pub struct World {
+    /// The links, split bearers and cells that carry the packets.
     pub net: Network,
+    /// The flows' ends, the event queue and the time-series recorder.
     pub hosts: Hosts,
     /// The link directions as the scenario names them (index = [`multiconn_net::Hop::Link`]).
     pub links: Vec<crate::resolve::LinkDirection>,
@@ -172,6 +185,7 @@ impl World {
         }
     }
 
+    /// Whether every flow is done.
     pub fn all_flows_done(&self) -> bool {
         self.hosts.all_flows_done()
     }

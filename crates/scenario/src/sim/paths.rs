@@ -24,9 +24,11 @@ use multiconn_multipath::PathManager;
 pub struct PathTraffic {
     /// Reached the end of the route (the receiving host, before its socket buffer).
     pub packets_arrived: u64,
+    /// The bytes of the packets that arrived.
     pub bytes_arrived: u64,
     /// Dropped on the route's links or split bearers.
     pub packets_dropped: u64,
+    /// The bytes of the packets dropped.
     pub bytes_dropped: u64,
 }
 

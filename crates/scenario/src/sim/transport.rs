@@ -13,10 +13,13 @@ use multiconn_transport::{Endpoint, Role, TransportError, UdpSocket};
 /// One TCP or QUIC connection: its two endpoints, the receiving host's UDP socket, and what
 /// the applications observed.
 pub struct ConnState {
+    /// The client's endpoint (at `to` for a download, `from` for an upload).
     pub client: Box<dyn Endpoint>,
+    /// The server's endpoint.
     pub server: Box<dyn Endpoint>,
     pub(super) client_timer: LazyTimer,
     pub(super) server_timer: LazyTimer,
+    /// QUIC: the receiving host's UDP socket buffer (`None` for TCP).
     pub socket: Option<UdpSocket>,
     pub(super) socket_timer: LazyTimer,
     /// When the client's application could first send (handshake done, or 0-RTT).
@@ -32,10 +35,12 @@ pub struct ConnState {
     pub last_path_samples: Vec<Option<TransportSample>>,
     /// qlog events (JSON text, one per event) of the client and the server.
     pub qlog_client: Vec<String>,
+    /// The server's qlog events.
     pub qlog_server: Vec<String>,
 }
 
 impl ConnState {
+    /// The endpoint in `role`.
     pub fn endpoint(&self, role: Role) -> &dyn Endpoint {
         match role {
             Role::Client => self.client.as_ref(),
@@ -43,6 +48,7 @@ impl ConnState {
         }
     }
 
+    /// The endpoint in `role`, to hand it input or poll it.
     pub fn endpoint_mut(&mut self, role: Role) -> &mut dyn Endpoint {
         match role {
             Role::Client => self.client.as_mut(),

@@ -18,13 +18,17 @@ pub(super) const MAX_BULK_BURST: u64 = 2 * crate::resolve::MAX_BULK_QUEUE_PACKET
 
 /// The two ends of a UDP flow.
 pub struct UdpFlow {
+    /// The source at `from`: bulk or CBR.
     pub source: UdpSource,
+    /// The sink at `to`, counting what arrives.
     pub sink: UdpSink,
     /// The source's pending wake-up (cancelled when it changes).
     pub(super) timer: Option<(Time, TimerId)>,
 }
 
 impl UdpFlow {
+    /// The ends of UDP flow `f`, whose id is `flow`: a bulk source (a CBR one for app = "cbr")
+    /// and a sink.
     pub fn new(flow: FlowId, f: &Flow) -> UdpFlow {
         let traffic = match f.app {
             AppKind::Bulk | AppKind::Requests | AppKind::Messages => Traffic::Bulk,

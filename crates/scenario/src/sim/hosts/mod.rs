@@ -42,9 +42,13 @@ pub enum FlowDriver {
     Transport(Box<ConnState>),
 }
 
+/// One flow of the run: its resolved spec, what drives it, and what it recorded.
 pub struct FlowState {
+    /// The flow as resolved from the scenario.
     pub spec: Flow,
+    /// Its UDP source and sink, or its TCP or QUIC connection.
     pub driver: FlowDriver,
+    /// When it finished (`None` while it runs).
     pub done_at: Option<Time>,
     /// Multipath flows: what each path carried, `[forward, reverse]`; empty otherwise.
     pub path_traffic: Vec<[PathTraffic; 2]>,
@@ -85,9 +89,13 @@ impl FlowState {
 
 /// The flows' ends, their clock and their records.
 pub struct Hosts {
+    /// The event queue: the run's clock.
     pub queue: EventQueue<Event>,
+    /// Every enabled flow, in file order (index = the flow's id).
     pub flows: Vec<FlowState>,
+    /// The time-series recorder, binned at `run.bin`.
     pub recorder: BinnedRecorder,
+    /// The time limit: `run.duration`, or `Time::MAX` when the run ends only when its flows finish.
     pub end: Time,
     pub(super) next_packet_id: u64,
     flows_done: usize,
@@ -196,6 +204,7 @@ impl Hosts {
         }
     }
 
+    /// Whether every flow is done.
     pub fn all_flows_done(&self) -> bool {
         self.flows_done == self.flows.len()
     }
