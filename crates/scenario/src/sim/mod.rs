@@ -107,7 +107,8 @@ pub struct World {
     pub hosts: Hosts,
     /// The link directions as the scenario names them (index = [`multiconn_net::Hop::Link`]).
     pub links: Vec<crate::resolve::LinkDirection>,
-    /// The cells as the scenario names them (index = [`multiconn_net::Hop::Cell`]'s `cell`).
+    /// The cells as the scenario names them (index = [`multiconn_net::Hop::Port`]'s `element`:
+    /// the cells are the network's multi-port elements, in file order).
     pub cells: Vec<crate::resolve::Cell>,
     /// Ends the run when virtual time stops advancing.
     pub watchdog: Watchdog,
