@@ -61,16 +61,15 @@ impl CcKind {
     /// Every algorithm, in declaration order.
     pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast];
 
+    /// Every name profiles and scenarios may give, each algorithm's own first; `reno` is
+    /// taken for NewReno.
+    pub const NAMES: [(&'static str, CcKind); 5] =
+        [("newreno", CcKind::NewReno), ("cubic", CcKind::Cubic), ("bbr", CcKind::Bbr), ("fast", CcKind::Fast), ("reno", CcKind::NewReno)];
+
     /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`).
     pub fn name(self) -> &'static str {
-        match self {
-            CcKind::NewReno => "newreno",
-            CcKind::Cubic => "cubic",
-            CcKind::Bbr => "bbr",
-            CcKind::Fast => "fast",
-        }
+        CcKind::NAMES.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).expect("every algorithm has a name")
     }
-
 }
 
 /// A controller name that is not one of [`CcKind::ALL`].
@@ -83,10 +82,7 @@ impl std::str::FromStr for CcKind {
 
     /// A name of [`CcKind::ALL`]; "reno" is taken for NewReno.
     fn from_str(s: &str) -> Result<CcKind, UnknownCc> {
-        match s {
-            "reno" => Ok(CcKind::NewReno),
-            _ => CcKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownCc(s.to_string())),
-        }
+        CcKind::NAMES.iter().find(|(n, _)| *n == s).map(|&(_, k)| k).ok_or_else(|| UnknownCc(s.to_string()))
     }
 }
 

@@ -103,13 +103,14 @@ pub enum MacTiming {
 pub const LENA_DL_DELAY_TTIS: u64 = 2;
 
 impl MacTiming {
+    /// Every timing by its name in scenarios.
+    pub const NAMES: [(&'static str, MacTiming); 2] = [("ideal", MacTiming::Ideal), ("lena", MacTiming::Lena)];
+
     /// Its name in scenarios: `"ideal"` or `"lena"`.
     pub fn from_name(name: &str) -> Result<MacTiming, CellError> {
-        match name {
-            "ideal" => Ok(MacTiming::Ideal),
-            "lena" => Ok(MacTiming::Lena),
-            _ => Err(CellError::invalid("timing", format!("unknown timing {name:?}; known: ideal, lena"))),
-        }
+        MacTiming::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, t)| t).ok_or_else(|| {
+            CellError::invalid("timing", format!("unknown timing {name:?}; known: {}", MacTiming::NAMES.map(|(n, _)| n).join(", ")))
+        })
     }
 
     /// TTIs from the downlink scheduler's decision to the TB's reception.

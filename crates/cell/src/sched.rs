@@ -43,14 +43,14 @@ pub enum SchedulerKind {
 }
 
 impl SchedulerKind {
+    /// Every scheduler by its name in scenarios.
+    pub const NAMES: [(&'static str, SchedulerKind); 3] = [("pf", SchedulerKind::ProportionalFair), ("rr", SchedulerKind::RoundRobin), ("maxci", SchedulerKind::MaxCi)];
+
     /// The scheduler named `name`: `pf`, `rr` or `maxci`.
     pub fn from_name(name: &str) -> Result<SchedulerKind, CellError> {
-        match name {
-            "pf" => Ok(SchedulerKind::ProportionalFair),
-            "rr" => Ok(SchedulerKind::RoundRobin),
-            "maxci" => Ok(SchedulerKind::MaxCi),
-            _ => Err(CellError::invalid("scheduler", format!("unknown scheduler {name:?}; known: pf, rr, maxci"))),
-        }
+        SchedulerKind::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, k)| k).ok_or_else(|| {
+            CellError::invalid("scheduler", format!("unknown scheduler {name:?}; known: {}", SchedulerKind::NAMES.map(|(n, _)| n).join(", ")))
+        })
     }
 }
 

@@ -154,6 +154,9 @@ pub enum UlMcs {
 }
 
 impl UlMcs {
+    /// Every rule by its name in scenarios.
+    pub const NAMES: [(&'static str, UlMcs); 2] = [("measured", UlMcs::Measured), ("lena", UlMcs::LENA)];
+
     /// LENA's, with SRS every 40 TTIs (`LteEnbRrc::SrsPeriodicity`).
     pub const LENA: UlMcs = UlMcs::Lena { srs_period_ttis: 40 };
 

@@ -1,7 +1,7 @@
 //! Cells: each `[[cell]]` becomes a validated [`CellConfig`] with its eNB and UE nodes, which
 //! routes cross by the cell's name (downlink from the eNB to a UE, uplink back).
 
-use super::errors::{check_name, err, FieldError};
+use super::errors::{check_name, choose, err, FieldError};
 use crate::schema::CellSection;
 use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, MacTiming, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
@@ -29,6 +29,7 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         check_name("cell", i, &c.name)?;
         let at = |field: &str| vec!["cell".to_string(), c.name.clone(), field.to_string()];
         let fail = |field: &str, message: String| FieldError { path: at(field), message };
+        let field = |name: &'static str| ["cell", c.name.as_str(), name];
         if taken(&c.name) || index.insert(c.name.as_str(), out.len()).is_some() {
             return Err(err(&["cell", &c.name, "name"], format!("a link, split or cell is already named \"{}\"", c.name)));
         }
@@ -69,16 +70,16 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
             cfg.n_rb = n;
         }
         if let Some(name) = &c.scheduler {
-            cfg.scheduler = SchedulerKind::from_name(name).map_err(|e| cell_error(&c.name, e))?;
+            cfg.scheduler = choose(&field("scheduler"), "scheduler", name, &SchedulerKind::NAMES)?;
         }
         let doppler = c.doppler_hz.unwrap_or(5.89);
-        cfg.fading = match c.fading.as_deref().unwrap_or("rayleigh") {
-            "none" if c.doppler_hz.is_some() => return Err(fail("doppler_hz", format!("a Doppler shift needs fading = one of {}", FadingSpread::NAMES.join(", ")))),
-            "none" => FadingConfig::None,
-            name => match FadingSpread::from_name(name) {
-                Some(spread) => FadingConfig::Rayleigh { doppler_hz: doppler, spread },
-                None => return Err(fail("fading", format!("unknown fading \"{name}\"; known: {}, none", FadingSpread::NAMES.join(", ")))),
-            },
+        // The spreads by their names, and "none".
+        let fadings: Vec<(&str, Option<FadingSpread>)> =
+            FadingSpread::NAMES.iter().map(|&n| (n, FadingSpread::from_name(n))).chain([("none", None)]).collect();
+        cfg.fading = match choose(&field("fading"), "fading", c.fading.as_deref().unwrap_or("rayleigh"), &fadings)? {
+            None if c.doppler_hz.is_some() => return Err(fail("doppler_hz", format!("a Doppler shift needs fading = one of {}", FadingSpread::NAMES.join(", ")))),
+            None => FadingConfig::None,
+            Some(spread) => FadingConfig::Rayleigh { doppler_hz: doppler, spread },
         };
         if let Some(k_db) = c.rician_k_db {
             let spread = match cfg.fading {
@@ -97,13 +98,11 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
             cfg.t_reordering_us = t.as_nanos() / 1000;
         }
         if let Some(name) = &c.timing {
-            cfg.timing = MacTiming::from_name(name).map_err(|e| cell_error(&c.name, e))?;
+            cfg.timing = choose(&field("timing"), "timing", name, &MacTiming::NAMES)?;
         }
-        cfg.uplink_mcs = match c.uplink_mcs.as_deref() {
-            None | Some("measured") => UlMcs::Measured,
-            Some("lena") => UlMcs::LENA,
-            Some(other) => return Err(fail("uplink_mcs", format!("unknown uplink MCS rule \"{other}\"; known: measured, lena"))),
-        };
+        if let Some(name) = &c.uplink_mcs {
+            cfg.uplink_mcs = choose(&field("uplink_mcs"), "uplink MCS rule", name, &UlMcs::NAMES)?;
+        }
         let b = &mut cfg.budget;
         for (value, slot) in [
             (c.enb_power_dbm, &mut b.enb_power_dbm),

@@ -3,7 +3,7 @@
 //! host's buffers — and, for multipath flows, how the connection uses its paths
 //! ([`super::paths`]).
 
-use super::errors::{err, FieldError};
+use super::errors::{choose, err, FieldError};
 use super::files::Files;
 use super::paths::{resolve_multipath, PathManagerSpec};
 use crate::schema::{AppKind, FlowDirection, FlowSection, ReceiverSection, Transport};
@@ -86,7 +86,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     }
     let cc = match &f.cc {
         None => profile.cc.default,
-        Some(c) => c.parse::<CcKind>().map_err(|e| err(&path("cc"), e.to_string()))?,
+        Some(c) => choose(&path("cc"), "congestion control", c, &CcKind::NAMES)?,
     };
     if kind == TransportKind::Tcp && f.resume == Some(true) {
         return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));

@@ -7,7 +7,7 @@
 //! several paths), QUIC is ngtcp2 unless the profile is one of aioquic's (`aioquic`,
 //! `aioquic-1.7`), and a multipath QUIC flow is tquic.
 
-use super::errors::{err, FieldError};
+use super::errors::{choose, err, FieldError};
 use crate::schema::{AppKind, FlowSection};
 use crate::stacks::{self, RealStack, STACKS};
 
@@ -51,10 +51,7 @@ pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&st
     let name = f.name.as_str();
     let path = |key: &'static str| ["flow", name, "emulate", key];
     let stack = match &section.stack {
-        Some(s) => match RealStack::from_name(s) {
-            Some(stack) => stack,
-            None => return Err(err(&path("stack"), format!("unknown stack \"{s}\"; the emulator runs {}", stacks::names()))),
-        },
+        Some(s) => choose(&path("stack"), "stack", s, &STACKS.iter().map(|r| (r.name, r.stack)).collect::<Vec<_>>())?,
         None if section.client.is_some() || section.server.is_some() => RealStack::Command,
         None => match RealStack::default_for(f.transport, paths, profile) {
             Some(s) => s,

@@ -28,6 +28,17 @@ pub(super) fn err(path: &[&str], message: impl Into<String>) -> FieldError {
     FieldError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }
 }
 
+/// A named choice of the schema (a cell's `scheduler`, `fading`, `timing` or `uplink_mcs`, a
+/// flow's `cc`, an emulated flow's `stack`): `given` must be one of the names in `known`
+/// (the model's own table of its names), or the error is the one every named choice gives,
+/// `unknown <what> "<given>"; known: <the names>`.
+pub(super) fn choose<T: Copy>(path: &[&str], what: &str, given: &str, known: &[(&str, T)]) -> Result<T, FieldError> {
+    known.iter().find(|(name, _)| *name == given).map(|&(_, value)| value).ok_or_else(|| {
+        let names: Vec<&str> = known.iter().map(|(name, _)| *name).collect();
+        err(path, format!("unknown {what} \"{given}\"; known: {}", names.join(", ")))
+    })
+}
+
 /// Names of links, splits, flows and message sources: letters, digits, `_` and `-`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

@@ -258,6 +258,9 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("distance_m = 50", "trajectory = { start_m = -5, end_m = 500, speed = \"10 m/s\" }", "cell.lte.ues[0].trajectory.start_m: -5 is not allowed"),
         ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = \"0 m/s\" }", "cell.lte.ues[0].trajectory.speed: is 0 but start_m and end_m differ"),
         ("distance_m = 50", "trajectory = { start_m = 50, end_m = 500, speed = 10 }", "a speed needs a unit"),
+        // Every named choice fails the one way: what was given, then the known names.
+        ("fading = \"none\"", "fading = \"none\"\ntiming = \"fast\"", "cell.lte.timing: unknown timing \"fast\"; known: ideal, lena"),
+        ("fading = \"none\"", "fading = \"none\"\nuplink_mcs = \"best\"", "cell.lte.uplink_mcs: unknown uplink MCS rule \"best\"; known: measured, lena"),
         // A cell is named by its name in the schema's errors too, as links, flows and splits are.
         ("fading = \"none\"", "fading = \"none\"\npathloss = { model = \"okumura\" }", "cell.lte.pathloss.model: unknown variant `okumura`"),
         ("fading = \"none\"", "fading = \"none\"\nrat = \"nr\"", "cell.lte.rat: unknown field `rat`"),
