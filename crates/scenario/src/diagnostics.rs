@@ -114,6 +114,22 @@ pub enum PathSegment {
     Index(usize),
 }
 
+/// serde's words for a value outside a typed choice (`unknown variant `x`, expected one of
+/// `a`, `b``, or `expected `a` or `b``) in the words every named choice of the schema uses
+/// (`resolve`'s `choose`): `unknown <field> "x"; known: a, b`, `field` being the last key of
+/// the path (`_` read as a space). `None` for any other message.
+pub fn choice_words(field: &str, message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown variant `")?;
+    let (given, rest) = rest.split_once('`')?;
+    let expected = rest.strip_prefix(", expected ")?;
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    if known.is_empty() {
+        return None;
+    }
+    Some(format!("unknown {} \"{given}\"; known: {}", field.replace('_', " "), known.join(", ")))
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +157,14 @@ mod tests {
         let names = [Some("a".to_string()), Some("b".to_string())];
         assert_eq!(user_path(&segs, &[("link", names.to_vec())]), p("link.b.rate"));
         assert_eq!(user_path(&segs, &[]), vec!["link[1]".to_string(), "rate".to_string()]);
+    }
+
+    #[test]
+    fn serde_choice_errors_read_like_the_schema_s_own() {
+        assert_eq!(choice_words("aqm", "unknown variant `red`, expected one of `codel`, `fq_codel`, `pie`").as_deref(), Some("unknown aqm \"red\"; known: codel, fq_codel, pie"));
+        assert_eq!(choice_words("sight", "unknown variant `nlos2`, expected `los` or `nlos`").as_deref(), Some("unknown sight \"nlos2\"; known: los, nlos"));
+        assert_eq!(choice_words("ue_side", "unknown variant `x`, expected `a`").as_deref(), Some("unknown ue side \"x\"; known: a"));
+        assert_eq!(choice_words("rate", "invalid type: integer `40`, expected a string"), None);
+        assert_eq!(choice_words("queue", "unknown field `qeueu`, expected one of `rate`, `delay`"), None);
     }
 }

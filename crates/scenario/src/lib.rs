@@ -168,7 +168,8 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
                 None => at(inner.span().map(|s| line_of_offset(&final_text, s.start)).or_else(|| line_of_path(&final_text, &path))),
             };
             let field = (!path.is_empty()).then(|| path.join("."));
-            ScenarioError::at(&place, field, first_line(inner.message()))
+            let message = first_line(inner.message());
+            ScenarioError::at(&place, field, diagnostics::choice_words(path.last().map_or("value", String::as_str), &message).unwrap_or(message))
         })?
     };
     let resolved = resolve::resolve(&file, &origin.stem(), &origin.base_dir)

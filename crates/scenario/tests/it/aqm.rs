@@ -77,7 +77,7 @@ fn pie_runs_are_reproducible_and_depend_on_the_seed() {
 #[test]
 fn bad_disciplines_are_refused_in_one_line_naming_the_field() {
     for (aqm, expected) in [
-        ("aqm = \"red\"", "link.bottleneck.aqm: unknown variant `red`"),
+        ("aqm = \"red\"", "link.bottleneck.aqm: unknown aqm \"red\"; known: "),
         ("aqm = { model = \"codel\", target = \"200 ms\" }", "link.bottleneck.aqm.target: target (200 ms) must be shorter than interval (100 ms)"),
         ("aqm = { model = \"fq_codel\", flows = 0 }", "link.bottleneck.aqm.flows: flows must be from 1 to 65536, got 0"),
         ("aqm = { model = \"pie\", tupdate = \"0 ms\" }", "link.bottleneck.aqm.tupdate: tupdate must be above zero"),
