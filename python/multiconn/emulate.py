@@ -10,11 +10,15 @@ included), and prints a short table.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Sequence
 
@@ -73,13 +77,24 @@ def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tupl
     # Progress lines and warnings pass through as they come; an "error: " line is the reason
     # of a refusal or failure, raised instead.
     error = ""
+    interrupted = False
     with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stderr is not None
-        for line in proc.stderr:
-            if line.startswith("error: "):
-                error = line.removeprefix("error: ").strip()
-            elif not quiet or line.startswith("warning: "):
-                sys.stderr.write(line)
+
+        def stop(signum: int, frame: object) -> None:
+            # Ctrl-C or SIGTERM: the emulator stops in order and writes what it measured
+            # (`stopped_by = "interrupted"`); a Ctrl-C on a terminal reaches it too, and once
+            # more changes nothing. The results are then written below, as for any run.
+            nonlocal interrupted
+            interrupted = True
+            proc.send_signal(signal.SIGINT)
+
+        with _signals_forwarded(stop):
+            for line in proc.stderr:
+                if line.startswith("error: "):
+                    error = line.removeprefix("error: ").strip()
+                elif not quiet or line.startswith("warning: "):
+                    sys.stderr.write(line)
     message = error or f"{PROGRAM} failed with exit code {proc.returncode}"
     if proc.returncode == 2:
         raise EmulationError(message)
@@ -87,7 +102,24 @@ def emulate(scenario: str, out: str | os.PathLike[str], overrides: Sequence[tupl
         raise EmulationFailed(message)
     result = read_emulated(out)
     result.write(out, csv=True)
+    if interrupted:
+        raise KeyboardInterrupt
     return result.summary
+
+
+@contextlib.contextmanager
+def _signals_forwarded(handler: Callable[[int, object], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM go to `handler` while the block runs (in the main thread only:
+    elsewhere, as in a sweep's workers, signals stay as they are)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def read_emulated(out: str | os.PathLike[str]) -> RunResult:

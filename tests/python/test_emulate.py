@@ -289,3 +289,48 @@ def test_an_emulated_split_writes_the_files_and_columns_of_a_simulated_one(tmp_p
         assert cli("plot", run, "--out", tmp_path / f"fig-{run.name}", cwd=tmp_path).returncode == 0
     figures = {run: {p.name for p in (tmp_path / f"fig-{run.name}").glob("*.png")} for run in (sim, emu)}
     assert "pdcp-cbr.png" in figures[sim] and figures[sim] <= figures[emu], figures
+
+
+SLEEPER = LINK + """
+[[flow]]
+name = "wait"
+from = "server"
+to = "client"
+transport = "udp"
+app = "cbr"
+rate = "1 Mbit/s"
+[flow.emulate]
+client = "sleep 30"
+"""
+
+
+@pytest.mark.native
+@pytest.mark.slow
+@pytest.mark.skipif(_cannot_emulate() is not None, reason=str(_cannot_emulate()))
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_front_end_stops_the_run_and_keeps_its_results(tmp_path: Path, sig: str) -> None:
+    """Ctrl-C (SIGINT, here sent to the front end alone, not its process group) or SIGTERM:
+    the emulator stops in order and the run's folder has its results, `stopped_by =
+    "interrupted"`, written like any run's; the front end exits 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.toml").write_text(SLEEPER)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "multiconn", "emulate", "s.toml", "--out", str(out), "-q"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Signal once the run has started (the emulator wrote its flow folder), well before the
+    # client's 30 s are up.
+    deadline = time.monotonic() + 20
+    while not (out / "flows" / "wait").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(getattr(signal, sig))
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"] == "interrupted", summary["stopped_by"]
+    assert summary["emulated_time_s"] < 25, summary["emulated_time_s"]
+    assert (out / "timeseries.parquet").exists() and (out / "scenario.json").exists()
