@@ -1,4 +1,5 @@
-//! Loss detection and congestion-control glue per RFC 9002 §5–§7 and appendix A.
+//! Loss detection and congestion-control glue per RFC 9002 §5–§7 and appendix A; the sending
+//! side of ECN (validation and CE reactions) is its part [`ecn`].
 //!
 //! * Per packet-number space, sent-packet records live in a `VecDeque` indexed by packet
 //!   number − base: O(1) lookup, popped from the front once acknowledged or declared lost.
@@ -46,6 +47,8 @@
 //!   the lost packets' numbers; packets it forgot before are always older than those a later
 //!   detection run declares lost, so the RFC's rule above gives the same periods.)
 
+mod ecn;
+
 use std::collections::VecDeque;
 
 use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, RttEstimator, SentRateState};
@@ -55,63 +58,8 @@ use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer, SpuriousUndo}
 use crate::ack_ranges::EcnCounts;
 use crate::packet::Space;
 use crate::range_set::RangeSet;
-
-/// Packets sent ECT(0) to test a path before waiting for the verdict (RFC 9000 appendix A.4:
-/// ten packets).
-pub const ECN_TESTING_PACKETS: u64 = 10;
-
-/// Where a path's ECN validation stands (RFC 9000 §13.4.2, appendix A.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EcnValidation {
-    /// The first [`ECN_TESTING_PACKETS`] packets go ECT(0).
-    Testing,
-    /// Those went out; the next packets go not-ECT until an ACK validates them.
-    Unknown,
-    /// An ACK confirmed the marks: every packet goes ECT(0).
-    Capable,
-    /// ECN counts missing, wrong or decreasing, or every testing packet lost: no more marks.
-    Failed,
-}
-
-impl EcnValidation {
-    /// Its name in reports (`testing`, `unknown`, `capable`, `failed`).
-    pub fn name(self) -> &'static str {
-        match self {
-            EcnValidation::Testing => "testing",
-            EcnValidation::Unknown => "unknown",
-            EcnValidation::Capable => "capable",
-            EcnValidation::Failed => "failed",
-        }
-    }
-}
-
-/// The sending side of ECN on one path: validation and the CE reaction.
-#[derive(Clone, Debug)]
-struct EcnSender {
-    state: EcnValidation,
-    /// Packets sent ECT(0) while testing, and how many of them were declared lost.
-    testing_sent: u64,
-    testing_lost: u64,
-    /// Packets sent ECT(0), per space.
-    ect_sent: [u64; 3],
-    /// The counts of the last ACK frame processed, per space.
-    peer: [EcnCounts; 3],
-    /// Start of the recovery period a loss or a CE increase last began (the controller's
-    /// rule, RFC 9002 §7.3.2), to count the CE increases that start one.
-    recovery_start: Option<Time>,
-    responses: u64,
-}
-
-/// ECN counters of one path's sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EcnSenderStats {
-    /// Where validation stands.
-    pub state: EcnValidation,
-    /// CE count the peer reported, summed over the spaces.
-    pub ce_reported: u64,
-    /// Congestion events for a CE increase that began a recovery period.
-    pub responses: u64,
-}
+use ecn::EcnSender;
+pub use ecn::{EcnSenderStats, EcnValidation, ECN_TESTING_PACKETS};
 
 /// How long a lost packet's record is kept for spurious-loss detection, in units of the base
 /// PTO (without backoff).
@@ -405,33 +353,21 @@ impl Recovery {
             stats: RecoveryStats::default(),
             scratch: Vec::new(),
             last_timer_episode: None,
-            ecn: cfg.ecn.then(|| EcnSender {
-                state: EcnValidation::Testing,
-                testing_sent: 0,
-                testing_lost: 0,
-                ect_sent: [0; 3],
-                peer: [EcnCounts::default(); 3],
-                recovery_start: None,
-                responses: 0,
-            }),
+            ecn: cfg.ecn.then(EcnSender::new),
             cfg,
         }
     }
 
     /// Whether the next datagram goes ECT(0) (RFC 9000 §13.4.2, appendix A.4).
     pub fn ecn_mark(&self) -> bool {
-        self.ecn.as_ref().is_some_and(|e| match e.state {
-            EcnValidation::Testing => e.testing_sent < ECN_TESTING_PACKETS,
-            EcnValidation::Capable => true,
-            EcnValidation::Unknown | EcnValidation::Failed => false,
-        })
+        self.ecn.as_ref().is_some_and(EcnSender::marks)
     }
 
     /// ECN validation and counters; `None` when ECN is off.
     pub fn ecn_stats(&self) -> Option<EcnSenderStats> {
         self.ecn.as_ref().map(|e| EcnSenderStats {
             state: e.state,
-            ce_reported: e.peer.iter().map(|c| c.ce).sum(),
+            ce_reported: e.ce_reported(),
             responses: e.responses,
         })
     }
@@ -548,13 +484,7 @@ impl Recovery {
             sp.bytes_in_flight += info.size as u64;
         }
         if let Some(e) = self.ecn.as_mut().filter(|_| info.ect) {
-            e.ect_sent[space.index()] += 1;
-            if e.state == EcnValidation::Testing {
-                e.testing_sent += 1;
-                if e.testing_sent >= ECN_TESTING_PACKETS {
-                    e.state = EcnValidation::Unknown;
-                }
-            }
+            e.on_ect_sent(space.index());
         }
         let sp = &mut self.spaces[space.index()];
         sp.sent.push_back(SentPacket {
@@ -768,38 +698,12 @@ impl Recovery {
         self.set_loss_detection_timer(now);
     }
 
-    /// RFC 9000 §13.4.2.1 validation of an ACK frame's ECN counts, then RFC 9002 B.7
-    /// `ProcessECN`: a larger CE count is a congestion event keyed to the send time of the
-    /// largest acknowledged packet (`largest_sent`), at most one per recovery period.
+    /// An ACK frame's ECN counts: validated (RFC 9000 §13.4.2.1, [`EcnSender::on_ack_counts`]),
+    /// then RFC 9002 B.7 `ProcessECN`: a larger CE count is a congestion event keyed to the
+    /// send time of the largest acknowledged packet (`largest_sent`).
     fn process_ecn(&mut self, now: Time, si: usize, counts: Option<EcnCounts>, newly_ect: u64, largest_sent: Time) {
         let Some(e) = self.ecn.as_mut() else { return };
-        if e.state == EcnValidation::Failed {
-            return;
-        }
-        let Some(c) = counts else {
-            // Newly acknowledged ECT packets and no counts: the marks were lost on the way.
-            if newly_ect > 0 {
-                e.state = EcnValidation::Failed;
-            }
-            return;
-        };
-        let prev = e.peer[si];
-        let decreased = c.ect0 < prev.ect0 || c.ect1 < prev.ect1 || c.ce < prev.ce;
-        // Only ECT(0) is sent: more ECT(0) + CE than sent, or any ECT(1), is a remarking path.
-        let too_many = c.ect0 + c.ce > e.ect_sent[si] || c.ect1 > 0;
-        if decreased || too_many || (c.ect0 - prev.ect0) + (c.ce - prev.ce) < newly_ect {
-            e.state = EcnValidation::Failed;
-            return;
-        }
-        e.peer[si] = c;
-        if newly_ect > 0 && matches!(e.state, EcnValidation::Testing | EcnValidation::Unknown) {
-            e.state = EcnValidation::Capable;
-        }
-        if c.ce > prev.ce {
-            if !e.recovery_start.is_some_and(|s| largest_sent <= s) {
-                e.recovery_start = Some(now);
-                e.responses += 1;
-            }
+        if e.on_ack_counts(now, si, counts, newly_ect, largest_sent) {
             let bif = self.bytes_in_flight();
             let ev = LossEvent { bytes_lost: 0, largest_lost_sent: largest_sent, bytes_in_flight: bif, prior_in_flight: bif };
             self.controller.on_ecn_congestion_event(now, &ev, &self.rtt);
@@ -919,16 +823,7 @@ impl Recovery {
             return;
         }
         if let Some(e) = self.ecn.as_mut() {
-            // RFC 9000 §13.4.2: every testing packet lost, the marks may be what was dropped.
-            if matches!(e.state, EcnValidation::Testing | EcnValidation::Unknown) {
-                e.testing_lost += lost_ect;
-                if e.state == EcnValidation::Unknown && e.testing_lost >= e.testing_sent {
-                    e.state = EcnValidation::Failed;
-                }
-            }
-            if !e.recovery_start.is_some_and(|s| largest_lost_sent <= s) {
-                e.recovery_start = Some(now);
-            }
+            e.on_lost(now, lost_ect, largest_lost_sent);
         }
         let others: u64 = self.spaces.iter().enumerate().filter(|(i, _)| *i != si).map(|(_, s)| s.bytes_in_flight).sum();
         self.stats.lost_packets += lost_count as u64;
