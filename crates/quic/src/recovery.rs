@@ -1,5 +1,5 @@
 //! Loss detection and congestion-control glue per RFC 9002 §5–§7 and appendix A; the sending
-//! side of ECN (validation and CE reactions) is its part [`ecn`].
+//! side of ECN (validation and CE reactions) is its part `recovery/ecn.rs`.
 //!
 //! * Per packet-number space, sent-packet records live in a `VecDeque` indexed by packet
 //!   number − base: O(1) lookup, popped from the front once acknowledged or declared lost.
