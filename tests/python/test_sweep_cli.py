@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import assert_one_error_line
 
 pytestmark = pytest.mark.native
 
@@ -74,6 +75,41 @@ def test_results_of_a_folder_without_a_store_is_bad_input(cli, tmp_path):
     result = cli("results", tmp_path)
     assert result.returncode == 2
     assert "holds no results" in result.stderr
+
+
+def test_a_file_that_is_no_results_store_is_one_line_of_bad_input(cli, tmp_path):
+    # Random bytes where results.sqlite should be: a clear refusal naming the file (exit 2),
+    # not an internal error, and the file is left as it was.
+    import random
+
+    junk = bytes(random.Random(7).randrange(256) for _ in range(8192))
+    (tmp_path / "results.sqlite").write_bytes(junk)
+    result = cli("results", tmp_path)
+    assert result.returncode == 2, result.stderr
+    line = assert_one_error_line(result.stderr, "results.sqlite", "is not a results store")
+    assert "internal error" not in line
+    assert (tmp_path / "results.sqlite").read_bytes() == junk
+
+
+def test_a_store_that_cannot_be_written_is_a_store_error_naming_it(tmp_path):
+    # SQLite's own full-disk error (SQLITE_FULL), made by capping the database's pages: the
+    # write is refused as a whole, with the store named, and what was stored before stays.
+    from multiconn.errors import StoreError
+    from multiconn.sweep.execute import Outcome
+    from multiconn.sweep.store import Store
+
+    with Store(tmp_path) as store:
+        store.record(Outcome("k0", True, '{"a": 1}', None, 0.1), 1, "v", "{}")
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(StoreError, match=r"cannot write into '.*results\.sqlite'.*full"):
+            store.record(Outcome("k1", True, "x" * 200_000, None, 0.1), 1, "v", "{}")
+        assert set(store.finished_keys()) == {"k0"}
+    # A time series that cannot be written names its file.
+    blocked = tmp_path / "timeseries"
+    blocked.write_text("a file where the folder should be")
+    with Store(tmp_path) as store, pytest.raises(StoreError, match="cannot write '.*timeseries"):
+        store.record(Outcome("k2", True, "{}", None, 0.1, timeseries=b"PAR1"), 1, "v", "{}")
 
 
 def test_list_shows_the_catalogue_one_line_each(cli):

@@ -24,7 +24,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,15 +110,21 @@ class Store:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=60)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the results store in '{self.folder}': {exc}") from exc
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
-        if create:
-            self._db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS)
-            with self._transaction():
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)",
-                                 (SCHEMA_VERSION,))
-        row = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone() \
-            if self._has_table("meta") else None
+        self.path = path
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process
+            if create:
+                self._db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS)
+                with self._transaction():
+                    self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)",
+                                     (SCHEMA_VERSION,))
+            row = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone() \
+                if self._has_table("meta") else None
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"'{path}' is not a results store ({exc}): move it away, or give "
+                             "another results folder") from exc
         if row is None or row[0] != SCHEMA_VERSION:
             found = "no schema" if row is None else f"store schema {row[0]}"
             raise StoreError(f"'{path}' has {found}; this multiconn reads store schema "
@@ -130,13 +136,20 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        """One write, all or nothing; a write the database refuses (a full disk, a store
+        damaged underneath) is a StoreError naming the store, with nothing half written."""
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                # SQLite may have rolled back already (a full disk does).
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write into '{self.path}': {exc}") from exc
 
     def close(self) -> None:
         self._db.close()
@@ -236,11 +249,22 @@ class Store:
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Writes `path` whole or not at all; a write the system refuses (a full disk) is a
+    StoreError naming the file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise StoreError(f"cannot write '{path}': {exc.strerror or exc}") from exc
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise
+
+
+def _remove(path: Path) -> None:
+    """Removes a half-written file, if there is one to remove."""
+    with suppress(OSError):
+        path.unlink(missing_ok=True)
