@@ -40,5 +40,5 @@ pub use driver::{Driver, Loss};
 pub use element::HopModel;
 pub use invariants::Violation;
 pub use network::{BearerInfo, ElementId, Network, NetworkSpec};
-pub use port::{PortElement, PortModel, PortOutput};
+pub use port::{PortElement, PortModel};
 pub use route::{FlowRoutes, Hop};

@@ -33,7 +33,7 @@ use multiconn_pdcp::{Arrival, Legs, PendingVolume, RxOutcome, SplitBearer, Split
 use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
 use crate::invariants::{BearerCheck, Checks, Violation};
-use crate::port::{PortElement, PortModel, PortOutput};
+use crate::port::{PortElement, PortModel};
 use crate::route::{FlowRoutes, Hop};
 
 /// An element of the network, as its driver names it in wake-ups.
@@ -312,8 +312,8 @@ impl Network {
     fn service_port(&mut self, e: usize, now: Time, d: &mut impl Driver) {
         while let Some(out) = self.ports[e].element.poll(now) {
             match out {
-                PortOutput::Delivered { at, pkt } => self.leave_hop(pkt, at, d),
-                PortOutput::Dropped { at, pkt, cause } => self.port_lost(pkt, cause, at, d),
+                LinkOutput::Delivered { at, pkt } => self.leave_hop(pkt, at, d),
+                LinkOutput::Dropped { at, pkt, cause } => self.port_lost(pkt, cause, at, d),
             }
         }
         self.arm_port(e, d);

@@ -17,29 +17,9 @@ use std::any::Any;
 use std::fmt;
 
 use multiconn_core::{DropCause, Packet, Time};
+use multiconn_link::LinkOutput;
 
 pub mod cell;
-
-/// What a multi-port element hands out.
-#[derive(Clone, Debug)]
-pub enum PortOutput {
-    /// A packet crossed the element and leaves it at `at`.
-    Delivered {
-        /// When it left.
-        at: Time,
-        /// The packet.
-        pkt: Packet,
-    },
-    /// The element dropped a packet it had taken.
-    Dropped {
-        /// When.
-        at: Time,
-        /// The packet.
-        pkt: Packet,
-        /// Why, as the flows count it.
-        cause: DropCause,
-    },
-}
 
 /// A running element with several ports.
 pub trait PortElement: Send {
@@ -50,8 +30,9 @@ pub trait PortElement: Send {
     /// When it next has something to do or hand out, if ever.
     fn poll_timeout(&self) -> Option<Time>;
 
-    /// The next output due by `now`, after doing the work due by then.
-    fn poll(&mut self, now: Time) -> Option<PortOutput>;
+    /// The next output due by `now`, after doing the work due by then: a packet that crossed
+    /// (`Delivered`) or one it dropped, as a link hands them out.
+    fn poll(&mut self, now: Time) -> Option<LinkOutput>;
 
     /// The element as its own type, for what only that kind reports.
     fn as_any(&self) -> &dyn Any;

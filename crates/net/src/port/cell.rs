@@ -8,7 +8,9 @@ use std::any::Any;
 use multiconn_cell::{CellConfig, CellDirection, CellDropCause, CellHop, CellOutput};
 use multiconn_core::{DropCause, Packet, Time};
 
-use super::{PortElement, PortModel, PortOutput};
+use multiconn_link::LinkOutput;
+
+use super::{PortElement, PortModel};
 
 /// The port of UE `ue`'s uplink (`up`) or downlink bearer.
 pub fn cell_port(ue: u16, up: bool) -> u32 {
@@ -45,10 +47,10 @@ impl PortElement for CellHop {
         CellHop::poll_timeout(self)
     }
 
-    fn poll(&mut self, now: Time) -> Option<PortOutput> {
+    fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         match CellHop::poll(self, now).expect("a validated cell runs without errors")? {
-            CellOutput::Delivered { at, pkt, .. } => Some(PortOutput::Delivered { at, pkt }),
-            CellOutput::Dropped { at, pkt, cause: c, .. } => Some(PortOutput::Dropped { at, pkt, cause: cause(c) }),
+            CellOutput::Delivered { at, pkt, .. } => Some(LinkOutput::Delivered { at, pkt }),
+            CellOutput::Dropped { at, pkt, cause: c, .. } => Some(LinkOutput::Dropped { at, pkt, cause: cause(c) }),
         }
     }
 

@@ -14,7 +14,9 @@ use multiconn_net::{FlowRoutes, Hop, Network};
 
 use crate::driver::{packet, Clock};
 
-fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
+/// A link direction at `mbps` with `delay_ms` of delay, a 1000-packet queue and Bernoulli
+/// `loss` (other tests' links too).
+pub(crate) fn link(mbps: f64, delay_ms: u64, loss: Option<f64>) -> LinkConfig {
     LinkConfig {
         aqm: None,
         rate: RateModel::Fixed(Rate::from_mbps(mbps)),

@@ -6,15 +6,12 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use multiconn_core::units::QueueLimit;
-use multiconn_core::{DropCause, Dur, FlowId, Rate, Time};
-use multiconn_link::availability::Schedule;
-use multiconn_link::builder::LinkConfig;
-use multiconn_link::delay::DelayModel;
-use multiconn_link::rate::RateModel;
-use multiconn_net::{FlowRoutes, Hop, Network, NetworkSpec, PortElement, PortModel, PortOutput};
+use multiconn_core::{DropCause, Dur, FlowId, Time};
+use multiconn_link::LinkOutput;
+use multiconn_net::{FlowRoutes, Hop, Network, NetworkSpec, PortElement, PortModel};
 
 use crate::driver::{packet, Clock};
+use crate::elements::link;
 
 /// A hub with `ports` ports: a packet entering at port `p` leaves `p + 1` milliseconds later;
 /// a port it does not have refuses the packet.
@@ -52,10 +49,10 @@ impl PortElement for Hub {
         self.inside.front().map(|(t, _)| *t)
     }
 
-    fn poll(&mut self, now: Time) -> Option<PortOutput> {
+    fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         if self.inside.front().is_some_and(|(t, _)| *t <= now) {
             let (at, pkt) = self.inside.pop_front().expect("checked");
-            return Some(PortOutput::Delivered { at, pkt });
+            return Some(LinkOutput::Delivered { at, pkt });
         }
         None
     }
@@ -69,25 +66,12 @@ impl PortElement for Hub {
     }
 }
 
-fn link(mbps: f64, delay_ms: u64) -> LinkConfig {
-    LinkConfig {
-        aqm: None,
-        rate: RateModel::Fixed(Rate::from_mbps(mbps)),
-        delay: DelayModel::Constant(Dur::from_millis(delay_ms)),
-        reorder: false,
-        queue: QueueLimit::Packets(1000),
-        loss: None,
-        down: Schedule::new(Vec::new()).unwrap(),
-        replaced: Vec::new(),
-    }
-}
-
 #[test]
 fn a_test_only_multi_port_element_carries_packets_between_links_at_its_ports() {
     // Flow 0 crosses the hub at port 2 (3 ms), then a 12 Mbit/s, 5 ms link; flow 1 enters
     // the hub at a port it does not have.
     let spec = NetworkSpec {
-        links: vec![("link/a/forward".into(), Arc::new(link(12.0, 5))), ("link/a/reverse".into(), Arc::new(link(12.0, 5)))],
+        links: vec![("link/a/forward".into(), Arc::new(link(12.0, 5, None))), ("link/a/reverse".into(), Arc::new(link(12.0, 5, None)))],
         splits: Vec::new(),
         flows: vec![
             FlowRoutes::single("f", vec![Hop::Port { element: 0, port: 2 }, Hop::Link(0)], vec![Hop::Link(1), Hop::Port { element: 0, port: 0 }]),
