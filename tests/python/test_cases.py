@@ -488,8 +488,9 @@ def test_minitopos_first_change_drops_what_the_access_links_hold(tmp_path: Path)
     assert "replaced" not in links["core"]
     run = multiconn.run(swap.path)
     drops = run.summary["flows"][0]["drops"]
-    # Two access links full of a Reno window at 1 s: their 100-packet queues and delay lines.
-    assert 100 < drops["link_down"] < 260, drops
+    # What the two access links hold at 1 s, a Reno window in their 100-packet queues and
+    # delay lines: more than a few packets, at most both queues full plus the delay lines.
+    assert 50 < drops["link_down"] < 260, drops
     assert run.summary["flows"][0]["goodput_mbps"] > 20
     # Unsorted instants are refused, naming the field.
     text = swap.path.read_text().replace('replaced = [\n    "1 s",\n]',

@@ -41,6 +41,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::hystart::{HyStart, SlowStartStep};
+use crate::recovery_period::RecoveryPeriod;
 use crate::{build, AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 use serde::Deserialize;
@@ -273,7 +274,7 @@ struct PathCc {
     suspended: bool,
     cwnd: u64,
     ssthresh: u64,
-    recovery_start: Option<Time>,
+    recovery: RecoveryPeriod,
     /// Fractional bytes of congestion-avoidance change not yet applied (OLIA's can be negative).
     credit: f64,
     srtt: Dur,
@@ -288,7 +289,7 @@ struct PathCc {
 
 impl PathCc {
     fn in_recovery(&self, sent: Time) -> bool {
-        self.recovery_start.is_some_and(|start| sent <= start)
+        self.recovery.covers(sent)
     }
     fn coupled(&self) -> bool {
         self.active && self.has_rtt && !self.suspended
@@ -475,7 +476,7 @@ impl CoupledCc {
         let p = &mut self.paths[path];
         p.remember();
         p.register_loss();
-        p.recovery_start = Some(now);
+        p.recovery.begin(now);
         p.ssthresh = reduced.max(p.cfg.minimum_window);
         p.cwnd = p.ssthresh;
         p.credit = 0.0;
@@ -493,7 +494,7 @@ impl CoupledCc {
         if let Some(h) = &mut self.paths[path].hystart {
             h.on_timeout(now);
         }
-        let outside_recovery = self.paths[path].recovery_start.is_none();
+        let outside_recovery = !self.paths[path].recovery.is_open();
         let reduced = self.reduced(path, self.paths[path].cwnd);
         let p = &mut self.paths[path];
         if p.before_reduction.is_none() {
@@ -509,7 +510,7 @@ impl CoupledCc {
             p.ssthresh = s.max(p.cfg.minimum_window);
         }
         p.cwnd = p.cfg.loss_window;
-        p.recovery_start = None;
+        p.recovery.forget();
         p.credit = 0.0;
     }
 
@@ -527,7 +528,7 @@ impl MultipathController for CoupledCc {
         self.paths.push(PathCc {
             cwnd: cfg.initial_window,
             ssthresh: u64::MAX,
-            recovery_start: None,
+            recovery: RecoveryPeriod::default(),
             credit: 0.0,
             srtt: Dur::ZERO,
             has_rtt: false,
@@ -575,7 +576,7 @@ impl MultipathController for CoupledCc {
         if p.in_recovery(ack.largest_acked_sent) {
             return;
         }
-        p.recovery_start = None;
+        p.recovery.end();
         let app_limited = p.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = p.cwnd < p.ssthresh;
         let step = match &mut p.hystart {
@@ -626,7 +627,7 @@ impl MultipathController for CoupledCc {
         if let Some((cwnd, ssthresh, l1, l2)) = p.before_reduction.take() {
             p.cwnd = p.cwnd.max(cwnd);
             p.ssthresh = ssthresh;
-            p.recovery_start = None;
+            p.recovery.forget();
             p.l2 += l2;
             p.l1 = l1;
         }
@@ -652,7 +653,7 @@ impl MultipathController for CoupledCc {
 
     fn state(&self, path: usize) -> CcState {
         let p = &self.paths[path];
-        crate::loss_based_state(p.recovery_start.is_some(), p.cwnd, p.ssthresh)
+        crate::loss_based_state(p.recovery.is_open(), p.cwnd, p.ssthresh)
     }
 
     fn coupling(&self) -> Option<CoupledKind> {

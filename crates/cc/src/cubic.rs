@@ -39,6 +39,7 @@
 use crate::bictcp::BicTcp;
 use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
+use crate::recovery_period::RecoveryPeriod;
 use crate::loss_filter::SmoothedLoss;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
@@ -159,7 +160,7 @@ pub struct Cubic {
     cfg: CcConfig,
     cwnd: u64,
     ssthresh: u64,
-    recovery_start: Option<Time>,
+    recovery: RecoveryPeriod,
     hystart: Option<HyStart>,
     /// Window before the last reduction after fast convergence, bytes; 0 = none yet.
     w_max: u64,
@@ -204,7 +205,7 @@ impl Cubic {
         Cubic {
             cwnd: cfg.initial_window,
             ssthresh: u64::MAX,
-            recovery_start: None,
+            recovery: RecoveryPeriod::default(),
             hystart,
             w_max: 0,
             cwnd_prior: 0,
@@ -307,7 +308,7 @@ impl Cubic {
     }
 
     fn in_recovery(&self, sent: Time) -> bool {
-        self.recovery_start.is_some_and(|start| sent <= start)
+        self.recovery.covers(sent)
     }
 
     fn mds(&self) -> u64 {
@@ -458,7 +459,7 @@ impl Cubic {
             }
             return;
         }
-        self.recovery_start = None;
+        self.recovery.end();
         let app_limited = self.cfg.app_limited_check && ack.app_limited;
         let in_slow_start = self.cwnd < self.ssthresh;
         let step = match &mut self.hystart {
@@ -580,7 +581,7 @@ impl Controller for Cubic {
             return;
         }
         self.save();
-        self.recovery_start = Some(now);
+        self.recovery.begin(now);
         if let Some(h) = &mut self.hystart {
             h.on_congestion_event();
         }
@@ -634,13 +635,13 @@ impl Controller for Cubic {
         if self.ngtcp2_012() {
             // ngtcp2_cc_cubic_cc_on_persistent_congestion of v0.12.1: nothing else changes.
             self.cwnd = self.cfg.loss_window;
-            self.recovery_start = None;
+            self.recovery.forget();
             self.ss_rem = 0;
             return;
         }
         // Inside a recovery period the congestion event has already set ssthresh (Linux does
         // not lower it again when an RTO interrupts fast recovery either).
-        if self.recovery_start.is_none() {
+        if !self.recovery.is_open() {
             let reduced = if self.cfg.cubic_rule == CubicRule::LinuxSegments {
                 // cubictcp_recalc_ssthresh from tcp_enter_loss (bictcp_reset follows).
                 (self.bic.on_congestion(self.cwnd / self.mds()) * self.mds()).max(self.cfg.minimum_window)
@@ -657,7 +658,7 @@ impl Controller for Cubic {
         self.bic.reset();
         self.bic_rem = 0;
         self.epoch = None;
-        self.recovery_start = None;
+        self.recovery.forget();
         self.ss_rem = 0;
         if let Some(h) = &mut self.hystart {
             h.on_congestion_event();
@@ -674,7 +675,7 @@ impl Controller for Cubic {
 
     fn on_spurious_congestion(&mut self, _now: Time) {
         let Some(s) = self.saved.take() else { return };
-        self.recovery_start = None;
+        self.recovery.forget();
         if s.cwnd > self.cwnd {
             self.cwnd = s.cwnd;
             self.ssthresh = s.ssthresh;
@@ -696,7 +697,7 @@ impl Controller for Cubic {
         (self.ssthresh != u64::MAX).then_some(self.ssthresh)
     }
     fn state(&self) -> CcState {
-        crate::loss_based_state(self.recovery_start.is_some(), self.cwnd, self.ssthresh)
+        crate::loss_based_state(self.recovery.is_open(), self.cwnd, self.ssthresh)
     }
     fn kind(&self) -> CcKind {
         CcKind::Cubic

@@ -28,6 +28,7 @@ pub mod hystart;
 pub mod loss_filter;
 pub mod newreno;
 pub mod pacer;
+mod recovery_period;
 pub mod rtt;
 pub mod westwood;
 pub mod wvegas;

@@ -4,9 +4,11 @@
 //! * Slow start: `cwnd += acked` while `cwnd < ssthresh` (optionally HyStart++, RFC 9406).
 //! * Congestion avoidance: `cwnd += mds · acked / cwnd`, accumulated in bytes so that one
 //!   window of ACKs adds exactly one datagram.
-//! * Congestion event: if the newest lost packet was sent after the current recovery period
+//! * Congestion event: if the newest lost packet was sent after the last recovery period
 //!   started, a new period starts: `ssthresh = cwnd · β` (β = 0.5), `cwnd = max(ssthresh,
-//!   minimum_window)`. ACKs of packets sent before the period started do not grow the window.
+//!   minimum_window)`. ACKs of packets sent before the period started do not grow the window,
+//!   and their losses, even declared after the Recovery state ended, do not reduce it again
+//!   (`recovery_period.rs`).
 //! * Persistent congestion / RTO: `cwnd = loss_window`, recovery ends.
 //! * With `delivery_rate_cap`, ngtcp2 0.12's [`crate::delivery::DeliveryRateCap`] stops all
 //!   growth above its target (`ngtcp2_cc_reno_cc_on_pkt_acked` at v0.12.1). The
@@ -23,6 +25,7 @@
 
 use crate::delivery::DeliveryRateCap;
 use crate::hystart::{HyStart, SlowStartStep};
+use crate::recovery_period::RecoveryPeriod;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Time};
 
@@ -32,7 +35,7 @@ pub struct NewReno {
     cfg: CcConfig,
     cwnd: u64,
     ssthresh: u64,
-    recovery_start: Option<Time>,
+    recovery: RecoveryPeriod,
     /// Bytes acknowledged in congestion avoidance not yet turned into window.
     ca_acked: u64,
     hystart: Option<HyStart>,
@@ -61,11 +64,11 @@ impl NewReno {
     /// Slow start from the initial window, ssthresh infinite.
     pub fn new(cfg: CcConfig) -> NewReno {
         let hystart = cfg.hystart.then(|| HyStart::with_rule(cfg.max_datagram_size, cfg.hystart_rule));
-        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery_start: None, ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), unsegmented: 0, cfg }
+        NewReno { cwnd: cfg.initial_window, ssthresh: u64::MAX, recovery: RecoveryPeriod::default(), ca_acked: 0, hystart, before_reduction: None, cap: cfg.delivery_rate_cap.then(|| DeliveryRateCap::new(cfg.max_datagram_size)), unsegmented: 0, cfg }
     }
 
     fn in_recovery(&self, sent: Time) -> bool {
-        self.recovery_start.is_some_and(|start| sent <= start)
+        self.recovery.covers(sent)
     }
 }
 
@@ -74,7 +77,7 @@ impl NewReno {
         if self.in_recovery(ack.largest_acked_sent) {
             return;
         }
-        self.recovery_start = None;
+        self.recovery.end();
         if self.cfg.reno_growth == RenoGrowth::Ns3PerAck {
             self.grow_per_ack(ack.bytes_acked);
             return;
@@ -146,7 +149,7 @@ impl Controller for NewReno {
             return;
         }
         self.before_reduction = Some((self.cwnd, self.ssthresh));
-        self.recovery_start = Some(now);
+        self.recovery.begin(now);
         let base = if self.cfg.reduce_from_flight { loss.bytes_in_flight } else { self.cwnd };
         self.ssthresh = ((base as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window);
         self.cwnd = self.ssthresh;
@@ -165,11 +168,11 @@ impl Controller for NewReno {
         }
         // A timeout outside recovery is itself the congestion signal (RFC 5681 §3.1); inside a
         // recovery period ssthresh was already lowered by that period's loss event.
-        if self.recovery_start.is_none() {
+        if !self.recovery.is_open() {
             self.ssthresh = ((self.cwnd as f64 * self.cfg.reno_beta) as u64).max(self.cfg.minimum_window);
         }
         self.cwnd = self.cfg.loss_window;
-        self.recovery_start = None;
+        self.recovery.forget();
         self.ca_acked = 0;
     }
 
@@ -177,7 +180,7 @@ impl Controller for NewReno {
         if let Some((cwnd, ssthresh)) = self.before_reduction.take() {
             self.cwnd = self.cwnd.max(cwnd);
             self.ssthresh = ssthresh;
-            self.recovery_start = None;
+            self.recovery.forget();
         }
     }
 
@@ -186,7 +189,7 @@ impl Controller for NewReno {
     /// window goes back to twice the ssthresh (the window before a halving); the ssthresh and
     /// the recovery's start stay.
     fn on_spurious_loss(&mut self, now: Time, largest_acked_sent: Time, srtt: Dur) {
-        let Some(start) = self.recovery_start else { return };
+        let Some(start) = self.recovery.open_start() else { return };
         if now.since(start) < srtt && largest_acked_sent < start && self.ssthresh != u64::MAX {
             self.cwnd = self.cwnd.max(2 * self.ssthresh);
         }
@@ -199,7 +202,7 @@ impl Controller for NewReno {
         (self.ssthresh != u64::MAX).then_some(self.ssthresh)
     }
     fn state(&self) -> CcState {
-        crate::loss_based_state(self.recovery_start.is_some(), self.cwnd, self.ssthresh)
+        crate::loss_based_state(self.recovery.is_open(), self.cwnd, self.ssthresh)
     }
     fn kind(&self) -> CcKind {
         CcKind::NewReno
@@ -243,6 +246,11 @@ mod tests {
         assert_eq!(cc.window(), 12000);
         cc.on_ack(Time(210), &ack(6000, Time(160)), &rtt());
         assert_eq!(cc.window(), 12000 + MDS);
+        // A packet sent before the period began, declared lost after it ended (the time
+        // threshold, once a newer packet was acknowledged), is still the same congestion
+        // event (RFC 9002 Appendix B.8): no second halving.
+        cc.on_congestion_event(Time(220), &loss(Time(95), 0), &rtt());
+        assert_eq!((cc.window(), cc.state()), (12000 + MDS, CcState::CongestionAvoidance));
     }
 
     #[test]

@@ -35,8 +35,9 @@
 //! The floor is `max(minimum_window, 2·MSS)`. Only active, non-suspended paths with an RTT
 //! sample count in the weights.
 
-use crate::{AckEvent, CcConfig, CcKind, CcState, LossEvent, MultipathController, RttEstimator};
 use crate::coupled::CoupledKind;
+use crate::recovery_period::RecoveryPeriod;
+use crate::{AckEvent, CcConfig, CcKind, CcState, LossEvent, MultipathController, RttEstimator};
 use multiconn_core::{Dur, Time};
 
 /// γ: queued packets above which slow start ends.
@@ -55,7 +56,7 @@ struct WvPath {
     suspended: bool,
     cwnd: u64,
     ssthresh: u64,
-    recovery_start: Option<Time>,
+    recovery: RecoveryPeriod,
     /// Fractional bytes of a Reno round's increase not yet applied.
     credit: f64,
     srtt: Dur,
@@ -96,7 +97,7 @@ impl WvPath {
         }
     }
     fn in_recovery(&self, sent: Time) -> bool {
-        self.recovery_start.is_some_and(|start| sent <= start)
+        self.recovery.covers(sent)
     }
 }
 
@@ -218,7 +219,7 @@ impl MultipathController for Wvegas {
             suspended: false,
             cwnd: cfg.initial_window,
             ssthresh: u64::MAX,
-            recovery_start: None,
+            recovery: RecoveryPeriod::default(),
             credit: 0.0,
             srtt: Dur::ZERO,
             has_rtt: false,
@@ -289,7 +290,7 @@ impl MultipathController for Wvegas {
         if p.in_recovery(ack.largest_acked_sent) {
             return;
         }
-        p.recovery_start = None;
+        p.recovery.end();
         let growth_allowed = !(p.cfg.app_limited_check && ack.app_limited);
         let slow_start = p.cwnd < p.ssthresh;
         if !round_end {
@@ -327,7 +328,7 @@ impl MultipathController for Wvegas {
         }
         let base = if p.cfg.reduce_from_flight { loss.bytes_in_flight } else { p.cwnd };
         p.before_reduction = Some((p.cwnd, p.ssthresh));
-        p.recovery_start = Some(now);
+        p.recovery.begin(now);
         p.ssthresh = ((base as f64 * p.cfg.reno_beta) as u64).max(p.floor());
         p.cwnd = p.ssthresh;
         p.credit = 0.0;
@@ -341,11 +342,11 @@ impl MultipathController for Wvegas {
         if p.before_reduction.is_none() {
             p.before_reduction = Some((p.cwnd, p.ssthresh));
         }
-        if p.recovery_start.is_none() {
+        if !p.recovery.is_open() {
             p.ssthresh = ((p.cwnd as f64 * p.cfg.reno_beta) as u64).max(p.floor());
         }
         p.cwnd = p.cfg.loss_window;
-        p.recovery_start = None;
+        p.recovery.forget();
         p.credit = 0.0;
     }
 
@@ -357,7 +358,7 @@ impl MultipathController for Wvegas {
         if let Some((cwnd, ssthresh)) = p.before_reduction.take() {
             p.cwnd = p.cwnd.max(cwnd);
             p.ssthresh = ssthresh;
-            p.recovery_start = None;
+            p.recovery.forget();
         }
     }
 
@@ -382,7 +383,7 @@ impl MultipathController for Wvegas {
 
     fn state(&self, path: usize) -> CcState {
         let p = &self.paths[path];
-        crate::loss_based_state(p.recovery_start.is_some(), p.cwnd, p.ssthresh)
+        crate::loss_based_state(p.recovery.is_open(), p.cwnd, p.ssthresh)
     }
 
     fn coupling(&self) -> Option<CoupledKind> {

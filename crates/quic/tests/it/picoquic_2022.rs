@@ -83,12 +83,12 @@ fn resent_on_path0(h: &QuicPair, from: Time) -> Vec<(Time, Time)> {
         .collect()
 }
 
-/// Path 1 goes dark both ways at 1 s and the client abandons it then; returns the harness
+/// Path 1 goes dark both ways at `at` and the client abandons it then; returns the harness
 /// after the download.
-fn abandon_a_dark_path(profile: Profile) -> QuicPair {
+fn abandon_a_dark_path(profile: Profile, at: Time) -> QuicPair {
     let size = 8_000_000;
     let mut h = two_paths(&mp_params(profile, CcKind::NewReno, size));
-    h.run_until(secs(1.0));
+    h.run_until(at);
     h.script(1, Route::ToServer, lose_when(|_, _| true));
     h.script(1, Route::ToClient, lose_when(|_, _| true));
     h.client.on_path_action(h.now, PathAction::Abandon { path: 1 });
@@ -101,24 +101,27 @@ fn abandon_a_dark_path(profile: Profile) -> QuicPair {
 fn an_abandoned_path_keeps_its_data_in_flight_until_its_own_timer_declares_it_lost() {
     // rfc9002 requeues at once: what was sent on path 1 after 1 s goes out again on path 0
     // once the server hears of the abandonment (20 ms), as path 0's window lets it.
-    let h = abandon_a_dark_path(rfc9002());
+    let h = abandon_a_dark_path(rfc9002(), secs(1.0));
     let resent = resent_on_path0(&h, secs(1.0));
     assert!(resent.len() > 5, "{resent:?}");
     assert!(resent.iter().all(|(_, r)| *r >= secs(1.02) && *r < secs(1.1)), "{resent:?}");
 
     // picoquic-2022 leaves it in flight on the abandoned path: each range is declared lost by
-    // path 1's retransmission timer T (about 107 ms here) at its send time plus T, the first
+    // path 1's retransmission timer T (about 200 ms here, its RTT with a queue) at its send time plus T, the first
     // one, and plus 2T for the others (the first loss began an episode, which doubles the
-    // timer), long before the path's state is deleted (1.02 s + 3 s).
-    let h = abandon_a_dark_path(picoquic());
-    let resent = resent_on_path0(&h, secs(1.0));
+    // timer), long before the path's state is deleted (3 s after the server hears of it).
+    // Path 1 goes dark at 0.95 s, while it sends (from 0.98 s its window is full, in
+    // recovery from a queue overflow).
+    let at = secs(0.95);
+    let h = abandon_a_dark_path(picoquic(), at);
+    let resent = resent_on_path0(&h, at);
     assert!(resent.len() > 5, "{resent:?}");
     let timer = h.server.path_recovery(1).retransmit_timeout();
-    assert!(timer >= ms(100) && timer < ms(120), "{timer:?}");
+    assert!(timer >= ms(60) && timer < ms(300), "{timer:?}");
     let (first_sent, first_again) = resent[0];
     assert!(first_again >= first_sent + timer && first_again < first_sent + timer + ms(10), "{resent:?}");
     for &(sent, again) in resent.iter().filter(|r| r.0 > first_sent) {
-        assert!(again >= sent + timer + timer && again < secs(1.3), "resent at {again:?}, sent at {sent:?}");
+        assert!(again >= sent + timer + timer && again < at + ms(1000), "resent at {again:?}, sent at {sent:?}");
     }
     assert!(h.server.path_recovery(1).stats().timer_loss_episodes >= 1);
     let st = stats(&*h.server);
@@ -138,7 +141,7 @@ fn without_a_timer_that_declares_loss_the_data_waits_for_the_deletion_of_the_pat
         abandon: AbandonRule::Drain,
         link_events: LinkEvents::React,
     });
-    let h = abandon_a_dark_path(profile);
+    let h = abandon_a_dark_path(profile, secs(1.0));
     let resent = resent_on_path0(&h, secs(1.0));
     assert!(resent.len() > 5, "{resent:?}");
     // The server hears of the abandonment at 1.02 s (path 0, one way): deleted at 4.02 s,
