@@ -4,10 +4,16 @@ Both backends take run tasks and yield outcomes as runs finish, keeping a bounde
 runs in flight so that a sweep of any size uses constant memory. The outcomes themselves do
 not depend on the backend (runs are deterministic), so both fill the store identically.
 
-* `local`: a process pool over `jobs` workers (default: all cores). Workers start by
-  forkserver, so the driver's threads (progress bar) are never forked. A worker that dies
-  (a crash in native code) fails the pool; its runs are retried once in a fresh pool, then
-  recorded as failed.
+* `local`: a process pool over `jobs` workers (default: all cores). Workers are spawned (a
+  fresh interpreter each, which imports the worker code once), so the driver's threads
+  (progress bar) are never forked, and each is the driver's own child: it asks the kernel to
+  kill it when the driver ends (`bind_to_driver`), so a driver killed in any way, kill -9
+  included, leaves no worker behind. (A fork server would stand between them: the kernel
+  could not tie a worker to the driver, and the server itself lives as long as any worker.)
+  multiprocessing's resource tracker, which holds the pool's semaphores, ends once the driver
+  and its workers have (its pipe then closes), after removing them. A worker that dies (a
+  crash in native code, a kill from outside) fails the pool; its runs are retried once in a
+  fresh pool, then recorded as failed.
 * `dask`: `dask.distributed` — a LocalCluster of `jobs` single-threaded worker processes, or
   the scheduler at `--scheduler ADDRESS` (a Slurm or Kubernetes cluster started with
   dask-jobqueue or dask-kubernetes; every worker needs multiconn installed).
@@ -17,6 +23,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -75,11 +85,49 @@ def _crashed(task: RunTask, exc: BaseException) -> Outcome:
                    f"WorkerCrashed: the worker process died during this run ({exc})", 0.0)
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal the kernel sends this process when its parent ends (Linux)."""
+WATCH_PARENT_S = 1.0
+"""Where the kernel cannot be asked, how often a worker checks that its driver still runs."""
+
+
+def bind_to_driver(driver: int) -> None:
+    """Runs first in every local worker: the worker ends when the driver (its parent, pid
+    `driver`) ends, however it ends. On Linux the kernel sends it SIGKILL then
+    (PR_SET_PDEATHSIG), even in the middle of a run in native code; elsewhere a daemon thread
+    polls the parent's pid. A driver that ended before this call is seen at once: the worker
+    has been reparented."""
+    if not _kill_on_parent_death():
+        threading.Thread(target=_watch_parent, args=(driver,), name="multiconn-driver-watch",
+                         daemon=True).start()
+    if os.getppid() != driver:
+        os._exit(1)
+
+
+def _kill_on_parent_death() -> bool:
+    """Asks the kernel for SIGKILL when the parent ends; False where it cannot be asked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):  # no libc to load, or no prctl in it
+        return False
+
+
+def _watch_parent(driver: int) -> None:
+    while os.getppid() == driver:
+        time.sleep(WATCH_PARENT_S)
+    os._exit(1)
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
-    context = multiprocessing.get_context("forkserver")
-    # The fork server imports the worker code once; each worker is forked from it ready.
-    context.set_forkserver_preload(["multiconn.sweep.execute"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # Spawned, not forked: the workers are the driver's children, with no thread of its own.
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=bind_to_driver, initargs=(os.getpid(),))
 
 
 def run_emulated(tasks: Iterable[RunTask],

@@ -1,0 +1,184 @@
+"""A sweep under process faults: its driver killed with SIGKILL.
+
+The processes of a sweep are found in /proc as descendants of the driver (Linux only). Every
+wait is a poll with a generous bound that ends as soon as its condition holds; none measures
+how fast anything is.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.native,
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+BOUND_S = 120.0
+"""How long a poll may wait for what it waits for (far more than it needs)."""
+
+# Runs of a few seconds each (QUIC at 200 Mbit/s for minutes of virtual time), so that a
+# sweep is caught with runs in flight.
+LONG_RUNS = '''
+[set]
+"run.duration" = "150 s"
+"run.bin" = "1 s"
+"link.bottleneck.rate" = "200 Mbit/s"
+"flow.bulk.transport" = "quic"
+
+[params]
+"link.bottleneck.delay" = ["5 ms", "10 ms", "15 ms", "20 ms", "25 ms", "30 ms"]
+'''
+
+def write_sweep(folder: Path, body: str) -> Path:
+    path = folder / "faults.toml"
+    path.write_text(f'[experiment]\nname = "faults"\nscenario = "{BULK}"\nrepetitions = 1\n'
+                    + body)
+    return path
+
+
+def sweep_command(path: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "multiconn", "sweep", str(path), "--out", str(out),
+            "--jobs", "2", *extra]
+
+
+# --- processes, from /proc ------------------------------------------------------------------
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, start time) of a process, or None when there is none."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def descendants(root: int) -> dict[int, int]:
+    """Every living process below `root`: pid -> start time (which tells a reused pid)."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (stat := _stat(int(name))) is not None and stat[0] != "Z":
+            children.setdefault(stat[1], []).append((int(name), stat[2]))
+    found: dict[int, int] = {}
+    todo = [root]
+    while todo:
+        for pid, started in children.get(todo.pop(), []):
+            found[pid] = started
+            todo.append(pid)
+    return found
+
+
+def alive(pid: int, started: int) -> bool:
+    """Whether that process still runs (a zombie has ended: it waits only to be reaped)."""
+    stat = _stat(pid)
+    return stat is not None and stat[2] == started and stat[0] not in ("Z", "X")
+
+
+def workers(root: int) -> set[int]:
+    """The sweep's worker processes: its descendants but multiprocessing's helpers (the
+    resource tracker, and a fork server that forks the workers)."""
+    found = descendants(root)
+    parents = {(_stat(pid) or ("", 0, 0))[1] for pid in found}
+    return {pid for pid in found if pid not in parents and "resource_tracker" not in _cmdline(pid)
+            and not ("forkserver" in _cmdline(pid) and (_stat(pid) or ("", 0, 0))[1] == root)}
+
+
+def wait_for(condition, what: str):
+    deadline = time.monotonic() + BOUND_S
+    while time.monotonic() < deadline:
+        if (value := condition()):
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f"waited {BOUND_S:.0f} s for {what}")
+
+
+def end_all(processes: dict[int, int]) -> None:
+    """Kills what is left of the processes this test started (an orphan the code under test
+    left behind must not outlive the test). A resource tracker goes last, given time to end by
+    itself once the others have, so that it removes the semaphores it holds."""
+    trackers = {p: s for p, s in processes.items() if "resource_tracker" in _cmdline(p)}
+    for pid, started in processes.items():
+        if pid not in trackers and alive(pid, started):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(alive(p, s) for p, s in trackers.items()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid, started in trackers.items():
+        if alive(pid, started):
+            os.kill(pid, signal.SIGKILL)
+
+
+# --- the tests ------------------------------------------------------------------------------
+
+def test_kill_9_of_the_driver_ends_every_process_of_the_sweep(tmp_path):
+    driver = subprocess.Popen(sweep_command(write_sweep(tmp_path, LONG_RUNS), tmp_path / "out",
+                                            "--quiet"), start_new_session=True)
+    seen: dict[int, int] = {}
+    try:
+        wait_for(lambda: len(workers(driver.pid)) >= 2 or driver.poll() is not None,
+                 "two workers")
+        seen = descendants(driver.pid)
+        assert driver.poll() is None, "the sweep ended before it could be killed"
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        deadline = time.monotonic() + BOUND_S
+        while any(alive(p, s) for p, s in seen.items()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = {pid: _cmdline(pid) for pid, started in seen.items() if alive(pid, started)}
+        assert not left, f"{len(left)} of the sweep's {len(seen)} processes outlived its " \
+                         f"driver: {left}"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        end_all(seen)
+
+
+def test_where_the_kernel_cannot_be_asked_a_worker_ends_by_watching_its_parent(tmp_path):
+    # A "driver" starts a "worker" that binds itself to it with the kernel's help switched
+    # off, then the driver is killed: the worker's watch thread must end it.
+    worker = ("import os, sys, time\n"
+              "from multiconn.sweep import backends\n"
+              "backends._kill_on_parent_death = lambda: False\n"
+              "backends.bind_to_driver(os.getppid())\n"
+              "print('bound', flush=True)\n"
+              "time.sleep(600)\n")
+    driver_code = ("import subprocess, sys, time\n"
+                   f"child = subprocess.Popen([sys.executable, '-c', {worker!r}])\n"
+                   "print(child.pid, flush=True)\n"
+                   "time.sleep(600)\n")
+    driver = subprocess.Popen([sys.executable, "-c", driver_code], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    seen: dict[int, int] = {}
+    try:
+        assert driver.stdout is not None
+        pid = int(driver.stdout.readline())
+        wait_for(lambda: pid in descendants(driver.pid), "the worker")
+        seen = descendants(driver.pid)
+        assert driver.stdout.readline().strip() == "bound"
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        wait_for(lambda: not alive(pid, seen[pid]), "the worker to end")
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        driver.stdout.close()
+        end_all(seen)
