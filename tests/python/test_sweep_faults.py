@@ -1,4 +1,4 @@
-"""A sweep under process faults: its driver killed with SIGKILL.
+"""A sweep under process faults: its driver or a worker killed with SIGKILL.
 
 The processes of a sweep are found in /proc as descendants of the driver (Linux only). Every
 wait is a poll with a generous bound that ends as soon as its condition holds; none measures
@@ -7,14 +7,18 @@ how fast anything is.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from multiconn import load
+from multiconn.sweep.results import export
 
 pytestmark = [
     pytest.mark.native,
@@ -30,14 +34,28 @@ BOUND_S = 120.0
 # sweep is caught with runs in flight.
 LONG_RUNS = '''
 [set]
-"run.duration" = "150 s"
+"run.duration" = "100 s"
 "run.bin" = "1 s"
 "link.bottleneck.rate" = "200 Mbit/s"
 "flow.bulk.transport" = "quic"
 
 [params]
-"link.bottleneck.delay" = ["5 ms", "10 ms", "15 ms", "20 ms", "25 ms", "30 ms"]
+"link.bottleneck.delay" = ["5 ms", "10 ms", "20 ms", "30 ms"]
 '''
+
+# A bulk UDP flow into a link that loses everything stalls: a run that fails the same way
+# every time it runs (docs/cli.md, the watchdog).
+WITH_A_FAILING_POINT = LONG_RUNS + '''
+[[axis]]
+name = "case"
+[[axis.variant]]
+label = "quic"
+set = {}
+[[axis.variant]]
+label = "lost"
+set = { "flow.bulk.transport" = "udp", "link.bottleneck.loss" = "100 %" }
+'''
+
 
 def write_sweep(folder: Path, body: str) -> Path:
     path = folder / "faults.toml"
@@ -149,6 +167,64 @@ def test_kill_9_of_the_driver_ends_every_process_of_the_sweep(tmp_path):
             driver.kill()
             driver.wait()
         end_all(seen)
+
+
+def _runs(out: Path) -> list[tuple]:
+    with sqlite3.connect(out / "results.sqlite") as db:
+        return db.execute("SELECT run_key, ok, seed, scenario_json, summary_json, error, "
+                          "failure FROM runs ORDER BY run_key").fetchall()
+
+
+@pytest.mark.slow
+def test_a_run_whose_worker_was_killed_runs_again_on_a_plain_resume(tmp_path):
+    path = write_sweep(tmp_path, WITH_A_FAILING_POINT)
+    out, whole = tmp_path / "killed", tmp_path / "whole"
+    seen: dict[int, int] = {}
+    with subprocess.Popen(sweep_command(path, out, "--json"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as sweep:
+        try:
+            # Kill a worker once the pool has both: the pool breaks, and the driver runs each
+            # run it had in flight alone in a fresh worker; kill the first of those too (as
+            # the OOM killer would, twice), so that its run is recorded as crashed.
+            first = wait_for(lambda: len(found := workers(sweep.pid)) >= 2 and found,
+                             "the pool's two workers")
+            seen |= descendants(sweep.pid)
+            os.kill(min(first), signal.SIGKILL)
+            second = wait_for(lambda: workers(sweep.pid) - set(seen), "a worker of a fresh pool")
+            seen |= descendants(sweep.pid)
+            os.kill(min(second), signal.SIGKILL)
+            stdout, stderr = sweep.communicate(timeout=600)
+        finally:
+            if sweep.poll() is None:
+                sweep.kill()
+            end_all(seen)
+    assert sweep.returncode == 3, stderr
+    first_summary = json.loads(stdout)
+    errors = [f["error"].split(":")[0] for f in first_summary["failures"]]
+    assert errors.count("WorkerCrashed") == 1, errors
+    assert errors.count("RuntimeError") in (3, 4), errors  # the crash may be a "lost" run
+    assert all("running the sweep again runs it again" in f["error"]
+               for f in first_summary["failures"] if f["error"].startswith("WorkerCrashed"))
+
+    resumed = subprocess.run(sweep_command(path, out, "--json"), capture_output=True, text=True)
+    assert resumed.returncode == 3, resumed.stderr  # the deterministic failures stay
+    summary = json.loads(resumed.stdout)
+    assert (summary["ran"], summary["rerun_crashed"], summary["already_done"]) == (1, 1, 7)
+    assert sorted(f["error"].split(":")[0] for f in summary["failures"]) == ["RuntimeError"] * 4
+
+    subprocess.run(sweep_command(path, whole, "--quiet"), capture_output=True, check=False)
+    assert _runs(out) == _runs(whole)
+    assert export(load(out), "csv", None) == export(load(whole), "csv", None)
+
+    # A failure the run raised itself is deterministic: a plain resume leaves it, a resume
+    # with --retry-failed runs it (and it fails again, the same way).
+    again = json.loads(subprocess.run(sweep_command(path, out, "--json"), capture_output=True,
+                                      text=True).stdout)
+    assert (again["ran"], again["already_done"]) == (0, 8)
+    retried = json.loads(subprocess.run(sweep_command(path, out, "--json", "--retry-failed"),
+                                        capture_output=True, text=True).stdout)
+    assert (retried["ran"], retried["failed"]) == (4, 4)
+    assert _runs(out) == _runs(whole)
 
 
 def test_where_the_kernel_cannot_be_asked_a_worker_ends_by_watching_its_parent(tmp_path):

@@ -283,3 +283,29 @@ def test_rerun_on_the_command_line(tmp_path, cli):
     assert "4 again as --rerun asked" in done.stderr
     bad = cli("sweep", sweep, "--out", tmp_path / "out", "--rerun", "nosuch=1")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_a_store_of_schema_1_is_read_as_it_is_and_upgraded_by_a_sweep(tmp_path):
+    # Schema 1 had no runs.failure: a worker that died under a run was told only by its error.
+    sweep = write_sweep(tmp_path, RATES, reps=1)
+    out = tmp_path / "out"
+    run_sweep(sweep, out, jobs=1)
+    with sqlite3.connect(out / "results.sqlite") as db:
+        db.execute("ALTER TABLE runs DROP COLUMN failure")
+        db.execute("UPDATE meta SET value = '1' WHERE name = 'schema'")
+        keys = [k for (k,) in db.execute("SELECT run_key FROM runs ORDER BY run_key")]
+        db.execute("UPDATE runs SET ok = 0, summary_json = NULL, error = 'WorkerCrashed: the "
+                   "worker process died during this run (...)' WHERE run_key = ?", (keys[0],))
+        db.execute("UPDATE runs SET ok = 0, summary_json = NULL, error = 'RuntimeError: x' "
+                   "WHERE run_key = ?", (keys[1],))
+    assert list(load(out)["status"]).count("failed") == 2
+    with sqlite3.connect(out / "results.sqlite") as db:  # reading changed nothing
+        assert db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone() == ("1",)
+
+    resumed = run_sweep(sweep, out, jobs=1)
+    assert (resumed.ran, resumed.rerun_crashed, resumed.already_done) == (1, 1, 3)
+    with sqlite3.connect(out / "results.sqlite") as db:
+        assert db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone() == ("2",)
+        failures = dict(db.execute("SELECT run_key, failure FROM runs"))
+    assert failures == {keys[0]: None, keys[1]: "error", keys[2]: None, keys[3]: None}
+    assert [f.error for f in resumed.failures] == ["RuntimeError: x"]

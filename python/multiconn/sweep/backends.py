@@ -13,7 +13,7 @@ not depend on the backend (runs are deterministic), so both fill the store ident
   multiprocessing's resource tracker, which holds the pool's semaphores, ends once the driver
   and its workers have (its pipe then closes), after removing them. A worker that dies (a
   crash in native code, a kill from outside) fails the pool; its runs are retried once in a
-  fresh pool, then recorded as failed.
+  fresh pool, then recorded as crashed (`Outcome.crashed`), which a resumed sweep runs again.
 * `dask`: `dask.distributed` — a LocalCluster of `jobs` single-threaded worker processes, or
   the scheduler at `--scheduler ADDRESS` (a Slurm or Kubernetes cluster started with
   dask-jobqueue or dask-kubernetes; every worker needs multiconn installed).
@@ -82,7 +82,8 @@ def default_jobs() -> int:
 
 def _crashed(task: RunTask, exc: BaseException) -> Outcome:
     return Outcome(task.run_key, False, None,
-                   f"WorkerCrashed: the worker process died during this run ({exc})", 0.0)
+                   "WorkerCrashed: the worker process died during this run, in a pool and again "
+                   f"alone ({exc}); running the sweep again runs it again", 0.0, crashed=True)
 
 
 PR_SET_PDEATHSIG = 1

@@ -35,7 +35,9 @@ Run every point of a sweep file (a base scenario, parameters to sweep, repetitio
 output folder holding a results store (results.sqlite). Every point is validated before the
 first run. Runs already in the store are skipped, so an interrupted sweep (even kill -9) is
 resumed by running the same command again. A failed run is recorded with its error and the
-sweep goes on; failures are listed at the end (exit code 3).
+sweep goes on; failures are listed at the end (exit code 3). Running the command again skips
+a run that failed by an error of its own (it would fail again; --retry-failed runs it), but
+runs again one whose worker process was killed under it (by the OOM killer, say).
 """
 SWEEP_EXAMPLE = """\
 examples:
@@ -87,7 +89,8 @@ def _add_run_options(parser: argparse.ArgumentParser, positive_int: Any) -> None
     parser.add_argument("--quick", action="store_true",
                         help="run the sweep's short smoke version ([quick] section)")
     parser.add_argument("--retry-failed", action="store_true",
-                        help="run again the runs recorded as failed")
+                        help="run again the runs recorded as failed by an error of their own "
+                        "(runs whose worker process died run again without it)")
     parser.add_argument("--rerun", nargs="?", const="all", metavar="FILTER",
                         help="run again runs already in the store: all of them, or those "
                         "matching FILTER, comma-separated AXIS=LABEL, point=N, rep=N "
@@ -187,6 +190,8 @@ def _print_summary(summary: Any, quiet: bool) -> None:
         again.append(f"{summary.rerun_missing_timeseries} again for the time series they lacked")
     if summary.rerun_asked:
         again.append(f"{summary.rerun_asked} again as --rerun asked")
+    if summary.rerun_crashed:
+        again.append(f"{summary.rerun_crashed} again after their worker process died")
     console.print(
         f"{summary.experiment}: {summary.planned} planned runs, {summary.already_done} already "
         f"in the store, {summary.ran} ran ({summary.succeeded} ok, {summary.failed} failed"

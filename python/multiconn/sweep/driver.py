@@ -3,8 +3,9 @@
 1. Plan: every point is resolved and validated, so a bad sweep fails before any run.
 2. Register the experiment and its plan in the store.
 3. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`),
-   unless it lacks what the sweep now records (its time series, when the sweep keeps them) or
-   `rerun` selects it; a run key shared by several plan rows runs once.
+   unless its worker process died under it (a crash, not an error of the run: nothing says it
+   would fail again), it lacks what the sweep now records (its time series, when the sweep
+   keeps them) or `rerun` selects it; a run key shared by several plan rows runs once.
 4. Execute the rest on the chosen backend; each outcome is committed as it arrives.
 """
 
@@ -59,6 +60,8 @@ class SweepSummary:
     """Recorded runs run again because the sweep now keeps time series they lack."""
     rerun_asked: int = 0
     """Recorded runs run again because `rerun` selected them."""
+    rerun_crashed: int = 0
+    """Recorded runs run again because their worker process had died under them."""
     notes: list[str] = field(default_factory=list)
     """Silent no-ops found in the results (see `noops`): repetitions or points that were
     different in the plan and identical in what they produced."""
@@ -116,7 +119,9 @@ def run_sweep(
     "emulate" (each run in the emulator, one at a time in real time; root).
     `rerun` runs recorded runs again: "all", or the runs matching `AXIS=LABEL`, `point=N`,
     `rep=N` conditions (see `parse_rerun`); nothing else in the store changes. Recorded runs
-    that lack the time series the sweep now keeps are run again in any case.
+    that lack the time series the sweep now keeps, and runs whose worker process died under
+    them, are run again in any case; runs that failed by an error of their own only with
+    `retry_failed`.
     Raises SweepError before any run when the sweep or one of its points is invalid.
     """
     from .. import __version__
@@ -145,16 +150,19 @@ def run_sweep(
         todo: dict[str, PlannedRun] = {}
         missing_series: set[str] = set()
         asked: set[str] = set()
+        crashed: set[str] = set()
         for run in runs:
             key = run.task.run_key
             if key not in recorded:
                 todo.setdefault(key, run)
                 continue
-            ok, has_series = recorded[key]
+            ok, has_series, was_crashed = recorded[key]
             if selects is not None and selects(run):
                 asked.add(key)
             elif ok and spec.keep_timeseries and not has_series:
                 missing_series.add(key)
+            elif was_crashed:
+                crashed.add(key)
             elif not (retry_failed and not ok):
                 continue
             todo.setdefault(key, run)
@@ -162,7 +170,7 @@ def run_sweep(
         summary = SweepSummary(spec.name, os.fspath(out), len(runs), unique,
                                unique - len(todo), 0, 0, 0, 0.0, backend,
                                rerun_missing_timeseries=len(missing_series),
-                               rerun_asked=len(asked))
+                               rerun_asked=len(asked), rerun_crashed=len(crashed))
         tasks = [r.task for r in todo.values()]
         if backend == "local":
             outcomes = run_local(tasks, jobs, on_event)

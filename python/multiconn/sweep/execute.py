@@ -31,6 +31,10 @@ class Outcome:
     """The time series as Parquet, when the sweep keeps them."""
     messages: bytes | None = None
     """The message table as Parquet, when the run has one (app = "messages" flows)."""
+    crashed: bool = False
+    """The run failed because its worker process died under it (killed from outside, as the
+    OOM killer does, or a crash in native code), not by an error of its own: nothing says it
+    would fail again, so a resumed sweep runs it again."""
 
 
 def _canonical(value: object) -> str:

@@ -6,7 +6,9 @@ Tables:
   nothing but the directory);
 * `plan`: one row per (experiment, point, repetition): seed, axis values, overrides, run key;
 * `runs`: one row per run key — the record of a finished run (summary JSON or error), its
-  wall time and, when the sweep keeps time series, `timeseries/<run_key>.parquet`.
+  wall time and, when the sweep keeps time series, `timeseries/<run_key>.parquet`. A failed
+  run's `failure` says how it failed: `error` (the run raised: deterministic, it would fail
+  again) or `crash` (its worker process died under it: a resumed sweep runs it again).
 
 Beside the rows, a run with a message table (app = "messages" flows) has it in
 `messages/<run_key>.parquet` (the columns of `RunResult.messages`).
@@ -16,6 +18,10 @@ killing the sweep at any moment (kill -9 included) loses no committed run; a run
 files are written (atomically) before its row, so a committed row never points to a missing
 file. `run_key` is the primary key: a run is recorded once, whatever the number of resumes.
 Only the process driving the sweep writes; readers may open the store at any time.
+
+Schema 2 added `runs.failure`. A store of schema 1 is read as it is and brought to schema 2
+when a sweep opens it to write: its failed runs become errors, except those whose error says
+that their worker crashed (`WorkerCrashed: ...`), which become crashes.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import StoreError
 from .execute import Outcome
@@ -37,7 +43,10 @@ from .spec import SweepSpec
 DB_FILE = "results.sqlite"
 TIMESERIES_DIR = "timeseries"
 MESSAGES_DIR = "messages"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+READS_SCHEMAS = ("1", "2")
+"""Store schemas this multiconn reads (it writes only SCHEMA_VERSION, upgrading a store of
+schema 1 when it opens it to write)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -69,9 +78,19 @@ CREATE TABLE IF NOT EXISTS runs (
     summary_json  TEXT,
     error         TEXT,
     timeseries    TEXT,
-    wall_time_s   REAL NOT NULL
+    wall_time_s   REAL NOT NULL,
+    failure       TEXT
 );
 """
+
+
+class Recorded(NamedTuple):
+    """What the store holds of a run, as a resumed sweep needs it."""
+
+    ok: bool
+    has_timeseries: bool
+    crashed: bool
+    """It failed because its worker process died, not by an error of its own."""
 
 
 @dataclass(frozen=True)
@@ -119,16 +138,36 @@ class Store:
                 with self._transaction():
                     self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)",
                                      (SCHEMA_VERSION,))
-            row = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone() \
-                if self._has_table("meta") else None
+            row = self._schema()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise StoreError(f"'{path}' is not a results store ({exc}): move it away, or give "
                              "another results folder") from exc
-        if row is None or row[0] != SCHEMA_VERSION:
-            found = "no schema" if row is None else f"store schema {row[0]}"
-            raise StoreError(f"'{path}' has {found}; this multiconn reads store schema "
-                             f"{SCHEMA_VERSION}")
+        if row not in READS_SCHEMAS:
+            self._db.close()
+            found = "no schema" if row is None else f"store schema {row}"
+            raise StoreError(f"'{path}' has {found}; this multiconn reads store schemas "
+                             f"{' and '.join(READS_SCHEMAS)}")
+        if create and row != SCHEMA_VERSION:
+            self._upgrade()
+
+    def _schema(self) -> str | None:
+        if not self._has_table("meta"):
+            return None
+        row = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _upgrade(self) -> None:
+        """Brings a store of schema 1 to schema 2 (see the module header), once, whichever of
+        several sweeps opening it at the same time comes first."""
+        with self._transaction():
+            if self._schema() != "1":
+                return
+            self._db.execute("ALTER TABLE runs ADD COLUMN failure TEXT")
+            self._db.execute("UPDATE runs SET failure = CASE WHEN error LIKE 'WorkerCrashed:%' "
+                             "THEN 'crash' ELSE 'error' END WHERE ok = 0")
+            self._db.execute("UPDATE meta SET value = ? WHERE name = 'schema'",
+                             (SCHEMA_VERSION,))
 
     def _has_table(self, name: str) -> bool:
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
@@ -178,12 +217,14 @@ class Store:
 
     def finished_keys(self) -> dict[str, bool]:
         """Run key -> whether that run succeeded, for every recorded run."""
-        return {k: ok for k, (ok, _) in self.recorded().items()}
+        return {k: recorded.ok for k, recorded in self.recorded().items()}
 
-    def recorded(self) -> dict[str, tuple[bool, bool]]:
-        """Run key -> (whether it succeeded, whether its time series is stored)."""
-        return {k: (bool(ok), series is not None) for k, ok, series in
-                self._db.execute("SELECT run_key, ok, timeseries FROM runs")}
+    def recorded(self) -> dict[str, Recorded]:
+        """Run key -> what is recorded of it, for every recorded run (of a store of schema 2,
+        which a store opened to write is)."""
+        return {k: Recorded(bool(ok), series is not None, failure == "crash")
+                for k, ok, series, failure in
+                self._db.execute("SELECT run_key, ok, timeseries, failure FROM runs")}
 
     def record(self, outcome: Outcome, seed: int, version: str, scenario_json: str) -> None:
         """Stores a finished run (its time series and message table first, then its row, in
@@ -195,11 +236,15 @@ class Store:
         if outcome.messages is not None:
             _atomic_write_bytes(self.folder / MESSAGES_DIR / f"{outcome.run_key}.parquet",
                                 outcome.messages)
+        failure = None if outcome.ok else "crash" if outcome.crashed else "error"
         with self._transaction():
             self._db.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO runs (run_key, ok, seed, version, scenario_json, "
+                "summary_json, error, timeseries, wall_time_s, failure) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (outcome.run_key, int(outcome.ok), seed, version, scenario_json,
-                 outcome.summary_json, outcome.error, series_name, outcome.wall_time_s))
+                 outcome.summary_json, outcome.error, series_name, outcome.wall_time_s,
+                 failure))
 
     # --- reading -----------------------------------------------------------------------
 
