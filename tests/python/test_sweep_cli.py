@@ -42,6 +42,72 @@ def test_a_malformed_sweep_fails_before_any_run(cli, tmp_path, body, message):
     assert not (out / "results.sqlite").exists()
 
 
+MILLION = ('[params]\n'
+           '"link.bottleneck.rate" = { from = 1, to = 1000, step = 1, unit = "Mbit/s" }\n'
+           '"link.bottleneck.delay" = { from = 1, to = 1000, step = 1, unit = "ms" }\n')
+
+
+def test_a_sweep_of_a_million_runs_is_refused_from_its_count(cli, tmp_path, monkeypatch):
+    # 1000 x 1000 points: refused before any point is built or validated, with the count,
+    # the limit and the way past it.
+    from multiconn import run_sweep
+    from multiconn.sweep import driver, plan
+    from multiconn.sweep.spec import SweepError
+
+    def never(*args, **kwargs):
+        raise AssertionError("a point was built or validated")
+
+    path = sweep_file(tmp_path, MILLION)
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "plan", never)
+        patch.setattr(plan, "points", never)
+        with pytest.raises(SweepError, match=r"s\.toml: 2000000 runs .* --max-runs 2000000"):
+            run_sweep(path, out)
+    assert not out.exists()
+    result = cli("sweep", path, "--out", out)
+    assert result.returncode == 2, result.stderr
+    assert_one_error_line(result.stderr, "s.toml", "2000000 runs (1000000 points × 2 "
+                          "repetitions)", "more than the 100000", "--max-runs 2000000")
+    assert not out.exists()
+    # A limit of one's own, counted with the repetitions --reps gives.
+    small = sweep_file(tmp_path, '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", '
+                                 '"20 Mbit/s"]\n')
+    with pytest.raises(SweepError, match=r"6 runs \(2 points × 3 repetitions\), more than the "
+                                         r"5 a sweep may plan .* --max-runs 6$"):
+        run_sweep(small, out, repetitions=3, max_runs=5)
+    bad = cli("sweep", small, "--out", out, "--max-runs", "0")
+    assert bad.returncode == 2 and "--max-runs" in bad.stderr
+    assert not out.exists()
+
+
+def test_max_runs_lets_a_larger_sweep_run(cli, tmp_path):
+    small = sweep_file(tmp_path, '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", '
+                                 '"20 Mbit/s"]\n')
+    refused = cli("sweep", small, "--out", tmp_path / "out", "--max-runs", "3")
+    assert refused.returncode == 2 and "--max-runs 4" in refused.stderr
+    ran = cli("sweep", small, "--out", tmp_path / "out", "--max-runs", "4", "--json")
+    assert ran.returncode == 0 and json.loads(ran.stdout)["ran"] == 4
+
+
+def test_many_points_show_their_validation_unless_quiet(tmp_path, monkeypatch, capsys):
+    from multiconn import run_sweep
+    from multiconn.sweep import driver, progress
+
+    path = sweep_file(tmp_path, '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", '
+                                '"20 Mbit/s", "30 Mbit/s"]\n')
+    run_sweep(path, tmp_path / "few", jobs=1, progress=True)
+    assert "validating" not in capsys.readouterr().err  # three points: nothing to wait for
+    monkeypatch.setattr(driver, "VALIDATION_PROGRESS_FROM", 3)
+    monkeypatch.setattr(progress, "LOG_EVERY_S", 0.0)  # a log line at every point
+    run_sweep(path, tmp_path / "many", jobs=1, progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "validating" in line]
+    assert [line.split(",")[0] for line in lines] == [
+        "s: validating: 1/3 points", "s: validating: 2/3 points", "s: validating: 3/3 points"]
+    run_sweep(path, tmp_path / "quiet", jobs=1, progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_sweep_then_results_in_every_format(cli, tmp_path):
     path = sweep_file(tmp_path, '[params]\n"link.bottleneck.rate" = ["10 Mbit/s", '
                                 '"20 Mbit/s"]\n')

@@ -91,6 +91,9 @@ def _add_run_options(parser: argparse.ArgumentParser, positive_int: Any) -> None
     parser.add_argument("--retry-failed", action="store_true",
                         help="run again the runs recorded as failed by an error of their own "
                         "(runs whose worker process died run again without it)")
+    parser.add_argument("--max-runs", type=positive_int, metavar="N",
+                        help="plan at most N runs, points x repetitions (default 100000: "
+                        "a larger sweep is refused before any point is built)")
     parser.add_argument("--rerun", nargs="?", const="all", metavar="FILTER",
                         help="run again runs already in the store: all of them, or those "
                         "matching FILTER, comma-separated AXIS=LABEL, point=N, rep=N "
@@ -169,7 +172,7 @@ def _run(args: argparse.Namespace, sweep: Any) -> tuple[int, Any]:
     summary = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend,
                         scheduler=args.scheduler, repetitions=args.reps, quick=args.quick,
                         progress=not (args.quiet or args.json), retry_failed=args.retry_failed,
-                        rerun=args.rerun,
+                        rerun=args.rerun, max_runs=args.max_runs,
                         on_event=say)
     return (EXIT_RUNS_FAILED if summary.failures else 0), summary
 

@@ -1,12 +1,15 @@
 """Running a sweep into an output directory, resumably.
 
-1. Plan: every point is resolved and validated, so a bad sweep fails before any run.
-2. Register the experiment and its plan in the store.
-3. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`),
+1. Count: a sweep of more than `max_runs` runs (points × repetitions, from the axes' lengths,
+   before any point is built) is refused (`MAX_RUNS` by default).
+2. Plan: every point is resolved and validated, so a bad sweep fails before any run (with
+   progress shown from `VALIDATION_PROGRESS_FROM` points).
+3. Register the experiment and its plan in the store.
+4. Skip every run whose key is already recorded (failed runs too, unless `retry_failed`),
    unless its worker process died under it (a crash, not an error of the run: nothing says it
    would fail again), it lacks what the sweep now records (its time series, when the sweep
    keeps them) or `rerun` selects it; a run key shared by several plan rows runs once.
-4. Execute the rest on the chosen backend; each outcome is committed as it arrives.
+5. Execute the rest on the chosen backend; each outcome is committed as it arrives.
 """
 
 from __future__ import annotations
@@ -24,6 +27,17 @@ from .progress import SweepProgress
 from .spec import SweepError, SweepSpec, load_sweep
 from . import noops
 from .store import Store
+
+MAX_RUNS = 100_000
+"""The most runs (points × repetitions) a sweep plans unless told otherwise (`max_runs`,
+`--max-runs`). The whole plan is built before the first run: every point validated (0.2 to
+0.6 ms each for the example scenarios) and every run held in memory (about 2.5 kB) and written
+to the store in one transaction. At 100 000 runs that is some 250 MB and up to a minute before
+the first run starts, 185 times the largest catalogue experiment (540 runs); at a million, a
+sweep would spend ten minutes and 2.5 GB before its first run, with nothing to show, which
+is more often two long axes crossed by mistake than a plan."""
+VALIDATION_PROGRESS_FROM = 1_000
+"""Points from which their validation shows progress (a second's work or so)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,7 @@ def run_sweep(
     retry_failed: bool = False,
     on_event: Callable[[str], None] | None = None,
     rerun: str | None = None,
+    max_runs: int | None = None,
 ) -> SweepSummary:
     """Runs a sweep (a file or a parsed spec) into `out`; returns what it did.
 
@@ -121,7 +136,8 @@ def run_sweep(
     `rep=N` conditions (see `parse_rerun`); nothing else in the store changes. Recorded runs
     that lack the time series the sweep now keeps, and runs whose worker process died under
     them, are run again in any case; runs that failed by an error of their own only with
-    `retry_failed`.
+    `retry_failed`. A sweep of more than `max_runs` runs (points × repetitions; default
+    MAX_RUNS) is refused before any point is built.
     Raises SweepError before any run when the sweep or one of its points is invalid.
     """
     from .. import __version__
@@ -138,12 +154,17 @@ def run_sweep(
         raise SweepError("--scheduler needs --backend dask")
     if jobs is not None and jobs < 1:
         raise SweepError(f"--jobs must be at least 1, got {jobs}")
+    _check_size(spec, MAX_RUNS if max_runs is None else max_runs)
     jobs = jobs or default_jobs()
     started = time.perf_counter()
     selects = parse_rerun(spec, rerun)
     # Emulated runs are other runs than simulated ones: their keys differ, so one store never
     # answers one with the other.
-    runs = plan(spec, __version__ + ("+emulation" if backend == "emulate" else ""))
+    version = __version__ + ("+emulation" if backend == "emulate" else "")
+    points = spec.point_count
+    with SweepProgress(f"{spec.name}: validating", points,
+                       progress and points >= VALIDATION_PROGRESS_FROM, unit="points") as shown:
+        runs = plan(spec, version, on_point=lambda done, total: shown.advance(True))
     with Store(out) as store:
         store.register(spec, runs)
         recorded = store.recorded()
@@ -200,6 +221,20 @@ def run_sweep(
                     record.error or "", _command(spec, planned)))
     summary.wall_time_s = time.perf_counter() - started
     return summary
+
+
+def _check_size(spec: SweepSpec, limit: int) -> None:
+    """Refuses a sweep of more than `limit` runs, counted from its axes' lengths."""
+    if limit < 1:
+        raise SweepError(f"--max-runs must be at least 1, got {limit}")
+    points, reps = spec.point_count, spec.repetitions
+    runs = points * reps
+    if runs > limit:
+        raise SweepError(
+            f"{spec.path}: {runs} runs ({points} point{'s' if points != 1 else ''} × {reps} "
+            f"repetition{'s' if reps != 1 else ''}), more than the {limit} a sweep may plan "
+            "(every point is validated and every run planned before the first starts): split "
+            f"the sweep, or pass --max-runs {runs}")
 
 
 def parse_rerun(spec: SweepSpec, text: str | None) -> Callable[[PlannedRun], bool] | None:

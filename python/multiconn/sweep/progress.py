@@ -2,6 +2,8 @@
 
 On a terminal (or in Jupyter) a rich progress bar on stderr; elsewhere (CI logs, pipes) one
 line every `LOG_EVERY_S` seconds and at the end, so long sweeps always show that they move.
+The same shows the validation of a sweep's points before its runs (`unit = "points"`): a bar
+that goes away once the points are valid, or in logs a line every `LOG_EVERY_S` seconds.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ LOG_EVERY_S = 10.0
 
 
 class _RateColumn(ProgressColumn):
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("-- runs/s" if speed is None else f"{speed:.1f} runs/s",
+        return Text(f"-- {self.unit}/s" if speed is None else f"{speed:.1f} {self.unit}/s",
                     style="progress.data.speed")
 
 
@@ -44,10 +50,14 @@ def _clock(seconds: float) -> str:
 
 
 class SweepProgress:
-    """Context manager told about each finished run."""
+    """Context manager told about each finished run, or with `unit = "points"` each validated
+    point (then transient: nothing stays on a terminal, no last line in logs, and no count of
+    failures, as the first invalid point ends the sweep)."""
 
-    def __init__(self, name: str, total: int, enabled: bool) -> None:
+    def __init__(self, name: str, total: int, enabled: bool, unit: str = "runs") -> None:
         self.name, self.total, self.enabled = name, total, enabled and total > 0
+        self.unit = unit
+        self.transient = unit != "runs"
         self.done = self.failed = 0
         self._started = self._last_log = time.monotonic()
         self._bar: Progress | None = None
@@ -58,12 +68,12 @@ class SweepProgress:
             return self
         console = Console(stderr=True)
         if console.is_terminal or console.is_jupyter:
-            self._bar = Progress(
-                TextColumn("[progress.description]{task.description}"), BarColumn(),
-                MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn(),
-                TextColumn("ETA"), TimeRemainingColumn(), _FailuresColumn(),
-                console=console, transient=False,
-            )
+            columns = [TextColumn("[progress.description]{task.description}"), BarColumn(),
+                       MofNCompleteColumn(), _RateColumn(self.unit), TimeElapsedColumn(),
+                       TextColumn("ETA"), TimeRemainingColumn()]
+            if not self.transient:
+                columns.append(_FailuresColumn())
+            self._bar = Progress(*columns, console=console, transient=self.transient)
             self._bar.start()
             self._task = self._bar.add_task(self.name, total=self.total, failed=0)
         return self
@@ -85,12 +95,13 @@ class SweepProgress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else float("nan")
         eta_text = _clock(eta) if eta == eta else "-:--:--"
-        print(f"{self.name}: {self.done}/{self.total} runs, {rate:.1f} runs/s, "
-              f"elapsed {_clock(elapsed)}, ETA {eta_text}, {self.failed} failed",
+        failed = "" if self.transient else f", {self.failed} failed"
+        print(f"{self.name}: {self.done}/{self.total} {self.unit}, {rate:.1f} {self.unit}/s, "
+              f"elapsed {_clock(elapsed)}, ETA {eta_text}{failed}",
               file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
-        elif self.enabled and self.done:
+        elif self.enabled and self.done and not self.transient:
             self._log()
