@@ -36,6 +36,27 @@ def test_run_writes_files_and_prints_tables(cli, examples: Path, tmp_path: Path)
 
 
 @pytest.mark.native
+@pytest.mark.parametrize("loss", ["1", '{ model = "trace", file = "ones.txt" }'])
+def test_a_bulk_udp_run_into_a_link_that_loses_everything_gives_goodput_0(
+        cli, examples: Path, tmp_path: Path, loss: str) -> None:
+    """loss = 1 used to end the run as stalled (exit 1): it is a run with goodput 0, whatever
+    --stall-limit says (the source is paced at the line rate, so time advances)."""
+    scenario = tmp_path / "bulk.toml"
+    scenario.write_text((examples / "bulk.toml").read_text())
+    (tmp_path / "ones.txt").write_text("1\n")
+    out = tmp_path / "out"
+    proc = cli("run", scenario, "--out", out, "-q", "--set", "run.duration=1s",
+               "--set", f"link.bottleneck.loss={loss}", "--stall-limit", "100")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    (flow,) = summary["flows"]
+    assert (flow["goodput_mbps"], flow["bytes_delivered"]) == (0, 0)
+    assert summary["sim_time_s"] == 1.0 and "incomplete" not in summary
+    # 40 Mbit/s: one 1500-byte packet per 300 us, 3334 in the second.
+    assert flow["bytes_sent"] == 3334 * 1472
+
+
+@pytest.mark.native
 def test_run_json_prints_the_summary(cli, examples: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = cli("run", examples / "bulk.toml", "--out", out, "--seed", "4", "--json",

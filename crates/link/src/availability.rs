@@ -247,6 +247,9 @@ impl<L: Link> Link for Intermittent<L> {
     fn has_room(&self, size: u32) -> bool {
         !self.schedule.is_down(self.clock) && self.inner.has_room(size)
     }
+    fn loses_everything(&self) -> bool {
+        self.inner.loses_everything()
+    }
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.inner.flush(now, out)
     }

@@ -122,6 +122,13 @@ pub trait Link {
     /// Whether a packet of `size` bytes would fit in the queue now (used for back-pressure
     /// by a directly attached saturating sender; random loss is not predicted).
     fn has_room(&self, size: u32) -> bool;
+    /// Whether it certainly loses every packet offered at its door from now on, whatever the
+    /// random draws (a loss probability of 1, a loss trace of all `1`): a saturating sender
+    /// told by [`Link::has_room`] that there is room would then never fill it. False when
+    /// unsure; a link without a loss model never does.
+    fn loses_everything(&self) -> bool {
+        false
+    }
     /// Removes every packet waiting or in transmission (not those already propagating) and
     /// appends them to `out`; the link is then idle. Used when a link goes down.
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>);
@@ -181,6 +188,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn has_room(&self, size: u32) -> bool {
         (**self).has_room(size)
+    }
+    fn loses_everything(&self) -> bool {
+        (**self).loses_everything()
     }
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         (**self).flush(now, out)

@@ -70,6 +70,18 @@ impl LossModel {
     }
 }
 
+impl LossModel {
+    /// Whether it loses every packet whatever the draws and the state: a probability of 1, a
+    /// Gilbert–Elliott chain losing everything in both states, a trace of all `1`.
+    pub fn loses_every_packet(&self) -> bool {
+        match self {
+            LossModel::Bernoulli { p } => *p >= 1.0,
+            LossModel::GilbertElliott { loss_good, loss_bad, .. } => *loss_good >= 1.0 && *loss_bad >= 1.0,
+            LossModel::Trace(trace) => !trace.lost.is_empty() && trace.lost.iter().all(|&l| l),
+        }
+    }
+}
+
 /// A [`LossModel`] with its running state: the Gilbert–Elliott state or the trace position.
 #[derive(Debug, Clone)]
 pub struct LossProcess {
@@ -220,6 +232,9 @@ impl<L: Link> Link for Lossy<L> {
     }
     fn has_room(&self, size: u32) -> bool {
         self.inner.has_room(size)
+    }
+    fn loses_everything(&self) -> bool {
+        self.process.model().loses_every_packet() || self.inner.loses_everything()
     }
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.inner.flush(now, out)

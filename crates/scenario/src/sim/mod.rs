@@ -230,10 +230,6 @@ impl World {
                 *violated = true;
                 return true;
             }
-            if let Some(stall) = hosts.overrun.take() {
-                *stalled = Some(stall);
-                return true;
-            }
         }
         if hosts.all_flows_done() {
             return true;

@@ -149,23 +149,66 @@ fn ucc_trace_capacity_end_to_end() {
     assert!(u > 0.99 && u <= 1.0, "utilization {u}");
 }
 
-#[test]
-fn a_bulk_udp_flow_into_a_link_that_loses_everything_ends_as_stalled() {
-    // The source kept offering packets at 0 s to a link that lost them all at its door, so
-    // its queue never filled: the run hung in one event, out of the watchdog's sight.
-    for loss in ["1", "{ model = \"trace\", file = \"data/all_lost.txt\" }"] {
-        let text = common::BULK.replace("queue = \"100 packets\"", &format!("queue = \"100 packets\"\nloss = {loss}"));
-        let dir = std::env::temp_dir().join(format!("multiconn-run-all-lost-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("data")).unwrap();
-        std::fs::write(dir.join("data/all_lost.txt"), "1\n1\n").unwrap();
-        let origin = multiconn_scenario::Origin { name: "test.toml".into(), base_dir: dir };
-        let scenario = multiconn_scenario::load(&text, &origin, &[]).unwrap();
-        let mut sim = multiconn_scenario::Simulation::new(&scenario, Some(1)).unwrap();
-        sim.run_to_end();
-        let stall = sim.stalled().expect("the run is ended as stalled").clone();
-        assert_eq!((stall.at, stall.events), (multiconn_core::Time::ZERO, 2_000_000));
-        assert!(stall.to_string().contains("a bulk udp source filling its first link, which lost what it was offered"), "{stall}");
-        let summary: serde_json::Value = serde_json::from_str(&sim.finish().summary_json).unwrap();
-        assert_eq!(summary["flows"][0]["bytes_delivered"], 0);
+/// Runs `BULK` for `duration` with `extra` lines added to its link (files in `files`, relative
+/// to the scenario); returns the summary and how many events fired.
+fn run_bulk_with(tag: &str, duration: &str, extra: &str, files: &[(&str, &str)]) -> (serde_json::Value, u64) {
+    let text = BULK.replace("queue = \"100 packets\"", &format!("queue = \"100 packets\"\n{extra}")).replace("duration = \"20 s\"", &format!("duration = \"{duration}\""));
+    let dir = std::env::temp_dir().join(format!("multiconn-run-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, content) in files {
+        std::fs::write(dir.join(name), content).unwrap();
     }
+    let origin = multiconn_scenario::Origin { name: "test.toml".into(), base_dir: dir };
+    let scenario = multiconn_scenario::load(&text, &origin, &[]).unwrap();
+    let mut sim = multiconn_scenario::Simulation::new(&scenario, Some(1)).unwrap();
+    sim.run_to_end();
+    assert!(sim.stalled().is_none(), "{:?}", sim.stalled());
+    let events = sim.events();
+    (serde_json::from_str(&sim.finish().summary_json).unwrap(), events)
+}
+
+#[test]
+fn a_bulk_udp_flow_into_a_link_that_loses_everything_sends_at_the_line_rate_for_nothing() {
+    // The link loses every packet at its door, so its queue never fills and back-pressure
+    // never holds the source back: it used to offer packets without end at 0 s (the run
+    // ended as stalled). It is paced at the line rate instead, as a real sender is by its
+    // interface: one 1500-byte packet per 300 us at 40 Mbit/s, 0 s to 2 s: 6667 packets.
+    let cases = [
+        ("loss-one", "loss = 1"),
+        ("loss-trace-ones", "loss = { model = \"trace\", file = \"all_lost.txt\" }"),
+        ("loss-ge-ones", "loss = { model = \"gilbert_elliott\", p = 0.1, r = 0.5, loss_good = 1, loss_bad = 1 }"),
+    ];
+    for (tag, loss) in cases {
+        let (s, events) = run_bulk_with(tag, "2 s", loss, &[("all_lost.txt", "1\n1\n1\n")]);
+        assert_eq!(s["sim_time_s"], 2.0, "{tag}");
+        let f = flow(&s, "bulk");
+        assert_eq!((f["bytes_delivered"].as_u64(), f["goodput_mbps"].as_f64()), (Some(0), Some(0.0)), "{tag}");
+        assert_eq!(f["bytes_sent"], 6667 * 1472, "{tag}");
+        assert_eq!(link(&s, "bottleneck", "forward")["drops"]["random_loss"], 6667, "{tag}");
+        // One wake-up per packet, not a storm.
+        assert!(events < 6667 + 100, "{tag}: {events} events");
+    }
+}
+
+#[test]
+fn a_paced_bulk_udp_source_is_quiet_while_its_link_is_down_and_paced_again_after() {
+    // Down from 0.5 s to 1 s: no room, so no packets; back up, the source is paced again.
+    let (s, _) = run_bulk_with("loss-one-down", "2 s", "loss = 1\ndown = [[\"0.5 s\", \"1 s\"]]", &[]);
+    let f = flow(&s, "bulk");
+    assert_eq!(f["bytes_delivered"], 0);
+    // 0 to 0.5 s: 1667 packets (0, 300 us, ..., 499.8 ms); 1 s to 2 s: 3334.
+    assert_eq!(f["bytes_sent"], (1667 + 3334) * 1472);
+}
+
+#[test]
+fn a_bulk_udp_flow_into_a_link_that_loses_almost_everything_is_paced_after_one_full_burst() {
+    // Loss just below 1 is not certain, so the source refills at 0 s as it always does, until
+    // the burst reaches its cap of 2 000 000 packets without filling the link (where a run
+    // used to end as stalled); then it is paced at the line rate, 3333 packets in the rest
+    // of the second. Nothing was queued (a queued packet would restart the refills).
+    let (s, _) = run_bulk_with("loss-almost-one", "1 s", "loss = 0.999999999", &[]);
+    assert_eq!(s["sim_time_s"], 1.0);
+    let f = flow(&s, "bulk");
+    assert_eq!(f["bytes_delivered"], 0);
+    assert_eq!(f["bytes_sent"], (2_000_000 + 3333) * 1472_u64);
 }

@@ -110,9 +110,6 @@ pub struct Hosts {
     pub(super) path_samples: Vec<(u8, TransportSample)>,
     /// The invariant checks of the endpoints, when on.
     pub(super) checks: Option<Box<HostChecks>>,
-    /// Set when a source would have sent without end at one instant; the run loop ends the
-    /// run with it, as the watchdog does.
-    pub(super) overrun: Option<super::Stall>,
     /// The packet captures, when the run makes them (`run.pcap`): told of every packet a
     /// host sends and of every packet that reaches one; observe-only.
     pub pcap: Option<Box<crate::pcap::Capture>>,
@@ -139,11 +136,13 @@ impl Hosts {
                 let driver = match super::transport::build_connection(id, f)? {
                     Some(conn) => FlowDriver::Transport(conn),
                     None => {
+                        let mut line_bps = 0.0;
                         if f.app == AppKind::Bulk {
                             let Hop::Link(first) = f.route[0] else { unreachable!("validated: a bulk udp route starts with a link") };
                             feeders[first].flows.push(i);
+                            line_bps = resolved.links[first].model.mean_bps();
                         }
-                        FlowDriver::Udp(UdpFlow::new(id, f))
+                        FlowDriver::Udp(UdpFlow::new(id, f, line_bps))
                     }
                 };
                 Ok(FlowState {
@@ -174,7 +173,6 @@ impl Hosts {
             progress: Vec::new(),
             path_samples: Vec::new(),
             checks: None,
-            overrun: None,
             pcap: resolved.pcap.as_ref().map(|spec| Box::new(crate::pcap::Capture::new(spec, &resolved.flows))),
         })
     }
