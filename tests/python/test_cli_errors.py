@@ -194,6 +194,63 @@ def test_quantities_beyond_what_the_models_hold_are_refused(tmp_path: Path, cli,
     assert not (tmp_path / "o").exists()
 
 
+SPLIT_SIZE = "split.dc.policy.size: a batch size must be a whole number ≥ 1, got"
+SPLIT_SHARE = ("split.dc.policy.share: the share of the first leg must lie between 0 and 1 (or "
+               "0 % and 100 %), got")
+
+
+@pytest.mark.parametrize("scenario, override, message", [
+    # A field inside a table tagged by `model`, set by --set: the override and the field
+    # itself are named (they were the file's line and `split.dc.policy`), in the schema's words.
+    ("split_queues", "split.dc.policy.size=-1", f"{SPLIT_SIZE} -1"),
+    ("split_queues", "split.dc.policy.size=2.5", f"{SPLIT_SIZE} 2.5"),
+    ("split_queues", "split.dc.policy.size=0", f"{SPLIT_SIZE} 0"),
+    ("split_queues", "split.dc.policy.size=1e30",
+     "split.dc.policy.size: a batch size must be at most 4294967295, got 1e30"),
+    ("split_queues", "split.dc.policy.share=1.5", f"{SPLIT_SHARE} 1.5"),
+    ("split_queues", "split.dc.policy.share=-0.1", f"{SPLIT_SHARE} -0.1"),
+    ("split_queues", "split.dc.policy.share=nan", f"{SPLIT_SHARE} NaN"),
+    ("bulk", 'link.bottleneck.loss={ model = "gilbert_elliott", p = 0.1, r = 2 }',
+     'link.bottleneck.loss.r: a probability must lie in [0, 1], got 2 (for 2 %, write 0.02 or '
+     '"2 %")'),
+    # No type of the code in the message.
+    ("bulk", "run=5", "run: must be a table of fields, got integer 5"),
+    # serde's "expected u64" in the schema's words.
+    ("bulk", "run.seed=-1", "run.seed: must be a whole number ≥ 0, got -1"),
+    ("bulk", "run.seed=18446744073709551615",
+     "run.seed: TOML integers stop at 2^63−1 (9223372036854775807), got 18446744073709551615; a "
+     "larger seed is given on the command line, --seed N (0 ≤ N < 2^64)"),
+    # Values that were taken silently.
+    ("bulk", "link.bottleneck.delay=1e-30 ms",
+     "link.bottleneck.delay: a duration must be 0 or at least 1 ns (the clock's resolution; "
+     "shorter ones would round to 0), got \"1e-30 ms\""),
+    ("bulk", 'link.bottleneck.delay={ model = "normal", mean = "10 ms", cv = 1e30 }',
+     "link.bottleneck.delay.cv: the coefficient of variation must be at most 10, got 1e30: beyond "
+     "it nearly half the draws are cut to 0 and the rest reach tens of means, so the delay no "
+     "longer varies around its mean (for a heavy tail, use an empirical histogram or a delay "
+     "series)"),
+])
+def test_a_bad_value_names_the_override_the_field_and_what_is_allowed(
+        tmp_path: Path, cli, scenario: str, override: str, message: str) -> None:
+    path = ROOT / "examples" / "scenarios" / f"{scenario}.toml"
+    done = cli("run", path, "--out", tmp_path / "o", "-q", "--set", override)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"multiconn: error: {path} (--set {override}): {message}\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_seed_beyond_toml_integers_in_a_file_names_the_field_and_the_way_out(
+        tmp_path: Path, cli) -> None:
+    text = (ROOT / "examples" / "scenarios" / "bulk.toml").read_text()
+    (tmp_path / "s.toml").write_text(text.replace('[run]\n', '[run]\nseed = 18446744073709551615\n'))
+    line = text.splitlines().index("[run]") + 2
+    done = cli("validate", "s.toml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"multiconn: error: s.toml:{line}: run.seed: TOML integers stop at "
+                           "2^63−1 (9223372036854775807); a larger seed is given on the command "
+                           "line, --seed N (0 ≤ N < 2^64)\n")
+
+
 STORM = """
 name = "storm"
 [run]

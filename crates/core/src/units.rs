@@ -161,7 +161,12 @@ pub fn parse_duration(s: &str) -> Result<Dur, UnitError> {
     let (_, seconds) = DURATION_UNIT_SECONDS.iter().find(|(u, _)| *u == unit).ok_or_else(err)?;
     let v = non_negative("a duration", s, v)?;
     let ns = at_most("a duration", s, v * seconds * 1e9, MAX_DURATION.0, "146 years (2^62 ns, the clock's range with room for sums)")?;
-    Ok(Dur::from_secs_f64(ns / 1e9))
+    let d = Dur::from_secs_f64(ns / 1e9);
+    // Durations are rounded to the clock's 1 ns; one that is not 0 must not round to it.
+    if d.0 == 0 && v > 0.0 {
+        return Err(UnitError(format!("a duration must be 0 or at least 1 ns (the clock's resolution; shorter ones would round to 0), got \"{s}\"")));
+    }
+    Ok(d)
 }
 
 fn size_factor(unit: &str) -> Option<f64> {
@@ -374,6 +379,15 @@ mod tests {
         assert_eq!(parse_probability("0.25").unwrap(), Probability(0.25));
         assert!(parse_probability("150 %").is_err());
         assert!(parse_probability("-0.1").is_err());
+    }
+
+    #[test]
+    fn a_duration_that_would_round_to_zero_is_refused() {
+        assert_eq!(parse_duration("0.5 ns").unwrap(), Dur(1));
+        assert_eq!(parse_duration("0 ms").unwrap(), Dur(0));
+        let e = parse_duration("1e-30 ms").unwrap_err();
+        assert_eq!(e.0, "a duration must be 0 or at least 1 ns (the clock's resolution; shorter ones would round to 0), got \"1e-30 ms\"");
+        assert!(parse_duration("0.4 ns").is_err());
     }
 
     #[test]

@@ -129,6 +129,154 @@ pub fn choice_words(field: &str, message: &str) -> Option<String> {
     Some(format!("unknown {} \"{given}\"; known: {}", field.replace('_', " "), known.join(", ")))
 }
 
+/// Marks the start and the end of a field path carried inside an error message ([`inside`]).
+const INSIDE: char = '\u{1f}';
+
+/// `message` about the field at `path` below the value being read: serde's errors from
+/// inside a table it read whole (a table tagged by `model`) carry no path of their own, so
+/// the path travels in the message, and [`split_inside`] takes it out again.
+pub fn inside(path: &[String], message: &str) -> String {
+    if path.is_empty() {
+        return message.to_string();
+    }
+    format!("{INSIDE}{}{INSIDE}{message}", path.join("."))
+}
+
+/// The field path [`inside`] put in `message` (empty when none) and the message without it.
+pub fn split_inside(message: &str) -> (Vec<String>, String) {
+    let mut fields = Vec::new();
+    let mut rest = message;
+    // A table inside a tagged table adds its own part in front.
+    while let Some((path, after)) = rest.strip_prefix(INSIDE).and_then(|r| r.split_once(INSIDE)) {
+        fields.extend(path.split('.').map(String::from));
+        rest = after;
+    }
+    (fields, rest.to_string())
+}
+
+/// A number as a message shows it: `1e30`, not `1000000000000000000000000000000`.
+pub fn show_number(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e16 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A whole number from `min` to `max` read from `d` (an integer of the file, or a float with
+/// no fraction), refused otherwise as `<what> must be a whole number ≥ <min>, got <value>`
+/// (or `at most <max>`).
+pub fn whole_number<'de, D: serde::Deserializer<'de>>(d: D, min: u64, max: u64, what: &'static str) -> Result<u64, D::Error> {
+    use serde::de::{Error, Visitor};
+    struct V {
+        min: u64,
+        max: u64,
+        what: &'static str,
+    }
+    impl V {
+        fn refuse<E: Error>(&self, shown: String) -> E {
+            E::custom(format!("{} must be a whole number ≥ {}, got {shown}", self.what, self.min))
+        }
+    }
+    impl<'de> Visitor<'de> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a whole number ≥ {}", self.min)
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<u64, E> {
+            if v < self.min {
+                return Err(self.refuse(v.to_string()));
+            }
+            if v > self.max {
+                return Err(E::custom(format!("{} must be at most {}, got {v}", self.what, self.max)));
+            }
+            Ok(v)
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<u64, E> {
+            match u64::try_from(v) {
+                Ok(v) => self.visit_u64(v),
+                Err(_) => Err(self.refuse(v.to_string())),
+            }
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<u64, E> {
+            if v.fract() == 0.0 && v >= 0.0 && v <= self.max as f64 {
+                return self.visit_u64(v as u64);
+            }
+            if v.fract() == 0.0 && v > self.max as f64 {
+                return Err(E::custom(format!("{} must be at most {}, got {}", self.what, self.max, show_number(v))));
+            }
+            Err(self.refuse(show_number(v)))
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<u64, E> {
+            Err(self.refuse(format!("\"{v}\"")))
+        }
+    }
+    d.deserialize_any(V { min, max, what })
+}
+
+/// serde's words for a number that does not fit an unsigned integer field (`invalid value:
+/// integer `-1`, expected u32`, `invalid type: floating point `2.5`, expected u64`) in the
+/// schema's: `must be a whole number ≥ 0, got -1` (`from 0 to 4294967295` for a field with a
+/// smaller range); a whole number beyond TOML's integers, which an override passes on as a
+/// string, is said to be one. `None` for any other message.
+pub fn number_words(message: &str) -> Option<String> {
+    if let Some(rest) = message.strip_prefix("invalid type: string \"") {
+        // A whole number too large for TOML (an override keeps it as a string).
+        let (given, rest) = rest.split_once('"')?;
+        let big = given.parse::<u128>().ok().filter(|&n| n > i64::MAX as u128)?;
+        return matches!(rest, ", expected u64" | ", expected usize").then(|| format!("TOML integers stop at 2^63−1 (9223372036854775807), got {big}"));
+    }
+    let (kind, rest) = ["invalid value: integer `", "invalid type: floating point `", "invalid type: integer `"]
+        .iter()
+        .find_map(|p| message.strip_prefix(p).map(|r| (p.contains("floating"), r)))?;
+    let (given, rest) = rest.split_once('`')?;
+    let max = match rest.strip_prefix(", expected ")? {
+        "u8" => u64::from(u8::MAX),
+        "u16" => u64::from(u16::MAX),
+        "u32" => u64::from(u32::MAX),
+        "u64" | "usize" => u64::MAX,
+        _ => return None,
+    };
+    let shown = if kind { given.parse::<f64>().map_or(given.to_string(), show_number) } else { given.to_string() };
+    Some(if max == u64::MAX {
+        format!("must be a whole number ≥ 0, got {shown}")
+    } else {
+        format!("must be a whole number from 0 to {max}, got {shown}")
+    })
+}
+/// serde's words for a value where a table of fields belongs (`invalid type: integer `5`,
+/// expected struct RunSection`, naming a type of the code) in the user's: `must be a table
+/// of fields, got integer 5`. `None` for any other message.
+pub fn table_words(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let (given, expected) = rest.split_once(", expected struct ")?;
+    if expected.is_empty() || expected.contains(' ') {
+        return None;
+    }
+    Some(format!("must be a table of fields, got {}", given.replace('`', "")))
+}
+
+/// The field a line of a TOML text sets, as a dotted path: the key before its `=`, under the
+/// last table header above it (`[run]` + `seed = ...` → `run.seed`). For a TOML text that did
+/// not parse, so only the line is known.
+pub fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut header: Option<String> = None;
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if i + 1 == line {
+            let (key, _) = t.split_once('=')?;
+            let key = key.trim().trim_matches('"');
+            if key.is_empty() || key.starts_with('#') {
+                return None;
+            }
+            return Some(header.map_or(key.to_string(), |h| format!("{h}.{key}")));
+        }
+        if t.starts_with('[') {
+            header = Some(t.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string()).filter(|h| !h.is_empty());
+        }
+    }
+    None
+}
 
 #[cfg(test)]
 mod tests {
@@ -157,6 +305,40 @@ mod tests {
         let names = [Some("a".to_string()), Some("b".to_string())];
         assert_eq!(user_path(&segs, &[("link", names.to_vec())]), p("link.b.rate"));
         assert_eq!(user_path(&segs, &[]), vec!["link[1]".to_string(), "rate".to_string()]);
+    }
+
+    #[test]
+    fn serde_number_errors_read_like_the_schema_s_own() {
+        assert_eq!(number_words("invalid value: integer `-1`, expected u32").as_deref(), Some("must be a whole number from 0 to 4294967295, got -1"));
+        assert_eq!(number_words("invalid type: floating point `1000000000000000000000000000000.0`, expected u64").as_deref(), Some("must be a whole number ≥ 0, got 1e30"));
+        assert_eq!(number_words("invalid type: floating point `2.5`, expected u32").as_deref(), Some("must be a whole number from 0 to 4294967295, got 2.5"));
+        assert_eq!(number_words("invalid type: integer `5`, expected struct RunSection"), None);
+        assert_eq!(number_words("invalid type: string \"a\", expected u32"), None);
+        assert_eq!(number_words("invalid type: string \"18446744073709551615\", expected u64").as_deref(), Some("TOML integers stop at 2^63−1 (9223372036854775807), got 18446744073709551615"));
+    }
+
+    #[test]
+    fn a_table_where_a_value_stands_is_named_a_table() {
+        assert_eq!(table_words("invalid type: integer `5`, expected struct RunSection").as_deref(), Some("must be a table of fields, got integer 5"));
+        assert_eq!(table_words("invalid type: string \"x\", expected struct LinkSection").as_deref(), Some("must be a table of fields, got string \"x\""));
+        assert_eq!(table_words("invalid type: integer `5`, expected a string"), None);
+    }
+
+    #[test]
+    fn the_key_of_a_line_names_its_table() {
+        let text = "name = \"x\"\n[run]\n# c\nseed = 18446744073709551615\n[[link]]\nrate = 1\n";
+        assert_eq!(key_at_line(text, 4).as_deref(), Some("run.seed"));
+        assert_eq!(key_at_line(text, 1).as_deref(), Some("name"));
+        assert_eq!(key_at_line(text, 6).as_deref(), Some("link.rate"));
+        assert_eq!(key_at_line(text, 3), None);
+    }
+
+    #[test]
+    fn a_path_inside_a_message_comes_out_again() {
+        let m = inside(&p("policy.size"), "x");
+        assert_eq!(split_inside(&m), (p("policy.size"), "x".to_string()));
+        assert_eq!(split_inside("plain"), (Vec::<String>::new(), "plain".to_string()));
+        assert_eq!(inside(&[], "x"), "x");
     }
 
     #[test]

@@ -140,7 +140,14 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
     let set = |(k, v): &(String, String)| Place { file: origin.name.clone(), line: None, set: Some(format!("{k}={v}")) };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of_offset(text, s.start));
-        ScenarioError::at(&at(line), None, format!("invalid TOML: {}", first_line(e.message())))
+        let message = first_line(e.message());
+        if message.contains("number too large") {
+            // TOML's integers are 64-bit signed: a larger one is no TOML, whatever the field.
+            let field = line.and_then(|l| diagnostics::key_at_line(text, l));
+            let seed = if field.as_deref() == Some("run.seed") { SEED_HINT } else { "" };
+            return ScenarioError::at(&at(line), field, format!("TOML integers stop at 2^63−1 (9223372036854775807){seed}"));
+        }
+        ScenarioError::at(&at(line), None, format!("invalid TOML: {message}"))
     })?;
     let overridden: Vec<Vec<String>> = overrides.iter().map(|(k, _)| k.split('.').map(|s| s.trim().to_string()).collect()).collect();
     for (key, value) in overrides {
@@ -161,15 +168,26 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
         let de = toml::Deserializer::new(&final_text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let arrays = ["link", "flow", "split", "cell"].map(|k| (k, names(&doc, k)));
-            let path = user_path(&segments(e.path()), &arrays);
+            let mut path = user_path(&segments(e.path()), &arrays);
             let inner = e.into_inner();
+            // A field inside a table read whole (tagged by `model`) brings its path in the message.
+            let (below, message) = diagnostics::split_inside(&first_line(inner.message()));
+            let span_line = inner.span().map(|s| line_of_offset(&final_text, s.start)).filter(|_| below.is_empty());
+            path.extend(below);
             let place = match overridden.iter().zip(overrides).find(|(o, _)| path.starts_with(o)) {
                 Some((_, pair)) => set(pair),
-                None => at(inner.span().map(|s| line_of_offset(&final_text, s.start)).or_else(|| line_of_path(&final_text, &path))),
+                None => at(span_line.or_else(|| line_of_path(&final_text, &path))),
             };
             let field = (!path.is_empty()).then(|| path.join("."));
-            let message = first_line(inner.message());
-            ScenarioError::at(&place, field, diagnostics::choice_words(path.last().map_or("value", String::as_str), &message).unwrap_or(message))
+            let last = path.last().map_or("value", String::as_str);
+            let mut message = diagnostics::choice_words(last, &message)
+                .or_else(|| diagnostics::number_words(&message))
+                .or_else(|| diagnostics::table_words(&message))
+                .unwrap_or(message);
+            if field.as_deref() == Some("run.seed") && message.contains("2^63") {
+                message.push_str(SEED_HINT);
+            }
+            ScenarioError::at(&place, field, message)
         })?
     };
     let resolved = resolve::resolve(&file, &origin.stem(), &origin.base_dir)
@@ -178,6 +196,9 @@ pub fn load(text: &str, origin: &Origin, overrides: &[(String, String)]) -> Resu
     let document = serde_json::to_value(document).map_err(|e| ScenarioError::at(&at(None), None, e.to_string()))?;
     Ok(Scenario { resolved, document })
 }
+
+/// What an error about a seed beyond TOML's integers adds.
+const SEED_HINT: &str = "; a larger seed is given on the command line, --seed N (0 ≤ N < 2^64)";
 
 fn first_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")

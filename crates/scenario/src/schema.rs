@@ -500,9 +500,11 @@ pub struct SplitSection {
     /// The leg for the opposite direction (default: the first leg).
     pub uplink: Option<String>,
     /// How packets are spread over the legs (default: batch of 100, half on each leg).
+    #[serde(default, deserialize_with = "policy_table")]
     pub policy: Option<PolicySection>,
     /// The opposite direction (a flow's ACKs and requests) crosses the split through PDCP
     /// entities of its own with this policy, instead of the `uplink` leg alone.
+    #[serde(default, deserialize_with = "policy_table")]
     pub reverse_policy: Option<PolicySection>,
     /// "nr" (default) or "lte": the receiving algorithm and the header size.
     pub rat: Option<multiconn_pdcp::Rat>,
@@ -533,17 +535,18 @@ pub enum PolicySection {
     /// `size` packets per batch; the first `share` of each batch on the first leg.
     Batch {
         /// Packets per batch (at least 1).
+        #[serde(deserialize_with = "batch_size")]
         size: u32,
         /// The first leg's share of each batch, 0 to 1 or a percentage (default 0.5).
         #[serde(default)]
-        share: Option<Probability>,
+        share: Option<Share>,
     },
     /// One packet per leg in turn.
     Alternate {},
     /// Per packet, interleaved: `share` of the packets on the first leg.
     Ratio {
         /// The first leg's share of the packets, 0 to 1 or a percentage.
-        share: Probability,
+        share: Share,
     },
     /// Every packet on both legs, except during the `off` intervals ([from, until] from the
     /// start of the run): there a MAC CE has deactivated duplication, packets take the first
@@ -576,6 +579,77 @@ pub enum PolicySection {
         #[serde(default)]
         threshold: Option<Bytes>,
     },
+}
+
+/// A split policy's share of the packets for its first leg, as written: a number (0 to 1) or
+/// a percentage (`"75 %"`). Its range is checked where the policy is resolved, in a share's
+/// own words (a probability's would hint at a loss).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share(pub f64);
+
+impl<'de> Deserialize<'de> for Share {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Share;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a share between 0 and 1, or a percentage such as \"75 %\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Share, E> {
+                let t = s.trim();
+                let parsed = match t.strip_suffix('%') {
+                    Some(n) => n.trim().parse::<f64>().map(|v| v / 100.0),
+                    None => t.parse::<f64>(),
+                };
+                parsed.map(Share).map_err(|_| E::custom(format!("invalid share \"{s}\": expected a number between 0 and 1 or a percentage such as \"75 %\"")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Share, E> {
+                Ok(Share(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Share, E> {
+                Ok(Share(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Share, E> {
+                Ok(Share(v as f64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A batch policy's `size`: a whole number of packets, at least 1.
+fn batch_size<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    crate::diagnostics::whole_number(d, 1, u64::from(u32::MAX), "a batch size")
+        .map(|n| n as u32)
+}
+
+/// A split's `policy` or `reverse_policy`: a table tagged by `model`, read by [`tagged`].
+fn policy_table<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PolicySection>, D::Error> {
+    tagged(toml::Value::deserialize(d)?).map(Some)
+}
+
+/// Reads a table tagged by `model` into `T`. serde reads such a table whole before it looks at
+/// its fields, out of sight of any path tracking, so an error there would name the table
+/// (`split.dc.policy`) and its line. The field at fault is found instead as the one whose
+/// removal changes the error (serde stops at the first bad field, before it asks for missing
+/// ones), and travels inside the message ([`crate::diagnostics::inside`]) to the error, which
+/// names it. Only a failing table is read again.
+fn tagged<T: serde::de::DeserializeOwned, E: de::Error>(value: toml::Value) -> Result<T, E> {
+    let message = match T::deserialize(value.clone()) {
+        Ok(t) => return Ok(t),
+        Err(e) => e.message().to_string(),
+    };
+    let field = value.as_table().and_then(|table| {
+        table.keys().filter(|k| k.as_str() != "model").find(|k| {
+            let mut without = table.clone();
+            without.remove(k.as_str());
+            T::deserialize(toml::Value::Table(without)).err().map(|e| e.message().to_string()).as_ref() != Some(&message)
+        })
+    });
+    Err(E::custom(match field {
+        Some(k) => crate::diagnostics::inside(std::slice::from_ref(k), &message),
+        None => message,
+    }))
 }
 
 /// A t-Reordering value: a duration or "infinity".
@@ -939,7 +1013,7 @@ macro_rules! scalar_or_table {
                         self.visit_f64(v as f64)
                     }
                     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$ty, A::Error> {
-                        <$table_ty>::deserialize(MapAccessDeserializer::new(map)).map($ty::$table)
+                        tagged(toml::Value::deserialize(MapAccessDeserializer::new(map))?).map($ty::$table)
                     }
                 }
                 d.deserialize_any(V)

@@ -50,6 +50,11 @@ pub(super) fn resolve_rate(spec: &RateSpec, path: &[&str], files: &mut Files) ->
     Ok(model)
 }
 
+/// The largest coefficient of variation of a normal delay. The draws are truncated at 0: at
+/// cv = 1 a sixth of them are, at 10 nearly half (46 %), and the others spread over tens of
+/// means, one of which holds up every packet behind it in a FIFO link.
+pub const MAX_DELAY_CV: f64 = 10.0;
+
 /// The delay model of `spec`, given at `path`, and whether it may reorder packets.
 pub(super) fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) -> Result<(DelayModel, bool), FieldError> {
     Ok(match spec {
@@ -57,6 +62,12 @@ pub(super) fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) 
         DelaySpec::Model(DelayTable::Normal { mean, cv, reorder }) => {
             if !(cv.is_finite() && *cv >= 0.0) {
                 return Err(err(&[path, &["cv"]].concat(), format!("the coefficient of variation must be a finite number ≥ 0, got {cv}")));
+            }
+            if *cv > MAX_DELAY_CV {
+                return Err(err(&[path, &["cv"]].concat(), format!(
+                    "the coefficient of variation must be at most {MAX_DELAY_CV}, got {}: beyond it nearly half the draws are cut to 0 and the rest reach tens of means, so the delay no longer varies around its mean (for a heavy tail, use an empirical histogram or a delay series)",
+                    crate::diagnostics::show_number(*cv)
+                )));
             }
             (DelayModel::Normal { mean: *mean, cv: *cv }, *reorder)
         }

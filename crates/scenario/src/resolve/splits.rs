@@ -4,8 +4,7 @@
 
 use super::errors::{check_name, err, FieldError};
 use super::links::LinkDirection;
-use crate::schema::{PolicySection, SplitSection, TReordering};
-use multiconn_core::units::Probability;
+use crate::schema::{PolicySection, Share, SplitSection, TReordering};
 use multiconn_core::{Bytes, Dur};
 use multiconn_pdcp::{header_bytes, AdaptiveSignal, Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
 use std::collections::HashMap;
@@ -100,7 +99,7 @@ fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMa
         Some(TReordering::Infinity) => None,
     };
     let ppath = |field: &'static str| vec!["split", name, "policy", field];
-    let share = |p: Option<Probability>, field: &'static str| -> Result<f64, FieldError> {
+    let share = |p: Option<Share>, field: &'static str| -> Result<f64, FieldError> {
         let v = p.map_or(0.5, |p| p.0);
         if !(0.0..=1.0).contains(&v) {
             return Err(err(&ppath(field), format!("the share of the first leg must lie between 0 and 1 (or 0 % and 100 %), got {v}")));
@@ -110,12 +109,8 @@ fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMa
     let mut feedback = None;
     let mut duplication_switches = Vec::new();
     let policy = match sp.policy.clone().unwrap_or(PolicySection::Batch { size: DEFAULT_BATCH_SIZE, share: None }) {
-        PolicySection::Batch { size, share: s } => {
-            if size == 0 {
-                return Err(err(&ppath("size"), "a batch holds at least one packet"));
-            }
-            SplitPolicy::Batch { size, share: share(s, "share")? }
-        }
+        // The size is a whole number ≥ 1 (the schema's `batch_size`).
+        PolicySection::Batch { size, share: s } => SplitPolicy::Batch { size, share: share(s, "share")? },
         PolicySection::Alternate {} => SplitPolicy::Alternate,
         PolicySection::Ratio { share: s } => SplitPolicy::Ratio { share: share(Some(s), "share")? },
         PolicySection::Duplicate { off } => {
