@@ -55,6 +55,23 @@ def test_a_bad_emulate_section_is_one_line_at_validation(section: str, words: li
 
 
 @pytest.mark.native
+@pytest.mark.parametrize("key", ["server", "client"])
+def test_an_unknown_placeholder_is_refused_by_validate_in_the_emulator_s_words(
+        key: str, tmp_path: Path, cli) -> None:
+    """validate used to pass it; the emulator refused it only after creating the hosts. Both
+    check with the scenario crate's one list of placeholders."""
+    other = "client" if key == "server" else "server"
+    section = f'stack = "command"\n{key} = "echo {{nosuch}}"\n{other} = "true"'
+    (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW + "[flow.emulate]\n" + section + "\n")
+    proc = cli("validate", "s.toml", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    line = assert_one_error_line(proc.stderr)
+    assert line.endswith(f": flow.dl.emulate.{key}: unknown placeholder {{nosuch}}; known: {{cc}}, "
+                         "{client_addr}, {client_addr0}, {duration}, {out}, {port}, "
+                         "{server_addr}, {server_addr0}, {size}"), line
+
+
+@pytest.mark.native
 def test_the_simulator_runs_a_scenario_with_an_emulate_section(tmp_path: Path, cli) -> None:
     (tmp_path / "s.toml").write_text(LINK + QUIC_FLOW + '[flow.emulate]\nstack = "aioquic"\n')
     proc = cli("run", "s.toml", "--out", tmp_path / "out", "-q", cwd=tmp_path)

@@ -7,8 +7,54 @@
 //! a scenario is resolved (so `multiconn validate` catches a stack that cannot carry a flow
 //! before anyone needs root), and the emulator asks it before starting a stack. How each
 //! stack is started is the emulator's (one launcher file per stack, `crates/emu/src/stacks/`).
+//!
+//! The placeholders of `stack = "command"` (`{server_addr}`, `{port}`, ...) live here too
+//! ([`placeholder_names`], [`fill_placeholders`]): resolving checks the commands with them and
+//! the emulator fills them in, so both refuse an unknown one in the same words.
 
 use crate::schema::Transport;
+use std::collections::BTreeMap;
+
+/// The placeholders a `stack = "command"` flow of `paths` paths may use in its commands:
+/// `{server_addr}` and `{client_addr}` (its first path's), `{server_addrN}` and
+/// `{client_addrN}` for each path N from 0, `{port}`, `{size}` (bytes), `{duration}`
+/// (seconds), `{cc}` and `{out}` (the flow's folder). The emulator gives each a value.
+pub fn placeholder_names(paths: usize) -> Vec<String> {
+    let mut names = vec!["server_addr".to_string(), "client_addr".to_string()];
+    for p in 0..paths {
+        names.push(format!("server_addr{p}"));
+        names.push(format!("client_addr{p}"));
+    }
+    names.extend(["port", "size", "duration", "cc", "out"].map(String::from));
+    names
+}
+
+/// Replaces every `{name}` in `text` with its value; an unknown name is an error that lists
+/// the known ones.
+pub fn fill_placeholders(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            return Err(format!("an unclosed '{{' in \"{text}\""));
+        };
+        let name = &rest[open + 1..open + close];
+        match vars.get(name) {
+            Some(v) => out.push_str(v),
+            None => return Err(format!("unknown placeholder {{{name}}}; known: {}", vars.keys().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", "))),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Checks a command of a flow of `paths` paths as [`fill_placeholders`] would fill it.
+pub fn check_placeholders(text: &str, paths: usize) -> Result<(), String> {
+    let vars = placeholder_names(paths).into_iter().map(|n| (n, String::new())).collect();
+    fill_placeholders(text, &vars).map(|_| ())
+}
 
 /// A real stack of the emulator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,9 +1,12 @@
 //! The user's own programs (`stack = "command"`): `server` on the flow's `from` node, `client`
-//! on its `to` node, each run by `sh -c` with placeholders in braces filled in.
+//! on its `to` node, each run by `sh -c` with placeholders in braces filled in (the names and
+//! the filling are the scenario crate's, `multiconn_scenario::stacks`, which `validate` checks
+//! the commands with).
 
 use std::collections::BTreeMap;
 
 use multiconn_scenario::resolve::Flow;
+pub use multiconn_scenario::stacks::fill_placeholders;
 
 use super::{argv, Settings, FlowAddresses, Launch, ReportKind, UNLIMITED_BYTES};
 
@@ -27,27 +30,6 @@ pub(super) fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Settings, srv: Op
     let server_argv = srv.map(|t| fill(t, "server")).transpose()?.map(|c| argv(&["sh", "-c", &c]));
     let client_argv = argv(&["sh", "-c", &fill(cli, "client")?]);
     Ok(Launch { stack: ctx.stack, server: server_argv, listen: None, client: client_argv, setup: Default::default(), sysctls: Default::default(), report: None, report_kind: ReportKind::None })
-}
-
-/// Replaces every `{name}` in `text` with its value; an unknown name is an error that lists
-/// the known ones.
-pub fn fill_placeholders(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let Some(close) = rest[open..].find('}') else {
-            return Err(format!("an unclosed '{{' in \"{text}\""));
-        };
-        let name = &rest[open + 1..open + close];
-        match vars.get(name) {
-            Some(v) => out.push_str(v),
-            None => return Err(format!("unknown placeholder {{{name}}}; known: {}", vars.keys().map(|k| format!("{{{k}}}")).collect::<Vec<_>>().join(", "))),
-        }
-        rest = &rest[open + close + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 #[cfg(test)]

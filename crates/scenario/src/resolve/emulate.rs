@@ -77,6 +77,11 @@ pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&st
         let Some(client) = section.client.clone() else {
             return Err(err(&path("client"), "stack = \"command\" needs a client command, e.g. client = \"iperf3 -c {server_addr} -p {port} -R -t 10\""));
         };
+        for (key, given) in [("server", &section.server), ("client", &section.client)] {
+            if let Some(command) = given {
+                stacks::check_placeholders(command, paths).map_err(|m| err(&path(key), m))?;
+            }
+        }
         return Ok(Some(EmulateSpec::Command { server: section.server.clone(), client }));
     }
     Ok(Some(EmulateSpec::Stack(stack)))
