@@ -86,6 +86,19 @@ def _whole(value: str) -> int | None:
     return int(number)
 
 
+RSRP_RANGE_DBM = (-160.0, 0.0)
+"""The RSRP a drive table may hold, in dBm. 3GPP's reports span -156 to -31 dBm (NR, TS 38.133
+§10.1.6.1; LTE -140 to -44 dBm, TS 36.133 §9.1.4); the bounds leave room for simulated and
+extrapolated values and refuse what is not a received power (above 0 dBm, 1 mW on one resource
+element, or far below the thermal noise)."""
+
+
+def _rsrp(value: str) -> float | None:
+    number = _number(value)
+    low, high = RSRP_RANGE_DBM
+    return number if number is not None and low <= number <= high else None
+
+
 def _number(value: str) -> float | None:
     try:
         number = float(value)
@@ -120,6 +133,10 @@ class _Columns:
         for row, value in enumerate(self.text(column), start=1):
             parsed = empty if (empty is not None and not value) else parse(value)
             if parsed is None or (minimum is not None and parsed < minimum):
+                number = _number(value)
+                if parse is _whole and number is not None and number < 0:
+                    raise DriveTableError(f"{self.name}: row {row}: {column} = {value!r} is "
+                                          f"negative; {column} is {what}, at least 0")
                 raise DriveTableError(f"{self.name}: row {row}: {column} = {value!r} is not {what}")
             values.append(parsed)
         return values
@@ -147,7 +164,7 @@ class _Columns:
 def check_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
     """`frame` (any column types) as a checked drive table: the required columns present,
     `time_s` and `earfcn` whole numbers, `rsrp_dbm` and the optional columns finite numbers
-    (empty optional values are NaN), labels not empty, time never going backwards. Raises
+    (empty optional values are NaN; `rsrp_dbm` from -160 to 0 dBm), labels not empty, time never going backwards. Raises
     `DriveTableError` naming `name`, the row and the column."""
     import pandas as pd
 
@@ -155,7 +172,8 @@ def check_table(frame: pd.DataFrame, name: str = "<table>") -> pd.DataFrame:
     out: dict[str, list[Any]] = {
         "time_s": cols.parsed("time_s", _whole, "a whole number of seconds"),
         "earfcn": cols.parsed("earfcn", _whole, "a whole number"),
-        "rsrp_dbm": cols.parsed("rsrp_dbm", _number, "a number (dBm)"),
+        "rsrp_dbm": cols.parsed("rsrp_dbm", _rsrp, "an RSRP in dBm from -160 to 0 (3GPP "
+                                "reports span -156 to -31 dBm)"),
         "operator": cols.labels("operator"),
         "cell_id": cols.labels("cell_id"),
     }

@@ -73,7 +73,24 @@ BAD_TABLES = {
     "non_numeric_rsrp": (
         "time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,6200,1,-80\n1,A,6200,1,-81\n"
         "2,A,6200,1,strong\n",
-        "{path}: row 3: rsrp_dbm = 'strong' is not a number (dBm)",
+        "{path}: row 3: rsrp_dbm = 'strong' is not an RSRP in dBm from -160 to 0 (3GPP reports "
+        "span -156 to -31 dBm)",
+    ),
+    # Numbers, but no received power: they used to give Tables 2 and 3.
+    "rsrp_far_above_any_power": (
+        "time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,6200,1,-80\n1,A,6200,1,1e30\n",
+        "{path}: row 2: rsrp_dbm = '1e30' is not an RSRP in dBm from -160 to 0 (3GPP reports "
+        "span -156 to -31 dBm)",
+    ),
+    "rsrp_far_below_any_power": (
+        "time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,6200,1,-1e30\n",
+        "{path}: row 1: rsrp_dbm = '-1e30' is not an RSRP in dBm from -160 to 0 (3GPP reports "
+        "span -156 to -31 dBm)",
+    ),
+    "negative_time": (
+        "time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,6200,1,-80\n1,A,6200,1,-81\n"
+        "-1,A,6200,1,-82\n",
+        "{path}: row 3: time_s = '-1' is negative; time_s is a whole number of seconds, at least 0",
     ),
     "time_backwards": (
         "time_s,operator,earfcn,cell_id,rsrp_dbm\n0,A,6200,1,-80\n5,A,6200,1,-81\n"
