@@ -63,6 +63,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import _native
+
 if TYPE_CHECKING:  # numpy and pandas load when a series is made: the CLI starts quickly
     import numpy as np
     import pandas as pd
@@ -76,8 +78,9 @@ SPIKE_CV = 0.5
 MAX_POINTS = 10_000_000
 """The most points one series may have (duration / step + 1)."""
 
-DURATION_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-"""Units accepted for --duration and --step, with their length in seconds."""
+DURATION_UNITS = dict(_native.DURATION_UNITS)
+"""Units accepted for --duration and --step, with their length in seconds: the simulator's
+(a scenario's durations), so `ns` too; the series' grid is whole microseconds."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:[eE]([-+]?\d+))?\s*([^\W\d_]+)\s*$")
 
