@@ -351,3 +351,16 @@ proptest! {
         prop_assert_eq!(parse_loss_trace(&text, "rt").unwrap().lost, lost);
     }
 }
+
+#[test]
+fn only_a_model_that_loses_every_packet_says_so() {
+    let ge = |loss_good, loss_bad| LossModel::GilbertElliott { p: 0.1, r: 0.5, loss_good, loss_bad };
+    let trace = |lost: &[bool]| LossModel::Trace(LossTrace { lost: lost.to_vec() });
+    assert!(LossModel::Bernoulli { p: 1.0 }.loses_every_packet());
+    assert!(!LossModel::Bernoulli { p: 0.999_999_999 }.loses_every_packet());
+    assert!(ge(1.0, 1.0).loses_every_packet());
+    assert!(!ge(0.0, 1.0).loses_every_packet());
+    assert!(trace(&[true, true]).loses_every_packet());
+    assert!(!trace(&[true, false]).loses_every_packet());
+    assert!(!trace(&[]).loses_every_packet());
+}

@@ -14,13 +14,15 @@
 //!
 //! * finds a link that certainly loses every packet ([`multiconn_link::Link::loses_everything`]:
 //!   a loss of 1, a Gilbert–Elliott chain losing all in both states, a loss trace of all `1`)
-//!   while the source has at least [`MAX_BULK_BURST`] packets left to send, or
-//! * has sent [`MAX_BULK_BURST`] packets without filling it (a loss just below 1);
+//!   while the source has at least `MAX_BULK_BURST` (2 000 000) packets left to send, or
+//! * has sent `MAX_BULK_BURST` (2 000 000) packets without filling it (a loss just below 1);
 //!
-//! and goes back to plain refilling as soon as a paced packet is queued (the loss changed: a
-//! Gilbert–Elliott chain, a trace with `0`s) or the link has no room. Either way a refill at
-//! one instant without pacing would have reached [`MAX_BULK_BURST`], where a run used to end
-//! as stalled, so every run that completed before pacing gives the same results with it.
+//! and goes back to plain refilling as soon as a paced packet is queued (a loss below 1 let
+//! it through) or the link has no room (full, or down: its return wakes the source as usual).
+//! Either way a refill at one instant without pacing would have reached `MAX_BULK_BURST`,
+//! where a run used to end as stalled, so every run that completed before pacing gives the
+//! same results with it. Pacing keeps virtual time moving (at least 1 ns per packet), so a
+//! bulk source never stalls a run; the watchdog (`--stall-limit`) guards the rest.
 
 use crate::resolve::Flow;
 use crate::schema::AppKind;

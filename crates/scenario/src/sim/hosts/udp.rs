@@ -105,7 +105,7 @@ impl Hosts {
     fn has_a_burst_left(&mut self, f: usize) -> bool {
         let source = &self.udp_mut(f).source;
         let payload = u64::from(source.config().packet_size - multiconn_core::IP_UDP_OVERHEAD);
-        source.config().size.is_none_or(|size| size.saturating_sub(source.payload_sent()) >= MAX_BULK_BURST * payload)
+        source.config().size.map_or(true, |size| size.saturating_sub(source.payload_sent()) >= MAX_BULK_BURST * payload)
     }
 
     /// A paced bulk source's turn at `now`: it offers one packet to its first link and waits
