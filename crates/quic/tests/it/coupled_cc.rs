@@ -229,7 +229,8 @@ fn coupled_runs_are_deterministic() {
 #[test]
 fn wvegas_paths_leave_slow_start_on_delay_and_keep_the_queues_short() {
     // Two paths of 20 ms one way through 10 Mbit/s with unbounded queues, nothing dropped: LIA
-    // fills the queues without end (seconds of RTT); wVegas leaves slow start when more than
+    // keeps filling the queues (hundreds of ms of RTT after 8 s, even though HyStart++ ends
+    // its slow start near the BDP: its congestion avoidance never stops growing); wVegas leaves slow start when more than
     // γ packets queue and keeps its queues at a few ms, without a loss. It also stays well
     // below the paths' capacity here: the drain rule fires on sub-millisecond changes of the
     // queueing delay (q_min ≈ 0.4 ms from one round, then ≥ 0.8 ms, one packet's serialization
@@ -252,5 +253,5 @@ fn wvegas_paths_leave_slow_start_on_delay_and_keep_the_queues_short() {
         assert!(*cwnd >= 4.0 * MSS, "cwnd {cwnd}");
     }
     assert!(delivered > 2_500_000, "{delivered}");
-    assert!(lia.iter().all(|l| l.1 > 1.0), "lia queues: {lia:?}");
+    assert!(lia.iter().all(|l| l.1 > 0.3), "lia queues: {lia:?}");
 }

@@ -99,12 +99,13 @@ fn abandon_a_dark_path(profile: Profile, at: Time) -> QuicPair {
 
 #[test]
 fn an_abandoned_path_keeps_its_data_in_flight_until_its_own_timer_declares_it_lost() {
-    // rfc9002 requeues at once: what was sent on path 1 after 1 s goes out again on path 0
-    // once the server hears of the abandonment (20 ms), as path 0's window lets it.
+    // rfc9002 requeues at once: what path 1 had in flight goes out again on path 0 from the
+    // moment the server hears of the abandonment (20 ms), oldest first, as path 0's full
+    // window lets it: what was sent on path 1 after 1 s, the newest, within 0.2 s.
     let h = abandon_a_dark_path(rfc9002(), secs(1.0));
     let resent = resent_on_path0(&h, secs(1.0));
     assert!(resent.len() > 5, "{resent:?}");
-    assert!(resent.iter().all(|(_, r)| *r >= secs(1.02) && *r < secs(1.1)), "{resent:?}");
+    assert!(resent.iter().all(|(_, r)| *r >= secs(1.02) && *r < secs(1.2)), "{resent:?}");
 
     // picoquic-2022 leaves it in flight on the abandoned path: each range is declared lost by
     // path 1's retransmission timer T (about 200 ms here, its RTT with a queue) at its send time plus T, the first

@@ -164,12 +164,21 @@ receiver = { udp_rcvbuf = "25 MB", rmem_max = "25 MB" }
 
 #[test]
 fn three_symmetric_flows_share_fairly() {
+    // One seed's 60 s of NewReno competition varies (JFI 0.94 to 1.00 over seeds 1 to 5, the
+    // DC flow's share set by where its slow start ended): the mean over five seeds is what
+    // the legs' symmetry decides.
     let text = format!("{DC}{FAIRNESS_FLOWS}");
-    let s = run_with(&text, &[("run.duration", "60 s"), ("flow.dc.size", "1 GB")], 5);
-    let jfi = s["jain_fairness"].as_f64().unwrap();
-    assert!(jfi >= 0.95, "JFI of DC + two SC flows over symmetric legs: {jfi}");
-    let total: f64 = (0..3).map(|f| goodput(&s, f)).sum();
-    assert!(total > 0.85 * 40.0 && total <= 40.0, "the three flows carry {total} Mbit/s of 40");
+    let mut jfis = Vec::new();
+    for seed in 1..=5 {
+        let s = run_with(&text, &[("run.duration", "60 s"), ("flow.dc.size", "1 GB")], seed);
+        let jfi = s["jain_fairness"].as_f64().unwrap();
+        assert!(jfi >= 0.9, "seed {seed}: JFI of DC + two SC flows over symmetric legs: {jfi}");
+        let total: f64 = (0..3).map(|f| goodput(&s, f)).sum();
+        assert!(total > 0.85 * 40.0 && total <= 40.0, "seed {seed}: the three flows carry {total} Mbit/s of 40");
+        jfis.push(jfi);
+    }
+    let mean = jfis.iter().sum::<f64>() / jfis.len() as f64;
+    assert!(mean >= 0.95, "mean JFI over seeds 1 to 5: {mean} ({jfis:?})");
 }
 
 #[test]
