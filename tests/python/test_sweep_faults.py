@@ -43,8 +43,8 @@ LONG_RUNS = '''
 "link.bottleneck.delay" = ["5 ms", "10 ms", "20 ms", "30 ms"]
 '''
 
-# A bulk UDP flow into a link that loses everything stalls: a run that fails the same way
-# every time it runs (docs/cli.md, the watchdog).
+# The "failing" variant's runs raise an error of their own, the same way every time they run
+# (FAILING_HOOK makes them: a run that fails by itself, not by its worker's death).
 WITH_A_FAILING_POINT = LONG_RUNS + '''
 [[axis]]
 name = "case"
@@ -52,9 +52,35 @@ name = "case"
 label = "quic"
 set = {}
 [[axis.variant]]
-label = "lost"
-set = { "flow.bulk.transport" = "udp", "link.bottleneck.loss" = "100 %" }
+label = "failing"
+set = { "flow.bulk.transport" = "udp", "link.bottleneck.loss" = "0.123 %" }
 '''
+
+FAILING_HOOK = '''
+"""Test hook, loaded by every interpreter of the sweep (driver and spawned workers): a run
+with the override link.bottleneck.loss = 0.123 % raises RuntimeError in the simulator's place."""
+import multiconn.runner as _runner
+
+_simulate = _runner.simulate
+
+
+def _failing_simulate(source, seed, overrides, *args, **kwargs):
+    if ("link.bottleneck.loss", "0.123 %") in [tuple(o) for o in overrides]:
+        raise RuntimeError("a run that fails by itself")
+    return _simulate(source, seed, overrides, *args, **kwargs)
+
+
+_runner.simulate = _failing_simulate
+'''
+
+
+def failing_env(folder: Path) -> dict[str, str]:
+    """The environment of a sweep whose "failing" runs raise (FAILING_HOOK as sitecustomize)."""
+    hooks = folder / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "sitecustomize.py").write_text(FAILING_HOOK)
+    paths = [str(hooks), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def write_sweep(folder: Path, body: str) -> Path:
@@ -179,9 +205,11 @@ def _runs(out: Path) -> list[tuple]:
 def test_a_run_whose_worker_was_killed_runs_again_on_a_plain_resume(tmp_path):
     path = write_sweep(tmp_path, WITH_A_FAILING_POINT)
     out, whole = tmp_path / "killed", tmp_path / "whole"
+    env = failing_env(tmp_path)
     seen: dict[int, int] = {}
     with subprocess.Popen(sweep_command(path, out, "--json"), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, start_new_session=True) as sweep:
+                          stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          env=env) as sweep:
         try:
             # Kill a worker once the pool has both: the pool breaks, and the driver runs each
             # run it had in flight alone in a fresh worker; kill the first of those too (as
@@ -206,23 +234,24 @@ def test_a_run_whose_worker_was_killed_runs_again_on_a_plain_resume(tmp_path):
     assert all("running the sweep again runs it again" in f["error"]
                for f in first_summary["failures"] if f["error"].startswith("WorkerCrashed"))
 
-    resumed = subprocess.run(sweep_command(path, out, "--json"), capture_output=True, text=True)
+    resumed = subprocess.run(sweep_command(path, out, "--json"), capture_output=True, text=True,
+                             env=env)
     assert resumed.returncode == 3, resumed.stderr  # the deterministic failures stay
     summary = json.loads(resumed.stdout)
     assert (summary["ran"], summary["rerun_crashed"], summary["already_done"]) == (1, 1, 7)
     assert sorted(f["error"].split(":")[0] for f in summary["failures"]) == ["RuntimeError"] * 4
 
-    subprocess.run(sweep_command(path, whole, "--quiet"), capture_output=True, check=False)
+    subprocess.run(sweep_command(path, whole, "--quiet"), capture_output=True, check=False, env=env)
     assert _runs(out) == _runs(whole)
     assert export(load(out), "csv", None) == export(load(whole), "csv", None)
 
     # A failure the run raised itself is deterministic: a plain resume leaves it, a resume
     # with --retry-failed runs it (and it fails again, the same way).
     again = json.loads(subprocess.run(sweep_command(path, out, "--json"), capture_output=True,
-                                      text=True).stdout)
+                                      text=True, env=env).stdout)
     assert (again["ran"], again["already_done"]) == (0, 8)
     retried = json.loads(subprocess.run(sweep_command(path, out, "--json", "--retry-failed"),
-                                        capture_output=True, text=True).stdout)
+                                        capture_output=True, text=True, env=env).stdout)
     assert (retried["ran"], retried["failed"]) == (4, 4)
     assert _runs(out) == _runs(whole)
 
