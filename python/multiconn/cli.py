@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, InvariantViolation, RunFolderError,
-                     RunStalled, StoreError, SweepError)
+from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, InvariantViolation,
+                     PlotOptionError, RunFolderError, RunStalled, StoreError, SweepError)
 from .source import ScenarioFileError, parse_set_option
 from .sweep.commands import add_commands
 
@@ -135,13 +135,16 @@ Draw the standard figures of one run (the --out folder of `multiconn run`) as PN
 throughput per flow and per link direction; congestion window, bytes in flight and smoothed
 RTT per transport flow; per multipath flow, what each path carried and its window and RTT,
 with the path manager's actions; per flow over a PDCP split bearer, throughput per leg, the
-reordering delay and buffer; the link queues; per message flow, the one-way-delay CCDF with
-its deadline. A run gets the figures that apply to it.
+reordering delay and buffer; the busy link queues and RLC buffers; per LTE cell, radio and
+RLC per UE; per message flow, the one-way-delay CCDF (log delay axis) with its deadline. A run
+gets the figures that apply to it. --from/--to narrow every figure to a time span; an axis
+with more than 12 series draws the 8 that carry most and the others as one mean line.
 """
 PLOT_EXAMPLE = """\
 example:
   multiconn run examples/scenarios/mpquic_handover.toml --out out/handover
   multiconn plot out/handover                # figures in out/handover/figures
+  multiconn plot out/handover --from 8s --to 12s --out out/handover/handover-figures
   multiconn report out/handover              # the same on an HTML page with the tables
 """
 MAIN_EXAMPLE = """\
@@ -252,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--format", dest="formats", choices=("png", "svg", "both"),
                       default="both", help="file format (default both)")
     plot.add_argument("--json", action="store_true", help="list the figures as JSON")
+    from .plot import add_view_options
+
+    add_view_options(plot)
     talk = plot.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     talk.add_argument("-v", "--verbose", action="store_true",
@@ -415,10 +421,10 @@ def cmd_owd_series(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     import json
 
-    from .plot import plot_run
+    from .plot import plot_run, view_options
 
     formats = ("png", "svg") if args.formats == "both" else (args.formats,)
-    figures = plot_run(args.run_dir, args.out, formats)
+    figures = plot_run(args.run_dir, args.out, formats, **view_options(args))
     if args.json:
         listing = [{"stem": f.stem, "title": f.title, "files": [str(p) for p in f.files]}
                    for f in figures]
@@ -909,7 +915,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
-            BackendError, RunFolderError, DriveTableError, EmulationError) as exc:
+            BackendError, RunFolderError, DriveTableError, EmulationError,
+            PlotOptionError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
     except EmulationFailed as exc:

@@ -55,7 +55,12 @@ class RunFolderError(OSError):
     """A folder that does not hold the results of a run (summary.json, timeseries.parquet)."""
 
 
-__all__ = ["BackendError", "CaseError", "DriveTableError", "InvariantViolation", "RunFolderError", "RunStalled", "StoreError",
+class PlotOptionError(ValueError):
+    """A figure option that does not fit the run (a time span outside it, an empty CCDF
+    range); the message names the option and what is allowed."""
+
+
+__all__ = ["BackendError", "CaseError", "DriveTableError", "InvariantViolation", "PlotOptionError", "RunFolderError", "RunStalled", "StoreError",
            "SweepError"]
 
 

@@ -7,6 +7,13 @@ searchable), SVG ids use a fixed salt, and neither format records a date or the 
 Long titles and legend labels are wrapped to the figure's width instead of running off the
 image (`wrap_text`, `title_text`), and legends go below the axes where they hide no data,
 in as many columns as their longest label leaves room for (`legend_below`).
+
+Series get a colour and a line style each (`series_style`): the ten colours of matplotlib's
+`tab10` cycle solid, then the same colours dashed, dash-dotted and dotted, so forty series
+are told apart before a pair repeats. A figure shows at most `MAX_SERIES` series on an axis
+one by one; with more, the `TOP_SERIES` largest are drawn and the others as one aggregate
+(their mean, with their range shaded): twenty lines crossing on one axis cannot be followed
+even in distinct styles, while the few that carry most and the spread of the rest can.
 """
 
 from __future__ import annotations
@@ -32,6 +39,38 @@ CHAR_WIDTH_EM = 0.6
 """A generous mean glyph width of DejaVu Sans in ems (its digits and capitals are ~0.63)."""
 TITLE_POINTS = 10.0
 LEGEND_POINTS = 8.0
+SERIES_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+                 "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+SERIES_LINESTYLES = ("-", "--", "-.", ":")
+MAX_SERIES = 12
+"""The most series an axis draws one by one; above, `TOP_SERIES` of them and an aggregate."""
+TOP_SERIES = 8
+"""How many series are drawn one by one when an axis has more than `MAX_SERIES`."""
+AGGREGATE_COLOR = "0.35"
+
+
+def series_style(index: int) -> dict[str, str]:
+    """The colour and line style of a figure's `index`-th series (from 0): the ten colours
+    solid, then dashed, dash-dotted and dotted; distinct for the first 40 series."""
+    colors, styles = len(SERIES_COLORS), len(SERIES_LINESTYLES)
+    return {"color": SERIES_COLORS[index % colors],
+            "linestyle": SERIES_LINESTYLES[(index // colors) % styles]}
+
+
+def top_series(weights: dict[str, float], limit: int = MAX_SERIES,
+               keep: int = TOP_SERIES) -> list[str]:
+    """The series to draw one by one: all of `weights` (label -> how much it carries) when
+    there are at most `limit`, else the `keep` heaviest (the first on ties); in the order
+    of `weights`."""
+    if len(weights) <= limit:
+        return list(weights)
+    order = sorted(range(len(weights)), key=lambda i: -_finite(list(weights.values())[i]))
+    chosen = set(order[:keep])
+    return [label for i, label in enumerate(weights) if i in chosen]
+
+
+def _finite(value: float) -> float:
+    return value if value == value else float("-inf")
 
 
 def chars_per_line(width_in: float, font_points: float) -> int:

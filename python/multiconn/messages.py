@@ -13,7 +13,8 @@ redundant scheduler for V2X messages, §1.2 and §8):
   bandwidth efficiency = goodput / throughput (the seed prints it ×100 as a percentage);
 * the "ideal" reference: per message the smallest one-way delay over the paths at its send
   time — what a scheduler that always picked the best path, or sent on all of them, would get;
-* OWD CCDF plots: P(OWD > x) on a logarithmic axis against x in ms, with the deadline marked.
+* OWD CCDF plots: P(OWD > x) on a logarithmic axis against x in ms (a log axis too, unless
+  asked for a linear one), with the deadline marked and labelled.
 
 Input is a table of messages, a pandas DataFrame or a pyarrow Table, with the columns
 
@@ -256,13 +257,24 @@ def summarise(df: Any, deadline_s: float, duration_s: float | None = None) -> di
 
 
 def plot_ccdf(ax: Axes, curves: Mapping[str, Any], deadline_s: float | None = None, *,
-              kind: str | None = None, ideal_from: Any = None) -> Axes:
+              kind: str | None = None, ideal_from: Any = None, xscale: str = "log",
+              xlim: tuple[float, float] | None = None) -> Axes:
     """Draws the OWD CCDF of each message table in `curves` (label → table) on `ax`, like
     seed 004's figures: x the one-way delay in ms, y P(OWD > x) on a logarithmic axis, a
-    dotted vertical line at the deadline. `kind` keeps only messages of that kind (e.g.
-    "priority"). `ideal_from` (a table with `path_owd_min_s`) adds the ideal reference as a
-    dashed black line labelled "ideal". A curve with lost messages stays at its loss ratio
-    up to the right edge instead of dropping to zero. Returns `ax`."""
+    dotted vertical line at the deadline, labelled on the axis. `kind` keeps only messages of
+    that kind (e.g. "priority"). `ideal_from` (a table with `path_owd_min_s`) adds the ideal
+    reference as a dashed black line labelled "ideal". A curve with lost messages stays at
+    its loss ratio up to the right edge instead of dropping to zero.
+
+    The delay axis is logarithmic by default (`xscale = "log"`, ticks as plain numbers): a
+    few late messages of seconds would otherwise squeeze the region around a deadline of
+    tens of milliseconds into a pixel; `"linear"` draws it linearly. `xlim` (seconds, lo < hi)
+    fixes the range drawn. Returns `ax`."""
+    if xscale not in ("log", "linear"):
+        raise MessagesError(f"the CCDF's x scale must be log or linear, got {xscale!r}")
+    if xlim is not None and not (0 <= xlim[0] < xlim[1] and (xscale == "linear" or xlim[0] > 0)):
+        raise MessagesError(f"the CCDF's x range must be lo < hi, lo above 0 on a log axis, "
+                            f"got {xlim[0]:g} s to {xlim[1]:g} s")
     deadline = None if deadline_s is None else _deadline(deadline_s)
     tables = dict(curves)
     if ideal_from is not None:
@@ -281,24 +293,51 @@ def plot_ccdf(ax: Axes, curves: Mapping[str, Any], deadline_s: float | None = No
         lowest = min(lowest, float(positive.min()) if positive.size else 1 / len(frame))
     right = max([float(x[-1]) for x, _ in points.values() if x.size]
                 + ([deadline] if deadline is not None else []), default=0.0)
+    # A log axis starts a little left of the smallest delay above zero (or the deadline).
+    smallest = [float(x[x > 0][0]) for x, _ in points.values() if (x > 0).any()]
+    left = min(smallest + ([deadline] if deadline is not None else []), default=1e-3) / 1.25
+    if xscale == "log":
+        right = max(right, left * 2.0)
     for label, (x, p) in points.items():
         is_ideal = ideal_from is not None and label == "ideal"
         style = {"color": "black", "linestyle": "--"} if is_ideal else {}
         if x.size == 0:  # nothing arrived: P(OWD > x) = 1 everywhere
-            x, p = np.array([0.0]), np.array([1.0])
+            x, p = np.array([left if xscale == "log" else 0.0]), np.array([1.0])
         # Start at 1 just before the smallest OWD; a curve left above zero by lost messages
         # continues at its loss ratio to the right edge.
         xs, ps = np.r_[x[0], x], np.r_[1.0, p]
         if ps[-1] > 0 and right > xs[-1]:
             xs, ps = np.r_[xs, right], np.r_[ps, ps[-1]]
+        if xscale == "log":
+            xs = np.maximum(xs, left)  # a delay of 0 s has no place on a log axis
         ax.step(xs * 1e3, ps, where="post", label=label, **style)
     if deadline is not None:
-        ax.axvline(deadline * 1e3, color="grey", linestyle=":", linewidth=1,
+        ax.axvline(deadline * 1e3, color="0.3", linestyle=":", linewidth=1.3,
                    label=f"deadline {deadline * 1e3:g} ms")
+        ax.annotate(f"deadline {deadline * 1e3:g} ms", (deadline * 1e3, 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(3, -3),
+                    textcoords="offset points", fontsize="small", color="0.3", va="top",
+                    rotation=90)
     ax.set_yscale("log")
     ax.set_ylim(10 ** math.floor(math.log10(lowest)) / 2, 1.5)
+    if xscale == "log":
+        _log_delay_axis(ax, left * 1e3, right * 1.25e3)
+    if xlim is not None:
+        ax.set_xlim(xlim[0] * 1e3, xlim[1] * 1e3)
     ax.set_xlabel("one-way delay [ms]")
     ax.set_ylabel("P(OWD > x)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     return ax
+
+
+def _log_delay_axis(ax: Axes, left_ms: float, right_ms: float) -> None:
+    """A log delay axis from `left_ms` to `right_ms`, ticked at 1, 2 and 5 of each decade and
+    written as plain numbers (20, 50, 100 ms rather than 2×10¹)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_xlim(left_ms, right_ms)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())

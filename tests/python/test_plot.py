@@ -249,3 +249,138 @@ def test_make_demo_writes_figures_a_page_and_notes(tmp_path: Path, capsys) -> No
     summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
     goodput = {f["name"]: f["goodput_mbps"] for f in summary["flows"]}
     assert f"phone_dc gets {goodput['phone_dc']:.1f} Mbit/s" in said
+
+
+def _drawn(run: Path, **view: object) -> dict:
+    """The figures of a run folder as `multiconn plot` draws them (not saved), by stem."""
+    import matplotlib
+
+    from multiconn.figstyle import RC
+    from multiconn.plot import draw_run, figures_rc, make_view
+    from multiconn.result import RunResult
+
+    result = RunResult.read(run)
+    with matplotlib.rc_context(figures_rc(RC)):
+        return {d.stem: d for d in draw_run(result, make_view(result, **view))}
+
+
+def test_a_time_span_restricts_every_figure_and_says_so(runs: dict[str, Path]) -> None:
+    drawn = _drawn(runs["mp"], from_s=8.0, to_s=12.0)
+    for stem in ("throughput", "transport", "paths-download", "queues"):
+        axes = drawn[stem].figure.axes
+        assert axes[0].get_xlim() == (8.0, 12.0), stem
+        assert "shown: 8 s to 12 s" in " ".join(axes[0].get_title().split()), stem
+        for ax in axes:
+            for line in ax.get_lines():
+                times = [float(t) for t in line.get_xdata()]
+                if len(set(times)) > 1:  # a path manager's vertical line has one time
+                    assert 8.0 <= min(times) and max(times) < 12.0, (stem, line.get_label())
+    # The message CCDF keeps the messages sent in the span.
+    v2x = _drawn(runs["v2x"], from_s=1.0, to_s=2.0)["owd-v2x"].figure.axes[0]
+    assert "messages sent 1 s to 2 s" in " ".join(v2x.get_title().split())
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    (("--from", "2s", "--to", "1s"), ("--from 2 s is not before --to 1 s",)),
+    (("--to", "30s"), ("--to 30 s is beyond the run's end (3 s)",)),
+    (("--from", "3s"), ("--from 3 s is at or after the run's end (3 s)",)),
+    (("--from", "1"), ("argument --from", "expected a duration with a unit")),
+    (("--ccdf-xlim", "0ms,1s"), ("--ccdf-xlim", "a log delay axis starts above 0")),
+])
+def test_a_span_that_does_not_fit_the_run_is_one_line(runs: dict[str, Path], tmp_path: Path,
+                                                      cli, options: tuple[str, ...],
+                                                      words: tuple[str, ...]) -> None:
+    from conftest import assert_one_error_line
+
+    done = cli("plot", runs["bulk"], "--out", tmp_path / "f", *options)
+    assert done.returncode == 2
+    assert_one_error_line(done.stderr, *words)
+    page = cli("report", runs["bulk"], "--out", tmp_path / "p", *options)
+    assert page.returncode == 2
+    assert_one_error_line(page.stderr, *words)
+
+
+def test_the_report_page_says_which_span_its_figures_show(runs: dict[str, Path],
+                                                          tmp_path: Path, cli) -> None:
+    done = cli("report", runs["bulk"], "--out", tmp_path / "p", "--from", "1s", "--to", "2s")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "p" / "index.html").read_text(encoding="utf-8")
+    assert "The figures show 1 s to 2 s of the run (0 s to 3 s)" in html
+
+
+def test_the_deadline_ccdf_has_a_log_delay_axis_with_the_deadline(runs: dict[str, Path]) -> None:
+    ax = _drawn(runs["v2x"])["owd-v2x"].figure.axes[0]
+    assert ax.get_xscale() == "log"
+    low, high = ax.get_xlim()
+    deadlines = [line for line in ax.get_lines() if line.get_label() == "deadline 100 ms"]
+    assert len(deadlines) == 1 and low < 100.0 < high
+    assert any(t.get_text() == "deadline 100 ms" for t in ax.texts)  # written on the axis
+    linear = _drawn(runs["v2x"], ccdf_x="linear", ccdf_xlim=(0.0, 0.2))["owd-v2x"]
+    assert linear.figure.axes[0].get_xscale() == "linear"
+    assert linear.figure.axes[0].get_xlim() == (0.0, 200.0)
+
+
+BULK_FLOWS = """
+[run]
+duration = "1 s"
+[[link]]
+name = "bottleneck"
+between = ["r", "client"]
+rate = "40 Mbit/s"
+delay = "10 ms"
+queue = "100 packets"
+"""
+
+
+def _flows_run(tmp_path: Path, count: int) -> Path:
+    text = BULK_FLOWS + "".join(
+        f'[[flow]]\nname = "f{i}"\nfrom = "r"\nto = "client"\ntransport = "tcp"\n'
+        f'app = "bulk"\nstart = "{0.02 * i:.2f} s"\n' for i in range(count))
+    return _run(tmp_path, _write(tmp_path / f"flows{count}.toml", text), f"flows{count}")
+
+
+def _styles(ax) -> list[tuple[str, str]]:
+    from matplotlib.colors import to_hex
+
+    return [(to_hex(line.get_color()), line.get_linestyle()) for line in ax.get_lines()]
+
+
+def test_many_series_get_distinct_colours_and_styles() -> None:
+    from multiconn.figstyle import series_style
+
+    pairs = {(s["color"], s["linestyle"]) for s in map(series_style, range(40))}
+    assert len(pairs) == 40
+
+
+def test_twelve_flows_are_told_apart_and_twenty_show_the_top_and_the_rest(
+        tmp_path: Path) -> None:
+    from multiconn.figstyle import TOP_SERIES
+
+    twelve = _drawn(_flows_run(tmp_path, 12))
+    for stem in ("throughput", "transport"):
+        flows = twelve[stem].figure.axes[0]
+        assert len(flows.get_lines()) == 12
+        assert len(set(_styles(flows))) == 12, stem
+    twenty = _drawn(_flows_run(tmp_path, 20))
+    flows = twenty["throughput"].figure.axes[0]
+    labels = [line.get_label() for line in flows.get_lines()]
+    assert len(labels) == TOP_SERIES + 1 and labels[-1] == "other 12 flows (mean)"
+    assert len(set(_styles(flows))) == TOP_SERIES + 1
+    assert "grey: the mean of the series not drawn one by one" in " ".join(
+        flows.get_title().split())
+    # The transport figure draws the same flows one by one on each of its axes.
+    for ax in twenty["transport"].figure.axes:
+        assert [line.get_label() for line in ax.get_lines()] == labels
+
+
+def test_the_queue_figure_draws_busy_rlc_buffers_and_leaves_idle_links_out(
+        runs: dict[str, Path]) -> None:
+    drawn = _drawn(runs["cell"])
+    axes = drawn["queues"].figure.axes
+    labels = {line.get_label() for ax in axes for line in ax.get_lines()}
+    assert "ue1 downlink RLC" in labels and "ue2 downlink RLC" in labels
+    assert not any(label.startswith("link s1") for label in labels)
+    assert "left out as idle" in axes[0].get_title()
+    assert "Left out as idle: link server_quic forward," in drawn["queues"].caption
+    assert "link s1 forward" in drawn["queues"].caption
+    assert axes[-1].get_ylabel() == "RLC buffer,\nlargest (kB)"

@@ -10,14 +10,22 @@ Every builder returns the figures it applies to (none when the run has nothing o
 * `pdcp-<flow>`: for a flow over a PDCP split bearer, the PDUs' throughput per leg and the
   in-order throughput the receiving entity delivered, the mean reordering delay per bin and
   the reordering buffer (TS 38.323 §5.2.2);
-* `queues`: the queue of every link direction that ever held a packet;
+* `queues`: the queues that held data: each link direction's mean queue per bin and each LTE
+  UE's RLC transmission buffer (its largest fill per bin); a link direction whose mean
+  queue stays below one packet in every bin and an RLC buffer that never holds more than one
+  full-size packet (1500 B) are left out, and the caption names them;
 * `cell-<cell>`: for an LTE cell, per UE and direction, the mean SINR, the mean MCS, the
   resource blocks per TTI and the RLC transmission buffer's largest fill in each bin
   (docs/lte-cell.md);
 * `owd-<flow>`: for a message flow, the one-way-delay CCDF of each message kind with the
-  smallest deadline its sources report (see `multiconn.messages`).
+  smallest deadline its sources report (see `multiconn.messages`), on a log delay axis by
+  default.
 
-Values are per time bin (the run's `[run] bin`, 100 ms by default).
+Values are per time bin (the run's `[run] bin`, 100 ms by default). A `View` narrows every
+figure to a time span (the bins that start in it; the CCDF: the messages sent in it) and
+says so under the title. An axis with more than `figstyle.MAX_SERIES` series draws the
+`figstyle.TOP_SERIES` that carry most and the others as one line, their mean, with their
+range shaded (see `figstyle`).
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..figstyle import TITLE_POINTS, legend_below, new_figure, title_text
+from ..figstyle import (AGGREGATE_COLOR, TITLE_POINTS, legend_below,
+                        new_figure, series_style, title_text, top_series)
 from . import series as sr
 
 if TYPE_CHECKING:
@@ -36,8 +45,46 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 KB = 1e3
+QUEUE_SHOWN_PACKETS = 1.0
+"""A link direction's queue is drawn when its mean over some bin reaches this many packets."""
+RLC_SHOWN_BYTES = 1500.0
+"""An RLC buffer is drawn when its largest fill in some bin exceeds this (one full packet)."""
+MAX_UES = 6
+"""The most UEs a cell figure draws one by one (two lines each); above, `TOP_UES`."""
+TOP_UES = 4
+"""How many UEs (those that carried most) a cell figure with more than `MAX_UES` draws."""
+LEFT_OUT_NAMED = 4
+"""How many left-out series a caption names before it counts the rest."""
 PATH_ACTION_COLORS = {"open": "tab:green", "abandon": "tab:red", "backup": "tab:orange",
                       "available": "tab:blue"}
+
+
+@dataclass(frozen=True)
+class View:
+    """What the figures show: the time span (seconds; `end_s` None: to the run's end) and the
+    CCDF's delay axis (`ccdf_x` "log" or "linear", `ccdf_xlim` in seconds or None)."""
+
+    start_s: float = 0.0
+    end_s: float | None = None
+    span_given: bool = False
+    """Whether the span was asked for (the figures then say which span they show)."""
+    ccdf_x: str = "log"
+    ccdf_xlim: tuple[float, float] | None = None
+
+    def note(self) -> str:
+        """What the captions add: the span shown, or nothing for the whole run."""
+        if not self.span_given:
+            return ""
+        end = "the end" if self.end_s is None else f"{self.end_s:g} s"
+        return f"shown: {self.start_s:g} s to {end}"
+
+    def limit(self, axes: list[Axes]) -> None:
+        """Narrows the shared time axis to the span."""
+        if self.span_given:
+            axes[0].set_xlim(self.start_s, self.end_s)
+
+
+WHOLE_RUN = View()
 
 
 @dataclass
@@ -55,8 +102,13 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "flow"
 
 
-def _finish(fig: Figure, axes: list[Axes], title: str, caption: str = "") -> None:
-    """Title and caption on top, time below, one legend for every axis under the figure."""
+def _finish(fig: Figure, axes: list[Axes], title: str, caption: str = "",
+            view: View = WHOLE_RUN, aggregated: bool = False) -> None:
+    """Title and caption (with the span shown, and what a grey aggregate line is) on top,
+    time below, one legend for every axis under the figure."""
+    caption = "; ".join(c for c in (caption, AGGREGATE_NOTE if aggregated else "",
+                                    view.note()) if c)
+    view.limit(axes)
     axes[0].set_title(title_text(title, caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
     axes[-1].set_xlabel("time (s)")
     seen: dict[str, Any] = {}
@@ -67,31 +119,78 @@ def _finish(fig: Figure, axes: list[Axes], title: str, caption: str = "") -> Non
 
 
 class Palette:
-    """Colours for a figure's lines, continued across its axes so that one legend below the
-    figure tells every line apart (a label keeps its colour on every axis)."""
-
-    COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-              "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+    """A colour and line style for each of a figure's lines (`figstyle.series_style`),
+    continued across its axes so that one legend below the figure tells every line apart (a
+    label keeps its style on every axis)."""
 
     def __init__(self) -> None:
-        self.assigned: dict[str, str] = {}
+        self.assigned: dict[str, dict[str, str]] = {}
 
-    def __call__(self, label: str) -> str:
+    def __call__(self, label: str) -> dict[str, str]:
         if label not in self.assigned:
-            self.assigned[label] = self.COLORS[len(self.assigned) % len(self.COLORS)]
+            self.assigned[label] = series_style(len(self.assigned))
         return self.assigned[label]
 
 
 def _plot(ax: Axes, found: Iterator[sr.Line], palette: Palette, scale: float = 1.0,
-          **style: Any) -> None:
+          keep: list[str] | None = None, noun: str = "series", **style: Any) -> bool:
+    """Draws the lines; of more than `MAX_SERIES`, those in `keep` (default: the
+    `TOP_SERIES` with the largest sums) one by one and the others as one aggregate. Returns
+    whether it drew an aggregate."""
     style.setdefault("linewidth", 1.1)
-    for line in found:
-        color = style.get("color") or palette(line.label)
-        ax.plot(line.times, line.values / scale, label=line.label,
-                **{**style, "color": color})
+    lines = list(found)
+    if keep is None:
+        keep = top_series({line.label: _total(line) for line in lines})
+    chosen = set(keep)
+    for line in lines:
+        if line.label in chosen:
+            own = {} if "color" in style else palette(line.label)
+            ax.plot(line.times, line.values / scale, label=line.label, **{**own, **style})
+    rest = [line for line in lines if line.label not in chosen]
+    if rest:
+        _aggregate(ax, rest, scale, f"other {len(rest)} {noun}",
+                   style.get("linestyle", "-"))
+    return bool(rest)
 
 
-def throughput(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def _total(line: sr.Line) -> float:
+    import numpy as np
+
+    values = line.values[np.isfinite(line.values)]
+    return float(values.sum()) if values.size else float("nan")
+
+
+def _aggregate(ax: Axes, lines: list[sr.Line], scale: float, what: str,
+               linestyle: str = "-") -> None:
+    """One line for many: their mean per bin, with the range from the least to the most
+    shaded."""
+    import warnings
+
+    import numpy as np
+
+    times = np.unique(np.concatenate([line.times for line in lines]))
+    grid = np.full((len(lines), times.size), np.nan)
+    for row, line in zip(grid, lines):
+        row[np.searchsorted(times, line.times)] = line.values / scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a bin where none has a value
+        mean, low, high = np.nanmean(grid, 0), np.nanmin(grid, 0), np.nanmax(grid, 0)
+    ax.fill_between(times, low, high, color=AGGREGATE_COLOR, alpha=0.18, linewidth=0)
+    ax.plot(times, mean, color=AGGREGATE_COLOR, linewidth=1.6, linestyle=linestyle,
+            label=f"{what} (mean)")
+
+
+AGGREGATE_NOTE = "grey: the mean of the series not drawn one by one, shaded from least to most"
+
+
+def _top_flows(table: pd.DataFrame, label: Callable[[tuple[Any, ...]], str]) -> list[str]:
+    """The labels of the flows drawn one by one: those delivering most (see `_plot`)."""
+    return top_series({line.label: _total(line) for line in
+                       sr.lines(sr.rows(table, "flow"), "bytes_delivered", ("name",), label)})
+
+
+def throughput(table: pd.DataFrame, summary: Mapping[str, Any],
+               view: View = WHOLE_RUN) -> list[Drawn]:
     flows = sr.rows(table, "flow")
     links = sr.rows(table, "link")
     if flows.empty and links.empty:
@@ -100,37 +199,52 @@ def throughput(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
                   .transform("sum") > 0]
     fig, axes = new_figure(2)
     palette = Palette()
-    _plot(axes[0], sr.lines(flows, "throughput_mbps", ("name",), lambda k: f"flow {k[0]}"),
-          palette)
+    aggregated = _plot(axes[0], sr.lines(flows, "throughput_mbps", ("name",),
+                                         lambda k: f"flow {k[0]}"), palette, noun="flows")
     axes[0].set_ylabel("flow goodput\n(Mbit/s)")
-    _plot(axes[1], sr.lines(links, "throughput_mbps", ("name", "direction"),
-                            lambda k: f"link {k[0]} {k[1]}"), palette)
+    aggregated |= _plot(axes[1], sr.lines(links, "throughput_mbps", ("name", "direction"),
+                                          lambda k: f"link {k[0]} {k[1]}"), palette,
+                        noun="link directions")
     axes[1].set_ylabel("link throughput\n(Mbit/s)")
     _finish(fig, axes, "Throughput per flow and per link direction",
-            f"{summary.get('scenario', '')}, seed {summary.get('seed', '?')}")
+            f"{summary.get('scenario', '')}, seed {summary.get('seed', '?')}", view, aggregated)
     return [Drawn("throughput", "Throughput per flow and per link direction",
                   "Goodput each flow's receiver got, and what each link direction delivered, "
                   "per time bin.", fig)]
 
 
-def transport(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def transport(table: pd.DataFrame, summary: Mapping[str, Any],
+              view: View = WHOLE_RUN) -> list[Drawn]:
     flows = sr.rows(table, "flow")
     if not sr.has_values(flows, "cwnd_bytes"):
         return []
     fig, axes = new_figure(3)
     label: Callable[[tuple[Any, ...]], str] = lambda k: f"flow {k[0]}"
     palette = Palette()
+    # The same flows one by one on every axis: those that delivered most.
+    keep = _top_flows(flows[flows["cwnd_bytes"].notna()], label)
+    aggregated = False
     for ax, column, scale, ylabel in ((axes[0], "cwnd_bytes", KB, "cwnd (kB)"),
                                       (axes[1], "bytes_in_flight", KB, "in flight (kB)"),
                                       (axes[2], "srtt_ms", 1.0, "smoothed RTT (ms)")):
-        _plot(ax, sr.lines(flows, column, ("name",), label), palette, scale)
+        found = sr.lines(flows, column, ("name",), label)
+        if column == "srtt_ms":  # 0 before the first sample: no RTT yet
+            found = (sr.Line(ln.label, ln.times, _zero_as_gap(ln.values), ln.key)
+                     for ln in found)
+        aggregated |= _plot(ax, found, palette, scale, keep=keep, noun="flows")
         ax.set_ylabel(ylabel)
     _finish(fig, axes, "Sender state per transport flow",
             "at the last event of each bin; a multipath flow's window and bytes in flight "
-            "are its paths' sums (each path: the paths figure)")
+            "are its paths' sums (each path: the paths figure)", view, aggregated)
     return [Drawn("transport", "Sender state per transport flow",
                   "Congestion window, bytes in flight and smoothed RTT of each transport "
                   "flow's sender.", fig)]
+
+
+def _zero_as_gap(values: Any) -> Any:
+    import numpy as np
+
+    return np.where(values == 0, np.nan, values)
 
 
 def _flow_summary(summary: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -172,8 +286,11 @@ def _sender_state(line: sr.Line, spans: list[tuple[float, float]], column: str) 
     return sr.Line(line.label, line.times, values, line.key)
 
 
-def _path_actions(axes: list[Axes], flow: Mapping[str, Any]) -> None:
+def _path_actions(axes: list[Axes], flow: Mapping[str, Any], view: View) -> None:
     for action in flow.get("path_manager") or []:
+        at = float(action["at_s"])
+        if at < view.start_s or (view.end_s is not None and at > view.end_s):
+            continue
         color = PATH_ACTION_COLORS.get(str(action.get("action")), "grey")
         for ax in axes:
             ax.axvline(float(action["at_s"]), color=color, linestyle=":", linewidth=1)
@@ -183,7 +300,8 @@ def _path_actions(axes: list[Axes], flow: Mapping[str, Any]) -> None:
                          color=color, va="top", rotation=90)
 
 
-def paths(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def paths(table: pd.DataFrame, summary: Mapping[str, Any],
+          view: View = WHOLE_RUN) -> list[Drawn]:
     drawn = []
     all_paths = sr.rows(table, "path")
     for name in sr.names(all_paths):
@@ -204,17 +322,18 @@ def paths(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
             _plot(ax, iter(found), palette, scale)
         axes[1].set_ylabel("cwnd (kB)")
         axes[2].set_ylabel("smoothed RTT (ms)")
-        _path_actions(axes, flow)
+        _path_actions(axes, flow, view)
         title = f"Paths of multipath flow {name}"
         _finish(fig, axes, title, "what each path carried towards the receiver; dotted: "
-                "path manager actions; no window or RTT while a path is closed")
+                "path manager actions; no window or RTT while a path is closed", view)
         drawn.append(Drawn(f"paths-{slug(name)}", title,
                            "Throughput each path carried, with the flow's goodput, and each "
                            "path's congestion window and smoothed RTT.", fig))
     return drawn
 
 
-def pdcp(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def pdcp(table: pd.DataFrame, summary: Mapping[str, Any],
+         view: View = WHOLE_RUN) -> list[Drawn]:
     drawn = []
     bearers = sr.rows(table, "bearer")
     legs = sr.rows(table, "leg")
@@ -242,7 +361,8 @@ def pdcp(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
                                 lambda k: f"reordering buffer{at(k[0])}"), palette)
         axes[2].set_ylabel("reordering\nbuffer (PDUs)")
         title = f"PDCP split bearer of flow {name}{' (return direction)' if reverse else ''}: legs and reordering"
-        _finish(fig, axes, title, "receiving PDCP entity; delay and buffer are per-bin means")
+        _finish(fig, axes, title, "receiving PDCP entity; delay and buffer are per-bin means",
+                view)
         drawn.append(Drawn(f"pdcp-{slug(name)}{'-reverse' if reverse else ''}", title,
                            "PDUs arriving over each leg and delivered in order, the mean "
                            "time PDUs waited for reordering, and the reordering buffer.", fig))
@@ -255,24 +375,58 @@ def _bearer_directions(bearers: pd.DataFrame) -> list[tuple[str, str]]:
     return [(n, d) for n in sr.names(bearers) for d in ("", "reverse") if (n, d) in pairs]
 
 
-def queues(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def _left_out(names: list[str]) -> str:
+    """The left-out series named, the first `LEFT_OUT_NAMED` of them and a count of the rest."""
+    shown = ", ".join(names[:LEFT_OUT_NAMED])
+    more = len(names) - LEFT_OUT_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def queues(table: pd.DataFrame, summary: Mapping[str, Any],
+           view: View = WHOLE_RUN) -> list[Drawn]:
+    """Link queues (packets) and RLC buffers (kB), each axis only when something queued
+    there; idle ones are left out and named in the caption."""
     links = sr.rows(table, "link")
-    if not sr.has_values(links, "queue_packets"):
+    cells = sr.rows(table, "cell")
+    link_lines = list(sr.lines(links, "queue_packets", ("name", "direction"),
+                               lambda k: f"link {k[0]} {k[1]}"))
+    rlc_lines = list(sr.lines(cells, "rlc_buffer_max_bytes", ("name", "ue", "direction"),
+                              lambda k: f"{k[1]} {k[2]} RLC"))
+    busy_links = [ln for ln in link_lines if _peak(ln) >= QUEUE_SHOWN_PACKETS]
+    busy_rlc = [ln for ln in rlc_lines if _peak(ln) > RLC_SHOWN_BYTES]
+    idle = [ln.label for ln in link_lines if _peak(ln) < QUEUE_SHOWN_PACKETS] + \
+        [ln.label for ln in rlc_lines if _peak(ln) <= RLC_SHOWN_BYTES]
+    panels = [(found, scale, ylabel, noun) for found, scale, ylabel, noun in (
+        (busy_links, 1.0, "link queue\n(packets)", "link directions"),
+        (busy_rlc, KB, "RLC buffer,\nlargest (kB)", "RLC buffers")) if found]
+    if not panels:
         return []
-    busy = links.groupby(["name", "direction"], observed=True)["queue_packets"].transform("max")
-    links = links[busy > 0]
-    if links.empty:
-        return []
-    fig, axes = new_figure(1)
-    _plot(axes[0], sr.lines(links, "queue_packets", ("name", "direction"),
-                            lambda k: f"link {k[0]} {k[1]}"), Palette())
-    axes[0].set_ylabel("queue (packets)")
-    _finish(fig, axes, "Link queues", "time-weighted mean per bin")
-    return [Drawn("queues", "Link queues", "Packets waiting in each link direction's queue.",
-                  fig)]
+    fig, axes = new_figure(len(panels))
+    palette = Palette()
+    aggregated = False
+    for ax, (found, scale, ylabel, noun) in zip(axes, panels):
+        aggregated |= _plot(ax, iter(found), palette, scale, noun=noun)
+        ax.set_ylabel(ylabel)
+    parts = ["link queues: time-weighted mean per bin" if busy_links else "",
+             "RLC buffers: largest fill per bin" if busy_rlc else "",
+             f"left out as idle (a link queue below {QUEUE_SHOWN_PACKETS:g} packet in every "
+             f"bin, an RLC buffer never above {RLC_SHOWN_BYTES:g} B): {_left_out(idle)}"
+             if idle else ""]
+    _finish(fig, axes, "Queues", "; ".join(p for p in parts if p), view, aggregated)
+    left_out = f" Left out as idle: {', '.join(idle)}." if idle else ""
+    return [Drawn("queues", "Queues", "Packets waiting in each busy link direction's queue "
+                  f"and bytes in each busy RLC transmission buffer.{left_out}", fig)]
 
 
-def cell(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
+def _peak(line: sr.Line) -> float:
+    import numpy as np
+
+    values = line.values[np.isfinite(line.values)]
+    return float(values.max()) if values.size else 0.0
+
+
+def cell(table: pd.DataFrame, summary: Mapping[str, Any],
+         view: View = WHOLE_RUN) -> list[Drawn]:
     drawn = []
     cells = sr.rows(table, "cell")
     for name in sr.names(cells):
@@ -280,6 +434,12 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
         fig, axes = new_figure(4)
         palette = Palette()
         label: Callable[[tuple[Any, ...]], str] = lambda k: f"{k[0]} {k[1]}"
+        # One colour per UE (its two directions told apart by the line style); of many UEs
+        # those that received and sent most, the others as one line per direction.
+        carried = {ue: float(part["bytes_delivered"].sum())
+                   for ue, part in own.groupby(own["ue"].astype(str), sort=False)}
+        keep = set(top_series(carried, MAX_UES, TOP_UES))
+        aggregated = len(keep) < len(carried)
         for ax, column, scale, ylabel in ((axes[0], "sinr_db", 1.0, "mean SINR (dB)"),
                                           (axes[1], "mcs", 1.0, "mean MCS"),
                                           (axes[2], "rbs_per_tti", 1.0, "RBs per TTI"),
@@ -287,14 +447,19 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any]) -> list[Drawn]:
                                            "RLC buffer,\nlargest (kB)")):
             for direction, style in (("downlink", "-"), ("uplink", ":")):
                 rows = own[own["direction"].astype(str) == direction]
-                for line in sr.lines(rows, column, ("ue", "direction"), label):
-                    # One colour per UE, its two directions told apart by the line style.
-                    ax.plot(line.times, line.values / scale, label=line.label, linewidth=1.1,
-                            linestyle=style, color=palette(str(line.key[0])))
+                found = list(sr.lines(rows, column, ("ue", "direction"), label))
+                for line in found:
+                    if str(line.key[0]) in keep:
+                        ax.plot(line.times, line.values / scale, label=line.label,
+                                linewidth=1.1, linestyle=style,
+                                color=palette(str(line.key[0]))["color"])
+                rest = [line for line in found if str(line.key[0]) not in keep]
+                if rest:
+                    _aggregate(ax, rest, scale, f"other {len(rest)} UEs {direction}", style)
             ax.set_ylabel(ylabel)
         title = f"LTE cell {name}: radio and RLC per UE"
         _finish(fig, axes, title, "solid: downlink, dotted: uplink; SINR and MCS are means "
-                "over the TTIs a UE had data (a gap: no data in that bin)")
+                "over the TTIs a UE had data (a gap: no data in that bin)", view, aggregated)
         drawn.append(Drawn(f"cell-{slug(name)}", title,
                            "Mean SINR and MCS, resource blocks per TTI and the largest RLC "
                            "buffer fill, per UE and direction and time bin.", fig))
@@ -307,11 +472,18 @@ def _smallest_deadline(flow: Mapping[str, Any]) -> float | None:
     return min(found) if found else None
 
 
-def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any]) -> list[Drawn]:
+def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any],
+        view: View = WHOLE_RUN) -> list[Drawn]:
     from .. import messages as msg
 
     if messages is None or messages.empty:
         return []
+    if view.span_given:
+        sent = messages["sent_s"].astype(float)
+        inside = sent >= view.start_s
+        if view.end_s is not None:
+            inside &= sent < view.end_s
+        messages = messages[inside]
     drawn = []
     for name in dict.fromkeys(messages["flow"].astype(str)):
         own = messages[messages["flow"].astype(str) == name]
@@ -319,14 +491,21 @@ def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any]) -> list[Drawn
                   for kind in dict.fromkeys(own["kind"].astype(str))}
         deadline = _smallest_deadline(_flow_summary(summary, name))
         fig, axes = new_figure(1)
-        msg.plot_ccdf(axes[0], curves, deadline)
+        msg.plot_ccdf(axes[0], curves, deadline, xscale=view.ccdf_x, xlim=view.ccdf_xlim)
         legend = axes[0].get_legend()
         if legend is not None:
             legend.remove()
         title = f"One-way delay of the messages of flow {name}"
-        _finish(fig, axes, title, "P(OWD > x) over every message sent; lost messages keep "
-                "the curve above zero")
-        axes[0].set_xlabel("one-way delay (ms)")
+        sent = "" if not view.span_given else "; messages sent " + view.note().removeprefix(
+            "shown: ")
+        caption = ("P(OWD > x) over every message sent; lost messages keep the curve above "
+                   f"zero{sent}")
+        axes[0].set_title(title_text(title, caption, fig.get_figwidth()), fontsize=TITLE_POINTS)
+        axes[0].set_xlabel("one-way delay (ms)" + (", log scale" if view.ccdf_x == "log" else ""))
+        seen: dict[str, Any] = {}
+        for handle, text in zip(*axes[0].get_legend_handles_labels()):
+            seen.setdefault(text, handle)
+        legend_below(fig, list(seen.values()), list(seen))
         drawn.append(Drawn(f"owd-{slug(name)}", title,
                            "Complementary CDF of the messages' one-way delay per kind, with "
                            "the deadline.", fig))

@@ -159,6 +159,9 @@ def add_commands(commands: Any, positive_int: Any) -> None:
     report.add_argument("folder", metavar="DIR",
                         help="output folder of a sweep, or of one `multiconn run`")
     report.add_argument("--out", metavar="DIR", help="report folder (default DIR/report)")
+    from ..plot import add_view_options
+
+    add_view_options(report)
     _add_talk(report)
     report.set_defaults(handler=cmd_report)
 
@@ -288,12 +291,23 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..errors import SweepError
+    from ..plot import view_options
     from ..plot.page import is_run_folder, write_run_page
     from .report import write_report
 
+    view = view_options(args)
     if is_run_folder(args.folder):
-        path = write_run_page(args.folder, args.out)
+        path = write_run_page(args.folder, args.out, view=view)
     else:
+        given = [option for option, value, unset in (
+            ("--from", view["from_s"], None), ("--to", view["to_s"], None),
+            ("--ccdf-x", view["ccdf_x"], "log"), ("--ccdf-xlim", view["ccdf_xlim"], None))
+            if value != unset]
+        if given:
+            raise SweepError(f"{', '.join(given)}: for the page of one run folder; a sweep's "
+                             "figures take their range from the sweep file (a timeseries "
+                             "plot's span = [\"2 s\", \"5 s\"])")
         path = write_report(args.folder, args.out)
     if args.json:
         sys.stdout.write(json.dumps({"report": str(path)}) + "\n")
