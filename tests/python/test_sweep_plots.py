@@ -407,3 +407,29 @@ def test_every_new_plot_is_written_as_png_and_svg(drawn: dict[str, Figure], stor
         assert stem in drawn
         assert (figures / f"{stem}.png").stat().st_size > 0
         assert (figures / f"{stem}.svg").stat().st_size > 0
+
+
+def test_a_throughput_delay_scheme_identical_to_another_is_not_hidden() -> None:
+    import matplotlib
+
+    from multiconn.figstyle import RC, new_figure
+    from multiconn.sweep.report.tputdelay import SchemePoint, draw_throughput_delay
+    from multiconn.sweep.spec import PlotSpec
+
+    nan = float("nan")
+    same = dict(throughput=9.5, throughput_spread=nan, delay_mean=40.0,
+                delay_mean_spread=nan, delay_p95=55.0, delay_p95_spread=nan, runs=2)
+    points = [SchemePoint("cubic", **same), SchemePoint("reno", **same),
+              SchemePoint("bbr", **{**same, "delay_mean": 30.0}), SchemePoint("vegas", **same)]
+    plot = PlotSpec(name="td", kind="throughput-delay", y="goodput_mbps")
+    with matplotlib.rc_context(RC):
+        fig, (ax,) = new_figure(1)
+        draw_throughput_delay(ax, points, plot)
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[:4] == ["cubic", "reno (identical to cubic)", "bbr",
+                          "vegas (identical to cubic)"]
+    markers = [c.lines[0].get_marker() for c in ax.containers
+               if c.get_label() and not c.get_label().startswith("_")][:4]
+    # The twins are drawn over the first one's circles, each in its own marker.
+    assert markers[0] == "o" and markers[2] == "o"
+    assert len({markers[0], markers[1], markers[3]}) == 3

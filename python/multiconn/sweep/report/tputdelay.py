@@ -18,6 +18,10 @@ completed, counts for the throughput only): a filled marker at the 95th percenti
 dotted line, with error bars of the plot's `spread` (over repetitions) on both axes. The
 delay axis is inverted as in Pantheon, so "better" (more throughput, less delay) is towards
 the upper right.
+
+A scheme whose point is identical to an earlier one's (the same throughput and delays, to 9
+significant digits) would hide behind it: it is drawn with a cross on the earlier markers
+(a different cross for each further one) and its legend entry says "identical to <scheme>".
 """
 
 from __future__ import annotations
@@ -128,21 +132,52 @@ def _no_delay_reason(plot: PlotSpec) -> str:
            "message flows)"
 
 
+IDENTICAL_MARKERS = ("x", "+", "1", "2", "3", "4")
+"""The markers of a scheme identical to an earlier one, drawn on top of that one's."""
+
+
+def identical_to(points: list[SchemePoint]) -> dict[str, str]:
+    """Each scheme whose point equals an earlier scheme's (throughput, mean and 95th
+    percentile delay, to 9 significant digits), mapped to the first such scheme."""
+    def key(p: SchemePoint) -> tuple[str, ...]:
+        return tuple(f"{v:.9g}" for v in (p.throughput, p.delay_mean, p.delay_p95))
+
+    first: dict[tuple[str, ...], str] = {}
+    found = {}
+    for p in points:
+        if key(p) in first:
+            found[p.label] = first[key(p)]
+        else:
+            first[key(p)] = p.label
+    return found
+
+
 def draw_throughput_delay(ax: Axes, points: list[SchemePoint], plot: PlotSpec) -> None:
-    """Draws each scheme's two markers on `ax`, then inverts the delay axis."""
+    """Draws each scheme's two markers on `ax`, then inverts the delay axis. A scheme
+    identical to an earlier one gets a cross on its markers and says so in the legend."""
     def err(value: float) -> float | None:
         return None if math.isnan(value) else value
 
+    same = identical_to(points)
+    repeats: dict[str, int] = {}
     for i, p in enumerate(points):
         color = f"C{i % 10}"
+        label = p.label
+        marker, size = "o", 7
+        if p.label in same:
+            twin = same[p.label]
+            marker = IDENTICAL_MARKERS[repeats.get(twin, 0) % len(IDENTICAL_MARKERS)]
+            repeats[twin] = repeats.get(twin, 0) + 1
+            size, label = 11, f"{p.label} (identical to {twin})"
         ax.plot([p.delay_mean, p.delay_p95], [p.throughput] * 2, linestyle=":",
                 linewidth=1.0, color=color)
         ax.errorbar(p.delay_p95, p.throughput, xerr=err(p.delay_p95_spread),
-                    yerr=err(p.throughput_spread), fmt="o", markersize=7, capsize=3,
-                    color=color, label=p.label)
+                    yerr=err(p.throughput_spread), fmt=marker, markersize=size, capsize=3,
+                    color=color, label=label)
+        hollow = {"markerfacecolor": "white"} if marker == "o" else {}
         ax.errorbar(p.delay_mean, p.throughput, xerr=err(p.delay_mean_spread),
-                    yerr=err(p.throughput_spread), fmt="o", markersize=7, capsize=3,
-                    color=color, markerfacecolor="white")
+                    yerr=err(p.throughput_spread), fmt=marker, markersize=size, capsize=3,
+                    color=color, **hollow)
     # What the two markers mean, listed after the schemes in the legend.
     ax.errorbar([], [], fmt="o", color="0.4", label="95th percentile")
     ax.errorbar([], [], fmt="o", color="0.4", markerfacecolor="white", label="mean")
