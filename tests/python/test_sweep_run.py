@@ -116,8 +116,21 @@ def test_a_failed_run_is_recorded_with_its_error_and_the_sweep_goes_on(tmp_path,
 
 def test_a_metric_that_is_not_a_summary_field_stops_the_sweep(tmp_path):
     path = write_sweep(tmp_path, RATES + '[metrics]\nflow = ["goodput_mbit"]\n')
-    with pytest.raises(SweepError, match="metrics.flow: 'goodput_mbit' is not a field"):
+    with pytest.raises(SweepError, match="metrics.flow: 'goodput_mbit' is not a field of the "
+                                         r"flow summary \(did you mean 'goodput_mbps'\?\)"):
         run_sweep(path, tmp_path / "out", jobs=1)
+
+
+def test_time_series_names_in_metrics_give_the_summary_fields(tmp_path):
+    path = write_sweep(tmp_path, '[set]\n"run.duration" = "1 s"\n"link.bottleneck.loss" = "1 %"\n'
+                       '"flow.bulk.transport" = "tcp"\n[params]\n"link.bottleneck.rate" = '
+                       '["10 Mbit/s", "20 Mbit/s"]\n[metrics]\n'
+                       'flow = ["srtt_ms", "drops_random_loss"]\n', reps=1)
+    run_sweep(path, tmp_path / "out", jobs=1)
+    frame = load(tmp_path / "out")
+    assert frame["final_srtt_ms"].notna().all() and (frame["final_srtt_ms"] > 0).any()
+    assert (frame["drops.random_loss"] > 0).all()
+    assert "srtt_ms" not in frame.columns
 
 
 def test_extra_metrics_and_nested_fields_become_columns(tmp_path):

@@ -570,3 +570,47 @@ def test_rtt_delay_needs_the_time_series_and_owd_does_not():
                                          r"timeseries = true"):
         parse(sweep(without + "[[plot]]\n" + TPUT))
     assert parse(sweep(without + "[[plot]]\n" + TPUT + 'delay = "owd"\n')).plots[0].delay == "owd"
+
+
+NAMED = '''
+[params]
+"link.bottleneck.rate" = ["10 Mbit/s", "20 Mbit/s"]
+[metrics]
+timeseries = true
+flow = {flow}
+[[plot]]
+name = "rtt"
+x = "link.bottleneck.rate"
+y = "{y}"
+[[plot]]
+name = "over-time"
+kind = "timeseries"
+y = "{series}"
+'''
+
+
+def test_time_series_and_summary_names_are_read_as_each_other():
+    spec = parse(sweep(NAMED.format(flow='["srtt_ms", "drops_queue", "final_cwnd_bytes"]',
+                                    y="srtt_ms", series="final_cwnd_bytes")))
+    assert spec.metrics == ("goodput_mbps", "bytes_delivered", "completion_s",
+                            "final_srtt_ms", "drops.queue", "final_cwnd_bytes")
+    line, over_time = spec.plots
+    assert line.y == "final_srtt_ms" and over_time.y == "cwnd_bytes"
+
+
+@pytest.mark.parametrize("flow, y, series, message", [
+    ("[]", "srtt_ms", "srtt_ms",
+     "plot[0].y: 'srtt_ms' is not a result metric: the flow summary's 'final_srtt_ms' holds "
+     "it for the whole run (the time series' 'srtt_ms' per bin); add [metrics] flow = "
+     "['final_srtt_ms']"),
+    ("[]", "bytes_in_flight", "srtt_ms", "plot[0].y: 'bytes_in_flight' is not a result metric "
+     "but a time-series column: draw it with kind = \"timeseries\""),
+    ("[]", "goodput_mpbs", "srtt_ms",
+     "plot[0].y: 'goodput_mpbs' is not a result metric (did you mean 'goodput_mbps'?)"),
+    ("[]", "goodput_mbps", "srtt", "plot[1].y: 'srtt' is not a time-series column (did you "
+     "mean 'srtt_ms'?)"),
+])
+def test_a_wrong_metric_name_is_told_the_right_one(flow, y, series, message):
+    with pytest.raises(SweepError) as err:
+        parse(sweep(NAMED.format(flow=flow, y=y, series=series)))
+    assert message in str(err.value)

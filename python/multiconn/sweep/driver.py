@@ -100,6 +100,7 @@ def _check_metrics(spec: SweepSpec, outcome: Outcome) -> None:
     import json
 
     from .results import _lookup
+    from .spec import suggestion
 
     flows = json.loads(outcome.summary_json or "{}").get("flows", [])
     if not flows:
@@ -109,7 +110,8 @@ def _check_metrics(spec: SweepSpec, outcome: Outcome) -> None:
                for flow in flows):
             fields = sorted({k for flow in flows for k in flow})
             raise SweepError(f"{spec.path}: metrics.flow: {metric!r} is not a field of the "
-                             f"flow summary (fields: {', '.join(fields)})")
+                             f"flow summary{suggestion(metric, fields)} (fields: "
+                             f"{', '.join(fields)})")
 
 
 def run_sweep(

@@ -12,7 +12,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,20 @@ TIMESERIES_COLUMNS: tuple[str, ...] = tuple(
     if kind != "str" and name not in ("time_s", "path"))
 """The numeric columns of a run's time series, time and the path index aside (see README,
 Metrics)."""
+DROP_CAUSES = ("queue", "random_loss", "link_down", "udp_buffer", "pdcp_late", "pdcp_window")
+SUMMARY_NAMES: dict[str, str] = {
+    "srtt_ms": "final_srtt_ms", "cwnd_bytes": "final_cwnd_bytes",
+    **{f"drops_{cause}": f"drops.{cause}" for cause in DROP_CAUSES},
+}
+"""A time-series column -> the flow summary field that holds the same quantity for the whole
+run: `[metrics] flow` and a summary plot's y read the first as the second (the sender's state
+at the end of the run, the drops by cause). `throughput_mbps` is not `goodput_mbps`: on a
+link's rows it is the link's throughput."""
+SHARED_NAMES = ("bytes_delivered", "retransmissions", "spurious_retransmissions")
+"""Names that are both a time-series column and a flow summary field (per bin, and in all)."""
+TIMESERIES_NAMES: dict[str, str] = {summary: column for column, summary in SUMMARY_NAMES.items()}
+"""A flow summary field -> its time-series column: a timeseries plot's y reads the first as
+the second."""
 
 # A unit starts with a letter or "%": "1:1" or "90/10" are labels, not numbers with a unit.
 _NUMBER_WITH_UNIT = re.compile(
@@ -583,12 +597,42 @@ def _references(r: _Reader, raw: Any, where: str) -> tuple[Reference, ...]:
     return tuple(refs)
 
 
-def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str) -> None:
-    allowed = TIMESERIES_COLUMNS if kind == "timeseries" else (*metrics, *RUN_METRICS)
-    if y not in allowed:
-        what = "time-series column" if kind == "timeseries" else \
-            "result metric (add flow summary fields with [metrics] flow = [...])"
-        raise r.fail(where, f"{y!r} is not a {what}; expected one of {', '.join(allowed)}")
+def summary_name(name: str) -> str:
+    """The flow summary field a metric name means: a time-series column with a summary
+    counterpart (`SUMMARY_NAMES`, e.g. srtt_ms) is read as it (final_srtt_ms)."""
+    return SUMMARY_NAMES.get(name, name)
+
+
+def suggestion(name: str, known: Iterable[str]) -> str:
+    """" (did you mean 'x'?)" for the known name closest to `name`, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_y(r: _Reader, kind: str, y: str, metrics: tuple[str, ...], where: str) -> str:
+    """The metric `y` names for a plot of `kind`, read across the time-series and summary
+    names (`SUMMARY_NAMES`); raises naming the right one when it is neither."""
+    if kind == "timeseries":
+        column = TIMESERIES_NAMES.get(y, y)
+        if column in TIMESERIES_COLUMNS:
+            return column
+        raise r.fail(where, f"{y!r} is not a time-series column{suggestion(y, TIMESERIES_COLUMNS)}"
+                            f"; expected one of {', '.join(TIMESERIES_COLUMNS)}")
+    allowed = (*metrics, *RUN_METRICS)
+    field = summary_name(y)
+    if field in allowed:
+        return field
+    if field != y or y in SHARED_NAMES:
+        hint = (f": the flow summary's {field!r} holds it for the whole run (the time series' "
+                f"{y!r} per bin); add [metrics] flow = [{field!r}]")
+    elif y in TIMESERIES_COLUMNS:
+        hint = " but a time-series column: draw it with kind = \"timeseries\""
+    else:
+        hint = (f"{suggestion(y, allowed)} (add flow summary fields with [metrics] flow = "
+                f"[...]); expected one of {', '.join(allowed)}")
+    raise r.fail(where, f"{y!r} is not a result metric{hint}")
 
 
 PLOT_KEYS = ("name", "kind", "x", "y", "z", "series", "flow", "where", "rep", "title", "xlabel",
@@ -639,11 +683,9 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
         y, z = _heatmap_axes(r, item, names, metrics, w)
     elif kind == "throughput-delay":
         _check_throughput_delay(r, item, w)
-        y = r.string(item, "y", w, "goodput_mbps")
-        _check_y(r, kind, y, metrics, f"{w}.y")
+        y = _check_y(r, kind, r.string(item, "y", w, "goodput_mbps"), metrics, f"{w}.y")
     else:
-        y = r.string(item, "y", w)
-        _check_y(r, kind, y, metrics, f"{w}.y")
+        y = _check_y(r, kind, r.string(item, "y", w), metrics, f"{w}.y")
     x = _plot_x(r, item, kind, names, w)
     series = r.string(item, "series", w, None)
     if series is not None and series != "flow" and series not in names:
@@ -658,7 +700,7 @@ def _plot(r: _Reader, raw: Any, i: int, names: dict[str, Axis],
         raise r.fail(f"{w}.annotate_label", "labels the 'annotate' metric; give 'annotate' too")
     annotate = r.string(item, "annotate", w, None)
     if annotate is not None:
-        _check_y(r, kind, annotate, metrics, f"{w}.annotate")
+        annotate = _check_y(r, kind, annotate, metrics, f"{w}.annotate")
     logx = r.boolean(item, "logx", w, False)
     if logx and kind == "heatmap":
         raise r.fail(f"{w}.logx", "a heatmap's cells are evenly spaced; it takes no 'logx'")
@@ -731,8 +773,7 @@ def _heatmap_axes(r: _Reader, item: Mapping[str, Any], names: dict[str, Axis],
     if "z" not in item:
         raise r.fail(w, "a heatmap plot needs 'z' (the metric its cells show, such as "
                         "\"goodput_mbps\"); x and y name two axes")
-    z = r.string(item, "z", w)
-    _check_y(r, "heatmap", z, metrics, f"{w}.z")
+    z = _check_y(r, "heatmap", r.string(item, "z", w), metrics, f"{w}.z")
     y = r.string(item, "y", w, None)
     if y is None:
         raise r.fail(w, "a heatmap plot needs 'y' (an axis name)")
@@ -948,7 +989,8 @@ def parse_sweep_text(text: str, path: str | os.PathLike[str]) -> SweepSpec:
     extra = metrics_table.get("flow", [])
     if not isinstance(extra, list) or not all(isinstance(m, str) and m for m in extra):
         raise r.fail("metrics.flow", "expected an array of flow summary field names")
-    metrics = tuple(dict.fromkeys([*DEFAULT_FLOW_METRICS, *extra]))
+    # A time-series name with a summary counterpart means that field (srtt_ms: final_srtt_ms).
+    metrics = tuple(dict.fromkeys([*DEFAULT_FLOW_METRICS, *map(summary_name, extra)]))
 
     spec = SweepSpec(
         name=name, path=shown,
