@@ -292,9 +292,13 @@ def _draw_timeseries(ax: Axes, runs: pd.DataFrame, spec: SweepSpec, plot: PlotSp
     lines = [line for _, run in runs.iterrows() for line in _run_lines(run, spec, plot, folder)]
     if not lines:
         raise NothingToDraw(f"the selected runs recorded no {plot.y}")
-    names = {own for _, own, _, _ in lines}
+    # A prefix (the run's series labels) that has one line is that line's whole label: each
+    # variant running its own flow reads "MP-QUIC", not "MP-QUIC · mpq".
+    owns: dict[str | None, set[str]] = {}
+    for prefix, own, _, _ in lines:
+        owns.setdefault(prefix, set()).add(own)
     for prefix, own, times, values in lines:
-        label = own if prefix is None else (prefix if len(names) == 1
+        label = own if prefix is None else (prefix if len(owns[prefix]) == 1
                                             else f"{prefix}{SERIES_JOIN}{own}")
         ax.plot(times, values, linewidth=1.2, label=label)
     for marker, ref in zip(_markers(), plot.references):

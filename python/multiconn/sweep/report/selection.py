@@ -72,19 +72,32 @@ def select(rows: pd.DataFrame, panel: Panel, flow: str | None = None) -> pd.Data
 
 def series_labels(data: pd.DataFrame, spec: SweepSpec, plot: PlotSpec) -> pd.Series:
     """Each row's series label: the `series` axis label, the labels of `where` axes that keep
-    several values, and the flow when several flows would otherwise be averaged together. A
-    plot with one series names it after its flow (or after y, when x is the flow)."""
+    several values, and the flow when several flows would otherwise be averaged together (a
+    series whose rows are one flow at each x is not labelled with it: variants that each run
+    their own flow read "MP-QUIC", not "MP-QUIC · mpq"). A plot with one series names it
+    after its flow (or after y, when x is the flow)."""
     names = ["flow"] if plot.series == "flow" else []
     parts = [data[name].astype(str) for name in [*names, *label_axes(spec, plot)]]
-    if plot.series != "flow" and plot.x != "flow" and data["flow"].nunique() > 1:
+    if plot.series != "flow" and plot.x != "flow" and data["flow"].nunique() > 1 and (
+            not parts or _several_flows(data, _joined(parts), plot)):
         parts.append(data["flow"].astype(str))
     if not parts:
         single = str(data["flow"].iloc[0]) if plot.x != "flow" and len(data) else plot.y
         return pd.Series(single, index=data.index, dtype=object)
+    return _joined(parts)
+
+
+def _joined(parts: list[pd.Series]) -> pd.Series:
     labels = parts[0]
     for part in parts[1:]:
         labels = labels + SERIES_JOIN + part
     return labels
+
+
+def _several_flows(data: pd.DataFrame, labels: pd.Series, plot: PlotSpec) -> bool:
+    """Whether some series (at some x) holds the rows of more than one flow."""
+    keys = [labels] + ([data[plot.x].astype(str)] if plot.x in data.columns else [])
+    return bool((data["flow"].groupby(keys, sort=False).nunique() > 1).any())
 
 
 def label_axes(spec: SweepSpec, plot: PlotSpec) -> list[str]:
