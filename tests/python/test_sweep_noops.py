@@ -44,6 +44,7 @@ def test_a_scenario_with_nothing_random_and_a_queue_never_filled_are_named(tmp_p
     assert "=2000 packets" in points and "=4000 packets" in points and "5 packets" not in points, points
     assert "one run reported 2 times" in points
     assert json.loads(json.dumps(summary.to_dict()))["notes"] == summary.notes
+    assert summary.note.startswith("identical results: every point's 2 repetitions")
 
 
 def test_random_loss_makes_repetitions_and_points_differ(tmp_path: Path) -> None:
@@ -52,8 +53,14 @@ def test_random_loss_makes_repetitions_and_points_differ(tmp_path: Path) -> None
     assert summary.notes == []
 
 
-def test_the_cli_prints_the_notes(tmp_path: Path, cli) -> None:
+def test_the_cli_prints_the_notes_in_one_line_and_in_full_with_verbose(tmp_path: Path,
+                                                                       cli) -> None:
     proc = cli("sweep", sweep(tmp_path), "--out", tmp_path / "out", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("note:")]
+    assert notes == ["note: identical results: every point's 2 repetitions were identical; "
+                     "2 points gave the results of 1 (--verbose: where and why)"], proc.stderr
+    proc = cli("sweep", sweep(tmp_path), "--out", tmp_path / "out", "--jobs", "1", "--verbose")
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stderr.split())
     assert "note: the 2 repetitions of every point gave identical results" in text

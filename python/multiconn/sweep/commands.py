@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace, sweep: Any) -> tuple[int, Any]:
     return (EXIT_RUNS_FAILED if summary.failures else 0), summary
 
 
-def _print_summary(summary: Any, quiet: bool) -> None:
+def _print_summary(summary: Any, quiet: bool, verbose: bool = False) -> None:
     console = _stderr_console()
     if summary.failures:
         console.print(f"[red]{len(summary.failures)} failed run(s):[/red]")
@@ -203,7 +203,10 @@ def _print_summary(summary: Any, quiet: bool) -> None:
         f"in the store, {summary.ran} ran ({summary.succeeded} ok, {summary.failed} failed"
         f"{'; ' if again else ''}{', '.join(again)}) in {summary.wall_time_s:.1f} s; results "
         f"in {summary.out}", highlight=False)
-    for note in summary.notes:
+    if not verbose and summary.note:  # one line, however wide the terminal
+        console.print(f"[yellow]note:[/yellow] {_escape(summary.note)}", highlight=False,
+                      soft_wrap=True)
+    for note in summary.notes if verbose else []:
         console.print(f"[yellow]note:[/yellow] {_escape(note)}", highlight=False)
 
 
@@ -212,7 +215,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(summary.to_dict(), indent=2) + "\n")
     else:
-        _print_summary(summary, args.quiet)
+        _print_summary(summary, args.quiet, args.verbose)
     return code
 
 
@@ -237,7 +240,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n")
     else:
         for summary in summaries:
-            _print_summary(summary, args.quiet)
+            _print_summary(summary, args.quiet, args.verbose)
         if report_path is not None and not args.quiet:
             _stderr_console().print(f"report: {report_path}", highlight=False)
     return code

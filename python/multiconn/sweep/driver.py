@@ -78,7 +78,10 @@ class SweepSummary:
     """Recorded runs run again because their worker process had died under them."""
     notes: list[str] = field(default_factory=list)
     """Silent no-ops found in the results (see `noops`): repetitions or points that were
-    different in the plan and identical in what they produced."""
+    different in the plan and identical in what they produced, one line each in full."""
+    note: str = ""
+    """The same in one line ("" when there are none): what the CLI prints without
+    --verbose."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -215,6 +218,7 @@ def run_sweep(
                 bar.advance(outcome.ok)
         records = store.records(spec.name)
         summary.notes = noops.notes(records)
+        summary.note = noops.brief(records)
         for record in records:
             if record.ok is False:
                 planned = next(r for r in runs if r.task.run_key == record.run_key)
