@@ -381,6 +381,7 @@ def test_the_queue_figure_draws_busy_rlc_buffers_and_leaves_idle_links_out(
     assert "ue1 downlink RLC" in labels and "ue2 downlink RLC" in labels
     assert not any(label.startswith("link s1") for label in labels)
     assert "left out as idle" in axes[0].get_title()
+    assert "6 link directions and 2 RLC buffers" in " ".join(axes[0].get_title().split())
     assert "Left out as idle: link server_quic forward," in drawn["queues"].caption
     assert "link s1 forward" in drawn["queues"].caption
     assert axes[-1].get_ylabel() == "RLC buffer,\nlargest (kB)"

@@ -8,8 +8,8 @@
 
 Which figures a run gets depends on what it has (see `multiconn.plot.figures`): every run
 the throughput figure; transport flows the sender-state figure; multipath flows one
-per-path figure each; flows over a PDCP split one legs-and-reordering figure each; links
-that queued the queue figure; LTE cells a radio-and-RLC figure each; message flows a
+per-path figure each; flows over a PDCP split one legs-and-reordering figure each; busy link
+queues and RLC buffers the queue figure; LTE cells a radio-and-RLC figure each; message flows a
 one-way-delay CCDF each. Figures are written
 byte-identically for the same run.
 

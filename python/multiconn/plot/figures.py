@@ -376,10 +376,14 @@ def _bearer_directions(bearers: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _left_out(names: list[str]) -> str:
-    """The left-out series named, the first `LEFT_OUT_NAMED` of them and a count of the rest."""
-    shown = ", ".join(names[:LEFT_OUT_NAMED])
-    more = len(names) - LEFT_OUT_NAMED
-    return shown + (f" and {more} more" if more > 0 else "")
+    """The left-out series: named when there are at most `LEFT_OUT_NAMED`, else counted by
+    kind (the figure's caption on the report page names them all)."""
+    if len(names) <= LEFT_OUT_NAMED:
+        return ", ".join(names)
+    links = sum(name.startswith("link ") for name in names)
+    counts = [f"{links} link directions" if links else "",
+              f"{len(names) - links} RLC buffers" if len(names) > links else ""]
+    return " and ".join(c for c in counts if c) + " (the report page names them)"
 
 
 def queues(table: pd.DataFrame, summary: Mapping[str, Any],
