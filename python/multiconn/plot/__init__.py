@@ -95,13 +95,7 @@ def draw_run(result: RunResult, view: Any = None) -> list[Any]:
     from . import figures
 
     view = figures.WHOLE_RUN if view is None else view
-    table = result.timeseries
-    if view.span_given:
-        times = table["time_s"].astype(float)
-        inside = times >= view.start_s
-        if view.end_s is not None:
-            inside &= times < view.end_s
-        table = table[inside]
+    table = view.within(result.timeseries, "time_s")
     drawn = [d for build in figures.TABLE_FIGURES for d in build(table, result.summary, view)]
     return drawn + figures.owd(result.messages, result.summary, view)
 

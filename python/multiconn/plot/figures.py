@@ -83,6 +83,16 @@ class View:
         if self.span_given:
             axes[0].set_xlim(self.start_s, self.end_s)
 
+    def within(self, frame: pd.DataFrame, column: str) -> pd.DataFrame:
+        """The rows of `frame` whose `column` (seconds) lies in the span: all without one."""
+        if not self.span_given:
+            return frame
+        times = frame[column].astype(float)
+        inside = times >= self.start_s
+        if self.end_s is not None:
+            inside &= times < self.end_s
+        return frame[inside]
+
 
 WHOLE_RUN = View()
 
@@ -482,12 +492,7 @@ def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any],
 
     if messages is None or messages.empty:
         return []
-    if view.span_given:
-        sent = messages["sent_s"].astype(float)
-        inside = sent >= view.start_s
-        if view.end_s is not None:
-            inside &= sent < view.end_s
-        messages = messages[inside]
+    messages = view.within(messages, "sent_s")
     drawn = []
     for name in dict.fromkeys(messages["flow"].astype(str)):
         own = messages[messages["flow"].astype(str) == name]
