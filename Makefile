@@ -15,7 +15,7 @@ SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) \
 	$(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: emu-tools setup test test-emu test-rust test-python test-stubs fuzz demo bench clean-venv
+.PHONY: emu-tools emu-stacks emu-tquic setup test test-emu test-rust test-python test-stubs fuzz demo bench clean-venv
 
 setup: $(STAMP)
 
@@ -30,23 +30,27 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	$(VPY) -m pip install --quiet -r requirements.lock
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(if $(filter-out release,$(BUILD_PROFILE)),MATURIN_PEP517_ARGS="--profile $(BUILD_PROFILE)") \
 	  $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	cargo build --profile $(BUILD_PROFILE) --quiet -p multiconn-emu
-	@# A copy then a rename: an emulated run may be using the old program (cp onto it fails).
-	cp target/$(BUILD_PROFILE)/multiconn-emu $(VENV)/bin/multiconn-emu.new
-	mv -f $(VENV)/bin/multiconn-emu.new $(VENV)/bin/multiconn-emu
+	@# The emulator comes with the extension: pip installs its `multiconn-emu` entry point.
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# The real stacks the emulator starts (Debian packages), installed when running as root on a
-# machine with apt; elsewhere a note says what is missing. `make test-emu` installs them and
-# runs the emulator's tests against them; `make test` runs those tests only where the stacks
-# are already installed (they skip, saying why, elsewhere).
+# The real stacks the emulator starts. `emu-stacks`: Debian's packages, installed when
+# running as root on a machine with apt (a minute or two); elsewhere a note says what is
+# missing. `emu-tquic`: tquic's tools, built with cargo into the virtualenv (BoringSSL
+# included: some 10 to 20 minutes on two cores, once; cargo shows its progress). `emu-tools`
+# does both. `make test-emu` installs them and runs the emulator's tests against them;
+# `make test` runs those tests only where the stacks are already installed (they skip,
+# saying why, elsewhere).
 EMU_PACKAGES := iperf3 ngtcp2-client ngtcp2-server mptcpize openssl iproute2 util-linux cmake g++
-emu-tools:
+TQUIC_TOOLS_VERSION := 1.6.0
+emu-tools: emu-stacks emu-tquic
+
+emu-stacks:
 	@if command -v iperf3 >/dev/null && command -v gtlsserver >/dev/null && command -v mptcpize >/dev/null; then \
 	  echo "emulator stacks: installed"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "emulator stacks: apt-get install $(EMU_PACKAGES)"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  timeout 900 apt-get install -y -q --no-install-recommends $(EMU_PACKAGES) >/dev/null 2>&1 || \
 	  { timeout 300 apt-get update -q >/dev/null 2>&1; timeout 900 apt-get install -y -q --no-install-recommends $(EMU_PACKAGES) >/dev/null; } || \
@@ -54,15 +58,18 @@ emu-tools:
 	else \
 	  echo "note: the emulator's stacks need root to install: sudo apt-get install $(EMU_PACKAGES)"; \
 	fi
-	@# tquic's tools (multipath QUIC, draft-05) build BoringSSL: they need cmake and a C++ compiler.
+
+# tquic's tools (multipath QUIC, draft-05) build BoringSSL: they need cmake and a C++
+# compiler (emu-stacks installs both).
+emu-tquic:
 	@if [ -x $(VENV)/bin/tquic_server ] || command -v tquic_server >/dev/null; then \
 	  echo "tquic tools: installed"; \
 	elif command -v cmake >/dev/null && command -v c++ >/dev/null; then \
-	  echo "building tquic_tools 1.6.0 into $(VENV)/bin (a few minutes)"; \
-	  cargo install --quiet tquic_tools --version 1.6.0 --root $(VENV) || \
+	  echo "tquic tools: building tquic_tools $(TQUIC_TOOLS_VERSION) into $(VENV)/bin with cargo (BoringSSL included: 5 to 20 minutes on two cores, once; 'make emu-stacks' alone skips this)"; \
+	  cargo install tquic_tools --version $(TQUIC_TOOLS_VERSION) --root $(VENV) || \
 	  echo "note: tquic_tools did not build; the emulator's tquic tests will skip"; \
 	else \
-	  echo "note: tquic_tools needs cmake and a C++ compiler; the emulator's tquic tests will skip"; \
+	  echo "note: tquic_tools needs cmake and a C++ compiler (make emu-stacks installs them); the emulator's tquic tests will skip"; \
 	fi
 
 test:

@@ -47,6 +47,9 @@ class ScenarioError(ValueError):
 def version() -> str:
     """The version of the native crate."""
 
+def emu_main(args: Sequence[str]) -> int:
+    """The emulator's command line (multiconn-emu), without the program's name; its exit code."""
+
 def validate(text: str, origin: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> str:
     """Loads and validates a scenario; returns the resolved scenario as JSON."""
 

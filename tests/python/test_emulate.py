@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_error_line
+from conftest import ROOT, assert_one_error_line
 
 from multiconn.emulate import summary_lines
 
@@ -351,3 +353,36 @@ def test_a_signal_to_the_front_end_stops_the_run_and_keeps_its_results(tmp_path:
     assert summary["stopped_by"] == "interrupted", summary["stopped_by"]
     assert summary["emulated_time_s"] < 25, summary["emulated_time_s"]
     assert (out / "timeseries.parquet").exists() and (out / "scenario.json").exists()
+
+
+@pytest.mark.native
+@pytest.mark.slow
+@pytest.mark.skipif(_cannot_emulate() is not None or shutil.which("iperf3") is None,
+                    reason=str(_cannot_emulate() or "iperf3 is not installed"))
+def test_pip_install_into_a_fresh_virtualenv_gives_a_working_emulator(tmp_path: Path) -> None:
+    """The package carries the emulator: `pip install .` into a new virtualenv (nothing from
+    `make setup` in it) gives `multiconn emulate`, which runs a kernel TCP download."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # The compiled crates of `make setup` are reused (the wheel builds the same extension).
+    env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target")}
+    env.pop("MULTICONN_EMU", None)
+    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)],
+                               env=env, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    assert (venv / "bin" / "multiconn-emu").is_file()
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LINK + QUIC_FLOW.replace('"quic"', '"tcp"').replace('profile = "aioquic"', 'cc = "cubic"')
+                        .replace('size = "4 MB"', 'size = "2 MB"'))
+    out = tmp_path / "out"
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                  if Path(p).resolve() != Path(sys.executable).parent.resolve())
+    ran = subprocess.run([str(venv / "bin" / "multiconn"), "emulate", str(scenario), "--out", str(out), "-q"],
+                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["mode"] == "emulation"
+    (flow,) = summary["flows"]
+    assert flow["stack"] == "kernel-tcp" and flow["bytes_delivered"] >= 2_000_000, flow
+    # Kernel TCP through the emulated 20 Mbit/s link: most of it, never more.
+    assert 0.6 * 20 <= flow["goodput_mbps"] <= 20, flow

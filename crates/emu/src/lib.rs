@@ -8,12 +8,14 @@
 //! device at both ends ([`tun`]). Packets read from a TUN enter the network, and come out of
 //! it into the far host's TUN when the models release them ([`fabric`]); real stacks (kernel
 //! TCP and MPTCP, ngtcp2, aioquic, or the user's own programs) run in the hosts ([`stacks`]).
-//! [`run`] does one run and [`report`] writes its files. Design and limits:
+//! [`run`] does one run, [`report`] writes its files and [`cli`] is its command line. Design and limits:
 //! `docs/emulator.md`; the machine's measured abilities: `docs/adr/0005-emulator.md`.
 //!
 //! Dependencies point down: `core`, `link`, `metrics`, `net` and `scenario` (to read the same
-//! scenario files); nothing depends on this crate.
+//! scenario files); only the Python extension (`crates/py`, for its `multiconn-emu` entry
+//! point) depends on this crate.
 
+pub mod cli;
 pub mod ecn;
 pub mod fabric;
 pub mod report;

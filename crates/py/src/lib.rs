@@ -14,6 +14,7 @@
 
 mod cases;
 mod drive;
+mod emu;
 
 use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
@@ -478,5 +479,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     drive::register(m)?;
     cases::register(m)?;
+    emu::register(m)?;
     Ok(())
 }
