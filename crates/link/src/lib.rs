@@ -17,6 +17,7 @@
 //!
 //! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
 //! from text by [`trace`], [`delay`] and [`loss`]; reading files is the caller's business.
+//! [`start`] reads any of the traces from a start other than its beginning.
 
 pub mod aqm;
 pub mod availability;
@@ -26,6 +27,7 @@ pub mod loss;
 pub mod queue;
 pub mod rate;
 pub mod scripted;
+pub mod start;
 pub mod trace;
 
 use multiconn_core::{DropCause, Packet, Time};

@@ -756,6 +756,10 @@ pub enum RateTrace {
     Mahimahi {
         /// The trace: one millisecond timestamp per line, each a 1500-byte delivery opportunity.
         file: String,
+        /// Where the run's time 0 reads the trace (default 0): `"480 s"` (whole milliseconds); less than the trace's
+        /// period, which then loops from its beginning.
+        #[serde(default)]
+        start: Option<Dur>,
     },
     /// A UCC G-NetTrack CSV (`Timestamp`; rate column in kbit/s).
     Ucc {
@@ -763,7 +767,10 @@ pub enum RateTrace {
         file: String,
         /// The rate column, kbit/s (default `DL_bitrate`).
         #[serde(default = "default_ucc_column")]
-        column: String,
+        column: String,        /// Where the run's time 0 reads the trace (default 0): `"480 s"`; less than the trace's
+        /// period, which then loops from its beginning.
+        #[serde(default)]
+        start: Option<Dur>,
     },
     /// Any per-second bitrate CSV.
     Csv {
@@ -780,7 +787,10 @@ pub enum RateTrace {
         time_column: Option<String>,
         /// How rows are timed: `seconds`, `gnettrack` or `row` (default `seconds`).
         #[serde(default)]
-        time_format: Option<TimeFormat>,
+        time_format: Option<TimeFormat>,        /// Where the run's time 0 reads the trace (default 0): `"480 s"`; less than the trace's
+        /// period, which then loops from its beginning.
+        #[serde(default)]
+        start: Option<Dur>,
     },
 }
 
@@ -791,6 +801,18 @@ fn rate_unit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Rate, D::Error> {
     multiconn_core::units::parse_rate(&text)
         .or_else(|_| multiconn_core::units::parse_rate(&format!("1 {}", text.trim())))
         .map_err(|_| D::Error::custom(format!("unit = \"{text}\": expected a rate unit such as \"Mbit/s\" or \"kbit/s\", or a rate such as \"1 Mbit/s\"")))
+}
+
+/// A loss trace's `start`: a whole number of packets (a duration is refused in words that say
+/// why).
+fn packet_start<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    use serde::de::Error;
+    match toml::Value::deserialize(d)? {
+        toml::Value::Integer(n) if n >= 0 => Ok(Some(n as u64)),
+        other => Err(D::Error::custom(format!(
+            "a loss trace is read per offered packet, so its start is a whole number of packets ≥ 0 such as 1000, got {other}"
+        ))),
+    }
 }
 
 fn default_ucc_column() -> String {
@@ -859,7 +881,10 @@ pub enum DelayTable {
         /// Let a packet overtake the ones before it when the delay falls (netem's time-ordered
         /// queue); default false (a delay line).
         #[serde(default)]
-        reorder: bool,
+        reorder: bool,        /// Where the run's time 0 reads the series (default 0): `"480 s"`; less than its last
+        /// point's time, whose delay then holds.
+        #[serde(default)]
+        start: Option<Dur>,
     },
 }
 
@@ -909,6 +934,10 @@ pub enum LossTable {
     Trace {
         /// The pattern file: one 0 (delivered) or 1 (lost) per line.
         file: String,
+        /// The line the first offered packet reads, counted from 0 (default 0): the trace is
+        /// per packet, so its start is a number of packets; less than its number of lines.
+        #[serde(default, deserialize_with = "packet_start")]
+        start: Option<u64>,
     },
 }
 

@@ -1,22 +1,32 @@
 //! A link direction's models from their scenario values: rate (fixed or a trace), delay
 //! (constant, normal, empirical histogram, series) and loss (Bernoulli, Gilbert–Elliott,
 //! trace). Trace files are parsed by the link crate; their errors are reported at the field's
-//! `file`.
+//! `file`. Every trace's `start` goes through [`trace`], which reads it from there on
+//! ([`multiconn_link::start`]); an impossible start is reported at the field's `start`.
 
 use super::errors::{err, FieldError};
 use super::files::Files;
 use crate::schema::{DelaySpec, DelayTable, LossSpec, LossTable, RateSpec, RateTrace, SeriesInterpolation, TimeFormat};
-use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel, Interpolation};
+use multiconn_link::delay::{parse_delay_series, parse_histogram, DelayModel, DelaySeries, Interpolation};
 use multiconn_link::loss::{parse_loss_trace, LossModel};
 use multiconn_link::rate::RateModel;
+use multiconn_link::start::{start_at, Trace};
 use multiconn_link::trace::{parse_bitrate_csv, parse_mahimahi, BitrateCsvFormat, TimeColumn};
 
-/// Reads trace `file` named at `path` and parses it; both failures are reported at
-/// `path.file`.
-fn trace<T, E: std::fmt::Display>(files: &mut Files, file: &str, path: &[&str], parse: impl FnOnce(&str, &str) -> Result<T, E>) -> Result<T, FieldError> {
+/// Reads trace `file` named at `path`, parses it and reads it from `start` on: a file that
+/// cannot be read or parsed is reported at `path.file`, a start the trace cannot take at
+/// `path.start`.
+fn trace<T: Trace, E: std::fmt::Display>(
+    files: &mut Files,
+    file: &str,
+    start: Option<T::Position>,
+    path: &[&str],
+    parse: impl FnOnce(&str, &str) -> Result<T, E>,
+) -> Result<T, FieldError> {
     let at = [path, &["file"]].concat();
     let (text, origin) = files.read(file, &at)?;
-    parse(&text, &origin).map_err(|e| err(&at, e.to_string()))
+    let parsed = parse(&text, &origin).map_err(|e| err(&at, e.to_string()))?;
+    start_at(parsed, start.unwrap_or_default()).map_err(|e| err(&[path, &["start"]].concat(), e.to_string()))
 }
 
 /// The rate model of `spec`, given at `path`.
@@ -28,13 +38,13 @@ pub(super) fn resolve_rate(spec: &RateSpec, path: &[&str], files: &mut Files) ->
             }
             RateModel::Fixed(*r)
         }
-        RateSpec::Trace(RateTrace::Mahimahi { file }) => {
-            RateModel::Opportunities(trace(files, file, path, parse_mahimahi)?)
+        RateSpec::Trace(RateTrace::Mahimahi { file, start }) => {
+            RateModel::Opportunities(trace(files, file, *start, path, parse_mahimahi)?)
         }
-        RateSpec::Trace(RateTrace::Ucc { file, column }) => {
-            RateModel::Steps(trace(files, file, path, |text, origin| parse_bitrate_csv(text, origin, &BitrateCsvFormat::ucc(column)))?)
+        RateSpec::Trace(RateTrace::Ucc { file, column, start }) => {
+            RateModel::Steps(trace(files, file, *start, path, |text, origin| parse_bitrate_csv(text, origin, &BitrateCsvFormat::ucc(column)))?)
         }
-        RateSpec::Trace(RateTrace::Csv { file, column, unit, time_column, time_format }) => {
+        RateSpec::Trace(RateTrace::Csv { file, column, unit, time_column, time_format, start }) => {
             let time = match (time_format.unwrap_or(TimeFormat::Seconds), time_column) {
                 (TimeFormat::Row, _) => TimeColumn::RowIndex,
                 (TimeFormat::Seconds, c) => TimeColumn::Seconds(c.clone().unwrap_or_else(|| "time".into())),
@@ -44,7 +54,7 @@ pub(super) fn resolve_rate(spec: &RateSpec, path: &[&str], files: &mut Files) ->
                 return Err(err(&[path, &["unit"]].concat(), "the unit of the rate column must be positive, e.g. \"1 kbit/s\""));
             }
             let format = BitrateCsvFormat { time, rate_column: column.clone(), bps_per_unit: unit.bps() as f64 };
-            RateModel::Steps(trace(files, file, path, |text, origin| parse_bitrate_csv(text, origin, &format))?)
+            RateModel::Steps(trace(files, file, *start, path, |text, origin| parse_bitrate_csv(text, origin, &format))?)
         }
     };
     Ok(model)
@@ -72,14 +82,19 @@ pub(super) fn resolve_delay(spec: &DelaySpec, path: &[&str], files: &mut Files) 
             (DelayModel::Normal { mean: *mean, cv: *cv }, *reorder)
         }
         DelaySpec::Model(DelayTable::Empirical { file, reorder }) => {
-            (DelayModel::Empirical(trace(files, file, path, parse_histogram)?), *reorder)
+            let at = [path, &["file"]].concat();
+            let (text, origin) = files.read(file, &at)?;
+            (DelayModel::Empirical(parse_histogram(&text, &origin).map_err(|e| err(&at, e.to_string()))?), *reorder)
         }
-        DelaySpec::Model(DelayTable::Series { file, interpolation, reorder }) => {
-            let mut series = trace(files, file, path, parse_delay_series)?;
-            series.interpolation = match interpolation {
+        DelaySpec::Model(DelayTable::Series { file, interpolation, reorder, start }) => {
+            // The interpolation is set before the start, which reads the series' value there.
+            let interpolation = match interpolation {
                 SeriesInterpolation::Linear => Interpolation::Linear,
                 SeriesInterpolation::Step => Interpolation::Step,
             };
+            let series = trace(files, file, *start, path, |text, origin| {
+                parse_delay_series(text, origin).map(|series| DelaySeries { interpolation, ..series })
+            })?;
             (DelayModel::Series(series), *reorder)
         }
     })
@@ -100,8 +115,8 @@ pub(super) fn resolve_loss(spec: &LossSpec, path: &[&str], files: &mut Files) ->
                 loss_bad: loss_bad.map_or(1.0, |x| x.0),
             }
         }
-        LossSpec::Model(LossTable::Trace { file }) => {
-            LossModel::Trace(trace(files, file, path, parse_loss_trace)?)
+        LossSpec::Model(LossTable::Trace { file, start }) => {
+            LossModel::Trace(trace(files, file, *start, path, parse_loss_trace)?)
         }
     })
 }

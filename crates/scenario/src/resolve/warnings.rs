@@ -14,7 +14,7 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 
 fn trace_file(trace: &RateTrace) -> &str {
     match trace {
-        RateTrace::Mahimahi { file } | RateTrace::Ucc { file, .. } | RateTrace::Csv { file, .. } => file,
+        RateTrace::Mahimahi { file, .. } | RateTrace::Ucc { file, .. } | RateTrace::Csv { file, .. } => file,
     }
 }
 

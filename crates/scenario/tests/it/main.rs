@@ -27,6 +27,7 @@ mod run;
 mod series;
 mod steady;
 mod stack_profiles;
+mod trace_start;
 mod tquic_redundant;
 mod transport;
 mod uplink_split;
