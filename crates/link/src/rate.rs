@@ -149,6 +149,17 @@ impl RateServer {
     pub fn capacity_bits(&self, from: Time, to: Time) -> f64 {
         self.table.capacity_bits(from, to)
     }
+    /// When a block of `bits` whose transmission starts at `start` on the idle link has
+    /// left it, the rate following the model as it varies (a message's ideal transmission):
+    /// for `Fixed` `start + bits / rate` in seconds as a float (rounded to the nanosecond),
+    /// for `Steps` the instant the rate's integral from `start` reaches `bits` (rounded up to
+    /// the nanosecond), for `Opportunities` the opportunity that carries its last byte, its
+    /// bytes filling whole 1500-byte opportunities from the first at or after `start`.
+    /// `None` when the link never carries them (a trace of zero rate). Does not touch the
+    /// server's state; O(log n).
+    pub fn transmission_end(&self, start: Time, bits: u64) -> Option<Time> {
+        self.table.transmission_end(start, bits)
+    }
 }
 
 /// A model prepared for fast queries.
@@ -176,6 +187,27 @@ impl Table {
             Table::Steps(steps) => steps.mean_bps(),
             Table::Opportunities(opps) => opps.mean_bps(),
             Table::Nothing => 0.0,
+        }
+    }
+
+    fn transmission_end(&self, start: Time, bits: u64) -> Option<Time> {
+        if bits == 0 {
+            return Some(start);
+        }
+        match self {
+            Table::Fixed(rate) if rate.bps() == 0 => None,
+            Table::Fixed(rate) => Some(start + Dur::from_secs_f64(bits as f64 / rate.bps() as f64)),
+            Table::Steps(steps) => {
+                let mut cursor = 0;
+                let target = steps.work_until(start.as_nanos(), &mut cursor).saturating_add(u128::from(bits) * NANOBITS_PER_BIT);
+                steps.time_reaching(target, &mut cursor).map(clamp_to_time)
+            }
+            Table::Opportunities(opps) => {
+                let opportunities = bits.div_ceil(8).div_ceil(u64::from(OPPORTUNITY_BYTES));
+                let last = opps.count_before(start) + u128::from(opportunities) - 1;
+                Some(clamp_to_time(opps.time_ns_of(last)))
+            }
+            Table::Nothing => None,
         }
     }
 
@@ -439,6 +471,33 @@ mod tests {
             assert!(table.count_before(Time(t as u64)) <= g);
             assert!(table.count_before(Time(t as u64 + 1)) > g);
         }
+    }
+
+    #[test]
+    fn a_block_is_carried_at_the_rate_as_it_varies() {
+        // 8 Mbit/s for 1 s, 0 for 1 s, 80 kbit/s for 2 s: period 4 s.
+        let server = RateServer::new(steps(&[(0, 8_000_000), (1000, 0), (2000, 80_000)], 4000));
+        let at = |ms: u64| Time(ms * NANOS_PER_MS);
+        // 1 Mbit from 0: 125 ms.
+        assert_eq!(server.transmission_end(at(0), 1_000_000), Some(at(125)));
+        // 8 kbit from 500 ms: 1 ms.
+        assert_eq!(server.transmission_end(at(500), 8_000), Some(at(501)));
+        // 4.16 Mbit from 500 ms: 4 Mbit by 1 s at 8 Mbit/s, nothing for 1 s, then the last
+        // 160 kbit at 80 kbit/s from 2 s to 4 s.
+        assert_eq!(server.transmission_end(at(500), 4_000_000 + 160_000), Some(at(4000)));
+        // 8 kbit sent during the zero-rate second: waits for 2 s, then 100 ms at 80 kbit/s.
+        assert_eq!(server.transmission_end(at(1500), 8_000), Some(at(2100)));
+        assert_eq!(server.transmission_end(at(1500), 0), Some(at(1500)));
+        // A fixed rate: bits / rate.
+        let fixed = RateServer::new(RateModel::Fixed(Rate(10_000_000)));
+        assert_eq!(fixed.transmission_end(at(7), 9600), Some(Time(7 * NANOS_PER_MS + 960_000)));
+        // Opportunities from the first at or after the start (1 ns: those at 2, 2, 4 ms, ...):
+        // 3000 bytes need two, 3001 three.
+        let opps = RateServer::new(RateModel::Opportunities(OpportunityTrace { times_ms: vec![0, 2, 2, 4], period_ms: 4 }));
+        assert_eq!(opps.transmission_end(Time(1), 3000 * 8), Some(at(2)));
+        assert_eq!(opps.transmission_end(Time(1), 3001 * 8), Some(at(4)));
+        // Never carried.
+        assert_eq!(RateServer::new(steps(&[(0, 0)], 1000)).transmission_end(at(0), 1), None);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
+use multiconn_link::rate::RateServer;
 use multiconn_link::Link;
 
 /// The description of one hop element.
@@ -41,6 +42,14 @@ pub trait HopModel: fmt::Debug + Send + Sync {
     /// Its mean rate in bit/s; 0 for an element without a rate limit (no transmission time).
     fn mean_bps(&self) -> f64 {
         0.0
+    }
+
+    /// Its rate as it varies over the run, prepared for queries
+    /// ([`RateServer::transmission_end`], [`RateServer::capacity_bits`]): what a report
+    /// serializes a message through for its ideal delay. `None` for an element without a rate
+    /// limit (no transmission time).
+    fn rate_server(&self) -> Option<RateServer> {
+        None
     }
 
     /// The most its queue holds, if it has one (the emulator bounds the memory a run may take
@@ -82,6 +91,10 @@ impl HopModel for LinkConfig {
 
     fn mean_bps(&self) -> f64 {
         self.rate.mean_bps()
+    }
+
+    fn rate_server(&self) -> Option<RateServer> {
+        Some(RateServer::new(self.rate.clone()))
     }
 
     fn queue_limit(&self) -> Option<QueueLimit> {

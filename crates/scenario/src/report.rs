@@ -17,6 +17,7 @@ use crate::sim::{FlowState, PathTraffic, World};
 use crate::format::{named_columns, tidy, Column, ColumnType};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
 use multiconn_metrics::{jain_index, BinRow, BinnedRecorder, Counters, Finished};
+use multiconn_link::rate::RateServer;
 use multiconn_net::Network;
 use multiconn_transport::{PathAction, PathStats, Role};
 use serde_json::{json, Map, Value};
@@ -592,13 +593,13 @@ pub fn arrivals_since(world: &World, f: usize, n: usize) -> Vec<(String, Column)
 }
 
 /// The smallest [`ideal_owd`] over flow `f`'s paths of a message of `size` bytes sent at
-/// `sent`.
+/// `sent`: the best path at each message's send time.
 fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> + '_ {
     let spec = &world.hosts.flows[f].spec;
     let routes: Vec<&[Hop]> = (0..spec.path_count()).map(|p| spec.hops(p as u8, 0)).collect();
-    let rates: Vec<Vec<f64>> = routes.iter().map(|r| r.iter().map(|h| match h {
-        Hop::Link(l) => world.links[*l].model.mean_bps(),
-        Hop::Split { .. } | Hop::Port { .. } => 0.0,
+    let rates: Vec<Vec<Option<RateServer>>> = routes.iter().map(|r| r.iter().map(|h| match h {
+        Hop::Link(l) => world.links[*l].model.rate_server(),
+        Hop::Split { .. } | Hop::Port { .. } => None,
     }).collect()).collect();
     move |sent: Time, size: u64| -> Option<Dur> {
         routes.iter().zip(&rates).filter_map(|(route, rates)| ideal_owd(world, route, rates, sent, size)).min()
@@ -606,15 +607,19 @@ fn ideal_of_flow(world: &World, f: usize) -> impl Fn(Time, u64) -> Option<Dur> +
 }
 
 /// The one-way delay the network alone gives a message of `size` bytes entering `route` at
-/// `sent`: at each link in turn, its transmission at the link's mean rate (the message as one
-/// block, headers left out) and its propagation delay when the message leaves it (a delay
-/// series' value then; the mean of a random model). `None` for a route through a split.
-fn ideal_owd(world: &World, route: &[Hop], mean_bps: &[f64], sent: Time, size: u64) -> Option<Dur> {
+/// `sent`: at each link in turn, its transmission through the link's rate as it varies over
+/// time from when the message reaches it ([`RateServer::transmission_end`]: `size` bytes at a
+/// fixed rate, the rate's integral for a bitrate trace, whole opportunities for a Mahimahi
+/// trace; the message as one block, headers left out, the link otherwise idle), then its
+/// propagation delay when the message leaves it (a delay series' value then; the mean of a
+/// random model). `None` for a route through a split, or a link whose trace never carries
+/// the message.
+fn ideal_owd(world: &World, route: &[Hop], rates: &[Option<RateServer>], sent: Time, size: u64) -> Option<Dur> {
     let mut t = sent;
-    for (hop, bps) in route.iter().zip(mean_bps) {
+    for (hop, rate) in route.iter().zip(rates) {
         let Hop::Link(l) = hop else { return None };
-        if *bps > 0.0 {
-            t += Dur::from_secs_f64(size as f64 * 8.0 / bps);
+        if let Some(rate) = rate {
+            t = rate.transmission_end(t, size * 8)?;
         }
         t += world.links[*l].model.delay_at(t);
     }

@@ -173,6 +173,107 @@ fn a_run_that_ends_with_messages_in_flight_reports_them_never_received() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The ideal reference through rate traces
+
+/// A csv rate trace written to a file of its own: `mbps[i]` Mbit/s in second `i`, looped.
+fn rate_trace(tag: &str, mbps: &[f64]) -> String {
+    let dir = std::env::temp_dir().join(format!("multiconn-ideal-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("rate.csv");
+    let rows: String = mbps.iter().enumerate().map(|(i, r)| format!("{i},{r}\n")).collect();
+    std::fs::write(&file, format!("time,rate\n{rows}")).unwrap();
+    format!("{{ model = \"csv\", file = \"{}\", column = \"rate\", unit = \"Mbit/s\" }}", file.display())
+}
+
+/// The theory of the ideal transmission, step by step: how long `bits` take from `sent` through
+/// `mbps[i]` Mbit/s in second `i` (looped), computed second by second.
+fn serialization_s(mbps: &[f64], sent: f64, bits: f64) -> f64 {
+    let (mut t, mut left) = (sent, bits);
+    loop {
+        let second = t.floor();
+        let rate = mbps[second as usize % mbps.len()] * 1e6;
+        let room = rate * (second + 1.0 - t);
+        if room >= left {
+            return t + left / rate - sent;
+        }
+        left -= room;
+        t = second + 1.0;
+    }
+}
+
+/// 10 Mbit/s, except 0.1 Mbit/s in seconds 2 and 3; 10 s, looped.
+const DIP: [f64; 10] = [10.0, 10.0, 0.1, 0.1, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0];
+
+#[test]
+fn at_a_constant_rate_the_ideal_is_the_message_at_that_rate_plus_the_path_delay() {
+    let (_, out) = run(ONE_PATH, None);
+    // Exactly the mean-rate ideal: 1200 B at 10 Mbit/s as a float, rounded to the ns, + 50 ms.
+    let expected = (multiconn_core::Dur::from_secs_f64(1200.0 * 8.0 / 10e6) + multiconn_core::Dur::from_millis(50)).as_secs_f64();
+    assert!(f64s(column(&out, "path_owd_min_s")).iter().all(|&d| d == expected), "{expected}");
+    // A trace holding 10 Mbit/s gives the same ideal.
+    let (_, traced) = run(&ONE_PATH.replace("rate = \"10 Mbit/s\"", &format!("rate = {}", rate_trace("flat", &[10.0; 4]))), None);
+    assert!(f64s(column(&traced, "path_owd_min_s")).iter().all(|&d| d == expected));
+}
+
+#[test]
+fn the_ideal_serializes_each_message_through_the_rate_trace_from_its_send_time() {
+    // 25 kB messages every 250 ms over 10 Mbit/s with two seconds at 0.1 Mbit/s: 200 kbit
+    // take 20 ms at 10 Mbit/s, 2 s at 0.1 Mbit/s. The mean rate (8.02 Mbit/s) would give every
+    // message 25 ms.
+    let text = ONE_PATH
+        .replace("rate = \"10 Mbit/s\"", &format!("rate = {}", rate_trace("dip", &DIP)))
+        .replace("queue = \"100 packets\"", "queue = \"10000 packets\"")
+        .replace("count = 20", "count = 24\nsize = \"25 kB\"\ninterval = \"250 ms\"")
+        .replace("duration = \"5 s\"", "duration = \"12 s\"");
+    let (_, out) = run(&text, None);
+    let sent = f64s(column(&out, "sent_s"));
+    let ideal = f64s(column(&out, "path_owd_min_s"));
+    assert_eq!(sent.len(), 24);
+    let mut in_dip = 0;
+    for (&s, &d) in sent.iter().zip(ideal) {
+        let expected = serialization_s(&DIP, s, 200_000.0) + 0.050;
+        assert!((d - expected).abs() < 1e-6, "sent at {s} s: ideal {d} s, theory {expected} s");
+        if (2.0..3.5).contains(&s) {
+            // Sent in the dip with at least half a second of it left: seconds, not 70 ms.
+            assert!(d > 0.5, "sent at {s} s: ideal {d} s");
+            in_dip += 1;
+        } else if !(1.5..4.0).contains(&s) {
+            assert!((d - 0.070).abs() < 1e-6, "sent at {s} s: ideal {d} s");
+        }
+    }
+    assert_eq!(in_dip, 6);
+}
+
+#[test]
+fn with_two_paths_the_ideal_takes_the_best_path_at_each_send_time() {
+    // Path a dips in seconds 2-3, path b in seconds 4-5, both in second 7.
+    let a = [10.0, 10.0, 0.1, 0.1, 10.0, 10.0, 10.0, 0.1, 10.0, 10.0];
+    let b = [10.0, 10.0, 10.0, 10.0, 0.1, 0.1, 10.0, 0.1, 10.0, 10.0];
+    let two_paths = v2x_two_paths();
+    let text = two_paths.split("[[flow.messages]]\nname = \"background\"").next().unwrap()
+        .replacen("rate = \"20 Mbit/s\"", &format!("rate = {}", rate_trace("a", &a)), 1)
+        .replacen("rate = \"20 Mbit/s\"", &format!("rate = {}", rate_trace("b", &b)), 1)
+        .replace("duration = \"62 s\"", "duration = \"9 s\"")
+        .replace("duration = \"60 s\"", "duration = \"7 s\"\nsize = \"25 kB\"\ninterval = \"250 ms\"");
+    let (_, out) = run(&text, Some(1));
+    let sent = f64s(column(&out, "sent_s"));
+    let ideal = f64s(column(&out, "path_owd_min_s"));
+    assert!(sent.len() >= 27, "{} messages", sent.len());
+    for (&s, &d) in sent.iter().zip(ideal) {
+        let best = serialization_s(&a, s, 200_000.0).min(serialization_s(&b, s, 200_000.0)) + 0.050;
+        assert!((d - best).abs() < 1e-6, "sent at {s} s: ideal {d} s, theory {best} s");
+        if (2.0..6.0).contains(&s) {
+            // One path is at 10 Mbit/s then (or dips for at most the 20 ms the message takes
+            // where the other dips), so no message waits for a dip's end.
+            assert!(d < 0.1, "sent at {s} s: ideal {d} s");
+        }
+        if (7.0..7.5).contains(&s) {
+            assert!(d > 0.5, "both paths dip, sent at {s} s: ideal {d} s");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Seed 004's mixed-traffic test
 
 fn stats(summary: &Value) -> (f64, f64, f64) {
