@@ -566,6 +566,7 @@ example:
   multiconn drive download --segment road --stacks cubic,mptcp --offsets 6 --out out/road
   multiconn drive analyse drive.csv --out out/drive
   multiconn drive download --channels out/drive/channels.csv --out out/mine
+  multiconn drive download --channels out/drive/channels.csv --from 480s --offsets 1 --out out/at480
 """
 SIZE_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30}
@@ -660,6 +661,9 @@ def _add_drive(commands: Any) -> None:
                     help="start offsets per case and stack (default 18)")
     dl.add_argument("--offset-step", dest="offset_step", type=_duration_option, default=10.0,
                     metavar="TIME", help="time between start offsets (default 10s)")
+    dl.add_argument("--from", dest="first", type=_duration_option, default=0.0, metavar="TIME",
+                    help="the first start offset: the runs read the drive from this second "
+                    "on, e.g. 480s (default 0s; less than the drive's length)")
     dl.add_argument("--size", type=_size_option, default=40_000_000, metavar="SIZE",
                     help="download size (default 40MB = 40 000 000 bytes)")
     dl.add_argument("--horizon", type=_duration_option, default=600.0, metavar="TIME",
@@ -777,12 +781,14 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
         raise BadInput(f"--offsets {args.offsets}: must be at least 1")
     if args.offset_step != int(args.offset_step):
         raise BadInput(f"--offset-step {args.offset_step:g}s: must be whole seconds")
+    if args.first != int(args.first) or args.first < 0:
+        raise BadInput(f"--from {args.first:g}s: must be whole seconds, at least 0 s")
     if args.horizon != int(args.horizon) or args.horizon < 1:
         raise BadInput(f"--horizon {args.horizon:g}s: must be whole seconds, at least 1 s")
     if args.jobs is not None and args.jobs < 1:
         raise BadInput(f"--jobs {args.jobs}: must be at least 1")
     options = {"cases": args.cases or CASES, "stacks": args.stacks or tuple(STACKS),
-               "offsets_s": offsets(args.offsets, int(args.offset_step)),
+               "offsets_s": offsets(args.offsets, int(args.offset_step), int(args.first)),
                "size_bytes": args.size, "horizon_s": int(args.horizon),
                "handover": _handover_options(args.handover),
                "testbed": testbed(args.testbed, args.mechanisms or ())}
@@ -797,6 +803,9 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
             experiment = Experiment(name=experiment.name,
                                     table=scaled(experiment.table, args.scale / experiment.scale),
                                     scale=args.scale, **options)
+    if args.first >= experiment.table.seconds:
+        raise BadInput(f"--from {args.first:g}s: the drive is {experiment.table.seconds} s long; "
+                       "the first start offset must be less than that")
     started = time.perf_counter()
     runs = run_downloads(experiment, args.out, jobs=args.jobs,
                          progress=not args.quiet and not args.json)

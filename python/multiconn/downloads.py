@@ -70,13 +70,17 @@ SEGMENTS = {
 }
 
 
-def offsets(count: int = 18, step_s: int = 10) -> tuple[int, ...]:
-    """The study's start offsets: i · step_s for i = 0 … count − 1."""
+def offsets(count: int = 18, step_s: int = 10, first_s: int = 0) -> tuple[int, ...]:
+    """The study's start offsets: first_s + i · step_s for i = 0 … count − 1 (the study's
+    start at 0; `first_s` samples the drive from a later second)."""
     if not (isinstance(count, int) and count >= 1):
         raise CaseError(f"offsets = {count!r}: must be a whole number, at least 1")
     if not (isinstance(step_s, int) and step_s >= 0):
         raise CaseError(f"offset step = {step_s!r}: must be a whole number of seconds, at least 0")
-    return tuple(i * step_s for i in range(count))
+    if not (isinstance(first_s, int) and first_s >= 0):
+        raise CaseError(f"first offset = {first_s!r}: must be a whole number of seconds, "
+                        "at least 0")
+    return tuple(first_s + i * step_s for i in range(count))
 
 
 def scaled(table: ChannelTable, factor: float) -> ChannelTable:

@@ -210,6 +210,9 @@ def test_the_command_line_refuses_bad_options_in_one_line(tmp_path: Path) -> Non
         (["--handover", "hysteresis_db=-1"], "handover.hysteresis_db"),
         (["--channels", str(tmp_path / "none.csv")], "no such file"),
         (["--size", "40 parsecs"], "is not a size"),
+        (["--from", "300s"], "--from 300s: the drive is 300 s long; the first start offset "
+                             "must be less than that"),
+        (["--from", "2.5s"], "--from 2.5s: must be whole seconds"),
     ):
         done = cli("drive", "download", *args, "--out", str(tmp_path / "out"), "-q")
         assert done.returncode == 2, (args, done.stderr)
@@ -218,6 +221,27 @@ def test_the_command_line_refuses_bad_options_in_one_line(tmp_path: Path) -> Non
 
 
 # -- the download experiments ---------------------------------------------------------------
+def test_the_first_start_offset_moves_every_offset() -> None:
+    assert downloads.offsets(3, 10, first_s=480) == (480, 490, 500)
+    assert downloads.offsets(2, 10) == (0, 10)
+    with pytest.raises(CaseError, match=r"first offset = -1: must be a whole number"):
+        downloads.offsets(2, 10, first_s=-1)
+
+
+def test_drive_download_from_a_later_second_reads_the_drive_there(tmp_path: Path) -> None:
+    # Channels of 1 Mbit/s for 10 s, then 20 Mbit/s: from 10 s the single path gets 20.
+    rows = ["time_s,a"] + [f"{t},{1 if t < 10 else 20}" for t in range(20)]
+    (tmp_path / "ch.csv").write_text("\n".join(rows) + "\n")
+    done = cli("drive", "download", "--channels", str(tmp_path / "ch.csv"), "--cases", "sp",
+               "--stacks", "cubic", "--offsets", "1", "--from", "10s", "--size", "1MB",
+               "--horizon", "10s", "--out", str(tmp_path / "out"), "--json")
+    assert done.returncode == 0, done.stderr
+    runs = pd.read_csv(tmp_path / "out/runs.csv")
+    assert runs["offset_s"].tolist() == [10]
+    assert runs["sp_capacity_mbps"].tolist() == [20.0]
+    assert (tmp_path / "out/scenarios/cubic-sp-o10/scenario.toml").exists()
+
+
 
 
 def test_the_segments_are_calibrated_to_the_studys_capacities() -> None:
