@@ -25,7 +25,7 @@ use multiconn_core::Dur;
 /// A trace that can be read from a start on.
 pub trait Trace: Sized {
     /// What positions in the trace count: time ([`Dur`]) or offered packets (`u64`).
-    type Position: Copy + PartialOrd + Default;
+    type Position: Copy + Ord + Default;
     /// The length of one pass: a looping trace's period, a delay series' last time, a loss
     /// trace's number of packets.
     fn length(&self) -> Self::Position;
@@ -36,7 +36,7 @@ pub trait Trace: Sized {
     }
     /// The same trace read from `start` on, for `0 < start < length()` and a start
     /// [`Trace::check_start`] allows.
-    fn from_start(&self, start: Self::Position) -> Self;
+    fn read_from(&self, start: Self::Position) -> Self;
     /// A position in the user's words, for errors ("480 s", "1000 packets").
     fn show(position: Self::Position) -> String;
 }
@@ -52,7 +52,7 @@ pub fn start_at<T: Trace>(trace: T, start: T::Position) -> Result<T, StartError>
         return Ok(trace);
     }
     let length = trace.length();
-    if !(start < length) {
+    if start >= length {
         return Err(StartError(format!(
             "start {} is not within the trace, which is {} long: a start must be at least 0 and less than the trace's length",
             T::show(start),
@@ -60,7 +60,7 @@ pub fn start_at<T: Trace>(trace: T, start: T::Position) -> Result<T, StartError>
         )));
     }
     trace.check_start(start).map_err(StartError)?;
-    Ok(trace.from_start(start))
+    Ok(trace.read_from(start))
 }
 
 fn show_seconds(d: Dur) -> String {
@@ -77,7 +77,7 @@ impl Trace for StepTrace {
     /// The steps from `start` to the period's end, then those from the period's start up to
     /// `start`, shifted so that `start` is 0; the period stays. The rate at `start` (the
     /// latest step at or before it, zero before the first step) holds from 0.
-    fn from_start(&self, start: Dur) -> StepTrace {
+    fn read_from(&self, start: Dur) -> StepTrace {
         let mut steps: Vec<(Dur, multiconn_core::Rate)> = self.steps.iter().copied().filter(|&(o, _)| o < self.period).collect();
         // Stable, so that of steps sharing an offset the last given stays last (and wins, as
         // it does when the rate server reads them).
@@ -117,7 +117,7 @@ impl Trace for OpportunityTrace {
 
     /// The opportunities at or after `start` come first, shifted by `start`, then those before
     /// it one period later; the period stays.
-    fn from_start(&self, start: Dur) -> OpportunityTrace {
+    fn read_from(&self, start: Dur) -> OpportunityTrace {
         let period_ms = self.length().as_nanos() / 1_000_000;
         let start_ms = start.as_nanos() / 1_000_000;
         let mut times_ms: Vec<u64> = self
@@ -143,7 +143,7 @@ impl Trace for DelaySeries {
     }
 
     /// The series' delay at `start` at 0, then the points after `start`, shifted by it.
-    fn from_start(&self, start: Dur) -> DelaySeries {
+    fn read_from(&self, start: Dur) -> DelaySeries {
         let at_start = self.at(multiconn_core::Time::ZERO + start);
         let mut points = vec![(Dur::ZERO, at_start)];
         points.extend(self.points.iter().filter(|&&(t, _)| t > start).map(|&(t, d)| (t - start, d)));
@@ -163,7 +163,7 @@ impl Trace for LossTrace {
     }
 
     /// The pattern from packet `start` on, then its first `start` packets.
-    fn from_start(&self, start: u64) -> LossTrace {
+    fn read_from(&self, start: u64) -> LossTrace {
         let mut lost = self.lost.clone();
         lost.rotate_left(start as usize);
         LossTrace { lost }
