@@ -40,3 +40,45 @@ def test_the_cli_prints_the_queue_discipline_table(cli, examples: Path, tmp_path
     plain = cli("run", str(examples / "aqm.toml"), "--out", str(tmp_path / "plain"),
                 "--set", "run.duration=3s")
     assert "Queue disciplines" not in plain.stdout
+
+
+def _ecn_warnings(scenario: Path, **overrides: str) -> list[str]:
+    from multiconn.runner import warnings
+
+    return [w for w in warnings(scenario, overrides=overrides) if "marks ECN" in w]
+
+
+def test_a_marking_aqm_without_an_ecn_capable_flow_warns(examples: Path, cli,
+                                                         tmp_path: Path) -> None:
+    """FQ-CoDel marks by default, no built-in profile is ECN-capable: it drops instead."""
+    aqm = examples / "aqm.toml"
+    line = ('link.bottleneck (forward, server -> client): fq_codel marks ECN, but no flow '
+            'crossing it is ECN-capable (bulk), so it drops their packets where it would mark '
+            'them; set ecn = true on the flow (flow.bulk.ecn = true) to compare with marking, '
+            'or aqm = { model = "fq_codel", ecn = false } to say it drops')
+    # Only the data direction: the reverse one carries the ACKs, never ECN-capable.
+    assert _ecn_warnings(aqm, **{"link.bottleneck.aqm": '"fq_codel"'}) == [line]
+    assert len(_ecn_warnings(aqm, **{"link.bottleneck.aqm": '{ model = "codel", ecn = true }'})) == 1
+    assert len(_ecn_warnings(aqm, **{"link.bottleneck.aqm": '{ model = "pie", ecn = true }'})) == 1
+    # ECN on, or a discipline that does not mark: nothing to say.
+    for quiet in ({"link.bottleneck.aqm": '"fq_codel"', "flow.bulk.ecn": "true"},
+                  {"link.bottleneck.aqm": '"codel"'}, {"link.bottleneck.aqm": '"pie"'},
+                  {"link.bottleneck.aqm": '{ model = "fq_codel", ecn = false }'}, {}):
+        assert _ecn_warnings(aqm, **quiet) == [], quiet
+    # validate says it, run says it on the terminal and records it in the summary.
+    done = cli("validate", str(aqm), "--set", 'link.bottleneck.aqm="fq_codel"')
+    assert done.returncode == 0 and f"multiconn: warning: {line}\n" in done.stderr, done.stderr
+    done = cli("run", str(aqm), "--out", str(tmp_path / "r"), "-q",
+               "--set", 'link.bottleneck.aqm="fq_codel"', "--set", "run.duration=2s")
+    assert done.returncode == 0 and done.stderr.count(line) == 1, done.stderr
+    result = multiconn.run(aqm, overrides={"link.bottleneck.aqm": '"fq_codel"',
+                                           "run.duration": "2 s"})
+    assert line in result.summary["warnings"]
+
+
+def test_a_marking_aqm_on_a_dc_leg_names_the_leg(examples: Path) -> None:
+    split = examples / "split_queues.toml"
+    lines = _ecn_warnings(split, **{"link.nr.aqm": '"fq_codel"'})
+    assert len(lines) == 1 and lines[0].startswith("link.nr (forward, server -> client): "
+                                                   "fq_codel marks ECN"), lines
+    assert _ecn_warnings(split, **{"link.nr.aqm": '"fq_codel"', "flow.f.ecn": "true"}) == []

@@ -58,6 +58,9 @@ pub struct LinkDirection {
     pub model: Arc<dyn HopModel>,
     /// Its queue discipline's name (`"codel"`, `"fq_codel"`, `"pie"`); `None` for drop-tail.
     pub aqm: Option<&'static str>,
+    /// Its queue discipline marks ECN-capable packets CE where it would drop them (`ecn` on:
+    /// FQ-CoDel's default, CoDel's and PIE's with `ecn = true`).
+    pub aqm_ecn: bool,
 }
 
 impl LinkDirection {
@@ -146,7 +149,13 @@ fn resolve_direction(
         Direction::Reverse => (l.between[1].clone(), l.between[0].clone()),
     };
     let aqm_name = aqm.as_ref().map(|a| a.name());
-    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down, replaced }), aqm: aqm_name })
+    let aqm_ecn = match &aqm {
+        None => false,
+        Some(AqmConfig::Codel(p)) => p.ecn,
+        Some(AqmConfig::FqCodel(p)) => p.codel.ecn,
+        Some(AqmConfig::Pie(p)) => p.ecn,
+    };
+    Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down, replaced }), aqm: aqm_name, aqm_ecn })
 }
 
 /// A queue of `factor` bandwidth-delay products of a direction: `factor` × its rate × twice

@@ -176,6 +176,8 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     }
     let nodes = pcap::nodes(&links, &cells, &flows);
     let pcap = pcap::resolve_pcap(&file.run, &flows, &links, nodes)?;
+    let mut warnings = warnings::warnings(file);
+    warnings.extend(warnings::route_warnings(&links, &flows));
     Ok(Resolved {
         name: file.name.clone().unwrap_or_else(|| default_name.to_string()),
         duration: file.run.duration,
@@ -188,7 +190,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
         flows,
         disabled,
         fairness,
-        warnings: warnings::warnings(file),
+        warnings,
         pcap,
     })
 }

@@ -4,12 +4,63 @@
 //! * A rate trace given for a whole link also throttles its reverse direction: with a
 //!   downlink trace, the ACKs and requests going up follow the downlink's capacity too,
 //!   unless `[link.reverse]` gives that direction a rate of its own.
+//! * A queue discipline that marks ECN (FQ-CoDel by default; CoDel and PIE with `ecn = true`)
+//!   on a link direction whose TCP and QUIC data all comes from flows without ECN: it drops
+//!   their packets where it would mark them, and its results differ from ECN's (the field
+//!   report: −6.8 % goodput and 303 ms PDCP reordering peaks on a DC leg). Only the data
+//!   direction counts: pure ACKs are not ECN-capable whatever the flow says.
 
+use super::flows::Flow;
+use super::links::LinkDirection;
 use crate::schema::{LinkSection, RateSpec, RateTrace, ScenarioFile};
+use multiconn_net::Hop;
 
 /// The warnings of a scenario file, in file order.
 pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
     file.link.iter().filter_map(reverse_follows_a_trace).collect()
+}
+
+/// The warnings that need the resolved routes, in link-direction order: a marking queue
+/// discipline that no ECN-capable flow's data crosses.
+pub(super) fn route_warnings(links: &[LinkDirection], flows: &[Flow]) -> Vec<String> {
+    links.iter().enumerate().filter_map(|(d, l)| marks_without_ecn(d, l, flows)).collect()
+}
+
+/// Whether a data route crosses link direction `d`, alone or as a split's leg.
+fn crosses(route: &[Hop], d: usize) -> bool {
+    route.iter().any(|h| match *h {
+        Hop::Link(l) => l == d,
+        Hop::Split { legs, .. } => legs.contains(&d),
+        Hop::Port { .. } => false,
+    })
+}
+
+/// Link direction `d` marks ECN, TCP or QUIC data crosses it, and none of those flows is
+/// ECN-capable.
+fn marks_without_ecn(d: usize, l: &LinkDirection, flows: &[Flow]) -> Option<String> {
+    if !l.aqm_ecn {
+        return None;
+    }
+    let crossing: Vec<&Flow> = flows
+        .iter()
+        .filter(|f| f.connection.is_some())
+        .filter(|f| crosses(&f.route, d) || f.extra_paths.iter().any(|p| crosses(&p.route, d)))
+        .collect();
+    if crossing.is_empty() || crossing.iter().any(|f| f.connection.as_ref().is_some_and(|c| c.profile.ecn)) {
+        return None;
+    }
+    let aqm = l.aqm.unwrap_or("aqm");
+    let names: Vec<&str> = crossing.iter().map(|f| f.name.as_str()).collect();
+    Some(format!(
+        "link.{} ({}, {} -> {}): {aqm} marks ECN, but no flow crossing it is ECN-capable ({}), so it drops their packets where it would mark them; \
+         set ecn = true on the flow (flow.{}.ecn = true) to compare with marking, or aqm = {{ model = \"{aqm}\", ecn = false }} to say it drops",
+        l.name,
+        l.direction.name(),
+        l.from,
+        l.to,
+        names.join(", "),
+        names[0]
+    ))
 }
 
 fn trace_file(trace: &RateTrace) -> &str {

@@ -20,8 +20,8 @@ pub(super) fn resolve_wires<'f>(wires: &'f [WireSection], links: &mut Vec<LinkDi
         }
         let [a, b] = w.between.clone();
         let model = Arc::new(WireModel { delay: w.delay });
-        links.push(LinkDirection { name: w.name.clone(), direction: Direction::Forward, from: a.clone(), to: b.clone(), model: model.clone(), aqm: None });
-        links.push(LinkDirection { name: w.name.clone(), direction: Direction::Reverse, from: b, to: a, model, aqm: None });
+        links.push(LinkDirection { name: w.name.clone(), direction: Direction::Forward, from: a.clone(), to: b.clone(), model: model.clone(), aqm: None, aqm_ecn: false });
+        links.push(LinkDirection { name: w.name.clone(), direction: Direction::Reverse, from: b, to: a, model, aqm: None, aqm_ecn: false });
     }
     Ok(())
 }
