@@ -22,6 +22,8 @@ events (path 0 is the channel that carries the handshake); for MPTCP every subfl
 for at the start, no path event is sent, and an always-up link `ue<k>` sits between `ch<k>`
 and the client so that an outage is silent, as in the study (the client's interface stayed
 up). Case sp is a single link `radio` whose rate is the best channel's, second by second.
+An access link's delay follows the capacity → delay curve `delay`; its queue is 100 packets or
+`queue` (`access_queue_limit`: packets, a time at the link's mean capacity, or BDPs).
 
 The table is read from the run's start offset and loops when a run outlasts it. Bad input
 raises `CaseError` (a ValueError) with one line naming the file, row, column or field.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from dataclasses import dataclass
@@ -376,20 +379,64 @@ class CaseScenario:
     """The channels the flow's paths use, in path order (path i is channel channels[i])."""
 
 
+_QUEUE_SPEC = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(packets?|ms|BDP)\s*$")
+
+
+def parse_queue(spec: str) -> tuple[float, str]:
+    """An access queue as `N packets` (a whole number), `N ms` (what the link's capacity sends
+    in that time) or `X BDP` (X bandwidth-delay products); the space is optional."""
+    m = _QUEUE_SPEC.match(spec) if isinstance(spec, str) else None
+    if m is None:
+        raise CaseError(f"queue = {spec!r}: give N packets, N ms or X BDP, e.g. 100packets, "
+                        "50ms or 1.5BDP")
+    value, unit = float(m.group(1)), m.group(2)
+    unit = "packets" if unit.startswith("packet") else unit
+    if value <= 0 or (unit == "packets" and value != int(value)):
+        raise CaseError(f"queue = {spec!r}: must be above 0"
+                        + (", a whole number of packets" if unit == "packets" else ""))
+    return value, unit
+
+
+def access_queue_limit(spec: str, rate_mbps: Sequence[float],
+                       delay_ms: Sequence[float | None]) -> str:
+    """The queue limit of an access link with these per-second rates (Mbit/s) and one-way
+    delays (ms): `N packets` as given; `N ms` the bytes the link's mean capacity over its
+    seconds with capacity sends in N ms; `X BDP` X × that capacity × twice the mean one-way
+    delay of those seconds. A queue in time or BDP holds at least one 1500-byte packet (a
+    rate trace's link takes no BDP queue of its own: its rate is not fixed)."""
+    value, unit = parse_queue(spec)
+    if unit == "packets":
+        return f"{int(value)} packets"
+    seconds = [(r, d) for r, d in zip(rate_mbps, delay_ms) if r > 0]
+    if not seconds:
+        return f"{ACCESS_QUEUE_PACKETS} packets"
+    rate = sum(r for r, _ in seconds) / len(seconds)
+    if unit == "ms":
+        held_s = value / 1000
+    else:
+        delays = [d for _, d in seconds if d is not None]
+        held_s = value * 2 * (sum(delays) / len(delays) if delays else 0.0) / 1000
+    return f"{max(round(rate * 1e6 / 8 * held_s), 1500)} B"
+
+
 def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack: str = "bbr",
                    offset_s: int = 0, size_bytes: int = DEFAULT_SIZE_BYTES,
                    horizon_s: int = DEFAULT_HORIZON_S,
                    queue_packets: int = ACCESS_QUEUE_PACKETS, seed: int = 1,
                    delay: Mapping[str, Any] | None = None,
                    handover: Mapping[str, Any] | None = None,
-                   testbed: str | Testbed = "ideal") -> CaseScenario:
+                   testbed: str | Testbed = "ideal", queue: str | None = None) -> CaseScenario:
     """Writes `folder/scenario.toml` and its series files: a download of `size_bytes` from
     `server` to `client` with `stack` (see STACKS) under `case`, over `table` read from trace
     second `start_s + offset_s` for at most `horizon_s` seconds, its links as `testbed`
-    (`multiconn.testbeds`) shapes them."""
+    (`multiconn.testbeds`) shapes them. `delay` is the capacity → delay curve (default the
+    study's); `queue` each access link's queue (`access_queue_limit`: `100packets`, `50ms`,
+    `1.5BDP`), else `queue_packets` packets."""
     import tomli_w
 
     bed = _testbed(testbed)
+    if queue is not None:
+        parse_queue(queue)
 
     if stack not in STACKS:
         raise CaseError(f"stack = {stack!r}: unknown; the stacks are {', '.join(STACKS)}")
@@ -404,7 +451,11 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
     transport, profile, cc = STACKS[stack]
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    queue = f"{queue_packets} packets"
+    spec = queue if queue is not None else f"{queue_packets} packets"
+
+    def access_queue(rate: Sequence[float], delay_ms: Sequence[float | None]) -> str:
+        return bed.access_queue(list(rate), list(delay_ms),
+                                access_queue_limit(spec, rate, delay_ms))
     links: list[dict[str, Any]] = [{"name": "core", "between": ["server", "switch"], **CORE}]
     flow: dict[str, Any] = {"name": "dl", "from": "server", "to": "client",
                             "transport": transport, "profile": profile, "cc": cc,
@@ -413,7 +464,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         slot = timeline.slots[0]
         links.append({"name": "radio", "between": ["switch", "client"],
                       **_series_files(folder, "radio", slot["rate_mbps"], slot["delay_ms"], bed),
-                      "queue": bed.access_queue(slot["rate_mbps"], slot["delay_ms"], queue),
+                      "queue": access_queue(slot["rate_mbps"], slot["delay_ms"]),
                       **bed.replacements()})
         flow["route"] = ["core", "radio"]
         used: list[int] = []
@@ -441,7 +492,7 @@ def write_scenario(table: ChannelTable, case: str, folder: str | Path, *, stack:
         for k in used:
             ch = timeline.channels[k]
             access = {**_series_files(folder, f"ch{k}", ch["rate_mbps"], ch["delay_ms"], bed),
-                      "queue": bed.access_queue(ch["rate_mbps"], ch["delay_ms"], queue),
+                      "queue": access_queue(ch["rate_mbps"], ch["delay_ms"]),
                       "down": _down_windows(ch["up"], horizon_s), **bed.replacements()}
             if not access["down"]:
                 del access["down"]

@@ -680,6 +680,17 @@ def _add_drive(commands: Any) -> None:
     dl.add_argument("--mechanism", dest="mechanisms", action="append", metavar="NAME",
                     help="add one testbed mechanism to --testbed, e.g. netem_steps "
                     "(repeatable; multiconn.testbeds.MECHANISMS lists them)")
+    curve = dl.add_mutually_exclusive_group()
+    curve.add_argument("--delay-curve", dest="delay_curve", metavar="CURVE",
+                       help="each access link's capacity -> one-way delay curve: lte (default: "
+                       "the study's, 20 ms at 50 Mbit/s, held at 100 ms from 200 Mbit/s), nr "
+                       "(11.85 ms at every capacity: half 5Gophers' 5G mmWave first-hop RTT) "
+                       "or a .toml file of the curve's fields (docs/multi-operator.md)")
+    curve.add_argument("--delay", dest="delay_ms", type=_duration_option, metavar="TIME",
+                       help="one one-way delay for every access link and capacity, e.g. 10ms")
+    dl.add_argument("--queue", metavar="SIZE",
+                    help="each access link's queue: N packets (default 100packets), N ms of "
+                    "its mean capacity (e.g. 50ms) or X bandwidth-delay products (e.g. 1.5BDP)")
     dl.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: every "
                     "core)")
     dl.add_argument("--out", required=True, metavar="DIR", help="folder for the scenarios, "
@@ -771,9 +782,9 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from .cases import CASES, STACKS, ChannelTable
+    from .cases import CASES, STACKS, ChannelTable, parse_queue
     from .download_report import write_report
-    from .downloads import Experiment, offsets, scaled, summarise
+    from .downloads import Experiment, delay_curve, offsets, scaled, summarise
     from .downloads import run as run_downloads
     from .testbeds import testbed
 
@@ -792,11 +803,23 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
                "size_bytes": args.size, "horizon_s": int(args.horizon),
                "handover": _handover_options(args.handover),
                "testbed": testbed(args.testbed, args.mechanisms or ())}
+    if args.delay_ms is not None:
+        if args.delay_ms < 0:
+            raise BadInput(f"--delay {args.delay_ms * 1000:g}ms: must be at least 0")
+        options["delay"] = {"form": "constant", "constant_ms": args.delay_ms * 1000}
+    elif args.delay_curve is not None:
+        options["delay"] = delay_curve(args.delay_curve)
+    if args.queue is not None:
+        parse_queue(args.queue)
+        if "minitopo_queue" in options["testbed"].mechanisms:  # type: ignore[attr-defined]
+            raise BadInput(f"--queue {args.queue}: the {options['testbed'].name} testbed "  # type: ignore[attr-defined]
+                           "sizes the queues itself (minitopo_queue); give one or the other")
+        options["queue"] = args.queue
     if args.channels:
         table = ChannelTable.read(args.channels)
         scale = 1.0 if args.scale is None else args.scale
         experiment = Experiment(name=Path(args.channels).stem, table=scaled(table, scale),
-                                scale=scale, **options)
+                                scale=scale, source=args.channels, **options)
     else:
         experiment = Experiment.for_segment(args.segment or "residential", **options)
         if args.scale is not None:
@@ -806,6 +829,9 @@ def cmd_drive_download(args: argparse.Namespace) -> int:
     if args.first >= experiment.table.seconds:
         raise BadInput(f"--from {args.first:g}s: the drive is {experiment.table.seconds} s long; "
                        "the first start offset must be less than that")
+    # Before the runs, which take long: a trace beyond the delay curve's range.
+    for line in experiment.warnings():
+        print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
     started = time.perf_counter()
     runs = run_downloads(experiment, args.out, jobs=args.jobs,
                          progress=not args.quiet and not args.json)

@@ -114,6 +114,9 @@ def write_report(experiment: Experiment, runs: pd.DataFrame, table: pd.DataFrame
         "offsets_s": list(experiment.offsets_s),
         "size_bytes": experiment.size_bytes,
         "wall_s": wall_s,
+        "delay_curve": experiment.delay_text(),
+        "queue": experiment.queue_text(),
+        "warnings": experiment.warnings(),
         "findings": [{**asdict(f), "study": study_found.get(f.key)} for f in ours_found],
     }
     (out / "findings.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
@@ -140,6 +143,9 @@ def write_report(experiment: Experiment, runs: pd.DataFrame, table: pd.DataFrame
                      + ").")
     else:
         lines.append("Testbed: ideal (the physical model, no emulation artefact).")
+    lines.append(f"Access links: delay curve {experiment.delay_text()}; queues "
+                 f"{experiment.queue_text()}.")
+    lines += [f"Warning: {line}" for line in experiment.warnings()]
     if experiment.scale != 1.0:
         lines.append(f"Capacities scaled by {experiment.scale:.4f} so that the mean best "
                      "channel matches the study's SP capacity (the level only; how much more "

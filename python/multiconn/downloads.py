@@ -11,6 +11,12 @@ Each run is an ordinary scenario written by `multiconn.cases.write_scenario` (ma
 reference's §4.5) and run by the sweep's local workers; the scenarios stay in
 `OUT/scenarios/<stack>-<case>-o<offset>/` so that any run can be replayed or plotted alone.
 
+The access links take the study's capacity → delay curve and 100-packet queues unless the
+experiment says otherwise (`delay`: `delay_curve("nr")`, a curve's fields or a constant;
+`queue`: `100packets`, `50ms`, `1.5BDP`). The curve speaks for the study's LTE capacities,
+0–55.547 Mbit/s; `Experiment.warnings` says so when a table's capacities go beyond (a 5G
+trace), and the report records it.
+
 Per run: the completion time (from the connection's start to the last byte), goodput =
 8 · size / completion, and over the download the time-averaged **MP capacity** (the sum over the
 channels in use) and **SP capacity** (the best of them) — the study's definitions. A run that
@@ -108,6 +114,71 @@ def segment_table(segment: Segment) -> tuple[ChannelTable, float]:
     return scaled(table, factor), factor
 
 
+STUDY_CURVE_RANGE_MBPS = 55.547
+"""The capacities the study's delay curve was applied to: its capacity model's cap (10 MHz ×
+5.5547 bit/s/Hz; multi-operator reference §2–3). The curve goes through (50 Mbit/s, 20 ms) and
+(200 Mbit/s, 100 ms) and is held at 100 ms one way above 200 Mbit/s."""
+NR_DELAY_MS = 11.85
+"""The `nr` curve's one-way delay: half the median first-hop RTT of 5G mmWave in 5Gophers'
+ping-trace-13 (23.7 ms over 60 probes, min 19.1; its 4G trace: 27.8 ms). The data give no
+capacity → delay relation, so the curve is this constant at every capacity."""
+DELAY_CURVES: dict[str, dict[str, Any] | None] = {
+    "lte": None,
+    "nr": {"form": "constant", "constant_ms": NR_DELAY_MS},
+}
+"""Named capacity → delay curves: `lte` is the study's (the default), `nr` a constant."""
+
+
+def delay_curve(name: str) -> dict[str, Any] | None:
+    """A named curve (`lte`, `nr`) or a TOML file of the curve's fields (`form` = exp2pt,
+    power2pt or constant; `c1_mbps`, `d1_ms`, `c2_mbps`, `d2_ms`, `constant_ms`, `hold_above`;
+    docs/multi-operator.md): the `delay` of `Experiment`, None for the study's."""
+    import tomllib
+
+    if name in DELAY_CURVES:
+        curve = DELAY_CURVES[name]
+        return None if curve is None else dict(curve)
+    path = Path(name)
+    if path.suffix != ".toml":
+        raise CaseError(f"delay curve {name!r}: give lte, nr or a .toml file of the curve's "
+                        "fields (form, c1_mbps, d1_ms, c2_mbps, d2_ms, constant_ms, hold_above)")
+    try:
+        return tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise CaseError(f"delay curve {name}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CaseError(f"delay curve {name}: {exc}") from None
+
+
+def curve_range_mbps(delay: Mapping[str, Any] | None) -> float | None:
+    """The largest capacity the curve `delay` speaks for: the study's capacities for its curve,
+    the larger point of a two-point curve given otherwise; None for a constant (every
+    capacity)."""
+    if delay is None:
+        return STUDY_CURVE_RANGE_MBPS
+    if delay.get("form") == "constant":
+        return None
+    return float(max(delay.get("c1_mbps", 50.0), delay.get("c2_mbps", 200.0)))
+
+
+def capacity_warnings(table: ChannelTable, name: str, delay: Mapping[str, Any] | None,
+                      queue: str) -> list[str]:
+    """One line when the table's capacities leave the delay curve's range: the trace, the
+    capacity seen, the range and what to give instead."""
+    top = curve_range_mbps(delay)
+    seen = [c for row in table.capacity_mbps for c in row if c > 0]
+    if top is None or not seen or max(seen) <= top:
+        return []
+    above = sum(c > top for c in seen) / len(seen)
+    curve = ("the study's LTE curve, held at 100 ms one way above 200 Mbit/s" if delay is None
+             else "the given curve's points")
+    return [f"{name}: capacities up to {max(seen):.1f} Mbit/s ({above:.0%} of the "
+            f"channel-seconds above {top:g}) leave the delay curve's range, 0–{top:g} Mbit/s "
+            f"({curve}), as are queues of {queue}; give the links a delay and queue that fit, "
+            f"e.g. --delay-curve nr ({NR_DELAY_MS:g} ms one way) or --delay 10ms, and "
+            "--queue 50ms"]
+
+
 @dataclass(frozen=True)
 class Experiment:
     """Stacks × cases × start offsets over one channel table."""
@@ -127,6 +198,30 @@ class Experiment:
     """What the emulation does to the links (`multiconn.testbeds`); `ideal` by default."""
     scale: float = 1.0
     """The factor the table's capacities were scaled by (reported, already applied)."""
+    queue: str | None = None
+    """Each access link's queue (`100packets`, `50ms`, `1.5BDP`: `cases.access_queue_limit`);
+    None: `queue_packets` packets."""
+    source: str | None = None
+    """What the table was read from, for warnings (default: the experiment's name)."""
+
+    def queue_text(self) -> str:
+        """The access queues as given (`100 packets` by default)."""
+        return self.queue if self.queue is not None else f"{self.queue_packets} packets"
+
+    def delay_text(self) -> str:
+        """The capacity → delay curve, in words."""
+        if self.delay is None:
+            return "lte (the study's curve: 20 ms at 50 Mbit/s, 100 ms at 200 Mbit/s and above)"
+        if self.delay == DELAY_CURVES["nr"]:
+            return f"nr ({NR_DELAY_MS:g} ms one way at every capacity)"
+        if self.delay.get("form") == "constant":
+            return f"{self.delay.get('constant_ms', 20)} ms one way at every capacity"
+        return ", ".join(f"{k} = {v}" for k, v in self.delay.items())
+
+    def warnings(self) -> list[str]:
+        """What may make the runs unlike the trace's network (`capacity_warnings`)."""
+        return capacity_warnings(self.table, self.source or self.name, self.delay,
+                                 self.queue_text())
 
     @classmethod
     def for_segment(cls, segment: str, **options: Any) -> Experiment:
@@ -147,6 +242,10 @@ class Experiment:
                                 f"{', '.join(STACKS)}")
         if not self.offsets_s:
             raise CaseError("offsets: at least one start offset is needed")
+        if self.queue is not None:
+            from .cases import parse_queue
+
+            parse_queue(self.queue)
 
 
 @dataclass(frozen=True)
@@ -172,7 +271,7 @@ def _plan(experiment: Experiment, out: Path) -> list[_Planned]:
                                       queue_packets=experiment.queue_packets,
                                       seed=experiment.seed, delay=experiment.delay,
                                       handover=experiment.handover,
-                                      testbed=experiment.testbed)
+                                      testbed=experiment.testbed, queue=experiment.queue)
                 planned.append(_Planned(stack, case, offset, folder,
                                         made.timeline.mp_capacity_mbps,
                                         made.timeline.sp_capacity_mbps, made.timeline))

@@ -524,3 +524,111 @@ def test_minitopos_first_change_drops_what_the_access_links_hold(tmp_path: Path)
     with pytest.raises(multiconn.ScenarioError, match=r"link\.ch0\.replaced: instant 2 \(1 s\) "
                                                       r"comes before instant 1 \(2 s\)"):
         multiconn.run(bad)
+
+
+# -- delay curve and queues of the access links (issue 39, item 5) ---------------------------
+
+SHARED_TRACES = next((p / "data" / "traces" for p in (ROOT.parent / "shared", Path("/work/shared"))
+                      if (p / "data" / "traces").is_dir()), None)
+FIVEGOPHERS = Path("5gophers/5Gophers-v1.0/All-Carriers/03-User-Mobility/car-driving-trace-1.csv")
+ATT_LTE = Path("mahimahi/ATT-LTE-driving-2016.down")
+
+
+def delays_of(folder: Path, link: str) -> set[float]:
+    return set(pd.read_csv(folder / f"{link}.delay.csv")["delay_ms"])
+
+
+def test_queue_and_delay_options_reach_every_access_link(tmp_path: Path) -> None:
+    """FIGURE6's channels: 4 Mbit/s always, 8 Mbit/s in 4 of 10 seconds."""
+    ten = {"form": "constant", "constant_ms": 10.0}
+    for spec, ch0, ch1 in (("50ms", "25000 B", "50000 B"),      # mean capacity × 50 ms
+                           ("1.5BDP", "15000 B", "30000 B"),    # 1.5 × capacity × 2 × 10 ms
+                           ("40 packets", "40 packets", "40 packets")):
+        made = cases.write_scenario(FIGURE6, "2", tmp_path / spec, horizon_s=10, delay=ten,
+                                    queue=spec)
+        links = {link["name"]: link for link in scenario_of(made)["link"]}
+        assert (links["ch0"]["queue"], links["ch1"]["queue"]) == (ch0, ch1), spec
+        assert links["core"]["queue"] == "1000 packets"
+        assert delays_of(tmp_path / spec, "ch0") == delays_of(tmp_path / spec, "ch1") == {10.0}
+    # A queue in time holds at least one packet; without options, 100 packets as before.
+    tiny = cases.write_scenario(FIGURE6, "sp", tmp_path / "tiny", horizon_s=10, queue="0.1ms")
+    assert {link["name"]: link for link in scenario_of(tiny)["link"]}["radio"]["queue"] == "1500 B"
+    plain = cases.write_scenario(FIGURE6, "2", tmp_path / "plain", horizon_s=10)
+    assert {link["name"]: link["queue"] for link in scenario_of(plain)["link"]}["ch1"] == \
+        "100 packets"
+    with pytest.raises(CaseError, match=r"queue = '5 parsecs': give N packets, N ms or X BDP"):
+        cases.write_scenario(FIGURE6, "2", tmp_path / "bad", horizon_s=10, queue="5 parsecs")
+
+
+def test_drive_download_options_reach_the_scenario_of_each_channel(tmp_path: Path) -> None:
+    table = tmp_path / "two.csv"
+    table.write_text("time_s,a,b\n" + "".join(f"{t},20,10\n" for t in range(30)))
+    quick = ["--channels", str(table), "--stacks", "reno", "--cases", "2", "--offsets", "1",
+             "--size", "1MB", "--horizon", "30s", "-q"]
+    done = cli("drive", "download", *quick, "--delay-curve", "nr", "--queue", "20ms",
+               "--out", str(tmp_path / "nr"))
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "nr/scenarios/reno-2-o0"
+    links = {link["name"]: link for link in tomllib.loads((run / "scenario.toml").read_text())["link"]}
+    assert (links["ch0"]["queue"], links["ch1"]["queue"]) == ("50000 B", "25000 B")
+    assert delays_of(run, "ch0") == delays_of(run, "ch1") == {downloads.NR_DELAY_MS}
+    report = (tmp_path / "nr/report.md").read_text()
+    assert "Access links: delay curve nr (11.85 ms one way at every capacity); queues 20ms." \
+        in report
+    done = cli("drive", "download", *quick, "--delay", "7ms", "--out", str(tmp_path / "c"))
+    assert done.returncode == 0, done.stderr
+    assert delays_of(tmp_path / "c/scenarios/reno-2-o0", "ch1") == {7.0}
+    # A curve of one's own, from a file of its fields.
+    curve = tmp_path / "curve.toml"
+    curve.write_text('form = "power2pt"\nc1_mbps = 10.0\nd1_ms = 5.0\nc2_mbps = 20.0\n'
+                     'd2_ms = 10.0\n')
+    done = cli("drive", "download", *quick, "--delay-curve", str(curve), "--out",
+               str(tmp_path / "f"))
+    assert done.returncode == 0, done.stderr
+    assert sorted(delays_of(tmp_path / "f/scenarios/reno-2-o0", "ch0")
+                  | delays_of(tmp_path / "f/scenarios/reno-2-o0", "ch1")) == \
+        pytest.approx([5.0, 10.0])
+    for args, message in ((["--queue", "lots"], "queue = 'lots': give N packets"),
+                          (["--delay-curve", "5g"], "delay curve '5g': give lte, nr or a .toml"),
+                          (["--delay", "7ms", "--delay-curve", "nr"], "not allowed with"),
+                          (["--queue", "50ms", "--testbed", "study"], "sizes the queues itself")):
+        done = cli("drive", "download", *quick, *args, "--out", str(tmp_path / "bad"))
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+
+
+@pytest.mark.skipif(SHARED_TRACES is None, reason="shared traces not present")
+def test_a_5g_trace_beyond_the_delay_curve_warns_and_an_lte_one_does_not(tmp_path: Path) -> None:
+    assert SHARED_TRACES is not None
+    quick = ["--stacks", "reno", "--cases", "sp", "--offsets", "1", "--size", "1MB",
+             "--horizon", "60s", "-q"]
+    done = cli("drive", "analyse", str(SHARED_TRACES / FIVEGOPHERS), "--format", "5gophers",
+               "--out", str(tmp_path / "g"))
+    assert done.returncode == 0, done.stderr
+    five_g = str(tmp_path / "g/channels.csv")
+    done = cli("drive", "download", "--channels", five_g, *quick, "--out", str(tmp_path / "o5"))
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith(f"multiconn: warning: {five_g}: capacities up to ")
+    assert "leave the delay curve's range, 0–55.547 Mbit/s (the study's LTE curve" in warnings[0]
+    assert "--delay-curve nr" in warnings[0] and "--queue 50ms" in warnings[0]
+    found = json.loads((tmp_path / "o5/findings.json").read_text())
+    assert found["warnings"] == [warnings[0].removeprefix("multiconn: warning: ")]
+    assert f"Warning: {found['warnings'][0]}" in (tmp_path / "o5/report.md").read_text()
+    # With a delay for every capacity, nothing to warn of.
+    done = cli("drive", "download", "--channels", five_g, *quick, "--delay-curve", "nr",
+               "--queue", "50ms", "--out", str(tmp_path / "nr"))
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    # A real LTE trace (Mahimahi's AT&T LTE drive, 1500-byte delivery opportunities per ms)
+    # as a one-channel table: within the curve's range.
+    stamps = pd.Series([int(x) for x in (SHARED_TRACES / ATT_LTE).read_text().split()])
+    per_s = (stamps // 1000).value_counts().sort_index()
+    lte = tmp_path / "att.csv"
+    lte.write_text("time_s,att\n" + "".join(f"{t},{int(per_s.get(t, 0)) * 0.012:.3f}\n"
+                                            for t in range(120)))
+    assert 0 < max(per_s) * 0.012 < downloads.STUDY_CURVE_RANGE_MBPS
+    done = cli("drive", "download", "--channels", str(lte), *quick, "--out", str(tmp_path / "o4"))
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr, done.stderr
+    assert json.loads((tmp_path / "o4/findings.json").read_text())["warnings"] == []
