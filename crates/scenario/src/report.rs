@@ -407,7 +407,7 @@ pub fn reordering_warnings(world: &World) -> Vec<String> {
         };
         out.push(format!(
             "split {}{which}: t-Reordering ({} ms) expired {expiries} times in flow {}'s {} s ({:.1} a second), each a wait for a PDU a leg dropped that held everything behind it; \
-             try a shorter t_reordering, e.g. \"20 ms\" ({range}), long enough for the legs' delay difference",
+             try a shorter t_reordering ({range}) that still covers the legs' delay difference (how long a PDU of the slower leg can arrive after its successor on the faster one): shorter than that, gaps that were only late are given up",
             config.name,
             tidy(t.as_millis_f64()),
             f.spec.name,
