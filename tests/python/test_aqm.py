@@ -81,4 +81,8 @@ def test_a_marking_aqm_on_a_dc_leg_names_the_leg(examples: Path) -> None:
     lines = _ecn_warnings(split, **{"link.nr.aqm": '"fq_codel"'})
     assert len(lines) == 1 and lines[0].startswith("link.nr (forward, server -> client): "
                                                    "fq_codel marks ECN"), lines
+    # Behind a split each drop is also a gap waited out for t_reordering: the line says so
+    # (the bottleneck of aqm.toml, no split's leg, does not).
+    assert ("on a split's leg each such drop is also a gap the receiving PDCP entity waits out "
+            "for t_reordering") in lines[0]
     assert _ecn_warnings(split, **{"link.nr.aqm": '"fq_codel"', "flow.f.ecn": "true"}) == []

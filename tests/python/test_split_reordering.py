@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import multiconn
+from conftest import EXAMPLES
 from multiconn.result import RunResult
 
 LONE_NR = """
@@ -85,3 +86,26 @@ def test_t_reordering_expiries_from_a_legs_drops_warn(tmp_path: Path, cli) -> No
     done = cli("run", str(tmp_path / "lone_nr.toml"), "--out", str(tmp_path / "r"), "-q")
     assert done.returncode == 0 and done.stderr.count(f"multiconn: warning: {line}\n") == 1, \
         done.stderr
+
+
+def test_a_t_reordering_shorter_than_the_legs_delay_difference_warns_the_other_way() -> None:
+    """The uplink split of examples/scenarios/uplink_dc.toml queues up to 240 ms on its LTE
+    primary: at 50 ms the timer gives up gaps that were only late, and those PDUs, arriving
+    later, are discarded (lost to TCP): the run says the timer is too short. At 100 ms every
+    given-up gap was a real drop, and that warning is not given."""
+    uplink = EXAMPLES / "uplink_dc.toml"
+    short = multiconn.run(uplink, overrides={"run.duration": "10 s",
+                                             "split.upload_dc.t_reordering": '"50 ms"'})
+    pdcp = next(f for f in short.summary["flows"] if f["name"] == "upload")["pdcp"]["upload_dc"]
+    assert pdcp["late_discards"] >= 10 and 2 * pdcp["late_discards"] >= pdcp["given_up"], pdcp
+    [line] = _reordering(short)
+    assert line.startswith("split upload_dc: t-Reordering (50 ms) is shorter than the legs' delay "
+                           f"difference: it expired {pdcp['timer_expiries']} times in flow upload's ")
+    assert f"{pdcp['late_discards']} PDUs arrived after their gap was given up" in line
+    assert "try a longer t_reordering (NR allows 0 to 3000 ms, TS 38.331)" in line
+    longer = multiconn.run(uplink, overrides={"run.duration": "10 s",
+                                              "split.upload_dc.t_reordering": '"100 ms"'})
+    assert not any("is shorter than the legs' delay difference" in w for w in _reordering(longer))
+    short_mbps, longer_mbps = (next(f["goodput_mbps"] for f in r.summary["flows"] if f["name"] == "upload")
+                               for r in (short, longer))
+    assert longer_mbps > 2 * short_mbps, (short_mbps, longer_mbps)
