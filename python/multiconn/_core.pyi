@@ -96,8 +96,12 @@ class Simulation:
     @property
     def violation(self) -> str | None:
         """The first invariant violation (it ended the run), as one line, or None."""
-    def run_until(self, t_s: float) -> bool:
-        """Runs (GIL released) until virtual time `t_s`, the limit, or all flows done; returns done."""
+    @property
+    def event_estimate(self) -> list[tuple[float, str, str]]:
+        """A rough count of the run's events by part: (events, who, how), largest first."""
+    def run_until(self, t_s: float, max_events: int | None = None) -> bool:
+        """Runs (GIL released) until virtual time `t_s`, the limit, all flows done, or
+        `max_events` events fired; returns done."""
     def finish(
         self,
     ) -> tuple[

@@ -456,7 +456,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import print_summary
     from .runner import run
 
-    from .errors import PcapLimitWarning
+    from .errors import LongRunWarning, PcapLimitWarning
     from .runner import pcap_overrides
 
     if not args.out.strip():
@@ -467,10 +467,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.pcap_max_mb is not None:
         pcap = True
     overrides = [*(args.overrides or []), *pcap_overrides(pcap, args.pcap_max_mb)]
+    shown: list[str] = []
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        # A run of many events is told of before it starts, in the CLI's words.
+        if issubclass(category, LongRunWarning):
+            shown.append(str(message))
+            print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
+
     try:
         with warnings.catch_warnings():
             # Printed below, after the run, as the scenario's warnings are.
             warnings.simplefilter("ignore", PcapLimitWarning)
+            warnings.simplefilter("always", LongRunWarning)
+            warnings.showwarning = show
             result = run(_scenario_path(args.scenario), seed=args.seed, overrides=overrides,
                          progress=not args.quiet, stall_limit=args.stall_limit,
                          check_invariants=args.check_invariants)
@@ -486,7 +496,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {_one_line(str(stall))}; the results up to then are in {kept}",
               file=sys.stderr, flush=True)
         return EXIT_INTERNAL
-    printed = _warn(_scenario_path(args.scenario), overrides)
+    printed = [*_warn(_scenario_path(args.scenario), overrides), *shown]
     # What the run itself found (a burst read above capacity); the scenario's own warnings,
     # recorded in the summary too, were printed just above.
     for line in result.summary.get("warnings") or []:

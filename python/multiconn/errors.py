@@ -34,6 +34,12 @@ class PcapLimitWarning(UserWarning):
     that point are not in it. The message names the file and how many packets it left out."""
 
 
+class LongRunWarning(UserWarning):
+    """A run's rates imply more events than a run of minutes fires (`multiconn.runner`:
+    `EVENT_WARNING`): the message gives the estimate and names the flow and the link that
+    fire the most. Issued before the run starts; the run goes on."""
+
+
 class InvariantViolation(RuntimeError):
     """The invariant checker found a run breaking a rule every model must keep (bytes
     conserved on a link, no delivery before serialization and delay, PDCP COUNTs in order,

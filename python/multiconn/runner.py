@@ -1,7 +1,16 @@
 """`run` and `validate`: the Python entry points to the simulator.
 
-A run is advanced in chunks of virtual time (1/200 of the time limit, at least 10 ms) so that
-a progress bar can follow it; each chunk runs in Rust with the GIL released.
+A run is advanced in chunks that end at a step of virtual time (1/200 of the time limit, at
+least 10 ms) or after `EVENT_BUDGET` events, whichever comes first; each chunk runs in Rust
+with the GIL released, and between two chunks the progress bar moves and a Ctrl-C is taken.
+A run that fires many events per unit of virtual time thus still shows progress and stops
+within one budget of events; how a run is cut never changes its results.
+
+Before a run starts, `run` estimates its events from its rates (`Simulation.event_estimate`,
+documented in the native crate's `estimate` module: a packet per event where a source sends
+it and at each link direction it crosses); beyond `EVENT_WARNING` it warns
+(`LongRunWarning`, and a line in the summary's `warnings`) naming the flow and the link
+that fire the most.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._native import core
-from .errors import InvariantViolation, PcapLimitWarning, RunStalled
+from .errors import InvariantViolation, LongRunWarning, PcapLimitWarning, RunStalled
 from .frame import NativeTable
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
@@ -30,6 +39,13 @@ UNCHUNKED_STEP_S = 3600.0
 """Chunk of an unchunked run without a finite time limit."""
 OPEN_ENDED_S = 1e9
 """Time limits beyond this (about 30 years) count as no limit."""
+EVENT_BUDGET = 500_000
+"""The most events a chunk fires before control comes back to Python (a fraction of a second
+at the simulator's few million events a second)."""
+EVENT_WARNING = 1e9
+"""Runs whose estimated events exceed this are warned about before they start."""
+EVENTS_PER_S = 2e6
+"""A rough rate of events per second of wall time, to say what an estimate means in time."""
 
 
 def _check_seed(seed: int | None) -> int | None:
@@ -68,6 +84,24 @@ def _step(end_time_s: float) -> float:
     if not math.isfinite(end_time_s) or end_time_s > OPEN_ENDED_S:
         return OPEN_ENDED_STEP_S
     return max(end_time_s / STEPS, MIN_STEP_S)
+
+
+def long_run_warning(estimate: Sequence[tuple[float, str, str]]) -> str | None:
+    """The warning for a run whose estimated events (`Simulation.event_estimate`: parts
+    as (events, who, how counted), largest first) exceed `EVENT_WARNING`; None otherwise.
+    Names the flow and the link direction that fire the most."""
+    total = sum(events for events, _, _ in estimate)
+    if total <= EVENT_WARNING:
+        return None
+    named = []
+    for kind in ("flow", "link"):
+        part = next((p for p in estimate if p[1].startswith(kind)), None)
+        if part is not None:
+            named.append(f"{part[1]} ~{part[0]:.1e} ({part[2]})")
+    hours = total / EVENTS_PER_S / 3600
+    return (f"this run implies about {total:.1e} events (~{hours:.1f} h at "
+            f"{EVENTS_PER_S:.0e} events/s), from {' and '.join(named)}; a shorter "
+            "run.duration, lower rates or larger packets make it shorter")
 
 
 def validate(scenario: ScenarioLike, overrides: OverridesLike = None) -> dict[str, Any]:
@@ -120,9 +154,12 @@ def run(
     started = time.perf_counter()
     overrides = [*normalize_overrides(overrides), *pcap_overrides(pcap, pcap_max_mb)]
     finished = simulate(scenario_or_path, seed, overrides, progress=progress,
-                        stall_limit=stall_limit, check_invariants=check_invariants)
+                        stall_limit=stall_limit, check_invariants=check_invariants,
+                        warn_long=True)
     wall_time_s = time.perf_counter() - started
     summary = with_wall_time(json.loads(finished.summary_json), wall_time_s)
+    if finished.long_run is not None:
+        summary["warnings"] = [*summary.get("warnings", []), finished.long_run]
     if finished.stalled is not None:
         summary["incomplete"] = finished.stalled
     result = RunResult(
@@ -156,6 +193,8 @@ class Finished:
     """Packet captures (`run.pcap`): file name and bytes."""
     pcap_warnings: list[str] = field(default_factory=list)
     """One line per capture file that reached its size limit."""
+    long_run: str | None = None
+    """The warning of `long_run_warning`, when it was asked for and applies."""
 
 
 def simulate(
@@ -166,9 +205,14 @@ def simulate(
     chunked: bool = True,
     stall_limit: int | None = None,
     check_invariants: bool | None = None,
+    event_budget: int | None = None,
+    warn_long: bool = False,
 ) -> Finished:
     """Runs a scenario and returns the native results. `chunked=False` runs it in one call
     (no progress bar, no Ctrl-C until it ends): the cheapest way, used by sweep workers.
+    A chunked run returns to Python after at most `event_budget` events (default
+    `EVENT_BUDGET`), or at its next step of virtual time. With `warn_long`, a run whose
+    estimated events exceed `EVENT_WARNING` issues a `LongRunWarning` before it starts.
     Raises `InvariantViolation` when the invariant checker (see `run`) finds a broken rule."""
     from .progress import RunProgress  # rich loads only when a run starts
 
@@ -180,6 +224,13 @@ def simulate(
         sim.set_stall_limit(stall_limit)
     if check_invariants is not None:
         sim.set_check_invariants(check_invariants)
+    long_run = long_run_warning(sim.event_estimate) if warn_long else None
+    if long_run is not None:
+        _warnings.warn(long_run, LongRunWarning, stacklevel=3)
+    if event_budget is not None and (isinstance(event_budget, bool)
+                                     or not isinstance(event_budget, int) or event_budget < 1):
+        raise ValueError(f"event_budget must be a whole number ≥ 1, not {event_budget!r}")
+    budget = (event_budget or EVENT_BUDGET) if chunked else None
     end = sim.end_time_s
     step = _step(end) if chunked else (end if math.isfinite(end) else UNCHUNKED_STEP_S)
     total = end if step != OPEN_ENDED_STEP_S else None
@@ -188,8 +239,14 @@ def simulate(
         done = sim.done
         while not done:
             target = min(target + step, end)
-            done = sim.run_until(target)
-            bar.update(sim.now_s, sim.events)
+            while True:
+                # Up to the target, in calls of at most `budget` events: a call that fired
+                # fewer reached it.
+                before = sim.events
+                done = sim.run_until(target, budget)
+                bar.update(sim.now_s, sim.events)
+                if done or budget is None or sim.events - before < budget:
+                    break
             if target >= end:
                 break
     violation = sim.violation
@@ -199,4 +256,4 @@ def simulate(
     summary_json, columns, qlog, messages = sim.finish()
     pcap, pcap_warnings = sim.take_pcap()
     return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages),
-                    stalled, list(pcap), list(pcap_warnings))
+                    stalled, list(pcap), list(pcap_warnings), long_run)

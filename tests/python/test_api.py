@@ -210,10 +210,10 @@ def test_run_leaves_the_gil_free(examples: Path, monkeypatch: pytest.MonkeyPatch
         def __init__(self, *args: object) -> None:
             self._sim = real(*args)
 
-        def run_until(self, t_s: float) -> bool:
+        def run_until(self, t_s: float, max_events: int | None = None) -> bool:
             nonlocal moved_during_chunks
             before = counter
-            done = self._sim.run_until(t_s)
+            done = self._sim.run_until(t_s, max_events)
             moved_during_chunks += counter - before
             return done
 

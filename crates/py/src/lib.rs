@@ -2,8 +2,10 @@
 //!
 //! A thin layer over `multiconn-scenario`: scenario text in, summary JSON and time-series columns
 //! out. Loading and running happen with the GIL released, so other Python threads (a progress
-//! bar, a UI) keep running. Everything user-facing (the CLI, output files, progress display)
-//! lives in the Python package `multiconn`.
+//! bar, a UI) keep running; a run advances in calls bounded by virtual time and by a number of
+//! events, so that Python can show progress and take a Ctrl-C between them. Everything
+//! user-facing (the CLI, output files, progress display) lives in the Python package
+//! `multiconn`. [`estimate`] counts the events a scenario implies, before it runs.
 //!
 //! The schema the Python side relies on is exported from its one definition in Rust as module
 //! constants: the time-series and message-table columns with their types, the message kinds and
@@ -15,6 +17,7 @@
 mod cases;
 mod drive;
 mod emu;
+mod estimate;
 
 use multiconn_core::units::DURATION_UNIT_SECONDS;
 use multiconn_core::{Dur, Time};
@@ -131,6 +134,8 @@ struct PySimulation {
     /// What `finish` left for `take_pcap`: the capture files (name, bytes) and what they left
     /// out.
     pcap: Mutex<(Vec<PcapFile>, Vec<String>)>,
+    /// The scenario's estimate of its events, largest part first ([`estimate`]).
+    estimate: Vec<estimate::Part>,
 }
 
 fn columns_dict<'py>(
@@ -192,6 +197,7 @@ impl PySimulation {
             .allow_threads(|| scenario::Simulation::new(&loaded, seed))
             .map_err(scenario_err)?;
         let this = PySimulation {
+            estimate: estimate::event_estimate(loaded.resolved()),
             end_time_s: sim.end_time().as_secs_f64(),
             scenario_json,
             now_ns: AtomicU64::new(0),
@@ -209,6 +215,14 @@ impl PySimulation {
     #[getter]
     fn end_time_s(&self) -> f64 {
         self.end_time_s
+    }
+
+    /// A rough count of the events the run will fire, from its rates (see the `estimate`
+    /// module of the native crate): its parts as (events, who, how counted), largest first;
+    /// `who` is `flow "name"` or `link "name" (direction)`. Empty without a time limit.
+    #[getter]
+    fn event_estimate(&self) -> Vec<(f64, String, String)> {
+        self.estimate.iter().map(|p| (p.events, p.who.clone(), p.why.clone())).collect()
     }
 
     /// Virtual time reached so far, in seconds.
@@ -283,18 +297,24 @@ impl PySimulation {
     }
 
     /// Runs until virtual time `t_s` (seconds), the time limit, or until every flow is done,
-    /// with the GIL released. Returns whether the run is over.
-    fn run_until(&self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+    /// with the GIL released; with `max_events`, returns after that many events at the most
+    /// (virtual time is then that of the last one). Returns whether the run is over. How a
+    /// run is cut into calls never changes its results.
+    #[pyo3(signature = (t_s, max_events=None))]
+    fn run_until(&self, py: Python<'_>, t_s: f64, max_events: Option<u64>) -> PyResult<bool> {
         if t_s.is_nan() {
             return Err(PyValueError::new_err(
                 "run_until: time must be a number, not NaN",
             ));
         }
+        if max_events == Some(0) {
+            return Err(PyValueError::new_err("run_until: max_events must be at least 1"));
+        }
         let t = Time::from_secs_f64(t_s);
         py.allow_threads(|| {
             let mut guard = self.inner.lock().map_err(|_| poisoned())?;
             let sim = guard.as_mut().ok_or_else(finished)?;
-            let done = sim.run_until(t);
+            let done = sim.run_until_budget(t, max_events.unwrap_or(u64::MAX));
             self.publish(sim);
             Ok(done)
         })

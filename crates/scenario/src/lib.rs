@@ -367,9 +367,15 @@ impl Simulation {
     /// Runs until virtual time `t`, the time limit, or until every flow is done; returns
     /// whether the run is over.
     pub fn run_until(&mut self, t: Time) -> bool {
+        self.run_until_budget(t, u64::MAX)
+    }
+    /// [`Simulation::run_until`], returning early once `max_events` events have fired (then
+    /// virtual time is that of the last one, and the run goes on with the next call). How
+    /// the run is cut into calls never changes its results.
+    pub fn run_until_budget(&mut self, t: Time, max_events: u64) -> bool {
         self.started = true;
         if !self.done {
-            self.done = self.world.run_until(t);
+            self.done = self.world.run_until_budget(t, max_events);
         }
         self.done
     }

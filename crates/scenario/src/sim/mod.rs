@@ -195,7 +195,14 @@ impl World {
     /// whether the run is over. With the invariant checker on, a violation ends the run, and
     /// the end-of-run checks are made once it is over.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        let over = self.advance(limit);
+        self.run_until_budget(limit, u64::MAX)
+    }
+
+    /// [`World::run_until`], returning `false` early once `max_events` events have fired
+    /// (virtual time is then that of the last one; the next call goes on from there). The
+    /// events and their order are the same however a run is cut.
+    pub fn run_until_budget(&mut self, limit: Time, max_events: u64) -> bool {
+        let over = self.advance(limit, max_events);
         if over && !self.end_checked && self.checks_invariants() {
             self.end_checked = true;
             let now = self.now();
@@ -204,15 +211,21 @@ impl World {
         over
     }
 
-    fn advance(&mut self, limit: Time) -> bool {
+    fn advance(&mut self, limit: Time, max_events: u64) -> bool {
         if self.stalled.is_some() || self.violated {
             return true;
         }
         let checking = self.checks_invariants();
         let World { net, hosts, watchdog, stalled, violated, .. } = self;
         let limit = limit.min(hosts.end);
+        let mut budget = max_events;
         while !hosts.all_flows_done() {
+            if budget == 0 {
+                // Cut short: the events due up to `limit` are not all fired yet.
+                return false;
+            }
             let Some((now, event)) = hosts.queue.pop_until(limit) else { break };
+            budget -= 1;
             if let Some(stall) = watchdog.fired(now, event.kind()) {
                 *stalled = Some(stall);
                 return true;
