@@ -126,6 +126,7 @@ demo: setup
 bench: setup emu-tools
 	cargo bench --workspace
 	$(VPY) bench/bench_bulk.py
+	$(VPY) bench/bench_memory.py
 	$(VPY) bench/bench_transport.py
 	$(VPY) bench/bench_sweep.py
 	$(VPY) bench/bench_dc.py

@@ -106,12 +106,13 @@ class Simulation:
         self,
     ) -> tuple[
         str,
-        dict[str, list[float] | list[int] | list[str]],
+        list[tuple[str, str, bytes | None, bytes | None, int, Any]],
         list[tuple[str, str]],
-        dict[str, list[float] | list[int] | list[str]],
+        list[tuple[str, str, bytes | None, bytes | None, int, Any]],
     ]:
-        """Ends the run: summary JSON, time-series columns, qlog files and the message table's
-        columns (empty without message flows). May be called once."""
+        """Ends the run: summary JSON, time-series columns as typed buffers (name, type,
+        data, validity, null count, extra), qlog files and the message table's columns in
+        the same form (empty without message flows). May be called once."""
     def take_pcap(self) -> tuple[list[tuple[str, bytes]], list[str]]:
         """After `finish`: the packet captures (file name, bytes) and one line per file that
         reached its size limit; empty on later calls."""

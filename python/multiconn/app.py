@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ._native import MESSAGE_KINDS, core
-from .frame import NativeTable, build_messages_frame
+from .frame import NativeTable, build_messages_frame, native_columns
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
 
@@ -88,7 +88,8 @@ class Session:
 
     def finish(self) -> RunResult:
         """Ends the run; returns its `RunResult` (summary, time series, message table)."""
-        summary_json, columns, qlog, messages = self._sim.finish()
+        summary_json, native, qlog, native_messages = self._sim.finish()
+        columns, messages = native_columns(native), native_columns(native_messages)
         pcap, pcap_warnings = self._sim.take_pcap()
         self._finished = True
         summary = with_wall_time(json.loads(summary_json), time.perf_counter() - self._started)

@@ -5,6 +5,12 @@ column's type comes from its values; the types the core declares for its columns
 (`TIMESERIES_COLUMNS`, `MESSAGE_COLUMNS` of `multiconn._native`) are used for empty columns
 and for the message table. Parquet files are written so that the same frame always gives the
 same bytes: no pandas index or pandas metadata, fixed zstd compression, no timestamps.
+
+A finished simulation hands its tables over as typed buffers ([`native_columns`], one
+`NativeColumn` each): Arrow arrays are made on them without a copy, and the Parquet file is
+written from those, so a table costs its buffers and never a Python object per value
+(columns holding one value in every row share one buffer). Plain lists (the emulator's
+table, tests) take the slower route of `_arrow_array`.
 """
 
 from __future__ import annotations
@@ -93,6 +99,126 @@ def build_messages_frame(columns: Mapping[str, Sequence[object]]) -> pd.DataFram
     return pd.DataFrame(out)
 
 
+class NativeColumn:
+    """One column as the core hands it over (`Simulation.finish`): `kind` is "float64",
+    "int64" or "category"; `data` the values' (or codes') bytes, None when every row holds
+    `extra`; `validity` the Arrow bitmap of the non-NaN floats (None: no NaN), `null_count`
+    the NaNs; for a category column `extra` is its sorted values. Reads as a sequence of its
+    values (`tolist()` gives them as Python objects; the fast paths never do)."""
+
+    __slots__ = ("_length", "data", "extra", "kind", "null_count", "validity")
+
+    def __init__(self, kind: str, data: bytes | None, validity: bytes | None,
+                 null_count: int, extra: Any, length: int) -> None:
+        self.kind = kind
+        self.data = data
+        self.validity = validity
+        self.null_count = null_count
+        self.extra = extra
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _codes_format(self) -> str:
+        return _codes_format(len(self.extra))
+
+    def tolist(self) -> list[object]:
+        """The values as Python objects (NaN for missing floats)."""
+        if self.kind == "category":
+            assert self.data is not None
+            values = self.extra
+            return [values[c] for c in memoryview(self.data).cast(self._codes_format())]
+        if self.data is None:
+            return [self.extra] * self._length
+        return memoryview(self.data).cast("d" if self.kind == "float64" else "q").tolist()
+
+    def __iter__(self) -> Any:
+        return iter(self.tolist())
+
+    def __getitem__(self, index: int) -> object:
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        index %= self._length
+        if self.kind == "category":
+            assert self.data is not None
+            return self.extra[memoryview(self.data).cast(self._codes_format())[index]]
+        if self.data is None:
+            return self.extra
+        return memoryview(self.data).cast("d" if self.kind == "float64" else "q")[index]
+
+    def arrow(self, pa: Any, shared: dict[tuple[str, object, int], Any]) -> Any:
+        """The Arrow array pandas → Arrow gives for the column (see `_arrow_array`), on the
+        column's own bytes; `shared` keeps the buffers of columns of one value, by value."""
+        count = self._length
+        if self.kind == "category":
+            values = self.extra
+            index_type = {"b": pa.int8(), "h": pa.int16(), "i": pa.int32()}[self._codes_format()]
+            indices = pa.Array.from_buffers(index_type, count, [None, pa.py_buffer(self.data)])
+            texts = [str(v).encode("utf-8") for v in values]
+            offsets = array("q", [0])
+            for text in texts:
+                offsets.append(offsets[-1] + len(text))
+            dictionary = pa.Array.from_buffers(pa.large_string(), len(values), [
+                None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(texts))])
+            return pa.DictionaryArray.from_arrays(indices, dictionary)
+        fmt = "d" if self.kind == "float64" else "q"
+        type_ = pa.float64() if self.kind == "float64" else pa.int64()
+        if self.data is None:
+            key = (fmt, array(fmt, [self.extra]).tobytes(), count)
+            if key not in shared:
+                shared[key] = pa.py_buffer(array(fmt, [self.extra]) * count)
+            data = shared[key]
+            validity = None
+            if self.null_count:
+                if ("validity", None, count) not in shared:
+                    shared[("validity", None, count)] = pa.py_buffer(bytes((count + 7) // 8))
+                validity = shared[("validity", None, count)]
+        else:
+            data = pa.py_buffer(self.data)
+            validity = None if self.validity is None else pa.py_buffer(self.validity)
+        return pa.Array.from_buffers(type_, count, [validity, data], null_count=self.null_count)
+
+    def series(self, pd: Any, name: str) -> pd.Series:
+        """The column as the pandas Series `build_frame` makes of its values."""
+        import numpy as np
+
+        if self.kind == "category":
+            codes = np.frombuffer(self.data, dtype=np.dtype(self._codes_format()))  # type: ignore[arg-type]
+            dtype = pd.CategoricalDtype(list(self.extra))
+            return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype), name=name)
+        if self.data is None:
+            values = np.full(self._length, self.extra, dtype=self.kind)
+        else:
+            values = np.frombuffer(self.data, dtype="<f8" if self.kind == "float64" else "<i8")
+        return pd.Series(values, dtype=self.kind, name=name, copy=True)
+
+
+def native_columns(columns: Sequence[tuple[str, str, bytes | None, bytes | None, int, Any]]
+                   ) -> dict[str, NativeColumn]:
+    """The columns `Simulation.finish` hands over, by name, in order."""
+    out: dict[str, NativeColumn] = {}
+    length = 0
+    for name, kind, data, validity, null_count, extra in columns:
+        if data is not None:
+            length = len(data) // (8 if kind != "category" else
+                                   {"b": 1, "h": 2, "i": 4}[_codes_format(len(extra))])
+            break
+    for name, kind, data, validity, null_count, extra in columns:
+        out[name] = NativeColumn(kind, data, validity, null_count, extra, length)
+    return out
+
+
+def _codes_format(width: int) -> str:
+    """The array format of the codes of a category column of `width` values: the narrowest
+    signed type pandas and Arrow choose (int8, int16, int32)."""
+    return "b" if width < 2**7 else "h" if width < 2**15 else "i"
+
+
+def _is_native(columns: Mapping[str, Sequence[object]]) -> bool:
+    return bool(columns) and all(isinstance(v, NativeColumn) for v in columns.values())
+
+
 class NativeTable:
     """A table as the core hands it over (column name -> values), turned into a DataFrame
     or an Arrow table only when asked: writing Parquet needs pyarrow but not pandas, so
@@ -108,6 +234,15 @@ class NativeTable:
 
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame (built once)."""
+        if self._frame is None and _is_native(self.columns):
+            import pandas as pd
+
+            if self.messages:
+                _check_message_columns(self.columns)
+            names = list(MESSAGE_DTYPES) if self.messages else list(self.columns)
+            self._frame = pd.DataFrame({
+                name: self.columns[name].series(pd, name)  # type: ignore[attr-defined]
+                for name in names})
         if self._frame is None:
             self._frame = (build_messages_frame(self.columns) if self.messages
                            else build_frame(self.columns))
@@ -119,6 +254,14 @@ class NativeTable:
 
         if self._frame is not None:
             return to_arrow(self._frame)
+        if _is_native(self.columns):
+            if self.messages:
+                _check_message_columns(self.columns)
+            names = list(MESSAGE_DTYPES) if self.messages else list(self.columns)
+            shared: dict[tuple[str, object, int], Any] = {}
+            return pa.Table.from_arrays(
+                [self.columns[name].arrow(pa, shared) for name in names],  # type: ignore[attr-defined]
+                names=names)
         if self.messages:
             _check_message_columns(self.columns)
             declared: Mapping[str, str] | None = MESSAGE_DTYPES

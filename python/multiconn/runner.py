@@ -25,7 +25,7 @@ from typing import Any
 
 from ._native import core
 from .errors import InvariantViolation, LongRunWarning, PcapLimitWarning, RunStalled
-from .frame import NativeTable
+from .frame import NativeColumn, NativeTable, native_columns
 from .result import RunResult, with_wall_time
 from .source import OverridesLike, ScenarioLike, normalize_overrides, resolve_source
 
@@ -183,10 +183,12 @@ class Finished:
     """A finished run as the native side hands it over (no DataFrame built yet)."""
 
     summary_json: str
-    columns: dict[str, Any]
+    columns: dict[str, NativeColumn]
+    """The time series: typed buffers, one `NativeColumn` per column, in order."""
     scenario_json: str
     qlog: list[tuple[str, str]]
-    messages: dict[str, Any]
+    messages: dict[str, NativeColumn]
+    """The message table's columns as `columns` (empty without message flows)."""
     stalled: str | None = None
     """Why the watchdog stopped the run early, if it did (the results are then partial)."""
     pcap: list[tuple[str, bytes]] = field(default_factory=list)
@@ -255,5 +257,6 @@ def simulate(
     stalled = sim.stalled
     summary_json, columns, qlog, messages = sim.finish()
     pcap, pcap_warnings = sim.take_pcap()
-    return Finished(summary_json, columns, sim.scenario_json, list(qlog), dict(messages),
-                    stalled, list(pcap), list(pcap_warnings), long_run)
+    return Finished(summary_json, native_columns(columns), sim.scenario_json, list(qlog),
+                    native_columns(messages), stalled, list(pcap), list(pcap_warnings),
+                    long_run)

@@ -177,9 +177,10 @@ def test_native_simulation_can_finish_once(examples: Path) -> None:
     assert sim.now_s == 0.5 and sim.events > 0
     assert sim.run_until(10.0) is True and sim.done
     summary, columns, qlog, messages = sim.finish()
-    assert qlog == [] and messages == {}
+    assert qlog == [] and messages == []
     assert json.loads(summary)["seed"] == 5
-    assert list(columns)[:2] == ["time_s", "kind"]
+    assert [c[0] for c in columns][:2] == ["time_s", "kind"]
+    assert [c[1] for c in columns][:2] == ["float64", "category"]
     with pytest.raises(RuntimeError):
         sim.finish()
     with pytest.raises(RuntimeError):

@@ -6,7 +6,10 @@
 //! ([`BinnedRecorder::with_paths`], [`BinnedRecorder::with_bearers`]), it keeps the same bins
 //! per path of a multipath flow (with the sender's state on the path), per leg of a split
 //! bearer, and per split bearer (with the reordering delay and the reordering buffer's
-//! time-weighted mean). Series are found by index, never by hashing.
+//! time-weighted mean). Series are found by index, never by hashing. At the end of a run,
+//! [`BinnedRecorder::finish`] gives every series' rows, or [`BinnedRecorder::take_series`]
+//! hands its bins over to be made into rows one series at a time, each series' bins freed
+//! then (a run of many series keeps most of its memory in them).
 //! [`jain_index`] is Jain's fairness index (Jain, Chiu and Hawe, DEC-TR-301, 1984).
 
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Recorder, Time, TransportSample};
@@ -177,19 +180,20 @@ pub struct BinnedRecorder {
     bearers: Vec<Series>,
 }
 
-/// Every series' bins at the end of a run (see [`BinnedRecorder::finish`]).
+/// Every series' bins at the end of a run (see [`BinnedRecorder::finish`]): each series'
+/// rows, or ([`BinnedRecorder::take_series`]) what makes them, [`PendingRows`].
 #[derive(Debug, Clone, Default)]
-pub struct Finished {
+pub struct Finished<R = Vec<BinRow>> {
     /// Per flow.
-    pub flows: Vec<Vec<BinRow>>,
+    pub flows: Vec<R>,
     /// Per link direction.
-    pub links: Vec<Vec<BinRow>>,
+    pub links: Vec<R>,
     /// Per flow, per path (none for a flow without path series).
-    pub paths: Vec<Vec<Vec<BinRow>>>,
+    pub paths: Vec<Vec<R>>,
     /// Per split bearer, per leg.
-    pub legs: Vec<[Vec<BinRow>; 2]>,
+    pub legs: Vec<[R; 2]>,
     /// Per split bearer.
-    pub bearers: Vec<Vec<BinRow>>,
+    pub bearers: Vec<R>,
 }
 
 /// One row of the time series.
@@ -337,6 +341,64 @@ impl BinnedRecorder {
             legs: self.legs.chunks(2).map(|pair| [rows(&pair[0]), rows(&pair[1])]).collect(),
             bearers: self.bearers.iter().map(rows).collect(),
         }
+    }
+
+    /// As [`Self::finish`], but the rows are made only when asked for, one series at a time
+    /// ([`PendingRows::rows`]), and each series' bins are freed then: a run with many series
+    /// keeps most of its memory in its bins, and the rows (larger) replace them one series at
+    /// a time instead of all at once. The totals stay in the recorder; the bins do not
+    /// ([`Self::flow_peak_bin`] and the like then see none).
+    pub fn take_series(&mut self, end: Time) -> Finished<PendingRows> {
+        let bin = self.bin.0;
+        for s in self.links.iter_mut().chain(&mut self.bearers) {
+            s.integrate_queue(bin, end);
+        }
+        let width = self.bin;
+        let take = |s: &mut Series| PendingRows { bins: std::mem::take(&mut s.bins), bin: width, end };
+        let flows = self.flows.iter_mut().map(take).collect();
+        let links = self.links.iter_mut().map(take).collect();
+        let mut paths = Vec::with_capacity(self.flows.len());
+        for w in self.path_start.windows(2) {
+            paths.push(self.paths[w[0]..w[1]].iter_mut().map(take).collect());
+        }
+        let mut legs = Vec::with_capacity(self.bearers.len());
+        for pair in self.legs.chunks_mut(2) {
+            let (first, second) = pair.split_at_mut(1);
+            legs.push([take(&mut first[0]), take(&mut second[0])]);
+        }
+        let bearers = self.bearers.iter_mut().map(take).collect();
+        Finished { flows, links, paths, legs, bearers }
+    }
+}
+
+/// One series' bins taken out of the recorder ([`BinnedRecorder::take_series`]), made into
+/// rows when asked.
+#[derive(Debug, Clone)]
+pub struct PendingRows {
+    bins: Vec<Counters>,
+    bin: Dur,
+    end: Time,
+}
+
+impl PendingRows {
+    /// The number of rows it will make.
+    pub fn len(&self) -> usize {
+        self.end.0.div_ceil(self.bin.0) as usize
+    }
+
+    /// Whether it will make none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes its bins take (freed by [`Self::rows`]).
+    pub fn bin_bytes(&self) -> usize {
+        self.bins.capacity() * std::mem::size_of::<Counters>()
+    }
+
+    /// Its rows, as [`BinnedRecorder::finish`] makes them; its bins are freed.
+    pub fn rows(self) -> Vec<BinRow> {
+        Series { bins: self.bins, ..Series::default() }.rows(self.bin, self.end)
     }
 }
 
@@ -577,6 +639,33 @@ mod tests {
         assert_eq!(bearer[1].counters.drops_by(DropCause::PdcpLate), 1);
         assert_eq!(bearer.iter().map(BinRow::mean_queue_packets).collect::<Vec<_>>(), vec![2.0, 2.0]);
         assert!(rows.bearers[0].iter().all(|b| b.counters == Counters::default()));
+    }
+
+    #[test]
+    fn taken_series_make_the_rows_finish_makes_and_free_the_bins() {
+        let record = || {
+            let mut r = BinnedRecorder::new(Dur::from_millis(100), 2, 2).with_paths(&[0, 2]).with_bearers(1);
+            r.flow_delivered(Time(120_000_000), FlowId(1), 12_500);
+            r.link_queue(Time(10_000_000), LinkId(1), 3, 4500);
+            r.path_delivered(Time(150_000_000), FlowId(1), 1, 500);
+            r.path_transport(Time(30_000_000), FlowId(1), 1, &TransportSample { cwnd: 7, ..Default::default() });
+            r.leg_delivered(Time(10_000_000), BearerId(0), 1, 100);
+            r.bearer_buffer(Time(50_000_000), BearerId(0), 4);
+            r
+        };
+        let end = Time(250_000_000);
+        let expected = record().finish(end);
+        let mut r = record();
+        let taken = r.take_series(end);
+        assert!(r.flows.iter().chain(&r.links).all(|s| s.bins.capacity() == 0));
+        assert_eq!(r.flow_total(FlowId(1)).bytes_delivered, 12_500, "the totals stay");
+        assert!(taken.flows.iter().all(|p| p.len() == 3));
+        let rows = |series: Vec<PendingRows>| series.into_iter().map(PendingRows::rows).collect::<Vec<_>>();
+        assert_eq!(rows(taken.flows), expected.flows);
+        assert_eq!(rows(taken.links), expected.links);
+        assert_eq!(taken.paths.into_iter().map(rows).collect::<Vec<_>>(), expected.paths);
+        assert_eq!(taken.legs.into_iter().map(|[a, b]| [a.rows(), b.rows()]).collect::<Vec<_>>(), expected.legs);
+        assert_eq!(rows(taken.bearers), expected.bearers);
     }
 
     #[test]

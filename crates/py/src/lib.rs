@@ -5,7 +5,11 @@
 //! bar, a UI) keep running; a run advances in calls bounded by virtual time and by a number of
 //! events, so that Python can show progress and take a Ctrl-C between them. Everything
 //! user-facing (the CLI, output files, progress display) lives in the Python package
-//! `multiconn`. [`estimate`] counts the events a scenario implies, before it runs.
+//! `multiconn`.
+//!
+//! A finished run's tables are handed over as typed buffers, the layout of Arrow arrays
+//! ([`native_columns`]): no Python object per value, and each column's Rust memory freed as
+//! it is handed over. [`estimate`] counts the events a scenario implies, before it runs.
 //!
 //! The schema the Python side relies on is exported from its one definition in Rust as module
 //! constants: the time-series and message-table columns with their types, the message kinds and
@@ -138,6 +142,98 @@ struct PySimulation {
     estimate: Vec<estimate::Part>,
 }
 
+/// One column as [`native_columns`] hands it over: (name, type, data, validity, null count,
+/// extra).
+type NativeColumn<'py> = (String, &'static str, Option<Bound<'py, PyBytes>>, Option<Bound<'py, PyBytes>>, usize, PyObject);
+
+/// Bytes of `values` in little-endian order, written straight into a Python bytes object.
+fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, values: &[T], to: impl Fn(T) -> [u8; N]) -> Bound<'py, PyBytes> {
+    PyBytes::new_bound_with(py, values.len() * N, |out| {
+        for (chunk, v) in out.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to(*v));
+        }
+        Ok(())
+    })
+    .expect("writing into a new bytes object cannot fail")
+}
+
+/// A dictionary column's codes in the narrowest signed type that indexes its values (int8
+/// below 128 values, int16 below 32 768, else int32: what pandas and Arrow choose).
+fn codes_bytes<'py>(py: Python<'py>, dict: &scenario::format::DictColumn) -> Bound<'py, PyBytes> {
+    let width = dict.values.len();
+    if width < 1 << 7 {
+        le_bytes(py, &dict.codes, |c| (c as i8).to_le_bytes())
+    } else if width < 1 << 15 {
+        le_bytes(py, &dict.codes, |c| (c as i16).to_le_bytes())
+    } else {
+        le_bytes(py, &dict.codes, |c| (c as i32).to_le_bytes())
+    }
+}
+
+/// The columns of a table as Python objects that own no Python value per row: for each,
+/// `(name, type, data, validity, null_count, extra)`:
+///
+/// * `"float64"`: `data` the values (little-endian f64), `validity` an Arrow bitmap of the
+///   values that are not NaN (None when all are), `null_count` the NaNs;
+/// * `"int64"`: `data` the values (little-endian i64);
+/// * `"category"`: `data` the codes (int8, int16 or int32 as [`codes_bytes`]), `extra` the
+///   sorted distinct values (a list of str);
+/// * a numeric column holding one value in every row: `data` None and `extra` that value
+///   (the Python side shares one buffer among such columns).
+///
+/// Each Rust column is freed once handed over.
+fn native_columns<'py>(py: Python<'py>, columns: Vec<(String, scenario::Column)>) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty_bound(py);
+    for (name, column) in columns {
+        let item: NativeColumn = match column {
+            scenario::Column::F64(v) => {
+                let nulls = v.iter().filter(|x| x.is_nan()).count();
+                if v.first().is_some_and(|first| v.iter().all(|x| x.to_bits() == first.to_bits())) {
+                    (name, "float64", None, None, nulls, v[0].into_py(py))
+                } else {
+                    let validity = (nulls > 0).then(|| {
+                        PyBytes::new_bound_with(py, v.len().div_ceil(8), |bits| {
+                            for (i, x) in v.iter().enumerate() {
+                                if !x.is_nan() {
+                                    bits[i >> 3] |= 1 << (i & 7);
+                                }
+                            }
+                            Ok(())
+                        })
+                        .expect("writing into a new bytes object cannot fail")
+                    });
+                    (name, "float64", Some(le_bytes(py, &v, f64::to_le_bytes)), validity, nulls, py.None())
+                }
+            }
+            scenario::Column::I64(v) => {
+                if v.first().is_some_and(|first| v.iter().all(|x| x == first)) {
+                    (name, "int64", None, None, 0, v[0].into_py(py))
+                } else {
+                    (name, "int64", Some(le_bytes(py, &v, i64::to_le_bytes)), None, 0, py.None())
+                }
+            }
+            scenario::Column::Fill(scenario::format::Fill::F64(value, rows)) => {
+                (name, "float64", None, None, if value.is_nan() { rows } else { 0 }, value.into_py(py))
+            }
+            scenario::Column::Fill(scenario::format::Fill::I64(value, _)) => (name, "int64", None, None, 0, value.into_py(py)),
+            scenario::Column::Dict(d) => {
+                let codes = codes_bytes(py, &d);
+                (name, "category", Some(codes), None, 0, PyList::new_bound(py, &d.values).into_py(py))
+            }
+            scenario::Column::Str(v) => {
+                let mut dict = scenario::format::DictBuilder::with_capacity(v.len());
+                for s in &v {
+                    dict.push(s);
+                }
+                let d = dict.finish();
+                (name, "category", Some(codes_bytes(py, &d)), None, 0, PyList::new_bound(py, &d.values).into_py(py))
+            }
+        };
+        out.append(item)?;
+    }
+    Ok(out)
+}
+
 fn columns_dict<'py>(
     py: Python<'py>,
     columns: &[(String, scenario::Column)],
@@ -148,6 +244,12 @@ fn columns_dict<'py>(
             scenario::Column::F64(v) => PyList::new_bound(py, v),
             scenario::Column::I64(v) => PyList::new_bound(py, v),
             scenario::Column::Str(v) => PyList::new_bound(py, v.iter().map(String::as_str)),
+            scenario::Column::Dict(d) => PyList::new_bound(py, (0..d.codes.len()).map(|r| d.get(r))),
+            fill @ scenario::Column::Fill(_) => match fill.clone().expand() {
+                scenario::Column::F64(v) => PyList::new_bound(py, v),
+                scenario::Column::I64(v) => PyList::new_bound(py, v),
+                _ => unreachable!("a fill expands to numbers"),
+            },
         };
         dict.set_item(name, list)?;
     }
@@ -320,18 +422,19 @@ impl PySimulation {
         })
     }
 
-    /// Ends the run. Returns the summary JSON, the time-series columns as an
-    /// insertion-ordered dict of lists, the qlog files as (file name, text) pairs, and the
-    /// message table's columns (empty without message flows). May be called once.
+    /// Ends the run. Returns the summary JSON, the time-series columns as typed buffers (a
+    /// list of `(name, type, data, validity, null_count, extra)`, see `native_columns`), the
+    /// qlog files as (file name, text) pairs, and the message table's columns in the same
+    /// form (empty without message flows). May be called once.
     #[allow(clippy::type_complexity)]
     fn finish<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<(
         String,
-        Bound<'py, PyDict>,
+        Bound<'py, PyList>,
         Vec<(String, String)>,
-        Bound<'py, PyDict>,
+        Bound<'py, PyList>,
     )> {
         let output = py.allow_threads(|| {
             let sim = self
@@ -340,15 +443,15 @@ impl PySimulation {
                 .map_err(|_| poisoned())?
                 .take()
                 .ok_or_else(finished)?;
-            PyResult::Ok(sim.finish())
+            PyResult::Ok(sim.finish_compact())
         })?;
         self.done.store(true, Ordering::Relaxed);
         *self.pcap.lock().map_err(|_| poisoned())? = (
             output.pcap.into_iter().map(|f| (f.file_name, f.bytes)).collect(),
             output.pcap_warnings,
         );
-        let columns = columns_dict(py, &output.columns)?;
-        let messages = columns_dict(py, &output.messages)?;
+        let columns = native_columns(py, output.columns)?;
+        let messages = native_columns(py, output.messages)?;
         let qlog = output
             .qlog
             .into_iter()

@@ -450,11 +450,24 @@ impl Simulation {
 
     /// Ends the run and reports: the summary, the time series, the message table, qlog files and
     /// packet captures.
-    pub fn finish(mut self) -> RunOutput {
+    pub fn finish(self) -> RunOutput {
+        let mut output = self.finish_compact();
+        output.columns = output.columns.into_iter().map(|(name, column)| (name, column.expand())).collect();
+        output
+    }
+
+    /// [`Simulation::finish`] with the time series' text columns dictionary-coded
+    /// ([`Column::Dict`]): what the Python module hands over, the least memory the table can
+    /// take (the recorder's bins are freed as its columns are built, [`report::timeseries`]).
+    pub fn finish_compact(mut self) -> RunOutput {
         self.world.settle();
         let end = self.world.end_time();
         let mut summary = report::summary(&self.world, &self.name, self.seed, end, &self.fairness, &self.disabled);
         report::add_warnings(&mut summary, &self.world, &self.warnings);
+        // The summary as text now, its tree freed before the time series is built.
+        let summary_json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+        drop(summary);
+        report::release_freed_memory();
         let columns = report::timeseries(&mut self.world, end);
         let messages = report::messages(&self.world);
         let mut qlogs = Vec::new();
@@ -472,6 +485,6 @@ impl Simulation {
             .filter(|f| f.omitted > 0)
             .map(|f| format!("pcap/{}: reached run.pcap_max_mb = {} after {} packets; {} later packets are not in the file", f.file_name, self.pcap_max_mb, f.packets, f.omitted))
             .collect();
-        RunOutput { summary_json: serde_json::to_string_pretty(&summary).expect("summary serializes"), columns, qlog: qlogs, pcap, pcap_warnings, messages }
+        RunOutput { summary_json, columns, qlog: qlogs, pcap, pcap_warnings, messages }
     }
 }

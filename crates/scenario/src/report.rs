@@ -14,10 +14,10 @@ use crate::fairness;
 use crate::messages::MessageTable;
 use crate::resolve::{Cell, Hop, LinkDirection};
 use crate::sim::{FlowState, PathTraffic, World};
-use crate::format::{named_columns, tidy, Column, ColumnType};
+use crate::format::{named_columns, tidy, Column, ColumnType, DictBuilder, Number, Numbers};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
-use multiconn_metrics::{jain_index, BinRow, BinnedRecorder, Counters, Finished};
 use multiconn_link::rate::RateServer;
+use multiconn_metrics::{jain_index, BinRow, BinnedRecorder, Counters, Finished, PendingRows};
 use multiconn_net::Network;
 use multiconn_transport::{PathAction, PathStats, Role};
 use serde_json::{json, Map, Value};
@@ -736,7 +736,25 @@ impl CellColumns {
         self.rlc_last.push(b.rlc_last_bytes.unwrap_or(0) as f64);
     }
 
-    /// Puts the empty values of the `before` rows ahead of the cell rows, for `total` rows.
+    /// The cell columns of a table of `total` rows whose first `before` are not the cells':
+    /// `ue`, then the others in the order of [`COLUMNS`], empty (NaN, 0, "") on the rows
+    /// before. Without a cell row, the numbers are [`Column::Fill`]s.
+    fn into_columns(mut self, total: usize, before: usize) -> (crate::format::DictColumn, [Column; 11]) {
+        let ue = self.ue_column(total);
+        if self.tbs.is_empty() && total > 0 {
+            let (nan, zero) = (f64::NAN.fill(total), 0i64.fill(total));
+            let columns = [nan.clone(), nan.clone(), nan.clone(), nan.clone(), zero.clone(), zero.clone(), zero.clone(), zero.clone(), zero, nan.clone(), nan];
+            return (ue, columns);
+        }
+        self.pad_to(total, before);
+        let CellColumns { sinr_db, cqi, mcs, rbs_per_tti, tbs, tb_errors, tbs_new, tb_errors_first, tbs_lost, rlc_max, rlc_last, .. } = self;
+        let f = Column::F64;
+        let i = Column::I64;
+        (ue, [f(sinr_db), f(cqi), f(mcs), f(rbs_per_tti), i(tbs), i(tb_errors), i(tbs_new), i(tb_errors_first), i(tbs_lost), f(rlc_max), f(rlc_last)])
+    }
+
+    /// Puts the empty values of the `before` rows ahead of the cell rows, for `total` rows
+    /// (the `ue` column: [`Self::ue_column`]).
     fn pad_to(&mut self, total: usize, before: usize) {
         fn front<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
             v.splice(0..0, std::iter::repeat(fill).take(n));
@@ -747,8 +765,19 @@ impl CellColumns {
         for v in [&mut self.tbs, &mut self.tb_errors, &mut self.tbs_new, &mut self.tb_errors_first, &mut self.tbs_lost] {
             front(v, before, 0);
         }
-        front(&mut self.ue, before, String::new());
-        debug_assert_eq!(self.ue.len(), total);
+        debug_assert_eq!(self.tbs.len(), total);
+    }
+
+    /// The `ue` column of `total` rows: empty on the rows before the cell rows.
+    fn ue_column(&self, total: usize) -> crate::format::DictColumn {
+        let mut ue = DictBuilder::with_capacity(total);
+        for _ in self.ue.len()..total {
+            ue.push("");
+        }
+        for node in &self.ue {
+            ue.push(node);
+        }
+        ue.finish()
     }
 }
 
@@ -762,11 +791,52 @@ enum RowOf<'a> {
     Bearer(u8),
 }
 
-/// One row per (entity, bin) of a simulated run: see [`timeseries_of`].
+/// One row per (entity, bin) of a simulated run: see [`timeseries_of`]. The text columns are
+/// dictionary-coded ([`Column::Dict`]), and the recorder's bins are freed as the rows are
+/// made and the rows as the columns are built: a run with many series keeps most of its
+/// memory in them, and the table replaces them instead of joining them.
 pub fn timeseries(world: &mut World, end: Time) -> Vec<(String, Column)> {
-    let rows = world.hosts.recorder.finish(end);
+    let rows = world.hosts.recorder.take_series(end);
     let flows: Vec<&str> = world.hosts.flows.iter().map(|f| f.spec.name.as_str()).collect();
-    timeseries_of(&rows, &SeriesNames { flows: &flows, links: &world.links, cells: &world.cells }, &world.net, end)
+    timeseries_from(rows, &SeriesNames { flows: &flows, links: &world.links, cells: &world.cells }, &world.net, end)
+}
+
+/// After this many bytes of rows are freed, the allocator is asked to hand free memory back
+/// to the system ([`release_freed_memory`]).
+const RELEASE_EVERY_BYTES: usize = 16 << 20;
+
+/// Asks the allocator to return the memory freed so far to the system. glibc keeps freed
+/// heap memory for its own reuse, and the columns, allocated in large blocks of their own,
+/// would not reuse it: without this, the rows freed while the columns are built would stay
+/// in the process. Elsewhere a no-op.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory glibc's allocator holds free; it touches no
+    // live allocation and may be called at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Counts the bytes of rows freed and releases them ([`release_freed_memory`]) every
+/// [`RELEASE_EVERY_BYTES`].
+#[derive(Default)]
+struct Freed(usize);
+
+impl Freed {
+    fn rows(&mut self, bins: Vec<BinRow>) {
+        let bytes = bins.capacity() * std::mem::size_of::<BinRow>();
+        drop(bins);
+        self.bytes(bytes);
+    }
+
+    fn bytes(&mut self, bytes: usize) {
+        self.0 += bytes;
+        if self.0 >= RELEASE_EVERY_BYTES {
+            self.0 = 0;
+            release_freed_memory();
+        }
+    }
 }
 
 /// What names a run's series: its flows (in the recorder's order), link directions and cells.
@@ -785,25 +855,67 @@ pub struct SeriesNames<'a> {
 /// (bearers in the order of their flows, paths and hops; legs in the split's order), then
 /// the cells' UEs (when the cells keep series).
 pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: Time) -> Vec<(String, Column)> {
-    let mut time_s = Vec::new();
-    let mut kind = Vec::new();
-    let mut name = Vec::new();
-    let mut direction = Vec::new();
-    let mut bytes = Vec::new();
-    let mut mbps = Vec::new();
-    let mut drops: [Vec<i64>; DropCause::ALL.len()] = Default::default();
-    let mut drops_ack = Vec::new();
-    let mut q_packets = Vec::new();
-    let mut q_bytes = Vec::new();
-    let mut cwnd = Vec::new();
-    let mut in_flight = Vec::new();
-    let mut srtt = Vec::new();
-    let mut retx = Vec::new();
-    let mut spurious = Vec::new();
-    let mut path_col = Vec::new();
-    let mut leg_col = Vec::new();
-    let mut reorder_delay = Vec::new();
-    let mut reorder_buffer = Vec::new();
+    timeseries_from(rows.clone(), names, net, end).into_iter().map(|(name, column)| (name, column.expand())).collect()
+}
+
+/// A series' rows as [`timeseries_from`] takes them: made already, or made when taken.
+trait IntoRows {
+    /// How many rows.
+    fn rows_len(&self) -> usize;
+    /// The rows; what they were made from is freed (and counted in `freed`).
+    fn into_rows(self, freed: &mut Freed) -> Vec<BinRow>;
+}
+
+impl IntoRows for Vec<BinRow> {
+    fn rows_len(&self) -> usize {
+        self.len()
+    }
+    fn into_rows(self, _: &mut Freed) -> Vec<BinRow> {
+        self
+    }
+}
+
+impl IntoRows for PendingRows {
+    fn rows_len(&self) -> usize {
+        self.len()
+    }
+    fn into_rows(self, freed: &mut Freed) -> Vec<BinRow> {
+        let bytes = self.bin_bytes();
+        let rows = self.rows();
+        freed.bytes(bytes);
+        rows
+    }
+}
+
+/// [`timeseries_of`] taking the rows (or what makes them), each series' freed once it is in
+/// the columns; the text columns are dictionary-coded ([`Column::Dict`]), the numbers that
+/// are the same in every row [`Column::Fill`]s.
+fn timeseries_from<R: IntoRows>(rows: Finished<R>, names: &SeriesNames, net: &Network, end: Time) -> Vec<(String, Column)> {
+    let count = |series: &[R]| series.iter().map(R::rows_len).sum::<usize>();
+    let flat = count(&rows.flows) + count(&rows.links) + rows.paths.iter().map(|p| count(p)).sum::<usize>()
+        + rows.legs.iter().map(|l| count(l)).sum::<usize>() + count(&rows.bearers);
+    let floats = || Numbers::<f64>::with_capacity(flat);
+    let ints = || Numbers::<i64>::with_capacity(flat);
+    let mut time_s = floats();
+    let mut kind = DictBuilder::with_capacity(flat);
+    let mut name = DictBuilder::with_capacity(flat);
+    let mut direction = DictBuilder::with_capacity(flat);
+    let mut bytes = ints();
+    let mut mbps = floats();
+    let mut drops: [Numbers<i64>; DropCause::ALL.len()] = std::array::from_fn(|_| ints());
+    let mut drops_ack = ints();
+    let mut q_packets = floats();
+    let mut q_bytes = floats();
+    let mut cwnd = floats();
+    let mut in_flight = floats();
+    let mut srtt = floats();
+    let mut retx = floats();
+    let mut spurious = floats();
+    let mut path_col = ints();
+    let mut leg_col = DictBuilder::with_capacity(flat);
+    let mut reorder_delay = floats();
+    let mut reorder_buffer = floats();
+    let mut freed = Freed::default();
     let mut push = |k: &str, n: &str, d: &str, bins: &[BinRow], of: RowOf| {
         let mut before = (0u64, 0u64);
         for r in bins {
@@ -823,9 +935,9 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
                 }
             }
             time_s.push(tidy(r.start.as_secs_f64()));
-            kind.push(k.to_string());
-            name.push(n.to_string());
-            direction.push(d.to_string());
+            kind.push(k);
+            name.push(n);
+            direction.push(d);
             bytes.push(r.counters.bytes_delivered as i64);
             mbps.push(tidy(r.throughput_mbps()));
             for (i, cause) in DropCause::ALL.iter().enumerate() {
@@ -841,7 +953,7 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
                 RowOf::Leg { path, leg } => (i64::from(path), leg),
             };
             path_col.push(path);
-            leg_col.push(leg.to_string());
+            leg_col.push(leg);
             match of {
                 RowOf::Bearer(_) => {
                     reorder_delay.push(r.mean_reorder_delay_ms().map_or(f64::NAN, tidy));
@@ -854,30 +966,42 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
             }
         }
     };
-    for (f, bins) in names.flows.iter().zip(&rows.flows) {
-        push("flow", f, "", bins, RowOf::Flow);
+    let Finished { flows, links, paths, legs, bearers } = rows;
+    for (f, bins) in names.flows.iter().zip(flows) {
+        let bins = bins.into_rows(&mut freed);
+        push("flow", f, "", &bins, RowOf::Flow);
+        freed.rows(bins);
     }
-    for (l, bins) in names.links.iter().zip(&rows.links) {
-        push("link", &l.name, l.direction.name(), bins, RowOf::Link);
+    for (l, bins) in names.links.iter().zip(links) {
+        let bins = bins.into_rows(&mut freed);
+        push("link", &l.name, l.direction.name(), &bins, RowOf::Link);
+        freed.rows(bins);
     }
-    for (f, paths) in names.flows.iter().zip(&rows.paths) {
-        for (p, bins) in paths.iter().enumerate() {
-            push("path", f, "", bins, RowOf::Path(p as u8));
+    for (f, paths) in names.flows.iter().zip(paths) {
+        for (p, bins) in paths.into_iter().enumerate() {
+            let bins = bins.into_rows(&mut freed);
+            push("path", f, "", &bins, RowOf::Path(p as u8));
+            freed.rows(bins);
         }
     }
     // A split serving the return direction too (reverse_policy): its rows there say so.
     let bearer_direction = |route: u16| if route == 0 { "" } else { "reverse" };
-    for (e, legs) in rows.legs.iter().enumerate() {
+    for (e, legs) in legs.into_iter().enumerate() {
         let info = net.bearer_info(e);
         let flow = names.flows[info.flow];
         for (leg, bins) in info.legs.iter().zip(legs) {
-            push("leg", flow, bearer_direction(info.route), bins, RowOf::Leg { path: info.path, leg: &names.links[*leg].name });
+            let bins = bins.into_rows(&mut freed);
+            push("leg", flow, bearer_direction(info.route), &bins, RowOf::Leg { path: info.path, leg: &names.links[*leg].name });
+            freed.rows(bins);
         }
     }
-    for (e, bins) in rows.bearers.iter().enumerate() {
+    for (e, bins) in bearers.into_iter().enumerate() {
         let info = net.bearer_info(e);
-        push("bearer", names.flows[info.flow], bearer_direction(info.route), bins, RowOf::Bearer(info.path));
+        let bins = bins.into_rows(&mut freed);
+        push("bearer", names.flows[info.flow], bearer_direction(info.route), &bins, RowOf::Bearer(info.path));
+        freed.rows(bins);
     }
+    release_freed_memory();
     let flat_rows = time_s.len();
     let mut cell = CellColumns::default();
     for (c, spec) in names.cells.iter().enumerate() {
@@ -888,9 +1012,9 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
                     let start = i as u64 * series.bin_ns();
                     let len = ((i as u64 + 1) * series.bin_ns()).min(end.0) - start;
                     time_s.push(tidy(start as f64 / 1e9));
-                    kind.push("cell".into());
-                    name.push(spec.name.clone());
-                    direction.push(dir_name.into());
+                    kind.push("cell");
+                    name.push(&spec.name);
+                    direction.push(dir_name);
                     bytes.push(b.bytes_delivered as i64);
                     mbps.push(tidy(if len > 0 { b.bytes_delivered as f64 * 8.0 / (len as f64 / 1e9) / 1e6 } else { 0.0 }));
                     for (k, cause) in DropCause::ALL.iter().enumerate() {
@@ -905,51 +1029,52 @@ pub fn timeseries_of(rows: &Finished, names: &SeriesNames, net: &Network, end: T
                         col.push(f64::NAN);
                     }
                     path_col.push(-1);
-                    leg_col.push(String::new());
+                    leg_col.push("");
                     cell.push(node, b, len as f64 / multiconn_cell::hop::TTI_NS as f64);
                 }
             }
         }
     }
-    cell.pad_to(time_s.len(), flat_rows);
+    let (ue, [sinr_db, cqi, mcs, rbs_per_tti, tbs, tb_errors, tbs_new, tb_errors_first, tbs_lost, rlc_max, rlc_last]) =
+        cell.into_columns(time_s.len(), flat_rows);
     let [d_queue, d_loss, d_down, d_udp, d_late, d_window] = drops;
     let columns = [
-        Column::F64(time_s),
-        Column::Str(kind),
-        Column::Str(name),
-        Column::Str(direction),
-        Column::I64(bytes),
-        Column::F64(mbps),
-        Column::I64(d_queue),
-        Column::I64(d_loss),
-        Column::I64(d_down),
-        Column::I64(d_udp),
-        Column::I64(d_late),
-        Column::I64(d_window),
-        Column::F64(q_packets),
-        Column::F64(q_bytes),
-        Column::F64(cwnd),
-        Column::F64(in_flight),
-        Column::F64(srtt),
-        Column::F64(retx),
-        Column::F64(spurious),
-        Column::I64(path_col),
-        Column::Str(leg_col),
-        Column::F64(reorder_delay),
-        Column::F64(reorder_buffer),
-        Column::I64(drops_ack),
-        Column::Str(cell.ue),
-        Column::F64(cell.sinr_db),
-        Column::F64(cell.cqi),
-        Column::F64(cell.mcs),
-        Column::F64(cell.rbs_per_tti),
-        Column::I64(cell.tbs),
-        Column::I64(cell.tb_errors),
-        Column::I64(cell.tbs_new),
-        Column::I64(cell.tb_errors_first),
-        Column::I64(cell.tbs_lost),
-        Column::F64(cell.rlc_max),
-        Column::F64(cell.rlc_last),
+        time_s.finish(),
+        Column::Dict(kind.finish()),
+        Column::Dict(name.finish()),
+        Column::Dict(direction.finish()),
+        bytes.finish(),
+        mbps.finish(),
+        d_queue.finish(),
+        d_loss.finish(),
+        d_down.finish(),
+        d_udp.finish(),
+        d_late.finish(),
+        d_window.finish(),
+        q_packets.finish(),
+        q_bytes.finish(),
+        cwnd.finish(),
+        in_flight.finish(),
+        srtt.finish(),
+        retx.finish(),
+        spurious.finish(),
+        path_col.finish(),
+        Column::Dict(leg_col.finish()),
+        reorder_delay.finish(),
+        reorder_buffer.finish(),
+        drops_ack.finish(),
+        Column::Dict(ue),
+        sinr_db,
+        cqi,
+        mcs,
+        rbs_per_tti,
+        tbs,
+        tb_errors,
+        tbs_new,
+        tb_errors_first,
+        tbs_lost,
+        rlc_max,
+        rlc_last,
     ];
     named_columns(&COLUMNS, columns)
 }

@@ -83,6 +83,7 @@ fn rows_of(column: &Column, keep: &[bool]) -> Column {
         Column::F64(v) => Column::F64(pick(v, keep)),
         Column::I64(v) => Column::I64(pick(v, keep)),
         Column::Str(v) => Column::Str(pick(v, keep)),
+        other => rows_of(&other.clone().expand(), keep),
     }
 }
 
