@@ -16,6 +16,7 @@ __all__ = [
     "drive_estimate",
     "drive_generate",
     "drive_presets",
+    "emu_main",
     "validate",
     "version",
     "warnings",
