@@ -253,9 +253,9 @@ impl SplitBearer {
     }
 
     fn release(&mut self, now: Time, released: &mut Vec<(i64, (Time, Packet))>, forward: &mut Vec<Packet>) {
-        if released.is_empty() {
-            return;
-        }
+        // Even when nothing is released the window may have moved (t-Reordering giving a gap
+        // up with reordering off, where everything was passed up on arrival): the
+        // transmitter hears of RX_DELIV every time, or its window would stay full for good.
         self.measures.max_burst = self.measures.max_burst.max(released.len());
         for (count, (arrived, mut pkt)) in released.drain(..) {
             if let Some(log) = &mut self.released_counts {

@@ -70,9 +70,10 @@ fn quic_and_tcp_over_equal_legs_use_most_of_the_aggregate() {
 }
 
 /// With per-leg jitter that reorders (netem's delay jitter without a rate), QUIC relies on
-/// PDCP to restore the order: without reordering its goodput collapses (spurious losses).
+/// PDCP to restore the order: without reordering its goodput falls (spurious losses; 35.4 ->
+/// 15.0, 34.7 -> 27.6, 35.4 -> 30.4, 35.5 -> 30.0 Mbit/s for seeds 1 to 4).
 #[test]
-fn without_reordering_quic_goodput_collapses() {
+fn without_reordering_quic_goodput_falls() {
     let jitter = [("link.leg1.delay.reorder", "true"), ("link.leg2.delay.reorder", "true")];
     let with_summary = run_with(DC, &jitter, 2);
     let with = goodput(&with_summary, 0);
@@ -82,7 +83,11 @@ fn without_reordering_quic_goodput_collapses() {
     let without_summary = run_with(DC, &off, 2);
     let without = goodput(&without_summary, 0);
     assert!(with >= 0.8 * 40.0, "with reordering: {with} Mbit/s");
-    assert!(without < 0.6 * with, "reordering off: {without} Mbit/s vs {with} with it");
+    assert!(without < 0.85 * with, "reordering off: {without} Mbit/s vs {with} with it");
+    // The transmitter hears of the receiver's window when a gap is given up with nothing
+    // released (reordering off passes everything up on arrival): without it the window stayed
+    // full from 2.2 s on and this run carried 0.48 Mbit/s.
+    assert!(without > 0.5 * with, "reordering off stalled the split's window: {without} Mbit/s");
     assert!(without_summary["flows"][0]["spurious_retransmissions"].as_u64().unwrap() > 100);
     assert_eq!(pdcp(&without_summary, 0)["out_of_order"], 0, "nothing waits when reordering is off");
 }
