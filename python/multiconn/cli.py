@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
-from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, InvariantViolation,
+from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, FindingsError, InvariantViolation,
                      PlotOptionError, RunFolderError, RunStalled, StoreError, SweepError)
 from .source import ScenarioFileError, parse_set_option
+from .findings.command import add_command as add_studies_command
 from .sweep.commands import add_commands
 
 PROG = "multiconn"
@@ -264,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="show tracebacks of internal errors")
     plot.set_defaults(handler=cmd_plot)
     add_commands(commands, _positive_int)
+    add_studies_command(commands, _positive_int)
     _add_owd_series(commands)
     _add_drive(commands)
     return parser
@@ -961,7 +963,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except (ScenarioError, ScenarioFileError, BadInput, SweepError, StoreError,
             BackendError, RunFolderError, DriveTableError, EmulationError,
-            PlotOptionError) as exc:
+            PlotOptionError, FindingsError) as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
     except EmulationFailed as exc:

@@ -66,7 +66,7 @@ class PlotOptionError(ValueError):
     range); the message names the option and what is allowed."""
 
 
-__all__ = ["BackendError", "CaseError", "DriveTableError", "InvariantViolation", "PlotOptionError", "RunFolderError", "RunStalled", "StoreError",
+__all__ = ["BackendError", "CaseError", "DriveTableError", "FindingsError", "InvariantViolation", "PlotOptionError", "RunFolderError", "RunStalled", "StoreError",
            "SweepError"]
 
 
@@ -78,3 +78,7 @@ class EmulationError(ValueError):
 class EmulationFailed(RuntimeError):
     """An emulated run failed (a server that never listened, a device that could not be
     made); the message is the emulator's one line."""
+
+
+class FindingsError(ValueError):
+    """A list of a study's findings (`multiconn/studies/*.toml`) that cannot be read or run."""
