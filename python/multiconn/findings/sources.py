@@ -35,14 +35,14 @@ QUICK_OFFSETS = 6
 RUN_LEVEL = ("jain_fairness", "normalised_jain", "min_normalised")
 
 
-def _spec(name: str) -> SweepSpec:
+def _spec(name: str, where: str = "") -> SweepSpec:
     from ..sweep.catalog import find
     from ..sweep.spec import SweepError
 
     try:
         return find(name).spec
     except SweepError as exc:
-        raise FindingsError(str(exc)) from None
+        raise FindingsError(f"{where}: experiment: {exc}" if where else str(exc)) from None
 
 
 def _columns(finding: Finding) -> Iterable[tuple[str, str]]:
@@ -66,7 +66,7 @@ def check(studies: Iterable[Study]) -> None:
                 known = {k: set(v) for k, v in DRIVE_COLUMNS.items()}
                 metrics = set(DRIVE_METRICS)
             else:
-                spec = _spec(f.experiment)
+                spec = _spec(f.experiment, where)
                 known = {a.name: {v.label for v in a.values} for a in spec.axes}
                 known["flow"] = set()          # any flow name: checked when the rows come
                 metrics = {*spec.metrics, *DEFAULT_FLOW_METRICS, *RUN_METRICS}
@@ -134,8 +134,17 @@ def catalogue_frames(findings: list[Finding], out: Path, quick: bool, jobs: int 
         if summary.failed:
             say(f"{name}: {summary.failed} runs failed; their points are left out")
         frame = load(store, name)
-        frames[name] = frame[frame["status"] == "ok"]
+        frames[name] = _labelled(frame[frame["status"] == "ok"].copy(), spec)
     return frames
+
+
+def _labelled(frame: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
+    """The axis columns as the labels findings name (`1 %`, not 1.0)."""
+    for axis in spec.axes:
+        if axis.numeric and axis.name in frame.columns:
+            labels = {float(v.value): v.label for v in axis.values}
+            frame[axis.name] = [labels.get(float(x), str(x)) for x in frame[axis.name]]
+    return frame
 
 
 def drive_frames(findings: list[Finding], out: Path, quick: bool, jobs: int | None,
