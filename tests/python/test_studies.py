@@ -4,6 +4,7 @@ runs (multiconn.findings, docs/studies.md)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -258,3 +259,26 @@ def test_the_quick_json_table_has_a_verdict_for_every_finding(tmp_path: Path) ->
     assert sum(data["counts"]["mo"].values()) == expected
     assert json.loads((tmp_path / "studies.json").read_text()) == data
     assert "| mo |" in (tmp_path / "studies.md").read_text()
+
+
+# -- today's verdicts, pinned --------------------------------------------------------------
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "studies_quick.json"
+"""Every finding's verdict and value in `multiconn studies --quick`. A change that moves one
+fails here: regenerate with MULTICONN_UPDATE_SNAPSHOTS=1 and say in the commit which verdicts
+moved and why (the README's counts and the lists' reasons follow the full run)."""
+
+
+@pytest.mark.slow
+def test_every_quick_verdict_is_todays(tmp_path: Path) -> None:
+    done = cli("studies", "--quick", "--json", "--jobs", "2", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    got = {f["id"]: [f["verdict"], f["ours"]] for f in data["findings"]}
+    assert len(got) >= 100
+    if os.environ.get("MULTICONN_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    expected = json.loads(SNAPSHOT.read_text())
+    moved = {k: (expected.get(k), v) for k, v in got.items() if expected.get(k) != v}
+    gone = sorted(set(expected) - set(got))
+    assert not moved and not gone, f"verdicts moved: {moved}; findings gone: {gone}"

@@ -87,11 +87,14 @@ def markdown(rows: list[Row], quick: bool) -> str:
     lines += ["| study | reproduces | partially | does not |", "|---|---|---|---|"]
     for key, c in counts(rows).items():
         lines.append(f"| {key} | " + " | ".join(str(c[v]) for v in rule.VERDICTS) + " |")
-    lines += ["", "| id | where | claim | paper | ours | verdict | why |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "| id | where | claim | paper | ours | verdict | why | set-up |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        why = "; ".join(x for x in (r.detail, r.setup, r.reason, r.doc) if x)
-        cells = (r.id, r.where, r.claim, r.paper, r.ours, r.verdict, why)
+        why = "" if r.verdict == rule.REPRODUCES else (r.reason or "no reason recorded yet")
+        if r.doc:
+            why += f" ([doc]({r.doc}))"
+        cells = (r.id, r.where, r.claim, r.paper, f"{r.ours} ({r.detail})", r.verdict, why,
+                 r.setup)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -100,9 +103,10 @@ def _print_table(rows: list[Row]) -> None:
     for r in rows:
         print(f"{r.id:<34} {r.verdict:<10} ours {r.ours}")
         print(f"{'':<34} paper {r.paper} ({r.where})")
+        print(f"{'':<34} {r.detail}")
         if r.verdict != rule.REPRODUCES:
-            why = r.reason or r.setup or r.detail
-            print(f"{'':<34} why: {why}{' — ' + r.doc if r.doc else ''}")
+            why = r.reason or "no reason recorded yet"
+            print(f"{'':<34} why: {why}{' (' + r.doc + ')' if r.doc else ''}")
     for key, c in counts(rows).items():
         print(f"{key}: " + ", ".join(f"{c[v]} {v}" for v in rule.VERDICTS))
 
@@ -118,10 +122,10 @@ def cmd_studies(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        rows = run(studies, out, args.quick, args.jobs, quiet=args.json)
+        rows = run(studies, out, args.quick, args.jobs)
     else:
         with tempfile.TemporaryDirectory(prefix="multiconn-studies-") as tmp:
-            rows = run(studies, Path(tmp), args.quick, args.jobs, quiet=args.json)
+            rows = run(studies, Path(tmp), args.quick, args.jobs)
     data = {"quick": args.quick, "counts": counts(rows), "findings": [r.to_dict() for r in rows]}
     if args.out:
         (out / "studies.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

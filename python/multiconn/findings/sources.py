@@ -11,6 +11,7 @@ list names exists. `--quick` keeps only the points the findings read and takes e
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -130,7 +131,7 @@ def catalogue_frames(findings: list[Finding], out: Path, quick: bool, jobs: int 
             spec = quick_spec(spec, keep)
         runs = spec.point_count * spec.repetitions
         say(f"{name}: {runs} runs")
-        summary = run_sweep(spec, store, jobs=jobs)
+        summary = run_sweep(spec, store, jobs=jobs, progress=sys.stderr.isatty())
         if summary.failed:
             say(f"{name}: {summary.failed} runs failed; their points are left out")
         frame = load(store, name)
@@ -162,7 +163,8 @@ def drive_frames(findings: list[Finding], out: Path, quick: bool, jobs: int | No
         experiment = downloads.Experiment.for_segment(segment, **options)
         say(f"{source}: {len(experiment.stacks) * len(experiment.cases) * len(experiment.offsets_s)}"
             f" downloads")
-        runs = downloads.run(experiment, out / (segment + ("-quick" if quick else "")), jobs=jobs)
+        runs = downloads.run(experiment, out / (segment + ("-quick" if quick else "")), jobs=jobs,
+                             progress=sys.stderr.isatty())
         runs = runs[runs["completed"]].copy()
         for share, capacity in SHARES.items():
             runs[share] = 100 * runs["goodput_mbps"] / runs[capacity]
