@@ -370,6 +370,10 @@ pub struct FlowSection {
     pub response_size: Option<Bytes>,
     /// The receiving host (the `to` node) of a TCP/QUIC flow.
     pub receiver: Option<ReceiverSection>,
+    /// TCP/QUIC: the timing noise of the processes both endpoints run in (per-packet CPU time,
+    /// late timers); each field replaces the profile's `[host]` one. Absent: the profile's
+    /// (none for every built-in profile).
+    pub host: Option<HostSection>,
     /// app = "messages": the message sources, one stream each.
     pub messages: Option<Vec<MessageSourceSection>>,
     /// How `multiconn emulate` runs the flow with a real stack (the simulator ignores it).
@@ -483,6 +487,19 @@ pub struct ReceiverSection {
     pub read_cost: Option<Dur>,
     /// net.ipv4.tcp_rmem: [min, default, max].
     pub tcp_rmem: Option<[Bytes; 3]>,
+}
+
+/// `[flow.host]`: the timing noise of a flow's endpoints' processes
+/// (`multiconn_transport::host`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSection {
+    /// Mean CPU time per packet sent or received.
+    pub per_packet: Option<Dur>,
+    /// Its coefficient of variation (log-normal).
+    pub per_packet_cv: Option<f64>,
+    /// Mean lateness of the timers (exponential).
+    pub timer_lateness: Option<Dur>,
 }
 
 /// A PDCP split bearer (dual connectivity): two links joining the same two nodes, used as one

@@ -9,12 +9,15 @@
 //!   workload from outside the built-in set comes in [`ConnectionParams::external_workload`].
 //! * [`profile`]: implementation profiles (`aioquic`, `ngtcp2`, `linux-tcp`, ...) as data.
 //! * [`udp_socket`]: the receiving host's UDP socket buffer, counted as Linux counts it.
+//! * [`host`]: the timing noise of an endpoint's process (per-packet CPU time, late timers),
+//!   off unless a profile or flow sets it.
 //! * [`observe`]: what an endpoint lets an invariant checker see (in-order deliveries, path
 //!   IDs opened).
 //!
 //! Roles: the *client* opens the connection and asks; the *server* answers. In a scenario the
 //! flow's `from` node is the server (the data sender) and `to` the client.
 
+pub mod host;
 pub mod observe;
 pub mod profile;
 pub mod udp_socket;
@@ -26,6 +29,7 @@ use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
 
+pub use host::{HostCpu, HostKnobs};
 pub use observe::{Observation, Observations};
 pub use profile::{Profile, ProfileError};
 pub use udp_socket::{UdpSocket, UdpSocketConfig};

@@ -11,6 +11,7 @@ use multiconn_core::Dur;
 use multiconn_multipath::{FailoverProfile, SchedulerKind};
 use serde::Deserialize;
 
+use crate::host::HostKnobs;
 use crate::AckPath;
 
 /// Which transport a profile is for.
@@ -59,6 +60,10 @@ pub struct Profile {
     /// it.
     #[serde(default)]
     pub ecn: bool,
+    /// The timing noise of the process the endpoints run in (`[host]`: per-packet CPU time,
+    /// late timers; [`crate::host`]). Absent: none, as in every built-in profile.
+    #[serde(default)]
+    pub host: HostKnobs,
 }
 
 /// Congestion control knobs (`[cc]`), turned into a [`CcConfig`] by [`Profile::cc_config`].
@@ -483,6 +488,9 @@ impl Profile {
 
     /// Knobs that only one transport's model can honour.
     fn check(&self) -> Result<(), String> {
+        if let Some((field, allowed)) = self.host.invalid() {
+            return Err(format!("host.{field}: must be {allowed}"));
+        }
         if self.transport != TransportKind::Tcp {
             if self.recovery.rate_reduction != RateReduction::Immediate {
                 return Err("recovery.rate_reduction is a tcp setting (the quic model reduces at once, RFC 9002 §7.3.2)".into());

@@ -57,6 +57,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
                 ("request_size", f.request_size.is_some()),
                 ("response_size", f.response_size.is_some()),
                 ("receiver", f.receiver.is_some()),
+                ("host", f.host.is_some()),
             ];
             if let Some((field, _)) = given.iter().find(|(_, set)| *set) {
                 return Err(err(&path(field), "only tcp and quic flows take this setting; this flow is udp"));
@@ -102,6 +103,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         return Err(err(&path("request_size"), "requests must be at least 1 B"));
     }
     let udp_socket = resolve_receiver(f, kind, &mut profile)?;
+    resolve_host(f, &mut profile)?;
     let (multipath, path_manager) = match f.paths {
         Some(_) => {
             let (m, pm) = resolve_multipath(f, paths, &profile)?;
@@ -175,6 +177,24 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
         }
         AppKind::Cbr => unreachable!("cbr over tcp/quic is refused before"),
     })
+}
+
+/// `[flow.host]`: each field given replaces the profile's `[host]` one.
+fn resolve_host(f: &FlowSection, profile: &mut Profile) -> Result<(), FieldError> {
+    let Some(h) = &f.host else { return Ok(()) };
+    if let Some(x) = h.per_packet {
+        profile.host.per_packet = x;
+    }
+    if let Some(x) = h.per_packet_cv {
+        profile.host.per_packet_cv = x;
+    }
+    if let Some(x) = h.timer_lateness {
+        profile.host.timer_lateness = x;
+    }
+    if let Some((field, allowed)) = profile.host.invalid() {
+        return Err(err(&["flow", f.name.as_str(), "host", field], format!("must be {allowed}")));
+    }
+    Ok(())
 }
 
 /// `[flow.receiver]`: a TCP flow's receive buffer (written into `profile`) or a QUIC flow's

@@ -50,6 +50,9 @@ pub enum Event {
     EndpointWake(usize, Role),
     /// The receiving application of a QUIC flow (by index) can read its socket's next datagram.
     SocketWake(usize),
+    /// The process of a TCP or QUIC flow's endpoint is done with the packet at the head of its
+    /// work (the host model's timing noise).
+    HostWork(usize, Role),
     /// The interface of `flow`'s endpoint `role` on path `path` goes down or comes back up
     /// (the network tells which).
     PathStatus {
@@ -76,6 +79,7 @@ impl Event {
             Event::SourceWake(_) => "a UDP source wake-up",
             Event::EndpointWake(..) => "an endpoint timer",
             Event::SocketWake(_) => "a socket buffer wake-up",
+            Event::HostWork(..) => "an endpoint's process",
             Event::PathStatus { .. } => "an interface change",
             Event::MessageWake(_) => "a message due",
             Event::PathManager(_) => "a path manager action",
@@ -127,7 +131,7 @@ impl World {
     /// scenario's validation accepted.
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
-        let mut hosts = Hosts::new(resolved, net.bearer_count())?;
+        let mut hosts = Hosts::new(resolved, net.bearer_count(), seed)?;
         for c in 0..net.port_count() {
             if let Some(cell) = net.port_element_mut::<multiconn_cell::CellHop>(c) {
                 cell.record_series(hosts.recorder.bin_width().0);
@@ -235,6 +239,7 @@ impl World {
                 Event::SourceWake(f) => hosts.on_source_wake(net, f, now),
                 Event::EndpointWake(f, role) => hosts.on_endpoint_wake(net, f, role, now),
                 Event::SocketWake(f) => hosts.on_socket_wake(net, f, now),
+                Event::HostWork(f, role) => hosts.on_host_work(net, f, role, now),
                 Event::PathStatus { flow, role, path } => hosts.on_path_status(net, flow, role, path, now),
                 Event::MessageWake(f) => hosts.on_message_wake(net, f, now),
                 Event::PathManager(flow) => hosts.on_path_manager(net, flow, now),

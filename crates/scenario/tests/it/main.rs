@@ -15,6 +15,7 @@ mod failover;
 mod fairness;
 mod invariants;
 mod fuzz;
+mod host_noise;
 mod messages;
 mod mptcp;
 mod multipath_scenario;

@@ -124,8 +124,8 @@ pub(super) struct Feeders {
 
 impl Hosts {
     /// The hosts of every flow, recording the series of the network's `bearers` split bearers
-    /// too; fails only if a transport refuses a connection the scenario's validation accepted.
-    pub fn new(resolved: &Resolved, bearers: usize) -> Result<Hosts, TransportError> {
+    /// too, their random streams derived from the run's `seed`; fails only if a transport refuses a connection the scenario's validation accepted.
+    pub fn new(resolved: &Resolved, bearers: usize, seed: u64) -> Result<Hosts, TransportError> {
         let mut feeders = vec![Feeders::default(); resolved.links.len()];
         let flows = resolved
             .flows
@@ -133,7 +133,7 @@ impl Hosts {
             .enumerate()
             .map(|(i, f)| {
                 let id = FlowId(i as u32);
-                let driver = match super::transport::build_connection(id, f)? {
+                let driver = match super::transport::build_connection(id, f, seed)? {
                     Some(conn) => FlowDriver::Transport(conn),
                     None => {
                         let mut line_bps = 0.0;

@@ -1,14 +1,16 @@
 //! The hosts' side of TCP and QUIC flows (state: [`crate::sim::transport`]): after every input an
 //! endpoint is drained of packets (sent on its routes) and application events, its state is
 //! recorded and its timer re-armed; datagrams reaching a QUIC receiver pass its host's UDP
-//! socket buffer first.
+//! socket buffer first. With the flow's host model on, what an endpoint sends and what it is
+//! handed pass its process first, one packet at a time (`on_host_work`), and its timers fire
+//! late.
 
 use multiconn_core::{DropCause, FlowId, Packet, Recorder, Time};
 use multiconn_net::Network;
 use multiconn_transport::{AppEvent, Role};
 
 use super::{FlowDriver, Hosts};
-use crate::sim::transport::{other, ConnState};
+use crate::sim::transport::{other, ConnState, HostWork};
 use crate::sim::Event;
 
 impl Hosts {
@@ -21,7 +23,10 @@ impl Hosts {
 
     pub(in crate::sim) fn arm_endpoint(&mut self, f: usize, role: Role) {
         let conn = self.conn_mut(f);
-        let want = conn.endpoint_mut(role).poll_timeout();
+        let mut want = conn.endpoint_mut(role).poll_timeout();
+        if let (Some(t), Some(host)) = (want, conn.host_mut(role)) {
+            want = Some(host.late(t));
+        }
         if let Some(t) = conn.timer_mut(role).arm(want) {
             self.queue.schedule(t, Event::EndpointWake(f, role));
         }
@@ -59,16 +64,14 @@ impl Hosts {
             self.next_packet_id = ids;
         }
         let sender = self.flows[f].spec.sender_role();
-        let route = self.flows[f].spec.route_of(role);
-        for mut pkt in outbox.drain(..) {
-            pkt.route = route;
-            if role == sender {
-                self.recorder.flow_sent(now, flow, pkt.size);
+        if self.conn_mut(f).host_mut(role).is_some() {
+            for pkt in outbox.drain(..) {
+                self.give_process(f, role, HostWork::Send(pkt), now);
             }
-            if let Some(pcap) = &mut self.pcap {
-                pcap.sent(now, &pkt);
+        } else {
+            for pkt in outbox.drain(..) {
+                self.put_on_wire(net, f, role, pkt, now);
             }
-            net.send(now, pkt, self);
         }
         self.outbox = outbox;
         let mut sender_ready = false;
@@ -120,6 +123,66 @@ impl Hosts {
         }
     }
 
+    /// A packet `role`'s end of flow `f` sent leaves its host.
+    fn put_on_wire(&mut self, net: &mut Network, f: usize, role: Role, mut pkt: Packet, now: Time) {
+        pkt.route = self.flows[f].spec.route_of(role);
+        if role == self.flows[f].spec.sender_role() {
+            self.recorder.flow_sent(now, FlowId(f as u32), pkt.size);
+        }
+        if let Some(pcap) = &mut self.pcap {
+            pcap.sent(now, &pkt);
+        }
+        net.send(now, pkt, self);
+    }
+
+    /// A packet is handed to `role`'s end of flow `f`: at once, or through its process.
+    fn hand_to_endpoint(&mut self, net: &mut Network, f: usize, role: Role, pkt: Packet, now: Time) {
+        if self.conn_mut(f).host_mut(role).is_some() {
+            self.give_process(f, role, HostWork::Receive(pkt), now);
+            return;
+        }
+        self.conn_mut(f).endpoint_mut(role).handle_packet(now, pkt);
+        self.pump(net, f, role, now);
+    }
+
+    /// Queues work at `role`'s process, which takes it after what is already there.
+    fn give_process(&mut self, f: usize, role: Role, work: HostWork, now: Time) {
+        let conn = self.conn_mut(f);
+        let host = conn.host_mut(role).expect("a process models this endpoint's host");
+        let done = host.cpu.process(now);
+        host.work.push_back((done, work));
+        self.arm_process(f, role);
+    }
+
+    fn arm_process(&mut self, f: usize, role: Role) {
+        let host = self.conn_mut(f).host_mut(role).expect("a process models this endpoint's host");
+        let want = host.work.front().map(|(t, _)| *t);
+        if let Some(t) = host.timer.arm(want) {
+            self.queue.schedule(t, Event::HostWork(f, role));
+        }
+    }
+
+    /// `role`'s process of flow `f` is done with what was due by `now`: sent packets leave,
+    /// received ones reach the endpoint.
+    pub(in crate::sim) fn on_host_work(&mut self, net: &mut Network, f: usize, role: Role, now: Time) {
+        self.conn_mut(f).host_mut(role).expect("a process models this endpoint's host").timer.fired(now);
+        loop {
+            let host = self.conn_mut(f).host_mut(role).expect("a process models this endpoint's host");
+            if !host.work.front().is_some_and(|(t, _)| *t <= now) {
+                break;
+            }
+            let (_, work) = host.work.pop_front().expect("checked");
+            match work {
+                HostWork::Send(pkt) => self.put_on_wire(net, f, role, pkt, now),
+                HostWork::Receive(pkt) => {
+                    self.conn_mut(f).endpoint_mut(role).handle_packet(now, pkt);
+                    self.pump(net, f, role, now);
+                }
+            }
+        }
+        self.arm_process(f, role);
+    }
+
     /// The invariant checks: what `role`'s end of flow `f` noted since its last input.
     fn check_endpoint(&mut self, f: usize, role: Role, now: Time) {
         let Some(mut checks) = self.checks.take() else { return };
@@ -164,17 +227,13 @@ impl Hosts {
     pub(in crate::sim) fn arrive_at_endpoint(&mut self, net: &mut Network, f: usize, pkt: Packet, now: Time) {
         let sender = self.flows[f].spec.sender_role();
         if pkt.route != 0 {
-            self.conn_mut(f).endpoint_mut(sender).handle_packet(now, pkt);
-            self.pump(net, f, sender, now);
+            self.hand_to_endpoint(net, f, sender, pkt, now);
             return;
         }
         let receiver = other(sender);
         let conn = self.conn_mut(f);
         match conn.socket.as_mut() {
-            None => {
-                conn.endpoint_mut(receiver).handle_packet(now, pkt);
-                self.pump(net, f, receiver, now);
-            }
+            None => self.hand_to_endpoint(net, f, receiver, pkt, now),
             Some(socket) => {
                 if let Err(pkt) = socket.offer(now, pkt) {
                     self.recorder.flow_dropped(now, pkt.flow, DropCause::UdpBuffer, pkt.size, false);
@@ -191,8 +250,7 @@ impl Hosts {
         loop {
             let conn = self.conn_mut(f);
             let Some(pkt) = conn.socket.as_mut().and_then(|s| s.poll_read(now)) else { break };
-            conn.endpoint_mut(receiver).handle_packet(now, pkt);
-            self.pump(net, f, receiver, now);
+            self.hand_to_endpoint(net, f, receiver, pkt, now);
         }
         let conn = self.conn_mut(f);
         let want = conn.socket.as_ref().and_then(|s| s.poll_timeout());
