@@ -127,6 +127,11 @@ pub trait MultipathController: Send + std::fmt::Debug {
     fn on_congestion_event(&mut self, path: usize, now: Time, loss: &LossEvent, rtt: &RttEstimator);
     /// Persistent congestion (RFC 9002 §7.6) or a retransmission timeout on `path`.
     fn on_persistent_congestion(&mut self, path: usize, now: Time);
+    /// gQUIC's retransmission timeout on `path` ([`Controller::on_retransmission_timeout`]);
+    /// by default as persistent congestion.
+    fn on_retransmission_timeout(&mut self, path: usize, now: Time) {
+        self.on_persistent_congestion(path, now);
+    }
     /// The last congestion event of `path` was spurious: restore the state from before it.
     fn on_spurious_congestion(&mut self, _path: usize, _now: Time) {}
     /// A packet of `path` declared lost was acknowledged ([`Controller::on_spurious_loss`]).
@@ -227,6 +232,11 @@ impl MultipathController for UncoupledCc {
     fn on_persistent_congestion(&mut self, path: usize, now: Time) {
         if let Some(c) = self.get(path) {
             c.on_persistent_congestion(now);
+        }
+    }
+    fn on_retransmission_timeout(&mut self, path: usize, now: Time) {
+        if let Some(c) = self.get(path) {
+            c.on_retransmission_timeout(now);
         }
     }
     fn on_spurious_congestion(&mut self, path: usize, now: Time) {
@@ -619,6 +629,28 @@ impl MultipathController for CoupledCc {
         self.persistent_congestion(path, now, None);
     }
 
+    /// mp-quic's `OliaSender.OnRetransmissionTimeout(true)` (`congestion/olia_sender.go`): the
+    /// slow-start threshold is half the window, the window the loss window, the recovery over,
+    /// and OLIA's loss intervals start afresh (`olia.Reset`).
+    fn on_retransmission_timeout(&mut self, path: usize, now: Time) {
+        if !self.live(path) {
+            return;
+        }
+        let p = &mut self.paths[path];
+        if let Some(h) = &mut p.hystart {
+            h.on_timeout(now);
+        }
+        if p.before_reduction.is_none() {
+            p.remember();
+        }
+        p.ssthresh = (p.cwnd / 2).max(p.cfg.minimum_window);
+        p.cwnd = p.cfg.loss_window;
+        p.recovery.forget();
+        p.credit = 0.0;
+        p.l1 = 0;
+        p.l2 = 0;
+    }
+
     fn on_spurious_congestion(&mut self, path: usize, _now: Time) {
         if !self.live(path) {
             return;
@@ -739,6 +771,9 @@ impl Controller for PathController {
     }
     fn on_persistent_congestion(&mut self, now: Time) {
         self.mp().on_persistent_congestion(self.path, now);
+    }
+    fn on_retransmission_timeout(&mut self, now: Time) {
+        self.mp().on_retransmission_timeout(self.path, now);
     }
     fn on_spurious_congestion(&mut self, now: Time) {
         self.mp().on_spurious_congestion(self.path, now);

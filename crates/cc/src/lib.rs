@@ -304,6 +304,14 @@ pub trait Controller: Send + std::fmt::Debug {
     /// Persistent congestion (RFC 9002 §7.6), a TCP retransmission timeout or a timer-based
     /// loss: collapse to the loss window.
     fn on_persistent_congestion(&mut self, now: Time);
+    /// gQUIC's retransmission timeout (`OnRetransmissionTimeout(true)` in quic-go of 2017-18,
+    /// profile knob `retransmit_timer = "mpquic-2018"`), after the congestion event of the
+    /// packets it declared lost: ssthresh becomes half the window and the window the loss
+    /// window, outside any recovery period. Controllers without that rule of their own collapse
+    /// as on persistent congestion.
+    fn on_retransmission_timeout(&mut self, now: Time) {
+        self.on_persistent_congestion(now);
+    }
     /// The last congestion event turned out spurious (the "lost" packets were acknowledged);
     /// controllers that support it restore their state from before the event.
     fn on_spurious_congestion(&mut self, _now: Time) {}

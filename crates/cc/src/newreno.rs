@@ -176,6 +176,21 @@ impl Controller for NewReno {
         self.ca_acked = 0;
     }
 
+    /// quic-go's `cubicSender.OnRetransmissionTimeout(true)` in Reno mode (2017-18): the
+    /// slow-start threshold is half the window, the window the minimum, the recovery over.
+    fn on_retransmission_timeout(&mut self, now: Time) {
+        if let Some(h) = &mut self.hystart {
+            h.on_timeout(now);
+        }
+        if self.before_reduction.is_none() {
+            self.before_reduction = Some((self.cwnd, self.ssthresh));
+        }
+        self.ssthresh = (self.cwnd / 2).max(self.cfg.minimum_window);
+        self.cwnd = self.cfg.loss_window;
+        self.recovery.forget();
+        self.ca_acked = 0;
+    }
+
     fn on_spurious_congestion(&mut self, _now: Time) {
         if let Some((cwnd, ssthresh)) = self.before_reduction.take() {
             self.cwnd = self.cwnd.max(cwnd);

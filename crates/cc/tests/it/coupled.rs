@@ -354,6 +354,37 @@ fn persistent_congestion_collapses_to_the_loss_window() {
 }
 
 #[test]
+fn a_gquic_retransmission_timeout_halves_the_threshold_and_collapses_the_window() {
+    // mp-quic's OliaSender: the RTO's losses reduce the window by β first (here 0.5: the
+    // test's config), then OnRetransmissionTimeout(true) sets ssthresh to half of what is left
+    // and the window to the minimum, ends the recovery and restarts OLIA's loss intervals.
+    let mut cc = setup(CoupledKind::Olia, &[(40_000, 100, 6000), (40_000, 100, 0)]);
+    cc.on_congestion_event(0, Time(100_000), &loss(Time(90_000)), &rtt_ms(100));
+    assert_eq!(cc.window(0), 20_000);
+    cc.on_retransmission_timeout(0, Time(100_000));
+    assert_eq!((cc.window(0), cc.ssthresh(0), cc.state(0)), (2 * MSS, Some(10_000), CcState::SlowStart));
+    assert_eq!(cc.loss_intervals(0), (0, 0));
+    // Slow start from the minimum: an ACK of a packet sent before the timeout grows the window
+    // by what it acknowledges (the recovery is over), up to the new threshold.
+    cc.on_ack(0, Time(150_000), &ack(3 * MSS, Time(95_000)), &rtt_ms(100));
+    assert_eq!((cc.window(0), cc.state(0)), (5 * MSS, CcState::SlowStart));
+    // Through a path's view, as the QUIC model calls it; the other path is untouched.
+    let shared = share(Box::new(cc));
+    let mut view = PathController::new(shared.clone(), 1);
+    view.on_retransmission_timeout(Time(200_000));
+    assert_eq!((view.window(), view.ssthresh()), (2 * MSS, Some(20_000)));
+    // Uncoupled paths forward it to their own controllers (NewReno: the same rule).
+    let mut mp = build_multipath(None);
+    let i = mp.add_path(&cfg(40_000));
+    mp.on_retransmission_timeout(i, Time(1000));
+    assert_eq!((mp.window(i), mp.ssthresh(i)), (2 * MSS, Some(20_000)));
+    // A controller without the rule collapses as on persistent congestion.
+    let mut cubic = build(&CcConfig { initial_window: 40_000, ..CcConfig::quic_default(CcKind::Cubic, MSS) });
+    cubic.on_retransmission_timeout(Time(1000));
+    assert_eq!((cubic.window(), cubic.ssthresh()), (2 * MSS, Some(28_000)));
+}
+
+#[test]
 fn spurious_congestion_event_is_undone() {
     let mut cc = setup(CoupledKind::Olia, &[(40_000, 100, 6000)]);
     cc.on_congestion_event(0, Time(100_000), &loss(Time(90_000)), &rtt_ms(100));
