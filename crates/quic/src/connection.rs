@@ -721,6 +721,17 @@ impl Endpoint for Connection {
                     self.paths[p].probes = count;
                     self.on_path_pto(now, p);
                 }
+                // mp-quic's tail-loss probe sends the newest packet's frames again at once,
+                // window ignored; the failover rules hear only of retransmission timeouts.
+                TimeoutAction::TailLossProbe => self.paths[p].probes = 1,
+                // mp-quic's retransmission timeout: the two oldest packets go out again at once,
+                // window ignored, unless the failover rules find the path potentially failed
+                // (then every packet in flight was declared lost and the path gets a PING).
+                TimeoutAction::Rto => {
+                    if self.on_path_rto(now, p, &mut out) {
+                        self.paths[p].probes = 2;
+                    }
+                }
                 // A timer-based loss episode counts as the path's PTO for the failover rules;
                 // the lost packets' frames are queued again below.
                 TimeoutAction::TimerLoss { episode, ack_lost } => {

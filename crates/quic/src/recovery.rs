@@ -46,6 +46,23 @@
 //!   loss of no congestion event. (aioquic ends a persistent-congestion period at any gap in
 //!   the lost packets' numbers; packets it forgot before are always older than those a later
 //!   detection run declares lost, so the RFC's rule above gives the same periods.)
+//! * With `retransmit_timer = "mpquic-2018"` (mp-quic of 2018 on gQUIC-era quic-go,
+//!   `ackhandler/sent_packet_handler.go` `updateLossDetectionAlarm`, `OnAlarm`,
+//!   `computeTLPTimeout`, `computeRTOTimeout`) the 1-RTT timer runs from the last packet sent
+//!   on the path, ACK-only ones included. With an RTT sample and fewer than two tail-loss
+//!   probes since the last acknowledgement, it fires `max(2·srtt, 3/2·srtt + min_rto/2)`
+//!   after it (one ack-eliciting packet outstanding: `max(2·srtt, 10 ms)`): the newest
+//!   outstanding ack-eliciting packet is declared lost without telling the controller and the
+//!   caller sends one probe ([`TimeoutAction::TailLossProbe`]). Otherwise it is a
+//!   retransmission timeout, `max(min(max(srtt + 4·rttvar, min_rto)·2^n, max_rto), min_rto)`
+//!   after it (`initial_rto` for `srtt + 4·rttvar` before any sample), n the timeouts since the
+//!   last acknowledgement: the two oldest outstanding ack-eliciting packets are declared lost
+//!   (a congestion event) and the controller collapses its window
+//!   (`Controller::on_retransmission_timeout`); the caller sends them again and asks the
+//!   failover rules whether the path has failed, in which case every packet still in flight
+//!   is declared lost too ([`Recovery::declare_in_flight_lost`]). An acknowledgement of a
+//!   new ack-eliciting packet resets both counts. `packet_threshold = 0` leaves the time
+//!   threshold alone to declare losses, and `spurious_undo = "none"` never undoes a reduction.
 
 mod ecn;
 
@@ -73,7 +90,8 @@ const NO_CONGESTION_EVENT: u32 = 0;
 /// Loss recovery constants (from a profile's `[recovery]` and `[ack]`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecoveryConfig {
-    /// kPacketThreshold (RFC 9002 §6.1.1): packets acknowledged after one before it is lost.
+    /// kPacketThreshold (RFC 9002 §6.1.1): packets acknowledged after one before it is lost;
+    /// 0: no packet threshold (only the time threshold declares losses).
     pub packet_threshold: u64,
     /// kTimeThreshold as a fraction `[num, den]` of the RTT (RFC 9002 §6.1.2: `[9, 8]`).
     pub time_threshold: [u64; 2],
@@ -88,8 +106,12 @@ pub struct RecoveryConfig {
     pub max_ack_delay: Dur,
     /// What the 1-RTT retransmission timer does.
     pub retransmit_timer: RetransmitTimer,
-    /// Floor of the `picoquic-2022` retransmission timer.
+    /// Floor of the `picoquic-2022` and `mpquic-2018` retransmission timers.
     pub min_rto: Dur,
+    /// Ceiling of the `mpquic-2018` retransmission timeout.
+    pub max_rto: Dur,
+    /// The `mpquic-2018` retransmission timeout before any RTT sample.
+    pub initial_rto: Dur,
     /// Mark packets ECT(0), validate and react to CE counts (RFC 9000 §13.4, RFC 9002 §7.1).
     pub ecn: bool,
     /// How the controller hears of losses found spurious.
@@ -98,6 +120,13 @@ pub struct RecoveryConfig {
 
 /// The most a `picoquic-2022` retransmission timer is doubled (×4).
 pub const PICOQUIC_2022_MAX_BACKOFF_EXPONENT: u32 = 2;
+/// `mpquic-2018`: tail-loss probes before a retransmission timeout (`maxTailLossProbes`).
+pub const MPQUIC_2018_MAX_TAIL_LOSS_PROBES: u32 = 2;
+/// `mpquic-2018`: the least tail-loss probe timeout with one packet outstanding
+/// (`minTailLossProbeTimeout`).
+pub const MPQUIC_2018_MIN_TLP_TIMEOUT: Dur = Dur::from_millis(10);
+/// `mpquic-2018`: packets a retransmission timeout declares lost (`retransmitOldestTwoPackets`).
+pub const MPQUIC_2018_RTO_PACKETS: usize = 2;
 
 impl RecoveryConfig {
     /// The constants of a profile's `[recovery]`, the peer's `max_ack_delay`, ECN off.
@@ -105,7 +134,9 @@ impl RecoveryConfig {
         RecoveryConfig {
             retransmit_timer: r.retransmit_timer,
             min_rto: r.min_rto,
-            packet_threshold: r.packet_threshold.max(1),
+            max_rto: r.max_rto,
+            initial_rto: r.initial_rto,
+            packet_threshold: r.packet_threshold,
             time_threshold: [r.time_threshold[0].max(1), r.time_threshold[1].max(1)],
             time_threshold_floor: r.time_threshold_floor,
             persistent_congestion: r.persistent_congestion,
@@ -266,6 +297,13 @@ pub enum TimeoutAction {
         /// ACK-only packets were declared lost too.
         ack_lost: bool,
     },
+    /// The `mpquic-2018` tail-loss probe: the newest outstanding 1-RTT packet was declared lost
+    /// (see the outcome, no congestion event); send one probe on the path, window ignored.
+    TailLossProbe,
+    /// The `mpquic-2018` retransmission timeout: the two oldest outstanding 1-RTT packets were
+    /// declared lost (see the outcome) and the window collapsed; send them again on the path,
+    /// window ignored, and let the failover rules judge the path.
+    Rto,
     /// Client anti-deadlock: send one ack-eliciting packet in `space` (Initial: padded).
     AntiDeadlock {
         /// Initial, or Handshake once its keys are available.
@@ -293,6 +331,10 @@ pub struct RecoveryStats {
     pub invalid_acks: u64,
     /// `picoquic-2022` timer-based loss episodes.
     pub timer_loss_episodes: u64,
+    /// `mpquic-2018` tail-loss probes.
+    pub tail_loss_probes: u64,
+    /// `mpquic-2018` retransmission timeouts.
+    pub retransmission_timeouts: u64,
 }
 
 /// Loss recovery for one connection (three packet-number spaces, one path).
@@ -326,6 +368,13 @@ pub struct Recovery {
     last_timer_episode: Option<Time>,
     /// ECN on this path; `None` when off.
     ecn: Option<EcnSender>,
+    /// `mpquic-2018`: tail-loss probes and retransmission timeouts since the last
+    /// acknowledgement of a new ack-eliciting packet (`tlpCount`, `rtoCount`).
+    tlp_count: u32,
+    rto_count: u32,
+    /// `mpquic-2018`: when the last 1-RTT packet was sent, ACK-only ones included
+    /// (`lastSentTime`).
+    last_sent_data: Option<Time>,
 }
 
 impl Recovery {
@@ -354,6 +403,9 @@ impl Recovery {
             scratch: Vec::new(),
             last_timer_episode: None,
             ecn: cfg.ecn.then(EcnSender::new),
+            tlp_count: 0,
+            rto_count: 0,
+            last_sent_data: None,
             cfg,
         }
     }
@@ -486,6 +538,9 @@ impl Recovery {
         if let Some(e) = self.ecn.as_mut().filter(|_| info.ect) {
             e.on_ect_sent(space.index());
         }
+        if space == Space::Data {
+            self.last_sent_data = Some(info.time_sent);
+        }
         let sp = &mut self.spaces[space.index()];
         sp.sent.push_back(SentPacket {
             time_sent: info.time_sent,
@@ -502,6 +557,9 @@ impl Recovery {
         if info.in_flight {
             let bif = self.bytes_in_flight();
             self.controller.on_packet_sent(info.time_sent, info.size as u64, bif);
+            self.set_loss_detection_timer(info.time_sent);
+        } else if space == Space::Data && self.cfg.retransmit_timer == RetransmitTimer::Mpquic2018 {
+            // mp-quic's alarm runs from the last packet sent, whatever it carried.
             self.set_loss_detection_timer(info.time_sent);
         }
         true
@@ -638,6 +696,8 @@ impl Recovery {
             for _ in 0..spurious {
                 self.controller.on_spurious_loss(now, self.latest_acked_sent, srtt);
             }
+        } else if self.cfg.spurious_undo == SpuriousUndo::None {
+            // mp-quic: nothing is undone.
         } else if spurious_in_event > 0 && !self.event_undone {
             self.event_spurious += spurious_in_event;
             if self.event_spurious >= self.event_lost {
@@ -693,6 +753,11 @@ impl Recovery {
         }
         if self.peer_completed_address_validation {
             self.pto_count = 0;
+        }
+        if space == Space::Data && any_ack_eliciting {
+            // mp-quic's onPacketAcked.
+            self.tlp_count = 0;
+            self.rto_count = 0;
         }
         self.pop_front(si, now);
         self.set_loss_detection_timer(now);
@@ -780,7 +845,7 @@ impl Recovery {
                 State::Lost => {}
                 State::Outstanding => {
                     let time_lost = now.0 >= loss_delay.0 && p.time_sent <= Time(now.0 - loss_delay.0);
-                    if time_lost || largest >= pn + threshold {
+                    if time_lost || (threshold > 0 && largest >= pn + threshold) {
                         p.state = State::Lost;
                         p.lost_event = event;
                         if p.in_flight {
@@ -886,6 +951,9 @@ impl Recovery {
             let t = if space == Space::Data && self.cfg.retransmit_timer == RetransmitTimer::Picoquic2022 {
                 let Some(t) = picoquic else { continue };
                 t
+            } else if space == Space::Data && self.cfg.retransmit_timer == RetransmitTimer::Mpquic2018 {
+                let Some(last) = self.last_sent_data else { continue };
+                last + self.mpquic_timeout()
             } else {
                 let Some(last) = sp.last_ack_eliciting else { continue };
                 last + self.backoff(self.rtt.pto_base(mad))
@@ -940,6 +1008,22 @@ impl Recovery {
                     self.set_loss_detection_timer(now);
                     return TimeoutAction::TimerLoss { episode, ack_lost };
                 }
+                Some((_, Space::Data)) if self.cfg.retransmit_timer == RetransmitTimer::Mpquic2018 => {
+                    self.stats.pto_expirations += 1;
+                    let action = if self.mpquic_tlp_due() {
+                        self.tlp_count += 1;
+                        self.stats.tail_loss_probes += 1;
+                        self.expire_newest(now, Space::Data, out);
+                        TimeoutAction::TailLossProbe
+                    } else {
+                        self.rto_count = self.rto_count.saturating_add(1);
+                        self.stats.retransmission_timeouts += 1;
+                        self.mpquic_rto_loss(now, out);
+                        TimeoutAction::Rto
+                    };
+                    self.set_loss_detection_timer(now);
+                    return action;
+                }
                 Some((_, Space::Data)) if self.cfg.retransmit_timer == RetransmitTimer::Aioquic17 => {
                     self.expire_oldest(now, Space::Data, out);
                     TimeoutAction::Probe { space: Space::Data, count: 1 }
@@ -963,7 +1047,133 @@ impl Recovery {
         match self.cfg.retransmit_timer {
             RetransmitTimer::Rfc9002 | RetransmitTimer::Aioquic17 => self.rtt.pto_base(self.cfg.max_ack_delay),
             RetransmitTimer::Picoquic2022 => self.picoquic_timer_base(),
+            RetransmitTimer::Mpquic2018 => self.mpquic_rto_base(),
         }
+    }
+
+    /// `mpquic-2018`: a tail-loss probe is next (`OnAlarm`: an RTT sample and fewer than
+    /// `maxTailLossProbes` since the last acknowledgement).
+    fn mpquic_tlp_due(&self) -> bool {
+        self.rtt.has_sample() && self.tlp_count < MPQUIC_2018_MAX_TAIL_LOSS_PROBES
+    }
+
+    /// `mpquic-2018`: how long after the last packet sent the 1-RTT timer fires
+    /// (`updateLossDetectionAlarm`).
+    fn mpquic_timeout(&self) -> Dur {
+        if self.mpquic_tlp_due() {
+            // computeTLPTimeout
+            let srtt = self.rtt.smoothed();
+            let twice = Dur(srtt.0.saturating_mul(2));
+            if self.spaces[Space::Data.index()].ack_eliciting_in_flight >= 2 {
+                twice.max(Dur(srtt.0.saturating_mul(3) / 2) + Dur(self.cfg.min_rto.0 / 2))
+            } else {
+                twice.max(MPQUIC_2018_MIN_TLP_TIMEOUT)
+            }
+        } else {
+            // computeRTOTimeout with its backoff, then at least minRetransmissionTime.
+            let rto = self.mpquic_rto_base();
+            let backed = Dur(rto.0.checked_shl(self.rto_count).filter(|v| v >> self.rto_count == rto.0).unwrap_or(u64::MAX));
+            backed.min(self.cfg.max_rto).max(self.cfg.min_rto)
+        }
+    }
+
+    /// `mpquic-2018`: the retransmission timeout without backoff, `max(srtt + 4·rttvar,
+    /// min_rto)` (`RetransmissionDelay`), `initial_rto` before any RTT sample.
+    fn mpquic_rto_base(&self) -> Dur {
+        let base = if self.rtt.has_sample() { self.rtt.smoothed() + Dur(self.rtt.rttvar().0.saturating_mul(4)) } else { self.cfg.initial_rto };
+        base.max(self.cfg.min_rto)
+    }
+
+    /// `mpquic-2018`'s tail-loss probe (`retransmitTLP`): the newest outstanding ack-eliciting
+    /// packet of `space` is declared lost so that the probe carries its frames, without telling
+    /// the controller (`queuePacketForRetransmission`: only bytes in flight change).
+    fn expire_newest(&mut self, now: Time, space: Space, out: &mut Outcome) {
+        let si = space.index();
+        let sp = &mut self.spaces[si];
+        let start = sp.cursor.saturating_sub(sp.base) as usize;
+        let Some(i) = (start..sp.sent.len()).rev().find(|&i| sp.sent[i].state == State::Outstanding && sp.sent[i].ack_eliciting) else { return };
+        let pn = sp.base + i as u64;
+        let p = &mut sp.sent[i];
+        p.state = State::Lost;
+        p.lost_event = NO_CONGESTION_EVENT;
+        if p.in_flight {
+            sp.bytes_in_flight -= p.size as u64;
+        }
+        sp.ack_eliciting_in_flight -= 1;
+        out.lost.push(PacketOutcome { space, pn, content: p.content.clone() });
+        self.stats.lost_packets += 1;
+        self.pop_front(si, now);
+    }
+
+    /// Declares lost, oldest first, up to `limit` outstanding ack-eliciting 1-RTT packets and
+    /// tells the controller of each (`on_packet_lost`); returns (packets, bytes, send time of
+    /// the newest) of those in flight.
+    fn declare_oldest_lost(&mut self, now: Time, limit: usize, event: u32, out: &mut Outcome) -> (u32, u64, Time) {
+        let si = Space::Data.index();
+        let mut lost = std::mem::take(&mut self.scratch);
+        lost.clear();
+        let mut newest = Time::ZERO;
+        let sp = &mut self.spaces[si];
+        let start = sp.cursor.saturating_sub(sp.base) as usize;
+        for i in start..sp.sent.len() {
+            if lost.len() >= limit {
+                break;
+            }
+            let pn = sp.base + i as u64;
+            let p = &mut sp.sent[i];
+            if p.state != State::Outstanding || !p.ack_eliciting {
+                continue;
+            }
+            p.state = State::Lost;
+            p.lost_event = event;
+            if p.in_flight {
+                sp.bytes_in_flight -= p.size as u64;
+                lost.push((pn, p.size as u64));
+                newest = newest.max(p.time_sent);
+            }
+            sp.ack_eliciting_in_flight -= 1;
+            out.lost.push(PacketOutcome { space: Space::Data, pn, content: p.content.clone() });
+        }
+        for &(pn, bytes) in &lost {
+            self.controller.on_packet_lost(now, pn, bytes);
+        }
+        let count = lost.len() as u32;
+        let bytes = lost.iter().map(|l| l.1).sum();
+        self.stats.lost_packets += count as u64;
+        self.scratch = lost;
+        (count, bytes, newest)
+    }
+
+    /// `mpquic-2018`'s retransmission timeout (`OnAlarm`, `retransmitOldestTwoPackets`): the
+    /// two oldest outstanding ack-eliciting packets are declared lost, one congestion event
+    /// (`OnPacketLost`), then the controller's `on_retransmission_timeout`.
+    fn mpquic_rto_loss(&mut self, now: Time, out: &mut Outcome) {
+        let prior_in_flight = self.bytes_in_flight();
+        let event = self.next_event_id();
+        let (count, bytes, newest) = self.declare_oldest_lost(now, MPQUIC_2018_RTO_PACKETS, event, out);
+        if count > 0 {
+            self.stats.congestion_events += 1;
+            self.event_id = event;
+            self.event_lost = count;
+            self.event_spurious = 0;
+            self.event_undone = false;
+            let ev = LossEvent { bytes_lost: bytes, largest_lost_sent: newest, bytes_in_flight: self.bytes_in_flight(), prior_in_flight };
+            self.controller.on_congestion_event(now, &ev, &self.rtt);
+        }
+        self.controller.on_retransmission_timeout(now);
+        self.pop_front(Space::Data.index(), now);
+    }
+
+    /// `mpquic-2018`: the failover rules found the path potentially failed at a retransmission
+    /// timeout (mp-quic's `onRTOCallback` returned true, `retransmitAllPackets`): every
+    /// outstanding ack-eliciting 1-RTT packet is declared lost, each reported to the controller
+    /// (`on_packet_lost`) within the timeout's congestion event. Their frames are in `out`.
+    pub fn declare_in_flight_lost(&mut self, now: Time, out: &mut Outcome) {
+        let event = self.event_id;
+        let (count, _, _) = self.declare_oldest_lost(now, usize::MAX, event, out);
+        self.event_lost = self.event_lost.saturating_add(count);
+        self.pop_front(Space::Data.index(), now);
+        self.set_loss_detection_timer(now);
     }
 
     /// picoquic's `retransmit_timer`: `max(srtt + 4·rttvar + mad, 5/4·srtt + mad, min_rto)`;

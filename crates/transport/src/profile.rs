@@ -133,7 +133,8 @@ pub struct CcKnobs {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecoveryKnobs {
-    /// kPacketThreshold (QUIC) / DupThresh (TCP).
+    /// kPacketThreshold (QUIC) / DupThresh (TCP). QUIC: 0 = no packet threshold, only the time
+    /// threshold and the timers declare losses (mp-quic of 2018).
     pub packet_threshold: u64,
     /// kTimeThreshold as a fraction [num, den] (RFC 9002: [9, 8]).
     pub time_threshold: [u64; 2],
@@ -149,11 +150,12 @@ pub struct RecoveryKnobs {
     pub persistent_congestion: bool,
     /// kPersistentCongestionThreshold.
     pub persistent_congestion_threshold: u32,
-    /// TCP RTO bounds and initial value (RFC 6298; Linux: 200 ms, 120 s, 1 s).
+    /// TCP RTO bounds and initial value (RFC 6298; Linux: 200 ms, 120 s, 1 s); QUIC: the floor
+    /// of the `picoquic-2022` and `mpquic-2018` retransmission timers.
     pub min_rto: Dur,
-    /// TCP maximum RTO (unused by QUIC).
+    /// TCP maximum RTO; QUIC: the ceiling of the `mpquic-2018` RTO.
     pub max_rto: Dur,
-    /// TCP RTO before the first RTT sample (unused by QUIC).
+    /// TCP RTO before the first RTT sample; QUIC: the `mpquic-2018` RTO before it.
     pub initial_rto: Dur,
     /// How the RTO follows from the RTT estimate.
     pub rto_rule: RtoRule,
@@ -188,6 +190,10 @@ pub enum SpuriousUndo {
     /// `picoquic_cubic_correct_spurious`), BBR and fast do nothing.
     #[serde(rename = "picoquic-2022")]
     Picoquic2022,
+    /// Never: the controller is not told (mp-quic of 2018, `ackhandler/sent_packet_handler.go`:
+    /// a packet declared lost or retransmitted by a timer leaves the packet history, so a later
+    /// acknowledgement of it finds nothing).
+    None,
 }
 
 /// What a QUIC path's retransmission timer does when it fires.
@@ -214,6 +220,18 @@ pub enum RetransmitTimer {
     /// again in the one probe) and sends a single probe.
     #[serde(rename = "aioquic-1.7")]
     Aioquic17,
+    /// mp-quic of 2018 on gQUIC-era quic-go (`ackhandler/sent_packet_handler.go`
+    /// `updateLossDetectionAlarm`, `OnAlarm`, `computeTLPTimeout`, `computeRTOTimeout`): armed
+    /// from the last packet sent on the path (ACK-only ones included), first two tail-loss
+    /// probes, each declaring the newest outstanding packet lost without a congestion event
+    /// and sending it again, after `max(2·srtt, 3/2·srtt + min_rto/2)` (one packet
+    /// outstanding: `max(2·srtt, 10 ms)`); then retransmission timeouts after
+    /// `max(min(max(srtt + 4·rttvar, min_rto) · 2^n, max_rto), min_rto)` (`initial_rto` before
+    /// any RTT sample, and no tail-loss probe then), each declaring the two oldest outstanding
+    /// packets lost and collapsing the window (the controller's
+    /// `on_retransmission_timeout`). An acknowledgement of a new packet resets both counts.
+    #[serde(rename = "mpquic-2018")]
+    Mpquic2018,
 }
 
 /// RTO from the RTT estimate.
@@ -466,6 +484,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("linux-mptcp-5.15", include_str!("../profiles/linux-mptcp-5.15.toml")),
     ("ns3-quic-2019", include_str!("../profiles/ns3-quic-2019.toml")),
     ("ns3-tcp-3.29", include_str!("../profiles/ns3-tcp-3.29.toml")),
+    ("mpquic-2018", include_str!("../profiles/mpquic-2018.toml")),
 ];
 
 impl TransportKind {
@@ -495,7 +514,22 @@ impl Profile {
             if self.recovery.rate_reduction != RateReduction::Immediate {
                 return Err("recovery.rate_reduction is a tcp setting (the quic model reduces at once, RFC 9002 §7.3.2)".into());
             }
+            if self.recovery.retransmit_timer == RetransmitTimer::Mpquic2018 {
+                let r = &self.recovery;
+                if r.min_rto == Dur::ZERO {
+                    return Err("recovery.min_rto must be above zero with retransmit_timer = \"mpquic-2018\" (it floors the RTO)".into());
+                }
+                if r.initial_rto == Dur::ZERO {
+                    return Err("recovery.initial_rto must be above zero with retransmit_timer = \"mpquic-2018\" (the RTO before any RTT sample)".into());
+                }
+                if r.max_rto < r.min_rto {
+                    return Err(format!("recovery.max_rto ({}) must not be below recovery.min_rto ({}) with retransmit_timer = \"mpquic-2018\"", r.max_rto, r.min_rto));
+                }
+            }
             return Ok(());
+        }
+        if self.recovery.packet_threshold == 0 {
+            return Err("recovery.packet_threshold = 0 (no packet threshold) is a quic setting; tcp's DupThresh is 1 or more".into());
         }
         if self.cc.loss_filter {
             return Err("cc.loss_filter judges losses one by one, which only the quic model reports".into());
@@ -627,7 +661,7 @@ mod tests {
 
     #[test]
     fn builtin_names_are_split_by_transport() {
-        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "aioquic-1.7", "ngtcp2", "ngtcp2-0.12", "picoquic-2022", "ns3-quic-2019"]);
+        assert_eq!(Profile::builtin_names(TransportKind::Quic), ["rfc9002", "aioquic", "aioquic-1.7", "ngtcp2", "ngtcp2-0.12", "picoquic-2022", "ns3-quic-2019", "mpquic-2018"]);
         assert_eq!(Profile::builtin_names(TransportKind::Tcp), ["linux-tcp", "linux-mptcp-5.15", "ns3-tcp-3.29"]);
         assert!(Profile::builtin("aioquic", TransportKind::Tcp).is_err());
     }
@@ -706,6 +740,60 @@ mod tests {
         // quicctx.c's initial limits, grown threefold at half use.
         let q = p.quic.as_ref().unwrap();
         assert_eq!((q.initial_max_data, q.initial_max_stream_data, q.flow_control_rule), (1 << 20, 2 << 20, FlowControlRule::Picoquic2022));
+    }
+
+    #[test]
+    fn mpquic_2018_knobs_reach_the_controller_and_recovery() {
+        let p = Profile::builtin("mpquic-2018", TransportKind::Quic).unwrap();
+        assert_eq!(p.cc.default, CcKind::Cubic);
+        assert!(p.cc_config(CcKind::NewReno, 1350).is_ok() && p.cc_config(CcKind::Bbr, 1350).is_err());
+        let cfg = p.cc_config(CcKind::NewReno, 1350).unwrap();
+        // Windows in packets of 1460 bytes whatever the datagram size: 32 and 2 of them.
+        assert_eq!((cfg.initial_window, cfg.minimum_window, cfg.loss_window), (46_720, 2_920, 2_920));
+        assert_eq!((cfg.reno_beta, cfg.cubic_beta, cfg.hystart, cfg.hystart_rule), (0.85, 0.85, true, HyStartRule::Linux));
+        let r = &p.recovery;
+        assert_eq!((r.packet_threshold, r.time_threshold, r.time_threshold_floor, r.persistent_congestion), (0, [9, 8], false, false));
+        assert_eq!((r.retransmit_timer, r.spurious_undo), (RetransmitTimer::Mpquic2018, SpuriousUndo::None));
+        assert_eq!((r.min_rto, r.initial_rto, r.max_rto, r.initial_rtt), (Dur::from_millis(200), Dur::from_millis(500), Dur::from_secs(60), Dur::from_millis(100)));
+        assert!(!p.pacing.enabled);
+        assert_eq!((p.ack.max_ack_delay, p.ack.ack_eliciting_threshold, p.ack.immediate_ack_on_reorder), (Dur::from_millis(25), 2, true));
+        assert_eq!(p.packet.max_payload, Some(1350));
+        let m = p.multipath.as_ref().unwrap();
+        assert_eq!((m.scheduler, m.ack_path, m.failover, m.link_events), (SchedulerKind::MinRtt, AckPath::Same, FailoverProfile::MpQuic, LinkEvents::Ignore));
+    }
+
+    #[test]
+    fn the_mpquic_2018_knobs_refuse_bad_values_in_one_line_naming_the_field() {
+        let text = include_str!("../profiles/mpquic-2018.toml");
+        let set = |key: &str, value: &str| {
+            let line = text.lines().find(|l| l.starts_with(&format!("{key} = "))).unwrap_or_else(|| panic!("{key}"));
+            text.replace(line, &format!("{key} = {value}"))
+        };
+        for (key, value, needle) in [
+            ("min_rto", "\"0 ms\"", "recovery.min_rto must be above zero"),
+            ("initial_rto", "\"0 s\"", "recovery.initial_rto must be above zero"),
+            ("max_rto", "\"100 ms\"", "recovery.max_rto (100 ms) must not be below recovery.min_rto (200 ms)"),
+            ("retransmit_timer", "\"mpquic\"", "unknown variant `mpquic`"),
+            ("spurious_undo", "\"never\"", "unknown variant `never`"),
+            ("packet_threshold", "-1", "packet_threshold"),
+        ] {
+            let e = Profile::from_toml(&set(key, value), "x.toml").unwrap_err().to_string();
+            assert!(e.contains("x.toml") && e.contains(needle), "{key}: {e}");
+            if !needle.starts_with("unknown") && key != "packet_threshold" {
+                assert_eq!(e.lines().count(), 1, "{e}");
+            }
+        }
+        // The floors hold only for the timer that uses them.
+        let other = set("retransmit_timer", "\"rfc9002\"").replace("min_rto = \"200 ms\"", "min_rto = \"0 ms\"");
+        assert!(Profile::from_toml(&other, "x.toml").is_ok());
+        // No packet threshold and no undo are quic settings.
+        let tcp = include_str!("../profiles/linux-tcp.toml");
+        let e = Profile::from_toml(&tcp.replace("packet_threshold = 3 ", "packet_threshold = 0 "), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("recovery.packet_threshold = 0 (no packet threshold) is a quic setting"), "{e}");
+        let e = Profile::from_toml(&tcp.replace("[recovery]\n", "[recovery]\nspurious_undo = \"none\"\n"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("recovery.spurious_undo is a quic setting"), "{e}");
+        let e = Profile::from_toml(&tcp.replace("[recovery]\n", "[recovery]\nretransmit_timer = \"mpquic-2018\"\n"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("recovery.retransmit_timer is a quic setting"), "{e}");
     }
 
     #[test]

@@ -386,6 +386,24 @@ impl Connection {
         self.react(p, r);
     }
 
+    /// An `mpquic-2018` retransmission timeout fired on path `p`: the failover rules hear of
+    /// it (mp-quic's `onRTOCallback`). When they find the path potentially failed, every packet
+    /// still in flight on it is declared lost into `out` (`retransmitAllPackets`) before the
+    /// reaction (a PING on the path). Returns whether the path is still usable (its two
+    /// retransmissions then go out on it); a single-path connection's always is.
+    pub(super) fn on_path_rto(&mut self, now: Time, p: usize, out: &mut crate::recovery::Outcome) -> bool {
+        let Some(mp) = &mut self.mp else { return true };
+        if !mp.ready {
+            return true;
+        }
+        let r = mp.health.on_timeout(p, now);
+        if r.requeue_in_flight {
+            self.paths[p].recovery.declare_in_flight_lost(now, out);
+        }
+        self.react(p, r);
+        self.mp.as_ref().is_none_or(|mp| mp.health.usable(p))
+    }
+
     /// Timers of the health rules, of path validation and of abandoned paths' deletion.
     pub(super) fn multipath_timers(&mut self, now: Time) {
         let Some(mp) = &mut self.mp else { return };

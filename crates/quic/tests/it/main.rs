@@ -14,6 +14,7 @@ mod flow_control;
 mod handshake;
 mod multipath;
 mod path_manager;
+mod mpquic_2018;
 mod picoquic_2022;
 mod qlog;
 mod recovery_timers;

@@ -104,7 +104,7 @@ fn combinations_a_profile_refuses_give_one_line_naming_the_field() {
     let e = error(&scenario("tcp", "2 MB", "profile = \"picoquic-2022\""));
     assert!(e.contains("flow.dl.profile: unknown profile \"picoquic-2022\"; available for tcp: linux-tcp, linux-mptcp-5.15"), "{e}");
     let e = error(&scenario("quic", "2 MB", "profile = \"linux-mptcp-5.15\""));
-    assert!(e.contains("flow.dl.profile: unknown profile \"linux-mptcp-5.15\"; available for quic: rfc9002, aioquic, aioquic-1.7, ngtcp2, ngtcp2-0.12, picoquic-2022, ns3-quic-2019"), "{e}");
+    assert!(e.contains("flow.dl.profile: unknown profile \"linux-mptcp-5.15\"; available for quic: rfc9002, aioquic, aioquic-1.7, ngtcp2, ngtcp2-0.12, picoquic-2022, ns3-quic-2019, mpquic-2018"), "{e}");
     let e = error(&scenario("tcp", "2 MB", "[flow.multipath]\nscheduler = \"picoquic\""));
     assert!(e.contains("flow.dl.multipath.scheduler: \"picoquic\" is picoquic's Multipath QUIC scheduler"), "{e}");
     let e = error(&scenario("tcp", "2 MB", "[flow.multipath]\nack_path = \"min_rtt\""));
