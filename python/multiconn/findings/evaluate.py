@@ -131,10 +131,9 @@ def evaluate(studies: list[Study], frames: Mapping[str, pd.DataFrame]) -> list[R
 
 
 def counts(rows: list[Row]) -> dict[str, dict[str, int]]:
-    """Per study (and `all`), how many findings got each verdict."""
+    """Per study, then `all`, how many findings got each verdict."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
-        for key in (row.study, "all"):
-            bucket = out.setdefault(key, {v: 0 for v in rule.VERDICTS})
-            bucket[row.verdict] += 1
+        out.setdefault(row.study, {v: 0 for v in rule.VERDICTS})[row.verdict] += 1
+    out["all"] = {v: sum(c[v] for c in out.values()) for v in rule.VERDICTS}
     return out
