@@ -1092,6 +1092,14 @@ impl Recovery {
         let sp = &mut self.spaces[si];
         let start = sp.cursor.saturating_sub(sp.base) as usize;
         let Some(i) = (start..sp.sent.len()).rev().find(|&i| sp.sent[i].state == State::Outstanding && sp.sent[i].ack_eliciting) else { return };
+        self.expire(now, space, i, out);
+    }
+
+    /// Declares the packet at index `i` of `space` lost without a congestion event (only the
+    /// bytes in flight change) and hands its frames back.
+    fn expire(&mut self, now: Time, space: Space, i: usize, out: &mut Outcome) {
+        let si = space.index();
+        let sp = &mut self.spaces[si];
         let pn = sp.base + i as u64;
         let p = &mut sp.sent[i];
         p.state = State::Lost;
@@ -1228,18 +1236,7 @@ impl Recovery {
         let sp = &mut self.spaces[si];
         let start = sp.cursor.saturating_sub(sp.base) as usize;
         let Some(i) = sp.sent.iter().skip(start).position(|p| p.state == State::Outstanding && p.ack_eliciting) else { return };
-        let i = start + i;
-        let pn = sp.base + i as u64;
-        let p = &mut sp.sent[i];
-        p.state = State::Lost;
-        p.lost_event = NO_CONGESTION_EVENT;
-        if p.in_flight {
-            sp.bytes_in_flight -= p.size as u64;
-        }
-        sp.ack_eliciting_in_flight -= 1;
-        out.lost.push(PacketOutcome { space, pn, content: p.content.clone() });
-        self.stats.lost_packets += 1;
-        self.pop_front(si, now);
+        self.expire(now, space, start + i, out);
     }
 
     /// The `picoquic-2022` retransmission timer fired: declares lost, oldest first, the
