@@ -3,7 +3,7 @@
     python -m multiconn.emu_aioquic server --host ADDR --port P --cert C --key K [--cc reno|cubic]
         [--qlog-dir DIR]
     python -m multiconn.emu_aioquic client --host ADDR --port P --size BYTES --report FILE
-        [--cc reno|cubic] [--upload]
+        [--cc reno|cubic] [--upload] [--rcvbuf BYTES]
 
 A download: the client opens one bidirectional stream and sends ``GET <size>``; the server
 answers with that many bytes and closes the stream. An upload (``--upload``): the client sends
@@ -12,7 +12,10 @@ and answers with a bare FIN once it has them all (an HTTP PUT with no body). The
 ``{"bytes", "seconds", "handshake_s"}`` (payload moved, from the request to the last byte
 received or the server's FIN, and the handshake's length) to its report. aioquic's own defaults
 stay as they are (flow-control windows, 1200-byte datagrams, initial RTT): they are what the
-simulator's ``aioquic`` profile models.
+simulator's ``aioquic`` profile models. ``--rcvbuf`` asks for that receive buffer on the
+client's socket (SO_RCVBUFFORCE as root, else SO_RCVBUF; the kernel grants twice it), as an
+application does after raising ``net.core.rmem_max``, which a network namespace cannot: the
+scenario's ``receiver.udp_rcvbuf`` with ``rmem_max`` at least as large.
 
 The sending side feeds its stream as its data is acknowledged rather than queueing the whole
 body (aioquic keeps every unacknowledged byte in the stream's send buffer), so an unlimited
@@ -25,6 +28,7 @@ import argparse
 import asyncio
 import json
 import signal
+import socket
 import ssl
 import time
 from pathlib import Path
@@ -159,6 +163,8 @@ async def _run_client(args) -> None:
     started = time.monotonic()
     async with connect(args.host, args.port, configuration=config, create_protocol=_Client) as client:
         handshake = (client.handshake_at or time.monotonic()) - started
+        if args.rcvbuf:
+            set_receive_buffer(client._transport.get_extra_info("socket"), args.rcvbuf)
         stream = client._quic.get_next_available_stream_id()
         asked = time.monotonic()
         if args.upload:
@@ -181,6 +187,18 @@ async def _run_client(args) -> None:
     Path(args.report).write_text(json.dumps(report) + "\n")
 
 
+def set_receive_buffer(sock, size: int) -> int:
+    """Asks for a `size`-byte receive buffer on `sock` (SO_RCVBUFFORCE, which needs
+    CAP_NET_ADMIN and ignores net.core.rmem_max; else SO_RCVBUF, capped by it) and returns what
+    the kernel granted (twice the request when it is not capped)."""
+    force = getattr(socket, "SO_RCVBUFFORCE", 33)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, force, size)
+    except PermissionError:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m multiconn.emu_aioquic", description=__doc__.splitlines()[0])
     parser.add_argument("role", choices=["server", "client"])
@@ -193,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=0)
     parser.add_argument("--report")
     parser.add_argument("--upload", action="store_true", help="the client sends --size bytes (default: it asks for them)")
+    parser.add_argument("--rcvbuf", type=int, default=0,
+                        help="the client's socket asks for this receive buffer in bytes (default: the kernel's)")
     args = parser.parse_args(argv)
     if args.role == "server":
         if not (args.cert and args.key):
