@@ -45,6 +45,7 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -270,16 +271,72 @@ def cpu_jiffies() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+# The emulator's helpers in the hosts, which are not the stacks.
+HELPERS = {"multiconn-emu", "unshare", "nsenter", "sleep", "sh"}
+
+
+class StackWatch(threading.Thread):
+    """Samples, twice a second, /proc/PID/schedstat of every process descending from this one
+    but the emulator and its helpers (the real stacks' servers and clients): how long each ran
+    and how long it waited, ready, for a core. Each process starts during the run, so its last
+    sample is its whole run (less at most half a second before it exited)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.last: dict[int, tuple[int, int]] = {}
+        self.done = threading.Event()
+
+    @staticmethod
+    def _descendants() -> list[int]:
+        parent, comm = {}, {}
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                text = (d / "stat").read_text()
+            except OSError:
+                continue
+            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            parent[int(d.name)], comm[int(d.name)] = int(rest[1]), name
+        mine, frontier = set(), {os.getpid()}
+        while frontier:
+            frontier = {pid for pid, pp in parent.items() if pp in frontier and pid not in mine}
+            mine |= frontier
+        return [pid for pid in mine if comm[pid] not in HELPERS]
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            for pid in self._descendants():
+                try:
+                    ran, waited, _ = (int(x) for x in Path(f"/proc/{pid}/schedstat").read_text().split())
+                except (OSError, ValueError):
+                    continue
+                self.last[pid] = (ran, waited)
+
+    def totals(self) -> tuple[float, float]:
+        """(seconds run, seconds waiting for a core) over the stacks' processes."""
+        self.done.set()
+        self.join()
+        return (sum(r for r, _ in self.last.values()) / 1e9, sum(w for _, w in self.last.values()) / 1e9)
+
+
 def emulate_watched(scenario: Path, out: Path, sets: dict[str, str], seed: int, realtime: bool,
                     machine: list[dict]) -> dict:
-    """`emulate`, noting in `machine` the 1-minute load average before the run and the share of
-    the machine's CPU time that was busy during it (this run's programs and any other work): the
-    real stacks are programs like any other, and their CPU is not the emulator's lateness."""
+    """`emulate`, noting in `machine` the 1-minute load average before the run, the share of the
+    machine's CPU time that was busy during it (this run's programs and any other work), and how
+    long the real stacks' processes ran and waited for a core: they are programs like any other,
+    and a stack kept from its core is not in the emulator's lateness."""
     load = os.getloadavg()[0]
     busy0, total0 = cpu_jiffies()
-    s = emulate(str(scenario), out, overrides=list(sets.items()), seed=seed, quiet=True, realtime=realtime)
+    watch = StackWatch()
+    watch.start()
+    try:
+        s = emulate(str(scenario), out, overrides=list(sets.items()), seed=seed, quiet=True, realtime=realtime)
+    finally:
+        ran, waited = watch.totals()
     busy1, total1 = cpu_jiffies()
-    machine.append({"load_before": load, "busy": (busy1 - busy0) / max(total1 - total0, 1)})
+    machine.append({"load_before": load, "busy": (busy1 - busy0) / max(total1 - total0, 1),
+                    "stacks_cpu_s": ran, "stacks_wait_s": waited, "run_s": s.get("emulated_time_s")})
     return s
 
 
@@ -571,8 +628,12 @@ def compared_text(r: dict, with_emulated: bool = True) -> str:
 def machine_text(machine: list[dict]) -> str:
     if not machine:
         return ""
-    return (f"  load before {max(m['load_before'] for m in machine):.1f}, "
+    text = (f"  load before {max(m['load_before'] for m in machine):.1f}, "
             f"CPU busy {min(m['busy'] for m in machine):.0%}-{max(m['busy'] for m in machine):.0%}")
+    if all("stacks_wait_s" in m for m in machine):
+        text += (", stacks ran " + "/".join(f"{m['stacks_cpu_s']:.1f}" for m in machine) + " s and waited "
+                 + "/".join(f"{m['stacks_wait_s']:.1f}" for m in machine) + " s for a core")
+    return text
 
 
 def emulated_rows(doc: Path) -> dict[tuple[str, str], tuple[float, float, float]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -157,3 +158,13 @@ def test_a_partial_run_adds_its_tables_before_the_notes_and_keeps_the_summary_cu
     before = doc.read_text()
     fidelity.update_rows(doc, [fair, good, new_point])
     assert doc.read_text() == before
+
+
+def test_the_stack_watch_counts_the_cpu_time_of_the_processes_this_one_starts() -> None:
+    watch = fidelity.StackWatch()
+    watch.start()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                    "while time.process_time() - t < 1.2: pass"], check=True)
+    ran, waited = watch.totals()
+    assert 0.5 < ran < 5.0
+    assert waited >= 0.0
