@@ -822,9 +822,10 @@ def header_kind_columns(kind: str) -> int:
 
 def update_rows(doc: Path, rows: list[dict], reps: int = 3) -> None:
     """Replaces the rows of the points in `rows` in their kind's table, keeps the rest. A new row
-    goes before the first row of its point with the same real stack, else after the last row of
-    its point (new points at the end of the table); a table not yet in the doc comes with its
-    section before the notes. Then the summary line is computed again."""
+    goes after the last row of its point with the same real stack, else after the last row of its
+    point, else after the last row of a point beginning with the same word ("DC"), else at the
+    end of the table; a table not yet in the doc comes with its section before the notes. Then
+    the summary line is computed again."""
     lines = doc.read_text().split("\n")
     for kind in dict.fromkeys(r.get("kind", "goodput") for r in rows):
         new = {(r["point"], r["stack"]): row_line(r) for r in rows if r.get("kind", "goodput") == kind}
@@ -845,7 +846,7 @@ def update_rows(doc: Path, rows: list[dict], reps: int = 3) -> None:
             same_stack = [i for i in of_point if _cells(lines[i])[1].split(" / ")[0] == stack.split(" / ")[0]]
             # A new point goes after the last row whose point begins with the same word ("DC"), else last.
             family = [i for i in table if _cells(lines[i])[0].split()[0] == point.split()[0]]
-            at = same_stack[0] if same_stack else (of_point or family or [end - 1])[-1] + 1
+            at = (same_stack or of_point or family or [end - 1])[-1] + 1
             lines[at:at] = [row]
     doc.write_text("\n".join(with_summary(lines)))
     print(f"updated {len(rows)} rows of {doc}")

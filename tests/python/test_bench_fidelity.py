@@ -137,7 +137,8 @@ def test_a_partial_run_adds_its_tables_before_the_notes_and_keeps_the_summary_cu
     good = {"kind": "goodput", "point": "DC batch 10", "stack": "aioquic NewReno / aioquic-1.7", "sim_mbps": 24.23,
             "sim_sd": 0.47, "emu_mbps": 25.0, "emu_sd": 1.0, "difference": 25.0 / 24.23 - 1, "p99_us": 300.0}
     new_point = dict(good, point="DC duplication, no loss", stack="ngtcp2 CUBIC / ngtcp2-0.12", difference=0.5)
-    fidelity.update_rows(doc, [fair, good, new_point])
+    other_version = dict(new_point, stack="ngtcp2 CUBIC / ngtcp2 (1.x)", difference=0.05)
+    fidelity.update_rows(doc, [fair, good, new_point, other_version])
     lines = doc.read_text().split("\n")
     tables = fidelity.tables_of(lines)
     assert set(tables) == {"goodput", "fairness"}
@@ -147,16 +148,18 @@ def test_a_partial_run_adds_its_tables_before_the_notes_and_keeps_the_summary_cu
     goodput_rows = lines[tables["goodput"][0] + 2:tables["goodput"][1]]
     # The aioquic row replaced in place; the new DC point after the last DC row, before the two paths.
     assert goodput_rows[3].startswith("| DC batch 10 | aioquic NewReno / aioquic-1.7 | 24.23 ± 0.47 | 25.00 ± 1.00 | +3% |")
+    # The new point's rows in the order they came (the profile of the emulated version first).
     assert goodput_rows[4].startswith("| DC duplication, no loss | ngtcp2 CUBIC / ngtcp2-0.12 |")
-    assert goodput_rows[5].startswith("| two paths")
-    assert len(goodput_rows) == 6
+    assert goodput_rows[5].startswith("| DC duplication, no loss | ngtcp2 CUBIC / ngtcp2 (1.x) |")
+    assert goodput_rows[6].startswith("| two paths")
+    assert len(goodput_rows) == 7
     summary = [line for line in lines if fidelity.SUMMARY_PATTERN.match(line)]
     assert len(summary) == 1 and summary[0].startswith(
-        "**5 of 7 rows within 10 %** (downloads 4 of 6, fairness 1 of 1; against the profile of the version "
+        "**6 of 8 rows within 10 %** (downloads 5 of 7, fairness 1 of 1; against the profile of the version "
         "the emulator runs 5 of 6)")
     # The same rows again change nothing.
     before = doc.read_text()
-    fidelity.update_rows(doc, [fair, good, new_point])
+    fidelity.update_rows(doc, [fair, good, new_point, other_version])
     assert doc.read_text() == before
 
 
