@@ -171,3 +171,9 @@ def test_the_stack_watch_counts_the_cpu_time_of_the_processes_this_one_starts() 
     ran, waited = watch.totals()
     assert 0.5 < ran < 5.0
     assert waited >= 0.0
+
+
+def test_the_docs_table_has_its_summary_line_and_every_table_is_recognised() -> None:
+    lines = (ROOT / "docs" / "fidelity.md").read_text().split("\n")
+    assert [line for line in lines if fidelity.SUMMARY_PATTERN.match(line)] == [fidelity.summary_text(lines)]
+    assert set(fidelity.tables_of(lines)) == {"goodput", "fairness", "v2x"}
