@@ -15,7 +15,9 @@ messages and the second for the background, and `--start` seconds later writes a
 message of `--priority-size` bytes every `--interval` and a background message of
 `--background-size` bytes every size × 8 / `--background-rate`, for `--duration` (messages
 k = 0, 1, ... at start + k × interval while k × interval < duration), then finishes both
-streams. Each message is logged, one JSON object a line, as it is handed to aioquic:
+streams. Messages due at the same instant (every priority message has a background one beside
+it) are all handed over before aioquic sends, the priority one first. Each message is logged,
+one JSON object a line, as it is handed to aioquic:
 ``{"kind", "stream", "msg_id", "size", "sent_s"}``. aioquic has no stream priorities; it
 serves its streams round-robin, a packet each. The simulated sender packs priority streams
 first (seed 004 §6.3), and so does this one: its connection keeps the priority stream at the
@@ -83,6 +85,21 @@ def message_times(start: float, duration: float, period: float) -> list[float]:
     return [start + k * period for k in range(count)]
 
 
+def schedule(start: float, sources: list[tuple[float, float]]) -> list[tuple[float, list[tuple[int, int, bool]]]]:
+    """When each periodic source (duration, period), in packing order, writes: a list of
+    (time, [(source, message number, last of its source)]) in time order, the messages due at
+    the same instant (to the microsecond) together and in the sources' order. The sender writes
+    them all before it sends, as the simulated application does, so that a priority message
+    due with a background one is packed first rather than queued behind the other's packets."""
+    due: dict[int, tuple[float, list[tuple[int, int, bool]]]] = {}
+    for i, (duration, period) in enumerate(sources):
+        times = message_times(start, duration, period)
+        for k, at in enumerate(times):
+            key = round((at - start) * 1e6)
+            due.setdefault(key, (at, []))[1].append((i, k, k == len(times) - 1))
+    return [due[key] for key in sorted(due)]
+
+
 class _Sender(QuicConnectionProtocol):
     args: argparse.Namespace
     log: IO[str]
@@ -104,19 +121,18 @@ class _Sender(QuicConnectionProtocol):
             if isinstance(quic, _PriorityFirst):
                 quic._priority_ids = (priority,)
             loop = asyncio.get_running_loop()
-            start = loop.time() + self.args.start
             a = self.args
-            for kind, sid, size, period in (("priority", priority, a.priority_size, a.interval),
-                                            ("background", background, a.background_size,
-                                             a.background_size * 8 / a.background_rate)):
-                times = message_times(start, a.duration, period)
-                for k, at in enumerate(times):
-                    loop.call_at(at, self._write, kind, sid, k, size, k == len(times) - 1)
+            self._sources = [("priority", priority, a.priority_size), ("background", background, a.background_size)]
+            periods = [(a.duration, a.interval), (a.duration, a.background_size * 8 / a.background_rate)]
+            for at, messages in schedule(loop.time() + a.start, periods):
+                loop.call_at(at, self._write, messages)
 
-    def _write(self, kind: str, sid: int, k: int, size: int, last: bool) -> None:
-        self.log.write(json.dumps({"kind": kind, "stream": sid, "msg_id": k, "size": size,
-                                   "sent_s": time.monotonic()}) + "\n")
-        self._quic.send_stream_data(sid, bytes(size), end_stream=last)
+    def _write(self, messages: list[tuple[int, int, bool]]) -> None:
+        for i, k, last in messages:
+            kind, sid, size = self._sources[i]
+            self.log.write(json.dumps({"kind": kind, "stream": sid, "msg_id": k, "size": size,
+                                       "sent_s": time.monotonic()}) + "\n")
+            self._quic.send_stream_data(sid, bytes(size), end_stream=last)
         self.transmit()
 
 

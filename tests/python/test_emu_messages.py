@@ -70,6 +70,19 @@ def test_a_periodic_source_sends_what_the_simulated_one_does() -> None:
     assert len(emu_messages.message_times(0.0, 60.0, 12500 * 8 / 2e6)) == 1200
 
 
+def test_messages_due_together_are_written_together_the_priority_one_first() -> None:
+    # Priority every 100 ms and background every 50 ms for 0.3 s: the priority messages share
+    # their instants with every other background message.
+    due = emu_messages.schedule(10.0, [(0.3, 0.1), (0.3, 0.05)])
+    assert [round(at - 10.0, 3) for at, _ in due] == [0.0, 0.05, 0.1, 0.15, 0.2, 0.25]
+    assert [m for _, m in due] == [[(0, 0, False), (1, 0, False)], [(1, 1, False)],
+                                   [(0, 1, False), (1, 2, False)], [(1, 3, False)],
+                                   [(0, 2, True), (1, 4, False)], [(1, 5, True)]]
+    # 60 s of the V2X sources: 600 instants shared, 1200 in all.
+    due = emu_messages.schedule(0.0, [(60.0, 0.1), (60.0, 12500 * 8 / 2e6)])
+    assert len(due) == 1200 and sum(len(m) == 2 for _, m in due) == 600
+
+
 def test_the_priority_stream_stays_first_in_aioquics_service_order() -> None:
     from aioquic.quic.configuration import QuicConfiguration
     from aioquic.quic.connection import QuicConnection
@@ -119,9 +132,12 @@ def test_messages_cross_the_loopback_interface_and_every_one_is_logged(tmp_path:
     assert summary["priority"]["reliability"] == 1.0
     assert summary["priority"]["bytes_received"] == 5 * 1200
     assert summary["background"]["bytes_received"] == 10 * 12500
-    # Priority messages 100 ms apart, background 50 ms apart, from the first one on.
+    # Priority messages 100 ms apart, background 50 ms apart, from the first one on; each
+    # priority message written just before the background one due with it.
     prio = table[table["kind"] == "priority"]["sent_s"].to_numpy()
     assert prio[-1] - prio[0] == pytest.approx(0.4, abs=0.02)
+    background = table[table["kind"] == "background"]["sent_s"].to_numpy()
+    assert all(0 <= background[2 * k] - prio[k] < 0.005 for k in range(5))
 
 
 def test_the_client_gets_the_receive_buffer_it_asks_for() -> None:
