@@ -242,11 +242,12 @@ V2X_RECEIVER_UNTIL_S = 66
 
 def v2x_command_sets(cert: Path, key: Path) -> dict[str, str]:
     """`[flow.emulate]` of the V2X flow: multiconn.emu_messages's sender on the vehicle (the
-    connection's server, as in the simulated flow) and its receiver on the server node."""
+    connection's server, as in the simulated flow) and its receiver on the server node. The
+    sender writes no qlog: aioquic keeps a connection's trace in memory until it ends, and with
+    it the sender stalled for tens of ms at the same instants of every run (docs/fidelity.md)."""
     py = f"PYTHONPATH={ROOT / 'python'} exec {sys.executable} -m multiconn.emu_messages"
-    server = (f"mkdir -p {{out}}/qlog-server && {py} send --host {{server_addr}} --port 4433 --cc reno "
-              f"--cert {cert} --key {key} --log {{out}}/sent.jsonl --start 1 --duration 60 "
-              f"--qlog-dir {{out}}/qlog-server")
+    server = (f"{py} send --host {{server_addr}} --port 4433 --cc reno --cert {cert} --key {key} "
+              f"--log {{out}}/sent.jsonl --start 1 --duration 60")
     client = (f"sleep 1 && {py} receive --host {{server_addr}} --port 4433 --cc reno "
               f"--log {{out}}/received.jsonl --until {V2X_RECEIVER_UNTIL_S}")
     return {"flow.v2x.emulate.stack": "command", "flow.v2x.emulate.server": _toml_string(server),
