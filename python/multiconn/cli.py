@@ -10,6 +10,7 @@ runs; 1 an internal error (one line, plus the traceback with `--verbose`); 130 i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 import warnings
@@ -25,6 +26,8 @@ from .sweep.commands import add_commands
 
 PROG = "multiconn"
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, as a program killed by the signal would exit."""
 
 
 class BadInput(Exception):
@@ -972,6 +975,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our output went away (`multiconn list | head`): nothing more to say.
+        # Point stdout at /dev/null so that the interpreter's final flush does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except BaseException as exc:  # includes pyo3's PanicException, a BaseException
         if isinstance(exc, SystemExit):
             raise

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import multiconn
@@ -142,3 +144,17 @@ def test_the_run_summary_counts_pdcp_drops():
     table = flows_table(summary)
     assert table.columns[-1].header == "drops q/l/d/u/p"
     assert list(table.columns[-1].cells) == ["1/2/0/3/9"]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    # `multiconn list | head -1`: the pipe closes after the first line.
+    proc = subprocess.Popen([sys.executable, "-m", "multiconn", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout is not None and proc.stderr is not None
+    with proc:
+        proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        code = proc.wait()
+    assert code == 141, (code, err)
+    assert "internal error" not in err and "BrokenPipe" not in err, err
