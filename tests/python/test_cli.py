@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -147,14 +148,17 @@ def test_the_run_summary_counts_pdcp_drops():
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
-    # `multiconn list | head -1`: the pipe closes after the first line.
-    proc = subprocess.Popen([sys.executable, "-m", "multiconn", "list"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
-    assert proc.stdout is not None and proc.stderr is not None
-    with proc:
-        proc.stdout.readline()
-        proc.stdout.close()
-        err = proc.stderr.read().decode()
-        code = proc.wait()
-    assert code == 141, (code, err)
+    # `multiconn list | head -1` when the reader has already gone: the read end of the pipe
+    # is closed before the command writes its first line, so every write fails (a reader
+    # that closes after the first line races with a listing that fits in the pipe buffer).
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "multiconn", "list"], stdout=write_end,
+                              stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
+                              check=False)
+    finally:
+        os.close(write_end)
+    err = proc.stderr.decode()
+    assert proc.returncode == 141, (proc.returncode, err)
     assert "internal error" not in err and "BrokenPipe" not in err, err
