@@ -487,7 +487,7 @@ def build_points(work: Path) -> list[Point]:
         ("DC delay ratio 5:1 (167 / 33 ms)", {"link.leg1.delay.mean": "166.667 ms", "link.leg2.delay.mean": "33.333 ms"}),
     ]
     stacks = {label: sets for label, sets in DC_STACKS}
-    # dc-duplication's set-up (every packet on both legs) without and with 2 % loss per leg, and
+    # dc-duplication's set-up (every packet on both legs) without and with 2 and 5 % loss per leg, and
     # dc-trace-batch-size's (both legs following the LTE trace) at the study's batch of 100.
     duplicate = {"split.dc.policy": '{ model = "duplicate" }'}
     trace = '{ model = "mahimahi", file = "../traces/ATT-LTE-driving-2016.down" }'
@@ -496,6 +496,8 @@ def build_points(work: Path) -> list[Point]:
          ("ngtcp2", "aioquic")),
         ("DC duplication, 2 % loss on both legs",
          {**duplicate, "link.leg1.forward.loss": "2 %", "link.leg2.forward.loss": "2 %"}, ("ngtcp2", "aioquic")),
+        ("DC duplication, 5 % loss on both legs",
+         {**duplicate, "link.leg1.forward.loss": "5 %", "link.leg2.forward.loss": "5 %"}, ("ngtcp2", "aioquic")),
         ("DC LTE trace on both legs, batch 100", {"link.leg1.rate": trace, "link.leg2.rate": trace,
                                                   "split.dc.policy.size": "100"}, ("kernel TCP", "ngtcp2")),
     ]
