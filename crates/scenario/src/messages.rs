@@ -1,573 +1,52 @@
-//! Message workloads (app = "messages"): periodic message sources at the sender's application
-//! and the one-way delay of every message at the receiver's.
-//!
-//! Traffic models of seed 004 (Mogensen & Markmøller, §7.2.3): V2X priority messages (1200 B
-//! every 100 ms, one stream, packed first, duplicated by the selective redundant scheduler) and
-//! background data (chunks of 12500 B at the interval that gives the chosen bit rate). Each
-//! source writes on its own server-initiated unidirectional stream; a message is *sent* when
-//! the application hands it to the connection and *received* when the receiving application
-//! has it whole, in order (seed 004 §1.2: OWD = timeReceived − timeSent at the application).
-//!
-//! A source starts `start` after the sending application can first send (the server's
-//! handshake keys), writes one message per `interval`, and stops after `count` messages,
-//! after `duration`, or at the flow's `stop`, whichever comes first; it then finishes its
-//! stream. The flow is done when every source stopped and all their messages were received
-//! (or, abandoned, were dropped by the receiver).
-//!
-//! Obsolete data (seed 004's C1, §9.3): a source with an [`Expiry`] writes each message on a
-//! stream of its own and resets it (RESET_STREAM, RFC 9000 §3.1) when the message's lifetime
-//! ends or the next message supersedes it, unless all of it was acknowledged; such a message
-//! that never arrived whole is *expired*, not lost.
+//! The message workload's outputs (app = "messages"): each flow's summary by source and the
+//! message table, one row per message. The workload itself, its sources and what became of
+//! every message, is `multiconn_app::messages`, over any transport that lets the application
+//! open its own streams.
 
+pub use multiconn_app::messages::{Expiry, KindDefaults, MessageKind, MessageLog, MessageSource, RunningSource, StreamChoices, UnknownMessageKind, BACKGROUND_SIZE, PRIORITY_DEADLINE, PRIORITY_INTERVAL, PRIORITY_SIZE};
+use multiconn_app::messages::owd_quantile;
 use multiconn_core::{Dur, Time};
-use multiconn_transport::{AppError, Endpoint, StreamOptions, StreamProgress};
-use serde::Deserialize;
 use serde_json::{json, Value};
-use std::str::FromStr;
 
 use crate::format::{named_columns, tidy, Column, ColumnType};
 
-/// What a message source carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageKind {
-    /// Deadline traffic (V2X): urgent and redundant by default, with a 100 ms deadline.
-    Priority,
-    /// Bulk data in chunks.
-    Background,
-}
-
-impl MessageKind {
-    /// Every kind, in the order error messages list them.
-    pub const ALL: [MessageKind; 2] = [MessageKind::Priority, MessageKind::Background];
-
-    /// The name as written in the scenario (`"priority"`, `"background"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            MessageKind::Priority => "priority",
-            MessageKind::Background => "background",
-        }
-    }
-
-    /// What a source or stream of this kind gets for what it leaves out.
-    pub fn defaults(self) -> KindDefaults {
-        match self {
-            MessageKind::Priority => KindDefaults {
-                options: StreamOptions { priority: 0, urgent: true, redundant: true },
-                deadline: Some(PRIORITY_DEADLINE),
-                size: PRIORITY_SIZE,
-                interval: Some(PRIORITY_INTERVAL),
-            },
-            MessageKind::Background => KindDefaults {
-                options: StreamOptions { priority: 1, urgent: false, redundant: false },
-                deadline: None,
-                size: BACKGROUND_SIZE,
-                interval: None,
-            },
-        }
-    }
-}
-
-/// A name that is not a message kind; the message lists the kinds.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("kind must be one of {}, not {0:?}", MessageKind::ALL.map(MessageKind::name).join(", "))]
-pub struct UnknownMessageKind(pub String);
-
-impl FromStr for MessageKind {
-    type Err = UnknownMessageKind;
-
-    fn from_str(s: &str) -> Result<MessageKind, UnknownMessageKind> {
-        MessageKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownMessageKind(s.to_string()))
-    }
-}
-
-/// Seed 004's V2X message: 1200 B every 100 ms, due within 100 ms.
-pub const PRIORITY_SIZE: u64 = 1200;
-/// The period of seed 004's V2X messages (100 ms).
-pub const PRIORITY_INTERVAL: Dur = Dur::from_millis(100);
-/// The deadline of seed 004's V2X messages (100 ms), for the summary's reliability.
-pub const PRIORITY_DEADLINE: Dur = Dur::from_millis(100);
-/// Seed 004's background chunk: 100 kbit.
-pub const BACKGROUND_SIZE: u64 = 12_500;
-
-/// A message kind's defaults (seed 004 §7.2.3): priority messages are packed first (level 0),
-/// urgent, redundant, due within 100 ms, 1200 B every 100 ms; background chunks are level 1,
-/// none of these, 12500 B at an interval that follows from a rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindDefaults {
-    /// The stream options: packing level 0 or 1, urgent and redundant for priority only.
-    pub options: StreamOptions,
-    /// For the summary's reliability: P(OWD < deadline).
-    pub deadline: Option<Dur>,
-    /// The size of a periodic source's messages.
-    pub size: u64,
-    /// The period of a periodic source; `None`: it needs a rate or an interval.
-    pub interval: Option<Dur>,
-}
-
-/// The sending options and deadline chosen for a stream or source; what is `None` takes the
-/// kind's default ([`MessageKind::defaults`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StreamChoices {
-    /// Packing order, lower first (default: priority 0, background 1).
-    pub priority: Option<u8>,
-    /// Not held back by a path's congestion window under the multipath option
-    /// `priority_ignores_cwnd` (default: true for priority).
-    pub urgent: Option<bool>,
-    /// Sent on every usable path by the selective redundant scheduler (default: true for priority).
-    pub redundant: Option<bool>,
-    /// For the summary's reliability P(OWD < deadline) (default: 100 ms for priority, none for
-    /// background).
-    pub deadline: Option<Dur>,
-}
-
-impl StreamChoices {
-    /// The stream's options and deadline: the choices, else `kind`'s defaults.
-    pub fn resolve(self, kind: MessageKind) -> (StreamOptions, Option<Dur>) {
-        let d = kind.defaults();
-        let options = StreamOptions {
-            priority: self.priority.unwrap_or(d.options.priority),
-            urgent: self.urgent.unwrap_or(d.options.urgent),
-            redundant: self.redundant.unwrap_or(d.options.redundant),
-        };
-        (options, self.deadline.or(d.deadline))
-    }
-}
-
-/// One resolved message source.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageSource {
-    /// The source's name, unique within the flow (default: the kind's name).
-    pub name: String,
-    /// Its kind, whose defaults fill what the scenario leaves out.
-    pub kind: MessageKind,
-    /// Each message's size, bytes.
-    pub size: u64,
-    /// Time between messages: as given, or size · 8 / rate.
-    pub interval: Dur,
-    /// After the sending application can first send.
-    pub start: Dur,
-    /// Stop after this many messages (`None`: no limit of its own).
-    pub count: Option<u64>,
-    /// How long it writes, from its first message.
-    pub duration: Option<Dur>,
-    /// Its streams' packing level, urgency and redundancy.
-    pub options: StreamOptions,
-    /// For the summary's reliability: P(OWD < deadline).
-    pub deadline: Option<Dur>,
-    /// When a message becomes obsolete (seed 004's C1); with an expiry, or with
-    /// `per_message_streams`, each message goes on a stream of its own.
-    pub expiry: Expiry,
-    /// Each message on a stream of its own (`stream_per_message`, implied by an expiry).
-    pub per_message_streams: bool,
-}
-
-/// When the sender abandons a message that is not yet acknowledged (seed 004 §2.1 "C1", §9.3:
-/// obsolete priority data is not retransmitted): its stream is reset (RESET_STREAM, RFC 9000
-/// §3.1), so nothing of it is sent again and the receiver stops waiting for it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Expiry {
-    /// This long after it was written.
-    pub lifetime: Option<Dur>,
-    /// When the source writes its next message.
-    pub superseded: bool,
-}
-
-impl Expiry {
-    /// Whether messages can expire: a lifetime is set, or each is superseded by the next.
-    pub fn is_set(&self) -> bool {
-        self.lifetime.is_some() || self.superseded
-    }
-}
-
-/// One message, from the sender's hand-over to the receiver's reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Message {
-    /// Stream offset just past its last byte (its size with a stream per message).
-    end: u64,
-    /// The stream it went on.
-    stream: u64,
-    sent: Time,
-    received: Option<Time>,
-    /// The sender abandoned it then (its expiry), before it was all acknowledged.
-    abandoned: Option<Time>,
-    /// The receiver saw its stream reset before it had all of it.
-    dropped: bool,
-}
-
-impl Message {
-    /// Abandoned by the sender and never received whole: expired, not lost.
-    fn expired(&self) -> Option<Time> {
-        self.abandoned.filter(|_| self.received.is_none())
-    }
-}
-
-/// A source at run time: a periodic [`MessageSource`], or a stream the application opened and
-/// writes itself (through [`crate::Simulation::write`]).
-#[derive(Debug, Clone)]
-struct Running {
-    spec: MessageSource,
-    /// Written by the application, not on a period.
-    by_app: bool,
-    /// The source's one stream; `None` before it begins, and with a stream per message.
-    stream: Option<u64>,
-    next_at: Option<Time>,
-    /// No message is written at or after this instant.
-    until: Time,
-    written: u64,
-    messages: Vec<Message>,
-    /// One stream: messages before this index were received (they arrive in order).
-    in_order: usize,
-    /// Messages received, and messages the receiver saw reset.
-    received: usize,
-    dropped: usize,
-    /// With a lifetime: messages before this index are past it (abandoned, or acknowledged
-    /// in time).
-    expiry_cursor: usize,
-    finished: bool,
-}
-
-impl Running {
-    fn new(spec: MessageSource, by_app: bool, stream: Option<u64>, until: Time) -> Running {
-        Running {
-            spec,
-            by_app,
-            stream,
-            next_at: None,
-            until,
-            written: 0,
-            messages: Vec::new(),
-            in_order: 0,
-            received: 0,
-            dropped: 0,
-            expiry_cursor: 0,
-            finished: false,
-        }
-    }
-
-    fn per_message(&self) -> bool {
-        self.spec.per_message_streams || self.spec.expiry.is_set()
-    }
-
-    /// When the next message passes its lifetime.
-    fn next_expiry(&self) -> Option<Time> {
-        let lifetime = self.spec.expiry.lifetime?;
-        self.messages.get(self.expiry_cursor).map(|m| m.sent + lifetime)
-    }
-
-    /// The size of message `i`.
-    fn size_of(&self, i: usize) -> u64 {
-        let start = if self.stream.is_some() { i.checked_sub(1).map_or(0, |j| self.messages[j].end) } else { 0 };
-        self.messages[i].end - start
-    }
-
-    /// Bytes of the received messages × 8 over the span the source wrote them in (its first
-    /// message to one interval after its last), Mbit/s; `None` for a stream the application
-    /// writes itself.
-    fn received_mbps(&self) -> Option<f64> {
-        let (first, last) = (self.messages.first()?, self.messages.last()?);
-        if self.by_app {
-            return None;
-        }
-        let span = last.sent.since(first.sent) + self.spec.interval;
-        let bytes: u64 = (0..self.messages.len()).filter(|&i| self.messages[i].received.is_some()).map(|i| self.size_of(i)).sum();
-        Some(bytes as f64 * 8.0 / span.as_secs_f64() / 1e6)
-    }
-
-    fn note_received(&mut self, i: usize, at: Time) -> bool {
-        let m = &mut self.messages[i];
-        if m.received.is_some() || m.dropped {
-            return false;
-        }
-        m.received = Some(at);
-        self.received += 1;
-        true
-    }
-}
-
-/// The message sources of one flow and what became of their messages.
-#[derive(Debug, Clone)]
-pub struct MessageLog {
-    sources: Vec<Running>,
-    began: bool,
-    /// Every message received, in order of arrival: (source, message) indices.
-    arrivals: Vec<(usize, usize)>,
-    /// With a stream per message: (source, message) by the stream's index (`id >> 2`).
-    by_stream: Vec<Option<(u32, u32)>>,
-}
-
-impl MessageLog {
-    /// `stop`: the flow's stop time, if any.
-    pub fn new(specs: &[MessageSource], stop: Option<Time>) -> MessageLog {
-        let sources = specs.iter().map(|s| Running::new(s.clone(), false, None, stop.unwrap_or(Time::MAX))).collect();
-        MessageLog { sources, began: false, arrivals: Vec::new(), by_stream: Vec::new() }
-    }
-
-    /// The sending application can send from `now`: opens a stream per source and plans the
-    /// first messages. Only the first call counts.
-    pub fn begin(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<(), AppError> {
-        if self.began {
-            return Ok(());
-        }
-        self.began = true;
-        for s in self.sources.iter_mut().filter(|s| !s.by_app) {
-            if !s.per_message() {
-                s.stream = Some(sender.open_stream(s.spec.options)?);
+/// By source name: counts, OWD percentiles (ms; `null` when infinite: too many messages never
+/// arrived) and, with a deadline, the reliability P(OWD < deadline).
+pub fn summary(log: &MessageLog) -> Value {
+    let sources: serde_json::Map<String, Value> = log
+        .sources()
+        .iter()
+        .map(|s| {
+            let mut owd: Vec<Option<Dur>> = s.messages().iter().map(|m| m.received().map(|r| r.since(m.sent()))).collect();
+            owd.sort_by_key(|d| d.unwrap_or(Dur::MAX));
+            let ms = |d: Option<Dur>| d.map(|d| tidy(d.as_millis_f64()));
+            let received = s.received();
+            let mut v = json!({
+                "kind": s.spec().kind.name(),
+                "stream": s.stream(),
+                "messages": s.messages().len(),
+                "received": received,
+                "bytes_written": s.written(),
+                "owd_median_ms": ms(owd_quantile(&owd, 0.5)),
+                "owd_p99_ms": ms(owd_quantile(&owd, 0.99)),
+                "owd_p999_ms": ms(owd_quantile(&owd, 0.999)),
+                "owd_max_ms": ms(owd.iter().rev().find_map(|d| *d)),
+            });
+            v.as_object_mut().expect("an object").insert("received_mbps".into(), json!(s.received_mbps().map(tidy)));
+            if s.per_message() {
+                let expired = s.messages().iter().filter(|m| m.expired().is_some()).count();
+                v.as_object_mut().expect("an object").insert("expired".into(), json!(expired));
             }
-            let first = now + s.spec.start;
-            if let Some(d) = s.spec.duration {
-                s.until = s.until.min(first + d);
+            if let Some(deadline) = s.spec().deadline {
+                let within = owd.iter().filter(|d| d.is_some_and(|d| d < deadline)).count();
+                let m = v.as_object_mut().expect("an object");
+                m.insert("deadline_ms".into(), json!(tidy(deadline.as_millis_f64())));
+                m.insert("reliability".into(), json!(if owd.is_empty() { None } else { Some(tidy(within as f64 / owd.len() as f64)) }));
             }
-            s.next_at = Some(first);
-        }
-        Ok(())
-    }
-
-    /// The application opens a stream of its own, named `name`; returns its id.
-    pub fn open_app_stream(&mut self, sender: &mut dyn Endpoint, name: &str, kind: MessageKind, options: StreamOptions, deadline: Option<Dur>) -> Result<u64, AppError> {
-        let stream = sender.open_stream(options)?;
-        let spec = MessageSource {
-            name: name.to_string(),
-            kind,
-            size: 0,
-            interval: Dur::MAX,
-            start: Dur::ZERO,
-            count: None,
-            duration: None,
-            options,
-            deadline,
-            expiry: Expiry::default(),
-            per_message_streams: false,
-        };
-        self.sources.push(Running::new(spec, true, Some(stream), Time::MAX));
-        Ok(stream)
-    }
-
-    /// The application writes one message of `size` bytes on its stream `stream` at `now`;
-    /// returns the message's number on that stream.
-    pub fn app_write(&mut self, now: Time, sender: &mut dyn Endpoint, stream: u64, size: u64) -> Result<u64, AppError> {
-        let s = self.app_source(stream)?;
-        sender.write(stream, size)?;
-        s.written += size;
-        s.messages.push(Message { end: s.written, stream, sent: now, received: None, abandoned: None, dropped: false });
-        Ok(s.messages.len() as u64 - 1)
-    }
-
-    /// The application finishes its stream `stream`.
-    pub fn app_finish(&mut self, sender: &mut dyn Endpoint, stream: u64) -> Result<(), AppError> {
-        let s = self.app_source(stream)?;
-        if !s.finished {
-            sender.finish(stream)?;
-            s.finished = true;
-        }
-        Ok(())
-    }
-
-    fn app_source(&mut self, stream: u64) -> Result<&mut Running, AppError> {
-        match self.sources.iter_mut().find(|s| s.stream == Some(stream)) {
-            Some(s) if s.by_app => Ok(s),
-            _ => Err(AppError::UnknownStream(stream)),
-        }
-    }
-
-    /// When the next message is due, or the next one passes its lifetime.
-    pub fn next_due(&self) -> Option<Time> {
-        self.sources.iter().flat_map(|s| [s.next_at, s.next_expiry()]).flatten().min()
-    }
-
-    /// Abandons the messages past their lifetime at `now`, writes the messages due at or
-    /// before `now` (abandoning, with `superseded`, the one before each), and finishes the
-    /// streams of the sources that are done. Returns whether anything was written, finished
-    /// or abandoned.
-    pub fn write_due(&mut self, now: Time, sender: &mut dyn Endpoint) -> Result<bool, AppError> {
-        let mut wrote = false;
-        for index in 0..self.sources.len() {
-            let s = &mut self.sources[index];
-            if s.by_app || !self.began {
-                continue;
-            }
-            if let Some(lifetime) = s.spec.expiry.lifetime {
-                while let Some(m) = s.messages.get_mut(s.expiry_cursor).filter(|m| m.sent + lifetime <= now) {
-                    s.expiry_cursor += 1;
-                    if m.abandoned.is_none() && sender.reset_stream(m.stream)? {
-                        m.abandoned = Some(m.sent + lifetime);
-                        wrote = true;
-                    }
-                }
-            }
-            while let Some(at) = s.next_at.filter(|&t| t <= now) {
-                let stopped = at >= s.until || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
-                if stopped {
-                    s.next_at = None;
-                    break;
-                }
-                let stream = match s.stream {
-                    Some(stream) => stream,
-                    None => {
-                        let stream = sender.open_stream(s.spec.options)?;
-                        let slot = (stream >> 2) as usize;
-                        if self.by_stream.len() <= slot {
-                            self.by_stream.resize(slot + 1, None);
-                        }
-                        self.by_stream[slot] = Some((index as u32, s.messages.len() as u32));
-                        stream
-                    }
-                };
-                if s.spec.expiry.superseded {
-                    if let Some(prev) = s.messages.last_mut().filter(|m| m.abandoned.is_none()) {
-                        if sender.reset_stream(prev.stream)? {
-                            prev.abandoned = Some(at);
-                        }
-                    }
-                }
-                sender.write(stream, s.spec.size)?;
-                s.written += s.spec.size;
-                let end = if s.stream.is_some() { s.written } else { s.spec.size };
-                s.messages.push(Message { end, stream, sent: at, received: None, abandoned: None, dropped: false });
-                if s.stream.is_none() {
-                    sender.finish(stream)?;
-                }
-                s.next_at = Some(at + s.spec.interval);
-                wrote = true;
-            }
-            // A source with nothing more to write ends its stream at once.
-            let last = s.next_at.is_some_and(|t| t >= s.until) || s.spec.count.is_some_and(|c| s.messages.len() as u64 >= c);
-            if (s.next_at.is_none() || last) && !s.finished {
-                s.next_at = None;
-                s.finished = true;
-                if let Some(stream) = s.stream {
-                    sender.finish(stream)?;
-                }
-                wrote = true;
-            }
-        }
-        Ok(wrote)
-    }
-
-    /// The receiving application read `p`.
-    pub fn on_progress(&mut self, p: &StreamProgress) {
-        if let Some(index) = self.sources.iter().position(|s| s.stream == Some(p.stream)) {
-            let s = &mut self.sources[index];
-            while let Some(m) = s.messages.get(s.in_order) {
-                if m.end > p.delivered {
-                    break;
-                }
-                s.note_received(s.in_order, p.at);
-                self.arrivals.push((index, s.in_order));
-                s.in_order += 1;
-            }
-            return;
-        }
-        // A stream per message: whole, or reset before it was.
-        let Some(&Some((index, i))) = self.by_stream.get((p.stream >> 2) as usize) else { return };
-        let (index, i) = (index as usize, i as usize);
-        let s = &mut self.sources[index];
-        if p.delivered >= s.messages[i].end {
-            if s.note_received(i, p.at) {
-                self.arrivals.push((index, i));
-            }
-        } else if p.reset && s.messages[i].received.is_none() && !s.messages[i].dropped {
-            s.messages[i].dropped = true;
-            s.dropped += 1;
-        }
-    }
-
-    /// Every source stopped and every message it wrote was received (a flow whose application
-    /// opened no stream and has no sources is never complete: the application may still write).
-    pub fn is_complete(&self) -> bool {
-        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received + s.dropped == s.messages.len())
-    }
-
-    /// Application bytes written by all sources.
-    pub fn bytes_written(&self) -> u64 {
-        self.sources.iter().map(|s| s.written).sum()
-    }
-
-    /// Bytes of the messages that arrived whole in time: within their source's deadline, or
-    /// at all for a source without one.
-    pub fn bytes_in_time(&self) -> u64 {
-        let mut total = 0;
-        for s in &self.sources {
-            for (i, m) in s.messages.iter().enumerate() {
-                let Some(r) = m.received else { continue };
-                if s.spec.deadline.map_or(true, |d| r.since(m.sent) < d) {
-                    total += s.size_of(i);
-                }
-            }
-        }
-        total
-    }
-
-    /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
-    /// `ideal(sent, size)`: the smallest one-way delay over the flow's paths for a message
-    /// of `size` bytes sent at `sent`, if known.
-    pub fn append_rows(&self, flow: &str, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
-        for s in &self.sources {
-            for i in 0..s.messages.len() {
-                table.push(flow, s, i, ideal);
-            }
-        }
-    }
-
-    /// Appends the rows of the messages received after the first `n` arrivals, in order of
-    /// arrival (as [`MessageLog::append_rows`]).
-    pub fn append_arrivals(&self, flow: &str, n: usize, table: &mut MessageTable, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
-        for &(source, i) in self.arrivals.get(n..).unwrap_or_default() {
-            table.push(flow, &self.sources[source], i, ideal);
-        }
-    }
-
-    /// By source name: counts, OWD percentiles (ms; `null` when infinite: too many messages
-    /// never arrived) and, with a deadline, the reliability P(OWD < deadline).
-    pub fn summary(&self) -> Value {
-        let sources: serde_json::Map<String, Value> = self
-            .sources
-            .iter()
-            .map(|s| {
-                let mut owd: Vec<Option<Dur>> = s.messages.iter().map(|m| m.received.map(|r| r.since(m.sent))).collect();
-                owd.sort_by_key(|d| d.unwrap_or(Dur::MAX));
-                let ms = |d: Option<Dur>| d.map(|d| tidy(d.as_millis_f64()));
-                let received = s.received;
-                let mut v = json!({
-                    "kind": s.spec.kind.name(),
-                    "stream": s.stream,
-                    "messages": s.messages.len(),
-                    "received": received,
-                    "bytes_written": s.written,
-                    "owd_median_ms": ms(quantile(&owd, 0.5)),
-                    "owd_p99_ms": ms(quantile(&owd, 0.99)),
-                    "owd_p999_ms": ms(quantile(&owd, 0.999)),
-                    "owd_max_ms": ms(owd.iter().rev().find_map(|d| *d)),
-                });
-                v.as_object_mut().expect("an object").insert("received_mbps".into(), json!(s.received_mbps().map(tidy)));
-                if s.per_message() {
-                    let expired = s.messages.iter().filter(|m| m.expired().is_some()).count();
-                    v.as_object_mut().expect("an object").insert("expired".into(), json!(expired));
-                }
-                if let Some(deadline) = s.spec.deadline {
-                    let within = owd.iter().filter(|d| d.is_some_and(|d| d < deadline)).count();
-                    let m = v.as_object_mut().expect("an object");
-                    m.insert("deadline_ms".into(), json!(tidy(deadline.as_millis_f64())));
-                    m.insert("reliability".into(), json!(if owd.is_empty() { None } else { Some(tidy(within as f64 / owd.len() as f64)) }));
-                }
-                (s.spec.name.clone(), v)
-            })
-            .collect();
-        Value::Object(sources)
-    }
-}
-
-/// The `q` quantile of sorted one-way delays (`None` = never received, sorted last): the
-/// smallest x with at least a share `q` of the messages at or below it (the inverse empirical
-/// CDF, as `multiconn.messages.owd_quantile`). `None` when that is a message never received or
-/// there are no messages.
-fn quantile(sorted: &[Option<Dur>], q: f64) -> Option<Dur> {
-    if sorted.is_empty() {
-        return None;
-    }
-    // ceil(q·n), guarded against q·n landing just above a whole number (0.999 · 1000).
-    let rank = (((q * sorted.len() as f64) * 1e9).round() / 1e9).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
+            (s.spec().name.clone(), v)
+        })
+        .collect();
+    Value::Object(sources)
 }
 
 /// The message table: one row per message of every message flow.
@@ -606,19 +85,38 @@ pub const TABLE_COLUMNS: [(&str, ColumnType); 10] = [
 ];
 
 impl MessageTable {
+    /// Appends one row per message to the message table's columns (see [`TABLE_COLUMNS`]).
+    /// `ideal(sent, size)`: the smallest one-way delay over the flow's paths for a message
+    /// of `size` bytes sent at `sent`, if known.
+    pub fn append_rows(&mut self, flow: &str, log: &MessageLog, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        for s in log.sources() {
+            for i in 0..s.messages().len() {
+                self.push(flow, s, i, ideal);
+            }
+        }
+    }
+
+    /// Appends the rows of the messages received after the first `n` arrivals, in order of
+    /// arrival (as [`MessageTable::append_rows`]).
+    pub fn append_arrivals(&mut self, flow: &str, log: &MessageLog, n: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        for &(source, i) in log.arrivals().get(n..).unwrap_or_default() {
+            self.push(flow, &log.sources()[source], i, ideal);
+        }
+    }
+
     /// Appends the row of message `i` of source `s`.
-    fn push(&mut self, flow: &str, s: &Running, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
-        let m = &s.messages[i];
+    fn push(&mut self, flow: &str, s: &RunningSource, i: usize, ideal: &dyn Fn(Time, u64) -> Option<Dur>) {
+        let m = &s.messages()[i];
         let size = s.size_of(i);
         self.flow.push(flow.to_string());
-        self.source.push(s.spec.name.clone());
-        self.kind.push(s.spec.kind.name().to_string());
-        self.stream.push(m.stream as i64);
+        self.source.push(s.spec().name.clone());
+        self.kind.push(s.spec().kind.name().to_string());
+        self.stream.push(m.stream() as i64);
         self.msg_id.push(i as i64);
         self.size.push(size as i64);
-        self.path_owd_min_s.push(ideal(m.sent, size).map_or(f64::NAN, |d| d.as_secs_f64()));
-        self.sent_s.push(m.sent.as_secs_f64());
-        self.received_s.push(m.received.map_or(f64::NAN, Time::as_secs_f64));
+        self.path_owd_min_s.push(ideal(m.sent(), size).map_or(f64::NAN, |d| d.as_secs_f64()));
+        self.sent_s.push(m.sent().as_secs_f64());
+        self.received_s.push(m.received().map_or(f64::NAN, Time::as_secs_f64));
         self.expired_s.push(m.expired().map_or(f64::NAN, Time::as_secs_f64));
     }
 
@@ -637,50 +135,5 @@ impl MessageTable {
             Column::F64(self.expired_s),
         ];
         named_columns(&TABLE_COLUMNS, columns)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn d(ms: u64) -> Option<Dur> {
-        Some(Dur::from_millis(ms))
-    }
-
-    #[test]
-    fn kinds_parse_from_their_names_and_the_error_lists_them() {
-        for kind in MessageKind::ALL {
-            assert_eq!(kind.name().parse::<MessageKind>(), Ok(kind));
-        }
-        let e = "urgent".parse::<MessageKind>().unwrap_err();
-        assert_eq!(e.to_string(), "kind must be one of priority, background, not \"urgent\"");
-    }
-
-    #[test]
-    fn choices_left_out_take_the_kinds_defaults() {
-        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Priority);
-        assert_eq!(options, StreamOptions { priority: 0, urgent: true, redundant: true });
-        assert_eq!(deadline, Some(Dur::from_millis(100)));
-        let (options, deadline) = StreamChoices::default().resolve(MessageKind::Background);
-        assert_eq!(options, StreamOptions { priority: 1, urgent: false, redundant: false });
-        assert_eq!(deadline, None);
-        let chosen = StreamChoices { priority: Some(7), urgent: Some(false), redundant: None, deadline: Some(Dur::from_millis(5)) };
-        let (options, deadline) = chosen.resolve(MessageKind::Priority);
-        assert_eq!(options, StreamOptions { priority: 7, urgent: false, redundant: true });
-        assert_eq!(deadline, Some(Dur::from_millis(5)));
-    }
-
-    #[test]
-    fn quantile_is_the_inverse_empirical_cdf_with_lost_messages_last() {
-        let mut v: Vec<Option<Dur>> = (1..=1000).map(d).collect();
-        assert_eq!(quantile(&v, 0.999), d(999));
-        assert_eq!(quantile(&v, 0.5), d(500));
-        v[999] = None;
-        v[998] = None;
-        // Two of 1000 lost: the 99.9th percentile is a lost message.
-        assert_eq!(quantile(&v, 0.999), None);
-        assert_eq!(quantile(&v, 0.998), d(998));
-        assert_eq!(quantile(&[], 0.5), None);
     }
 }

@@ -175,7 +175,7 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 }
             }
             if let Some(log) = &f.messages {
-                m.insert("messages".into(), log.summary());
+                m.insert("messages".into(), crate::messages::summary(log));
                 // Seed 004's bandwidth efficiency: application bytes delivered over the bytes
                 // the sender put on the wire (headers, retransmissions and copies included).
                 let efficiency = (total.bytes_sent > 0).then(|| tidy(total.bytes_delivered as f64 / total.bytes_sent as f64));
@@ -651,7 +651,7 @@ pub fn messages(world: &World) -> Vec<(String, Column)> {
     let mut table = MessageTable::default();
     for (i, f) in world.hosts.flows.iter().enumerate() {
         if let Some(log) = &f.messages {
-            log.append_rows(&f.spec.name, &mut table, &ideal_of_flow(world, i));
+            table.append_rows(&f.spec.name, log, &ideal_of_flow(world, i));
         }
     }
     table.into_columns()
@@ -663,7 +663,7 @@ pub fn arrivals_since(world: &World, f: usize, n: usize) -> Vec<(String, Column)
     let mut table = MessageTable::default();
     let flow = &world.hosts.flows[f];
     if let Some(log) = &flow.messages {
-        log.append_arrivals(&flow.spec.name, n, &mut table, &ideal_of_flow(world, f));
+        table.append_arrivals(&flow.spec.name, log, n, &ideal_of_flow(world, f));
     }
     table.into_columns()
 }

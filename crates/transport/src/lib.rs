@@ -24,6 +24,7 @@ pub mod udp_socket;
 
 use std::sync::Arc;
 
+pub use multiconn_app::streams::{AppError, OpenStreams, StreamOptions, StreamProgress};
 pub use multiconn_app::workload::{AppEvent, Exchanges, Response, Uniform};
 use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
@@ -83,48 +84,6 @@ impl Workload {
             Workload::Messages => Uniform { count: 0, parallel: 1, request_size: Some(0), response: Response::Bytes(Some(0)) },
         }
     }
-}
-
-/// How the application wants a stream it opens to be sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StreamOptions {
-    /// Packing order: streams of a lower level go first; round-robin within a level.
-    pub priority: u8,
-    /// A priority stream in the sense of seed 004 §6.3 (V2X messages): with the multipath
-    /// option `priority_ignores_cwnd`, its data is not held back by a path's congestion window.
-    pub urgent: bool,
-    /// Multipath: the selective redundant scheduler sends this stream's data on every usable
-    /// path.
-    pub redundant: bool,
-}
-
-/// The receiving application got stream `stream` in order up to byte `delivered` at `at`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamProgress {
-    /// The stream's id.
-    pub stream: u64,
-    /// Bytes of the stream handed to the application in order so far (the offset reached).
-    pub delivered: u64,
-    /// When they were handed over.
-    pub at: Time,
-    /// The peer reset the stream (RFC 9000 §3.2): nothing more of it arrives and the bytes
-    /// beyond `delivered` are gone.
-    pub reset: bool,
-}
-
-/// Why an application call on an endpoint was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AppError {
-    /// The transport has no application-opened streams (only QUIC carries
-    /// [`Workload::Messages`]).
-    #[error("this transport has no application-opened streams (only quic carries the messages workload)")]
-    Unsupported,
-    /// The stream with this id was not opened by this endpoint.
-    #[error("stream {0} is not a stream this endpoint opened")]
-    UnknownStream(u64),
-    /// The stream with this id was finished: nothing more can be written on it.
-    #[error("stream {0} was finished; nothing more can be written on it")]
-    Finished(u64),
 }
 
 /// Which end of the connection.
@@ -322,6 +281,23 @@ pub trait Endpoint: Send {
     /// `ecn`), as for endpoints without ECN support.
     fn ecn_stats(&self) -> Option<EcnStats> {
         None
+    }
+}
+
+/// The message workload (`multiconn_app::messages`) runs over an endpoint's streams: an
+/// endpoint without them refuses every call with [`AppError::Unsupported`].
+impl OpenStreams for dyn Endpoint + '_ {
+    fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {
+        Endpoint::open_stream(self, options)
+    }
+    fn write(&mut self, stream: u64, bytes: u64) -> Result<(), AppError> {
+        Endpoint::write(self, stream, bytes)
+    }
+    fn finish(&mut self, stream: u64) -> Result<(), AppError> {
+        Endpoint::finish(self, stream)
+    }
+    fn reset_stream(&mut self, stream: u64) -> Result<bool, AppError> {
+        Endpoint::reset_stream(self, stream)
     }
 }
 
