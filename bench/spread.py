@@ -6,9 +6,10 @@
     .venv/bin/python bench/spread.py calibrate bench/spread.json   # no root
     .venv/bin/python bench/spread.py check bench/spread.json       # no root
 
-`emulate` runs every point `--reps` times in the emulator and records each run's goodput (the
-transfer time on the wire, as bench/fidelity.py counts it) and the emulator's own p99
-lateness, so that its timing error is not taken for the stacks'. `calibrate` searches the host
+`emulate` runs every point `--reps` times in the emulator, a round of every point at a time,
+and records each run's goodput (the transfer time on the wire, as bench/fidelity.py counts
+it), the emulator's own p99 lateness, so that its timing error is not taken for the stacks',
+and the machine's load average before the run. `calibrate` searches the host
 model's grid (the mean CPU time per packet near the stack's own, its variation and the timers'
 lateness free) for the values whose coefficient of variation of goodput over seeds 1..reps (and
 whose mean, weighted ten times as much in log ratio: the noise must not slow the stack) is
@@ -97,6 +98,11 @@ def cv(xs: list[float]) -> float:
     return (sd or 0.0) / mean if mean else math.nan
 
 
+def percent(x: float) -> str:
+    """A coefficient of variation in per cent, to two decimals below 1 %."""
+    return f"{100 * x:.2f} %" if x < 0.01 else f"{100 * x:.1f} %"
+
+
 def simulate(i: int, host: dict[str, str] | None, reps: int) -> list[float]:
     from multiconn import run
 
@@ -118,20 +124,29 @@ def cmd_emulate(args: argparse.Namespace) -> None:
     data = json.loads(Path(args.file).read_text()) if Path(args.file).exists() else {}
     real = data.setdefault("real", {})
     work = Path(tempfile.mkdtemp(prefix="spread-"))
-    for i, (label, stack, scenario, sets, size, _) in enumerate(POINTS):
-        if args.only and not any(t in key(i) for t in args.only):
-            continue
-        runs, p99 = [], []
-        for seed in range(1, args.reps + 1):
+    chosen = [i for i in range(len(POINTS)) if not args.only or any(t in key(i) for t in args.only)]
+    for i in chosen:
+        real[key(i)] = {"goodput": [], "p99_us": [], "load": []}
+    # Round by round, every point once a round: a machine whose speed drifts over the session
+    # (another process, the CPU's clock) then spreads its drift over every point alike instead
+    # of showing it as one point's spread. The one-minute load average before each run is kept.
+    for seed in range(1, args.reps + 1):
+        for i in chosen:
+            _, _, scenario, sets, size, _ = POINTS[i]
+            load = os.getloadavg()[0]
             s = emulate(str(scenario), work / f"{i}-{seed}", overrides=list(sets.items()), seed=seed,
                         quiet=True, realtime=args.realtime)
+            entry = real[key(i)]
             if (g := goodput(s, size)) is not None:
-                runs.append(g)
-            p99.append(s["timing"]["p99_us"] or 0.0)
-        real[key(i)] = {"goodput": runs, "p99_us": p99}
-        print(f"{key(i)}: real CV {cv(runs):.3f} over {len(runs)} runs, p99 lateness ≤ {max(p99):.0f} µs",
-              flush=True)
+                entry["goodput"].append(g)
+            entry["p99_us"].append(s["timing"]["p99_us"] or 0.0)
+            entry["load"].append(round(load, 2))
+        print(f"round {seed} of {args.reps} done", flush=True)
         Path(args.file).write_text(json.dumps(data, indent=1) + "\n")
+    for i in chosen:
+        runs, p99 = real[key(i)]["goodput"], real[key(i)]["p99_us"]
+        print(f"{key(i)}: real CV {cv(runs):.3f} over {len(runs)} runs, p99 lateness ≤ {max(p99):.0f} µs, "
+              f"load before a run ≤ {max(real[key(i)]['load']):.2f}", flush=True)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
@@ -172,10 +187,14 @@ def cmd_check(args: argparse.Namespace) -> None:
                      "p99_us": max(real["p99_us"]), "off_cv": cv(off), "on_cv": cv(on),
                      "on_mean": mean_std(on)[0], "runs": [len(real["goodput"]), len(on)]})
         r = rows[-1]
+        ratio = r["on_cv"] / r["real_cv"] if r["real_cv"] else math.nan
+        mark = "" if calibration or 0.5 <= ratio <= 2 else "**"
         print(f"| {label} | {r['stack']} | {'yes' if calibration else 'no'} | {r['real_mean']:.2f} | "
-              f"{100 * r['real_cv']:.1f} % | {r['p99_us']:.0f} | {100 * r['off_cv']:.1f} % | {r['on_mean']:.2f} | "
-              f"{100 * r['on_cv']:.1f} % | {r['on_cv'] / r['real_cv'] if r['real_cv'] else math.nan:.2f} |",
-              flush=True)
+              f"{percent(r['real_cv'])} | {r['p99_us']:.0f} | {percent(r['off_cv'])} | {r['on_mean']:.2f} | "
+              f"{percent(r['on_cv'])} | {mark}{ratio:.2f}{mark} |", flush=True)
+    checked = [r for r in rows if not r["calibration"]]
+    within = [r for r in checked if r["real_cv"] and 0.5 <= r["on_cv"] / r["real_cv"] <= 2]
+    print(f"\n{len(within)} of {len(checked)} points not used for calibration within a factor of 2 of the real spread")
     data["check"] = rows
     Path(args.file).write_text(json.dumps(data, indent=1) + "\n")
 

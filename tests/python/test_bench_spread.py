@@ -37,4 +37,4 @@ def test_the_calibrated_host_values_turn_identical_seeds_into_a_spread() -> None
     off = spread.simulate(aioquic, None, 4)
     on = spread.simulate(aioquic, data["host"]["aioquic"], 4)
     assert len(set(off)) == 1, "without the host model the seeds give one run"
-    assert len(set(on)) == 4 and spread.cv(on) > 0.01
+    assert len(set(on)) == 4 and spread.cv(on) > 0.005
