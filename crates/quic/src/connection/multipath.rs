@@ -401,7 +401,7 @@ impl Connection {
             self.paths[p].recovery.declare_in_flight_lost(now, out);
         }
         self.react(p, r);
-        self.mp.as_ref().is_none_or(|mp| mp.health.usable(p))
+        self.mp.as_ref().map_or(true, |mp| mp.health.usable(p))
     }
 
     /// Timers of the health rules, of path validation and of abandoned paths' deletion.
