@@ -27,6 +27,7 @@ RUNS = [
     (EXAMPLES / "mpquic_handover.toml", {"run.duration": "2 s",
                                           "flow.download.multipath.coupled": "lia"}),
     (CATALOG_SCENARIOS / "two_operators.toml", {"run.duration": "2 s"}),
+    (EXAMPLES / "real_quinn.toml", {"flow.download.size": "1 MB"}),
 ]
 
 

@@ -146,7 +146,16 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                     if let Some(kind) = spec.multipath.as_ref().and_then(|mp| mp.coupled) {
                         m.insert("coupled".into(), json!(kind.name()));
                     }
-                    m.insert("profile".into(), json!(spec.profile.name));
+                    match spec.stack {
+                        // A real library is its own profile: its name, and the exact crate.
+                        Some(library) => {
+                            m.insert("profile".into(), json!(library.name()));
+                            m.insert("stack".into(), json!(library.version()));
+                        }
+                        None => {
+                            m.insert("profile".into(), json!(spec.profile.name));
+                        }
+                    }
                     m.insert("handshake_s".into(), json!(conn.can_send_at.map(since_start)));
                     m.insert("first_byte_s".into(), json!(conn.first_byte_at.map(since_start)));
                     m.insert("retransmissions".into(), json!(t.retransmissions));

@@ -365,6 +365,14 @@ pub enum Knob {
     AckPath,
     /// The largest packet size.
     PacketSize,
+    /// 0-RTT resumption (`resume`).
+    Resume,
+    /// An address-validation token from an earlier connection (`address_token`).
+    AddressToken,
+    /// The connection's qlog (`qlog`).
+    Qlog,
+    /// The application's workload (`app`).
+    App,
 }
 
 impl Knob {
@@ -376,6 +384,10 @@ impl Knob {
             Knob::Scheduler => &["multipath", "scheduler"],
             Knob::AckPath => &["multipath", "ack_path"],
             Knob::PacketSize => &["packet_size"],
+            Knob::Resume => &["resume"],
+            Knob::AddressToken => &["address_token"],
+            Knob::Qlog => &["qlog"],
+            Knob::App => &["app"],
         }
     }
 }

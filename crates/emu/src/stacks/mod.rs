@@ -114,8 +114,14 @@ struct Settings<'a> {
 /// The recipe of `flow`, or why it cannot run here (a tool not installed, something the
 /// stack's row in the table says it cannot do).
 pub fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Context) -> Result<Launch, String> {
-    let spec = flow.emulate.as_ref().ok_or_else(|| {
-        format!("flow \"{}\": no real stack fits a {} {} flow; give it [flow.emulate] client = \"...\" (and server) with your own programs", flow.name, flow.transport.name(), flow.app.name())
+    let spec = flow.emulate.as_ref().ok_or_else(|| match flow.connection.as_ref().and_then(|c| c.stack) {
+        Some(library) => format!(
+            "flow \"{}\": stack {} runs inside the simulator and is none of the emulator's; name one in [flow.emulate] stack = \"...\" ({})",
+            flow.name,
+            library.name(),
+            multiconn_scenario::stacks::names()
+        ),
+        None => format!("flow \"{}\": no real stack fits a {} {} flow; give it [flow.emulate] client = \"...\" (and server) with your own programs", flow.name, flow.transport.name(), flow.app.name()),
     })?;
     let stack = spec.stack();
     let row = stack.row();

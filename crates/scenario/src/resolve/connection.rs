@@ -1,5 +1,5 @@
-//! Connections: the settings only TCP and QUIC flows take — stack profile, congestion
-//! controller, workload (download, requests, messages), 0-RTT and tokens, qlog, the receiving
+//! Connections: the settings only TCP and QUIC flows take — stack profile or a real QUIC
+//! library (`stack`), congestion controller, workload (download, requests, messages), 0-RTT and tokens, qlog, the receiving
 //! host's buffers — and, for multipath flows, how the connection uses its paths
 //! ([`super::paths`]).
 
@@ -8,6 +8,7 @@ use super::files::Files;
 use super::paths::{resolve_multipath, PathManagerSpec};
 use crate::schema::{AppKind, FlowDirection, FlowSection, ReceiverSection, Transport};
 use multiconn_cc::CcKind;
+use multiconn_realquic::Library;
 use multiconn_core::{Bytes, Dur};
 use multiconn_transport::profile::TransportKind;
 use multiconn_transport::{MultipathParams, Profile, UdpSocketConfig, Workload};
@@ -17,6 +18,8 @@ use multiconn_transport::{MultipathParams, Profile, UdpSocketConfig, Workload};
 pub struct ConnectionSpec {
     /// The stack profile (built-in or from a file), with the receiver's overrides.
     pub profile: Profile,
+    /// A real QUIC library run instead of the model (`stack`); `None`: the model.
+    pub stack: Option<Library>,
     /// The congestion controller.
     pub cc: CcKind,
     /// What the application transfers.
@@ -48,6 +51,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
             let given = [
                 ("cc", f.cc.is_some()),
                 ("profile", f.profile.is_some()),
+                ("stack", f.stack.is_some()),
                 ("resume", f.resume.is_some()),
                 ("address_token", f.address_token.is_some()),
                 ("qlog", f.qlog.is_some()),
@@ -70,6 +74,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     if f.stop.is_some() {
         return Err(err(&path("stop"), format!("a {} flow ends when its transfer is done or the run ends: give a size or run.duration instead of stop", kind.name())));
     }
+    let stack = resolve_stack(f, kind)?;
     let mut profile = match &f.profile {
         None => Profile::default_for(kind),
         Some(p) if p.ends_with(".toml") => {
@@ -84,6 +89,14 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     };
     if let Some(ecn) = f.ecn {
         profile.ecn = ecn;
+    }
+    if stack.is_some() {
+        // quinn marks its packets ECT(0) and validates ECN itself (RFC 9000 §13.4); no
+        // setting turns it off.
+        if f.ecn == Some(false) {
+            return Err(err(&path("ecn"), "stack quinn always uses ECN (it marks ECT(0) and validates the path's ECN, RFC 9000 §13.4); leave ecn out"));
+        }
+        profile.ecn = true;
     }
     let cc = match &f.cc {
         None => profile.cc.default,
@@ -113,6 +126,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     };
     Ok(Some(ConnectionSpec {
         profile,
+        stack,
         cc,
         workload,
         resume: f.resume.unwrap_or(false),
@@ -122,6 +136,24 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         multipath,
         path_manager,
     }))
+}
+
+/// `stack`: the real QUIC library a quic flow runs instead of the model, if any.
+fn resolve_stack(f: &FlowSection, kind: TransportKind) -> Result<Option<Library>, FieldError> {
+    let path = |field: &'static str| vec!["flow", f.name.as_str(), field];
+    let Some(name) = &f.stack else { return Ok(None) };
+    if kind != TransportKind::Quic {
+        return Err(err(&path("stack"), format!("stack runs a real QUIC library; this flow is {}", kind.name())));
+    }
+    let names = Library::ALL.map(|l| (l.name(), l));
+    let library = choose(&path("stack"), "stack", name, &names)?;
+    if f.profile.is_some() {
+        return Err(err(&path("profile"), format!("stack {} is its own profile ({}): give stack or profile, not both", library.name(), library.version())));
+    }
+    if library.factory(0).is_none() {
+        return Err(err(&path("stack"), format!("this build of multiconn has no stack {}: build multiconn-realquic with its feature \"{}\"", library.name(), library.feature())));
+    }
+    Ok(Some(library))
 }
 
 /// What a TCP or QUIC flow's application transfers.

@@ -43,9 +43,15 @@ impl EmulateSpec {
 
 /// The emulate section of flow `f` with `paths` paths and stack profile `profile`: `None` when
 /// the flow names no stack and none fits by default (a UDP flow, an application other than a
-/// bulk download), which only `multiconn emulate` refuses.
+/// bulk download, a flow that runs a real library in the simulator), which only `multiconn
+/// emulate` refuses.
 pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&str>) -> Result<Option<EmulateSpec>, FieldError> {
     let Some(section) = f.emulate.clone() else {
+        if f.stack.is_some() {
+            // A library the simulator runs (`stack = "quinn"`) is no stack of the emulator's:
+            // none is chosen for it, so `multiconn emulate` asks for one by name.
+            return Ok(None);
+        }
         return Ok(RealStack::default_for(f.transport, paths, profile).filter(|s| s.row().any_app || f.app == AppKind::Bulk).map(EmulateSpec::Stack));
     };
     let name = f.name.as_str();

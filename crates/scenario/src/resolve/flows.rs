@@ -82,12 +82,17 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// The model that builds its connections; `None` for UDP, which has none.
-    pub fn factory(&self) -> Option<Box<dyn TransportFactory>> {
+    /// What builds its connections: the QUIC or TCP model, or the real library of its `stack`
+    /// seeded with `seed`; `None` for UDP, which has none.
+    pub fn factory(&self, seed: u64) -> Option<Box<dyn TransportFactory>> {
         match self.transport {
             Transport::Udp => None,
             Transport::Tcp => Some(Box::new(multiconn_tcp::TcpFactory::new())),
-            Transport::Quic => Some(Box::new(multiconn_quic::QuicFactory::new())),
+            Transport::Quic => match self.connection.as_ref().and_then(|c| c.stack) {
+                // Resolving checked that this build has the library.
+                Some(library) => library.factory(seed),
+                None => Some(Box::new(multiconn_quic::QuicFactory::new())),
+            },
         }
     }
 
@@ -267,7 +272,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     };
     // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
     // path...), asked of the model itself and mapped to the field they concern.
-    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.factory()) {
+    if let (Some(params), Some(factory)) = (flow.connection_params(FlowId(0)), flow.factory(0)) {
         factory.check(&params).map_err(|e| {
             let mut at = vec!["flow", name];
             at.extend_from_slice(e.knob.field());

@@ -120,7 +120,9 @@ impl ConnState {
 /// The connection of a TCP or QUIC flow; `None` for UDP. The scenario was checked against
 /// the transport's rules when it was resolved, so a refusal here is a bug of that check.
 pub(super) fn build_connection(flow: FlowId, f: &Flow, seed: u64) -> Result<Option<Box<ConnState>>, TransportError> {
-    let (Some(spec), Some(params), Some(factory)) = (f.connection.as_ref(), f.connection_params(flow), f.factory()) else { return Ok(None) };
+    // A real library's random choices come from the run's seed, each flow its own stream.
+    let library_seed = RngStream::derive(seed, &format!("flow/{}/stack", f.name)).next_u64();
+    let (Some(spec), Some(params), Some(factory)) = (f.connection.as_ref(), f.connection_params(flow), f.factory(library_seed)) else { return Ok(None) };
     let (client, server) = factory.connect(&params)?;
     let process = |role: &str| {
         HostCpu::new(spec.profile.host, RngStream::derive(seed, &format!("flow/{}/{role}/host", f.name)))

@@ -23,6 +23,7 @@ mod netsim;
 mod obsolete_messages;
 mod path_manager;
 mod pcap;
+mod real_quinn;
 mod redundant_checks;
 mod run;
 mod series;

@@ -1,0 +1,298 @@
+//! One end of a flow's connection run by quinn-proto: a quinn `Endpoint` with its one
+//! `Connection`, driven by the simulator's calls in virtual time.
+//!
+//! * **Time.** Virtual time `t` is the `Instant` `base + t`, `base` taken when the end is
+//!   built; quinn only ever compares and subtracts the instants it is given, so the choice of
+//!   `base` changes nothing. The next timeout is read back after every call that can move it.
+//! * **Datagrams.** Each packet carries one QUIC datagram ([`RealDatagram`]) and is the
+//!   datagram's size plus the IPv4 and UDP headers on the wire; its ECN field is quinn's (ECT(0)
+//!   while quinn validates ECN, RFC 9000 §13.4) and a CE mark a queue sets reaches quinn.
+//! * **Addresses.** Private to the adapter: the client is 198.18.0.1:40000, the server
+//!   198.18.0.2:4433; the simulator routes by flow.
+//! * **Applications.** `multiconn_app::workload` on the connection's streams ([`super::app`]),
+//!   started when quinn reports the connection established.
+//! * **What is not exposed.** quinn-proto 0.11.19 does not expose its bytes in flight, nor a
+//!   controller's state, nor which retransmissions were spurious: the sample reports 0 in
+//!   flight and no spurious retransmission, counts the packets quinn declared lost as both
+//!   `lost` and `retransmissions` (quinn sends the frames of a lost packet again), and the
+//!   controller state is `"unknown"`.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use multiconn_app::workload::{AppEvent, Application};
+use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample, IP_UDP_OVERHEAD};
+use multiconn_transport::{ConnectionParams, Endpoint, Role};
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionHandle, DatagramEvent, EcnCodepoint, Event, ServerConfig, StreamEvent,
+    TransportConfig,
+};
+
+use super::app::{AppStreams, Glue};
+use super::{seeds, tls};
+
+/// The client's address, private to the adapter.
+const CLIENT: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)), 40000);
+/// The server's address, private to the adapter.
+const SERVER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)), 4433);
+
+/// A QUIC datagram as quinn wrote it, carried as a packet's payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealDatagram(pub Bytes);
+
+/// One end of a connection run by quinn-proto.
+pub struct QuinnEndpoint {
+    role: Role,
+    flow: FlowId,
+    /// The instant virtual time 0 stands for.
+    base: Instant,
+    /// Client: when it connects.
+    start: Time,
+    endpoint: quinn_proto::Endpoint,
+    conn: Option<(ConnectionHandle, Connection)>,
+    /// Client: taken when it connects.
+    client_config: Option<ClientConfig>,
+    /// Datagrams the endpoint itself answered with (a refused connection's close).
+    answers: VecDeque<(Bytes, Option<EcnCodepoint>)>,
+    buf: Vec<u8>,
+    timeout: Option<Time>,
+    app: Application,
+    streams: AppStreams,
+    events: VecDeque<AppEvent>,
+    /// The per-flow sequence number of the next packet.
+    seq: u64,
+}
+
+impl std::fmt::Debug for QuinnEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuinnEndpoint").field("role", &self.role).field("flow", &self.flow).field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+impl QuinnEndpoint {
+    /// The client of `p`'s connection, connecting at `p.start`.
+    pub(super) fn client(p: &ConnectionParams, transport: Arc<TransportConfig>, seed: u64) -> QuinnEndpoint {
+        let mut rng = seeds::stream(seed, Role::Client);
+        let endpoint = quinn_proto::Endpoint::new(Arc::new(seeds::endpoint_config(&mut rng)), None, false, None);
+        let mut config = ClientConfig::new(tls::client());
+        config.transport_config(transport);
+        config.initial_dst_cid_provider(seeds::initial_dcids(&mut rng));
+        let mut end = QuinnEndpoint::new(Role::Client, p, endpoint, Application::client(p.exchanges()));
+        end.client_config = Some(config);
+        end.timeout = Some(p.start);
+        end
+    }
+
+    /// The server of `p`'s connection.
+    pub(super) fn server(p: &ConnectionParams, transport: Arc<TransportConfig>, seed: u64) -> QuinnEndpoint {
+        let mut rng = seeds::stream(seed, Role::Server);
+        let endpoint_config = seeds::endpoint_config(&mut rng);
+        let mut config = ServerConfig::new(tls::server(), Arc::new(seeds::token_key(&mut rng)));
+        config.transport_config(transport);
+        config.time_source(Arc::new(seeds::FixedClock));
+        let endpoint = quinn_proto::Endpoint::new(Arc::new(endpoint_config), Some(Arc::new(config)), false, None);
+        QuinnEndpoint::new(Role::Server, p, endpoint, Application::server(p.exchanges()))
+    }
+
+    fn new(role: Role, p: &ConnectionParams, endpoint: quinn_proto::Endpoint, app: Application) -> QuinnEndpoint {
+        QuinnEndpoint {
+            role,
+            flow: p.flow,
+            base: Instant::now(),
+            start: p.start,
+            endpoint,
+            conn: None,
+            client_config: None,
+            answers: VecDeque::new(),
+            buf: Vec::new(),
+            timeout: None,
+            app,
+            streams: AppStreams::default(),
+            events: VecDeque::new(),
+            seq: 0,
+        }
+    }
+
+    fn instant(&self, t: Time) -> Instant {
+        self.base + Duration::from_nanos(t.0)
+    }
+
+    /// The virtual time of `i` (never before 0).
+    fn time(base: Instant, i: Instant) -> Time {
+        Time(i.saturating_duration_since(base).as_nanos() as u64)
+    }
+
+    /// The peer's address.
+    fn remote(&self) -> SocketAddr {
+        match self.role {
+            Role::Client => SERVER,
+            Role::Server => CLIENT,
+        }
+    }
+
+    fn local_ip(&self) -> IpAddr {
+        match self.role {
+            Role::Client => CLIENT.ip(),
+            Role::Server => SERVER.ip(),
+        }
+    }
+
+    /// Client: opens the connection (the first Initial goes with the next `poll_transmit`).
+    fn connect(&mut self, now: Time) {
+        let Some(config) = self.client_config.take() else { return };
+        let at = self.instant(now);
+        let (handle, conn) = self
+            .endpoint
+            .connect(at, config, SERVER, tls::SERVER_NAME)
+            .expect("a fresh endpoint has connection IDs and the configuration was checked");
+        self.conn = Some((handle, conn));
+    }
+
+    /// After any input: the connection's requests to the endpoint and back, its events to the
+    /// application, the application's writes, and the next timeout.
+    fn process(&mut self) {
+        let base = self.base;
+        let Some((handle, conn)) = &mut self.conn else {
+            self.timeout = self.client_config.as_ref().map(|_| self.start);
+            return;
+        };
+        loop {
+            while let Some(ev) = conn.poll_endpoint_events() {
+                if let Some(back) = self.endpoint.handle_event(*handle, ev) {
+                    conn.handle_event(back);
+                }
+            }
+            let Some(event) = conn.poll() else { break };
+            match event {
+                Event::Connected => {
+                    let mut glue = Glue { conn, streams: &mut self.streams, events: &mut self.events };
+                    self.app.on_can_send(&mut glue);
+                }
+                Event::Stream(StreamEvent::Opened { dir: quinn_proto::Dir::Bi }) => {
+                    self.streams.accept(conn);
+                    self.streams.read_all(conn, &mut self.app, &mut self.events);
+                }
+                Event::Stream(StreamEvent::Readable { id }) => self.streams.read(id, conn, &mut self.app, &mut self.events),
+                // Writable, Finished, Stopped, Available, the handshake's data, a lost
+                // connection (the flow then never completes): nothing for the applications
+                // to do beyond the writes below.
+                _ => {}
+            }
+        }
+        self.streams.write(conn);
+        self.timeout = conn.poll_timeout().map(|i| QuinnEndpoint::time(base, i));
+    }
+
+    /// The packet that carries `datagram`.
+    fn packet(&mut self, now: Time, next_id: &mut u64, datagram: Bytes, ecn: Option<EcnCodepoint>) -> Packet {
+        let size = datagram.len() as u32 + IP_UDP_OVERHEAD;
+        let mut pkt = Packet::new(*next_id, self.flow, size, self.seq, now).with_ecn(match ecn {
+            None => Ecn::NotEct,
+            Some(EcnCodepoint::Ect0) => Ecn::Ect0,
+            Some(EcnCodepoint::Ect1) => Ecn::Ect1,
+            Some(EcnCodepoint::Ce) => Ecn::Ce,
+        });
+        *next_id += 1;
+        self.seq += 1;
+        pkt.payload = Some(Payload::new(RealDatagram(datagram)));
+        pkt
+    }
+}
+
+impl Endpoint for QuinnEndpoint {
+    fn handle_packet(&mut self, now: Time, pkt: Packet) {
+        let Some(RealDatagram(data)) = pkt.payload.as_ref().and_then(|p| p.get::<RealDatagram>()) else { return };
+        let ecn = match pkt.ecn {
+            Ecn::NotEct => None,
+            Ecn::Ect0 => Some(EcnCodepoint::Ect0),
+            Ecn::Ect1 => Some(EcnCodepoint::Ect1),
+            Ecn::Ce => Some(EcnCodepoint::Ce),
+        };
+        let at = self.instant(now);
+        let (remote, local) = (self.remote(), self.local_ip());
+        self.buf.clear();
+        match self.endpoint.handle(at, remote, Some(local), ecn, BytesMut::from(&data[..]), &mut self.buf) {
+            Some(DatagramEvent::ConnectionEvent(handle, event)) => {
+                if let Some((h, conn)) = &mut self.conn {
+                    if *h == handle {
+                        conn.handle_event(event);
+                    }
+                }
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                if self.conn.is_some() {
+                    self.endpoint.ignore(incoming);
+                } else {
+                    self.buf.clear();
+                    match self.endpoint.accept(incoming, at, &mut self.buf, None) {
+                        Ok((handle, conn)) => self.conn = Some((handle, conn)),
+                        Err(refused) => {
+                            if let Some(t) = refused.response {
+                                self.answers.push_back((Bytes::copy_from_slice(&self.buf[..t.size]), t.ecn));
+                            }
+                        }
+                    }
+                }
+            }
+            Some(DatagramEvent::Response(t)) => self.answers.push_back((Bytes::copy_from_slice(&self.buf[..t.size]), t.ecn)),
+            None => {}
+        }
+        self.process();
+    }
+
+    fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
+        if let Some((datagram, ecn)) = self.answers.pop_front() {
+            return Some(self.packet(now, next_id, datagram, ecn));
+        }
+        let at = self.instant(now);
+        let (_, conn) = self.conn.as_mut()?;
+        self.buf.clear();
+        let transmit = conn.poll_transmit(at, 1, &mut self.buf);
+        let out = transmit.map(|t| (Bytes::copy_from_slice(&self.buf[..t.size]), t.ecn));
+        // Sending moves the timers (pacing, loss detection, the ACK delay).
+        self.process();
+        out.map(|(datagram, ecn)| self.packet(now, next_id, datagram, ecn))
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timeout
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        if self.conn.is_none() {
+            if self.role == Role::Client && now >= self.start {
+                self.connect(now);
+            }
+        } else {
+            let at = self.instant(now);
+            if let Some((_, conn)) = &mut self.conn {
+                conn.handle_timeout(at);
+            }
+        }
+        self.process();
+    }
+
+    fn poll_event(&mut self) -> Option<AppEvent> {
+        self.events.pop_front()
+    }
+
+    fn sample(&self) -> TransportSample {
+        let Some((_, conn)) = &self.conn else { return TransportSample::default() };
+        let stats = conn.stats();
+        TransportSample {
+            cwnd: stats.path.cwnd,
+            bytes_in_flight: 0,
+            srtt: Dur(stats.path.rtt.as_nanos() as u64),
+            retransmissions: stats.path.lost_packets,
+            spurious_retransmissions: 0,
+            lost: stats.path.lost_packets,
+        }
+    }
+
+    fn cc_state(&self) -> &'static str {
+        "unknown"
+    }
+}

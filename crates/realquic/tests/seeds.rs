@@ -1,0 +1,72 @@
+//! quinn's random choices come from the factory's seed: the client's first Initial, whose
+//! destination connection ID quinn draws at random (RFC 9000 §7.2), is the same for one seed
+//! and differs for another, and it has the same size whatever the seed.
+
+use multiconn_cc::CcKind;
+use multiconn_core::{FlowId, Time};
+use multiconn_realquic::quinn::{QuinnFactory, RealDatagram};
+use multiconn_transport::profile::TransportKind;
+use multiconn_transport::{ConnectionParams, Profile, TransportFactory, Workload};
+
+fn params() -> ConnectionParams {
+    ConnectionParams {
+        flow: FlowId(0),
+        start: Time(0),
+        workload: Workload::Download { size: Some(1_000_000), request_size: 100 },
+        profile: Profile::default_for(TransportKind::Quic),
+        cc: CcKind::Cubic,
+        max_packet_size: 1500,
+        resume: false,
+        address_token: false,
+        qlog: false,
+        multipath: None,
+        external_cc: None,
+        external_workload: None,
+    }
+}
+
+/// The client's first datagram for `seed`.
+fn first_initial(seed: u64) -> Vec<u8> {
+    let (mut client, _server) = QuinnFactory::new(seed).connect(&params()).unwrap();
+    assert_eq!(client.poll_timeout(), Some(Time(0)), "the client connects at the flow's start");
+    client.handle_timeout(Time(0));
+    let mut ids = 0;
+    let pkt = client.poll_transmit(Time(0), &mut ids).expect("the client sends its Initial at once");
+    let RealDatagram(bytes) = pkt.payload.as_ref().and_then(|p| p.get::<RealDatagram>()).expect("a QUIC datagram").clone();
+    assert_eq!(pkt.size as usize, bytes.len() + 28, "the datagram plus the IPv4 and UDP headers");
+    bytes.to_vec()
+}
+
+/// The destination connection ID of a long-header packet (RFC 9000 §17.2).
+fn dcid(datagram: &[u8]) -> &[u8] {
+    assert_eq!(datagram[0] & 0x80, 0x80, "a long header");
+    let len = datagram[5] as usize;
+    &datagram[6..6 + len]
+}
+
+#[test]
+fn the_seed_chooses_the_connection_ids_and_nothing_else_of_the_first_initial() {
+    let a = first_initial(1);
+    let b = first_initial(1);
+    let c = first_initial(2);
+    assert_eq!(dcid(&a), dcid(&b));
+    assert_ne!(dcid(&a), dcid(&c));
+    assert_eq!(a.len(), 1200, "the client pads its Initial to QUIC's smallest datagram (RFC 9000 §14.1)");
+    assert_eq!(a.len(), c.len());
+}
+
+#[test]
+fn what_quinn_lacks_is_refused_naming_the_setting() {
+    let factory = QuinnFactory::new(1);
+    let mut p = params();
+    p.cc = CcKind::Fast;
+    let e = factory.check(&p).unwrap_err();
+    assert_eq!(e.knob, multiconn_transport::Knob::Cc);
+    assert!(e.message.contains("newreno, cubic and bbr"), "{e}");
+    let mut p = params();
+    p.workload = Workload::Messages;
+    assert_eq!(factory.check(&p).unwrap_err().knob, multiconn_transport::Knob::App);
+    let mut p = params();
+    p.max_packet_size = 1200;
+    assert_eq!(factory.check(&p).unwrap_err().knob, multiconn_transport::Knob::PacketSize);
+}
