@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use multiconn_app::workload::{AppEvent, Application, Response, Streams};
+use multiconn_transport::{Observation, Observations};
 use quinn_proto::{Connection, Dir, ReadError, Side, StreamId, WriteError};
 
 /// What is written at a time: up to this many zero bytes per `write` call.
@@ -67,7 +68,8 @@ impl AppStreams {
     /// Reads what arrived in order on stream `id`: each read is delivered to the application
     /// ([`AppEvent::Delivered`]); a request (server) or response (client) that arrived whole
     /// goes to `app`.
-    pub(super) fn read(&mut self, id: StreamId, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>) {
+    /// What reaches the application is noted for an invariant checker in `seen`.
+    pub(super) fn read(&mut self, id: StreamId, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
         let Some(slot) = self.reading.iter().position(|(s, _)| *s == id) else { return };
         let mut recv = conn.recv_stream(id);
         let mut chunks = match recv.read(true) {
@@ -78,7 +80,11 @@ impl AppStreams {
         let mut fin = false;
         loop {
             match chunks.next(usize::MAX) {
-                Ok(Some(chunk)) => got += chunk.bytes.len() as u64,
+                Ok(Some(chunk)) => {
+                    let len = chunk.bytes.len() as u64;
+                    seen.note(Observation::Delivered { stream: u64::from(id), from: chunk.offset, to: chunk.offset + len });
+                    got += len;
+                }
                 Ok(None) => {
                     fin = true;
                     break;
@@ -105,10 +111,10 @@ impl AppStreams {
     }
 
     /// Reads every stream being read.
-    pub(super) fn read_all(&mut self, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>) {
+    pub(super) fn read_all(&mut self, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
         let ids: Vec<StreamId> = self.reading.iter().map(|(id, _)| *id).collect();
         for id in ids {
-            self.read(id, conn, app, events);
+            self.read(id, conn, app, events, seen);
         }
     }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use multiconn_app::workload::{AppEvent, Application};
 use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample, IP_UDP_OVERHEAD};
-use multiconn_transport::{ConnectionParams, Endpoint, Role};
+use multiconn_transport::{ConnectionParams, Endpoint, Observation, Observations, Role};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, EcnCodepoint, Event, ServerConfig, StreamEvent,
     TransportConfig,
@@ -64,6 +64,8 @@ pub struct QuinnEndpoint {
     events: VecDeque<AppEvent>,
     /// The per-flow sequence number of the next packet.
     seq: u64,
+    /// What an invariant checker sees: the byte ranges handed to the application.
+    seen: Observations,
 }
 
 impl std::fmt::Debug for QuinnEndpoint {
@@ -113,6 +115,7 @@ impl QuinnEndpoint {
             streams: AppStreams::default(),
             events: VecDeque::new(),
             seq: 0,
+            seen: Observations::default(),
         }
     }
 
@@ -173,9 +176,9 @@ impl QuinnEndpoint {
                 }
                 Event::Stream(StreamEvent::Opened { dir: quinn_proto::Dir::Bi }) => {
                     self.streams.accept(conn);
-                    self.streams.read_all(conn, &mut self.app, &mut self.events);
+                    self.streams.read_all(conn, &mut self.app, &mut self.events, &mut self.seen);
                 }
-                Event::Stream(StreamEvent::Readable { id }) => self.streams.read(id, conn, &mut self.app, &mut self.events),
+                Event::Stream(StreamEvent::Readable { id }) => self.streams.read(id, conn, &mut self.app, &mut self.events, &mut self.seen),
                 // Writable, Finished, Stopped, Available, the handshake's data, a lost
                 // connection (the flow then never completes): nothing for the applications
                 // to do beyond the writes below.
@@ -294,5 +297,13 @@ impl Endpoint for QuinnEndpoint {
 
     fn cc_state(&self) -> &'static str {
         "unknown"
+    }
+
+    fn observe(&mut self, on: bool) {
+        self.seen.watch(on);
+    }
+
+    fn drain_observations(&mut self, out: &mut Vec<Observation>) {
+        self.seen.drain(out);
     }
 }
