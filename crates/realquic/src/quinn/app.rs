@@ -1,22 +1,30 @@
-//! The applications of `multiconn_app::workload` on quinn-proto's streams: request `k` is
-//! the client's bidirectional stream `4k` (quinn opens them in order), the response comes
-//! back on it and its FIN ends it. Data is zeros; what counts is how many bytes, and when.
+//! The applications on quinn-proto's streams. The request/response workloads of
+//! `multiconn_app::workload`: request `k` is the client's bidirectional stream `4k` (quinn
+//! opens them in order), the response comes back on it and its FIN ends it. The message
+//! workload (`multiconn_app::messages`): unidirectional streams the sending application opens,
+//! writes, finishes or resets itself, packed by level (quinn's stream priority, higher first:
+//! level `l` is priority `-l`), and read at the other end as in-order progress. Data is zeros;
+//! what counts is how many bytes, and when.
 
 use std::collections::VecDeque;
 
+use multiconn_app::streams::{AppError, StreamOptions, StreamProgress};
 use multiconn_app::workload::{AppEvent, Application, Response, Streams};
+use multiconn_core::Time;
 use multiconn_transport::{Observation, Observations};
-use quinn_proto::{Connection, Dir, ReadError, Side, StreamId, WriteError};
+use quinn_proto::{Connection, Dir, ReadError, Side, StreamId, VarInt, WriteError};
 
 /// What is written at a time: up to this many zero bytes per `write` call.
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
-/// One stream's data still to be handed to quinn, then its FIN.
+/// One stream's data still to be handed to quinn, then its FIN once `fin` is set.
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     id: StreamId,
     /// Bytes left; `None`: without end.
     left: Option<u64>,
+    /// The application ended the stream: a FIN follows its last byte.
+    fin: bool,
 }
 
 /// The streams of one end: what it still has to write, and what it has read of each stream.
@@ -25,6 +33,10 @@ pub(super) struct AppStreams {
     pending: Vec<PendingWrite>,
     /// (stream, bytes read so far) of the streams being read, in the order they appeared.
     reading: Vec<(StreamId, u64)>,
+    /// The message workload's streams this end opened (and has not finished or reset).
+    opened: Vec<StreamId>,
+    /// In-order progress of the peer's unidirectional streams since the last drain.
+    progress: Vec<StreamProgress>,
 }
 
 /// An application's view of the connection while it runs one step.
@@ -38,7 +50,7 @@ impl Streams for Glue<'_> {
     fn send_request(&mut self, index: u32, bytes: Option<u64>) {
         let id = self.conn.streams().open(Dir::Bi).expect("the server allows as many streams as the workload keeps outstanding");
         debug_assert_eq!(id.index(), index as u64, "quinn opens streams in order");
-        self.streams.pending.push(PendingWrite { id, left: bytes });
+        self.streams.pending.push(PendingWrite { id, left: bytes, fin: true });
         self.streams.reading.push((id, 0));
     }
 
@@ -49,7 +61,7 @@ impl Streams for Glue<'_> {
             // Ends the stream with an empty FIN, which the client reads as an empty response.
             Response::Nothing => Some(0),
         };
-        self.streams.pending.push(PendingWrite { id, left });
+        self.streams.pending.push(PendingWrite { id, left, fin: true });
     }
 
     fn emit(&mut self, event: AppEvent) {
@@ -58,9 +70,10 @@ impl Streams for Glue<'_> {
 }
 
 impl AppStreams {
-    /// Server: takes in the streams the client opened since the last call.
-    pub(super) fn accept(&mut self, conn: &mut Connection) {
-        while let Some(id) = conn.streams().accept(Dir::Bi) {
+    /// Takes in the streams the peer opened since the last call (`dir`: the client's requests
+    /// are bidirectional, the message workload's streams unidirectional).
+    pub(super) fn accept(&mut self, conn: &mut Connection, dir: Dir) {
+        while let Some(id) = conn.streams().accept(dir) {
             self.reading.push((id, 0));
         }
     }
@@ -69,7 +82,9 @@ impl AppStreams {
     /// ([`AppEvent::Delivered`]); a request (server) or response (client) that arrived whole
     /// goes to `app`.
     /// What reaches the application is noted for an invariant checker in `seen`.
-    pub(super) fn read(&mut self, id: StreamId, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
+    /// The message workload's streams (unidirectional) are reported as in-order progress at
+    /// `now` instead ([`AppStreams::drain_progress`]).
+    pub(super) fn read(&mut self, now: Time, id: StreamId, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
         let Some(slot) = self.reading.iter().position(|(s, _)| *s == id) else { return };
         let mut recv = conn.recv_stream(id);
         let mut chunks = match recv.read(true) {
@@ -78,6 +93,7 @@ impl AppStreams {
         };
         let mut got = 0u64;
         let mut fin = false;
+        let mut reset = false;
         loop {
             match chunks.next(usize::MAX) {
                 Ok(Some(chunk)) => {
@@ -89,7 +105,11 @@ impl AppStreams {
                     fin = true;
                     break;
                 }
-                Err(ReadError::Blocked) | Err(ReadError::Reset(_)) => break,
+                Err(ReadError::Blocked) => break,
+                Err(ReadError::Reset(_)) => {
+                    reset = true;
+                    break;
+                }
             }
         }
         // Credit for the bytes read goes out with the next packets.
@@ -98,6 +118,15 @@ impl AppStreams {
             events.push_back(AppEvent::Delivered { bytes: got });
         }
         self.reading[slot].1 += got;
+        if id.dir() == Dir::Uni {
+            if got > 0 || reset || fin {
+                self.progress.push(StreamProgress { stream: u64::from(id), delivered: self.reading[slot].1, at: now, reset });
+            }
+            if reset || fin {
+                self.reading.remove(slot);
+            }
+            return;
+        }
         if fin {
             let (id, total) = self.reading.remove(slot);
             let index = id.index() as u32;
@@ -111,10 +140,10 @@ impl AppStreams {
     }
 
     /// Reads every stream being read.
-    pub(super) fn read_all(&mut self, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
+    pub(super) fn read_all(&mut self, now: Time, conn: &mut Connection, app: &mut Application, events: &mut VecDeque<AppEvent>, seen: &mut Observations) {
         let ids: Vec<StreamId> = self.reading.iter().map(|(id, _)| *id).collect();
         for id in ids {
-            self.read(id, conn, app, events, seen);
+            self.read(now, id, conn, app, events, seen);
         }
     }
 
@@ -124,6 +153,10 @@ impl AppStreams {
         self.pending.retain_mut(|w| {
             loop {
                 if w.left == Some(0) {
+                    if !w.fin {
+                        // A message stream the application may still write on.
+                        return true;
+                    }
                     // Finished, or stopped by the peer: either way nothing more goes on it.
                     let _ = conn.send_stream(w.id).finish();
                     return false;
@@ -140,6 +173,59 @@ impl AppStreams {
                 }
             }
         });
+    }
+}
+
+impl AppStreams {
+    /// The message workload opens a unidirectional stream, packed at its level.
+    pub(super) fn open(&mut self, conn: &mut Connection, options: StreamOptions) -> Result<u64, AppError> {
+        let id = conn.streams().open(Dir::Uni).ok_or(AppError::Unsupported)?;
+        conn.send_stream(id).set_priority(-i32::from(options.priority)).expect("a stream just opened");
+        self.opened.push(id);
+        self.pending.push(PendingWrite { id, left: Some(0), fin: false });
+        Ok(u64::from(id))
+    }
+
+    fn own(&self, stream: u64) -> Result<StreamId, AppError> {
+        self.opened.iter().copied().find(|id| u64::from(*id) == stream).ok_or(AppError::UnknownStream(stream))
+    }
+
+    /// `bytes` more on an open message stream, written as quinn takes them.
+    pub(super) fn append(&mut self, stream: u64, bytes: u64) -> Result<(), AppError> {
+        let id = self.own(stream)?;
+        let w = self.pending.iter_mut().find(|w| w.id == id).ok_or(AppError::Finished(stream))?;
+        if w.fin {
+            return Err(AppError::Finished(stream));
+        }
+        w.left = Some(w.left.unwrap_or(0) + bytes);
+        Ok(())
+    }
+
+    /// Ends a message stream: a FIN after what is still to be written.
+    pub(super) fn end(&mut self, stream: u64) -> Result<(), AppError> {
+        let id = self.own(stream)?;
+        if let Some(w) = self.pending.iter_mut().find(|w| w.id == id) {
+            w.fin = true;
+        }
+        self.opened.retain(|s| *s != id);
+        Ok(())
+    }
+
+    /// Abandons a message stream (RESET_STREAM): what was not acknowledged is never sent
+    /// again; `false` when nothing was left to abandon.
+    pub(super) fn abandon(&mut self, conn: &mut Connection, stream: u64) -> Result<bool, AppError> {
+        let id = StreamId::from(VarInt::from_u64(stream).map_err(|_| AppError::UnknownStream(stream))?);
+        if id.initiator() != conn.side() || id.dir() != Dir::Uni {
+            return Err(AppError::UnknownStream(stream));
+        }
+        self.pending.retain(|w| w.id != id);
+        self.opened.retain(|s| *s != id);
+        Ok(conn.send_stream(id).reset(VarInt::from_u32(0)).is_ok())
+    }
+
+    /// Progress of the peer's message streams since the last call, oldest first.
+    pub(super) fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
+        out.append(&mut self.progress);
     }
 }
 

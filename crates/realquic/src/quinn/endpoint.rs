@@ -10,7 +10,9 @@
 //! * **Addresses.** Private to the adapter: the client is 198.18.0.1:40000, the server
 //!   198.18.0.2:4433; the simulator routes by flow.
 //! * **Applications.** `multiconn_app::workload` on the connection's streams ([`super::app`]),
-//!   started when quinn reports the connection established.
+//!   started when quinn reports the connection established; the message workload through the
+//!   endpoint's stream calls (`open_stream`, `write`, `finish`, `reset_stream`,
+//!   `drain_progress`).
 //! * **What is not exposed.** quinn-proto 0.11.19 does not expose its bytes in flight, nor a
 //!   controller's state, nor which retransmissions were spurious: the sample reports 0 in
 //!   flight and no spurious retransmission, counts the packets quinn declared lost as both
@@ -25,7 +27,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use multiconn_app::workload::{AppEvent, Application};
 use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample, IP_UDP_OVERHEAD};
-use multiconn_transport::{ConnectionParams, Endpoint, Observation, Observations, Role};
+use multiconn_transport::{AppError, ConnectionParams, Endpoint, Observation, Observations, Role, StreamOptions, StreamProgress};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, EcnCodepoint, Event, ServerConfig, StreamEvent,
     TransportConfig,
@@ -156,7 +158,7 @@ impl QuinnEndpoint {
 
     /// After any input: the connection's requests to the endpoint and back, its events to the
     /// application, the application's writes, and the next timeout.
-    fn process(&mut self) {
+    fn process(&mut self, now: Time) {
         let base = self.base;
         let Some((handle, conn)) = &mut self.conn else {
             self.timeout = self.client_config.as_ref().map(|_| self.start);
@@ -174,11 +176,11 @@ impl QuinnEndpoint {
                     let mut glue = Glue { conn, streams: &mut self.streams, events: &mut self.events };
                     self.app.on_can_send(&mut glue);
                 }
-                Event::Stream(StreamEvent::Opened { dir: quinn_proto::Dir::Bi }) => {
-                    self.streams.accept(conn);
-                    self.streams.read_all(conn, &mut self.app, &mut self.events, &mut self.seen);
+                Event::Stream(StreamEvent::Opened { dir }) => {
+                    self.streams.accept(conn, dir);
+                    self.streams.read_all(now, conn, &mut self.app, &mut self.events, &mut self.seen);
                 }
-                Event::Stream(StreamEvent::Readable { id }) => self.streams.read(id, conn, &mut self.app, &mut self.events, &mut self.seen),
+                Event::Stream(StreamEvent::Readable { id }) => self.streams.read(now, id, conn, &mut self.app, &mut self.events, &mut self.seen),
                 // Writable, Finished, Stopped, Available, the handshake's data, a lost
                 // connection (the flow then never completes): nothing for the applications
                 // to do beyond the writes below.
@@ -243,7 +245,7 @@ impl Endpoint for QuinnEndpoint {
             Some(DatagramEvent::Response(t)) => self.answers.push_back((Bytes::copy_from_slice(&self.buf[..t.size]), t.ecn)),
             None => {}
         }
-        self.process();
+        self.process(now);
     }
 
     fn poll_transmit(&mut self, now: Time, next_id: &mut u64) -> Option<Packet> {
@@ -252,11 +254,13 @@ impl Endpoint for QuinnEndpoint {
         }
         let at = self.instant(now);
         let (_, conn) = self.conn.as_mut()?;
+        // What the application wrote since quinn last took data.
+        self.streams.write(conn);
         self.buf.clear();
         let transmit = conn.poll_transmit(at, 1, &mut self.buf);
         let out = transmit.map(|t| (Bytes::copy_from_slice(&self.buf[..t.size]), t.ecn));
         // Sending moves the timers (pacing, loss detection, the ACK delay).
-        self.process();
+        self.process(now);
         out.map(|(datagram, ecn)| self.packet(now, next_id, datagram, ecn))
     }
 
@@ -275,7 +279,7 @@ impl Endpoint for QuinnEndpoint {
                 conn.handle_timeout(at);
             }
         }
-        self.process();
+        self.process(now);
     }
 
     fn poll_event(&mut self) -> Option<AppEvent> {
@@ -297,6 +301,28 @@ impl Endpoint for QuinnEndpoint {
 
     fn cc_state(&self) -> &'static str {
         "unknown"
+    }
+
+    fn open_stream(&mut self, options: StreamOptions) -> Result<u64, AppError> {
+        let (_, conn) = self.conn.as_mut().ok_or(AppError::Unsupported)?;
+        self.streams.open(conn, options)
+    }
+
+    fn write(&mut self, stream: u64, bytes: u64) -> Result<(), AppError> {
+        self.streams.append(stream, bytes)
+    }
+
+    fn finish(&mut self, stream: u64) -> Result<(), AppError> {
+        self.streams.end(stream)
+    }
+
+    fn reset_stream(&mut self, stream: u64) -> Result<bool, AppError> {
+        let (_, conn) = self.conn.as_mut().ok_or(AppError::UnknownStream(stream))?;
+        self.streams.abandon(conn, stream)
+    }
+
+    fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
+        self.streams.drain_progress(out);
     }
 
     fn observe(&mut self, on: bool) {

@@ -15,8 +15,7 @@
 //!
 //! Refused, naming the setting: a controller quinn lacks, multipath (quinn-proto is single
 //! path), 0-RTT resumption and address tokens (no earlier connection to take a ticket or a
-//! token from), qlog (not written yet), the message workload (not carried yet) and datagrams
-//! below QUIC's 1200 bytes.
+//! token from), qlog (not written yet) and datagrams below QUIC's 1200 bytes.
 
 mod app;
 mod endpoint;
@@ -27,7 +26,7 @@ use std::sync::Arc;
 
 use multiconn_cc::CcKind;
 use multiconn_core::IP_UDP_OVERHEAD;
-use multiconn_transport::{ConnectionParams, Endpoint, Knob, TransportError, TransportFactory, Workload};
+use multiconn_transport::{ConnectionParams, Endpoint, Knob, TransportError, TransportFactory};
 use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
 use quinn_proto::{TransportConfig, VarInt};
 
@@ -65,9 +64,6 @@ impl TransportFactory for QuinnFactory {
         }
         if p.qlog {
             return Err(TransportError::new(Knob::Qlog, "stack quinn does not write a qlog yet; leave qlog out"));
-        }
-        if p.workload == Workload::Messages {
-            return Err(TransportError::new(Knob::App, "stack quinn carries bulk and requests flows; app = \"messages\" runs on the model only"));
         }
         if p.max_packet_size < MIN_DATAGRAM + IP_UDP_OVERHEAD {
             return Err(TransportError::new(

@@ -64,9 +64,6 @@ fn what_quinn_lacks_is_refused_naming_the_setting() {
     assert_eq!(e.knob, multiconn_transport::Knob::Cc);
     assert!(e.message.contains("newreno, cubic and bbr"), "{e}");
     let mut p = params();
-    p.workload = Workload::Messages;
-    assert_eq!(factory.check(&p).unwrap_err().knob, multiconn_transport::Knob::App);
-    let mut p = params();
     p.max_packet_size = 1200;
     assert_eq!(factory.check(&p).unwrap_err().knob, multiconn_transport::Knob::PacketSize);
 }
