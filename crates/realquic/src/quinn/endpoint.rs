@@ -34,6 +34,7 @@ use quinn_proto::{
 };
 
 use super::app::{AppStreams, Glue};
+use super::qlog::QlogBuffer;
 use super::{seeds, tls};
 
 /// The client's address, private to the adapter.
@@ -68,6 +69,8 @@ pub struct QuinnEndpoint {
     seq: u64,
     /// What an invariant checker sees: the byte ranges handed to the application.
     seen: Observations,
+    /// quinn's qlog trace of this end, when the flow asks for one.
+    qlog: Option<QlogBuffer>,
 }
 
 impl std::fmt::Debug for QuinnEndpoint {
@@ -78,34 +81,38 @@ impl std::fmt::Debug for QuinnEndpoint {
 
 impl QuinnEndpoint {
     /// The client of `p`'s connection, connecting at `p.start`.
-    pub(super) fn client(p: &ConnectionParams, transport: Arc<TransportConfig>, seed: u64) -> QuinnEndpoint {
+    pub(super) fn client(p: &ConnectionParams, mut transport: TransportConfig, seed: u64) -> QuinnEndpoint {
+        let base = Instant::now();
+        let qlog = QlogBuffer::attach(p.qlog, &mut transport, base, "client");
         let mut rng = seeds::stream(seed, Role::Client);
         let endpoint = quinn_proto::Endpoint::new(Arc::new(seeds::endpoint_config(&mut rng)), None, false, None);
         let mut config = ClientConfig::new(tls::client());
-        config.transport_config(transport);
+        config.transport_config(Arc::new(transport));
         config.initial_dst_cid_provider(seeds::initial_dcids(&mut rng));
-        let mut end = QuinnEndpoint::new(Role::Client, p, endpoint, Application::client(p.exchanges()));
+        let mut end = QuinnEndpoint::new(Role::Client, p, base, endpoint, Application::client(p.exchanges()), qlog);
         end.client_config = Some(config);
         end.timeout = Some(p.start);
         end
     }
 
     /// The server of `p`'s connection.
-    pub(super) fn server(p: &ConnectionParams, transport: Arc<TransportConfig>, seed: u64) -> QuinnEndpoint {
+    pub(super) fn server(p: &ConnectionParams, mut transport: TransportConfig, seed: u64) -> QuinnEndpoint {
+        let base = Instant::now();
+        let qlog = QlogBuffer::attach(p.qlog, &mut transport, base, "server");
         let mut rng = seeds::stream(seed, Role::Server);
         let endpoint_config = seeds::endpoint_config(&mut rng);
         let mut config = ServerConfig::new(tls::server(), Arc::new(seeds::token_key(&mut rng)));
-        config.transport_config(transport);
+        config.transport_config(Arc::new(transport));
         config.time_source(Arc::new(seeds::FixedClock));
         let endpoint = quinn_proto::Endpoint::new(Arc::new(endpoint_config), Some(Arc::new(config)), false, None);
-        QuinnEndpoint::new(Role::Server, p, endpoint, Application::server(p.exchanges()))
+        QuinnEndpoint::new(Role::Server, p, base, endpoint, Application::server(p.exchanges()), qlog)
     }
 
-    fn new(role: Role, p: &ConnectionParams, endpoint: quinn_proto::Endpoint, app: Application) -> QuinnEndpoint {
+    fn new(role: Role, p: &ConnectionParams, base: Instant, endpoint: quinn_proto::Endpoint, app: Application, qlog: Option<QlogBuffer>) -> QuinnEndpoint {
         QuinnEndpoint {
             role,
             flow: p.flow,
-            base: Instant::now(),
+            base,
             start: p.start,
             endpoint,
             conn: None,
@@ -118,6 +125,7 @@ impl QuinnEndpoint {
             events: VecDeque::new(),
             seq: 0,
             seen: Observations::default(),
+            qlog,
         }
     }
 
@@ -323,6 +331,12 @@ impl Endpoint for QuinnEndpoint {
 
     fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
         self.streams.drain_progress(out);
+    }
+
+    fn drain_qlog(&mut self, out: &mut Vec<String>) {
+        if let Some(q) = &mut self.qlog {
+            q.drain(out);
+        }
     }
 
     fn observe(&mut self, on: bool) {

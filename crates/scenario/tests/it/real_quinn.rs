@@ -118,8 +118,6 @@ fn what_quinn_cannot_do_is_refused_at_the_field() {
     assert!(e.contains("flow.dl.cc") && e.contains("newreno, cubic and bbr"), "{e}");
     let e = refused(&[("flow.dl.resume", "true")]);
     assert!(e.contains("flow.dl.resume"), "{e}");
-    let e = refused(&[("flow.dl.qlog", "true")]);
-    assert!(e.contains("flow.dl.qlog"), "{e}");
     let e = refused(&[("flow.dl.ecn", "false")]);
     assert!(e.contains("flow.dl.ecn") && e.contains("always uses ECN"), "{e}");
     let e = refused(&[("flow.dl.packet_size", "1200 B")]);
@@ -191,4 +189,25 @@ fn an_expired_message_is_reset_on_quinn_and_counted_expired_not_lost() {
     let received = priority["received"].as_u64().unwrap();
     assert!(expired >= 1, "some messages were lost and abandoned: {summary}");
     assert_eq!(received + expired, 100, "every message arrived or expired: {summary}");
+}
+
+#[test]
+fn with_qlog_each_end_writes_quinns_own_events_in_virtual_time() {
+    let scenario = load_with(CLEAN, &[("flow.dl.qlog", "true"), ("flow.dl.size", "300 kB")]).unwrap();
+    let out = run_checked(&scenario, Some(1));
+    let names: Vec<&str> = out.qlog.iter().map(|q| q.file_name.as_str()).collect();
+    assert_eq!(names, ["dl_client.sqlog", "dl_server.sqlog"]);
+    for file in &out.qlog {
+        let records: Vec<serde_json::Value> =
+            file.text.split('\u{1e}').filter(|r| !r.trim().is_empty()).map(|r| serde_json::from_str(r.trim_end()).unwrap()).collect();
+        assert!(records.len() > 100, "{}: {} records", file.file_name, records.len());
+        let times: Vec<f64> = records[1..].iter().map(|e| e["time"].as_f64().expect("an event time")).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{}: times in order", file.file_name);
+        // Virtual milliseconds: the 300 kB download is done within 0.2 s of virtual time.
+        assert!(times[0] >= 0.0 && *times.last().unwrap() < 200.0, "{}: {:?}..{:?}", file.file_name, times.first(), times.last());
+        assert!(records.iter().any(|e| e["name"].as_str().is_some_and(|n| n.ends_with("packet_sent"))), "{}", file.file_name);
+    }
+    // The same seed again: the same events, to the byte.
+    let again = run_checked(&scenario, Some(1));
+    assert_eq!(out.qlog, again.qlog);
 }
