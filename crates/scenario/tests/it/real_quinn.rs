@@ -120,6 +120,10 @@ fn what_quinn_cannot_do_is_refused_at_the_field() {
     assert!(e.contains("flow.dl.resume"), "{e}");
     let e = refused(&[("flow.dl.ecn", "false")]);
     assert!(e.contains("flow.dl.ecn") && e.contains("always uses ECN"), "{e}");
+    let two_paths = CLEAN.replace("[[flow]]", "[[link]]\nname = \"other\"\nbetween = [\"server\", \"client\"]\nrate = \"10 Mbit/s\"\ndelay = \"20 ms\"\nqueue = \"100 packets\"\n\n[[flow]]")
+        .replace("app = \"bulk\"", "app = \"bulk\"\npaths = [[\"path\"], [\"other\"]]");
+    let e = load_str(&two_paths).expect_err("multipath is refused").to_string();
+    assert!(e.contains("flow.dl.paths") && e.contains("single-path"), "{e}");
     let e = refused(&[("flow.dl.packet_size", "1200 B")]);
     assert!(e.contains("flow.dl.packet_size") && e.contains("1228 B"), "{e}");
 }
