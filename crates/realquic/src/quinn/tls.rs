@@ -1,6 +1,7 @@
 //! TLS 1.3 for both ends (rustls with the ring provider): one self-signed Ed25519 certificate
 //! for `localhost`, shipped as DER in `fixture/` (made with `openssl req -x509 -newkey
-//! ed25519`, valid to 2126), which the client trusts as its only root. Ed25519 signatures are
+//! ed25519`, valid from 2026-11-29 to 2126: rustls checks it against the machine's clock, so a
+//! clock set before that refuses the handshake), which the client trusts as its only root. Ed25519 signatures are
 //! always 64 bytes, so the handshake's datagrams have the same sizes in every run (an ECDSA
 //! signature's DER length varies by a byte or two from run to run).
 
