@@ -213,8 +213,8 @@ impl DictBuilder {
     }
 }
 
-/// The type of a column's values, as the tables' schemas ([`report::COLUMNS`],
-/// [`messages::TABLE_COLUMNS`]) declare it.
+/// The type of a column's values, as the tables' schemas ([`crate::report::COLUMNS`],
+/// [`crate::messages::TABLE_COLUMNS`]) declare it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
     /// 64-bit floats (`float64`).

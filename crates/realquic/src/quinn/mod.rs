@@ -1,7 +1,7 @@
 //! quinn-proto 0.11.19 as the simulator's QUIC endpoints (`stack = "quinn"`).
 //!
 //! [`QuinnFactory`] builds a client and a server, each a quinn-proto `Endpoint` with its one
-//! `Connection` ([`endpoint`]), configured from the flow's [`ConnectionParams`]:
+//! `Connection` (`endpoint.rs`), configured from the flow's [`ConnectionParams`]:
 //!
 //! * the controller from `cc`: quinn's NewReno, CUBIC or BBR with their default settings
 //!   (`congestion::{NewRenoConfig, CubicConfig, BbrConfig}`);
@@ -10,13 +10,13 @@
 //!   datagram plus the IPv4 and UDP headers;
 //! * everything else is quinn's own default (RFC 9002 recovery with its constants, pacing at
 //!   5/4 · cwnd / RTT, a 1.25 MB stream window, ECN with validation, `initial_rtt` 333 ms);
-//! * the seeds ([`seeds`]) and TLS ([`tls`]) from the run, never from the operating system's
+//! * the seeds (`seeds.rs`) and TLS (`tls.rs`) from the run, never from the operating system's
 //!   entropy for anything that changes a datagram's size or time.
 //!
 //! Refused, naming the setting: a controller quinn lacks, multipath (quinn-proto is single
 //! path), 0-RTT resumption and address tokens (no earlier connection to take a ticket or a
 //! token from) and datagrams below QUIC's 1200 bytes. With `qlog`, each end writes quinn's own
-//! qlog events ([`qlog`]).
+//! qlog events (`qlog.rs`).
 
 mod app;
 mod endpoint;
