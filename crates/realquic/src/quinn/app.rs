@@ -130,8 +130,9 @@ impl AppStreams {
         if fin {
             let (id, total) = self.reading.remove(slot);
             let index = id.index() as u32;
+            let request = conn.side() == Side::Server;
             let mut glue = Glue { conn, streams: self, events };
-            if id.initiator() == Side::Client && conn_side_is_server(&glue) {
+            if request {
                 app.on_request(index, &mut glue);
             } else {
                 app.on_response(index, total, &mut glue);
@@ -174,9 +175,7 @@ impl AppStreams {
             }
         });
     }
-}
 
-impl AppStreams {
     /// The message workload opens a unidirectional stream, packed at its level.
     pub(super) fn open(&mut self, conn: &mut Connection, options: StreamOptions) -> Result<u64, AppError> {
         let id = conn.streams().open(Dir::Uni).ok_or(AppError::Unsupported)?;
@@ -227,10 +226,4 @@ impl AppStreams {
     pub(super) fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
         out.append(&mut self.progress);
     }
-}
-
-/// Whether the glue's connection is the server's: a stream the client initiated is a request
-/// there, and a response at the client.
-fn conn_side_is_server(glue: &Glue<'_>) -> bool {
-    glue.conn.side() == Side::Server
 }
