@@ -12,7 +12,8 @@
 //! ```
 //!
 //! [`builder::LinkConfig`] holds one direction's models and is the one place that stacks them
-//! in this order. [`scripted::Scripted`] wraps any link, such a stack included, to drop, lose
+//! in this order; for the commonest link (fixed rate, constant delay, drop-tail FIFO) it builds
+//! [`fifo::FifoLink`] instead, one element that gives exactly what that stack gives. [`scripted::Scripted`] wraps any link, such a stack included, to drop, lose
 //! or delay chosen packets in tests.
 //!
 //! Trace files (Mahimahi, bitrate CSVs, delay histograms, delay series, loss traces) are parsed
@@ -23,6 +24,7 @@ pub mod aqm;
 pub mod availability;
 pub mod builder;
 pub mod delay;
+pub mod fifo;
 pub mod loss;
 pub mod queue;
 pub mod rate;
