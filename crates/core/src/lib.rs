@@ -9,6 +9,7 @@
 //!   through which a transport writes its own header.
 
 pub mod packet;
+pub mod queue_meter;
 pub mod recorder;
 pub mod rng;
 pub mod time;
@@ -16,6 +17,7 @@ pub mod units;
 pub mod wire;
 
 pub use packet::{BearerId, Ecn, FlowId, LinkId, Packet, Payload, IP_UDP_OVERHEAD};
+pub use queue_meter::{QueueBin, QueueMeter};
 pub use recorder::{DropCause, NullRecorder, Recorder, TransportSample};
 pub use rng::RngStream;
 pub use time::{Dur, Time};

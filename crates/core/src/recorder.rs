@@ -4,6 +4,7 @@
 //! them into time series and summaries. Methods take integer ids and sizes only, so recording
 //! costs a few additions per packet and never allocates.
 
+use crate::queue_meter::QueueBin;
 use crate::packet::{BearerId, FlowId, LinkId};
 use crate::time::{Dur, Time};
 
@@ -68,8 +69,10 @@ pub trait Recorder {
     fn link_delivered(&mut self, now: Time, link: LinkId, bytes: u32);
     /// A link direction dropped a packet.
     fn link_dropped(&mut self, now: Time, link: LinkId, cause: DropCause, bytes: u32);
-    /// A link direction's queue changed to `packets` / `bytes` waiting (transmission excluded).
-    fn link_queue(&mut self, now: Time, link: LinkId, packets: u32, bytes: u64);
+    /// A link direction's queue (packets and bytes waiting, transmission excluded) integrated
+    /// over bin `q.bin` or part of it ([`QueueMeter`](crate::QueueMeter)); a bin may come in
+    /// several parts, to be added.
+    fn link_queue_bin(&mut self, link: LinkId, q: QueueBin);
     /// A flow's sender put a packet on the network.
     fn flow_sent(&mut self, now: Time, flow: FlowId, bytes: u32);
     /// A flow's receiver got `bytes` of payload (goodput).
@@ -113,7 +116,7 @@ pub struct NullRecorder;
 impl Recorder for NullRecorder {
     fn link_delivered(&mut self, _: Time, _: LinkId, _: u32) {}
     fn link_dropped(&mut self, _: Time, _: LinkId, _: DropCause, _: u32) {}
-    fn link_queue(&mut self, _: Time, _: LinkId, _: u32, _: u64) {}
+    fn link_queue_bin(&mut self, _: LinkId, _: QueueBin) {}
     fn flow_sent(&mut self, _: Time, _: FlowId, _: u32) {}
     fn flow_delivered(&mut self, _: Time, _: FlowId, _: u64) {}
     fn flow_dropped(&mut self, _: Time, _: FlowId, _: DropCause, _: u32, _: bool) {}

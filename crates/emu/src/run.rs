@@ -299,6 +299,7 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
     }
     catch_stop_signals();
     let mut net = Network::new(&resolved.network_spec(), seed);
+    net.record_queues(resolved.bin);
     let paths: Vec<usize> = flows.iter().map(|f| f.path_count()).collect();
     let wall_start = Instant::now();
     let mut fabric = Fabric::new(ports, &paths, resolved.links.len(), net.bearer_count(), resolved.bin, sys::monotonic_ns());
@@ -400,6 +401,8 @@ pub fn emulate(scenario: &Scenario, opts: &Options) -> Result<serde_json::Value,
         let _ = f;
     }
     drop(tuns);
+    // The queues' integrals run to the end and are all handed to the recorder.
+    net.settle(end, &mut fabric);
     let facts = RunFacts { scenario: scenario.name().to_string(), seed, end, wall, stopped_by: stopped_by.to_string(), budget: opts.budget, hosts: host_list, counters };
     let summary = report::write(&opts.out, scenario, &net, &mut fabric, &outcomes, &facts)?;
     Ok(summary)

@@ -23,7 +23,7 @@
 //! caller's `now` is processed at its own instant, whether the caller polls or enqueues first.
 
 use crate::{Held, Link, LinkOutput, QueueState};
-use multiconn_core::{DropCause, Packet, Time};
+use multiconn_core::{DropCause, Dur, Packet, QueueMeter, Time};
 use std::collections::VecDeque;
 
 /// Down windows `[from, until)`, sorted and disjoint.
@@ -239,6 +239,12 @@ impl<L: Link> Link for Intermittent<L> {
     }
     fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
         self.inner.take_queue_changes(out)
+    }
+    fn keep_queue_meter(&mut self, width: Dur) -> bool {
+        self.inner.keep_queue_meter(width)
+    }
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        self.inner.queue_meter()
     }
     fn queue(&self) -> QueueState {
         self.inner.queue()

@@ -11,7 +11,8 @@
 //! then sits in one ring in that order, propagating ones first, and a poll only moves a cursor
 //! over the departures that are due. A queue change is kept with its instant as the cursor
 //! passes it ([`Link::take_queue_changes`]), so a recorder sees the queue as an eagerly woken
-//! link shows it.
+//! link shows it; asked to ([`Link::keep_queue_meter`]), it integrates its queue per bin
+//! itself as each change happens ([`QueueMeter`]), and reports no changes one by one.
 //!
 //! [`crate::builder::LinkConfig::build`] picks it for a positive fixed rate, a constant delay,
 //! no AQM and FIFO delivery; everything else keeps the general decorator stack.
@@ -19,7 +20,7 @@
 use std::collections::VecDeque;
 
 use multiconn_core::units::QueueLimit;
-use multiconn_core::{DropCause, Dur, Packet, Rate, Time};
+use multiconn_core::{DropCause, Dur, Packet, QueueMeter, Rate, Time};
 
 use crate::{Held, Link, LinkOutput, QueueState};
 
@@ -39,8 +40,13 @@ pub struct FifoLink {
     busy_until: Time,
     /// The serialization time of the last packet size seen (most packets share a size).
     tx_cache: (u32, Dur),
-    /// Queue changes at departures the cursor passed, not yet taken.
+    /// Queue changes at departures the cursor passed, not yet taken (without a meter).
     queue_changes: Vec<(Time, QueueState)>,
+    /// The queue integrated bin by bin, when asked for ([`Link::keep_queue_meter`]): every
+    /// change is noted here as it happens instead.
+    meter: Option<QueueMeter>,
+    /// The latest instant the link was told of (a discard of waiting packets happens then).
+    latest: Time,
 }
 
 struct Slot {
@@ -65,7 +71,25 @@ impl FifoLink {
             busy_until: Time::ZERO,
             tx_cache: (0, Dur::ZERO),
             queue_changes: Vec::new(),
+            meter: None,
+            latest: Time::ZERO,
         }
+    }
+
+    /// Notes the queue as it is from `at` on.
+    fn queue_changed(&mut self, at: Time) {
+        let queue = self.queue();
+        match &mut self.meter {
+            Some(meter) => meter.change(at, queue.packets, queue.bytes),
+            None => match self.queue_changes.last_mut() {
+                Some(last) if last.0 == at => last.1 = queue,
+                _ => self.queue_changes.push((at, queue)),
+            },
+        }
+    }
+
+    fn saw(&mut self, now: Time) {
+        self.latest = self.latest.max(now);
     }
 
     fn tx_time(&mut self, size: u32) -> Dur {
@@ -118,11 +142,7 @@ impl FifoLink {
             let at = slot.finish;
             self.undeparted_bytes -= u64::from(slot.pkt.size);
             self.departed += 1;
-            let queue = self.queue();
-            match self.queue_changes.last_mut() {
-                Some(last) if last.0 == at => last.1 = queue,
-                _ => self.queue_changes.push((at, queue)),
-            }
+            self.queue_changed(at);
         }
     }
 
@@ -138,8 +158,10 @@ impl FifoLink {
 
 impl Link for FifoLink {
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+        self.saw(now);
         self.depart_before(now);
-        if self.busy() && !self.waiting_fits(pkt.size) {
+        let waits = self.busy();
+        if waits && !self.waiting_fits(pkt.size) {
             return Err((pkt, DropCause::Queue));
         }
         let start = now.max(self.busy_until);
@@ -147,10 +169,14 @@ impl Link for FifoLink {
         self.busy_until = finish;
         self.undeparted_bytes += u64::from(pkt.size);
         self.slots.push_back(Slot { pkt, finish, due: finish + self.delay });
+        if waits && self.meter.is_some() {
+            self.queue_changed(now);
+        }
         Ok(())
     }
 
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
+        self.saw(now);
         self.depart_until(now);
         if self.departed == 0 || self.slots.front()?.due > now {
             return None;
@@ -176,11 +202,26 @@ impl Link for FifoLink {
     }
 
     fn catch_up(&mut self, now: Time) {
+        self.saw(now);
         self.depart_before(now);
     }
 
     fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
         out.append(&mut self.queue_changes);
+    }
+
+    /// Every change of its queue is known here, at its instant: it keeps its own meter.
+    fn keep_queue_meter(&mut self, width: Dur) -> bool {
+        let mut meter = QueueMeter::new(width);
+        let queue = self.queue();
+        meter.change(self.latest, queue.packets, queue.bytes);
+        self.meter = Some(meter);
+        self.queue_changes.clear();
+        true
+    }
+
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        self.meter.as_mut()
     }
 
     fn queue(&self) -> QueueState {
@@ -194,15 +235,20 @@ impl Link for FifoLink {
     /// Removes the packet in transmission and the waiting ones; those propagating still
     /// arrive.
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.saw(now);
         self.depart_before(now);
         out.extend(self.slots.drain(self.departed..).map(|s| s.pkt));
         self.undeparted_bytes = 0;
         // The aborted transmission no longer occupies the link after `now`.
         self.busy_until = self.busy_until.min(now);
+        if self.meter.is_some() {
+            self.queue_changed(now);
+        }
     }
 
     /// Removes the chosen waiting packets; those behind them move up, each starting when the
-    /// one before it finishes.
+    /// one before it finishes. The queue changes at the latest instant the link was told of
+    /// (the caller catches it up to the discard's instant first).
     fn discard_waiting(&mut self, discard: &mut dyn FnMut(&Packet) -> bool, out: &mut Vec<Packet>) {
         let Some(in_service) = self.slots.get(self.departed) else { return };
         let mut previous_finish = in_service.finish;
@@ -224,10 +270,14 @@ impl Link for FifoLink {
         }
         self.slots = kept;
         self.busy_until = previous_finish;
+        if self.meter.is_some() {
+            self.queue_changed(self.latest);
+        }
     }
 
     /// Removes every packet propagating, in delivery order.
     fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.saw(now);
         self.depart_before(now);
         out.extend(self.slots.drain(..self.departed).map(|s| s.pkt));
         self.departed = 0;

@@ -32,7 +32,7 @@ pub mod scripted;
 pub mod start;
 pub mod trace;
 
-use multiconn_core::{DropCause, Packet, Time};
+use multiconn_core::{DropCause, Dur, Packet, QueueMeter, Time};
 
 /// What a link hands back when polled.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,6 +121,16 @@ pub trait Link {
     /// after the change)` in time order: a lazy link's queue shrinks at departures that
     /// nobody was woken for, and its recorder still wants them at their instants.
     fn take_queue_changes(&mut self, _out: &mut Vec<(Time, QueueState)>) {}
+    /// Asks the link to integrate its own queue in bins of `width`
+    /// ([`QueueMeter`]): one that knows its queue's every change can, and then reports no
+    /// changes through [`Link::take_queue_changes`]. Whether it does; the default does not.
+    fn keep_queue_meter(&mut self, _width: Dur) -> bool {
+        false
+    }
+    /// The meter of a link that keeps its own ([`Link::keep_queue_meter`]).
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        None
+    }
     /// The queue right now.
     fn queue(&self) -> QueueState;
     /// Whether a packet of `size` bytes would fit in the queue now (used for back-pressure
@@ -186,6 +196,12 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
         (**self).take_queue_changes(out)
+    }
+    fn keep_queue_meter(&mut self, width: Dur) -> bool {
+        (**self).keep_queue_meter(width)
+    }
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        (**self).queue_meter()
     }
     fn queue(&self) -> QueueState {
         (**self).queue()

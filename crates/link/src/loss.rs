@@ -13,7 +13,7 @@
 //! on the sequence of offered packets.
 
 use crate::{Held, Link, LinkOutput, QueueState, TraceError};
-use multiconn_core::{DropCause, Packet, RngStream, Time};
+use multiconn_core::{DropCause, Dur, Packet, QueueMeter, RngStream, Time};
 
 /// A per-packet loss pattern: `lost[i]` for the i-th packet offered; it loops.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,6 +226,12 @@ impl<L: Link> Link for Lossy<L> {
     }
     fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
         self.inner.take_queue_changes(out)
+    }
+    fn keep_queue_meter(&mut self, width: Dur) -> bool {
+        self.inner.keep_queue_meter(width)
+    }
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        self.inner.queue_meter()
     }
     fn queue(&self) -> QueueState {
         self.inner.queue()

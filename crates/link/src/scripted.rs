@@ -30,7 +30,7 @@
 
 use crate::delay::Pending;
 use crate::{Held, Link, LinkOutput, QueueState};
-use multiconn_core::{DropCause, Dur, Ecn, Packet, Time};
+use multiconn_core::{DropCause, Dur, Ecn, Packet, QueueMeter, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -220,6 +220,12 @@ impl<L: Link> Link for Scripted<L> {
 
     fn take_queue_changes(&mut self, out: &mut Vec<(Time, QueueState)>) {
         self.inner.take_queue_changes(out)
+    }
+    fn keep_queue_meter(&mut self, width: Dur) -> bool {
+        self.inner.keep_queue_meter(width)
+    }
+    fn queue_meter(&mut self) -> Option<&mut QueueMeter> {
+        self.inner.queue_meter()
     }
 
     fn queue(&self) -> QueueState {

@@ -12,7 +12,7 @@
 //! then (a run of many series keeps most of its memory in them).
 //! [`jain_index`] is Jain's fairness index (Jain, Chiu and Hawe, DEC-TR-301, 1984).
 
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Recorder, Time, TransportSample};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, QueueBin, Recorder, Time, TransportSample};
 
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one takes all.
 /// `None` for an empty set or when every value is zero (fairness is undefined).
@@ -413,12 +413,13 @@ impl Recorder for BinnedRecorder {
         self.links[link.0 as usize].dropped(idx, cause);
     }
 
-    fn link_queue(&mut self, now: Time, link: LinkId, packets: u32, bytes: u64) {
-        let bin = self.bin.0;
+    fn link_queue_bin(&mut self, link: LinkId, q: QueueBin) {
         let s = &mut self.links[link.0 as usize];
-        s.integrate_queue(bin, now);
-        s.queue_packets = packets;
-        s.queue_bytes = bytes;
+        let c = s.bin(q.bin as usize);
+        c.queue_packet_ns += q.packet_ns;
+        c.queue_byte_ns += q.byte_ns;
+        s.total.queue_packet_ns += q.packet_ns;
+        s.total.queue_byte_ns += q.byte_ns;
     }
 
     fn flow_sent(&mut self, now: Time, flow: FlowId, bytes: u32) {
@@ -566,10 +567,17 @@ mod tests {
     #[test]
     fn queue_mean_is_time_weighted_across_bins() {
         let mut r = BinnedRecorder::new(Dur::from_millis(100), 0, 1);
-        // 10 packets from 50 ms to 150 ms, then empty.
-        r.link_queue(Time::ZERO, LinkId(0), 0, 0);
-        r.link_queue(Time(50_000_000), LinkId(0), 10, 15_000);
-        r.link_queue(Time(150_000_000), LinkId(0), 0, 0);
+        // 10 packets from 50 ms to 150 ms, then empty, as the link's meter integrates it.
+        let mut meter = multiconn_core::QueueMeter::new(Dur::from_millis(100));
+        meter.change(Time::ZERO, 0, 0);
+        meter.change(Time(50_000_000), 10, 15_000);
+        meter.change(Time(150_000_000), 0, 0);
+        meter.close(Time(250_000_000));
+        let mut bins = Vec::new();
+        meter.take_closed(&mut bins);
+        for q in bins {
+            r.link_queue_bin(LinkId(0), q);
+        }
         let links = r.finish(Time(250_000_000)).links;
         let means: Vec<f64> = links[0].iter().map(|b| b.mean_queue_packets()).collect();
         assert_eq!(means, vec![5.0, 5.0, 0.0]);
@@ -646,7 +654,7 @@ mod tests {
         let record = || {
             let mut r = BinnedRecorder::new(Dur::from_millis(100), 2, 2).with_paths(&[0, 2]).with_bearers(1);
             r.flow_delivered(Time(120_000_000), FlowId(1), 12_500);
-            r.link_queue(Time(10_000_000), LinkId(1), 3, 4500);
+            r.link_queue_bin(LinkId(1), QueueBin { bin: 0, packet_ns: 3 * 90_000_000, byte_ns: 4500 * 90_000_000 });
             r.path_delivered(Time(150_000_000), FlowId(1), 1, 500);
             r.path_transport(Time(30_000_000), FlowId(1), 1, &TransportSample { cwnd: 7, ..Default::default() });
             r.leg_delivered(Time(10_000_000), BearerId(0), 1, 100);

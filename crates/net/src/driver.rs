@@ -12,8 +12,7 @@
 //! emulator record through the same code and implement only what differs (their clock, their
 //! hosts).
 
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Recorder, Time};
-use multiconn_link::QueueState;
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, QueueBin, Recorder, Time};
 
 use crate::network::{ElementId, Network};
 
@@ -77,10 +76,11 @@ pub trait Driver {
         }
     }
 
-    /// The queue of link direction `link` changed.
-    fn link_queue(&mut self, now: Time, link: LinkId, queue: QueueState) {
+    /// The queue of link direction `link` integrated over bin `q.bin` or part of it (see
+    /// [`Network::record_queues`]).
+    fn link_queue_bin(&mut self, link: LinkId, q: QueueBin) {
         if let Some(r) = self.recorder() {
-            r.link_queue(now, link, queue.packets, queue.bytes);
+            r.link_queue_bin(link, q);
         }
     }
 

@@ -25,7 +25,7 @@
 
 use std::sync::Arc;
 
-use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, Time};
+use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, QueueBin, QueueMeter, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::{Link, LinkOutput, QueueState};
 use multiconn_pdcp::{Arrival, Legs, PendingVolume, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
@@ -72,9 +72,21 @@ struct PortSlot {
 struct LinkSlot {
     link: Box<dyn Link + Send>,
     timer: LazyTimer,
+    /// How its queue is integrated for the driver ([`Network::record_queues`]).
+    meter: Meter,
     last_queue: QueueState,
     /// A sender held back by the link's room waits for its departures: wake it for each.
     watch_room: bool,
+}
+
+/// Who integrates a link direction's queue.
+enum Meter {
+    /// Nobody: the queue is not recorded.
+    Off,
+    /// The link itself, as each change happens ([`Link::keep_queue_meter`]).
+    InLink,
+    /// The network, from the changes the link reports.
+    Here(QueueMeter),
 }
 
 /// Where a split bearer sits: which split, which flow's path, which hop of its forward route.
@@ -135,6 +147,8 @@ pub struct Network {
     forward: Vec<Packet>,
     /// Scratch space for the queue changes a lazy link caught up.
     queue_changes: Vec<(Time, QueueState)>,
+    /// Scratch space for the queue integrals handed to the driver.
+    queue_bins: Vec<QueueBin>,
     /// Per link direction: the model it was built from, when known (the invariant checks'
     /// delivery floors).
     models: Vec<Option<Arc<dyn HopModel>>>,
@@ -155,7 +169,7 @@ impl Network {
     /// A network over links built elsewhere: any [`Link`] is an element (a test's fixed-delay
     /// wire, a trace replayer...). [`Hop::Link`] indexes `links`.
     pub fn with_links(links: Vec<Box<dyn Link + Send>>, splits: Vec<SplitBearerConfig>, flows: Vec<FlowRoutes>) -> Network {
-        let links: Vec<LinkSlot> = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), last_queue: QueueState::default(), watch_room: false }).collect();
+        let links: Vec<LinkSlot> = links.into_iter().map(|link| LinkSlot { link, timer: LazyTimer::default(), meter: Meter::Off, last_queue: QueueState::default(), watch_room: false }).collect();
         let mut bearers = Vec::new();
         let mut entities = Vec::with_capacity(flows.len());
         // Bearers in order of flow, path, route (forward first) and hop.
@@ -179,7 +193,7 @@ impl Network {
         }
         let in_flight = vec![0; flows.len()];
         let models = vec![None; links.len()];
-        Network { links, ports: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new(), models, checks: None }
+        Network { links, ports: Vec::new(), bearers, splits, flows, entities, in_flight, forward: Vec::new(), queue_changes: Vec::new(), queue_bins: Vec::new(), models, checks: None }
     }
 
     /// Turns the invariant checks on (see [`crate::invariants`]); `link_names` name the link
@@ -238,12 +252,40 @@ impl Network {
         self.links[l].watch_room = true;
     }
 
+    /// Integrates every link direction's queue in bins of `width` from time zero and hands
+    /// each bin to the driver ([`Driver::link_queue_bin`]) once it is over, the last one at
+    /// [`Network::settle`]. A link that knows its queue's every change keeps the integral
+    /// itself ([`Link::keep_queue_meter`]); the network keeps it for the others, from the
+    /// changes they report. Call before anything is sent; without it no queue is recorded.
+    pub fn record_queues(&mut self, width: Dur) {
+        for slot in &mut self.links {
+            slot.meter = if slot.link.keep_queue_meter(width) { Meter::InLink } else { Meter::Here(QueueMeter::new(width)) };
+        }
+    }
+
     /// Catches every link direction up to `now` included (the end of a run), so their
-    /// queues, and what the driver was told of them, are those at `now`.
+    /// queues, and what the driver was told of them, are those at `now`: the queue integrals
+    /// run to `now` and are all handed out.
     pub fn settle(&mut self, now: Time, d: &mut impl Driver) {
         for l in 0..self.links.len() {
             self.links[l].link.catch_up(Time(now.0.saturating_add(1)));
             self.note_queue(l, now, d);
+            let slot = &mut self.links[l];
+            let meter = match &mut slot.meter {
+                Meter::Off => continue,
+                Meter::InLink => slot.link.queue_meter().expect("a link that keeps its meter has one"),
+                Meter::Here(meter) => meter,
+            };
+            meter.close(now);
+            Self::hand_out_bins(meter, l, &mut self.queue_bins, d);
+        }
+    }
+
+    /// Hands the bins `meter` closed to the driver.
+    fn hand_out_bins(meter: &mut QueueMeter, l: usize, scratch: &mut Vec<QueueBin>, d: &mut impl Driver) {
+        meter.take_closed(scratch);
+        for q in scratch.drain(..) {
+            d.link_queue_bin(LinkId(l as u32), q);
         }
     }
 
@@ -404,22 +446,34 @@ impl Network {
         }
     }
 
-    /// Tells the driver of link direction `l`'s queue changes since it was last told: those
-    /// a lazy link caught up, at their instants, then the queue at `now`.
+    /// Integrates link direction `l`'s queue changes since the last call (those a lazy link
+    /// caught up, at their instants, then the queue at `now`) and hands the driver the bins
+    /// that are over. A link keeping its own meter has integrated them already.
     fn note_queue(&mut self, l: usize, now: Time, d: &mut impl Driver) {
+        let slot = &mut self.links[l];
+        let meter = match &mut slot.meter {
+            Meter::Off => return,
+            Meter::InLink => {
+                let meter = slot.link.queue_meter().expect("a link that keeps its meter has one");
+                if meter.has_closed() {
+                    Self::hand_out_bins(meter, l, &mut self.queue_bins, d);
+                }
+                return;
+            }
+            Meter::Here(meter) => meter,
+        };
         let mut changes = std::mem::take(&mut self.queue_changes);
-        self.links[l].link.take_queue_changes(&mut changes);
+        slot.link.take_queue_changes(&mut changes);
+        changes.push((now, slot.link.queue()));
         for (at, q) in changes.drain(..) {
-            if q != self.links[l].last_queue {
-                self.links[l].last_queue = q;
-                d.link_queue(at, LinkId(l as u32), q);
+            if q != slot.last_queue {
+                slot.last_queue = q;
+                meter.change(at, q.packets, q.bytes);
             }
         }
         self.queue_changes = changes;
-        let q = self.links[l].link.queue();
-        if q != self.links[l].last_queue {
-            self.links[l].last_queue = q;
-            d.link_queue(now, LinkId(l as u32), q);
+        if meter.has_closed() {
+            Self::hand_out_bins(meter, l, &mut self.queue_bins, d);
         }
     }
 

@@ -7,7 +7,7 @@
 
 use crate::delay_support::packet;
 use multiconn_core::units::{QueueLimit, Rate};
-use multiconn_core::{Dur, RngStream, Time};
+use multiconn_core::{Dur, QueueMeter, RngStream, Time};
 use multiconn_link::availability::{Intermittent, Schedule};
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::{DelayModel, Delayed};
@@ -213,5 +213,43 @@ proptest! {
         let fast = drive(&mut Intermittent::new(FifoLink::new(rate, limit, delay), down.clone()), &load, watch_room);
         let reference = drive(&mut Intermittent::new(general(rate, limit, delay), down), &load, watch_room);
         prop_assert_eq!(fast, reference);
+    }
+
+    /// A fast link keeping its own queue meter integrates exactly the queue changes the
+    /// general stack reports, bin by bin.
+    #[test]
+    fn the_fast_paths_own_meter_integrates_the_reported_changes(
+        gaps in prop::collection::vec((0u64..600, 0u32..1500, 0u8..40), 1..300),
+        rate_mbps in 1.0f64..100.0,
+        limit in 0u64..20,
+        delay_us in 0u64..20_000,
+        outage_ms in 0u64..60,
+        bin_us in 50u64..5_000,
+        watch_room in any::<bool>(),
+    ) {
+        let load = steps(&gaps);
+        let rate = Rate::from_mbps(rate_mbps);
+        let limit = QueueLimit::Packets(limit);
+        let delay = Dur::from_micros(delay_us);
+        let width = Dur::from_micros(bin_us);
+        let down = Schedule::new(vec![(Time(outage_ms * 1_000_000), Time(outage_ms * 1_000_000 + 7_000_000))]).unwrap();
+        let mut metered = Intermittent::new(FifoLink::new(rate, limit, delay), down.clone());
+        prop_assert!(metered.keep_queue_meter(width));
+        drive(&mut metered, &load, watch_room);
+        let reference = drive(&mut Intermittent::new(general(rate, limit, delay), down), &load, watch_room);
+        let end = load.last().unwrap().0 + Dur::from_secs(1);
+        metered.catch_up(end);
+        let meter = metered.queue_meter().unwrap();
+        meter.close(end);
+        let mut own = Vec::new();
+        meter.take_closed(&mut own);
+        let mut expected = QueueMeter::new(width);
+        for &(at, q) in &reference.queue {
+            expected.change(at, q.packets, q.bytes);
+        }
+        expected.close(end);
+        let mut from_changes = Vec::new();
+        expected.take_closed(&mut from_changes);
+        prop_assert_eq!(own, from_changes);
     }
 }

@@ -132,6 +132,7 @@ impl World {
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, TransportError> {
         let mut net = Network::new(&resolved.network_spec(), seed);
         let mut hosts = Hosts::new(resolved, net.bearer_count(), seed)?;
+        net.record_queues(hosts.recorder.bin_width());
         for c in 0..net.port_count() {
             if let Some(cell) = net.port_element_mut::<multiconn_cell::CellHop>(c) {
                 cell.record_series(hosts.recorder.bin_width().0);
