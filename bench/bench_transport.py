@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: TCP and QUIC transfers, downloads over DC and over four paths, and ns-3.
 
-    .venv/bin/python bench/bench_transport.py [--runs 7]
+    .venv/bin/python bench/bench_transport.py [--runs 7] [--command-only]
 
 Workload of the transfers (as examples/scenarios/bulk.toml): 40 Mbit/s, 10 ms one way,
 100-packet drop-tail queue, 20 simulated seconds. Each case runs the native `run_scenario`
@@ -21,8 +21,15 @@ example in a child process (no Python in the loop) `--runs` times; the table sho
 * ns-3 (BulkSend over PointToPoint, same parameters, bench/ns3/) when `libns3-dev` is
   installed: `Simulator::Run`'s wall time and the whole process's, each against ours; without
   ns-3 the bench says how to install it.
+* The `multiconn run` command (Python included) on the UDP transfer as bulk.toml has it and on
+  the TCP and QUIC NewReno transfers: the whole command's wall time (summary table printed to
+  a pipe), the simulation's (summary.json's wall_time_s) and the output step's: writing the
+  run folder (`RunResult.write`, pyarrow's import included, as in the command), timed in a
+  fresh process after `multiconn.run`. The goal: the output step costs no more than the
+  simulation. `--command-only` runs just these (no cargo build).
 
-Results go to bench-out/transport.json (read by bench/scoreboard.py).
+Results go to bench-out/transport.json (read by bench/scoreboard.py); `--command-only`
+replaces only its "command" part.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +73,22 @@ CASES: list[tuple[str, Path, tuple[str, ...]]] = [
 SLOW_CASES = {"quic-1GB"}
 """Run once: a single run already takes about half a second."""
 
+# (case, overrides of bulk.toml) for the `multiconn run` command
+COMMAND_CASES: list[tuple[str, tuple[str, ...]]] = [
+    ("udp", ()),
+    ("tcp-newreno", ("flow.bulk.transport=tcp", "flow.bulk.cc=newreno")),
+    ("quic-newreno", ("flow.bulk.transport=quic", "flow.bulk.cc=newreno")),
+]
+OUTPUT_STEP = """\
+import json, sys, time
+import multiconn
+result = multiconn.run(sys.argv[1], overrides=dict(s.split("=", 1) for s in sys.argv[3:]))
+started = time.perf_counter()
+result.write(sys.argv[2])
+print(json.dumps({"output_s": time.perf_counter() - started}))
+"""
+"""A fresh process: the run, then its output step (the Parquet writer loads on first use)."""
+
 
 def build_runner() -> None:
     subprocess.run(
@@ -95,6 +119,45 @@ def median_of(runs: list[dict]) -> dict:
     return out
 
 
+def command_once(sets: tuple[str, ...], out: Path) -> dict:
+    """One `multiconn run` of bulk.toml (whole command), then the output step on its own."""
+    overrides = [arg for s in sets for arg in ("--set", s)]
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "multiconn", "run", str(BULK), "--out", str(out / "run"),
+                           *overrides], capture_output=True, text=True, check=False)
+    command_s = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"multiconn run {' '.join(sets)} failed: {proc.stderr.strip()}")
+    simulation_s = json.loads((out / "run" / "summary.json").read_text())["wall_time_s"]
+    proc = subprocess.run([sys.executable, "-c", OUTPUT_STEP, str(BULK), str(out / "output"), *sets],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"output step {' '.join(sets)} failed: {proc.stderr.strip()}")
+    return {"command_s": command_s, "simulation_s": simulation_s, **json.loads(proc.stdout)}
+
+
+def command_cases(runs: int, console: Console) -> dict[str, dict]:
+    """Medians of `runs` runs of each command case (after one unmeasured run: a cold file
+    cache or bytecode is no part of the command's cost)."""
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-command-") as tmp:
+        for name, sets in COMMAND_CASES:
+            command_once(sets, Path(tmp))
+            measured = [command_once(sets, Path(tmp)) for _ in range(runs)]
+            r = {key: statistics.median(m[key] for m in measured) for key in measured[0]}
+            r["output_over_simulation"] = r["output_s"] / r["simulation_s"]
+            r["runs"] = runs
+            results[name] = r
+    table = Table(title=f"multiconn run examples/scenarios/bulk.toml (the command), medians of {runs} runs")
+    for col in ("case", "command s", "simulation s", "output step s", "output / simulation"):
+        table.add_column(col, justify="right" if col != "case" else "left")
+    for name, r in results.items():
+        table.add_row(name, f"{r['command_s']:.3f}", f"{r['simulation_s']:.3f}", f"{r['output_s']:.3f}",
+                      f"{r['output_over_simulation']:.1f}x")
+    console.print(table)
+    return results
+
+
 def ns3_available() -> bool:
     """Builds the ns-3 program if needed; False (with a note) when ns-3 is not installed."""
     proc = subprocess.run(["bash", str(NS3), str(ROOT / "target" / "ns3"), "--duration=0.1"],
@@ -122,9 +185,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="runs per case; medians are reported (7)")
     parser.add_argument("--ns3-runs", type=int, default=3, help="runs of the ns-3 program per controller (3)")
+    parser.add_argument("--command-only", action="store_true",
+                        help="only the `multiconn run` cases (no cargo build, no native runner, no ns-3)")
     args = parser.parse_args()
-    build_runner()
     console = Console(width=150)
+    out = ROOT / "bench-out"
+    out.mkdir(exist_ok=True)
+    if args.command_only:
+        path = out / "transport.json"
+        previous = json.loads(path.read_text()) if path.exists() else {}
+        previous["command"] = command_cases(args.runs, console)
+        path.write_text(json.dumps(previous, indent=2) + "\n")
+        return
+    build_runner()
     results: dict[str, dict] = {}
     for name, scenario, sets in CASES:
         n = 1 if name in SLOW_CASES else args.runs
@@ -167,9 +240,9 @@ def main() -> None:
                               f"{theirs['process_s']:.3f}", f"{mine['process_s']:.4f}", f"{c['speedup_process']:.0f}x",
                               f"{theirs['goodput_mbps']:.2f} / {mine['goodput_mbps']:.2f}")
         console.print(ns3_table)
-    out = ROOT / "bench-out"
-    out.mkdir(exist_ok=True)
-    (out / "transport.json").write_text(json.dumps({"runs": results, "ns3": comparison}, indent=2) + "\n")
+    command = command_cases(args.runs, console)
+    (out / "transport.json").write_text(json.dumps({"runs": results, "ns3": comparison, "command": command},
+                                                   indent=2) + "\n")
 
 
 if __name__ == "__main__":

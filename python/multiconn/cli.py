@@ -1,6 +1,7 @@
 """The `multiconn` command: `run` and `validate` a scenario; `sweep`, `list`, `reproduce`,
 `results` and `report` (see multiconn.sweep.commands); `owd-series` (see multiconn.owdgen);
-`drive generate` and `drive analyse` (see multiconn.drive).
+`drive generate` and `drive analyse` (see multiconn.drive). A command's parser is built only
+when the command line names it (`COMMANDS`): a command loads its own modules, not the others'.
 
 Exit codes: 0 success; 2 bad input (invalid scenario or sweep, unreadable file, bad option),
 reported as one line `multiconn: error: <message>` on stderr; 3 a sweep finished with failed
@@ -14,15 +15,13 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ._native import ScenarioError
 from .errors import (BackendError, DriveTableError, EmulationError, EmulationFailed, FindingsError, InvariantViolation,
                      PlotOptionError, RunFolderError, RunStalled, StoreError, SweepError)
 from .source import ScenarioFileError, parse_set_option
-from .findings.command import add_command as add_studies_command
-from .sweep.commands import add_commands
 
 PROG = "multiconn"
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -171,15 +170,25 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With `command` (a name in `COMMANDS`), only the commands
+    added with it are in the parser: `main` builds what the command line names, so that a
+    command imports only the modules its own options need (the other commands' modules and
+    their parsers are never loaded)."""
     from . import __version__
 
-    fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(prog=PROG, description=MAIN_DESCRIPTION, epilog=MAIN_EXAMPLE,
-                     formatter_class=fmt)
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for names, add in COMMANDS:
+        if command is None or command in names:
+            add(commands)
+    return parser
 
+
+def _add_run(commands: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
     run = commands.add_parser("run", help="run a scenario and write its results",
                               description=RUN_DESCRIPTION, epilog=RUN_EXAMPLE,
                               formatter_class=fmt)
@@ -218,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print the summary as JSON instead of the table")
     run.set_defaults(handler=cmd_run)
 
+
+def _add_emulate(commands: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
     emu = commands.add_parser("emulate", help="run a scenario in real time with real stacks (root)",
                               description=EMULATE_DESCRIPTION, epilog=EMULATE_EXAMPLE,
                               formatter_class=fmt)
@@ -239,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("--json", action="store_true", help="print the summary as JSON")
     emu.set_defaults(handler=cmd_emulate)
 
+
+def _add_validate(commands: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
     validate = commands.add_parser("validate", help="check a scenario without running it",
                                    description=VALIDATE_DESCRIPTION, epilog=VALIDATE_EXAMPLE,
                                    formatter_class=fmt)
@@ -250,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="show tracebacks of internal errors")
     validate.set_defaults(handler=cmd_validate)
 
+
+def _add_plot(commands: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
     plot = commands.add_parser("plot", help="draw the standard figures of a run",
                                description=PLOT_DESCRIPTION, epilog=PLOT_EXAMPLE,
                                formatter_class=fmt)
@@ -267,11 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     talk.add_argument("-v", "--verbose", action="store_true",
                       help="show tracebacks of internal errors")
     plot.set_defaults(handler=cmd_plot)
+
+
+def _add_sweep_commands(commands: Any) -> None:
+    from .sweep.commands import add_commands
+
     add_commands(commands, _positive_int)
-    add_studies_command(commands, _positive_int)
-    _add_owd_series(commands)
-    _add_drive(commands)
-    return parser
+
+
+def _add_studies(commands: Any) -> None:
+    from .findings.command import add_command
+
+    add_command(commands, _positive_int)
 
 
 def _size_option(text: str) -> int:
@@ -958,9 +983,25 @@ def cmd_drive_analyse(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+COMMANDS: tuple[tuple[tuple[str, ...], Callable[[Any], None]], ...] = (
+    (("run",), _add_run),
+    (("emulate",), _add_emulate),
+    (("validate",), _add_validate),
+    (("plot",), _add_plot),
+    (("sweep", "list", "reproduce", "results", "report"), _add_sweep_commands),
+    (("studies",), _add_studies),
+    (("owd-series",), _add_owd_series),
+    (("drive",), _add_drive),
+)
+"""The commands, in the order `--help` lists them: the names each function adds to the
+subparsers (the sweep commands come as one group, from `multiconn.sweep.commands`)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `multiconn` command; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    named = argv[0] if argv and any(argv[0] in names for names, _ in COMMANDS) else None
+    args = build_parser(named).parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))
     try:
         return int(args.handler(args))

@@ -216,7 +216,7 @@ def simulate(
     `EVENT_BUDGET`), or at its next step of virtual time. With `warn_long`, a run whose
     estimated events exceed `EVENT_WARNING` issues a `LongRunWarning` before it starts.
     Raises `InvariantViolation` when the invariant checker (see `run`) finds a broken rule."""
-    from .progress import RunProgress  # rich loads only when a run starts
+    from .progress import RunProgress  # rich loads only when the bar appears
 
     source = resolve_source(scenario_or_path)
     pairs = normalize_overrides(overrides)

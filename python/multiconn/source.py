@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import tomli_w
-
 ScenarioLike: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any] | ScenarioSource"
 OverridesLike: TypeAlias = "Mapping[str, Any] | Iterable[tuple[str, Any]] | None"
 
@@ -63,6 +61,8 @@ def resolve_source(scenario: ScenarioLike) -> ScenarioSource:
     if isinstance(scenario, ScenarioSource):
         return scenario
     if isinstance(scenario, Mapping):
+        import tomli_w  # only a dict needs writing as TOML
+
         text = tomli_w.dumps(dict(scenario))
         return ScenarioSource(text=text, origin="<dict>", base_dir=os.getcwd())
     if isinstance(scenario, os.PathLike):

@@ -1,5 +1,6 @@
 """The command line starts without the heavy libraries: pandas, pyarrow, numpy, matplotlib and
-rich load only when a command needs them (a run, a sweep, a figure)."""
+rich load only when a command needs them (a run, a sweep, a figure); and a command loads only
+its own modules (the parsers of the others are not built)."""
 
 from __future__ import annotations
 
@@ -24,16 +25,21 @@ if {argv!r}:
         except SystemExit as exc:
             code = exc.code
 loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
-print(json.dumps({{"code": code, "loaded": loaded}}))
+ours = sorted(m for m in sys.modules if m.startswith("multiconn."))
+print(json.dumps({{"code": code, "loaded": loaded, "modules": ours}}))
 """
 
 
-def _loaded_after(argv: list[str]) -> tuple[object, list[str]]:
+def _probe(argv: list[str]) -> dict[str, object]:
     script = PROBE.format(argv=argv, heavy=HEAVY)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                          text=True, check=True)
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
-    return answer["code"], answer["loaded"]
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _loaded_after(argv: list[str]) -> tuple[object, list[str]]:
+    answer = _probe(argv)
+    return answer["code"], answer["loaded"]  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("argv", [
@@ -74,3 +80,45 @@ def test_a_run_writes_parquet_with_pyarrow_alone(tmp_path: Path) -> None:
     assert code == 0
     assert (tmp_path / "run" / "timeseries.parquet").stat().st_size > 0
     assert loaded == ["numpy", "pyarrow", "rich"]
+
+
+RUN_MODULES = ["multiconn._core", "multiconn._native", "multiconn.cli", "multiconn.errors",
+               "multiconn.frame", "multiconn.progress", "multiconn.report", "multiconn.result",
+               "multiconn.runner", "multiconn.source"]
+"""What `multiconn run` loads of ours: no other command's module (sweep, studies, plot, ...)."""
+
+
+@pytest.mark.parametrize("talk", [[], ["-q"], ["--json"]])
+def test_a_run_loads_its_own_modules_and_rich_only_to_print_the_table(
+        tmp_path: Path, talk: list[str]) -> None:
+    pytest.importorskip("multiconn._core")
+    answer = _probe(["run", "examples/scenarios/bulk.toml", "--out", str(tmp_path / "run"),
+                     "--set", "run.duration=0.2s", *talk])
+    assert answer["code"] == 0
+    assert answer["modules"] == RUN_MODULES
+    # The progress bar loads rich only once it appears (after a second): a short run that
+    # prints no table never loads it.
+    assert answer["loaded"] == (["numpy", "pyarrow"] if talk else ["numpy", "pyarrow", "rich"])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list", "--help"], ["studies", "--help"]])
+def test_help_loads_the_modules_of_the_commands_it_shows(argv: list[str]) -> None:
+    modules = _probe(argv)["modules"]
+    everything = argv == ["--help"]
+    assert ("multiconn.sweep.commands" in modules) == (everything or argv[0] == "list")  # type: ignore[operator]
+    assert ("multiconn.findings.command" in modules) == (everything or argv[0] == "studies")  # type: ignore[operator]
+    assert "multiconn.findings.evaluate" not in modules  # type: ignore[operator]
+
+
+def test_the_command_table_names_every_command_of_the_parser() -> None:
+    """`main` builds only the parser of the command named; `COMMANDS` says which function
+    adds which names, in the order `--help` lists them."""
+    from multiconn.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    assert list(subparsers.choices) == [n for names, _ in COMMANDS for n in names]  # type: ignore[union-attr]
+    for names, _ in COMMANDS:
+        one = build_parser(names[0])
+        sub = next(a for a in one._actions if a.dest == "command")
+        assert list(sub.choices) == list(names)  # type: ignore[union-attr]

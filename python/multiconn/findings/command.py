@@ -14,13 +14,13 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FindingsError
-from . import rule
-from .evaluate import Row, counts, evaluate
-from .listing import DRIVE_SOURCES, Study, read_studies
-from .sources import catalogue_frames, check, drive_frames
+
+if TYPE_CHECKING:  # the parser is built for every `multiconn` command: the rest loads on use
+    from .evaluate import Row
+    from .listing import Study
 
 DESCRIPTION = """\
 Check every finding of the four source studies against our runs: run what each needs (the
@@ -50,6 +50,8 @@ def add_command(commands: Any, positive_int: Any) -> None:
 
 
 def chosen(only: list[str] | None) -> list[Study]:
+    from .listing import read_studies
+
     studies = read_studies()
     if not only:
         return studies
@@ -70,6 +72,10 @@ def _say(quiet: bool) -> Any:
 def run(studies: list[Study], out: Path, quick: bool, jobs: int | None,
         quiet: bool = False) -> list[Row]:
     """Runs what the findings need into `out` and judges them."""
+    from .evaluate import evaluate
+    from .listing import DRIVE_SOURCES
+    from .sources import catalogue_frames, drive_frames
+
     say = _say(quiet)
     findings = [f for s in studies for f in s.findings]
     frames = catalogue_frames([f for f in findings if f.experiment not in DRIVE_SOURCES],
@@ -83,6 +89,9 @@ def run(studies: list[Study], out: Path, quick: bool, jobs: int | None,
 
 def markdown(rows: list[Row], quick: bool) -> str:
     """The table as Markdown, counts first."""
+    from . import rule
+    from .evaluate import counts
+
     lines = [f"# The studies' findings, checked ({'quick runs' if quick else 'full runs'})", ""]
     lines += ["| study | reproduces | partially | does not |", "|---|---|---|---|"]
     for key, c in counts(rows).items():
@@ -100,6 +109,9 @@ def markdown(rows: list[Row], quick: bool) -> str:
 
 
 def _print_table(rows: list[Row]) -> None:
+    from . import rule
+    from .evaluate import counts
+
     for r in rows:
         print(f"{r.id:<34} {r.verdict:<10} ours {r.ours}")
         print(f"{'':<34} paper {r.paper} ({r.where})")
@@ -112,6 +124,9 @@ def _print_table(rows: list[Row]) -> None:
 
 
 def cmd_studies(args: argparse.Namespace) -> int:
+    from .evaluate import counts
+    from .sources import check
+
     studies = chosen(args.only)
     check(studies)
     if args.list:
