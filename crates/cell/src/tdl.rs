@@ -213,8 +213,12 @@ impl TdlFading {
         self.for_each_rb_in(t_s, 0..self.n_rb, each)
     }
 
-    /// Calls `each(k, re, im)` with H_k(t_s) for every RB k in `rbs`.
+    /// Calls `each(k, re, im)` with H_k(t_s) for every RB k in `rbs`; the taps are not
+    /// evaluated when `rbs` is empty.
     fn for_each_rb_in(&self, t_s: f64, rbs: Range<usize>, mut each: impl FnMut(usize, f64, f64)) {
+        if rbs.is_empty() {
+            return;
+        }
         let n = self.taps.len();
         let mut h = [(0.0, 0.0); MAX_TAPS];
         for (slot, tap) in h.iter_mut().zip(&self.taps) {
