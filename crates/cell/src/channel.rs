@@ -116,4 +116,16 @@ impl UeChannel {
         }
         Ok(())
     }
+
+    /// The fading gains (dB) of the RBs `rbs` in direction `dir` at the start of TTI `n`
+    /// (`t_s` seconds), the rest 0 dB, into `out` (resized to `n_rb`): for the cell, which asks
+    /// TTI after TTI ([`CellFading::gains_db_at_tti`]).
+    pub fn gains_db_at_tti(&mut self, dir: usize, n_rb: usize, n: u64, t_s: f64, rbs: std::ops::Range<usize>, out: &mut Vec<f64>) -> Result<(), CellError> {
+        out.clear();
+        out.resize(n_rb, 0.0);
+        if let Some(f) = &mut self.fading {
+            f[dir].gains_db_at_tti(n, t_s, rbs, out)?;
+        }
+        Ok(())
+    }
 }

@@ -561,7 +561,7 @@ impl CellHop {
             active_dl = true;
             // A static channel's SINRs are those of every earlier TTI: worked out once.
             if !(self.static_channel[i] && self.sinr[i].len() == n_rb) {
-                u.channel.gains_db(0, n_rb, t_s, &mut self.gains)?;
+                u.channel.gains_db_at_tti(0, n_rb, n, t_s, 0..n_rb, &mut self.gains)?;
                 self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
             }
             if self.dl_cqi[i].is_empty() {
@@ -661,8 +661,8 @@ impl CellHop {
             for (ue, rbs) in self.ul.parts(n, &buffers, &arrived) {
                 sending[ue] = Some(rbs);
             }
-            for ((u, gains), rbs) in self.ues.iter().zip(&mut self.ul_gains).zip(sending) {
-                u.channel.gains_db_in(1, n_rb, t_s, rbs.unwrap_or(0..0), gains)?;
+            for ((u, gains), rbs) in self.ues.iter_mut().zip(&mut self.ul_gains).zip(sending) {
+                u.channel.gains_db_at_tti(1, n_rb, n, t_s, rbs.unwrap_or(0..0), gains)?;
             }
             let inputs: Vec<UlUeInput> = self
                 .ues

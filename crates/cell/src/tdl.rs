@@ -21,7 +21,8 @@
 //! antenna at both ends (no spatial correlation, no MIMO).
 //!
 //! The table √p_l · e^{−j2π f_k τ_l} is computed once, so a TTI costs taps × sinusoids cosines
-//! and N_RB × taps complex multiply-adds, without allocating.
+//! (rotations of the phasors, TTI after TTI: [`TdlFading::gains_db_at_tti`]) and N_RB × taps
+//! complex multiply-adds, without allocating.
 
 use std::f64::consts::PI;
 use std::ops::Range;
@@ -31,7 +32,7 @@ use multiconn_radio::units::ratio_to_db;
 
 use crate::channel::RB_BANDWIDTH_HZ;
 use crate::error::CellError;
-use crate::fading::RayleighFading;
+use crate::fading::{Phasors, RayleighFading};
 
 /// The most taps of any profile (EVA and ETU: 9).
 pub const MAX_TAPS: usize = 9;
@@ -165,6 +166,9 @@ pub struct TdlFading {
     n_rb: usize,
     /// Row k, column l: √p_l · e^{−j2π f_k τ_l} as (re, im), N_RB rows of `taps.len()`.
     weights: Vec<(f64, f64)>,
+    /// Every tap's sinusoids in tap order, and their phasors TTI by TTI.
+    terms: Vec<[f64; 4]>,
+    phasors: Phasors,
 }
 
 impl TdlFading {
@@ -187,7 +191,8 @@ impl TdlFading {
                 weights.push((a * phase.cos(), a * phase.sin()));
             }
         }
-        Ok(TdlFading { profile, taps: processes, n_rb, weights })
+        let terms = processes.iter().flat_map(|p| p.terms().iter().copied()).collect();
+        Ok(TdlFading { profile, taps: processes, n_rb, weights, terms, phasors: Phasors::default() })
     }
 
     /// The profile.
@@ -215,15 +220,44 @@ impl TdlFading {
 
     /// Calls `each(k, re, im)` with H_k(t_s) for every RB k in `rbs`; the taps are not
     /// evaluated when `rbs` is empty.
-    fn for_each_rb_in(&self, t_s: f64, rbs: Range<usize>, mut each: impl FnMut(usize, f64, f64)) {
+    fn for_each_rb_in(&self, t_s: f64, rbs: Range<usize>, each: impl FnMut(usize, f64, f64)) {
         if rbs.is_empty() {
             return;
         }
-        let n = self.taps.len();
         let mut h = [(0.0, 0.0); MAX_TAPS];
         for (slot, tap) in h.iter_mut().zip(&self.taps) {
             *slot = tap.coefficient(t_s);
         }
+        self.combine(&h, rbs, each);
+    }
+
+    /// The power gain in dB of the RBs `rbs` at the start of TTI `n` (`t_s` seconds), into
+    /// those entries of `out`, the taps' phasors advanced from the TTI before
+    /// ([`Phasors`]); for a caller asking TTI after TTI.
+    pub fn gains_db_at_tti(&mut self, n: u64, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
+        self.check(out.len())?;
+        if rbs.end > self.n_rb {
+            return Err(CellError::invalid("rbs", format!("blocks {}..{} of {}", rbs.start, rbs.end, self.n_rb)));
+        }
+        if rbs.is_empty() {
+            return Ok(());
+        }
+        let cos = self.phasors.at(&self.terms, n, t_s);
+        let mut h = [(0.0, 0.0); MAX_TAPS];
+        let mut start = 0;
+        for (slot, tap) in h.iter_mut().zip(&self.taps) {
+            let m = tap.terms().len();
+            *slot = tap.coefficient_from(&cos[start..start + m]);
+            start += m;
+        }
+        self.combine(&h, rbs, |k, re, im| out[k] = ratio_to_db(re * re + im * im));
+        Ok(())
+    }
+
+    /// Calls `each(k, re, im)` with H_k = Σ_l h_l · w_kl for every RB k in `rbs`, from the taps'
+    /// gains `h`.
+    fn combine(&self, h: &[(f64, f64); MAX_TAPS], rbs: Range<usize>, mut each: impl FnMut(usize, f64, f64)) {
+        let n = self.taps.len();
         let first = rbs.start;
         for (k, row) in self.weights[rbs.start * n..rbs.end * n].chunks_exact(n).enumerate().map(|(k, row)| (first + k, row)) {
             let (mut re, mut im) = (0.0, 0.0);
