@@ -23,7 +23,8 @@
 //! TS 36.104 tapped delay line (EPA, EVA, ETU: [`crate::tdl`]), whose RBs are correlated as the
 //! profile's delays dictate. Times are in seconds, Doppler in Hz.
 //!
-//! A cell asks for the gains TTI after TTI ([`CellFading::gains_db_at_tti`]): the sinusoids'
+//! A cell asks for the gains TTI after TTI ([`CellFading::gains_db_at_tti`]): the Rayleigh
+//! processes' and the tapped delay lines' sinusoids'
 //! phasors (cos θₙ, sin θₙ) are then advanced by one rotation per TTI ([`Phasors`]) instead of
 //! a cosine each, and worked out afresh from θₙ = 2π f_d cos αₙ · t + φₙ after a gap and every
 //! [`PHASOR_ANCHOR_TTIS`] TTIs, so the rounding of the rotations never builds up (the gains
@@ -60,6 +61,8 @@ pub const PHASOR_ANCHOR_TTIS: u32 = 1000;
 /// every [`PHASOR_ANCHOR_TTIS`]-th are evaluated directly.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Phasors {
+    /// The sinusoids, `[ω, φ, ·, ·]` each.
+    terms: Vec<[f64; 4]>,
     /// The TTI the phasors are at, once evaluated.
     tti: Option<u64>,
     /// Rotations since the last direct evaluation.
@@ -71,12 +74,27 @@ pub(crate) struct Phasors {
 }
 
 impl Phasors {
-    /// The phasors of `terms` at TTI `n` (`t_s` its start in seconds): cos θₙ in order.
-    pub(crate) fn at(&mut self, terms: &[[f64; 4]], n: u64, t_s: f64) -> &[f64] {
-        if self.turn.len() != terms.len() {
-            self.turn = terms.iter().map(|&[w, ..]| ((w * 1e-3).cos(), (w * 1e-3).sin())).collect();
-            self.tti = None;
-        }
+    /// The phasors of `terms`.
+    pub(crate) fn new(terms: Vec<[f64; 4]>) -> Phasors {
+        let mut phasors = Phasors::default();
+        phasors.set_terms(terms);
+        phasors
+    }
+
+    /// Follows `terms` from now on.
+    pub(crate) fn set_terms(&mut self, terms: Vec<[f64; 4]>) {
+        self.turn = terms.iter().map(|&[w, ..]| ((w * 1e-3).cos(), (w * 1e-3).sin())).collect();
+        self.terms = terms;
+        self.tti = None;
+    }
+
+    /// How many sinusoids it follows.
+    pub(crate) fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The phasors at TTI `n` (`t_s` its start in seconds): cos θₙ in order.
+    pub(crate) fn advance_to(&mut self, n: u64, t_s: f64) -> &[f64] {
         match self.tti {
             Some(last) if last == n => {}
             Some(last) if last + 1 == n && self.since_anchor < PHASOR_ANCHOR_TTIS => {
@@ -90,7 +108,7 @@ impl Phasors {
             _ => {
                 self.cos.clear();
                 self.sin.clear();
-                for &[w, phi, ..] in terms {
+                for &[w, phi, ..] in &self.terms {
                     let (s, c) = (w * t_s + phi).sin_cos();
                     self.cos.push(c);
                     self.sin.push(s);
@@ -263,8 +281,8 @@ impl FadingSpread {
 /// The processes behind a [`CellFading`].
 #[derive(Clone, Debug)]
 enum Model {
-    /// One process for the band, or one per RB.
-    Processes(Vec<RayleighFading>),
+    /// One process for the band, or one per RB, and all their sinusoids' phasors TTI by TTI.
+    Processes(Vec<RayleighFading>, Box<Phasors>),
     /// Rician: one process for the band, or one per RB.
     Rician(Vec<RicianFading>),
     /// A tapped delay line.
@@ -294,7 +312,7 @@ impl CellFading {
             }
         };
         let processes = (0..count).map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
-        Ok(CellFading { model: Model::Processes(processes), n_rb })
+        Ok(CellFading { model: Model::Processes(processes, Box::default()), n_rb })
     }
 
     /// Rician fading with K-factor `k` (linear) over `n_rb` resource blocks: one process for
@@ -336,7 +354,7 @@ impl CellFading {
             return Err(CellError::invalid("rbs", format!("blocks {}..{} of {}", rbs.start, rbs.end, self.n_rb)));
         }
         match &self.model {
-            Model::Processes(processes) => fill(processes, t_s, rbs, out, RayleighFading::gain_db),
+            Model::Processes(processes, _) => fill(processes, t_s, rbs, out, RayleighFading::gain_db),
             Model::Rician(processes) => fill(processes, t_s, rbs, out, RicianFading::gain_db),
             Model::Tdl(tdl) => tdl.gains_db_in(t_s, rbs, out)?,
         }
@@ -346,9 +364,32 @@ impl CellFading {
     /// As [`CellFading::gains_db_in`] at the start of TTI `n` (`t_s`), for a caller asking TTI
     /// after TTI: a tapped delay line advances its phasors by rotation ([`Phasors`]).
     pub fn gains_db_at_tti(&mut self, n: u64, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
+        if rbs.is_empty() || out.len() != self.n_rb || rbs.end > self.n_rb {
+            return self.gains_db_in(t_s, rbs, out);
+        }
         match &mut self.model {
             Model::Tdl(tdl) => tdl.gains_db_at_tti(n, t_s, rbs, out),
-            _ => self.gains_db_in(t_s, rbs, out),
+            Model::Processes(processes, phasors) => {
+                let m = processes[0].terms().len();
+                if phasors.len() != processes.len() * m {
+                    phasors.set_terms(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
+                }
+                let cos = phasors.advance_to(n, t_s);
+                let gain_db = |p: &RayleighFading, k: usize| {
+                    let (re, im) = p.coefficient_from(&cos[k * m..(k + 1) * m]);
+                    ratio_to_db(re * re + im * im)
+                };
+                if let [one] = processes.as_slice() {
+                    let g = gain_db(one, 0);
+                    out[rbs].iter_mut().for_each(|v| *v = g);
+                } else {
+                    for k in rbs {
+                        out[k] = gain_db(&processes[k], k);
+                    }
+                }
+                Ok(())
+            }
+            Model::Rician(_) => self.gains_db_in(t_s, rbs, out),
         }
     }
 }

@@ -166,8 +166,7 @@ pub struct TdlFading {
     n_rb: usize,
     /// Row k, column l: √p_l · e^{−j2π f_k τ_l} as (re, im), N_RB rows of `taps.len()`.
     weights: Vec<(f64, f64)>,
-    /// Every tap's sinusoids in tap order, and their phasors TTI by TTI.
-    terms: Vec<[f64; 4]>,
+    /// Every tap's sinusoids in tap order, their phasors TTI by TTI.
     phasors: Phasors,
 }
 
@@ -191,8 +190,8 @@ impl TdlFading {
                 weights.push((a * phase.cos(), a * phase.sin()));
             }
         }
-        let terms = processes.iter().flat_map(|p| p.terms().iter().copied()).collect();
-        Ok(TdlFading { profile, taps: processes, n_rb, weights, terms, phasors: Phasors::default() })
+        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
+        Ok(TdlFading { profile, taps: processes, n_rb, weights, phasors })
     }
 
     /// The profile.
@@ -242,7 +241,7 @@ impl TdlFading {
         if rbs.is_empty() {
             return Ok(());
         }
-        let cos = self.phasors.at(&self.terms, n, t_s);
+        let cos = self.phasors.advance_to(n, t_s);
         let mut h = [(0.0, 0.0); MAX_TAPS];
         let mut start = 0;
         for (slot, tap) in h.iter_mut().zip(&self.taps) {
