@@ -18,6 +18,11 @@ its wall time is its program's own (`Simulator::Run` alone). When ns-3 is not in
 ru_maxrss. The table shows both sides and the ratio LENA wall / multiconn wall from this one
 run, against the goals (100 times real time, 30 times faster than LENA). Results go to
 bench-out/cell.json.
+
+Then how the cost scales, multiconn alone, 10 s each (`--scaling-duration`): the same cell
+with EPA fading (`cell.lte.fading=epa`) against without, per simulated second (goal: within
+2x), and with 50 UEs (the 10-UE scenario's servers, UEs and flows repeated) against 10, per
+byte delivered (goal: at most 1.2x).
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
+
+import tomli_w
 
 from run_scenario_output import steady_goodput_and_stats
 
@@ -43,6 +51,9 @@ LENA_RUN = ROOT / "bench" / "lena" / "run.sh"
 UES = 10
 GOAL_REAL_TIME = 100.0  # simulated seconds per wall second
 GOAL_VS_LENA = 30.0  # LENA wall / multiconn wall
+GOAL_FADING = 2.0  # EPA-faded cell wall / unfaded cell wall, per simulated second
+GOAL_UES = 1.2  # 50-UE cost per byte / 10-UE cost per byte
+MANY_UES = 50
 
 
 def target_dir() -> Path:
@@ -95,6 +106,62 @@ def run_multiconn(runner: Path, args) -> dict:
     }
 
 
+def cell_with_ues(n: int, folder: Path) -> Path:
+    """The 10-UE scenario with `n` UEs: its first server link, UE and flow repeated, each
+    with its own number; written into `folder`."""
+    spec = tomllib.loads(SCENARIO.read_text(encoding="utf-8"))
+    servers = [link for link in spec["link"] if link["name"].startswith("server")]
+    others = [link for link in spec["link"] if not link["name"].startswith("server")]
+    template_link, template_flow = servers[0], spec["flow"][0]
+    spec["link"] = [{**template_link, "name": f"server{i}", "between": [f"server{i}", "pgw"]} for i in range(1, n + 1)] + others
+    spec["cell"][0]["ues"] = [{"node": f"ue{i}"} for i in range(1, n + 1)]
+    profile = str((SCENARIO.parent / template_flow["profile"]).resolve())
+    spec["flow"] = [{**template_flow, "name": f"dl{i}", "from": f"server{i}", "to": f"ue{i}", "profile": profile,
+                     "route": [f"server{i}", *template_flow["route"][1:]]} for i in range(1, n + 1)]
+    spec["name"] = f"lena_cell_{n}ue"
+    path = folder / f"lte_cell_{n}ue.toml"
+    path.write_text(tomli_w.dumps(spec), encoding="utf-8")
+    return path
+
+
+def run_scaled(runner: Path, scenario: Path, ues: int, sets: list[str], args) -> dict:
+    """One multiconn run of `scenario` for the scaling rows: wall time and all UEs' goodput."""
+    cmd = [str(runner), str(scenario), f"run.duration={args.scaling_duration:g} s", f"run.measure_from={args.measure_from:g} s",
+           f"cell.lte.distance_m={args.distance:g}", f"run.seed={args.seed}", *sets]
+    child = run_child(cmd, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
+    if child["code"] != 0:
+        sys.exit(f"bench_cell: multiconn run failed ({' '.join(cmd)}):\n{child['stderr'].strip()}")
+    goodput, stats = steady_goodput_and_stats(child["stdout"])
+    if stats is None or len(goodput) != ues:
+        sys.exit(f"bench_cell: multiconn printed no summary ({' '.join(cmd)})")
+    total = sum(goodput.values())
+    return {"ues": ues, "sets": sets, "wall_s": stats["wall_s"], "sim_s": stats["sim_s"], "goodput_mbps_total": total,
+            "wall_s_per_sim_s": stats["wall_s"] / stats["sim_s"],
+            "ns_per_byte": stats["wall_s"] * 1e9 / (total * 1e6 / 8 * (stats["sim_s"] - args.measure_from))}
+
+
+def scaling(runner: Path, args, console: Console) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        many = cell_with_ues(MANY_UES, Path(folder))
+        base = run_scaled(runner, SCENARIO, UES, [], args)
+        faded = run_scaled(runner, SCENARIO, UES, ["cell.lte.fading=epa"], args)
+        crowded = run_scaled(runner, many, MANY_UES, [], args)
+    fading_ratio = faded["wall_s_per_sim_s"] / base["wall_s_per_sim_s"]
+    ues_ratio = crowded["ns_per_byte"] / base["ns_per_byte"]
+    table = Table(title=f"how the cost scales, multiconn, {args.scaling_duration:g} s each", title_justify="left")
+    for col in ("cell", "wall s", "all UEs' goodput (Mbit/s)", "wall s per simulated s", "ns per byte"):
+        table.add_column(col, justify="left" if col == "cell" else "right")
+    for name, r in ((f"{UES} UEs, no fading", base), (f"{UES} UEs, EPA fading", faded), (f"{MANY_UES} UEs, no fading", crowded)):
+        table.add_row(name, f"{r['wall_s']:.3f}", f"{r['goodput_mbps_total']:.2f}", f"{r['wall_s_per_sim_s']:.4f}", f"{r['ns_per_byte']:.2f}")
+    console.print(table)
+    console.print(f"EPA fading / none, per simulated second: x{fading_ratio:.2f} (goal ≤ {GOAL_FADING:g}: "
+                  f"{'met' if fading_ratio <= GOAL_FADING else 'not met'})")
+    console.print(f"{MANY_UES} UEs / {UES} UEs, per byte: x{ues_ratio:.2f} (goal ≤ {GOAL_UES:g}: "
+                  f"{'met' if ues_ratio <= GOAL_UES else 'not met'})")
+    return {"base": base, "epa": faded, "many_ues": crowded, "epa_over_none_per_sim_s": fading_ratio,
+            "many_over_base_per_byte": ues_ratio, "goals": {"epa_over_none": GOAL_FADING, "many_over_base": GOAL_UES}}
+
+
 def run_lena(args, console: Console) -> dict | None:
     build_dir = str(target_dir() / "lena")
     # A 1 s, 1-UE run first builds the program if needed, so that neither the compiler's time
@@ -136,6 +203,7 @@ def main() -> int:
     parser.add_argument("--measure-from", type=float, default=5.0, help="goodput counted from this second (5)")
     parser.add_argument("--distance", type=float, default=250.0, help="distance of every UE from the eNB, m (250)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scaling-duration", type=float, default=10.0, help="simulated seconds of each scaling run (10)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "cell.json")
     args = parser.parse_args()
     if not 0.5 <= args.measure_from < args.duration:
@@ -172,6 +240,8 @@ def main() -> int:
     if ratio is not None:
         console.print(f"LENA wall / multiconn wall = {ratio:.1f}; goal (≥ {GOAL_VS_LENA:g}x): {verdict(ratio, GOAL_VS_LENA)}")
 
+    scaled = scaling(runner, args, console)
+
     report = {
         "benchmark": "cell",
         "scenario": str(SCENARIO.relative_to(ROOT)),
@@ -186,6 +256,7 @@ def main() -> int:
         "multiconn": mc,
         "lena": lena,
         "lena_wall_over_multiconn_wall": ratio,
+        "scaling": scaled,
         "goals": {"sim_over_wall": GOAL_REAL_TIME, "lena_wall_over_multiconn_wall": GOAL_VS_LENA},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
