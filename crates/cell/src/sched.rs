@@ -155,11 +155,13 @@ fn assign_into(
     match kind {
         SchedulerKind::ProportionalFair | SchedulerKind::MaxCi => {
             // PF's metric, rate / average, is worked out for every UE and RBG at once (it does
-            // not change within the TTI); max-C/I's is the rate itself.
+            // not change within the TTI); max-C/I's is the rate itself. Either is positive
+            // where the rate is, and an RBG a UE cannot use (rate 0) has metric 0, which never
+            // wins: the search below needs no test of the rate.
             let metrics: &[f64] = if kind == SchedulerKind::ProportionalFair {
                 metric.clear();
                 for (rates, a) in table.rates.chunks_exact(n_rbg.max(1)).zip(avg_bps) {
-                    metric.extend(rates.iter().map(|r| r / a));
+                    metric.extend(rates.iter().map(|&r| if r > 0.0 { r / a } else { 0.0 }));
                 }
                 metric
             } else {
@@ -170,17 +172,15 @@ fn assign_into(
             eligible.clear();
             eligible.extend((0..n_ue).filter(|&u| has_room(u, granted)));
             for (g, slot) in owner.iter_mut().enumerate() {
-                let mut best: Option<(usize, f64)> = None;
+                // The highest metric, the lowest index on a tie; none if no UE can use the RBG.
+                let (mut best, mut best_metric) = (None, 0.0);
                 for &u in eligible.iter() {
-                    let i = u * n_rbg + g;
-                    if table.rates[i] <= 0.0 {
-                        continue;
-                    }
-                    if best.map_or(true, |(_, m)| metrics[i] > m) {
-                        best = Some((u, metrics[i]));
+                    let m = metrics[u * n_rbg + g];
+                    if m > best_metric {
+                        (best, best_metric) = (Some(u), m);
                     }
                 }
-                if let Some((u, _)) = best {
+                if let Some(u) = best {
                     *slot = Some(u);
                     granted[u] += table.rate(u, g) * TTI_S;
                     if !has_room(u, granted) {
