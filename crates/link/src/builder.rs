@@ -7,8 +7,9 @@
 //! Intermittent( Lossy( Delayed( DropTailLink | AqmLink ) ) )
 //! ```
 //!
-//! A positive fixed rate with a constant delay, no AQM and FIFO delivery is built as one
-//! [`FifoLink`] in place of `Delayed( DropTailLink )`: the same results at less cost.
+//! A positive fixed rate with a delay that does not depend on time (constant, normal or
+//! empirical), no AQM and FIFO delivery is built as one [`FifoLink`] in place of
+//! `Delayed( DropTailLink )`: the same results, random draws included, at less cost.
 //!
 //! A packet is refused at the door while the link is down, may then be lost at random, waits
 //! in the drop-tail queue, is serialized at the rate and propagates with the delay. Random
@@ -56,15 +57,17 @@ impl LinkConfig {
     /// `link/bottleneck/forward`).
     pub fn build(&self, seed: u64, label: &str) -> Box<dyn Link + Send> {
         let delay_rng = RngStream::derive(seed, &format!("{label}/delay"));
-        let delayed: Box<dyn Link + Send> = match (&self.aqm, &self.rate, &self.delay) {
-            (None, RateModel::Fixed(rate), DelayModel::Constant(delay)) if rate.0 > 0 && !self.reorder => {
-                Box::new(FifoLink::new(*rate, self.queue, *delay))
-            }
-            (None, _, _) => {
+        let fast = match (&self.aqm, &self.rate) {
+            (None, RateModel::Fixed(rate)) if rate.0 > 0 && !self.reorder => FifoLink::with_delay(*rate, self.queue, self.delay.clone(), delay_rng.clone()),
+            _ => None,
+        };
+        let delayed: Box<dyn Link + Send> = match (&self.aqm, fast) {
+            (_, Some(fast)) => Box::new(fast),
+            (None, None) => {
                 let base = DropTailLink::new(self.rate.clone(), self.queue);
                 Box::new(Delayed::new(base, self.delay.clone(), self.reorder, delay_rng).with_lazy_departures())
             }
-            (Some(aqm), _, _) => {
+            (Some(aqm), None) => {
                 let qdisc = aqm.build(self.queue, RngStream::derive(seed, &format!("{label}/aqm")));
                 Box::new(Delayed::new(AqmLink::new(self.rate.clone(), qdisc), self.delay.clone(), self.reorder, delay_rng))
             }

@@ -1,33 +1,41 @@
 //! The fast path for what most links are: a drop-tail FIFO queue served at a constant rate,
-//! then a constant propagation delay.
+//! then a propagation delay that does not depend on time (constant, or drawn from a normal or
+//! empirical distribution), packets never overtaking each other.
 //!
 //! [`FifoLink`] gives exactly what `Delayed(DropTailLink)` with lazy departures gives for such
 //! a link (the same deliveries at the same instants, the same refusals, the same queue changes
-//! at the same instants, the same wake-up requests; see [`crate::delay::Delayed::with_lazy_departures`]),
-//! at a fraction of the cost. With a fixed rate and a fixed delay nothing about a packet depends
-//! on what happens after it is accepted, so its whole passage is worked out at the door: it
-//! starts transmission when the packet before it finishes (or at once on an idle link), finishes
-//! after its serialization time, and is delivered one delay later. Every packet inside the link
-//! then sits in one ring in that order, propagating ones first, and a poll only moves a cursor
-//! over the departures that are due. A queue change is kept with its instant as the cursor
+//! at the same instants, the same wake-up requests, the same random draws in the same order;
+//! see [`crate::delay::Delayed::with_lazy_departures`]), at a fraction of the cost. At a fixed
+//! rate nothing about a packet's transmission depends on what happens after it is accepted, so
+//! it is worked out at the door: it starts when the packet before it finishes (or at once on an
+//! idle link) and finishes after its serialization time. Its delay is drawn as it starts (the
+//! draw an eager link makes, in the same order; a transmission cut short by an outage hands
+//! its draw to the next packet, as the general stack does), and it is delivered then, or with
+//! the packet before it if that one is later (FIFO). Every packet inside the link sits in one
+//! ring in order, propagating ones first, and a poll only moves a cursor over the departures
+//! that are due. A queue change is kept with its instant as the cursor
 //! passes it ([`Link::take_queue_changes`]), so a recorder sees the queue as an eagerly woken
 //! link shows it; asked to ([`Link::keep_queue_meter`]), it integrates its queue per bin
 //! itself as each change happens ([`QueueMeter`]), and reports no changes one by one.
 //!
-//! [`crate::builder::LinkConfig::build`] picks it for a positive fixed rate, a constant delay,
-//! no AQM and FIFO delivery; everything else keeps the general decorator stack.
+//! [`crate::builder::LinkConfig::build`] picks it for a positive fixed rate, a delay that does
+//! not depend on time, no AQM and FIFO delivery; everything else keeps the general decorator
+//! stack.
 
 use std::collections::VecDeque;
 
 use multiconn_core::units::QueueLimit;
-use multiconn_core::{DropCause, Dur, Packet, QueueMeter, Rate, Time};
+use multiconn_core::{DropCause, Dur, Packet, QueueMeter, Rate, RngStream, Time};
 
+use crate::delay::{DelayModel, DelaySampler};
 use crate::{Held, Link, LinkOutput, QueueState};
 
-/// A drop-tail FIFO queue at a fixed rate followed by a fixed delay (see the module header).
+/// A drop-tail FIFO queue at a fixed rate followed by a delay that does not depend on time
+/// (see the module header).
 pub struct FifoLink {
     rate: Rate,
-    delay: Dur,
+    delay: DelaySampler,
+    rng: RngStream,
     limit: QueueLimit,
     /// Every packet inside the link in order: first those propagating (`departed` of them),
     /// then the one in transmission, then the waiting ones.
@@ -38,6 +46,11 @@ pub struct FifoLink {
     undeparted_bytes: u64,
     /// When the last packet accepted finishes its transmission.
     busy_until: Time,
+    /// The delivery time of the last packet that left the queue: the next one is not delivered
+    /// before it (FIFO).
+    last_due: Time,
+    /// The delay drawn for a transmission an outage cut short: the next packet to start takes it.
+    carried: Option<Dur>,
     /// The serialization time of the last packet size seen (most packets share a size).
     tx_cache: (u32, Dur),
     /// Queue changes at departures the cursor passed, not yet taken (without a meter).
@@ -53,7 +66,9 @@ struct Slot {
     pkt: Packet,
     /// When its last bit leaves the queue.
     finish: Time,
-    /// When it reaches the far end.
+    /// Its delay, drawn as it starts transmission (zero while it waits).
+    drawn: Dur,
+    /// When it reaches the far end, once it has started transmission.
     due: Time,
 }
 
@@ -61,19 +76,46 @@ impl FifoLink {
     /// An idle link serving at `rate` (positive), whose waiting packets may not exceed
     /// `limit`, delivering each packet `delay` after its transmission ends.
     pub fn new(rate: Rate, limit: QueueLimit, delay: Dur) -> FifoLink {
-        FifoLink {
+        FifoLink::with_delay(rate, limit, DelayModel::Constant(delay), RngStream::derive(0, "fifo/constant")).expect("a constant delay does not depend on time")
+    }
+
+    /// An idle link serving at `rate` (positive), whose waiting packets may not exceed
+    /// `limit`, delivering each packet a draw of `model` from `rng` after its transmission
+    /// ends (never before the packet before it); `None` for a model whose draws depend on
+    /// time (a delay series), which the general stack serves.
+    pub fn with_delay(rate: Rate, limit: QueueLimit, model: DelayModel, rng: RngStream) -> Option<FifoLink> {
+        if matches!(model, DelayModel::Series(_)) {
+            return None;
+        }
+        Some(FifoLink {
             rate,
-            delay,
+            delay: DelaySampler::new(model),
+            rng,
             limit,
             slots: VecDeque::new(),
             departed: 0,
             undeparted_bytes: 0,
             busy_until: Time::ZERO,
+            last_due: Time::ZERO,
+            carried: None,
             tx_cache: (0, Dur::ZERO),
             queue_changes: Vec::new(),
             meter: None,
             latest: Time::ZERO,
-        }
+        })
+    }
+
+    /// The packet at `index` starts transmission: its delay is drawn (or taken over from a
+    /// transmission an outage cut short) and its delivery fixed.
+    fn start_transmission(&mut self, index: usize) {
+        let finish = self.slots[index].finish;
+        let drawn = match self.carried.take() {
+            Some(d) => d,
+            None => self.delay.sample(finish, &mut self.rng),
+        };
+        let slot = &mut self.slots[index];
+        slot.drawn = drawn;
+        slot.due = (finish + drawn).max(self.last_due);
     }
 
     /// Notes the queue as it is from `at` on.
@@ -139,9 +181,13 @@ impl FifoLink {
             if slot.finish > now {
                 break;
             }
-            let at = slot.finish;
+            let (at, due) = (slot.finish, slot.due);
             self.undeparted_bytes -= u64::from(slot.pkt.size);
+            self.last_due = self.last_due.max(due);
             self.departed += 1;
+            if self.departed < self.slots.len() {
+                self.start_transmission(self.departed);
+            }
             self.queue_changed(at);
         }
     }
@@ -168,8 +214,10 @@ impl Link for FifoLink {
         let finish = self.finish_from(start, pkt.size);
         self.busy_until = finish;
         self.undeparted_bytes += u64::from(pkt.size);
-        self.slots.push_back(Slot { pkt, finish, due: finish + self.delay });
-        if waits && self.meter.is_some() {
+        self.slots.push_back(Slot { pkt, finish, drawn: Dur::ZERO, due: Time::MAX });
+        if !waits {
+            self.start_transmission(self.slots.len() - 1);
+        } else if self.meter.is_some() {
             self.queue_changed(now);
         }
         Ok(())
@@ -186,7 +234,8 @@ impl Link for FifoLink {
         Some(LinkOutput::Delivered { at: slot.due, pkt: slot.pkt })
     }
 
-    /// The next delivery: the front packet's, every later one being due no sooner.
+    /// The next delivery: the front packet's (propagating or in transmission), every later one
+    /// being due no sooner.
     fn poll_timeout(&self) -> Option<Time> {
         self.slots.front().map(|s| s.due)
     }
@@ -237,6 +286,10 @@ impl Link for FifoLink {
     fn flush(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.saw(now);
         self.depart_before(now);
+        // The aborted transmission's delay goes to the next packet delivered.
+        if let Some(in_service) = self.slots.get(self.departed) {
+            self.carried = Some(in_service.drawn);
+        }
         out.extend(self.slots.drain(self.departed..).map(|s| s.pkt));
         self.undeparted_bytes = 0;
         // The aborted transmission no longer occupies the link after `now`.
@@ -263,7 +316,6 @@ impl Link for FifoLink {
             } else {
                 let size = slot.pkt.size;
                 slot.finish = if size == 0 { previous_finish } else { previous_finish + self.rate.tx_time(u64::from(size)) };
-                slot.due = slot.finish + self.delay;
                 previous_finish = slot.finish;
                 kept.push_back(slot);
             }
@@ -275,12 +327,17 @@ impl Link for FifoLink {
         }
     }
 
-    /// Removes every packet propagating, in delivery order.
+    /// Removes every packet propagating, in delivery order; the packet in transmission is then
+    /// held back by nothing before `now`.
     fn flush_propagating(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.saw(now);
         self.depart_before(now);
         out.extend(self.slots.drain(..self.departed).map(|s| s.pkt));
         self.departed = 0;
+        self.last_due = now;
+        if let Some(in_service) = self.slots.front_mut() {
+            in_service.due = (in_service.finish + in_service.drawn).max(now);
+        }
     }
 
     fn held(&self) -> Option<Held> {

@@ -1,16 +1,16 @@
-//! The FIFO fast path (`FifoLink`): a fixed-rate, constant-delay drop-tail link worked out at
-//! the door gives exactly what the general stack (`Delayed(DropTailLink)` with lazy
-//! departures) gives — deliveries, refusals, flushes, queue changes at their instants, the
-//! wake-ups it asks for, what it holds — under any arrivals, limits, outages, discards of
-//! waiting packets and flushes of the delay line; and the builder picks it only where that
-//! holds.
+//! The FIFO fast path (`FifoLink`): a fixed-rate drop-tail link whose delay does not depend on
+//! time (constant, normal, empirical), worked out at the door, gives exactly what the general
+//! stack (`Delayed(DropTailLink)` with lazy departures) gives — deliveries, refusals, flushes,
+//! queue changes at their instants, the wake-ups it asks for, what it holds, the random draws —
+//! under any arrivals, limits, outages, discards of waiting packets and flushes of the delay
+//! line; and the builder picks it only where that holds.
 
 use crate::delay_support::packet;
 use multiconn_core::units::{QueueLimit, Rate};
 use multiconn_core::{Dur, QueueMeter, RngStream, Time};
 use multiconn_link::availability::{Intermittent, Schedule};
 use multiconn_link::builder::LinkConfig;
-use multiconn_link::delay::{DelayModel, Delayed};
+use multiconn_link::delay::{DelayModel, DelaySeries, Delayed, EmpiricalDelay};
 use multiconn_link::fifo::FifoLink;
 use multiconn_link::queue::DropTailLink;
 use multiconn_link::rate::RateModel;
@@ -105,7 +105,24 @@ fn drive(link: &mut dyn Link, steps: &[(Time, Step)], watch_room: bool) -> Obser
 }
 
 fn general(rate: Rate, limit: QueueLimit, delay: Dur) -> Delayed<DropTailLink> {
-    Delayed::new(DropTailLink::new(RateModel::Fixed(rate), limit), DelayModel::Constant(delay), false, RngStream::derive(1, "test")).with_lazy_departures()
+    general_with(rate, limit, DelayModel::Constant(delay))
+}
+
+fn general_with(rate: Rate, limit: QueueLimit, model: DelayModel) -> Delayed<DropTailLink> {
+    Delayed::new(DropTailLink::new(RateModel::Fixed(rate), limit), model, false, RngStream::derive(1, "test")).with_lazy_departures()
+}
+
+fn fast_with(rate: Rate, limit: QueueLimit, model: DelayModel) -> FifoLink {
+    FifoLink::with_delay(rate, limit, model, RngStream::derive(1, "test")).expect("a delay that does not depend on time")
+}
+
+/// A constant, normal (cv up to 0.5) or empirical delay model.
+fn model(kind: u8, mean_us: u64, cv: f64) -> DelayModel {
+    match kind {
+        0 => DelayModel::Constant(Dur::from_micros(mean_us)),
+        1 => DelayModel::Normal { mean: Dur::from_micros(mean_us), cv },
+        _ => DelayModel::Empirical(EmpiricalDelay { lower_ms: vec![1.0, 2.0, 5.0, 9.0], weights: vec![3.0, 1.0, 2.0, 0.0] }),
+    }
 }
 
 /// Steps from gaps in microseconds: mostly arrivals, now and then a discard or a flush.
@@ -176,6 +193,8 @@ fn the_builder_picks_the_fast_path_only_where_it_gives_the_same_results() {
         LinkConfig { reorder: true, ..base.clone() },
         LinkConfig { rate: RateModel::Steps(multiconn_link::rate::StepTrace { steps: vec![(Dur::ZERO, Rate::from_mbps(10.0))], period: Dur::from_secs(1) }), ..base.clone() },
     ];
+    let series = DelayModel::Series(DelaySeries::linear(vec![(Dur::ZERO, Dur::from_millis(5))]));
+    assert!(FifoLink::with_delay(Rate::from_mbps(10.0), QueueLimit::Packets(2), series, RngStream::derive(1, "t")).is_none(), "a delay series stays general");
     for config in variants {
         let mut link = config.build(1, "link/test/forward");
         for id in 0..4 {
@@ -201,17 +220,19 @@ proptest! {
         rate_mbps in 1.0f64..100.0,
         limit in 0u64..20,
         bytes_limit in any::<bool>(),
+        kind in 0u8..3,
         delay_us in 0u64..20_000,
+        cv in 0.0f64..0.5,
         outage_ms in 0u64..60,
         watch_room in any::<bool>(),
     ) {
         let load = steps(&gaps);
         let rate = Rate::from_mbps(rate_mbps);
         let limit = if bytes_limit { QueueLimit::Bytes(limit * 700) } else { QueueLimit::Packets(limit) };
-        let delay = Dur::from_micros(delay_us);
+        let model = model(kind, delay_us, cv);
         let down = Schedule::new(vec![(Time(outage_ms * 1_000_000), Time(outage_ms * 1_000_000 + 7_000_000))]).unwrap();
-        let fast = drive(&mut Intermittent::new(FifoLink::new(rate, limit, delay), down.clone()), &load, watch_room);
-        let reference = drive(&mut Intermittent::new(general(rate, limit, delay), down), &load, watch_room);
+        let fast = drive(&mut Intermittent::new(fast_with(rate, limit, model.clone()), down.clone()), &load, watch_room);
+        let reference = drive(&mut Intermittent::new(general_with(rate, limit, model), down), &load, watch_room);
         prop_assert_eq!(fast, reference);
     }
 
@@ -222,6 +243,7 @@ proptest! {
         gaps in prop::collection::vec((0u64..600, 0u32..1500, 0u8..40), 1..300),
         rate_mbps in 1.0f64..100.0,
         limit in 0u64..20,
+        kind in 0u8..3,
         delay_us in 0u64..20_000,
         outage_ms in 0u64..60,
         bin_us in 50u64..5_000,
@@ -230,13 +252,13 @@ proptest! {
         let load = steps(&gaps);
         let rate = Rate::from_mbps(rate_mbps);
         let limit = QueueLimit::Packets(limit);
-        let delay = Dur::from_micros(delay_us);
+        let model = model(kind, delay_us, 0.3);
         let width = Dur::from_micros(bin_us);
         let down = Schedule::new(vec![(Time(outage_ms * 1_000_000), Time(outage_ms * 1_000_000 + 7_000_000))]).unwrap();
-        let mut metered = Intermittent::new(FifoLink::new(rate, limit, delay), down.clone());
+        let mut metered = Intermittent::new(fast_with(rate, limit, model.clone()), down.clone());
         prop_assert!(metered.keep_queue_meter(width));
         drive(&mut metered, &load, watch_room);
-        let reference = drive(&mut Intermittent::new(general(rate, limit, delay), down), &load, watch_room);
+        let reference = drive(&mut Intermittent::new(general_with(rate, limit, model), down), &load, watch_room);
         let end = load.last().unwrap().0 + Dur::from_secs(1);
         metered.catch_up(end);
         let meter = metered.queue_meter().unwrap();
