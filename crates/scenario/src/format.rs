@@ -171,8 +171,15 @@ impl DictBuilder {
         DictBuilder { codes: Vec::with_capacity(rows), ..DictBuilder::default() }
     }
 
-    /// Appends a row holding `value`.
+    /// Appends a row holding `value`. A row repeating the one before (a series' bins, one
+    /// after another) takes its code without a look-up.
     pub fn push(&mut self, value: &str) {
+        if let Some(&last) = self.codes.last() {
+            if self.values[last as usize] == value {
+                self.codes.push(last);
+                return;
+            }
+        }
         let code = match self.index.get(value) {
             Some(&code) => code,
             None => {
