@@ -8,11 +8,14 @@
 //! scheduled.
 //! Scheduling returns a [`TimerId`]; cancelling marks it so that it is skipped when it would
 //! have fired (lazy deletion, O(1) cancel). The queue never moves time backwards: scheduling
-//! in the past is clamped to the current time.
+//! in the past is clamped to the current time. The entries sit in a 4-ary heap (`dary_heap`):
+//! every key is distinct, so any correct heap gives the same order, and a 4-ary one is half as
+//! deep as a binary one, which counts with many flows' timers pending.
 
 use multiconn_core::Time;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use dary_heap::QuaternaryHeap;
+use std::collections::HashSet;
 
 /// Identifies a scheduled event so it can be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,7 +52,7 @@ impl<E> Ord for Entry<E> {
 /// A priority queue of events ordered by (time, rank, insertion sequence); events scheduled
 /// without a rank come after the ranked ones at their instant.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    heap: QuaternaryHeap<Reverse<Entry<E>>>,
     cancelled: HashSet<u64>,
     next_seq: u64,
     now: Time,
@@ -65,7 +68,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> EventQueue<E> {
-        EventQueue { heap: BinaryHeap::new(), cancelled: HashSet::new(), next_seq: 0, now: Time::ZERO, popped: 0 }
+        EventQueue { heap: QuaternaryHeap::new(), cancelled: HashSet::new(), next_seq: 0, now: Time::ZERO, popped: 0 }
     }
 
     /// The time of the last event popped (the current virtual time).
