@@ -35,6 +35,8 @@ use crate::{Held, Link, LinkOutput, QueueState};
 pub struct FifoLink {
     rate: Rate,
     delay: DelaySampler,
+    /// The delay when it is constant (no draw to make).
+    constant: Option<Dur>,
     rng: RngStream,
     limit: QueueLimit,
     /// Every packet inside the link in order: first those propagating (`departed` of them),
@@ -87,8 +89,13 @@ impl FifoLink {
         if matches!(model, DelayModel::Series(_)) {
             return None;
         }
+        let constant = match model {
+            DelayModel::Constant(d) => Some(d),
+            _ => None,
+        };
         Some(FifoLink {
             rate,
+            constant,
             delay: DelaySampler::new(model),
             rng,
             limit,
@@ -109,9 +116,10 @@ impl FifoLink {
     /// transmission an outage cut short) and its delivery fixed.
     fn start_transmission(&mut self, index: usize) {
         let finish = self.slots[index].finish;
-        let drawn = match self.carried.take() {
-            Some(d) => d,
-            None => self.delay.sample(finish, &mut self.rng),
+        let drawn = match (self.constant, self.carried.take()) {
+            (Some(d), _) => d,
+            (None, Some(d)) => d,
+            (None, None) => self.delay.sample(finish, &mut self.rng),
         };
         let slot = &mut self.slots[index];
         slot.drawn = drawn;
