@@ -14,7 +14,7 @@ queue, recorder, the hosts' plumbing.
 
 The goals' budgets: with the transfers' medians from bench-out/transport.json (run
 bench/bench_transport.py first), a run's instructions per second are its count over its wall
-time; the goal's wall time (ns-3's `Simulator::Run` / 100 for TCP, 20 s / 1500 for QUIC) times
+time; the goal's wall time (ns-3's `Simulator::Run` / 32 for TCP, 20 s / 480 for QUIC) times
 that rate is the instructions the whole run may take. Not in `make bench` (valgrind is
 optional); writes bench-out/instructions.json.
 """
@@ -39,6 +39,9 @@ ENDPOINTS = "*as multiconn_transport::Endpoint>::*"
 # Everything outside the endpoints, per link packet: about htsim's whole loop (1,004 on the same
 # bulk transfer, csg-htsim 841d9e7) with room for what htsim does not model.
 REST_GOAL = 1_200
+# The speed goals the budgets come from (bench/scoreboard.py shows them).
+TCP_VS_NS3 = 32
+QUIC_REAL_TIME = 480
 
 # The bare UDP flow of bulk.toml (no endpoints: all of it is the rest of the simulator), the
 # two transfers as bench_transport.py runs them (its medians give the instruction rate).
@@ -78,9 +81,9 @@ def main() -> None:
         median = (transport.get("runs") or {}).get(name)
         goal_s = None
         if name == "tcp-newreno" and (transport.get("ns3") or {}).get("newreno"):
-            goal_s = transport["ns3"]["newreno"]["ns3"]["wall_seconds"] / 100
+            goal_s = transport["ns3"]["newreno"]["ns3"]["wall_seconds"] / TCP_VS_NS3
         elif name == "quic-newreno" and median:
-            goal_s = median["sim_s"] / 1500
+            goal_s = median["sim_s"] / QUIC_REAL_TIME
         if median and goal_s:
             rate = total / median["wall_s"]
             r.update({"wall_s": median["wall_s"], "goal_wall_s": goal_s, "instructions_per_s": rate,
