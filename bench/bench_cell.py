@@ -83,15 +83,22 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> dict:
                 "process_s": process_s, "peak_rss_kib": usage.ru_maxrss}
 
 
-def run_multiconn(runner: Path, args) -> dict:
-    cmd = [str(runner), str(SCENARIO), f"run.duration={args.duration:g} s", f"run.measure_from={args.measure_from:g} s",
-           f"cell.lte.distance_m={args.distance:g}", f"run.seed={args.seed}"]
+def run_cell(runner: Path, scenario: Path, ues: int, duration: float, sets: list[str], args) -> tuple[dict, dict, dict]:
+    """One multiconn run of a cell scenario with `ues` flows: the child's record, each flow's
+    steady goodput and the run's statistics."""
+    cmd = [str(runner), str(scenario), f"run.duration={duration:g} s", f"run.measure_from={args.measure_from:g} s",
+           f"cell.lte.distance_m={args.distance:g}", f"run.seed={args.seed}", *sets]
     child = run_child(cmd, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
     if child["code"] != 0:
         sys.exit(f"bench_cell: multiconn run failed ({' '.join(cmd)}):\n{child['stderr'].strip()}")
     goodput, stats = steady_goodput_and_stats(child["stdout"])
-    if stats is None or len(goodput) != UES:
+    if stats is None or len(goodput) != ues:
         sys.exit(f"bench_cell: multiconn printed no summary ({' '.join(cmd)})")
+    return child, goodput, stats
+
+
+def run_multiconn(runner: Path, args) -> dict:
+    child, goodput, stats = run_cell(runner, SCENARIO, UES, args.duration, [], args)
     per_ue = [goodput[f"dl{i}"] for i in range(1, UES + 1)]
     return {
         "wall_s": stats["wall_s"],
@@ -126,14 +133,7 @@ def cell_with_ues(n: int, folder: Path) -> Path:
 
 def run_scaled(runner: Path, scenario: Path, ues: int, sets: list[str], args) -> dict:
     """One multiconn run of `scenario` for the scaling rows: wall time and all UEs' goodput."""
-    cmd = [str(runner), str(scenario), f"run.duration={args.scaling_duration:g} s", f"run.measure_from={args.measure_from:g} s",
-           f"cell.lte.distance_m={args.distance:g}", f"run.seed={args.seed}", *sets]
-    child = run_child(cmd, env={**os.environ, "MULTICONN_PRINT_FLOWS": "1"})
-    if child["code"] != 0:
-        sys.exit(f"bench_cell: multiconn run failed ({' '.join(cmd)}):\n{child['stderr'].strip()}")
-    goodput, stats = steady_goodput_and_stats(child["stdout"])
-    if stats is None or len(goodput) != ues:
-        sys.exit(f"bench_cell: multiconn printed no summary ({' '.join(cmd)})")
+    _, goodput, stats = run_cell(runner, scenario, ues, args.scaling_duration, sets, args)
     total = sum(goodput.values())
     return {"ues": ues, "sets": sets, "wall_s": stats["wall_s"], "sim_s": stats["sim_s"], "goodput_mbps_total": total,
             "wall_s_per_sim_s": stats["wall_s"] / stats["sim_s"],
@@ -206,8 +206,8 @@ def main() -> int:
     parser.add_argument("--scaling-duration", type=float, default=10.0, help="simulated seconds of each scaling run (10)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "cell.json")
     args = parser.parse_args()
-    if not 0.5 <= args.measure_from < args.duration:
-        parser.error("--duration must exceed --measure-from, and --measure-from be at least 0.5 s")
+    if not 0.5 <= args.measure_from < min(args.duration, args.scaling_duration):
+        parser.error("--duration and --scaling-duration must exceed --measure-from, and --measure-from be at least 0.5 s")
 
     console = Console(width=120)
     runner = build_runner()

@@ -5,7 +5,7 @@
 //! under any arrivals, limits, outages, discards of waiting packets and flushes of the delay
 //! line; and the builder picks it only where that holds.
 
-use crate::delay_support::packet;
+use crate::delay_support::{note_queue_changes, packet};
 use multiconn_core::units::{QueueLimit, Rate};
 use multiconn_core::{Dur, QueueMeter, RngStream, Time};
 use multiconn_link::availability::{Intermittent, Schedule};
@@ -43,14 +43,7 @@ struct Observed {
 
 impl Observed {
     fn note_queue(&mut self, link: &mut dyn Link, now: Time) {
-        let mut changes = Vec::new();
-        link.take_queue_changes(&mut changes);
-        changes.push((now, link.queue()));
-        for (at, q) in changes {
-            if self.queue.last().map(|(_, last)| *last) != Some(q) {
-                self.queue.push((at, q));
-            }
-        }
+        note_queue_changes(link, now, &mut self.queue);
         self.asked.push((link.poll_timeout(), link.next_departure(), link.has_room(1500), link.held()));
     }
 }

@@ -4,7 +4,7 @@
 //! instants, the same drops, the same queue changes at the same instants — with about one
 //! wake-up per packet instead of two.
 
-use crate::delay_support::packet;
+use crate::delay_support::{note_queue_changes, packet};
 use multiconn_core::units::{QueueLimit, Rate};
 use multiconn_core::{Dur, RngStream, Time};
 use multiconn_link::availability::{Intermittent, Schedule};
@@ -27,14 +27,7 @@ struct Observed {
 
 impl Observed {
     fn note_queue(&mut self, link: &mut dyn Link, now: Time) {
-        let mut changes = Vec::new();
-        link.take_queue_changes(&mut changes);
-        changes.push((now, link.queue()));
-        for (at, q) in changes {
-            if self.queue.last().map(|(_, last)| *last) != Some(q) {
-                self.queue.push((at, q));
-            }
-        }
+        note_queue_changes(link, now, &mut self.queue);
     }
 
     fn service(&mut self, link: &mut dyn Link, now: Time) {

@@ -20,6 +20,19 @@ pub fn packet(id: u64) -> Packet {
     }
 }
 
+/// Adds to `seen` the queue changes `link` reports since the last call, then its queue at
+/// `now`, as the network core tells its recorder: `(instant, queue)`, repeats left out.
+pub fn note_queue_changes(link: &mut dyn Link, now: Time, seen: &mut Vec<(Time, QueueState)>) {
+    let mut changes = Vec::new();
+    link.take_queue_changes(&mut changes);
+    changes.push((now, link.queue()));
+    for (at, q) in changes {
+        if seen.last().map(|(_, last)| *last) != Some(q) {
+            seen.push((at, q));
+        }
+    }
+}
+
 pub fn ms(v: u64) -> Time {
     Time(v * 1_000_000)
 }
