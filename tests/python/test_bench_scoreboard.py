@@ -31,9 +31,12 @@ def _verdicts(folder: Path) -> dict[str, bool | None]:
 
 
 def test_goals_are_met_only_at_or_beyond_the_required_figures(tmp_path: Path) -> None:
-    (tmp_path / "transport.json").write_text(json.dumps(_transport(speedup=100.0, quic_sim_over_wall=1499.0)))
+    board = _scoreboard()
+    (tmp_path / "transport.json").write_text(json.dumps(
+        _transport(speedup=float(board.TCP_VS_NS3), quic_sim_over_wall=board.QUIC_REAL_TIME - 1.0)))
+    goal_s = board.DC_CATALOGUE_MIN * 60
     (tmp_path / "dc.json").write_text(json.dumps(
-        {"measured": "whole", "catalogue_repetitions": True, "table3_s": 360.0, "goal_s": 360,
+        {"measured": "whole", "catalogue_repetitions": True, "table3_s": float(goal_s), "goal_s": goal_s,
          "table3_runs": 7200, "cores": 2}))
     verdicts = _verdicts(tmp_path)
     tcp = [met for goal, met in verdicts.items() if goal.startswith("TCP")]
@@ -41,6 +44,19 @@ def test_goals_are_met_only_at_or_beyond_the_required_figures(tmp_path: Path) ->
     assert tcp == [True, True]
     assert quic == [False, False]
     assert verdicts["the whole dc-* catalogue (Table 3), 10 repetitions, 2 cores"] is True
+
+
+def test_the_cells_scaling_goals_are_met_at_most_at_their_ratios(tmp_path: Path) -> None:
+    def cell(epa: float, ues: float) -> dict:
+        return {"multiconn": {"sim_over_wall": 120.0}, "lena_wall_over_multiconn_wall": None,
+                "goals": {"sim_over_wall": 100.0, "lena_wall_over_multiconn_wall": 30.0},
+                "scaling": {"epa_over_none_per_sim_s": epa, "many_over_base_per_byte": ues,
+                            "goals": {"epa_over_none": 2.0, "many_over_base": 1.2}}}
+
+    (tmp_path / "cell.json").write_text(json.dumps(cell(epa=2.0, ues=1.21)))
+    verdicts = _verdicts(tmp_path)
+    assert verdicts["LTE cell, EPA fading against none, per simulated second"] is True
+    assert verdicts["LTE cell, 50 UEs against 10, per byte"] is False
 
 
 def test_what_was_not_measured_or_only_estimated_gets_no_verdict(tmp_path: Path) -> None:
