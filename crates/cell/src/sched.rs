@@ -99,7 +99,7 @@ fn assign_checked(kind: SchedulerKind, rates_bps: &[Vec<f64>], buffer_bits: &[u6
     let n_rbg = rates_bps.first().map_or(0, Vec::len);
     let table = RateTable { n_rbg, rates: rates_bps.iter().flatten().copied().collect() };
     let mut owner = Vec::new();
-    assign_into(kind, &table, buffer_bits, avg_bps, rr_start, &mut AssignScratch::default(), &mut owner);
+    assign_into(kind, &table, buffer_bits, avg_bps, rr_start, &[], false, &mut AssignScratch::default(), &mut owner);
     owner
 }
 
@@ -133,13 +133,18 @@ struct AssignScratch {
 }
 
 /// [`assign_checked`] on a [`RateTable`], into `owner` (one entry per RBG), with its buffers
-/// in `scratch`.
+/// in `scratch`. `reserved` (empty, or one flag per RBG) marks the RBGs no UE may take (their
+/// rates are 0 in `table`); `flat` says that every UE's rate is the same on every full-size
+/// RBG that is not reserved (all but the last, which may be smaller).
+#[allow(clippy::too_many_arguments)]
 fn assign_into(
     kind: SchedulerKind,
     table: &RateTable,
     buffer_bits: &[u64],
     avg_bps: &[f64],
     rr_start: usize,
+    reserved: &[bool],
+    flat: bool,
     scratch: &mut AssignScratch,
     owner: &mut Vec<Option<usize>>,
 ) {
@@ -158,33 +163,64 @@ fn assign_into(
             // not change within the TTI); max-C/I's is the rate itself. Either is positive
             // where the rate is, and an RBG a UE cannot use (rate 0) has metric 0, which never
             // wins: the search below needs no test of the rate.
-            let metrics: &[f64] = if kind == SchedulerKind::ProportionalFair {
+            // Over a flat band few RBGs are searched: their metrics are worked out as they are
+            // looked at instead (the same division).
+            let pf = kind == SchedulerKind::ProportionalFair;
+            if pf && !flat {
                 metric.clear();
                 for (rates, a) in table.rates.chunks_exact(n_rbg.max(1)).zip(avg_bps) {
                     metric.extend(rates.iter().map(|&r| if r > 0.0 { r / a } else { 0.0 }));
                 }
-                metric
-            } else {
-                &table.rates
+            }
+            let metric_of = |u: usize, g: usize| -> f64 {
+                let i = u * n_rbg + g;
+                match (pf, flat) {
+                    (true, false) => metric[i],
+                    (true, true) if table.rates[i] > 0.0 => table.rates[i] / avg_bps[u],
+                    (true, true) => 0.0,
+                    (false, _) => table.rates[i],
+                }
             };
             // A UE without room never regains it within the TTI: it leaves the list. The list
             // keeps index order, so ties still go to the lower index.
             eligible.clear();
             eligible.extend((0..n_ue).filter(|&u| has_room(u, granted)));
+            // A channel that is the same over the band reports the same CQI on every RBG, so a
+            // UE's metric is the same on every full-size RBG that is open (the last RBG may be
+            // smaller; a reserved one has rate 0 for every UE). When every UE's is (`flat`), the
+            // search of one such RBG answers for the next, until a UE leaves the list.
+            let open = |g: usize| !reserved.get(g).copied().unwrap_or(false);
+            let full = n_rbg.saturating_sub(1);
+            let mut answered: Option<Option<usize>> = None;
             for (g, slot) in owner.iter_mut().enumerate() {
-                // The highest metric, the lowest index on a tie; none if no UE can use the RBG.
-                let (mut best, mut best_metric) = (None, 0.0);
-                for &u in eligible.iter() {
-                    let m = metrics[u * n_rbg + g];
-                    if m > best_metric {
-                        (best, best_metric) = (Some(u), m);
+                if !open(g) {
+                    continue;
+                }
+                let reuse = flat && g < full;
+                let best = match answered.filter(|_| reuse) {
+                    Some(best) => best,
+                    None => {
+                        // The highest metric, the lowest index on a tie; none if no UE can use
+                        // the RBG.
+                        let (mut best, mut best_metric) = (None, 0.0);
+                        for &u in eligible.iter() {
+                            let m = metric_of(u, g);
+                            if m > best_metric {
+                                (best, best_metric) = (Some(u), m);
+                            }
+                        }
+                        best
                     }
+                };
+                if reuse {
+                    answered = Some(best);
                 }
                 if let Some(u) = best {
                     *slot = Some(u);
                     granted[u] += table.rate(u, g) * TTI_S;
                     if !has_room(u, granted) {
                         eligible.retain(|&e| e != u);
+                        answered = None;
                     }
                 }
             }
@@ -353,12 +389,17 @@ impl Scheduler {
         table.n_rbg = n_rbg;
         table.rates.clear();
         let [full, last] = &self.rbg_rate_bps;
+        // Whether every UE reports one CQI on all its full-size RBGs (see assign_into).
+        let mut flat = true;
         for (u, r) in ues.iter().enumerate() {
             if r.rbg_cqi.len() != n_rbg {
                 return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", r.rbg_cqi.len())));
             }
             if let Some(g) = r.rbg_cqi.iter().position(|&cqi| cqi > MAX_CQI) {
                 return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), r.rbg_cqi[g] as f64, "an integer in [0, 15]"));
+            }
+            if let Some((&first, rest)) = r.rbg_cqi[..n_rbg.saturating_sub(1)].split_first() {
+                flat &= rest.iter().all(|&c| c == first);
             }
             let start = table.rates.len();
             table.rates.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
@@ -381,7 +422,7 @@ impl Scheduler {
                 return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), self.avg_bps[u], "a finite rate > 0 bit/s"));
             }
         }
-        assign_into(self.kind, &table, &sc.buffers, &self.avg_bps, self.rr_next, &mut sc.assign, &mut sc.owner);
+        assign_into(self.kind, &table, &sc.buffers, &self.avg_bps, self.rr_next, reserved, flat, &mut sc.assign, &mut sc.owner);
         self.rates_scratch = table;
         // RBGs per UE in one pass, so that only the UEs served are looked at.
         sc.rbgs.resize_with(ues.len(), Vec::new);
@@ -418,5 +459,71 @@ impl Scheduler {
             self.rr_next = (self.rr_next + 1) % ues.len();
         }
         Ok(grants)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// PF and max-C/I as a plain search per RBG: every UE with room looked at on every RBG.
+    fn searched(kind: SchedulerKind, table: &RateTable, buffer_bits: &[u64], avg_bps: &[f64]) -> Vec<Option<usize>> {
+        let (n_ue, n_rbg) = (table.n_ue(), table.n_rbg);
+        let mut granted = vec![0.0; n_ue];
+        let has_room = |u: usize, granted: &[f64]| buffer_bits[u] > 0 && granted[u] < buffer_bits[u] as f64;
+        let mut owner = vec![None; n_rbg];
+        for (g, slot) in owner.iter_mut().enumerate() {
+            let mut best: Option<(usize, f64)> = None;
+            for u in (0..n_ue).filter(|&u| has_room(u, &granted)) {
+                let rate = table.rate(u, g);
+                let metric = if kind == SchedulerKind::ProportionalFair { rate / avg_bps[u] } else { rate };
+                if rate > 0.0 && best.map_or(true, |(_, m)| metric > m) {
+                    best = Some((u, metric));
+                }
+            }
+            if let Some((u, _)) = best {
+                *slot = Some(u);
+                granted[u] += table.rate(u, g) * TTI_S;
+            }
+        }
+        owner
+    }
+
+    proptest! {
+        /// Rows flat over the band or not (all flat half of the time), RBGs reserved, buffers
+        /// of any size, any averages: the search that reuses an RBG's answer for the next, when
+        /// every row is flat, gives the plain search's RBGs.
+        #[test]
+        fn reusing_an_answer_gives_the_plain_search(
+            rows in prop::collection::vec((any::<bool>(), prop::collection::vec(0usize..4, 13), 0u64..200_000, 1.0f64..1e7), 1..12),
+            all_flat in any::<bool>(),
+            reserved in prop::collection::vec(prop::bool::weighted(0.2), 13),
+            pf in any::<bool>(),
+        ) {
+            let rows: Vec<_> = rows.into_iter().map(|(flat, cqis, buffer, avg)| (flat || all_flat, cqis, buffer, avg)).collect();
+            let n_rbg = 13;
+            let levels = [0.0, 1.0e6, 2.5e6, 4.0e6];
+            let mut rates = Vec::new();
+            for (flat, cqis, _, _) in &rows {
+                for g in 0..n_rbg {
+                    // A flat row's last (smaller) RBG may still have a rate of its own.
+                    let level = match (*flat, g + 1 == n_rbg) {
+                        (true, false) => cqis[0],
+                        (true, true) => cqis[1],
+                        (false, _) => cqis[g],
+                    };
+                    rates.push(if reserved[g] { 0.0 } else { levels[level] });
+                }
+            }
+            let table = RateTable { n_rbg, rates };
+            let buffers: Vec<u64> = rows.iter().map(|r| r.2).collect();
+            let avg: Vec<f64> = rows.iter().map(|r| r.3).collect();
+            let kind = if pf { SchedulerKind::ProportionalFair } else { SchedulerKind::MaxCi };
+            let mut owner = Vec::new();
+            let flat = rows.iter().all(|r| r.0);
+            assign_into(kind, &table, &buffers, &avg, 0, &reserved, flat, &mut AssignScratch::default(), &mut owner);
+            prop_assert_eq!(owner, searched(kind, &table, &buffers, &avg));
+        }
     }
 }
