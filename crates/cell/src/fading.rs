@@ -25,7 +25,7 @@
 //!
 //! A cell asks for the gains TTI after TTI ([`CellFading::gains_db_at_tti`]): the Rayleigh
 //! processes' and the tapped delay lines' sinusoids'
-//! phasors (cos θₙ, sin θₙ) are then advanced by one rotation per TTI ([`Phasors`]) instead of
+//! phasors (cos θₙ, sin θₙ) are then advanced by one rotation per TTI (`Phasors`) instead of
 //! a cosine each, and worked out afresh from θₙ = 2π f_d cos αₙ · t + φₙ after a gap and every
 //! [`PHASOR_ANCHOR_TTIS`] TTIs, so the rounding of the rotations never builds up (the gains
 //! stay within 10⁻⁹ dB of the direct evaluation).
@@ -362,7 +362,8 @@ impl CellFading {
     }
 
     /// As [`CellFading::gains_db_in`] at the start of TTI `n` (`t_s`), for a caller asking TTI
-    /// after TTI: a tapped delay line advances its phasors by rotation ([`Phasors`]).
+    /// after TTI: the Rayleigh processes and a tapped delay line advance their phasors by
+    /// rotation (see the module header).
     pub fn gains_db_at_tti(&mut self, n: u64, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
         if rbs.is_empty() || out.len() != self.n_rb || rbs.end > self.n_rb {
             return self.gains_db_in(t_s, rbs, out);

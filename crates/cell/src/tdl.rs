@@ -232,7 +232,7 @@ impl TdlFading {
 
     /// The power gain in dB of the RBs `rbs` at the start of TTI `n` (`t_s` seconds), into
     /// those entries of `out`, the taps' phasors advanced from the TTI before
-    /// ([`Phasors`]); for a caller asking TTI after TTI.
+    /// (see [`crate::fading`]); for a caller asking TTI after TTI.
     pub fn gains_db_at_tti(&mut self, n: u64, t_s: f64, rbs: Range<usize>, out: &mut [f64]) -> Result<(), CellError> {
         self.check(out.len())?;
         if rbs.end > self.n_rb {

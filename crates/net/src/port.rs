@@ -8,7 +8,7 @@
 //! A new kind of multi-port element is one [`PortModel`] (its description, built once per
 //! run) and one [`PortElement`] (the running element): nothing that reads routes changes,
 //! because every consumer treats a port hop the same way. What is particular to one kind
-//! (a cell's per-UE counters and series) is read back with [`Network::port_element`]
+//! (a cell's per-UE counters and series) is read back with [`Network::port_element`](crate::Network::port_element)
 //! (crate::Network::port_element), which downcasts to the element's own type.
 //!
 //! [`cell`] makes the LTE cell ([`CellHop`](multiconn_cell::CellHop)) one of them.
