@@ -37,6 +37,7 @@ use multiconn_core::rng::RngStream;
 use multiconn_radio::units::ratio_to_db;
 
 use crate::error::{check_range, CellError};
+use crate::sched::TTI_S;
 use crate::tdl::{TdlFading, TdlProfile};
 
 /// Speed of light, in m/s.
@@ -59,7 +60,7 @@ pub const PHASOR_ANCHOR_TTIS: u32 = 1000;
 /// one TTI: cos θₙ and sin θₙ for θₙ = ω t + φ, t the TTI's start. From one TTI to the next each
 /// phasor turns by ω · 1 ms (a complex multiplication); the first TTI, a TTI after a gap and
 /// every [`PHASOR_ANCHOR_TTIS`]-th are evaluated directly.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Phasors {
     /// The sinusoids, `[ω, φ, ·, ·]` each.
     terms: Vec<[f64; 4]>,
@@ -74,23 +75,10 @@ pub(crate) struct Phasors {
 }
 
 impl Phasors {
-    /// The phasors of `terms`.
+    /// The phasors of `terms`, not yet evaluated.
     pub(crate) fn new(terms: Vec<[f64; 4]>) -> Phasors {
-        let mut phasors = Phasors::default();
-        phasors.set_terms(terms);
-        phasors
-    }
-
-    /// Follows `terms` from now on.
-    pub(crate) fn set_terms(&mut self, terms: Vec<[f64; 4]>) {
-        self.turn = terms.iter().map(|&[w, ..]| ((w * 1e-3).cos(), (w * 1e-3).sin())).collect();
-        self.terms = terms;
-        self.tti = None;
-    }
-
-    /// How many sinusoids it follows.
-    pub(crate) fn len(&self) -> usize {
-        self.terms.len()
+        let turn = terms.iter().map(|&[w, ..]| ((w * TTI_S).cos(), (w * TTI_S).sin())).collect();
+        Phasors { terms, tti: None, since_anchor: 0, cos: Vec::new(), sin: Vec::new(), turn }
     }
 
     /// The phasors at TTI `n` (`t_s` its start in seconds): cos θₙ in order.
@@ -312,7 +300,8 @@ impl CellFading {
             }
         };
         let processes = (0..count).map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
-        Ok(CellFading { model: Model::Processes(processes, Box::default()), n_rb })
+        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
+        Ok(CellFading { model: Model::Processes(processes, Box::new(phasors)), n_rb })
     }
 
     /// Rician fading with K-factor `k` (linear) over `n_rb` resource blocks: one process for
@@ -372,9 +361,6 @@ impl CellFading {
             Model::Tdl(tdl) => tdl.gains_db_at_tti(n, t_s, rbs, out),
             Model::Processes(processes, phasors) => {
                 let m = processes[0].terms().len();
-                if phasors.len() != processes.len() * m {
-                    phasors.set_terms(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
-                }
                 let cos = phasors.advance_to(n, t_s);
                 let gain_db = |p: &RayleighFading, k: usize| {
                     let (re, im) = p.coefficient_from(&cos[k * m..(k + 1) * m]);

@@ -87,7 +87,7 @@ fn cause_index(cause: DropCause) -> usize {
 struct Series {
     bins: Vec<Counters>,
     total: Counters,
-    /// Queue state since `queue_since` (links; split bearers: the reordering buffer).
+    /// Split bearers: the reordering buffer since `queue_since` (links get theirs integrated: `link_queue_bin`).
     queue_packets: u32,
     queue_bytes: u64,
     queue_since: Time,
@@ -330,7 +330,8 @@ impl BinnedRecorder {
     /// returns, per series, its bins covering [0, end).
     pub fn finish(&mut self, end: Time) -> Finished {
         let bin = self.bin.0;
-        for s in self.links.iter_mut().chain(&mut self.bearers) {
+        // Links' queues come integrated (`link_queue_bin`); bearers' buffers are integrated here.
+        for s in &mut self.bearers {
             s.integrate_queue(bin, end);
         }
         let rows = |s: &Series| s.rows(self.bin, end);
@@ -350,7 +351,8 @@ impl BinnedRecorder {
     /// ([`Self::flow_peak_bin`] and the like then see none).
     pub fn take_series(&mut self, end: Time) -> Finished<PendingRows> {
         let bin = self.bin.0;
-        for s in self.links.iter_mut().chain(&mut self.bearers) {
+        // Links' queues come integrated (`link_queue_bin`); bearers' buffers are integrated here.
+        for s in &mut self.bearers {
             s.integrate_queue(bin, end);
         }
         let width = self.bin;

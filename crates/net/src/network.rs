@@ -74,6 +74,8 @@ struct LinkSlot {
     timer: LazyTimer,
     /// How its queue is integrated for the driver ([`Network::record_queues`]).
     meter: Meter,
+    /// The queue as last noted: an unchanged queue is not noted again, so that a change a lazy
+    /// link catches up later, at an earlier instant, still counts from that instant.
     last_queue: QueueState,
     /// A sender held back by the link's room waits for its departures: wake it for each.
     watch_room: bool,

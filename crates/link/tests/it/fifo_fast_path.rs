@@ -167,7 +167,7 @@ fn a_discard_moves_the_packets_behind_up() {
 }
 
 #[test]
-fn the_builder_picks_the_fast_path_only_where_it_gives_the_same_results() {
+fn every_link_the_builder_makes_gives_the_same_deliveries_and_a_delay_series_stays_general() {
     let base = LinkConfig {
         rate: RateModel::Fixed(Rate::from_mbps(10.0)),
         delay: DelayModel::Constant(Dur::from_millis(5)),
