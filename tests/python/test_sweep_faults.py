@@ -136,12 +136,11 @@ def alive(pid: int, started: int) -> bool:
 
 
 def workers(root: int) -> set[int]:
-    """The sweep's worker processes: its descendants but multiprocessing's helpers (the
-    resource tracker, and a fork server that forks the workers)."""
-    found = descendants(root)
-    parents = {(_stat(pid) or ("", 0, 0))[1] for pid in found}
-    return {pid for pid in found if pid not in parents and "resource_tracker" not in _cmdline(pid)
-            and not ("forkserver" in _cmdline(pid) and (_stat(pid) or ("", 0, 0))[1] == root)}
+    """The sweep's worker processes: its descendants that multiprocessing spawned to run
+    work (their command line runs `spawn_main`). Told by what they run, not by what they are
+    not: a child just forked, before it runs its own program, still shows its parent's command
+    line, and its helpers (the resource tracker) are children of the driver too."""
+    return {pid for pid in descendants(root) if "spawn_main" in _cmdline(pid)}
 
 
 def wait_for(condition, what: str):
