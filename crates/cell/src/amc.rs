@@ -84,6 +84,7 @@ pub fn integrate_mi_table(modulation: Modulation) -> Vec<f64> {
         Modulation::Qpsk => 2,
         Modulation::Qam16 => 4,
         Modulation::Qam64 => 8,
+        Modulation::Qam256 => 16,
     };
     let mut v: Vec<f64> = (0..MI_TABLE_POINTS)
         .map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2())
@@ -157,6 +158,7 @@ pub(crate) fn modulation_slot(m: Modulation) -> usize {
         Modulation::Qpsk => 0,
         Modulation::Qam16 => 1,
         Modulation::Qam64 => 2,
+        Modulation::Qam256 => 3,
     }
 }
 
@@ -415,7 +417,7 @@ mod tests {
     #[test]
     fn the_stored_mi_tables_are_the_integral_bit_for_bit() {
         assert_eq!(MI_TABLE_POINTS, ((MI_MAX_DB - MI_MIN_DB) / MI_STEP_DB).round() as usize + 1);
-        for m in [Modulation::Qpsk, Modulation::Qam16, Modulation::Qam64] {
+        for m in [Modulation::Qpsk, Modulation::Qam16, Modulation::Qam64, Modulation::Qam256] {
             let integral = integrate_mi_table(m);
             let stored = table_of(m);
             assert_eq!(stored.len(), integral.len(), "{m:?}");

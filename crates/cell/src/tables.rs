@@ -32,25 +32,29 @@ pub enum Modulation {
     Qam16,
     /// 64QAM, 6 bits per symbol.
     Qam64,
+    /// 256QAM, 8 bits per symbol (NR's MCS table 2, TS 38.214 Table 5.1.3.1-2).
+    Qam256,
 }
 
 impl Modulation {
-    /// Bits per modulation symbol, Q_m (2, 4 or 6).
+    /// Bits per modulation symbol, Q_m (2, 4, 6 or 8).
     pub fn order(self) -> u8 {
         match self {
             Modulation::Qpsk => 2,
             Modulation::Qam16 => 4,
             Modulation::Qam64 => 6,
+            Modulation::Qam256 => 8,
         }
     }
 
-    /// The modulation of order `q` (2, 4 or 6).
+    /// The modulation of order `q` (2, 4, 6 or 8).
     pub fn from_order(q: u8) -> Result<Modulation, CellError> {
         match q {
             2 => Ok(Modulation::Qpsk),
             4 => Ok(Modulation::Qam16),
             6 => Ok(Modulation::Qam64),
-            _ => Err(CellError::out_of_range("modulation order", q as f64, "2, 4 or 6")),
+            8 => Ok(Modulation::Qam256),
+            _ => Err(CellError::out_of_range("modulation order", q as f64, "2, 4, 6 or 8")),
         }
     }
 }
