@@ -26,7 +26,8 @@ use multiconn_core::rng::RngStream;
 use multiconn_radio::units::db_to_ratio;
 
 use crate::error::{check_range, CellError};
-use crate::tables::{cqi_for_efficiency, mcs_entry, mcs_for_cqi, Modulation, LENA_MCS_EFFICIENCY, MAX_CQI};
+use crate::scheme::McsScheme;
+use crate::tables::{mcs_entry, Modulation, MAX_CQI};
 
 /// LENA's default BER target of the Shannon-gap model (`ns3::LteAmc::Ber`).
 pub const LENA_BER: f64 = 5e-5;
@@ -153,6 +154,9 @@ pub(crate) fn check_sinrs(sinr_db: &[f64]) -> Result<(), CellError> {
     }
 }
 
+/// The modulations (QPSK, 16QAM, 64QAM, 256QAM), each with its slot in per-modulation arrays.
+pub(crate) const MODULATIONS: usize = 4;
+
 pub(crate) fn modulation_slot(m: Modulation) -> usize {
     match m {
         Modulation::Qpsk => 0,
@@ -212,23 +216,36 @@ impl BlerCurve {
         Ok(())
     }
 
-    /// The effective SINR in dB at which MCS `mcs` (0..=28) has a TB error probability of 10 %.
+    /// The effective SINR in dB at which LTE MCS `mcs` (0..=28) has a TB error probability of
+    /// 10 %.
     pub fn threshold_db(&self, mcs: u8) -> Result<f64, CellError> {
-        let e = mcs_entry(mcs)?;
-        let mi = LENA_MCS_EFFICIENCY[mcs as usize] / e.modulation.order() as f64;
-        Ok(sinr_for_mi(e.modulation, mi) + self.gap_db)
+        self.threshold_db_in(McsScheme::Lte, mcs)
     }
 
-    /// TB error probability of MCS `mcs` at effective SINR `effective_sinr_db`.
+    /// The effective SINR in dB at which MCS `mcs` of `scheme` has a TB error probability of
+    /// 10 %: the curve is placed by the MCS's modulation and spectral efficiency alone, so it
+    /// serves LTE's and NR's tables alike.
+    pub fn threshold_db_in(&self, scheme: McsScheme, mcs: u8) -> Result<f64, CellError> {
+        let m = scheme.modulation(mcs)?;
+        let mi = scheme.efficiency(mcs)? / m.order() as f64;
+        Ok(sinr_for_mi(m, mi) + self.gap_db)
+    }
+
+    /// TB error probability of LTE MCS `mcs` at effective SINR `effective_sinr_db`.
     pub fn error_probability(&self, mcs: u8, effective_sinr_db: f64) -> Result<f64, CellError> {
+        self.error_probability_in(McsScheme::Lte, mcs, effective_sinr_db)
+    }
+
+    /// TB error probability of MCS `mcs` of `scheme` at effective SINR `effective_sinr_db`.
+    pub fn error_probability_in(&self, scheme: McsScheme, mcs: u8, effective_sinr_db: f64) -> Result<f64, CellError> {
         self.validate()?;
         check_range("effective_sinr_db", effective_sinr_db, -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB")?;
-        let x = 1.0 + (effective_sinr_db - self.threshold_db(mcs)?) / self.width_db;
+        let x = 1.0 + (effective_sinr_db - self.threshold_db_in(scheme, mcs)?) / self.width_db;
         Ok(1.0 / (1.0 + 9f64.powf(x)))
     }
 
-    /// TB error probability of MCS `mcs` over resource blocks with SINRs `sinr_db` (the MIESM
-    /// effective SINR for the MCS's modulation).
+    /// TB error probability of LTE MCS `mcs` over resource blocks with SINRs `sinr_db` (the
+    /// MIESM effective SINR for the MCS's modulation).
     pub fn tb_error_probability(&self, mcs: u8, sinr_db: &[f64]) -> Result<f64, CellError> {
         let m = mcs_entry(mcs)?.modulation;
         self.error_probability(mcs, effective_sinr_db(m, sinr_db)?)
@@ -246,8 +263,13 @@ impl BlerCurve {
     /// efficiency / (Q_m · transmissions), plus the same gap, with the same width; with one
     /// transmission this is [`BlerCurve::error_probability`] at the MIESM effective SINR.
     pub fn combined_error_probability(&self, mcs: u8, mi_per_tx: &[f64]) -> Result<f64, CellError> {
+        self.combined_error_probability_in(McsScheme::Lte, mcs, mi_per_tx)
+    }
+
+    /// [`BlerCurve::combined_error_probability`] for MCS `mcs` of `scheme`.
+    pub fn combined_error_probability_in(&self, scheme: McsScheme, mcs: u8, mi_per_tx: &[f64]) -> Result<f64, CellError> {
         self.validate()?;
-        let e = mcs_entry(mcs)?;
+        let modulation = scheme.modulation(mcs)?;
         let n = mi_per_tx.len();
         if n == 0 || n > 8 {
             return Err(CellError::out_of_range("transmissions", n as f64, "an integer in [1, 8]"));
@@ -256,9 +278,9 @@ impl BlerCurve {
             check_range(&format!("mi_per_tx[{k}]"), mi, 0.0, 1.0, "bit per coded bit")?;
         }
         let mean = mi_per_tx.iter().sum::<f64>() / n as f64;
-        let rate_mi = LENA_MCS_EFFICIENCY[mcs as usize] / (e.modulation.order() as f64 * n as f64);
-        let threshold = sinr_for_mi(e.modulation, rate_mi) + self.gap_db;
-        let x = 1.0 + (sinr_for_mi(e.modulation, mean) - threshold) / self.width_db;
+        let rate_mi = scheme.efficiency(mcs)? / (modulation.order() as f64 * n as f64);
+        let threshold = sinr_for_mi(modulation, rate_mi) + self.gap_db;
+        let x = 1.0 + (sinr_for_mi(modulation, mean) - threshold) / self.width_db;
         Ok(1.0 / (1.0 + 9f64.powf(x)))
     }
 }
@@ -314,28 +336,33 @@ impl AmcModel {
         Ok(())
     }
 
-    /// The CQI (0..=15) of one group of resource blocks with SINRs `sinr_db` (dB). CQI 0 means
-    /// "out of range": no MCS meets the target.
+    /// The CQI (0..=15) of one group of resource blocks with SINRs `sinr_db` (dB), on LTE's
+    /// tables. CQI 0 means "out of range": no MCS meets the target.
     pub fn cqi(&self, sinr_db: &[f64]) -> Result<u8, CellError> {
+        self.cqi_in(McsScheme::Lte, sinr_db)
+    }
+
+    /// [`AmcModel::cqi`] on the tables of `scheme`.
+    pub fn cqi_in(&self, scheme: McsScheme, sinr_db: &[f64]) -> Result<u8, CellError> {
         self.validate()?;
         check_sinrs(sinr_db)?;
         match *self {
             AmcModel::ShannonGap { ber } => {
                 let s = sinr_db.iter().map(|&x| shannon_gap_efficiency(x, ber)).sum::<f64>() / sinr_db.len() as f64;
-                Ok(cqi_for_efficiency(s))
+                Ok(scheme.cqi_for_efficiency(s))
             }
             AmcModel::MutualInformation { curve, bler_target } => {
-                // The effective SINR depends only on the modulation: at most three per group.
-                let mut effective: [Option<f64>; 3] = [None; 3];
+                // The effective SINR depends only on the modulation: at most four per group.
+                let mut effective: [Option<f64>; MODULATIONS] = [None; MODULATIONS];
                 for cqi in (1..=MAX_CQI).rev() {
-                    if let Some(mcs) = mcs_for_cqi(cqi)? {
-                        let m = mcs_entry(mcs)?.modulation;
+                    if let Some(mcs) = scheme.mcs_for_cqi(cqi)? {
+                        let m = scheme.modulation(mcs)?;
                         let slot = &mut effective[modulation_slot(m)];
                         let eff = match *slot {
                             Some(e) => e,
                             None => *slot.insert(effective_sinr_db(m, sinr_db)?),
                         };
-                        if curve.error_probability(mcs, eff)? <= bler_target {
+                        if curve.error_probability_in(scheme, mcs, eff)? <= bler_target {
                             return Ok(cqi);
                         }
                     }
@@ -348,19 +375,29 @@ impl AmcModel {
     /// One CQI per resource block group of `rbg_size` blocks over the per-RB SINRs `sinr_db`
     /// (the last group may be smaller): a subband report.
     pub fn cqi_per_rbg(&self, sinr_db: &[f64], rbg_size: usize) -> Result<Vec<u8>, CellError> {
+        self.cqi_per_rbg_in(McsScheme::Lte, sinr_db, rbg_size)
+    }
+
+    /// [`AmcModel::cqi_per_rbg`] on the tables of `scheme`.
+    pub fn cqi_per_rbg_in(&self, scheme: McsScheme, sinr_db: &[f64], rbg_size: usize) -> Result<Vec<u8>, CellError> {
         if rbg_size == 0 {
             return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
         }
         check_sinrs(sinr_db)?;
-        match self.requirements()? {
-            None => sinr_db.chunks(rbg_size).map(|g| self.cqi(g)).collect(),
+        match self.requirements_in(scheme)? {
+            None => sinr_db.chunks(rbg_size).map(|g| self.cqi_in(scheme, g)).collect(),
             Some(need) => Ok(sinr_db.chunks(rbg_size).map(|g| need.cqi(g)).collect()),
         }
     }
 
     /// What each CQI requires of a group's mean MI under the MI model (`None` for the
-    /// Shannon-gap model), worked out once for any number of groups.
+    /// Shannon-gap model), worked out once for any number of groups, on LTE's tables.
     pub fn requirements(&self) -> Result<Option<CqiRequirements>, CellError> {
+        self.requirements_in(McsScheme::Lte)
+    }
+
+    /// [`AmcModel::requirements`] on the tables of `scheme`.
+    pub fn requirements_in(&self, scheme: McsScheme) -> Result<Option<CqiRequirements>, CellError> {
         self.validate()?;
         let AmcModel::MutualInformation { curve, bler_target } = *self else {
             return Ok(None);
@@ -370,9 +407,9 @@ impl AmcModel {
         let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
         let mut per_cqi = [(Modulation::Qpsk, f64::INFINITY, f64::INFINITY); MAX_CQI as usize + 1];
         for cqi in 1..=MAX_CQI {
-            if let Some(mcs) = mcs_for_cqi(cqi)? {
-                let m = mcs_entry(mcs)?.modulation;
-                let required = curve.threshold_db(mcs)? + margin;
+            if let Some(mcs) = scheme.mcs_for_cqi(cqi)? {
+                let m = scheme.modulation(mcs)?;
+                let required = curve.threshold_db_in(scheme, mcs)? + margin;
                 per_cqi[cqi as usize] = (m, required, mi_per_bit(m, required));
             }
         }
@@ -395,7 +432,7 @@ impl CqiRequirements {
     /// The CQI (0..=15) of one group of blocks with SINRs `sinr_db` (already checked): the
     /// highest whose requirement the group's MIESM effective SINR meets, as [`AmcModel::cqi`].
     pub fn cqi(&self, sinr_db: &[f64]) -> u8 {
-        let mut mean_mi: [Option<f64>; 3] = [None; 3];
+        let mut mean_mi: [Option<f64>; MODULATIONS] = [None; MODULATIONS];
         for c in (1..=MAX_CQI).rev() {
             let (m, required, required_mi) = self.per_cqi[c as usize];
             let slot = &mut mean_mi[modulation_slot(m)];

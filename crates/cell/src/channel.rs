@@ -1,7 +1,7 @@
 //! SINR per resource block and TTI between the eNB and one UE, in either direction (the LTE
 //! cell reference §2–3, as LENA's `LteSpectrumPhy` computes it for one cell): the transmitter's
 //! power per RB, the path loss at the UE's distance, the fading gain of the RB at that instant,
-//! and the receiver's thermal noise over one RB (180 kHz) with its noise figure. One cell: no
+//! and the receiver's thermal noise over one RB (180 kHz; an NR PRB: 12·15·2^μ kHz) with its noise figure. One cell: no
 //! interference.
 //!
 //! * Downlink: the eNB spreads its power evenly over all the band's RBs, whatever the
@@ -31,7 +31,8 @@ pub struct LinkBudget {
     pub ue_noise_figure_db: f64,
     /// The path-loss model.
     pub pathloss: PathLoss,
-    /// Carrier frequency for the path-loss model, MHz (Band 4 downlink: 2120).
+    /// Carrier frequency for the path-loss model, MHz (Band 4 downlink: 2120; NR up to FR2's
+    /// 71 GHz).
     pub carrier_mhz: f64,
 }
 
@@ -62,7 +63,7 @@ impl LinkBudget {
         check("cell.ue_power_dbm", self.ue_power_dbm, -40.0, 33.0)?;
         check("cell.enb_noise_figure_db", self.enb_noise_figure_db, 0.0, 30.0)?;
         check("cell.ue_noise_figure_db", self.ue_noise_figure_db, 0.0, 30.0)?;
-        check("cell.carrier_mhz", self.carrier_mhz, 400.0, 6000.0)?;
+        check("cell.carrier_mhz", self.carrier_mhz, 400.0, 100_000.0)?;
         self.pathloss.validate("cell.pathloss").map_err(|e| CellError::invalid("cell.pathloss", e.to_string()))
     }
 
@@ -74,8 +75,14 @@ impl LinkBudget {
     /// Downlink SINR of every RB (dB) at a UE with path loss `loss_db`, over `n_rb` RBs, the
     /// fading gains `fading_db` added (one per RB), written to `out`.
     pub fn downlink_sinr(&self, n_rb: u16, loss_db: f64, fading_db: &[f64], out: &mut Vec<f64>) {
+        self.downlink_sinr_rb(n_rb, RB_BANDWIDTH_HZ, loss_db, fading_db, out);
+    }
+
+    /// [`LinkBudget::downlink_sinr`] over blocks `rb_hz` wide (an NR carrier's PRBs: 12
+    /// subcarriers of 15·2^μ kHz): the noise is that of one block.
+    pub fn downlink_sinr_rb(&self, n_rb: u16, rb_hz: f64, loss_db: f64, fading_db: &[f64], out: &mut Vec<f64>) {
         let per_rb = self.enb_power_dbm - 10.0 * f64::from(n_rb).log10();
-        let noise = receiver_noise_dbm(RB_BANDWIDTH_HZ, self.ue_noise_figure_db);
+        let noise = receiver_noise_dbm(rb_hz, self.ue_noise_figure_db);
         out.clear();
         out.extend(fading_db.iter().map(|g| per_rb - loss_db + g - noise));
     }
@@ -84,8 +91,13 @@ impl LinkBudget {
     /// over them, at the eNB, with path loss `loss_db` and fading `fading_db` (one per RB of
     /// the band), written to `out`.
     pub fn uplink_sinr(&self, first: usize, n_alloc: usize, loss_db: f64, fading_db: &[f64], out: &mut Vec<f64>) {
+        self.uplink_sinr_rb(first, n_alloc, RB_BANDWIDTH_HZ, loss_db, fading_db, out);
+    }
+
+    /// [`LinkBudget::uplink_sinr`] over blocks `rb_hz` wide.
+    pub fn uplink_sinr_rb(&self, first: usize, n_alloc: usize, rb_hz: f64, loss_db: f64, fading_db: &[f64], out: &mut Vec<f64>) {
         let per_rb = self.ue_power_dbm - 10.0 * (n_alloc.max(1) as f64).log10();
-        let noise = receiver_noise_dbm(RB_BANDWIDTH_HZ, self.enb_noise_figure_db);
+        let noise = receiver_noise_dbm(rb_hz, self.enb_noise_figure_db);
         out.clear();
         out.extend(fading_db[first..first + n_alloc].iter().map(|g| per_rb - loss_db + g - noise));
     }

@@ -25,10 +25,10 @@
 use multiconn_core::rng::RngStream;
 
 use crate::error::CellError;
-use crate::harq::{HarqEntity, HarqTb, TbDecoder, TxOutcome};
+use crate::harq::{HarqEntity, HarqTb, HarqTiming, TbDecoder, TxOutcome};
 use crate::memo::SinrMemo;
 use crate::sched::{Scheduler, UeReport};
-use crate::tables::{mcs_entry, MAX_CQI};
+use crate::tables::MAX_CQI;
 
 /// Largest SINR magnitude accepted, in dB.
 const SINR_LIMIT_DB: f64 = 200.0;
@@ -164,6 +164,18 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         }
     }
 
+    /// The same MAC with `processes` (1..=16) HARQ processes per UE, reused as `timing` says
+    /// (NR; LTE FDD's 8 processes and 8-TTI round trip are the default).
+    pub fn with_harq(mut self, processes: usize, timing: HarqTiming) -> Result<DlMac<P, D>, CellError> {
+        self.harq = (0..self.harq.len()).map(|_| HarqEntity::new(processes, timing.clone())).collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
+    /// NR: the slot about to be run has REs `shape` ([`Scheduler::set_shape`]).
+    pub fn set_shape(&mut self, shape: crate::nr::tbs::TbsShape) -> Result<(), CellError> {
+        self.sched.set_shape(shape)
+    }
+
     /// The counts since the start.
     pub fn counters(&self) -> HarqCounters {
         self.counters
@@ -187,7 +199,7 @@ impl<P, D: TbDecoder> DlMac<P, D> {
     }
 
     fn mean_mi(&mut self, ue: usize, sinr_db: &[f64], mcs: u8, rbgs: &[u16]) -> Result<f64, CellError> {
-        let m = mcs_entry(mcs)?.modulation;
+        let m = self.sched.scheme().modulation(mcs)?;
         let sched = &self.sched;
         let rbs = rbgs.iter().flat_map(|&g| Self::rbg_rbs(sched, g));
         self.memo[ue].at(sinr_db).mean_mi_of(m, rbs).map_err(|e| match e {

@@ -37,6 +37,7 @@ use multiconn_core::rng::RngStream;
 use multiconn_radio::units::ratio_to_db;
 
 use crate::error::{check_range, CellError};
+use crate::channel::RB_BANDWIDTH_HZ;
 use crate::sched::TTI_S;
 use crate::tdl::{TdlFading, TdlProfile};
 
@@ -75,9 +76,10 @@ pub(crate) struct Phasors {
 }
 
 impl Phasors {
-    /// The phasors of `terms`, not yet evaluated.
-    pub(crate) fn new(terms: Vec<[f64; 4]>) -> Phasors {
-        let turn = terms.iter().map(|&[w, ..]| ((w * TTI_S).cos(), (w * TTI_S).sin())).collect();
+    /// The phasors of `terms`, not yet evaluated, advanced by `step_s` seconds (the TTI or
+    /// slot) from one index to the next.
+    pub(crate) fn new(terms: Vec<[f64; 4]>, step_s: f64) -> Phasors {
+        let turn = terms.iter().map(|&[w, ..]| ((w * step_s).cos(), (w * step_s).sin())).collect();
         Phasors { terms, tti: None, since_anchor: 0, cos: Vec::new(), sin: Vec::new(), turn }
     }
 
@@ -266,6 +268,31 @@ impl FadingSpread {
     pub const NAMES: [&'static str; 5] = ["rayleigh", "rayleigh_per_rb", "epa", "eva", "etu"];
 }
 
+/// The resource grid fading is evaluated on: how many resource blocks, how wide (a tapped
+/// delay line's channel is taken at each block's centre frequency), and the time from one
+/// TTI or slot to the next (the phasors' turn).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid {
+    /// Resource blocks, 1..=275.
+    pub n_rb: usize,
+    /// Width of one block, Hz (LTE: 180 kHz; NR: 12 subcarriers of 15·2^μ kHz).
+    pub rb_hz: f64,
+    /// The TTI or slot, seconds.
+    pub slot_s: f64,
+}
+
+impl Grid {
+    /// The grid if its fields are in range.
+    pub(crate) fn checked(self) -> Result<Grid, CellError> {
+        if !(1..=275).contains(&self.n_rb) {
+            return Err(CellError::out_of_range("fading.n_rb", self.n_rb as f64, "an integer in [1, 275]"));
+        }
+        crate::error::check_range("fading.rb_hz", self.rb_hz, 1.0e5, 2.0e6, "Hz")?;
+        crate::error::check_range("fading.slot_s", self.slot_s, 1e-5, 1e-3, "s")?;
+        Ok(self)
+    }
+}
+
 /// The processes behind a [`CellFading`].
 #[derive(Clone, Debug)]
 enum Model {
@@ -285,22 +312,30 @@ pub struct CellFading {
 }
 
 impl CellFading {
-    /// Fading over `n_rb` (1..=110) resource blocks with Doppler `doppler_hz` and `sinusoids`
-    /// per process, flat, per RB or from a tapped delay line, drawn from `rng`.
+    /// Fading over `n_rb` (1..=110) LTE resource blocks with Doppler `doppler_hz` and
+    /// `sinusoids` per process, flat, per RB or from a tapped delay line, drawn from `rng`,
+    /// asked for TTI by TTI.
     pub fn new(spread: FadingSpread, n_rb: usize, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<CellFading, CellError> {
         if !(1..=110).contains(&n_rb) {
             return Err(CellError::out_of_range("fading.n_rb", n_rb as f64, "an integer in [1, 110]"));
         }
+        CellFading::on_grid(spread, Grid { n_rb, rb_hz: RB_BANDWIDTH_HZ, slot_s: TTI_S }, doppler_hz, sinusoids, rng)
+    }
+
+    /// As [`CellFading::new`] over any resource grid (an NR carrier's: up to 275 PRBs of
+    /// 12 subcarriers of 15·2^μ kHz, asked for slot by slot).
+    pub fn on_grid(spread: FadingSpread, grid: Grid, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<CellFading, CellError> {
+        let n_rb = grid.checked()?.n_rb;
         let count = match spread {
             FadingSpread::Flat => 1,
             FadingSpread::PerRb => n_rb,
             FadingSpread::Tdl(profile) => {
-                let tdl = TdlFading::new(profile, n_rb, doppler_hz, sinusoids, rng)?;
+                let tdl = TdlFading::on_grid(profile, grid, doppler_hz, sinusoids, rng)?;
                 return Ok(CellFading { model: Model::Tdl(tdl), n_rb });
             }
         };
         let processes = (0..count).map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
-        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
+        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect(), grid.slot_s);
         Ok(CellFading { model: Model::Processes(processes, Box::new(phasors)), n_rb })
     }
 
@@ -311,6 +346,12 @@ impl CellFading {
         if !(1..=110).contains(&n_rb) {
             return Err(CellError::out_of_range("fading.n_rb", n_rb as f64, "an integer in [1, 110]"));
         }
+        CellFading::rician_on_grid(spread, k, Grid { n_rb, rb_hz: RB_BANDWIDTH_HZ, slot_s: TTI_S }, doppler_hz, sinusoids, rng)
+    }
+
+    /// As [`CellFading::rician`] over any resource grid.
+    pub fn rician_on_grid(spread: FadingSpread, k: f64, grid: Grid, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<CellFading, CellError> {
+        let n_rb = grid.checked()?.n_rb;
         let count = match spread {
             FadingSpread::Flat => 1,
             FadingSpread::PerRb => n_rb,

@@ -26,6 +26,7 @@ use multiconn_core::rng::RngStream;
 
 use crate::amc::{draw_tb_error, BlerCurve};
 use crate::error::CellError;
+use crate::scheme::McsScheme;
 
 /// HARQ processes per UE in FDD (TS 36.213 §7).
 pub const HARQ_PROCESSES: usize = 8;
@@ -35,6 +36,42 @@ pub const MAX_TRANSMISSIONS: u8 = 4;
 pub const HARQ_FEEDBACK_DELAY_TTIS: u64 = 4;
 /// TTIs from a transmission to the earliest reuse of its process (the HARQ round-trip time).
 pub const HARQ_RTT_TTIS: u64 = 8;
+
+/// When a HARQ process may act again after a transmission in slot (TTI) n: the slot from which
+/// its TB may be retransmitted, or the process carry a new one. LTE FDD: n + 8, always (TS
+/// 36.213 §7, §10.1). NR: it depends on where n falls in the TDD pattern (the ACK waits for an
+/// uplink slot), so the offset is given per slot of the pattern's period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HarqTiming {
+    /// Per slot of the period: slots from a transmission in it to the process's reuse.
+    ready_after: Vec<u64>,
+}
+
+impl Default for HarqTiming {
+    /// LTE FDD's: [`HARQ_RTT_TTIS`] after every TTI.
+    fn default() -> HarqTiming {
+        HarqTiming { ready_after: vec![HARQ_RTT_TTIS] }
+    }
+}
+
+impl HarqTiming {
+    /// A timing repeating every `ready_after.len()` slots: a transmission in slot n may be
+    /// followed from slot n + `ready_after[n mod period]` on. Each offset is at least 1 slot.
+    pub fn periodic(ready_after: Vec<u64>) -> Result<HarqTiming, CellError> {
+        if ready_after.is_empty() || ready_after.len() > 1280 {
+            return Err(CellError::out_of_range("harq.period_slots", ready_after.len() as f64, "an integer in [1, 1280]"));
+        }
+        if let Some(k) = ready_after.iter().position(|&d| d == 0 || d > 1000) {
+            return Err(CellError::out_of_range(&format!("harq.ready_after[{k}]"), ready_after[k] as f64, "an integer in [1, 1000] slots"));
+        }
+        Ok(HarqTiming { ready_after })
+    }
+
+    /// The first slot from which the process of a transmission in slot `slot` is ready again.
+    pub fn ready(&self, slot: u64) -> u64 {
+        slot + self.ready_after[(slot % self.ready_after.len() as u64) as usize]
+    }
+}
 
 /// One transmission of a TB, as a [`TbDecoder`] sees it.
 #[derive(Clone, Copy, Debug)]
@@ -65,11 +102,13 @@ pub trait TbDecoder {
 pub struct MiCombining {
     /// The TB error probability curves.
     pub curve: BlerCurve,
+    /// The tables the MCS indices are read in.
+    pub scheme: McsScheme,
 }
 
 impl TbDecoder for MiCombining {
     fn decode(&mut self, attempt: &TxAttempt, rng: &mut RngStream) -> Result<bool, CellError> {
-        let p = self.curve.combined_error_probability(attempt.mcs, attempt.mi_per_tx)?;
+        let p = self.curve.combined_error_probability_in(self.scheme, attempt.mcs, attempt.mi_per_tx)?;
         Ok(!draw_tb_error(p, rng))
     }
 }
@@ -122,15 +161,26 @@ pub enum TxOutcome<P> {
 #[derive(Clone, Debug)]
 pub struct HarqEntity<P> {
     procs: Vec<Process<P>>,
+    timing: HarqTiming,
 }
 
 impl<P> Default for HarqEntity<P> {
+    /// LTE FDD's: [`HARQ_PROCESSES`] processes, reused [`HARQ_RTT_TTIS`] after a transmission.
     fn default() -> HarqEntity<P> {
-        HarqEntity { procs: (0..HARQ_PROCESSES).map(|_| Process::Idle).collect() }
+        HarqEntity { procs: (0..HARQ_PROCESSES).map(|_| Process::Idle).collect(), timing: HarqTiming::default() }
     }
 }
 
 impl<P> HarqEntity<P> {
+    /// `processes` (1..=16) processes reused as `timing` says (NR: up to 16, TS 38.331
+    /// `nrofHARQ-ProcessesForPDSCH`).
+    pub fn new(processes: usize, timing: HarqTiming) -> Result<HarqEntity<P>, CellError> {
+        if !(1..=16).contains(&processes) {
+            return Err(CellError::out_of_range("harq_processes", processes as f64, "an integer in [1, 16]"));
+        }
+        Ok(HarqEntity { procs: (0..processes).map(|_| Process::Idle).collect(), timing })
+    }
+
     /// Frees the processes whose TB was decoded or dropped and whose RTT has passed by `tti`.
     pub fn release(&mut self, tti: u64) {
         for p in &mut self.procs {
@@ -193,7 +243,7 @@ impl<P> HarqEntity<P> {
         match self.procs.get(process) {
             Some(Process::Idle) => {}
             Some(_) => return Err(CellError::invalid("harq.process", format!("process {process} is busy"))),
-            None => return Err(CellError::out_of_range("harq.process", process as f64, "an integer in [0, 7]")),
+            None => return Err(CellError::out_of_range("harq.process", process as f64, &format!("an integer in [0, {}]", self.procs.len() - 1))),
         }
         tb.transmissions = 0;
         tb.mi_per_tx.clear();
@@ -213,8 +263,8 @@ impl<P> HarqEntity<P> {
         decoder: &mut dyn TbDecoder,
         rng: &mut RngStream,
     ) -> Result<TxOutcome<P>, CellError> {
-        let slot =
-            self.procs.get_mut(process).ok_or_else(|| CellError::out_of_range("harq.process", process as f64, "an integer in [0, 7]"))?;
+        let last = self.procs.len() - 1;
+        let slot = self.procs.get_mut(process).ok_or_else(|| CellError::out_of_range("harq.process", process as f64, &format!("an integer in [0, {last}]")))?;
         match slot {
             Process::Nacked { ready_tti, .. } if *ready_tti <= tti => {}
             _ => return Err(CellError::invalid("harq.process", format!("process {process} has no retransmission due at TTI {tti}"))),
@@ -242,7 +292,7 @@ impl<P> HarqEntity<P> {
         tb.mi_per_tx.push(mi);
         let attempt = TxAttempt { ue, tti, mcs: tb.mcs, tbs_bits: tb.tbs_bits, transmission: tb.transmissions, mi_per_tx: &tb.mi_per_tx };
         let ok = decoder.decode(&attempt, rng)?;
-        let ready_tti = tti + HARQ_RTT_TTIS;
+        let ready_tti = self.timing.ready(tti);
         if ok || tb.transmissions >= MAX_TRANSMISSIONS {
             // The process stays busy for the RTT; what it carried leaves now.
             self.procs[process] = Process::Done { ready_tti };

@@ -30,23 +30,25 @@ use std::collections::VecDeque;
 use multiconn_core::{Packet, RngStream, Time};
 
 use crate::amc::{AmcModel, BlerCurve};
+use crate::carrier::{Carrier, SlotUse};
 use crate::channel::{LinkBudget, UeChannel};
 use crate::dl::{CellDropCause, DlMac, DlUeInput};
 use crate::error::CellError;
-use crate::fading::{CellFading, FadingSpread};
+use crate::fading::{CellFading, FadingSpread, Grid};
 use crate::harq::MiCombining;
 use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
 use crate::rlc::{UmPdu, UmTxBuffer};
 use crate::rlc_rx::UmReceiver;
-use crate::sched::{Scheduler, SchedulerKind};
+use crate::scheme::McsScheme;
+use crate::nr::bandwidth::rbg_size as nr_rbg_size;
+use crate::sched::{Scheduler, SchedulerKind, NR_MAX_PRB};
 use crate::sdus::SduPackets;
 use crate::series::CellSeries;
-use crate::tables::rbg_size;
 use crate::ul::{UlMac, UlMcs, UlTiming, UlUeInput};
 
-/// One TTI.
-pub const TTI_NS: u64 = 1_000_000;
+/// One LTE TTI, ns (an NR cell's slot: [`Carrier::slot_ns`]).
+pub const TTI_NS: u64 = crate::carrier::LTE_TTI_NS;
 /// LTE bandwidths in resource blocks (1.4, 3, 5, 10, 15, 20 MHz).
 pub const BANDWIDTHS_RB: [u16; 6] = [6, 15, 25, 50, 75, 100];
 /// Sinusoids per fading process.
@@ -157,6 +159,8 @@ pub struct CellConfig {
     pub timing: MacTiming,
     /// How the uplink's MCS is picked.
     pub uplink_mcs: UlMcs,
+    /// LTE (the default) or an NR carrier: slot, duplex, tables, HARQ timing.
+    pub carrier: Carrier,
 }
 
 impl CellConfig {
@@ -177,13 +181,30 @@ impl CellConfig {
             trajectories: Vec::new(),
             timing: MacTiming::Ideal,
             uplink_mcs: UlMcs::Measured,
+            carrier: Carrier::Lte,
         }
     }
 
     /// Checks every field; the error names `cell.<field>` and what is allowed.
     pub fn validate(&self) -> Result<(), CellError> {
-        if !BANDWIDTHS_RB.contains(&self.n_rb) {
-            return Err(CellError::out_of_range("cell.bandwidth_rb", f64::from(self.n_rb), "one of 6, 15, 25, 50, 75, 100 RBs"));
+        match &self.carrier {
+            Carrier::Lte => {
+                if !BANDWIDTHS_RB.contains(&self.n_rb) {
+                    return Err(CellError::out_of_range("cell.bandwidth_rb", f64::from(self.n_rb), "one of 6, 15, 25, 50, 75, 100 RBs"));
+                }
+            }
+            Carrier::Nr(_) => {
+                self.carrier.validate()?;
+                if self.n_rb == 0 || self.n_rb > NR_MAX_PRB {
+                    return Err(CellError::out_of_range("cell.bandwidth_rb", f64::from(self.n_rb), "an integer in [1, 275] PRBs"));
+                }
+                if self.timing != MacTiming::Ideal {
+                    return Err(CellError::invalid("cell.timing", "\"lena\" is ns-3 LENA's LTE control loop; an NR cell times HARQ by K1 and N1 and schedules the uplink on known buffers: use \"ideal\""));
+                }
+                if self.uplink_mcs != UlMcs::Measured {
+                    return Err(CellError::invalid("cell.uplink_mcs", "\"lena\" is LENA's LTE SRS rule; an NR cell picks the uplink MCS on the measured SINR: use \"measured\""));
+                }
+            }
         }
         self.budget.validate()?;
         self.amc.validate()?;
@@ -380,6 +401,10 @@ pub struct CellHop {
     /// Downlink TBs decided but not yet received (with [`MacTiming::Lena`]): the TTI they
     /// reach the UE in, and the payloads decoded and lost.
     dl_on_air: VecDeque<DlOnAir>,
+    /// The TTI or slot, ns.
+    slot_ns: u64,
+    /// The MCS/CQI/TBS tables.
+    scheme: McsScheme,
 }
 
 /// The outcome of a downlink TTI, waiting to reach the UEs.
@@ -394,6 +419,7 @@ impl CellHop {
     pub fn new(cfg: CellConfig, seed: u64, label: &str) -> Result<CellHop, CellError> {
         cfg.validate()?;
         let n = cfg.ue_distances_m.len();
+        let grid = Grid { n_rb: cfg.n_rb as usize, rb_hz: cfg.carrier.rb_hz(), slot_s: cfg.carrier.slot_s() };
         let mut fading_rng = RngStream::derive(seed, &format!("{label}/fading"));
         let mut ues = Vec::with_capacity(n);
         for (i, &d) in cfg.ue_distances_m.iter().enumerate() {
@@ -401,12 +427,12 @@ impl CellHop {
             let fading = match cfg.fading {
                 FadingConfig::None => None,
                 FadingConfig::Rayleigh { doppler_hz, spread } => Some([
-                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
-                    CellFading::new(spread, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::on_grid(spread, grid, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::on_grid(spread, grid, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
                 FadingConfig::Rician { doppler_hz, spread, k_factor } => Some([
-                    CellFading::rician(spread, k_factor, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
-                    CellFading::rician(spread, k_factor, cfg.n_rb as usize, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::rician_on_grid(spread, k_factor, grid, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
+                    CellFading::rician_on_grid(spread, k_factor, grid, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
             };
             ues.push(Ue {
@@ -415,11 +441,26 @@ impl CellHop {
                 counters: UeCounters::default(),
             });
         }
-        let sched = Scheduler::new(cfg.scheduler, cfg.n_rb, n)?;
-        let decoder = MiCombining { curve: cfg.curve };
-        let dl = DlMac::new(sched, decoder, RngStream::derive(seed, &format!("{label}/dl")));
-        let ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?.with_timing(cfg.timing.ul_timing())?.with_mcs(cfg.uplink_mcs)?;
-        let rbg = rbg_size(cfg.n_rb)? as usize;
+        let scheme = cfg.carrier.scheme();
+        let sched = match &cfg.carrier {
+            Carrier::Lte => Scheduler::new(cfg.scheduler, cfg.n_rb, n)?,
+            Carrier::Nr(c) => {
+                let first = (0..).find_map(|slot| match cfg.carrier.downlink(slot) {
+                    SlotUse::Symbols(shape) => Some(shape),
+                    _ => None,
+                });
+                let first = first.ok_or_else(|| CellError::invalid("cell.tdd_pattern", "no downlink slot"))?;
+                Scheduler::for_slots(cfg.scheduler, cfg.n_rb, nr_rbg_size(cfg.n_rb, c.rbg)?, n, scheme, cfg.carrier.slot_s(), first)?
+            }
+        };
+        let rbg = sched.rbg_size() as usize;
+        let decoder = MiCombining { curve: cfg.curve, scheme };
+        let (processes, dl_harq) = cfg.carrier.dl_harq()?;
+        let dl = DlMac::new(sched, decoder, RngStream::derive(seed, &format!("{label}/dl"))).with_harq(processes, dl_harq)?;
+        let mut ul = UlMac::new(cfg.n_rb, n, cfg.amc, cfg.curve, RngStream::derive(seed, &format!("{label}/ul")))?.with_timing(cfg.timing.ul_timing())?.with_mcs(cfg.uplink_mcs)?;
+        if let Some(shape) = cfg.carrier.uplink_shape() {
+            ul = ul.for_slots(scheme, shape, cfg.carrier.ul_harq()?, cfg.carrier.rb_hz())?;
+        }
         Ok(CellHop {
             ues,
             dl,
@@ -443,6 +484,8 @@ impl CellHop {
             broken: Vec::new(),
             series: None,
             dl_on_air: VecDeque::new(),
+            slot_ns: cfg.carrier.slot_ns(),
+            scheme,
             cfg,
         })
     }
@@ -450,6 +493,11 @@ impl CellHop {
     /// UE `ue`'s path loss to the eNB in the last TTI run (at its distance then), dB.
     pub fn loss_db(&self, ue: usize) -> f64 {
         self.ues[ue].channel.loss_db
+    }
+
+    /// The TTI (LTE) or slot (NR), ns: the unit of the per-UE series' RB counts.
+    pub fn slot_ns(&self) -> u64 {
+        self.slot_ns
     }
 
     /// The configuration.
@@ -497,7 +545,7 @@ impl CellHop {
                     s.rlc_fill(ue, dir as usize, now.0, bearer.tx.status(0).queued_bytes);
                 }
                 if self.next_tti.is_none() {
-                    self.next_tti = Some(now.0.div_ceil(TTI_NS));
+                    self.next_tti = Some(now.0.div_ceil(self.slot_ns));
                 }
                 Ok(())
             }
@@ -513,15 +561,15 @@ impl CellHop {
 
     /// When the cell next has something to do: its next TTI while running, or the next output.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let tti = self.next_tti.map(|n| Time(n * TTI_NS));
+        let tti = self.next_tti.map(|n| Time(n * self.slot_ns));
         let out = self.outputs.front().map(CellOutput::at);
         Time::earliest(tti, out)
     }
 
     /// The next output due by `now`, after running the TTIs that start by then.
     pub fn poll(&mut self, now: Time) -> Result<Option<CellOutput>, CellError> {
-        while let Some(n) = self.next_tti.filter(|&n| n * TTI_NS <= now.0) {
-            if self.outputs.front().is_some_and(|o| o.at() <= now && o.at().0 <= n * TTI_NS) {
+        while let Some(n) = self.next_tti.filter(|&n| n * self.slot_ns <= now.0) {
+            if self.outputs.front().is_some_and(|o| o.at() <= now && o.at().0 <= n * self.slot_ns) {
                 break; // hand out what is due before running further
             }
             self.run_tti(n)?;
@@ -539,8 +587,9 @@ impl CellHop {
     }
 
     fn run_tti(&mut self, n: u64) -> Result<(), CellError> {
-        let t_s = (n * TTI_NS) as f64 / 1e9;
-        let end = Time((n + 1) * TTI_NS);
+        let slot_ns = self.slot_ns;
+        let t_s = (n * slot_ns) as f64 / 1e9;
+        let end = Time((n + 1) * slot_ns);
         let n_rb = self.cfg.n_rb as usize;
         let mut finished: Vec<CellOutput> = Vec::new();
         // Moving UEs: the path loss at this TTI's distance.
@@ -550,10 +599,14 @@ impl CellHop {
             }
         }
 
-        // Downlink.
+        // Downlink, in a slot that has PDSCH symbols.
+        let downlink = self.cfg.carrier.downlink(n);
+        if let SlotUse::Symbols(shape) = downlink {
+            self.dl.set_shape(shape)?;
+        }
         let mut active_dl = false;
         for (i, u) in self.ues.iter_mut().enumerate() {
-            let wants = u.bearers[0].tx.status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0);
+            let wants = downlink != SlotUse::Closed && (u.bearers[0].tx.status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0));
             self.dl_active[i] = wants;
             if !wants {
                 continue;
@@ -562,10 +615,10 @@ impl CellHop {
             // A static channel's SINRs are those of every earlier TTI: worked out once.
             if !(self.static_channel[i] && self.sinr[i].len() == n_rb) {
                 u.channel.gains_db_at_tti(0, n_rb, n, t_s, 0..n_rb, &mut self.gains)?;
-                self.cfg.budget.downlink_sinr(self.cfg.n_rb, u.channel.loss_db, &self.gains, &mut self.sinr[i]);
+                self.cfg.budget.downlink_sinr_rb(self.cfg.n_rb, self.cfg.carrier.rb_hz(), u.channel.loss_db, &self.gains, &mut self.sinr[i]);
             }
             if self.dl_cqi[i].is_empty() {
-                self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.rbg)?.to_vec();
+                self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.scheme, self.rbg)?.to_vec();
             }
         }
         if active_dl {
@@ -588,7 +641,7 @@ impl CellHop {
             let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
-                    let b = s.bin_mut(tb.ue, 0, n * TTI_NS);
+                    let b = s.bin_mut(tb.ue, 0, n * slot_ns);
                     b.record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
                 }
             }
@@ -616,7 +669,7 @@ impl CellHop {
                     let mut memo = self.cqi_memo[i].at(&self.sinr[i]);
                     let report = &mut self.dl_cqi[i];
                     report.clear();
-                    report.extend_from_slice(memo.cqi_per_rbg(&self.cfg.amc, self.rbg)?);
+                    report.extend_from_slice(memo.cqi_per_rbg(&self.cfg.amc, self.scheme, self.rbg)?);
                     u.counters.last_dl_sinr_db = memo.mean_sinr_db();
                     let cqi_sum = report.iter().map(|&c| u32::from(c)).sum::<u32>();
                     u.counters.last_cqi = (cqi_sum / report.len() as u32) as u8;
@@ -624,7 +677,7 @@ impl CellHop {
                     self.report_all_zero[i] = report.iter().all(|&c| c == 0);
                 }
                 if let Some(s) = &mut self.series {
-                    let b = s.bin_mut(i, 0, n * TTI_NS);
+                    let b = s.bin_mut(i, 0, n * slot_ns);
                     b.samples += 1;
                     b.sinr_db_sum += u.counters.last_dl_sinr_db;
                     b.cqi_sum += u64::from(u.counters.last_cqi);
@@ -652,7 +705,8 @@ impl CellHop {
         }
 
         // Uplink.
-        let any_ul = self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.busy(i));
+        let any_ul = self.cfg.carrier.uplink(n) != SlotUse::Closed
+            && self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.busy(i));
         if any_ul {
             // Fading only where the UEs will send, or be measured, in this TTI.
             let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].tx.status(0).tx_queue_bytes).collect();
@@ -674,10 +728,10 @@ impl CellHop {
             let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
-                    s.bin_mut(tb.ue, 1, n * TTI_NS).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
+                    s.bin_mut(tb.ue, 1, n * slot_ns).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
                 }
                 for m in &tti.measured {
-                    let b = s.bin_mut(m.ue, 1, n * TTI_NS);
+                    let b = s.bin_mut(m.ue, 1, n * slot_ns);
                     b.samples += 1;
                     b.sinr_db_sum += m.sinr_db;
                     b.cqi_sum += u64::from(m.cqi);
@@ -735,9 +789,9 @@ impl CellHop {
             for (i, u) in self.ues.iter().enumerate() {
                 for dir in 0..2 {
                     let q = u.bearers[dir].tx.status(0).queued_bytes;
-                    let b = s.bin_mut(i, dir, n * TTI_NS);
+                    let b = s.bin_mut(i, dir, n * slot_ns);
                     if b.rlc_last_bytes != Some(q) {
-                        s.rlc_fill(i, dir, n * TTI_NS, q);
+                        s.rlc_fill(i, dir, n * slot_ns, q);
                     }
                 }
             }

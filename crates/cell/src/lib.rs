@@ -25,6 +25,9 @@
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
 //!   synchronous HARQ.
 //! * [`mobility`]: UE trajectories (distance moving linearly, clamped at the end).
+//! * [`nr`]: the 5G NR physical-layer tables and procedures (TS 38.211/38.101/38.213/38.214/
+//!   38.212/38.306): numerologies, PRBs per bandwidth, RBG size, TDD patterns, MCS and CQI
+//!   tables, the TBS with LDPC base graph and code blocks, and the peak-rate formula.
 //! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
@@ -33,6 +36,7 @@
 //! makes a function panic.
 
 pub mod amc;
+pub mod carrier;
 pub mod channel;
 pub mod dl;
 pub mod error;
@@ -42,9 +46,11 @@ pub mod hop;
 pub mod memo;
 mod mi_table;
 pub mod mobility;
+pub mod nr;
 pub mod rlc;
 pub mod rlc_rx;
 pub mod sched;
+pub mod scheme;
 pub mod sdus;
 pub mod series;
 pub mod tables;
@@ -52,6 +58,7 @@ mod tbs;
 pub mod tdl;
 pub mod ul;
 
+pub use carrier::{Carrier, NrCarrier, SlotUse};
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};
 pub use rlc_rx::{RxCounters, UmReceiver};
@@ -61,10 +68,11 @@ pub use mobility::Trajectory;
 pub use amc::{draw_tb_error, effective_sinr_db, mean_mi_per_bit, mi_per_bit, AmcModel, BlerCurve};
 pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
-pub use fading::{doppler_hz, CellFading, FadingSpread, RayleighFading, RicianFading};
+pub use fading::{doppler_hz, CellFading, FadingSpread, Grid, RayleighFading, RicianFading};
 pub use tdl::{TdlFading, TdlProfile};
-pub use harq::{HarqEntity, HarqTb, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
+pub use harq::{HarqEntity, HarqTb, HarqTiming, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
 pub use rlc::{RlcBufferStatus, RlcCounters, UmPdu, UmSegment, UmTxBuffer};
+pub use scheme::McsScheme;
 pub use sched::{assign_rbgs, Grant, Scheduler, SchedulerKind, UeReport};
 pub use tables::{
     cqi_entry, cqi_for_efficiency, mcs_entry, mcs_for_cqi, rbg_count, rbg_size, tbs_bits, tbs_for_mcs, CqiEntry, McsEntry, Modulation,

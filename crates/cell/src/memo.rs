@@ -9,16 +9,17 @@
 //! only the repeated work goes.
 //!
 //! ```
-//! # use multiconn_cell::{memo::SinrMemo, AmcModel};
+//! # use multiconn_cell::{memo::SinrMemo, AmcModel, McsScheme};
 //! let amc = AmcModel::mutual_information();
 //! let mut memo = SinrMemo::default();
 //! let sinr = [12.0; 8];
 //! let mut at = memo.at(&sinr);
-//! assert_eq!(at.cqi(&amc).unwrap(), amc.cqi(&sinr).unwrap());
-//! assert_eq!(at.cqi_per_rbg(&amc, 4).unwrap(), amc.cqi_per_rbg(&sinr, 4).unwrap().as_slice());
+//! assert_eq!(at.cqi(&amc, McsScheme::Lte).unwrap(), amc.cqi(&sinr).unwrap());
+//! assert_eq!(at.cqi_per_rbg(&amc, McsScheme::Lte, 4).unwrap(), amc.cqi_per_rbg(&sinr, 4).unwrap().as_slice());
 //! ```
 
-use crate::amc::{check_sinrs, mi_per_bit, modulation_slot, sinr_for_mi, AmcModel, CqiRequirements};
+use crate::amc::{check_sinrs, mi_per_bit, modulation_slot, sinr_for_mi, AmcModel, CqiRequirements, MODULATIONS};
+use crate::scheme::McsScheme;
 use crate::error::CellError;
 use crate::tables::Modulation;
 
@@ -33,15 +34,16 @@ pub struct SinrMemo {
     /// [`AmcModel::cqi_per_rbg`] of the vector, for the group size `rbg_size` (0: none yet).
     rbg_cqi: Vec<u8>,
     rbg_size: usize,
-    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM), worked out block
+    /// MI per coded bit of each block, per modulation (QPSK, 16QAM, 64QAM, 256QAM), worked out block
     /// by block as asked for (NaN: not yet; the MI is never NaN); `mi_checked` once the
     /// vector's values were checked for that modulation.
-    mi_per_rb: [Vec<f64>; 3],
-    mi_checked: [bool; 3],
+    mi_per_rb: [Vec<f64>; MODULATIONS],
+    mi_checked: [bool; MODULATIONS],
     /// The mean of the SINRs, dB.
     mean_sinr_db: Option<f64>,
-    /// The CQI requirements of the model last asked for (whatever the SINRs), with it.
-    need: Option<(AmcModel, Option<CqiRequirements>)>,
+    /// The CQI requirements of the model and tables last asked for (whatever the SINRs), with
+    /// them.
+    need: Option<(AmcModel, McsScheme, Option<CqiRequirements>)>,
 }
 
 impl SinrMemo {
@@ -53,7 +55,7 @@ impl SinrMemo {
             self.sinr.extend_from_slice(sinr_db);
             self.cqi = None;
             self.rbg_size = 0;
-            self.mi_checked = [false; 3];
+            self.mi_checked = [false; MODULATIONS];
             self.mean_sinr_db = None;
         }
         SinrMemoAt { memo: self, sinr_db }
@@ -102,41 +104,42 @@ pub struct SinrMemoAt<'a> {
 }
 
 impl SinrMemoAt<'_> {
-    fn requirements(&mut self, amc: &AmcModel) -> Result<Option<CqiRequirements>, CellError> {
+    fn requirements(&mut self, amc: &AmcModel, scheme: McsScheme) -> Result<Option<CqiRequirements>, CellError> {
         match self.memo.need {
-            Some((model, need)) if model == *amc => Ok(need),
-            _ => Ok(self.memo.need.insert((*amc, amc.requirements()?)).1),
+            Some((model, tables, need)) if model == *amc && tables == scheme => Ok(need),
+            _ => Ok(self.memo.need.insert((*amc, scheme, amc.requirements_in(scheme)?)).2),
         }
     }
 
-    /// [`AmcModel::cqi`] of the SINRs with `amc`.
-    pub fn cqi(&mut self, amc: &AmcModel) -> Result<u8, CellError> {
+    /// [`AmcModel::cqi_in`] of the SINRs with `amc` on the tables of `scheme` (one cell asks
+    /// with one scheme: the CQI kept is not keyed by it).
+    pub fn cqi(&mut self, amc: &AmcModel, scheme: McsScheme) -> Result<u8, CellError> {
         if let Some(c) = self.memo.cqi {
             return Ok(c);
         }
-        let c = match self.requirements(amc)? {
+        let c = match self.requirements(amc, scheme)? {
             Some(need) => {
                 check_sinrs(self.sinr_db)?;
                 need.cqi(self.sinr_db)
             }
-            None => amc.cqi(self.sinr_db)?,
+            None => amc.cqi_in(scheme, self.sinr_db)?,
         };
         Ok(*self.memo.cqi.insert(c))
     }
 
-    /// [`AmcModel::cqi_per_rbg`] of the SINRs with `amc`.
-    pub fn cqi_per_rbg(&mut self, amc: &AmcModel, rbg_size: usize) -> Result<&[u8], CellError> {
+    /// [`AmcModel::cqi_per_rbg_in`] of the SINRs with `amc` on the tables of `scheme`.
+    pub fn cqi_per_rbg(&mut self, amc: &AmcModel, scheme: McsScheme, rbg_size: usize) -> Result<&[u8], CellError> {
         if rbg_size == 0 {
             return Err(CellError::out_of_range("rbg_size", 0.0, "an integer ≥ 1"));
         }
         if self.memo.rbg_size != rbg_size {
-            match self.requirements(amc)? {
+            match self.requirements(amc, scheme)? {
                 Some(need) => {
                     check_sinrs(self.sinr_db)?;
                     self.memo.rbg_cqi.clear();
                     self.memo.rbg_cqi.extend(self.sinr_db.chunks(rbg_size).map(|g| need.cqi(g)));
                 }
-                None => self.memo.rbg_cqi = amc.cqi_per_rbg(self.sinr_db, rbg_size)?,
+                None => self.memo.rbg_cqi = amc.cqi_per_rbg_in(scheme, self.sinr_db, rbg_size)?,
             }
             self.memo.rbg_size = rbg_size;
         }

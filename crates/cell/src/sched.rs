@@ -23,10 +23,15 @@
 //! T ← (1 − 1/W)·T + (1/W)·(TB bits / TTI), W = 99 TTIs, T starting at 1 bit/s.
 
 use crate::error::CellError;
-use crate::tables::{mcs_for_cqi, rbg_size, tbs_for_mcs, MAX_CQI, MAX_PRB};
+use crate::nr::tbs::TbsShape;
+use crate::scheme::McsScheme;
+use crate::tables::{rbg_size, MAX_CQI, MAX_PRB};
 
-/// The TTI, in seconds.
+/// The LTE TTI, in seconds.
 pub const TTI_S: f64 = 1e-3;
+
+/// The most PRBs of an NR carrier (TS 38.101-1 Table 5.3.2-1: 273 at 100 MHz and 30 kHz).
+pub const NR_MAX_PRB: u16 = 275;
 
 /// LENA's PF averaging window, in TTIs (`PfFfMacScheduler::m_timeWindow`).
 pub const LENA_PF_WINDOW_TTIS: f64 = 99.0;
@@ -97,17 +102,19 @@ pub fn assign_rbgs(
 /// positive averages).
 fn assign_checked(kind: SchedulerKind, rates_bps: &[Vec<f64>], buffer_bits: &[u64], avg_bps: &[f64], rr_start: usize) -> Vec<Option<usize>> {
     let n_rbg = rates_bps.first().map_or(0, Vec::len);
-    let table = RateTable { n_rbg, rates: rates_bps.iter().flatten().copied().collect() };
+    let table = RateTable { n_rbg, rates: rates_bps.iter().flatten().copied().collect(), slot_s: TTI_S };
     let mut owner = Vec::new();
     assign_into(kind, &table, buffer_bits, avg_bps, rr_start, &[], false, &mut AssignScratch::default(), &mut owner);
     owner
 }
 
-/// Every UE's rate on every RBG in one buffer, UE by UE (`rates[u * n_rbg + g]`, bit/s).
+/// Every UE's rate on every RBG in one buffer, UE by UE (`rates[u * n_rbg + g]`, bit/s), and
+/// the slot they are rates over (a rate times the slot is the bits an RBG carries).
 #[derive(Clone, Debug, Default)]
 struct RateTable {
     n_rbg: usize,
     rates: Vec<f64>,
+    slot_s: f64,
 }
 
 impl RateTable {
@@ -217,7 +224,7 @@ fn assign_into(
                 }
                 if let Some(u) = best {
                     *slot = Some(u);
-                    granted[u] += table.rate(u, g) * TTI_S;
+                    granted[u] += table.rate(u, g) * table.slot_s;
                     if !has_room(u, granted) {
                         eligible.retain(|&e| e != u);
                         answered = None;
@@ -242,7 +249,7 @@ fn assign_into(
                     let u = active[(turn + k) % active.len()];
                     if table.rate(u, g) > 0.0 && count[u] < quota && has_room(u, granted) {
                         *slot = Some(u);
-                        granted[u] += table.rate(u, g) * TTI_S;
+                        granted[u] += table.rate(u, g) * table.slot_s;
                         count[u] += 1;
                         turn = (turn + k) % active.len();
                         break;
@@ -290,9 +297,18 @@ pub struct Scheduler {
     avg_bps: Vec<f64>,
     rr_next: usize,
     window_ttis: f64,
+    /// The MCS/CQI/TBS tables.
+    scheme: McsScheme,
+    /// The scheduling unit: LTE's TTI, an NR slot, seconds.
+    slot_s: f64,
+    /// NR: the REs of the slot being scheduled (its PDSCH symbols); LTE: none.
+    shape: Option<TbsShape>,
     /// The rate (bit/s) of one RBG at each CQI: for a full RBG and for the last one (which
-    /// may be smaller).
+    /// may be smaller), for the current shape.
     rbg_rate_bps: [[f64; MAX_CQI as usize + 1]; 2],
+    /// The rate tables of the shapes met so far (an NR pattern has a few: full and special
+    /// slots).
+    rates_by_shape: Vec<(Option<TbsShape>, [[f64; MAX_CQI as usize + 1]; 2])>,
     /// The rates of the last TTI, kept for their buffer.
     rates_scratch: RateTable,
     /// The other per-TTI buffers, kept likewise.
@@ -317,17 +333,86 @@ impl Scheduler {
         if n_rb == 0 || n_rb > MAX_PRB {
             return Err(CellError::out_of_range("bandwidth_rb", n_rb as f64, "an integer in [1, 110]"));
         }
-        let p = rbg_size(n_rb)?;
+        Scheduler::build(kind, n_rb, rbg_size(n_rb)?, n_ues, McsScheme::Lte, TTI_S, None)
+    }
+
+    /// An NR slot scheduler of `kind` over `n_rb` (1..=275) PRBs in RBGs of `rbg_size` PRBs
+    /// (TS 38.214 Table 5.1.2.2.1-1), slots of `slot_s` seconds, the MCS tables of `scheme`,
+    /// the first slot's REs `shape` ([`Scheduler::set_shape`] changes it slot by slot).
+    pub fn for_slots(kind: SchedulerKind, n_rb: u16, rbg_size: u16, n_ues: usize, scheme: McsScheme, slot_s: f64, shape: TbsShape) -> Result<Scheduler, CellError> {
+        if n_rb == 0 || n_rb > NR_MAX_PRB {
+            return Err(CellError::out_of_range("bandwidth_rb", n_rb as f64, "an integer in [1, 275]"));
+        }
+        if rbg_size == 0 || rbg_size > 16 {
+            return Err(CellError::out_of_range("rbg_size", rbg_size as f64, "an integer in [1, 16]"));
+        }
+        crate::error::check_range("slot_s", slot_s, 1e-5, 1e-3, "s")?;
+        Scheduler::build(kind, n_rb, rbg_size, n_ues, scheme, slot_s, Some(shape))
+    }
+
+    fn build(kind: SchedulerKind, n_rb: u16, p: u16, n_ues: usize, scheme: McsScheme, slot_s: f64, shape: Option<TbsShape>) -> Result<Scheduler, CellError> {
+        let rbg_rate_bps = Scheduler::rbg_rates(scheme, n_rb, p, slot_s, shape)?;
+        Ok(Scheduler {
+            kind,
+            n_rb,
+            rbg_size: p,
+            avg_bps: vec![1.0; n_ues],
+            rr_next: 0,
+            window_ttis: LENA_PF_WINDOW_TTIS,
+            scheme,
+            slot_s,
+            shape,
+            rbg_rate_bps,
+            rates_by_shape: vec![(shape, rbg_rate_bps)],
+            rates_scratch: RateTable::default(),
+            scratch: SchedScratch::default(),
+        })
+    }
+
+    /// The rate of a full RBG and of the last one at each CQI, for REs `shape`.
+    fn rbg_rates(scheme: McsScheme, n_rb: u16, p: u16, slot_s: f64, shape: Option<TbsShape>) -> Result<[[f64; MAX_CQI as usize + 1]; 2], CellError> {
         let last = n_rb - (n_rb.div_ceil(p) - 1) * p;
         let mut rbg_rate_bps = [[0.0; MAX_CQI as usize + 1]; 2];
         for (rates, prbs) in rbg_rate_bps.iter_mut().zip([p.min(n_rb), last]) {
             for (cqi, rate) in rates.iter_mut().enumerate() {
-                if let Some(mcs) = mcs_for_cqi(cqi as u8)? {
-                    *rate = tbs_for_mcs(mcs, prbs)? as f64 / TTI_S;
+                if let Some(mcs) = scheme.mcs_for_cqi(cqi as u8)? {
+                    *rate = scheme.tbs_bits(mcs, prbs, shape)? as f64 / slot_s;
                 }
             }
         }
-        Ok(Scheduler { kind, n_rb, rbg_size: p, avg_bps: vec![1.0; n_ues], rr_next: 0, window_ttis: LENA_PF_WINDOW_TTIS, rbg_rate_bps, rates_scratch: RateTable::default(), scratch: SchedScratch::default() })
+        Ok(rbg_rate_bps)
+    }
+
+    /// NR: the next slot to schedule has REs `shape` (its PDSCH symbols). The rates of a shape
+    /// are worked out the first time it is met.
+    pub fn set_shape(&mut self, shape: TbsShape) -> Result<(), CellError> {
+        if self.shape == Some(shape) {
+            return Ok(());
+        }
+        if self.shape.is_none() {
+            return Err(CellError::invalid("tbs_shape", "an LTE scheduler's TBS table takes no symbol count"));
+        }
+        let rates = match self.rates_by_shape.iter().find(|(s, _)| *s == Some(shape)) {
+            Some((_, r)) => *r,
+            None => {
+                let r = Scheduler::rbg_rates(self.scheme, self.n_rb, self.rbg_size, self.slot_s, Some(shape))?;
+                self.rates_by_shape.push((Some(shape), r));
+                r
+            }
+        };
+        self.rbg_rate_bps = rates;
+        self.shape = Some(shape);
+        Ok(())
+    }
+
+    /// The MCS tables.
+    pub fn scheme(&self) -> McsScheme {
+        self.scheme
+    }
+
+    /// The REs of the slot being scheduled (NR), none for LTE.
+    pub fn shape(&self) -> Option<TbsShape> {
+        self.shape
     }
 
     /// The same scheduler with a PF averaging window of `ttis` TTIs (1..=1e6).
@@ -387,6 +472,7 @@ impl Scheduler {
         // The rate table is kept from TTI to TTI.
         let mut table = std::mem::take(&mut self.rates_scratch);
         table.n_rbg = n_rbg;
+        table.slot_s = self.slot_s;
         table.rates.clear();
         let [full, last] = &self.rbg_rate_bps;
         // Whether every UE reports one CQI on all its full-size RBGs (see assign_into).
@@ -444,15 +530,15 @@ impl Scheduler {
             let rbgs = sc.rbgs[u].clone();
             let worst = rbgs.iter().map(|&g| ue.rbg_cqi[g as usize]).min().unwrap_or(0);
             // (An error leaves the buffers behind: the next TTI makes new ones.)
-            let Some(mcs) = mcs_for_cqi(worst)? else { continue };
+            let Some(mcs) = self.scheme.mcs_for_cqi(worst)? else { continue };
             let n_prb: u16 = rbgs.iter().map(|&g| self.rbg_prbs(g as usize)).sum();
-            let tbs_bits = tbs_for_mcs(mcs, n_prb)?;
+            let tbs_bits = self.scheme.tbs_bits(mcs, n_prb, self.shape)?;
             sc.granted_bits[u] = tbs_bits as f64;
             grants.push(Grant { ue: u, rbgs, n_prb, mcs, tbs_bits });
         }
         let w = 1.0 / self.window_ttis;
         for (avg, bits) in self.avg_bps.iter_mut().zip(&sc.granted_bits) {
-            *avg = (1.0 - w) * *avg + w * bits / TTI_S;
+            *avg = (1.0 - w) * *avg + w * bits / self.slot_s;
         }
         self.scratch = sc;
         if !ues.is_empty() {
@@ -484,7 +570,7 @@ mod tests {
             }
             if let Some((u, _)) = best {
                 *slot = Some(u);
-                granted[u] += table.rate(u, g) * TTI_S;
+                granted[u] += table.rate(u, g) * table.slot_s;
             }
         }
         owner
@@ -516,7 +602,7 @@ mod tests {
                     rates.push(if reserved[g] { 0.0 } else { levels[level] });
                 }
             }
-            let table = RateTable { n_rbg, rates };
+            let table = RateTable { n_rbg, rates, slot_s: TTI_S };
             let buffers: Vec<u64> = rows.iter().map(|r| r.2).collect();
             let avg: Vec<f64> = rows.iter().map(|r| r.3).collect();
             let kind = if pf { SchedulerKind::ProportionalFair } else { SchedulerKind::MaxCi };

@@ -32,7 +32,8 @@ use multiconn_radio::units::ratio_to_db;
 
 use crate::channel::RB_BANDWIDTH_HZ;
 use crate::error::CellError;
-use crate::fading::{Phasors, RayleighFading};
+use crate::fading::{Grid, Phasors, RayleighFading};
+use crate::sched::TTI_S;
 
 /// The most taps of any profile (EVA and ETU: 9).
 pub const MAX_TAPS: usize = 9;
@@ -177,20 +178,27 @@ impl TdlFading {
         if !(1..=110).contains(&n_rb) {
             return Err(CellError::out_of_range("fading.n_rb", n_rb as f64, "an integer in [1, 110]"));
         }
+        TdlFading::on_grid(profile, Grid { n_rb, rb_hz: RB_BANDWIDTH_HZ, slot_s: TTI_S }, doppler_hz, sinusoids, rng)
+    }
+
+    /// As [`TdlFading::new`] over any resource grid: the channel of each block at its centre,
+    /// f_k = (k − (N_RB − 1)/2) · block width.
+    pub fn on_grid(profile: TdlProfile, grid: Grid, doppler_hz: f64, sinusoids: usize, rng: &mut RngStream) -> Result<TdlFading, CellError> {
+        let Grid { n_rb, rb_hz, slot_s } = grid.checked()?;
         let taps = profile.taps();
         let processes = taps.iter().map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
         let p = profile.powers();
         let centre = (n_rb as f64 - 1.0) / 2.0;
         let mut weights = Vec::with_capacity(n_rb * taps.len());
         for k in 0..n_rb {
-            let f_k = (k as f64 - centre) * RB_BANDWIDTH_HZ;
+            let f_k = (k as f64 - centre) * rb_hz;
             for (t, p) in taps.iter().zip(&p) {
                 let phase = -2.0 * PI * f_k * t.delay_ns * 1e-9;
                 let a = p.sqrt();
                 weights.push((a * phase.cos(), a * phase.sin()));
             }
         }
-        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect());
+        let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect(), slot_s);
         Ok(TdlFading { profile, taps: processes, n_rb, weights, phasors })
     }
 

@@ -42,11 +42,12 @@ use std::ops::Range;
 use multiconn_core::RngStream;
 
 use crate::amc::{draw_tb_error, AmcModel, BlerCurve};
-use crate::channel::LinkBudget;
+use crate::channel::{LinkBudget, RB_BANDWIDTH_HZ};
 use crate::error::CellError;
-use crate::harq::{HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
+use crate::harq::{HarqTiming, MAX_TRANSMISSIONS};
 use crate::memo::SinrMemoSet;
-use crate::tables::{mcs_entry, mcs_for_cqi, tbs_for_mcs};
+use crate::nr::tbs::TbsShape;
+use crate::scheme::McsScheme;
 
 /// SINR vectors remembered per UE: without fading a UE's SINRs depend only on its share of
 /// the band, which takes a few values as UEs start and stop sending.
@@ -221,6 +222,13 @@ pub struct UlMac<P> {
     mcs_rule: UlMcs,
     /// Per UE: its SINR on every RB at its last SRS (empty before the first), dB.
     srs_sinr: Vec<Vec<f64>>,
+    /// The MCS/CQI/TBS tables, and NR's PUSCH REs.
+    scheme: McsScheme,
+    shape: Option<TbsShape>,
+    /// When a TB in error may be sent again.
+    harq: HarqTiming,
+    /// The width of a resource block, Hz.
+    rb_hz: f64,
 }
 
 impl<P> UlMac<P> {
@@ -242,7 +250,24 @@ impl<P> UlMac<P> {
             reports: Reports { last_sent: vec![None; n_ues], estimate: vec![0; n_ues], ..Reports::default() },
             mcs_rule: UlMcs::Measured,
             srs_sinr: vec![Vec::new(); n_ues],
+            scheme: McsScheme::Lte,
+            shape: None,
+            harq: HarqTiming::default(),
+            rb_hz: RB_BANDWIDTH_HZ,
         })
+    }
+
+    /// The same MAC on NR slots: MCSs from `scheme`, TBs over the PUSCH REs `shape`, a TB in
+    /// error sent again as `harq` says (LTE's synchronous 8-TTI round trip is the default).
+    /// `rb_hz` is the PRB's width (12 subcarriers).
+    pub fn for_slots(mut self, scheme: McsScheme, shape: TbsShape, harq: HarqTiming, rb_hz: f64) -> Result<UlMac<P>, CellError> {
+        scheme.tbs_bits(0, 1, Some(shape))?;
+        crate::error::check_range("rb_hz", rb_hz, 1.0e5, 2.0e6, "Hz")?;
+        self.rb_hz = rb_hz;
+        self.scheme = scheme;
+        self.shape = Some(shape);
+        self.harq = harq;
+        Ok(self)
     }
 
     /// The same MAC with each part's MCS picked as `rule` says.
@@ -403,7 +428,7 @@ impl<P> UlMac<P> {
         let sounding: Vec<usize> = self.sounding(tti).collect();
         for u in sounding {
             let mut srs = std::mem::take(&mut self.srs_sinr[u]);
-            budget.uplink_sinr(0, self.n_rb as usize, ues[u].loss_db, ues[u].fading_db, &mut srs);
+            budget.uplink_sinr_rb(0, self.n_rb as usize, self.rb_hz, ues[u].loss_db, ues[u].fading_db, &mut srs);
             self.srs_sinr[u] = srs;
         }
     }
@@ -459,13 +484,13 @@ impl<P> UlMac<P> {
     fn send(&mut self, tti: u64, budget: &LinkBudget, ues: &[UlUeInput], grant: Grant, fill: &mut impl FnMut(usize, u32) -> Option<P>, out: &mut UlTti<P>) -> Result<(), CellError> {
         let Grant { ue: u, rbs, new } = grant;
         let n_alloc = rbs.len();
-        budget.uplink_sinr(rbs.start, n_alloc, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
+        budget.uplink_sinr_rb(rbs.start, n_alloc, self.rb_hz, ues[u].loss_db, ues[u].fading_db, &mut self.sinr);
         let mut memo = self.memo[u].at(&self.sinr);
         if let Some(k) = self.retx[u].iter().position(|r| r.due <= tti) {
             let mut r = self.retx[u].remove(k);
-            let modulation = mcs_entry(r.mcs)?.modulation;
+            let modulation = self.scheme.modulation(r.mcs)?;
             r.mi.push(memo.mean_mi(modulation)?);
-            let p = self.curve.combined_error_probability(r.mcs, &r.mi)?;
+            let p = self.curve.combined_error_probability_in(self.scheme, r.mcs, &r.mi)?;
             let error = draw_tb_error(p, &mut self.rng);
             let transmission = r.mi.len() as u8;
             let dropped = error && transmission >= MAX_TRANSMISSIONS;
@@ -476,7 +501,7 @@ impl<P> UlMac<P> {
             } else if dropped {
                 out.lost.push((u, r.payload));
             } else {
-                r.due = tti + HARQ_RTT_TTIS;
+                r.due = self.harq.ready(tti);
                 self.retx[u].push(r);
             }
             return Ok(());
@@ -486,14 +511,14 @@ impl<P> UlMac<P> {
             return Ok(());
         }
         let Some(payload) = fill(u, tbs_bits / 8) else { return Ok(()) };
-        let modulation = mcs_entry(mcs)?.modulation;
+        let modulation = self.scheme.modulation(mcs)?;
         let effective = memo.effective_sinr_db(modulation)?;
         let mi = memo.mean_mi(modulation)?;
-        let p = self.curve.combined_error_probability(mcs, &[mi])?;
+        let p = self.curve.combined_error_probability_in(self.scheme, mcs, &[mi])?;
         let error = draw_tb_error(p, &mut self.rng);
         out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
         if error {
-            self.retx[u].push(Retx { due: tti + HARQ_RTT_TTIS, mcs, tbs_bits, mi: vec![mi], payload });
+            self.retx[u].push(Retx { due: self.harq.ready(tti), mcs, tbs_bits, mi: vec![mi], payload });
         } else {
             out.delivered.push((u, payload));
         }
@@ -503,16 +528,16 @@ impl<P> UlMac<P> {
     /// The CQI the MCS of UE `u`'s part `rbs` is picked from, and the part's mean SINR (dB) in
     /// this TTI.
     fn measure(&mut self, u: usize, rbs: &Range<usize>, budget: &LinkBudget, ue: &UlUeInput) -> Result<(u8, f64), CellError> {
-        budget.uplink_sinr(rbs.start, rbs.len(), ue.loss_db, ue.fading_db, &mut self.sinr);
+        budget.uplink_sinr_rb(rbs.start, rbs.len(), self.rb_hz, ue.loss_db, ue.fading_db, &mut self.sinr);
         let mut memo = self.memo[u].at(&self.sinr);
         let mean = memo.mean_sinr_db();
         let cqi = match self.mcs_rule {
-            UlMcs::Measured => memo.cqi(&self.amc)?,
+            UlMcs::Measured => memo.cqi(&self.amc, self.scheme)?,
             UlMcs::Lena { .. } => match self.srs_sinr[u].get(rbs.clone()) {
                 // The worst RB of the part in the last SRS, through LENA's Shannon gap.
                 Some(srs) if !srs.is_empty() => {
                     let worst = srs.iter().copied().fold(f64::INFINITY, f64::min);
-                    AmcModel::shannon_gap().cqi(&[worst])?
+                    AmcModel::shannon_gap().cqi_in(self.scheme, &[worst])?
                 }
                 // No SRS yet: MCS 0 (CQI 1).
                 _ => 1,
@@ -523,7 +548,7 @@ impl<P> UlMac<P> {
 
     /// The MCS and TB size (bits) of a new TB at `cqi` over `n_alloc` RBs; `None` at CQI 0.
     fn new_tb(&self, cqi: u8, n_alloc: usize) -> Result<Option<(u8, u32)>, CellError> {
-        let Some(mcs) = mcs_for_cqi(cqi)? else { return Ok(None) };
-        Ok(Some((mcs, tbs_for_mcs(mcs, n_alloc as u16)?)))
+        let Some(mcs) = self.scheme.mcs_for_cqi(cqi)? else { return Ok(None) };
+        Ok(Some((mcs, self.scheme.tbs_bits(mcs, n_alloc as u16, self.shape)?)))
     }
 }

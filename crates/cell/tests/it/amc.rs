@@ -2,7 +2,7 @@
 
 use multiconn_cell::amc::{shannon_gap_efficiency, sinr_for_mi, LENA_BER};
 use multiconn_cell::tables::{mcs_entry, Modulation};
-use multiconn_cell::{draw_tb_error, effective_sinr_db, mcs_for_cqi, mi_per_bit, AmcModel, BlerCurve};
+use multiconn_cell::{draw_tb_error, effective_sinr_db, mcs_for_cqi, mi_per_bit, AmcModel, BlerCurve, McsScheme};
 use multiconn_core::RngStream;
 
 const MODS: [Modulation; 3] = [Modulation::Qpsk, Modulation::Qam16, Modulation::Qam64];
@@ -171,9 +171,9 @@ fn the_memo_gives_what_the_functions_give_and_forgets_on_any_bit() {
         let mut memo = SinrMemo::default();
         for sinr in [&base, &base, &nudged, &other, &base] {
             let mut at = memo.at(sinr);
-            assert_eq!(at.cqi(&amc).unwrap(), amc.cqi(sinr).unwrap());
-            assert_eq!(at.cqi_per_rbg(&amc, 4).unwrap(), amc.cqi_per_rbg(sinr, 4).unwrap().as_slice());
-            assert_eq!(at.cqi_per_rbg(&amc, 3).unwrap(), amc.cqi_per_rbg(sinr, 3).unwrap().as_slice());
+            assert_eq!(at.cqi(&amc, McsScheme::Lte).unwrap(), amc.cqi(sinr).unwrap());
+            assert_eq!(at.cqi_per_rbg(&amc, McsScheme::Lte, 4).unwrap(), amc.cqi_per_rbg(sinr, 4).unwrap().as_slice());
+            assert_eq!(at.cqi_per_rbg(&amc, McsScheme::Lte, 3).unwrap(), amc.cqi_per_rbg(sinr, 3).unwrap().as_slice());
             let mean = sinr.iter().sum::<f64>() / sinr.len() as f64;
             assert_eq!(at.mean_sinr_db().to_bits(), mean.to_bits());
             for m in MODS {
@@ -193,6 +193,6 @@ fn the_memo_gives_what_the_functions_give_and_forgets_on_any_bit() {
     assert_eq!(a.to_bits(), mean_mi_per_bit(Modulation::Qam64, &base).unwrap().to_bits());
     // Bad input is refused as by the functions.
     assert!(memo.at(&[f64::NAN]).mean_mi(Modulation::Qpsk).is_err());
-    assert!(memo.at(&[]).cqi(&models[0]).is_err());
-    assert!(memo.at(&base).cqi_per_rbg(&models[0], 0).is_err());
+    assert!(memo.at(&[]).cqi(&models[0], McsScheme::Lte).is_err());
+    assert!(memo.at(&base).cqi_per_rbg(&models[0], McsScheme::Lte, 0).is_err());
 }

@@ -4,6 +4,7 @@
 
 use multiconn_cell::amc::sinr_for_mi;
 use multiconn_cell::tables::LENA_MCS_EFFICIENCY;
+use multiconn_cell::McsScheme;
 use multiconn_cell::{
     mcs_entry, mi_per_bit, BlerCurve, CellError, DlMac, DlTti, DlUeInput, HarqEntity, HarqTb, MiCombining, Scheduler, SchedulerKind,
     TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES,
@@ -153,7 +154,7 @@ fn soft_combining_decodes_retransmissions_as_expected() {
     assert!(p1 > 0.9, "alone, the transmission nearly always fails: p1 = {p1}");
     let mi = mi_per_bit(m, sinr);
     let mut rng = RngStream::derive(7, "cell/harq/combining");
-    let mut dec = MiCombining { curve };
+    let mut dec = MiCombining { curve, scheme: McsScheme::Lte };
     let (mut first_fail, mut second_ok) = (0u32, 0u32);
     let trials = 20_000;
     for _ in 0..trials {

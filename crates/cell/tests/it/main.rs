@@ -5,6 +5,8 @@ mod amc;
 mod fading;
 mod harq;
 mod hop;
+mod nr;
+mod nr_cell;
 mod rlc;
 mod sched;
 mod series;

@@ -1,0 +1,138 @@
+//! An NR cell as a packet element (`CellHop` on a `Carrier::Nr`): the saturated single UE of
+//! the reference (100 MHz, 30 kHz, DDDSU, one layer, MCS 27 of the 256QAM table) carries the
+//! transport blocks of the TS 38.214 procedure, slot by slot; the downlink HARQ round trip
+//! follows the TDD pattern; uplink data goes only in U slots; bad NR configurations are refused.
+
+use multiconn_cell::nr::bandwidth::{n_rb, FrequencyRange};
+use multiconn_cell::nr::mcs::McsTable;
+use multiconn_cell::nr::numerology::Numerology;
+use multiconn_cell::nr::peak::{overhead, peak_rate_bps};
+use multiconn_cell::nr::tbs::{tbs_bits, TbsShape};
+use multiconn_cell::nr::tdd::{Duplex, SpecialSlot, TddPattern};
+use multiconn_cell::tables::Modulation;
+use multiconn_cell::{Carrier, CellConfig, CellDirection, CellHop, MacTiming, NrCarrier, SlotUse};
+
+use crate::hop::{quiet, run};
+
+/// 100 MHz at 30 kHz, DDDSU with a 10:2:2 special slot, the carrier's defaults (256QAM, one
+/// layer, a 2-symbol CORESET, one DMRS symbol).
+fn dddsu() -> NrCarrier {
+    let mu = Numerology::new(1).unwrap();
+    let pattern = TddPattern::parse("DDDSU", SpecialSlot::new(10, 2, 2).unwrap()).unwrap();
+    NrCarrier::new(mu, Duplex::Tdd(pattern))
+}
+
+fn nr_cell(carrier: NrCarrier, distances: Vec<f64>) -> CellConfig {
+    let mu = carrier.numerology;
+    CellConfig { n_rb: n_rb(FrequencyRange::Fr1, mu, 100).unwrap(), carrier: Carrier::Nr(carrier), ..quiet(distances) }
+}
+
+#[test]
+fn a_saturated_ue_at_high_sinr_carries_the_ts_38_214_transport_blocks_of_every_downlink_slot() {
+    let cfg = nr_cell(dddsu(), vec![10.0]);
+    assert_eq!(cfg.n_rb, 273);
+    // The expected payload, slot by slot from the pattern: the TBS procedure over each slot's
+    // PDSCH symbols at MCS 27 of Table 5.1.3.1-2.
+    let e = McsTable::Qam256.entry(27).unwrap();
+    let carrier = cfg.carrier.clone();
+    let per_period: u64 = (0..5)
+        .map(|slot| match carrier.downlink(slot) {
+            SlotUse::Symbols(shape) => u64::from(tbs_bits(273, e.modulation, e.r_x1024, shape).unwrap()),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(per_period, 3 * 270_576 + 167_976, "the reference's vector H and the special slot");
+    let expected_bps = per_period as f64 / 2.5e-3;
+    assert!((expected_bps / 1e6 - 391.9).abs() < 0.05, "{expected_bps}");
+
+    let mut cell = CellHop::new(cfg, 1, "nr").unwrap();
+    let ms = 400;
+    let t = run(&mut cell, CellDirection::Down, 300, ms);
+    assert_eq!(t.stuck, 0, "every packet leaves the cell once");
+    let c = t.at_end[0];
+    assert_eq!(c.last_mcs, 27, "CQI 15 of Table 5.2.2.1-3 maps to MCS 27");
+    assert_eq!(c.dl_tb_errors, 0);
+    // Every downlink slot carries one TB of all 273 PRBs while the buffer is full: 4 of 5 slots.
+    let slots = ms * 2;
+    assert!(c.dl_new_tbs >= slots * 4 / 5 - 2 && c.dl_new_tbs <= slots * 4 / 5 + 2, "{} TBs in {slots} slots", c.dl_new_tbs);
+    assert_eq!(c.dl_rb_ttis, 273 * c.dl_tbs);
+    // The MAC payload rate within 1 %: the IP bytes delivered plus the RLC headers are the TBs'
+    // bits (headers are at most a few bytes per 33 kB TB, so the IP rate is within 1 % too).
+    let ip_bps = t.by_end[0] as f64 * 8.0 / (ms as f64 * 1e-3);
+    assert!((ip_bps / expected_bps - 1.0).abs() < 0.01, "{:.1} Mbit/s of IP packets against {:.1} Mbit/s of TBs", ip_bps / 1e6, expected_bps / 1e6);
+    // TS 38.306's peak-rate formula with the pattern's downlink share is an upper bound (its
+    // flat 14 % overhead under-counts the CORESET and DMRS).
+    let mu = Numerology::new(1).unwrap();
+    let formula = peak_rate_bps(1, Modulation::Qam256, 1.0, 273, mu, overhead(FrequencyRange::Fr1, true)) * (52.0 / 70.0);
+    assert!(expected_bps < formula && formula < 1.2 * expected_bps, "formula {formula}, TBS {expected_bps}");
+}
+
+#[test]
+fn the_downlink_harq_round_trip_follows_the_tdd_pattern() {
+    // DDDSU, N1 = 10 symbols, K1 = 1: a PDSCH in slot 0 is acknowledged in the special slot's
+    // U symbols (slot 3), in slot 3 (ending at its 10th symbol) only in slot 8's.
+    let carrier = Carrier::Nr(dddsu());
+    let (processes, timing) = carrier.dl_harq().unwrap();
+    assert_eq!(processes, 16);
+    let ready: Vec<u64> = (0..5).map(|n| timing.ready(n) - n).collect();
+    assert_eq!(&ready[..4], &[4, 3, 2, 6]);
+    // The next period repeats it.
+    assert_eq!(timing.ready(5 + 3), 5 + 3 + 6);
+    // FDD at 15 kHz: the ACK two slots on (N1 = 8 symbols do not fit in the next slot's start),
+    // the process free from the third.
+    let fdd = Carrier::Nr(NrCarrier::new(Numerology::new(0).unwrap(), Duplex::Fdd));
+    assert_eq!(fdd.dl_harq().unwrap().1.ready(7), 10);
+    // A retransmitted PUSCH of the U slot waits for the next period's U slot.
+    assert_eq!(carrier.ul_harq().unwrap().ready(4), 9);
+}
+
+#[test]
+fn uplink_data_goes_only_in_u_slots() {
+    let mut cfg = nr_cell(dddsu(), vec![50.0]);
+    cfg.n_rb = 273;
+    let mut cell = CellHop::new(cfg, 3, "nr-ul").unwrap();
+    let ms = 200;
+    let t = run(&mut cell, CellDirection::Up, 100, ms);
+    assert_eq!(t.stuck, 0);
+    let c = t.at_end[0];
+    // One U slot in five: at most one TB per 2.5 ms.
+    assert!(c.ul_tbs > 0 && c.ul_tbs <= ms * 2 / 5 + 1, "{} uplink TBs in {ms} ms", c.ul_tbs);
+    // Every delivery leaves at the end of a U slot (slot 4 of 5: 2.0–2.5 ms into each period).
+    for &(at, _, _) in &t.trace {
+        assert_eq!(at % 2_500_000, 0, "uplink packet out at {at} ns, not the end of a U slot");
+    }
+}
+
+#[test]
+fn nr_configurations_out_of_range_are_refused_naming_the_field() {
+    let err = |cfg: CellConfig| CellHop::new(cfg, 1, "bad").err().map(|e| e.to_string()).unwrap_or_default();
+    let base = nr_cell(dddsu(), vec![100.0]);
+    assert!(err(CellConfig { n_rb: 300, ..base.clone() }).contains("cell.bandwidth_rb"));
+    assert!(err(CellConfig { timing: MacTiming::Lena, ..base.clone() }).contains("cell.timing"));
+    let mut no_uplink = dddsu();
+    no_uplink.duplex = Duplex::Tdd(TddPattern::parse("DDDS", SpecialSlot::new(10, 2, 2).unwrap()).unwrap());
+    assert!(err(CellConfig { carrier: Carrier::Nr(no_uplink), ..base.clone() }).contains("no U slot"));
+    let mut layers = dddsu();
+    layers.layers = 5;
+    assert!(err(CellConfig { carrier: Carrier::Nr(layers), ..base.clone() }).contains("cell.layers"));
+    let mut oh = dddsu();
+    oh.overhead_re_per_prb = 7;
+    assert!(err(CellConfig { carrier: Carrier::Nr(oh), ..base }).contains("cell.overhead_re_per_prb"));
+}
+
+#[test]
+fn same_seed_same_run_and_lte_keeps_its_tti() {
+    let cfg = nr_cell(dddsu(), vec![120.0, 400.0]);
+    let once = |seed| {
+        let mut cell = CellHop::new(cfg.clone(), seed, "nr").unwrap();
+        run(&mut cell, CellDirection::Down, 50, 100)
+    };
+    assert_eq!(once(4), once(4));
+    assert_eq!(CellHop::new(cfg, 1, "nr").unwrap().slot_ns(), 500_000);
+    assert_eq!(CellHop::new(quiet(vec![100.0]), 1, "lte").unwrap().slot_ns(), 1_000_000);
+    // The shape type is the one the carrier hands out.
+    let _: TbsShape = match Carrier::Nr(dddsu()).downlink(3) {
+        SlotUse::Symbols(s) => s,
+        other => panic!("{other:?}"),
+    };
+}
