@@ -294,7 +294,20 @@ fn cells_json(world: &World) -> Value {
                     ue
                 })
                 .collect();
-            json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "ues": ues })
+            let mut out = json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "ues": ues });
+            // An NR cell says what its grid is (an LTE cell's summary is as it always was).
+            if let multiconn_cell::Carrier::Nr(nr) = &cell.config.carrier {
+                out["rat"] = json!("nr");
+                out["numerology"] = json!(nr.numerology.mu());
+                out["slot_ms"] = json!(tidy(nr.numerology.slot_ns() as f64 / 1e6));
+                out["duplex"] = json!(match &nr.duplex {
+                    multiconn_cell::nr::tdd::Duplex::Fdd => "FDD".to_string(),
+                    multiconn_cell::nr::tdd::Duplex::Tdd(p) => p.to_letters(),
+                });
+                out["mcs_table"] = json!(nr.mcs_table.name());
+                out["layers"] = json!(nr.layers);
+            }
+            out
         })
         .collect();
     Value::Array(cells)
@@ -1014,7 +1027,10 @@ fn timeseries_from<R: IntoRows>(rows: Finished<R>, names: &SeriesNames, net: &Ne
     let flat_rows = time_s.len();
     let mut cell = CellColumns::default();
     for (c, spec) in names.cells.iter().enumerate() {
-        let Some(series) = net.port_element::<multiconn_cell::CellHop>(c).and_then(|cell| cell.series()) else { continue };
+        let Some(hop) = net.port_element::<multiconn_cell::CellHop>(c) else { continue };
+        let Some(series) = hop.series() else { continue };
+        // RBs per TTI (LTE) or per slot (NR).
+        let slot_ns = hop.slot_ns() as f64;
         for (u, node) in spec.ues.iter().enumerate() {
             for (dir, dir_name) in [(0, "downlink"), (1, "uplink")] {
                 for (i, b) in series.rows(u, dir, end.0).iter().enumerate() {
@@ -1039,7 +1055,7 @@ fn timeseries_from<R: IntoRows>(rows: Finished<R>, names: &SeriesNames, net: &Ne
                     }
                     path_col.push(-1);
                     leg_col.push("");
-                    cell.push(node, b, len as f64 / multiconn_cell::hop::TTI_NS as f64);
+                    cell.push(node, b, len as f64 / slot_ns);
                 }
             }
         }

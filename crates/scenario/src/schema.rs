@@ -60,8 +60,38 @@ pub struct CellSection {
     /// The distance of every UE that gives neither `distance_m` nor `trajectory`, m (so that
     /// one `--set cell.<name>.distance_m` moves them all).
     pub distance_m: Option<f64>,
-    /// 6, 15, 25, 50, 75 or 100 (100).
+    /// The radio: `lte` (36.213's 1 ms TTI, FDD) or `nr` (a 5G NR carrier: numerology, TDD
+    /// pattern, 38.214's tables) (`lte`).
+    pub rat: Option<String>,
+    /// LTE: 6, 15, 25, 50, 75 or 100 (100).
     pub bandwidth_rb: Option<u16>,
+    /// NR: the channel bandwidth, MHz, one of TS 38.101's for the numerology and frequency
+    /// range (100).
+    pub bandwidth_mhz: Option<u32>,
+    /// The carrier frequency, MHz: the path loss's frequency, and for NR the frequency range
+    /// (LTE 2120, NR 3500).
+    pub carrier_mhz: Option<f64>,
+    /// NR: μ, 0–3 (subcarrier spacing 15·2^μ kHz, slot 1/2^μ ms) (1).
+    pub numerology: Option<u8>,
+    /// NR: `"FDD"` or a TDD pattern of `D`, `S` and `U` slots repeated (`"DDDSU"`).
+    pub tdd_pattern: Option<String>,
+    /// NR: the special slot's downlink, guard and uplink symbols, `"D:G:U"` summing to 14
+    /// (`"10:2:2"`).
+    pub special_slot: Option<String>,
+    /// NR: `qam256` (TS 38.214 Table 5.1.3.1-2) or `qam64` (Table 5.1.3.1-1), with the CQI
+    /// table that goes with it (`qam256`).
+    pub mcs_table: Option<String>,
+    /// NR: MIMO layers of a downlink transport block, 1–4 (1).
+    pub layers: Option<u8>,
+    /// NR: DMRS REs per PRB of a transport block (12: one DMRS symbol; 36: the RRC default of
+    /// two additional positions) (12).
+    pub dmrs_re_per_prb: Option<u8>,
+    /// NR: PDCCH symbols at the start of a downlink slot, 1–3 (2).
+    pub coreset_symbols: Option<u8>,
+    /// NR: HARQ processes per UE and direction, 1–16 (16).
+    pub harq_processes: Option<u8>,
+    /// NR: the smallest PDSCH-to-HARQ-ACK offset K1, slots (1).
+    pub k1_slots: Option<u8>,
     /// `pf`, `rr` or `maxci` (`pf`).
     pub scheduler: Option<String>,
     /// `rayleigh` (flat), `rayleigh_per_rb`, `epa`, `eva`, `etu` (TS 36.104 tapped delay lines)

@@ -3,7 +3,11 @@
 
 use super::errors::{check_name, choose, err, FieldError};
 use crate::schema::CellSection;
-use multiconn_cell::{doppler_hz, CellConfig, FadingConfig, FadingSpread, MacTiming, SchedulerKind, Trajectory, UlMcs};
+use multiconn_cell::nr::bandwidth::{n_rb, FrequencyRange};
+use multiconn_cell::nr::mcs::McsTable;
+use multiconn_cell::nr::numerology::Numerology;
+use multiconn_cell::nr::tdd::{Duplex, SpecialSlot};
+use multiconn_cell::{doppler_hz, Carrier, CellConfig, CellError, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -66,13 +70,35 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if trajectories.iter().any(Option::is_some) {
             cfg.trajectories = trajectories;
         }
-        if let Some(n) = c.bandwidth_rb {
-            cfg.n_rb = n;
+        if let Some(mhz) = c.carrier_mhz {
+            cfg.budget.carrier_mhz = mhz;
+        }
+        match choose(&field("rat"), "radio", c.rat.as_deref().unwrap_or("lte"), &[("lte", false), ("nr", true)])? {
+            false => {
+                if let Some(name) = nr_only(c) {
+                    return Err(fail(name, "only an NR cell has it: set rat = \"nr\"".into()));
+                }
+                if let Some(n) = c.bandwidth_rb {
+                    cfg.n_rb = n;
+                }
+            }
+            true => {
+                if c.bandwidth_rb.is_some() {
+                    return Err(fail("bandwidth_rb", "an NR cell's band is bandwidth_mhz (its PRBs follow from TS 38.101 Table 5.3.2-1)".into()));
+                }
+                let (n_rb, carrier) = nr_carrier(c, &mut cfg).map_err(|e| cell_error(&c.name, e))?;
+                cfg.n_rb = n_rb;
+                cfg.carrier = Carrier::Nr(carrier);
+            }
         }
         if let Some(name) = &c.scheduler {
             cfg.scheduler = choose(&field("scheduler"), "scheduler", name, &SchedulerKind::NAMES)?;
         }
-        let doppler = c.doppler_hz.unwrap_or(5.89);
+        // 3 km/h: 5.89 Hz at the LTE cell's 2.12 GHz; an NR cell's at its own carrier.
+        let doppler = c.doppler_hz.unwrap_or(match cfg.carrier {
+            Carrier::Lte => 5.89,
+            Carrier::Nr(_) => doppler_hz(3.0 / 3.6, cfg.budget.carrier_mhz * 1e6),
+        });
         // The spreads by their names, and "none".
         let fadings: Vec<(&str, Option<FadingSpread>)> =
             FadingSpread::NAMES.iter().map(|&n| (n, FadingSpread::from_name(n))).chain([("none", None)]).collect();
@@ -141,6 +167,68 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
     }
     Ok((out, index))
 }
+
+/// The first NR-only field an LTE cell gives, if any.
+fn nr_only(c: &CellSection) -> Option<&'static str> {
+    [
+        ("bandwidth_mhz", c.bandwidth_mhz.is_some()),
+        ("numerology", c.numerology.is_some()),
+        ("tdd_pattern", c.tdd_pattern.is_some()),
+        ("special_slot", c.special_slot.is_some()),
+        ("mcs_table", c.mcs_table.is_some()),
+        ("layers", c.layers.is_some()),
+        ("dmrs_re_per_prb", c.dmrs_re_per_prb.is_some()),
+        ("coreset_symbols", c.coreset_symbols.is_some()),
+        ("harq_processes", c.harq_processes.is_some()),
+        ("k1_slots", c.k1_slots.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, given)| given.then_some(name))
+}
+
+/// An NR cell's PRBs and carrier from its fields (defaults: 3.5 GHz, μ 1, 100 MHz, DDDSU with
+/// 10:2:2, the 256QAM table, one layer).
+fn nr_carrier(c: &CellSection, cfg: &mut CellConfig) -> Result<(u16, NrCarrier), CellError> {
+    if c.carrier_mhz.is_none() {
+        cfg.budget.carrier_mhz = NR_CARRIER_MHZ;
+    }
+    let mhz = cfg.budget.carrier_mhz;
+    let range = FrequencyRange::of_carrier_ghz(mhz / 1000.0)
+        .map_err(|_| CellError::OutOfRange { field: "cell.carrier_mhz".into(), value: mhz, allowed: "in [410, 7125] MHz (FR1) or [24250, 71000] MHz (FR2)".into() })?;
+    let numerology = Numerology::new(c.numerology.unwrap_or(1))?;
+    let n_rb = n_rb(range, numerology, c.bandwidth_mhz.unwrap_or(100))?;
+    let special = match &c.special_slot {
+        None => SpecialSlot::default(),
+        Some(text) => {
+            let parts: Vec<Option<u8>> = text.split(':').map(|p| p.trim().parse().ok()).collect();
+            match parts.as_slice() {
+                [Some(d), Some(g), Some(u)] => SpecialSlot::new(*d, *g, *u)?,
+                _ => return Err(CellError::Invalid { field: "cell.special_slot".into(), message: format!("{text:?}: must be \"D:G:U\", downlink, guard and uplink symbols summing to 14 (e.g. \"10:2:2\")") }),
+            }
+        }
+    };
+    let duplex = Duplex::parse(Some(c.tdd_pattern.as_deref().unwrap_or("DDDSU")), special)?;
+    let mut nr = NrCarrier::new(numerology, duplex);
+    if let Some(name) = &c.mcs_table {
+        nr.mcs_table = McsTable::from_name(name)?;
+    }
+    for (value, slot) in [
+        (c.layers, &mut nr.layers),
+        (c.dmrs_re_per_prb, &mut nr.dmrs_re_per_prb),
+        (c.coreset_symbols, &mut nr.coreset_symbols),
+        (c.harq_processes, &mut nr.harq_processes),
+        (c.k1_slots, &mut nr.k1_slots),
+    ] {
+        if let Some(v) = value {
+            *slot = v;
+        }
+    }
+    nr.validate()?;
+    Ok((n_rb, nr))
+}
+
+/// An NR cell's carrier frequency unless it gives one, MHz (n78).
+const NR_CARRIER_MHZ: f64 = 3500.0;
 
 /// A path-loss parameter out of range (its field `pathloss.<parameter>`) at
 /// `cell.<name>.pathloss.<parameter>`.

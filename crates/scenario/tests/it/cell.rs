@@ -263,7 +263,9 @@ fn bad_cells_give_one_line_naming_the_field() {
         ("fading = \"none\"", "fading = \"none\"\nuplink_mcs = \"best\"", "cell.lte.uplink_mcs: unknown uplink MCS rule \"best\"; known: measured, lena"),
         // A cell is named by its name in the schema's errors too, as links, flows and splits are.
         ("fading = \"none\"", "fading = \"none\"\npathloss = { model = \"okumura\" }", "cell.lte.pathloss.model: unknown model \"okumura\"; known: free_space, log_distance, uma, umi, rma, cost231_hata"),
-        ("fading = \"none\"", "fading = \"none\"\nrat = \"nr\"", "cell.lte.rat: unknown field `rat`"),
+        ("fading = \"none\"", "fading = \"none\"\nantennas = 4", "cell.lte.antennas: unknown field `antennas`"),
+        // NR's fields belong to an NR cell.
+        ("fading = \"none\"", "fading = \"none\"\nnumerology = 1", "cell.lte.numerology: only an NR cell has it: set rat = \"nr\""),
     ];
     for (from, to, expected) in cases {
         let e = error(&CELL.replace(from, to));

@@ -20,6 +20,7 @@ mod messages;
 mod mptcp;
 mod multipath_scenario;
 mod netsim;
+mod nr_cell;
 mod obsolete_messages;
 mod path_manager;
 mod pcap;
