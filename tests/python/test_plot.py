@@ -38,6 +38,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "v2x": _run(tmp, CATALOG_SCENARIOS / "v2x_two_paths.toml", "v2x",
                     **{"run.duration": "4 s"}),
         "cell": _run(tmp, EXAMPLES / "lte_cell.toml", "cell", **{"run.duration": "3 s"}),
+        "nr": _run(tmp, EXAMPLES / "nr_cell.toml", "nr", **{"run.duration": "2 s"}),
         "dc-both": _run(tmp, _write(tmp / "dc_both.toml", DC_BOTH_DIRECTIONS), "dc-both"),
     }
 
@@ -138,6 +139,26 @@ def test_the_cell_figure_draws_each_ues_radio_from_the_cell_rows(runs: dict[str,
     assert list(line.get_ydata()) == pytest.approx(list(own["sinr_db"]))
     # A run without a cell gets no cell figure.
     assert figures.cell(RunResult.read(runs["bulk"]).timeseries, {}) == []
+
+
+def test_an_nr_cells_figure_says_nr_and_counts_rbs_per_slot(runs: dict[str, Path]) -> None:
+    import matplotlib
+
+    from multiconn.figstyle import RC
+    from multiconn.plot import figures, figures_rc
+    from multiconn.result import RunResult
+
+    nr = RunResult.read(runs["nr"])
+    with matplotlib.rc_context(figures_rc(RC)):
+        (drawn,) = figures.cell(nr.timeseries, nr.summary)
+        (lte,) = figures.cell(RunResult.read(runs["cell"]).timeseries,
+                              RunResult.read(runs["cell"]).summary)
+    assert drawn.title == "NR cell nr: radio and RLC per UE"
+    assert drawn.figure.axes[2].get_ylabel() == "RBs per slot"
+    # A 100 MHz DDDSU carrier has 273 PRBs in four slots of five: never more than 218.4.
+    rbs = [y for ln in drawn.figure.axes[2].get_lines() for y in ln.get_ydata()]
+    assert max(rbs) <= 273 * 0.8 + 1e-9 and max(rbs) > 100
+    assert lte.title.startswith("LTE cell") and lte.figure.axes[2].get_ylabel() == "RBs per TTI"
 
 
 def test_run_result_plots_itself(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ Every builder returns the figures it applies to (none when the run has nothing o
   UE's RLC transmission buffer (its largest fill per bin); a link direction whose mean
   queue stays below one packet in every bin and an RLC buffer that never holds more than one
   full-size packet (1500 B) are left out, and the caption names them;
-* `cell-<cell>`: for an LTE cell, per UE and direction, the mean SINR, the mean MCS, the
-  resource blocks per TTI and the RLC transmission buffer's largest fill in each bin
-  (docs/lte-cell.md);
+* `cell-<cell>`: for an LTE or NR cell, per UE and direction, the mean SINR, the mean MCS,
+  the resource blocks per TTI (NR: per slot) and the RLC transmission buffer's largest fill
+  in each bin (docs/lte-cell.md, docs/nr-cell.md);
 * `owd-<flow>`: for a message flow, the one-way-delay CCDF of each message kind with the
   smallest deadline its sources report (see `multiconn.messages`), on a log delay axis by
   default.
@@ -443,8 +443,12 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any],
          view: View = WHOLE_RUN) -> list[Drawn]:
     drawn = []
     cells = sr.rows(table, "cell")
+    rats = {str(c.get("name")): str(c.get("rat", "lte")) for c in summary.get("cells") or []}
     for name in sr.names(cells):
         own = cells[cells["name"].astype(str) == name]
+        # An NR cell schedules per slot; an LTE cell per 1 ms TTI.
+        nr = rats.get(name) == "nr"
+        unit = "slot" if nr else "TTI"
         fig, axes = new_figure(4)
         palette = Palette()
         label: Callable[[tuple[Any, ...]], str] = lambda k: f"{k[0]} {k[1]}"
@@ -456,7 +460,7 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any],
         aggregated = len(keep) < len(carried)
         for ax, column, scale, ylabel in ((axes[0], "sinr_db", 1.0, "mean SINR (dB)"),
                                           (axes[1], "mcs", 1.0, "mean MCS"),
-                                          (axes[2], "rbs_per_tti", 1.0, "RBs per TTI"),
+                                          (axes[2], "rbs_per_tti", 1.0, f"RBs per {unit}"),
                                           (axes[3], "rlc_buffer_max_bytes", KB,
                                            "RLC buffer,\nlargest (kB)")):
             for direction, style in (("downlink", "-"), ("uplink", ":")):
@@ -471,11 +475,11 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any],
                 if rest:
                     _aggregate(ax, rest, scale, f"other {len(rest)} UEs {direction}", style)
             ax.set_ylabel(ylabel)
-        title = f"LTE cell {name}: radio and RLC per UE"
+        title = f"{'NR' if nr else 'LTE'} cell {name}: radio and RLC per UE"
         _finish(fig, axes, title, "solid: downlink, dotted: uplink; SINR and MCS are means "
-                "over the TTIs a UE had data (a gap: no data in that bin)", view, aggregated)
+                f"over the {unit}s a UE had data (a gap: no data in that bin)", view, aggregated)
         drawn.append(Drawn(f"cell-{slug(name)}", title,
-                           "Mean SINR and MCS, resource blocks per TTI and the largest RLC "
+                           f"Mean SINR and MCS, resource blocks per {unit} and the largest RLC "
                            "buffer fill, per UE and direction and time bin.", fig))
     return drawn
 
