@@ -41,4 +41,4 @@ pub use element::HopModel;
 pub use invariants::Violation;
 pub use network::{BearerInfo, ElementId, Network, NetworkSpec};
 pub use port::{PortElement, PortModel};
-pub use route::{FlowRoutes, Hop};
+pub use route::{FlowRoutes, Hop, Leg};

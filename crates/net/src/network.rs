@@ -34,7 +34,7 @@ use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
 use crate::invariants::{BearerCheck, Checks, Violation};
 use crate::port::{PortElement, PortModel};
-use crate::route::{FlowRoutes, Hop};
+use crate::route::{FlowRoutes, Hop, Leg};
 
 /// An element of the network, as its driver names it in wake-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,8 +104,8 @@ pub struct BearerInfo {
     pub route: u16,
     /// Which hop of that route.
     pub hop: u16,
-    /// The legs' link directions, in the crossing direction.
-    pub legs: [usize; 2],
+    /// The legs, in the crossing direction.
+    pub legs: [Leg; 2],
 }
 
 struct BearerSlot {
@@ -127,9 +127,14 @@ struct RxReported {
 }
 
 impl BearerSlot {
-    /// Which of the two legs link direction `l` is.
-    fn leg_of(&self, l: usize) -> usize {
-        usize::from(self.info.legs[1] == l)
+    /// Which of the two legs `leg` is.
+    fn leg_of(&self, leg: Leg) -> usize {
+        usize::from(self.info.legs[1] == leg)
+    }
+
+    /// Which of the two legs is a port of multi-port element `element`.
+    fn leg_at_element(&self, element: usize) -> usize {
+        usize::from(matches!(self.info.legs[1], Leg::Port { element: e, .. } if e == element))
     }
 }
 
@@ -348,16 +353,25 @@ impl Network {
         }
     }
 
-    fn port_lost(&mut self, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
-        self.in_flight[pkt.flow.0 as usize] -= 1;
-        d.lost(self, now, Loss::of(&pkt, cause));
+    /// Multi-port element `e` dropped or refused `pkt`: a loss of its flow, or, at a split
+    /// hop, of the split's leg there.
+    fn port_lost(&mut self, e: usize, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
+        let leg = self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop).map(|b| (b, self.bearers[b].leg_at_element(e)));
+        self.lost_at_hop(leg, pkt, cause, now, d);
     }
 
     fn service_port(&mut self, e: usize, now: Time, d: &mut impl Driver) {
         while let Some(out) = self.ports[e].element.poll(now) {
             match out {
-                LinkOutput::Delivered { at, pkt } => self.leave_hop(pkt, at, d),
-                LinkOutput::Dropped { at, pkt, cause } => self.port_lost(pkt, cause, at, d),
+                LinkOutput::Delivered { at, pkt } => match self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop) {
+                    // At a split hop: the packet came over one of its legs.
+                    Some(b) => {
+                        let leg = self.bearers[b].leg_at_element(e);
+                        self.split_receive(b, leg, pkt, at, d)
+                    }
+                    None => self.leave_hop(pkt, at, d),
+                },
+                LinkOutput::Dropped { at, pkt, cause } => self.port_lost(e, pkt, cause, at, d),
             }
         }
         self.arm_port(e, d);
@@ -484,12 +498,7 @@ impl Network {
         let f = pkt.flow.0 as usize;
         match self.flows[f].hops(pkt.path, pkt.route)[pkt.hop as usize] {
             Hop::Link(l) => self.offer(l, pkt, now, d),
-            Hop::Port { element, port } => {
-                if let Err((pkt, cause)) = self.ports[element].element.enqueue(now, port, pkt) {
-                    self.port_lost(pkt, cause, now, d);
-                }
-                self.arm_port(element, d);
-            }
+            Hop::Port { element, port } => self.offer_port(element, port, pkt, now, d),
             Hop::Split { .. } => {
                 let e = self.entity(f, pkt.path, pkt.route, pkt.hop).expect("every split hop has its bearer");
                 if let Some(pkt) = self.bearers[e].bearer.enter(now, pkt) {
@@ -532,19 +541,48 @@ impl Network {
         self.arm_link(l, d);
     }
 
+    /// Offers a packet to port `port` of multi-port element `element`.
+    fn offer_port(&mut self, element: usize, port: u32, pkt: Packet, now: Time, d: &mut impl Driver) {
+        if let Err((pkt, cause)) = self.ports[element].element.enqueue(now, port, pkt) {
+            self.port_lost(element, pkt, cause, now, d);
+        }
+        self.arm_port(element, d);
+    }
+
+    /// Offers a packet to a split's leg.
+    fn offer_leg(&mut self, leg: Leg, pkt: Packet, now: Time, d: &mut impl Driver) {
+        match leg {
+            Leg::Link(l) => self.offer(l, pkt, now, d),
+            Leg::Port { element, port } => self.offer_port(element, port, pkt, now, d),
+        }
+    }
+
+    /// The bytes waiting on a split's leg: its link's queue, or what its port holds.
+    fn leg_queued_bytes(&mut self, leg: Leg, now: Time, d: &mut impl Driver) -> u64 {
+        match leg {
+            Leg::Link(l) => {
+                self.links[l].link.catch_up(now);
+                self.note_queue(l, now, d);
+                self.links[l].link.queue().bytes
+            }
+            Leg::Port { element, port } => self.ports[element].element.queued_bytes(port),
+        }
+    }
+
     /// Link `l` dropped `pkt`.
     fn dropped(&mut self, l: usize, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
         d.link_dropped(now, LinkId(l as u32), cause, pkt.size);
+        let leg = self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop).map(|e| (e, self.bearers[e].leg_of(Leg::Link(l))));
+        self.lost_at_hop(leg, pkt, cause, now, d);
+    }
+
+    /// `pkt` was lost at the hop it is at: on leg `leg` of bearer `e` when `leg` is
+    /// `Some((e, leg))`, where random loss is transport loss the split may recover.
+    fn lost_at_hop(&mut self, leg: Option<(usize, usize)>, pkt: Packet, cause: DropCause, now: Time, d: &mut impl Driver) {
         let f = pkt.flow.0 as usize;
-        // At a split hop: the packet was on one of the split's legs.
-        let leg = match self.entity(f, pkt.path, pkt.route, pkt.hop) {
-            Some(e) => {
-                let leg = self.bearers[e].leg_of(l);
-                d.leg_dropped(now, BearerId(e as u32), leg as u8, cause, pkt.size);
-                Some((e, leg))
-            }
-            _ => None,
-        };
+        if let Some((e, leg)) = leg {
+            d.leg_dropped(now, BearerId(e as u32), leg as u8, cause, pkt.size);
+        }
         // Random loss on a split leg is transport loss the split may recover.
         let pkt = match leg {
             Some((e, leg)) if cause == DropCause::RandomLoss => match self.bearers[e].bearer.lost_on_leg(leg, pkt) {
@@ -567,7 +605,10 @@ impl Network {
                     d.link_delivered(at, LinkId(l as u32), pkt.size);
                     match self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop) {
                         // At a split hop: the packet came over one of its legs.
-                        Some(e) => self.split_receive(e, l, pkt, at, d),
+                        Some(e) => {
+                            let leg = self.bearers[e].leg_of(Leg::Link(l));
+                            self.split_receive(e, leg, pkt, at, d)
+                        }
                         _ => self.leave_hop(pkt, at, d),
                     }
                 }
@@ -590,13 +631,12 @@ impl Network {
             // The UE's own buffers, known at once: what its RLC entities (the legs' queues)
             // and its PDCP entity hold (TS 38.323 §5.2.1).
             let legs = self.bearers[e].info.legs;
-            for l in legs {
-                self.links[l].link.catch_up(now);
-                self.note_queue(l, now, d);
-            }
-            let queued = legs.map(|l| self.links[l].link.queue().bytes);
-            // The grants each leg gives, taken as its mean rate (0: unknown).
-            let rates_bps = legs.map(|l| self.models[l].as_ref().map_or(0.0, |m| m.mean_bps()));
+            let queued = legs.map(|leg| self.leg_queued_bytes(leg, now, d));
+            // The grants each leg gives, taken as its mean rate (0: unknown; a cell's varies).
+            let rates_bps = legs.map(|leg| match leg {
+                Leg::Link(l) => self.models[l].as_ref().map_or(0.0, |m| m.mean_bps()),
+                Leg::Port { .. } => 0.0,
+            });
             let pdcp = self.bearers[e].bearer.waiting_bytes();
             self.bearers[e].bearer.tx.set_pending_volume(PendingVolume { pdcp, legs: queued, rates_bps });
         }
@@ -608,11 +648,11 @@ impl Network {
                 pkt.lower_sn = pdu.sn;
                 let legs = slot.info.legs;
                 match pdu.legs {
-                    Legs::One(i) => self.offer(legs[i], pkt, now, d),
+                    Legs::One(i) => self.offer_leg(legs[i], pkt, now, d),
                     Legs::Both => {
                         self.in_flight[pkt.flow.0 as usize] += 1;
-                        self.offer(legs[0], pkt.clone(), now, d);
-                        self.offer(legs[1], pkt, now, d);
+                        self.offer_leg(legs[0], pkt.clone(), now, d);
+                        self.offer_leg(legs[1], pkt, now, d);
                     }
                 }
             }
@@ -625,11 +665,10 @@ impl Network {
         }
     }
 
-    /// A PDU came over leg link `l` to the receiving side of bearer `e`.
-    fn split_receive(&mut self, e: usize, l: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+    /// A PDU came over leg `leg` (0 or 1) to the receiving side of bearer `e`.
+    fn split_receive(&mut self, e: usize, leg: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
         let mut forward = std::mem::take(&mut self.forward);
         let slot = &mut self.bearers[e];
-        let leg = slot.leg_of(l);
         d.leg_arrived(now, BearerId(e as u32), leg as u8, pkt.size);
         let late = Loss::of(&pkt, DropCause::PdcpLate);
         let duplicating = matches!(slot.bearer.tx_policy(), SplitPolicy::Duplicate);
@@ -663,17 +702,13 @@ impl Network {
         }
         if self.bearers[e].bearer.report_due(now) {
             let legs = self.bearers[e].info.legs;
-            // The legs' queues as the element reports them (a cell bearer will report its own).
-            for l in legs {
-                self.links[l].link.catch_up(now);
-                self.note_queue(l, now, d);
-            }
-            let queued = legs.map(|l| self.links[l].link.queue().bytes);
+            // The legs' queues: a link's, or a cell bearer's RLC buffer.
+            let queued = legs.map(|leg| self.leg_queued_bytes(leg, now, d));
             self.bearers[e].bearer.report(now, queued);
             let mut resend = Vec::new();
             self.bearers[e].bearer.take_retransmissions(&mut resend);
             for (leg, pkt) in resend {
-                self.offer(legs[leg], pkt, now, d);
+                self.offer_leg(legs[leg], pkt, now, d);
             }
         }
         self.pass_on(e, &mut forward, now, d);
@@ -684,7 +719,9 @@ impl Network {
     /// second leg go (their twins on the first leg carry the data).
     fn discard_copies(&mut self, e: usize, now: Time, d: &mut impl Driver) {
         let BearerInfo { flow, path, route, hop, legs, .. } = self.bearers[e].info;
-        let l = legs[1];
+        // A cell's RLC holds its copies as SDUs in its buffer: the scenario refuses duplication
+        // switched off over a cell leg.
+        let Leg::Link(l) = legs[1] else { return };
         let mut gone = Vec::new();
         self.links[l].link.catch_up(now);
         self.links[l].link.discard_waiting(&mut |p| p.flow.0 as usize == flow && p.path == path && p.route == route && p.hop == hop, &mut gone);

@@ -34,6 +34,10 @@ pub trait PortElement: Send {
     /// (`Delivered`) or one it dropped, as a link hands them out.
     fn poll(&mut self, now: Time) -> Option<LinkOutput>;
 
+    /// Bytes waiting at `port` to cross (a cell: the RLC transmission buffer of that UE and
+    /// direction), what a split whose leg is this port reads as the leg's queue.
+    fn queued_bytes(&self, port: u32) -> u64;
+
     /// The element as its own type, for what only that kind reports.
     fn as_any(&self) -> &dyn Any;
 

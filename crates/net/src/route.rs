@@ -11,16 +11,32 @@ pub enum Hop {
     /// A link direction (index into the network's links).
     Link(usize),
     /// A split bearer crossed from one side to the other: `split` indexes the network's split
-    /// configurations, `legs` are the two legs' link directions in the crossing direction.
+    /// configurations, `legs` are its two legs in the crossing direction.
     Split {
         /// The split's index in the network's split configurations.
         split: usize,
-        /// The link directions of its two legs, first leg first.
-        legs: [usize; 2],
+        /// Its two legs, first leg first.
+        legs: [Leg; 2],
     },
     /// A multi-port element crossed at one of its ports ([`crate::port`]): a cell between its
     /// eNB and one of its UEs, at the port of that UE and direction
     /// ([`cell_port`](crate::port::cell::cell_port)).
+    Port {
+        /// The element's index in the network's multi-port elements.
+        element: usize,
+        /// The port, as the element numbers them.
+        port: u32,
+    },
+}
+
+/// One leg of a split, in the direction a bearer crosses it: a link direction, or a
+/// multi-port element's port (a cell's bearer of one UE and direction, for dual connectivity
+/// over cells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leg {
+    /// A link direction (index into the network's links).
+    Link(usize),
+    /// A port of a multi-port element.
     Port {
         /// The element's index in the network's multi-port elements.
         element: usize,

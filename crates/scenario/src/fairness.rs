@@ -25,6 +25,7 @@
 //! crosses such elements has no finite share (`None`).
 
 use crate::resolve::{Flow, Hop, LinkDirection, Split};
+use multiconn_net::Leg;
 use multiconn_pdcp::SplitPolicy;
 
 /// How one flow loads the network: its sub-flows, each a list of (link direction, the
@@ -52,16 +53,22 @@ pub fn usage<'a>(flow: &Flow, split_config: impl Fn(usize) -> &'a Split) -> Usag
                 Hop::Split { split, legs } => match leg_weights(&split_config(split).tx.policy) {
                     Some(w) => {
                         for v in &mut variants {
-                            v.extend(legs.iter().zip(w).filter(|(_, w)| *w > 0.0).map(|(&l, w)| (l, w)));
+                            // A cell leg limits nothing here yet, as a cell hop does not.
+                            v.extend(legs.iter().zip(w).filter(|(_, w)| *w > 0.0).filter_map(|(&leg, w)| match leg {
+                                Leg::Link(l) => Some((l, w)),
+                                Leg::Port { .. } => None,
+                            }));
                         }
                     }
                     None => {
                         variants = variants
                             .into_iter()
                             .flat_map(|v| {
-                                legs.iter().map(move |&l| {
+                                legs.iter().map(move |&leg| {
                                     let mut v = v.clone();
-                                    v.push((l, 1.0));
+                                    if let Leg::Link(l) = leg {
+                                        v.push((l, 1.0));
+                                    }
                                     v
                                 })
                             })

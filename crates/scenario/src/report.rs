@@ -13,6 +13,7 @@
 use crate::fairness;
 use crate::messages::MessageTable;
 use crate::resolve::{Cell, Hop, LinkDirection};
+use multiconn_net::Leg;
 use crate::sim::{FlowState, PathTraffic, World};
 use crate::format::{named_columns, tidy, Column, ColumnType, DictBuilder, Number, Numbers};
 use multiconn_core::{DropCause, Dur, FlowId, LinkId, Time};
@@ -364,7 +365,10 @@ pub fn burst_warnings(world: &World) -> Vec<String> {
         for p in 0..f.spec.path_count() as u8 {
             let narrowest = f.spec.hops(p, 0).iter().map(|h| match *h {
                 Hop::Link(l) => rate(l),
-                Hop::Split { legs, .. } => rate(legs[0]) + rate(legs[1]),
+                Hop::Split { legs, .. } => legs.iter().map(|leg| match *leg {
+                    Leg::Link(l) => rate(l),
+                    Leg::Port { .. } => f64::INFINITY,
+                }).sum(),
                 Hop::Port { .. } => f64::INFINITY,
             });
             total += narrowest.fold(f64::INFINITY, f64::min);
@@ -568,13 +572,21 @@ fn world_split_name(world: &World, e: usize) -> String {
     world.net.split_config(world.net.bearer_info(e).split).name.clone()
 }
 
+/// A split leg's name: its link's, or its cell's.
+fn leg_name<'a>(links: &'a [LinkDirection], cells: &'a [Cell], leg: Leg) -> &'a str {
+    match leg {
+        Leg::Link(l) => &links[l].name,
+        Leg::Port { element, .. } => &cells[element].name,
+    }
+}
+
 /// What one flow's PDCP entities of a split did.
 fn split_json(world: &World, e: usize) -> Value {
     let entity = world.net.bearer(e);
     let tx = entity.tx.stats();
     let rx = entity.rx.stats();
     let m = &entity.measures;
-    let leg_names: Vec<String> = world.net.bearer_info(e).legs.iter().map(|&l| world.links[l].name.clone()).collect();
+    let leg_names: Vec<String> = world.net.bearer_info(e).legs.iter().map(|&leg| leg_name(&world.links, &world.cells, leg).to_string()).collect();
     let mean_delay = if rx.delivered > 0 { m.reorder_delay_sum.as_millis_f64() / rx.delivered as f64 } else { 0.0 };
     let per_leg: Vec<Value> = (0..2)
         .map(|i| {
@@ -1013,7 +1025,7 @@ fn timeseries_from<R: IntoRows>(rows: Finished<R>, names: &SeriesNames, net: &Ne
         let flow = names.flows[info.flow];
         for (leg, bins) in info.legs.iter().zip(legs) {
             let bins = bins.into_rows(&mut freed);
-            push("leg", flow, bearer_direction(info.route), &bins, RowOf::Leg { path: info.path, leg: &names.links[*leg].name });
+            push("leg", flow, bearer_direction(info.route), &bins, RowOf::Leg { path: info.path, leg: leg_name(names.links, names.cells, *leg) });
             freed.rows(bins);
         }
     }

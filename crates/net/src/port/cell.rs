@@ -54,6 +54,15 @@ impl PortElement for CellHop {
         }
     }
 
+    fn queued_bytes(&self, port: u32) -> u64 {
+        let (ue, dir) = ue_and_direction(port);
+        if ue < self.ue_count() {
+            self.rlc_queued_bytes(ue, dir)
+        } else {
+            0
+        }
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

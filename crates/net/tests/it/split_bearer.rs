@@ -8,7 +8,7 @@ use multiconn_link::availability::Schedule;
 use multiconn_link::builder::LinkConfig;
 use multiconn_link::delay::DelayModel;
 use multiconn_link::rate::RateModel;
-use multiconn_net::{FlowRoutes, Hop, HopModel, Network, NetworkSpec};
+use multiconn_net::{FlowRoutes, Hop, HopModel, Leg, Network, NetworkSpec};
 use std::sync::Arc;
 use multiconn_pdcp::{Rat, ReceiverConfig, SnLength, SplitBearerConfig, SplitPolicy, TransmitterConfig};
 
@@ -47,7 +47,7 @@ fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Netw
     let spec = NetworkSpec {
         links: vec![("l0f".into(), leg(delays[0])), ("l0r".into(), leg(delays[0])), ("l1f".into(), leg(delays[1])), ("l1r".into(), leg(delays[1]))],
         splits: vec![split],
-        flows: vec![FlowRoutes::single("f", vec![Hop::Split { split: 0, legs: [0, 2] }], vec![Hop::Link(1)])],
+        flows: vec![FlowRoutes::single("f", vec![Hop::Split { split: 0, legs: [Leg::Link(0), Leg::Link(2)] }], vec![Hop::Link(1)])],
         ports: Vec::new(),
     };
     let mut net = Network::new(&spec, 1);

@@ -137,9 +137,10 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     let (mut links, mut link_index) = links::resolve_links(&file.link, &mut files)?;
     #[cfg(feature = "test-elements")]
     wires::resolve_wires(&file.wire, &mut links, &mut link_index)?;
-    let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index)?;
-    let taken = |name: &str| link_index.contains_key(name) || split_index.contains_key(name);
+    // Cells first: a split's legs may be cells.
+    let taken = |name: &str| link_index.contains_key(name) || file.split.iter().any(|s| s.name == name);
     let (cells, cell_index) = cells::resolve_cells(&file.cell, &taken)?;
+    let (splits, split_index) = splits::resolve_splits(&file.split, &links, &link_index, &cells, &cell_index)?;
     let network = routes::Network { links: &links, link_index: &link_index, split_index: &split_index, cells: &cells, cell_index: &cell_index };
     let all = flows::resolve_flows(file, &network, &mut files)?;
     if all.is_empty() {

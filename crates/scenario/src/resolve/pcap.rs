@@ -10,7 +10,7 @@ use super::errors::{err, FieldError};
 use super::flows::Flow;
 use super::links::LinkDirection;
 use crate::schema::{PcapSetting, RunSection};
-use multiconn_net::Hop;
+use multiconn_net::{Hop, Leg};
 
 /// A capture file's size limit when `run.pcap_max_mb` is not given, in MB.
 pub const DEFAULT_PCAP_MAX_MB: f64 = 64.0;
@@ -97,7 +97,7 @@ pub(super) fn resolve_pcap(run: &RunSection, flows: &[Flow], links: &[LinkDirect
     let link_wanted = |l: usize| chosen_links.contains(&links[l].name.as_str());
     let crosses = |hop: &Hop| match *hop {
         Hop::Link(l) => link_wanted(l),
-        Hop::Split { legs, .. } => legs.iter().any(|&l| link_wanted(l)),
+        Hop::Split { legs, .. } => legs.iter().any(|&leg| matches!(leg, Leg::Link(l) if link_wanted(l))),
         Hop::Port { .. } => false,
     };
     let mut paths = Vec::with_capacity(flows.len());

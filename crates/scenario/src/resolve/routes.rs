@@ -2,6 +2,7 @@
 //! ends) or of each of its `paths`, walked from `from` to `to`, and the reverse routes (the
 //! same links the other way, a split's uplink leg where a route crosses a split).
 
+use multiconn_net::Leg;
 use super::errors::{err, FieldError};
 use super::links::LinkDirection;
 use super::splits::SplitIndex;
@@ -169,16 +170,61 @@ impl Routes<'_> {
             }
             if let Some(&SplitIndex { forward: si, reverse }) = self.split_index.get(hop.as_str()) {
                 let sp = &self.file.split[si];
-                let [a, b] = [self.link_index[sp.legs[0].as_str()], self.link_index[sp.legs[1].as_str()]];
-                let (da, next) = step(a, &at, hop)?;
-                let (db, _) = step(b, &at, hop)?;
-                let up = sp.uplink.as_deref().map_or(a, |u| self.link_index[u]);
-                let (dup, _) = step(up, &at, hop)?;
-                route.push(Hop::Split { split: si, legs: [da, db] });
+                // Where the split leads from `at`: a link leg's other end, or, over cells only,
+                // the UE the route goes on from (or the eNB, coming up from a UE).
+                let link_end = sp.legs.iter().find_map(|l| self.link_index.get(l.as_str())).map(|&li| step(li, &at, hop)).transpose()?.map(|(_, n)| n);
+                let next = match link_end {
+                    Some(n) => n,
+                    None => {
+                        let cells: Vec<&super::cells::Cell> = sp.legs.iter().map(|l| &self.cells[self.cell_index[l.as_str()]]).collect();
+                        if at == cells[0].enb {
+                            let target = match names.get(h + 1) {
+                                None => Some(f.to.clone()),
+                                Some(n) => self.link_index.get(n.as_str()).map(|&li| {
+                                    let l = &links[2 * li];
+                                    if cells[0].ues.contains(&l.from) { l.from.clone() } else { l.to.clone() }
+                                }),
+                            };
+                            match target.filter(|t| cells.iter().all(|c| c.ues.contains(t))) {
+                                Some(t) => t,
+                                None => return Err(err(&field, format!("{prefix}from \"{at}\" split \"{hop}\" leads to a UE of both its cells ({}): end the route there or continue with a link from that UE", cells[0].ues.iter().filter(|u| cells[1].ues.contains(u)).cloned().collect::<Vec<_>>().join(", ")))),
+                            }
+                        } else {
+                            cells[0].enb.clone()
+                        }
+                    }
+                };
+                // Each leg from `at` to `next`, and back.
+                let leg = |name: &str| -> Result<(Leg, Leg), FieldError> {
+                    if let Some(&li) = self.link_index.get(name) {
+                        let (d, _) = step(li, &at, hop)?;
+                        return Ok((Leg::Link(d), Leg::Link(d ^ 1)));
+                    }
+                    let ci = self.cell_index[name];
+                    let cell = &self.cells[ci];
+                    let (ue, up) = if at == cell.enb { (&next, false) } else { (&at, true) };
+                    let Some(k) = cell.ues.iter().position(|u| u == ue) else {
+                        return Err(err(&field, format!("{prefix}split \"{hop}\": cell \"{name}\" joins its eNB \"{}\" and its UEs ({}), but {what} crosses it between \"{at}\" and \"{next}\"", cell.enb, cell.ues.join(", "))));
+                    };
+                    if at != cell.enb && next != cell.enb {
+                        return Err(err(&field, format!("{prefix}split \"{hop}\": cell \"{name}\" joins its eNB \"{}\" and its UEs, but {what} crosses it between \"{at}\" and \"{next}\"", cell.enb)));
+                    }
+                    Ok((Leg::Port { element: ci, port: cell_port(k as u16, up) }, Leg::Port { element: ci, port: cell_port(k as u16, !up) }))
+                };
+                let (a, a_back) = leg(&sp.legs[0])?;
+                let (b, b_back) = leg(&sp.legs[1])?;
+                let up_back = match sp.uplink.as_deref() {
+                    Some(u) if u == sp.legs[1] => b_back,
+                    _ => a_back,
+                };
+                route.push(Hop::Split { split: si, legs: [a, b] });
                 reverse_route.push(match reverse {
                     // The opposite direction through PDCP entities of its own.
-                    Some(ri) => Hop::Split { split: ri, legs: [da ^ 1, db ^ 1] },
-                    None => Hop::Link(dup ^ 1),
+                    Some(ri) => Hop::Split { split: ri, legs: [a_back, b_back] },
+                    None => match up_back {
+                        Leg::Link(d) => Hop::Link(d),
+                        Leg::Port { element, port } => Hop::Port { element, port },
+                    },
                 });
                 at = next;
                 continue;

@@ -3,6 +3,7 @@
 //! after its name is checked against the links' (routes name both alike).
 
 use super::errors::{check_name, err, FieldError};
+use super::cells::Cell;
 use super::links::LinkDirection;
 use crate::schema::{PolicySection, Share, SplitSection, TReordering};
 use multiconn_core::{Bytes, Dur};
@@ -31,7 +32,8 @@ pub struct SplitIndex {
 /// `reverse_policy` (in file order too, so the others keep their indices), and each split's
 /// indices by name. Its legs are two-way hops of `links` (hop `i` is directions `2 * i` and
 /// `2 * i + 1`), named by `link_index`.
-pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, SplitIndex>), FieldError> {
+pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkDirection], link_index: &HashMap<&str, usize>, cells: &[Cell], cell_index: &HashMap<&str, usize>) -> Result<(Vec<Split>, HashMap<&'f str, SplitIndex>), FieldError> {
+    let ends = Ends { links, link_index, cells, cell_index };
     let mut splits = Vec::new();
     let mut index: HashMap<&str, SplitIndex> = HashMap::new();
     for (i, sp) in file_splits.iter().enumerate() {
@@ -42,14 +44,14 @@ pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkD
         if index.insert(&sp.name, SplitIndex { forward: splits.len(), reverse: None }).is_some() {
             return Err(err(&["split", &sp.name, "name"], format!("two splits are named \"{}\"", sp.name)));
         }
-        splits.push(resolve_split(sp, links, link_index)?);
+        splits.push(resolve_split(sp, &ends)?);
     }
     for sp in file_splits {
         let Some(policy) = &sp.reverse_policy else { continue };
         if sp.uplink.is_some() {
             return Err(err(&["split", &sp.name, "reverse_policy"], "the opposite direction takes either one leg (uplink) or a split of its own (reverse_policy), not both"));
         }
-        let mut reverse = resolve_split(&SplitSection { policy: Some(policy.clone()), reverse_policy: None, ..sp.clone() }, links, link_index).map_err(|e| e.renamed("policy", "reverse_policy"))?;
+        let mut reverse = resolve_split(&SplitSection { policy: Some(policy.clone()), reverse_policy: None, ..sp.clone() }, &ends).map_err(|e| e.renamed("policy", "reverse_policy"))?;
         reverse.name = sp.name.clone();
         index.get_mut(sp.name.as_str()).expect("indexed above").reverse = Some(splits.len());
         splits.push(reverse);
@@ -57,30 +59,80 @@ pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkD
     Ok((splits, index))
 }
 
+/// What a split's legs may be: links, or cells (a UE's bearer in each: dual connectivity over
+/// cells, EN-DC when one is LTE and the other NR).
+struct Ends<'a> {
+    links: &'a [LinkDirection],
+    link_index: &'a HashMap<&'a str, usize>,
+    cells: &'a [Cell],
+    cell_index: &'a HashMap<&'a str, usize>,
+}
+
+impl Ends<'_> {
+    /// The nodes leg `name` joins: a link's two ends, or a cell's eNB and its UEs.
+    fn of(&self, name: &str) -> Option<(String, Vec<String>)> {
+        if let Some(&li) = self.link_index.get(name) {
+            let l = &self.links[2 * li];
+            return Some((l.from.clone(), vec![l.to.clone()]));
+        }
+        self.cell_index.get(name).map(|&ci| (self.cells[ci].enb.clone(), self.cells[ci].ues.clone()))
+    }
+}
+
 /// One split.
-fn resolve_split(sp: &SplitSection, links: &[LinkDirection], link_index: &HashMap<&str, usize>) -> Result<Split, FieldError> {
+fn resolve_split(sp: &SplitSection, ends: &Ends) -> Result<Split, FieldError> {
     let name = sp.name.as_str();
     let path = |field: &'static str| vec!["split", name, field];
-    let known = || links.iter().step_by(2).map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
+    let known = || {
+        let mut names: Vec<&str> = ends.links.iter().step_by(2).map(|l| l.name.as_str()).collect();
+        names.extend(ends.cells.iter().map(|c| c.name.as_str()));
+        names.join(", ")
+    };
+    let mut joined = Vec::new();
     for leg in &sp.legs {
-        if !link_index.contains_key(leg.as_str()) {
-            return Err(err(&path("legs"), format!("there is no link named \"{leg}\" (links: {})", known())));
-        }
+        joined.push(ends.of(leg).ok_or_else(|| err(&path("legs"), format!("there is no link or cell named \"{leg}\" (known: {})", known())))?);
     }
     if sp.legs[0] == sp.legs[1] {
-        return Err(err(&path("legs"), "the two legs must be different links"));
+        return Err(err(&path("legs"), "the two legs must be different links or cells"));
     }
-    // Their forward directions: from `between[0]` to `between[1]`.
-    let [a, b] = [&links[2 * link_index[sp.legs[0].as_str()]], &links[2 * link_index[sp.legs[1].as_str()]]];
-    let mut ends_a = [a.from.clone(), a.to.clone()];
-    let mut ends_b = [b.from.clone(), b.to.clone()];
-    ends_a.sort();
-    ends_b.sort();
-    if ends_a != ends_b {
-        return Err(err(&path("legs"), format!(
-            "both legs must join the same two nodes: \"{}\" joins {} and {}, \"{}\" joins {} and {}",
-            a.name, a.from, a.to, b.name, b.from, b.to
-        )));
+    let cell_legs = sp.legs.iter().filter(|l| ends.cell_index.contains_key(l.as_str())).count();
+    if cell_legs == 0 {
+        // Their forward directions: from `between[0]` to `between[1]`.
+        let [a, b] = [&ends.links[2 * ends.link_index[sp.legs[0].as_str()]], &ends.links[2 * ends.link_index[sp.legs[1].as_str()]]];
+        let mut ends_a = [a.from.clone(), a.to.clone()];
+        let mut ends_b = [b.from.clone(), b.to.clone()];
+        ends_a.sort();
+        ends_b.sort();
+        if ends_a != ends_b {
+            return Err(err(&path("legs"), format!(
+                "both legs must join the same two nodes: \"{}\" joins {} and {}, \"{}\" joins {} and {}",
+                a.name, a.from, a.to, b.name, b.from, b.to
+            )));
+        }
+    } else {
+        // A cell leg is a UE's bearer: the split joins the cell's eNB (the PDCP entity's node,
+        // where the master and secondary node meet) and a UE both legs reach.
+        let pairs = |(n, u): &(String, Vec<String>)| -> Vec<(String, String)> { u.iter().flat_map(|u| [(n.clone(), u.clone()), (u.clone(), n.clone())]).collect() };
+        let first = pairs(&joined[0]);
+        if !pairs(&joined[1]).iter().any(|p| first.contains(p)) {
+            let show = |leg: &str, (n, u): &(String, Vec<String>)| {
+                if ends.cell_index.contains_key(leg) {
+                    format!("cell \"{leg}\" joins its eNB {n} and its UEs ({})", u.join(", "))
+                } else {
+                    format!("link \"{leg}\" joins {n} and {}", u.join(", "))
+                }
+            };
+            return Err(err(&path("legs"), format!(
+                "both legs must join the same two nodes (over cells: the same eNB node and a UE of both): {}; {}",
+                show(&sp.legs[0], &joined[0]),
+                show(&sp.legs[1], &joined[1]),
+            )));
+        }
+        if let Some(PolicySection::Duplicate { off: Some(off) }) = &sp.policy {
+            if !off.is_empty() {
+                return Err(err(&["split", name, "policy", "off"], "switching duplication off drops the copies waiting on the second leg; a cell's RLC buffer cannot give them back yet: keep duplication on over a cell leg"));
+            }
+        }
     }
     if let Some(up) = &sp.uplink {
         if !sp.legs.contains(up) {

@@ -16,7 +16,7 @@
 use super::flows::Flow;
 use super::links::LinkDirection;
 use crate::schema::{LinkSection, RateSpec, RateTrace, ScenarioFile};
-use multiconn_net::Hop;
+use multiconn_net::{Hop, Leg};
 
 /// The warnings of a scenario file, in file order.
 pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
@@ -33,7 +33,7 @@ pub(super) fn route_warnings(links: &[LinkDirection], flows: &[Flow]) -> Vec<Str
 fn crosses(route: &[Hop], d: usize) -> bool {
     route.iter().any(|h| match *h {
         Hop::Link(l) => l == d,
-        Hop::Split { legs, .. } => legs.contains(&d),
+        Hop::Split { legs, .. } => legs.contains(&Leg::Link(d)),
         Hop::Port { .. } => false,
     })
 }
@@ -74,7 +74,7 @@ fn marks_without_ecn(d: usize, l: &LinkDirection, flows: &[Flow]) -> Option<Stri
 
 /// Whether link direction `d` is a split's leg on `route`.
 fn is_split_leg(route: &[Hop], d: usize) -> bool {
-    route.iter().any(|h| matches!(h, Hop::Split { legs, .. } if legs.contains(&d)))
+    route.iter().any(|h| matches!(h, Hop::Split { legs, .. } if legs.contains(&Leg::Link(d))))
 }
 
 fn trace_file(trace: &RateTrace) -> &str {

@@ -9,6 +9,7 @@ mod cell_study;
 mod coupled_cc;
 mod direction;
 mod dual_connectivity;
+mod endc;
 mod ecn;
 mod errors;
 mod failover;

@@ -1,0 +1,115 @@
+//! Dual connectivity over cells (`[[split]] legs = ["lte", "nr"]` where both are cells): the
+//! split's legs are a UE's bearers in an LTE cell and an NR cell, so both legs have their own
+//! scheduling, HARQ and RLC; together they carry more than either; the uplink leg is a cell's
+//! uplink; the leg rows and the summary name the cells; a split over cells the route cannot
+//! join through one UE is refused with one line naming the field.
+
+use crate::common::{load_str, run};
+use serde_json::Value;
+
+fn example() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/scenarios/endc_cells.toml")).unwrap().replace("duration = \"10 s\"", "duration = \"4 s\"")
+}
+
+fn goodput(summary: &Value) -> f64 {
+    summary["flows"][0]["goodput_mbps"].as_f64().unwrap()
+}
+
+fn error(text: &str) -> String {
+    match load_str(text) {
+        Ok(_) => panic!("should be refused:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The same download over one of the cells alone.
+fn alone(cell: &str) -> String {
+    example().replace("route = [\"core\", \"endc\"]", &format!("route = [\"core\", \"{cell}\"]"))
+}
+
+#[test]
+fn an_endc_split_over_an_lte_and_an_nr_cell_carries_more_than_either_alone() {
+    let (both, out) = run(&example(), Some(1));
+    let lte = goodput(&run(&alone("lte"), Some(1)).0);
+    let nr = goodput(&run(&alone("nr"), Some(1)).0);
+    let g = goodput(&both);
+    // More than the LTE cell alone. Not more than the NR cell alone with this blind batch
+    // split: the legs' RLC buffers overflow (QUIC's window is not held back by either) and
+    // every gap holds the receiving PDCP entity (docs/nr-cell.md#en-dc-over-cells).
+    assert!(g > 2.0 * lte && g < nr, "EN-DC {g}, NR alone {nr}, LTE alone {lte} Mbit/s");
+    // The batch policy puts 20 % of the PDUs on the LTE leg.
+    let sent = &both["flows"][0]["pdcp"]["endc"]["pdus_sent"];
+    let (a, b) = (sent[0].as_f64().unwrap(), sent[1].as_f64().unwrap());
+    assert!((a / (a + b) - 0.2).abs() < 0.005, "{sent}");
+    assert!(both["flows"][0]["drops"]["queue"].as_u64().unwrap() > 0, "the buffers overflow: {}", both["flows"][0]["drops"]);
+    // Both cells carried the flow's data down; its ACKs went up the LTE cell (uplink = "lte").
+    let cells = both["cells"].as_array().unwrap();
+    let ue = |c: usize| &cells[c]["ues"][0];
+    assert!(ue(0)["downlink"]["tbs"].as_u64().unwrap() > 1000 && ue(1)["downlink"]["tbs"].as_u64().unwrap() > 1000, "{cells:?}");
+    assert!(ue(0)["uplink"]["tbs"].as_u64().unwrap() > 100);
+    assert_eq!(ue(1)["uplink"]["tbs"].as_u64(), Some(0), "nothing goes up the NR leg");
+    // The split reports its legs by the cells' names, and so do its leg rows.
+    let legs = &both["flows"][0]["pdcp"]["endc"]["legs"];
+    assert_eq!(legs, &serde_json::json!(["lte", "nr"]));
+    let (kind, name) = (texts(&out, "kind"), texts(&out, "leg"));
+    let mut leg_names: Vec<&str> = (0..kind.len()).filter(|&i| kind[i] == "leg").map(|i| name[i].as_str()).collect();
+    leg_names.dedup();
+    assert_eq!(leg_names, vec!["lte", "nr"]);
+    // The same seed gives the same run.
+    let mut again = run(&example(), Some(1)).0;
+    let mut first = both.clone();
+    first.as_object_mut().unwrap().remove("wall_time_s");
+    again.as_object_mut().unwrap().remove("wall_time_s");
+    assert_eq!(first, again);
+}
+
+fn texts(out: &multiconn_scenario::RunOutput, name: &str) -> Vec<String> {
+    match &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1 {
+        multiconn_scenario::Column::Str(v) => v.clone(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn every_split_policy_runs_over_cells_and_reverse_entities_use_the_cells_uplinks() {
+    for policy in [
+        "{ model = \"alternate\" }",
+        "{ model = \"ratio\", share = 0.3 }",
+        "{ model = \"duplicate\" }",
+        "{ model = \"adaptive\", signal = \"queue\" }",
+        "{ model = \"threshold\", primary = \"nr\", threshold = \"100 kB\" }",
+    ] {
+        let text = example().replace("{ model = \"batch\", size = 20, share = 0.2 }", policy);
+        let (summary, _) = run(&text, Some(1));
+        assert!(goodput(&summary) > 20.0, "{policy}: {}", goodput(&summary));
+    }
+    // An upload through PDCP entities of its own in the reverse direction: both cells' uplinks.
+    let up = example()
+        .replace("uplink = \"lte\"", "reverse_policy = { model = \"alternate\" }")
+        .replace("from = \"server\"\nto = \"ue\"", "from = \"ue\"\nto = \"server\"")
+        .replace("route = [\"core\", \"endc\"]", "route = [\"endc\", \"core\"]");
+    let (summary, _) = run(&up, Some(1));
+    let cells = summary["cells"].as_array().unwrap();
+    assert!(goodput(&summary) > 1.0);
+    for c in cells {
+        assert!(c["ues"][0]["uplink"]["tbs"].as_u64().unwrap() > 100, "{c}");
+    }
+}
+
+#[test]
+fn splits_over_cells_that_do_not_reach_one_ue_are_refused_naming_the_field() {
+    // The NR cell serves another UE: no UE has a bearer in both.
+    let other_ue = example().replace("ues = [{ node = \"ue\", distance_m = 300 }]\n\n[[split]]", "ues = [{ node = \"ue2\", distance_m = 300 }]\n\n[[split]]");
+    let e = error(&other_ue);
+    assert!(e.contains("split.endc.legs") && e.contains("cell \"nr\" joins its eNB site and its UEs (ue2)"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // The cells' eNBs are different nodes.
+    let e = error(&example().replace("rat = \"nr\"\nenb = \"site\"", "rat = \"nr\"\nenb = \"gnb\""));
+    assert!(e.contains("split.endc.legs") && e.contains("the same eNB node"), "{e}");
+    // A leg that is neither a link nor a cell.
+    let e = error(&example().replace("legs = [\"lte\", \"nr\"]", "legs = [\"lte\", \"wifi\"]"));
+    assert!(e.contains("split.endc.legs") && e.contains("no link or cell named \"wifi\""), "{e}");
+    // Duplication switched off over a cell leg.
+    let e = error(&example().replace("{ model = \"batch\", size = 20, share = 0.2 }", "{ model = \"duplicate\", off = [[\"1 s\", \"2 s\"]] }"));
+    assert!(e.contains("split.endc.policy.off") && e.contains("keep duplication on"), "{e}");
+}
