@@ -20,6 +20,8 @@
 //! * [`rlc`]: the RLC UM transmission buffer of a bearer: drop-tail in bytes, segmentation
 //!   into the granted TB with 36.322 headers, buffer status for the scheduler.
 //! * [`rlc_rx`]: the RLC UM receiver: reordering with t-Reordering, SDU reassembly.
+//! * [`rlc_am`]: the RLC AM entity pair (TS 38.322): ARQ with polling, STATUS reports,
+//!   t-Reassembly and re-segmented retransmissions, for the LTE and the NR cell.
 //! * [`channel`]: SINR per RB and TTI between the eNB and a UE (link budget, path loss,
 //!   fading, noise).
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
@@ -48,6 +50,7 @@ mod mi_table;
 pub mod mobility;
 pub mod nr;
 pub mod rlc;
+pub mod rlc_am;
 pub mod rlc_rx;
 pub mod sched;
 pub mod scheme;

@@ -21,14 +21,17 @@
 //!   4); STATUS handling (§5.2.3.1.2, §5.3.2): ACKed SDUs are released, NACKed byte ranges are
 //!   queued for retransmission, RETX_COUNT per SDU (0 when first considered, then at most one
 //!   increment per STATUS PDU or per t-PollRetransmit expiry, and only when the NACKed bytes
-//!   are not already pending). At RETX_COUNT = maxRetxThreshold the SDU is reported in
-//!   `failed` (the indication to RRC that triggers radio link failure, TS 38.331 §5.3.10) and
-//!   given up by the transmitter: the cell drops it.
+//!   are not already pending). At RETX_COUNT = maxRetxThreshold the SDU is reported (in
+//!   `failed` of [`AmTx::on_status`], or returned by [`AmTx::handle_timeout`]): that is the
+//!   indication to RRC that triggers radio link failure (TS 38.331 §5.3.10). The transmitter
+//!   then gives the SDU up (TX_Next_Ack moves past it) and the cell drops it.
 //! * **Receiver** ([`AmRx`]): the receive window, duplicate PDUs and duplicate byte segments
 //!   discarded (§5.2.3.2.2), RX_Next / RX_Next_Highest / RX_Highest_Status /
 //!   RX_Next_Status_Trigger and t-Reassembly (§5.2.3.2.3–4), status reporting triggered by a
 //!   poll (delayed until x < RX_Highest_Status or x ≥ RX_Next + AM_Window_Size) and by
-//!   t-Reassembly's expiry, sent when t-StatusProhibit is not running (§5.3.4).
+//!   t-Reassembly's expiry, sent when t-StatusProhibit is not running (§5.3.4). As 38.322
+//!   allows, a STATUS sent while a retransmission is in flight NACKs it again and it is resent
+//!   again; a t-StatusProhibit of at least the round trip avoids that when polls are frequent.
 //! * **Delivery.** NR (38.322) delivers each SDU to PDCP as soon as all its bytes arrived;
 //!   reordering is PDCP's job. [`AmConfig::in_order`] = `true` models LTE's 36.322 AM instead,
 //!   which delivers SDUs in SN order only (as RX_Next, i.e. VR(R), passes them).

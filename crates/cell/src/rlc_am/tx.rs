@@ -284,9 +284,10 @@ impl AmTx {
         self.advance_ack();
     }
 
-    /// Handles t-PollRetransmit's expiry by `now_us` (§5.3.3.4): if there is nothing new to
-    /// send (or the window stalls) and nothing to retransmit, the SDU with the highest SN sent
-    /// and not acknowledged is queued for retransmission; the next PDU polls. That counts in
+    /// Handles t-PollRetransmit's expiry by `now_us` (§5.3.3.4): if there is nothing to send
+    /// nor to retransmit, or the window stalls, the SDU with the highest SN sent and not
+    /// acknowledged is queued for retransmission (unless all of it is already); the next PDU
+    /// polls. That counts in
     /// the SDU's RETX_COUNT: if it reaches maxRetxThreshold the SDU is given up and its id
     /// returned (the failure indication, as `failed` of [`AmTx::on_status`]; at most one SDU per
     /// expiry). Nothing happens (`None`) if the timer does not run or expires later.
@@ -299,8 +300,8 @@ impl AmTx {
         self.counters.poll_retransmit_expiries += 1;
         self.round += 1;
         self.poll_pending = true;
-        let nothing_new = self.next_new == self.tx_next || self.stalled();
-        if !nothing_new || !self.retx_sns.is_empty() {
+        let buffers_empty = self.next_new == self.tx_next && self.retx_sns.is_empty();
+        if !buffers_empty && !self.stalled() {
             return None;
         }
         let highest = self.highest_sent?;
@@ -512,6 +513,24 @@ mod tests {
         assert_eq!((tx.poll_sn(), tx.poll_timeout()), (0, Some(45_000)));
         let c = tx.counters();
         assert_eq!((c.pdus, c.new_bytes, c.header_bytes, c.polls), (3, 1000, 13, 1));
+    }
+
+    #[test]
+    fn a_stalled_window_resends_the_highest_sn_on_expiry_even_with_retransmissions_pending() {
+        let mut tx = AmTx::new(AmConfig { sn_bits: 12, ..cfg() }).unwrap();
+        for _ in 0..2049 {
+            tx.enqueue(10, 0).unwrap();
+        }
+        let (mut out, mut acked, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+        tx.pull(1_000_000, 0, &mut out);
+        assert_eq!((out.len(), out[2047].poll, tx.stalled()), (2048, true, true));
+        tx.on_status(1_000, &AmStatus { ack_sn: 1, nacks: vec![AmNack { sn: 0, so: None }] }, &mut acked, &mut failed);
+        assert_eq!((tx.tx_next_ack(), tx.poll_timeout()), (0, Some(45_000)));
+        assert_eq!(tx.handle_timeout(45_000), None);
+        out.clear();
+        tx.pull(1_000_000, 45_000, &mut out);
+        let shape: Vec<_> = out.iter().map(|p| (p.sn, p.retransmission, p.poll)).collect();
+        assert_eq!(shape, vec![(0, true, true), (2047, true, true)], "stalled: every PDU polls");
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod hop;
 mod nr;
 mod nr_cell;
 mod rlc;
+mod rlc_am;
 mod sched;
 mod series;
 mod tables;
