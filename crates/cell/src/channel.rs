@@ -132,12 +132,20 @@ impl UeChannel {
     /// The fading gains (dB) of the RBs `rbs` in direction `dir` at the start of TTI `n`
     /// (`t_s` seconds), the rest 0 dB, into `out` (resized to `n_rb`): for the cell, which asks
     /// TTI after TTI ([`CellFading::gains_db_at_tti`]).
+    ///
+    /// `out` is a buffer the caller gives only to this function (the cell keeps one per use).
+    /// Without fading it is only ever written with zeros, so one of the right length holds them
+    /// already and is left as it is.
     pub fn gains_db_at_tti(&mut self, dir: usize, n_rb: usize, n: u64, t_s: f64, rbs: std::ops::Range<usize>, out: &mut Vec<f64>) -> Result<(), CellError> {
+        let Some(f) = &mut self.fading else {
+            if out.len() != n_rb {
+                out.clear();
+                out.resize(n_rb, 0.0);
+            }
+            return Ok(());
+        };
         out.clear();
         out.resize(n_rb, 0.0);
-        if let Some(f) = &mut self.fading {
-            f[dir].gains_db_at_tti(n, t_s, rbs, out)?;
-        }
-        Ok(())
+        f[dir].gains_db_at_tti(n, t_s, rbs, out)
     }
 }
