@@ -240,6 +240,11 @@ impl Carrier {
         }
     }
 
+    /// The first slot from `from` on that carries the uplink's data (`up`) or the downlink's.
+    pub fn next_open(&self, up: bool, from: u64) -> u64 {
+        (from..from + 1280).find(|&slot| if up { self.uplink(slot) } else { self.downlink(slot) } != SlotUse::Closed).unwrap_or(from)
+    }
+
     /// The REs of a full uplink slot (NR), none for LTE.
     pub fn uplink_shape(&self) -> Option<TbsShape> {
         match self {

@@ -43,15 +43,20 @@ pub enum CellDropCause {
     /// The receiving RLC gave the SDU's PDU up on t-Reordering's expiry before HARQ delivered
     /// it (retransmissions queued behind each other in a long fade).
     RlcReordering,
+    /// RLC AM gave the SDU up after maxRetxThreshold retransmissions (a radio link failure),
+    /// or discarded it in the re-establishment that followed.
+    RlcMaxRetx,
 }
 
 impl CellDropCause {
-    /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"` or `"rlc_reordering"`.
+    /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"`, `"rlc_reordering"` or
+    /// `"rlc_max_retx"`.
     pub fn name(self) -> &'static str {
         match self {
             CellDropCause::RlcBufferFull => "rlc_buffer_full",
             CellDropCause::HarqMaxRetx => "harq_max_retx",
             CellDropCause::RlcReordering => "rlc_reordering",
+            CellDropCause::RlcMaxRetx => "rlc_max_retx",
         }
     }
 }

@@ -38,12 +38,10 @@ use crate::fading::{CellFading, FadingSpread, Grid};
 use crate::harq::MiCombining;
 use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
-use crate::rlc::{UmPdu, UmTxBuffer};
-use crate::rlc_rx::UmReceiver;
+use crate::bearer::{AmCounts, Bearer, Payload, RlcMode};
 use crate::scheme::McsScheme;
 use crate::nr::bandwidth::rbg_size as nr_rbg_size;
 use crate::sched::{Scheduler, SchedulerKind, NR_MAX_PRB};
-use crate::sdus::SduPackets;
 use crate::series::CellSeries;
 use crate::ul::{UlMac, UlMcs, UlTiming, UlUeInput};
 
@@ -161,6 +159,8 @@ pub struct CellConfig {
     pub uplink_mcs: UlMcs,
     /// LTE (the default) or an NR carrier: slot, duplex, tables, HARQ timing.
     pub carrier: Carrier,
+    /// The bearers' RLC mode (UM: the LTE cell's, as the study's testbed had it).
+    pub rlc: RlcMode,
 }
 
 impl CellConfig {
@@ -182,6 +182,7 @@ impl CellConfig {
             timing: MacTiming::Ideal,
             uplink_mcs: UlMcs::Measured,
             carrier: Carrier::Lte,
+            rlc: RlcMode::Um,
         }
     }
 
@@ -319,43 +320,15 @@ pub struct UeCounters {
     pub harq_drops: u64,
     /// SDUs whose PDU the receiving RLC gave up before HARQ delivered it.
     pub reordering_drops: u64,
+    /// AM: SDUs given up after maxRetxThreshold retransmissions, or discarded by the
+    /// re-establishment that follows.
+    pub rlc_max_retx_drops: u64,
     /// The wideband mean downlink SINR of the last TTI it was computed, dB.
     pub last_dl_sinr_db: f64,
     /// The last wideband CQI (mean of the subband CQIs, rounded down).
     pub last_cqi: u8,
     /// The MCS of its last downlink TB.
     pub last_mcs: u8,
-}
-
-struct Bearer {
-    tx: UmTxBuffer,
-    rx: UmReceiver,
-    /// Packets in the cell by SDU id.
-    packets: SduPackets,
-    next_seq: u64,
-}
-
-impl Bearer {
-    fn new(cfg: &CellConfig) -> Result<Bearer, CellError> {
-        Ok(Bearer { tx: UmTxBuffer::new(cfg.rlc_buffer_bytes)?, rx: UmReceiver::new(cfg.t_reordering_us), packets: SduPackets::default(), next_seq: 0 })
-    }
-
-    fn pull(&mut self, bytes: u32) -> Option<(u64, UmPdu)> {
-        let pdu = self.tx.pull(bytes)?;
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        Some((seq, pdu))
-    }
-
-    fn busy(&self) -> bool {
-        !self.packets.is_empty()
-    }
-
-    /// SDUs that have entered the transmission buffer so far.
-    fn arrived_sdus(&self) -> u64 {
-        let c = self.tx.counters();
-        c.offered_sdus - c.dropped_sdus
-    }
 }
 
 struct Ue {
@@ -368,8 +341,8 @@ struct Ue {
 pub struct CellHop {
     cfg: CellConfig,
     ues: Vec<Ue>,
-    dl: DlMac<(u64, UmPdu), MiCombining>,
-    ul: UlMac<(u64, UmPdu)>,
+    dl: DlMac<Payload, MiCombining>,
+    ul: UlMac<Payload>,
     rbg: usize,
     /// The next TTI to run, when the cell is running.
     next_tti: Option<u64>,
@@ -410,8 +383,8 @@ pub struct CellHop {
 /// The outcome of a downlink TTI, waiting to reach the UEs.
 struct DlOnAir {
     tti: u64,
-    delivered: Vec<(usize, (u64, UmPdu))>,
-    lost: Vec<(usize, (u64, UmPdu))>,
+    delivered: Vec<(usize, Payload)>,
+    lost: Vec<(usize, Payload)>,
 }
 
 impl CellHop {
@@ -437,7 +410,7 @@ impl CellHop {
             };
             ues.push(Ue {
                 channel: UeChannel { loss_db: cfg.budget.loss_db(d), fading },
-                bearers: [Bearer::new(&cfg)?, Bearer::new(&cfg)?],
+                bearers: [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?],
                 counters: UeCounters::default(),
             });
         }
@@ -512,7 +485,12 @@ impl CellHop {
 
     /// Bytes queued in UE `ue`'s RLC buffer in direction `dir`.
     pub fn rlc_queued_bytes(&self, ue: usize, dir: CellDirection) -> u64 {
-        self.ues[ue].bearers[dir as usize].tx.status(0).queued_bytes
+        self.ues[ue].bearers[dir as usize].status(0).queued_bytes
+    }
+
+    /// UE `ue`'s RLC AM counts in direction `dir`; `None` for UM bearers.
+    pub fn rlc_am_counts(&self, ue: usize, dir: CellDirection) -> Option<AmCounts> {
+        self.ues[ue].bearers[dir as usize].am_counts()
     }
 
     /// Keeps per-UE time series in bins `bin_ns` wide from now on ([`CellSeries`]).
@@ -535,14 +513,14 @@ impl CellHop {
     pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
         let Some(u) = self.ues.get_mut(ue) else { return Err((pkt, CellDropCause::RlcBufferFull)) };
         let bearer = &mut u.bearers[dir as usize];
-        match bearer.tx.enqueue(pkt.size.max(1), now.0 / 1000) {
+        match bearer.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
                 if let Err(pkt) = bearer.packets.insert(id, pkt) {
                     // The RLC buffer gives ids in order; this cannot happen.
                     return Err((pkt, CellDropCause::RlcBufferFull));
                 }
                 if let Some(s) = &mut self.series {
-                    s.rlc_fill(ue, dir as usize, now.0, bearer.tx.status(0).queued_bytes);
+                    s.rlc_fill(ue, dir as usize, now.0, bearer.status(0).queued_bytes);
                 }
                 if self.next_tti.is_none() {
                     self.next_tti = Some(now.0.div_ceil(self.slot_ns));
@@ -599,6 +577,10 @@ impl CellHop {
             }
         }
 
+        if matches!(self.cfg.rlc, RlcMode::Am(_)) {
+            self.run_arq(n, &mut finished);
+        }
+
         // Downlink, in a slot that has PDSCH symbols.
         let downlink = self.cfg.carrier.downlink(n);
         if let SlotUse::Symbols(shape) = downlink {
@@ -606,7 +588,7 @@ impl CellHop {
         }
         let mut active_dl = false;
         for (i, u) in self.ues.iter_mut().enumerate() {
-            let wants = downlink != SlotUse::Closed && (u.bearers[0].tx.status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0));
+            let wants = downlink != SlotUse::Closed && (u.bearers[0].status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0));
             self.dl_active[i] = wants;
             if !wants {
                 continue;
@@ -630,7 +612,7 @@ impl CellHop {
                 .map(|(i, u)| {
                     if self.dl_active[i] {
                         let cqi = &self.dl_cqi[i];
-                        let queued = u.bearers[0].tx.status(0).tx_queue_bytes;
+                        let queued = u.bearers[0].status(0).tx_queue_bytes;
                         DlUeInput { rbg_cqi: if cqi.is_empty() { no_cqi } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: queued }
                     } else {
                         DlUeInput { rbg_cqi: no_cqi, sinr_db: no_sinr, buffer_bytes: 0 }
@@ -638,7 +620,8 @@ impl CellHop {
                 })
                 .collect();
             let ues = &mut self.ues;
-            let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes))?;
+            let now_us = n * slot_ns / 1000;
+            let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes, now_us))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
                     let b = s.bin_mut(tb.ue, 0, n * slot_ns);
@@ -682,7 +665,7 @@ impl CellHop {
                     b.sinr_db_sum += u.counters.last_dl_sinr_db;
                     b.cqi_sum += u64::from(u.counters.last_cqi);
                 }
-                if u.bearers[0].tx.status(0).queued_bytes > 0 && self.report_all_zero[i] {
+                if u.bearers[0].status(0).queued_bytes > 0 && self.report_all_zero[i] {
                     u.counters.dl_out_of_range_ttis += 1;
                 }
             }
@@ -696,20 +679,20 @@ impl CellHop {
         // The downlink TBs that reach the UEs in this TTI.
         while self.dl_on_air.front().is_some_and(|d| d.tti <= n) {
             let Some(d) = self.dl_on_air.pop_front() else { break };
-            for (ue, (seq, pdu)) in d.delivered {
-                self.receive(ue, CellDirection::Down, seq, pdu, end, &mut finished);
+            for (ue, payload) in d.delivered {
+                self.receive(ue, CellDirection::Down, payload, end, &mut finished);
             }
-            for (ue, (_, pdu)) in d.lost {
-                self.lose(ue, CellDirection::Down, &pdu, end, &mut finished);
+            for (ue, payload) in d.lost {
+                self.lose(ue, CellDirection::Down, &payload, end, &mut finished);
             }
         }
 
         // Uplink.
         let any_ul = self.cfg.carrier.uplink(n) != SlotUse::Closed
-            && self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].tx.status(0).queued_bytes > 0 || self.ul.busy(i));
+            && self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].status(0).queued_bytes > 0 || self.ul.busy(i));
         if any_ul {
             // Fading only where the UEs will send, or be measured, in this TTI.
-            let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].tx.status(0).tx_queue_bytes).collect();
+            let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].status(0).tx_queue_bytes).collect();
             let arrived: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].arrived_sdus()).collect();
             let mut sending = vec![None; self.ues.len()];
             for (ue, rbs) in self.ul.parts(n, &buffers, &arrived) {
@@ -722,10 +705,11 @@ impl CellHop {
                 .ues
                 .iter()
                 .enumerate()
-                .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].tx.status(0).tx_queue_bytes, arrived_sdus: u.bearers[1].arrived_sdus() })
+                .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].status(0).tx_queue_bytes, arrived_sdus: u.bearers[1].arrived_sdus() })
                 .collect();
             let ues = &mut self.ues;
-            let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes))?;
+            let now_us = n * slot_ns / 1000;
+            let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes, now_us))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
                     s.bin_mut(tb.ue, 1, n * slot_ns).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
@@ -749,7 +733,7 @@ impl CellHop {
                 // A UE with data that sent nothing could not be reached.
                 MacTiming::Ideal => {
                     for (i, u) in self.ues.iter_mut().enumerate() {
-                        if !sent[i] && u.bearers[1].tx.status(0).queued_bytes > 0 {
+                        if !sent[i] && u.bearers[1].status(0).queued_bytes > 0 {
                             u.counters.ul_out_of_range_ttis += 1;
                         }
                     }
@@ -757,38 +741,41 @@ impl CellHop {
                 // Waiting for a grant is not being out of range: a part granted at CQI 0 is.
                 MacTiming::Lena => {
                     for m in tti.measured.iter().filter(|m| m.cqi == 0) {
-                        if self.ues[m.ue].bearers[1].tx.status(0).queued_bytes > 0 {
+                        if self.ues[m.ue].bearers[1].status(0).queued_bytes > 0 {
                             self.ues[m.ue].counters.ul_out_of_range_ttis += 1;
                         }
                     }
                 }
             }
-            for (ue, (seq, pdu)) in tti.delivered {
-                self.receive(ue, CellDirection::Up, seq, pdu, end, &mut finished);
+            for (ue, payload) in tti.delivered {
+                self.receive(ue, CellDirection::Up, payload, end, &mut finished);
             }
-            for (ue, (_, pdu)) in tti.lost {
-                self.lose(ue, CellDirection::Up, &pdu, end, &mut finished);
+            for (ue, payload) in tti.lost {
+                self.lose(ue, CellDirection::Up, &payload, end, &mut finished);
             }
         }
 
-        // t-Reordering expiries due by the end of this TTI.
+        // The receiving sides' timers due by the end of this TTI (UM t-Reordering, AM
+        // t-Reassembly and t-StatusProhibit), and AM's status reports on their way.
+        let am = matches!(self.cfg.rlc, RlcMode::Am(_));
         for ue in 0..self.ues.len() {
             for dir in [CellDirection::Down, CellDirection::Up] {
-                let b = &mut self.ues[ue].bearers[dir as usize];
-                if b.rx.timer_expiry_us().is_some_and(|t| t <= end.0 / 1000) {
-                    let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
-                    ids.clear();
-                    broken.clear();
-                    b.rx.expire(end.0 / 1000, &mut ids, &mut broken);
+                // AM: a downlink bearer's report goes up, an uplink one's down.
+                let status_slot = if am { self.cfg.carrier.next_open(dir == CellDirection::Down, n + 1) } else { n + 1 };
+                let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
+                ids.clear();
+                broken.clear();
+                self.ues[ue].bearers[dir as usize].end_of_slot(end.0 / 1000, status_slot, &mut ids, &mut broken);
+                if !ids.is_empty() || !broken.is_empty() {
                     self.hand_out(ue, dir, &ids, &broken, end, &mut finished);
-                    (self.delivered, self.broken) = (ids, broken);
                 }
+                (self.delivered, self.broken) = (ids, broken);
             }
         }
         if let Some(s) = &mut self.series {
             for (i, u) in self.ues.iter().enumerate() {
                 for dir in 0..2 {
-                    let q = u.bearers[dir].tx.status(0).queued_bytes;
+                    let q = u.bearers[dir].status(0).queued_bytes;
                     let b = s.bin_mut(i, dir, n * slot_ns);
                     if b.rlc_last_bytes != Some(q) {
                         s.rlc_fill(i, dir, n * slot_ns, q);
@@ -812,11 +799,11 @@ impl CellHop {
         Ok(())
     }
 
-    fn receive(&mut self, ue: usize, dir: CellDirection, seq: u64, pdu: UmPdu, at: Time, out: &mut Vec<CellOutput>) {
+    fn receive(&mut self, ue: usize, dir: CellDirection, payload: Payload, at: Time, out: &mut Vec<CellOutput>) {
         let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
         ids.clear();
         broken.clear();
-        self.ues[ue].bearers[dir as usize].rx.receive(at.0 / 1000, seq, pdu, &mut ids, &mut broken);
+        self.ues[ue].bearers[dir as usize].receive(at.0 / 1000, payload, &mut ids, &mut broken);
         self.hand_out(ue, dir, &ids, &broken, at, out);
         (self.delivered, self.broken) = (ids, broken);
     }
@@ -839,14 +826,40 @@ impl CellHop {
         }
     }
 
-    /// HARQ gave up a TB: the SDUs it carried a part of can no longer be reassembled.
-    fn lose(&mut self, ue: usize, dir: CellDirection, pdu: &UmPdu, at: Time, out: &mut Vec<CellOutput>) {
+    /// HARQ gave up a TB: in UM the SDUs it carried a part of can no longer be reassembled;
+    /// in AM, ARQ repairs it.
+    fn lose(&mut self, ue: usize, dir: CellDirection, payload: &Payload, at: Time, out: &mut Vec<CellOutput>) {
+        let mut broken = std::mem::take(&mut self.broken);
+        broken.clear();
         let u = &mut self.ues[ue];
-        for seg in &pdu.segments {
-            if let Some(pkt) = u.bearers[dir as usize].packets.remove(seg.sdu_id) {
+        u.bearers[dir as usize].lost(payload, &mut broken);
+        for id in &broken {
+            if let Some(pkt) = u.bearers[dir as usize].packets.remove(*id) {
                 u.counters.harq_drops += 1;
                 out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::HarqMaxRetx });
             }
         }
+        self.broken = broken;
+    }
+
+    /// AM, at the start of slot `n`: status reports reach the transmitters, t-PollRetransmit
+    /// fires; SDUs given up (and those a re-establishment discards) leave as drops.
+    fn run_arq(&mut self, n: u64, out: &mut Vec<CellOutput>) {
+        let at = Time(n * self.slot_ns);
+        let mut failed = std::mem::take(&mut self.broken);
+        for ue in 0..self.ues.len() {
+            for dir in [CellDirection::Down, CellDirection::Up] {
+                failed.clear();
+                let u = &mut self.ues[ue];
+                u.bearers[dir as usize].start_of_slot(n, at.0 / 1000, &mut failed);
+                for id in &failed {
+                    if let Some(pkt) = u.bearers[dir as usize].packets.remove(*id) {
+                        u.counters.rlc_max_retx_drops += 1;
+                        out.push(CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::RlcMaxRetx });
+                    }
+                }
+            }
+        }
+        self.broken = failed;
     }
 }

@@ -38,6 +38,7 @@
 //! makes a function panic.
 
 pub mod amc;
+pub mod bearer;
 pub mod carrier;
 pub mod channel;
 pub mod dl;
@@ -61,6 +62,7 @@ mod tbs;
 pub mod tdl;
 pub mod ul;
 
+pub use bearer::{AmCounts, Payload, RlcMode};
 pub use carrier::{Carrier, NrCarrier, SlotUse};
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};

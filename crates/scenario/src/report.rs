@@ -292,6 +292,12 @@ fn cells_json(world: &World) -> Value {
                     if let Some(t) = trajectory {
                         ue["trajectory"] = t;
                     }
+                    // RLC AM's repair work (a UM cell's summary is as it always was).
+                    let am = |dir| hop.rlc_am_counts(u, dir).map(|c| json!({ "retransmitted_pdus": c.retransmitted_pdus, "status_reports": c.status_reports, "polls": c.polls, "failed_sdus": c.failed_sdus }));
+                    if let (Some(down), Some(up)) = (am(multiconn_cell::CellDirection::Down), am(multiconn_cell::CellDirection::Up)) {
+                        ue["rlc_am"] = json!({ "downlink": down, "uplink": up });
+                        ue["drops"]["rlc_max_retx"] = json!(k.rlc_max_retx_drops);
+                    }
                     ue
                 })
                 .collect();

@@ -106,6 +106,16 @@ pub struct CellSection {
     pub rlc_buffer: Option<Bytes>,
     /// RLC UM t-Reordering (100 ms).
     pub t_reordering: Option<Dur>,
+    /// The RLC mode of every bearer: `um` (36.322 unacknowledged: reordering, no repair) or `am`
+    /// (38.322 acknowledged: ARQ with status reports under HARQ; an LTE cell delivers in
+    /// sequence as 36.322 AM does) (`um`).
+    pub rlc: Option<String>,
+    /// RLC AM t-Reassembly (35 ms).
+    pub t_reassembly: Option<Dur>,
+    /// RLC AM t-PollRetransmit (45 ms).
+    pub t_poll_retransmit: Option<Dur>,
+    /// RLC AM maxRetxThreshold: 1, 2, 3, 4, 6, 8, 16 or 32 (8).
+    pub max_retx: Option<u8>,
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,

@@ -27,7 +27,7 @@ fn ue_and_direction(port: u32) -> (usize, CellDirection) {
 fn cause(cause: CellDropCause) -> DropCause {
     match cause {
         CellDropCause::RlcBufferFull => DropCause::Queue,
-        CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering => DropCause::RandomLoss,
+        CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering | CellDropCause::RlcMaxRetx => DropCause::RandomLoss,
     }
 }
 

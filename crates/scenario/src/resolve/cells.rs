@@ -7,7 +7,8 @@ use multiconn_cell::nr::bandwidth::{n_rb, FrequencyRange};
 use multiconn_cell::nr::mcs::McsTable;
 use multiconn_cell::nr::numerology::Numerology;
 use multiconn_cell::nr::tdd::{Duplex, SpecialSlot};
-use multiconn_cell::{doppler_hz, Carrier, CellConfig, CellError, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
+use multiconn_cell::rlc_am::AmConfig;
+use multiconn_cell::{doppler_hz, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -122,6 +123,32 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         }
         if let Some(t) = c.t_reordering {
             cfg.t_reordering_us = t.as_nanos() / 1000;
+        }
+        match choose(&field("rlc"), "RLC mode", c.rlc.as_deref().unwrap_or("um"), &[("um", false), ("am", true)])? {
+            false => {
+                for (name, given) in [("t_reassembly", c.t_reassembly.is_some()), ("t_poll_retransmit", c.t_poll_retransmit.is_some()), ("max_retx", c.max_retx.is_some())] {
+                    if given {
+                        return Err(fail(name, "an RLC AM parameter: set rlc = \"am\"".into()));
+                    }
+                }
+            }
+            true => {
+                if c.t_reordering.is_some() {
+                    return Err(fail("t_reordering", "UM's reordering timer; an AM bearer reassembles under t_reassembly".into()));
+                }
+                let mut am = AmConfig { in_order: cfg.carrier == Carrier::Lte, ..AmConfig::nr_default(cfg.rlc_buffer_bytes) };
+                if let Some(t) = c.t_reassembly {
+                    am.t_reassembly_us = t.as_nanos() / 1000;
+                }
+                if let Some(t) = c.t_poll_retransmit {
+                    am.t_poll_retransmit_us = t.as_nanos() / 1000;
+                }
+                if let Some(m) = c.max_retx {
+                    am.max_retx_threshold = m;
+                }
+                am.validate().map_err(|e| cell_error(&c.name, e))?;
+                cfg.rlc = RlcMode::Am(am);
+            }
         }
         if let Some(name) = &c.timing {
             cfg.timing = choose(&field("timing"), "timing", name, &MacTiming::NAMES)?;
@@ -257,6 +284,9 @@ fn cell_error(name: &str, e: multiconn_cell::CellError) -> FieldError {
         "fading.doppler_hz" => "doppler_hz".to_string(),
         "rlc_buffer_bytes" => "rlc_buffer".to_string(),
         "t_reordering_us" => "t_reordering".to_string(),
+        "rlc.t_reassembly" => "t_reassembly".to_string(),
+        "rlc.t_poll_retransmit" => "t_poll_retransmit".to_string(),
+        "rlc.max_retx_threshold" => "max_retx".to_string(),
         "ues" => "ues".to_string(),
         s if s.starts_with("pathloss") => "pathloss_exponent".to_string(),
         s => s.to_string(),

@@ -113,3 +113,40 @@ fn splits_over_cells_that_do_not_reach_one_ue_are_refused_naming_the_field() {
     let e = error(&example().replace("{ model = \"batch\", size = 20, share = 0.2 }", "{ model = \"duplicate\", off = [[\"1 s\", \"2 s\"]] }"));
     assert!(e.contains("split.endc.policy.off") && e.contains("keep duplication on"), "{e}");
 }
+
+/// The NR leg at its cell's edge, moving (NLOS at 500 m, 200 Hz Doppler: about 60 km/h at
+/// 3.5 GHz), so HARQ gives some TBs up; the split follows the legs' delays (`adaptive`).
+fn edge(rlc: &str) -> String {
+    let text = example().replace("duration = \"4 s\"", "duration = \"6 s\"").replace("{ model = \"batch\", size = 20, share = 0.2 }", "{ model = \"adaptive\" }");
+    let i = text.find("name = \"nr\"").unwrap();
+    let (lte, nr) = text.split_at(i);
+    let nr = nr.replacen("sight = \"los\" }", "sight = \"nlos\" }\ndoppler_hz = 200", 1).replacen("distance_m = 300", "distance_m = 500", 1);
+    format!("{lte}{nr}").replace("[[cell]]\nname = \"lte\"", &format!("[[cell]]\nname = \"lte\"\nrlc = \"{rlc}\"")).replace("rat = \"nr\"", &format!("rat = \"nr\"\nrlc = \"{rlc}\""))
+}
+
+#[test]
+fn rlc_am_repairs_the_nr_legs_harq_losses_below_pdcp() {
+    let (um, am) = (run(&edge("um"), Some(1)).0, run(&edge("am"), Some(1)).0);
+    let expiries = |s: &Value| s["flows"][0]["pdcp"]["endc"]["timer_expiries"].as_u64().unwrap();
+    let radio = |s: &Value| s["flows"][0]["drops"]["random_loss"].as_u64().unwrap();
+    // UM: what HARQ gives up is a gap the receiving PDCP entity waits out; AM repairs it below.
+    assert!(radio(&um) > 0, "the edge loses TBs: {}", um["flows"][0]["drops"]);
+    assert_eq!(radio(&am), 0, "{}", am["flows"][0]["drops"]);
+    assert!(expiries(&am) < expiries(&um), "t-Reordering expiries: AM {}, UM {}", expiries(&am), expiries(&um));
+    assert!(goodput(&am) > goodput(&um), "goodput: AM {}, UM {}", goodput(&am), goodput(&um));
+    // The NR UE's summary shows ARQ at work.
+    let nr_ue = &am["cells"][1]["ues"][0];
+    assert!(nr_ue["rlc_am"]["downlink"]["retransmitted_pdus"].as_u64().unwrap() > 0, "{nr_ue}");
+    assert!(nr_ue["rlc_am"]["downlink"]["status_reports"].as_u64().unwrap() > 0);
+    assert!(um["cells"][1]["ues"][0].get("rlc_am").is_none());
+}
+
+#[test]
+fn rlc_am_fields_are_checked_at_the_cell() {
+    let e = error(&edge("am").replace("carrier_mhz = 2600", "carrier_mhz = 2600\nmax_retx = 5"));
+    assert!(e.contains("cell.lte.max_retx"), "{e}");
+    let e = error(&edge("um").replace("carrier_mhz = 2600", "carrier_mhz = 2600\nt_reassembly = \"35 ms\""));
+    assert!(e.contains("cell.lte.t_reassembly") && e.contains("rlc = \"am\""), "{e}");
+    let e = error(&edge("tm"));
+    assert!(e.contains("cell.lte.rlc") && e.contains("um, am"), "{e}");
+}
