@@ -133,6 +133,7 @@ bench: setup emu-tools
 	$(VPY) bench/bench_downloads.py
 	$(VPY) bench/bench_emu.py
 	$(VPY) bench/bench_cell.py
+	$(VPY) bench/bench_nr_cell.py
 	$(VPY) bench/scoreboard.py
 
 clean-venv:

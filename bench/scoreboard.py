@@ -5,7 +5,8 @@ it is met, as one table (the last step of `make bench`).
     .venv/bin/python bench/scoreboard.py [--out bench-out]
 
 Reads what the benchmarks wrote into bench-out/: transport.json (bench/bench_transport.py),
-dc.json (bench/bench_dc.py) and cell.json (bench/bench_cell.py). A benchmark that has not run
+dc.json (bench/bench_dc.py), cell.json (bench/bench_cell.py) and nr_cell.json
+(bench/bench_nr_cell.py). A benchmark that has not run
 (or ran without ns-3 or LENA) shows as "not measured". Exits 0 whether the goals are met or
 not: the table is the report, not a test.
 """
@@ -99,6 +100,14 @@ def rows(folder: Path) -> list[tuple[str, str, str, bool | None]]:
                         f"{scaled['epa_over_none_per_sim_s']:.2f}x", scaled["epa_over_none_per_sim_s"] <= goals["epa_over_none"]))
             out.append(("LTE cell, 50 UEs against 10, per byte", f"at most {goals['many_over_base']:g}x",
                         f"{scaled['many_over_base_per_byte']:.2f}x", scaled["many_over_base_per_byte"] <= goals["many_over_base"]))
+    nr = load(folder, "nr_cell.json")
+    goal = "NR cell, 100 MHz, 30 kHz, DDDSU, 10 saturated TCP UEs: times real time, one core"
+    if nr is None:
+        out.append((goal, "30x", "not measured", None))
+    else:
+        sim = nr["multiconn"]["sim_over_wall"]
+        out.append((goal, f"{nr['goals']['sim_over_wall']:.0f}x", f"{sim:.0f}x ({nr['multiconn']['us_per_slot']:.1f} µs a busy slot)",
+                    sim >= nr["goals"]["sim_over_wall"]))
     return out
 
 
