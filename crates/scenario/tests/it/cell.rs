@@ -3,8 +3,7 @@
 //! summary reports the cell's UEs, the time series has a row per UE, direction and bin with the
 //! radio's columns, and bad cells give one line naming the field.
 
-use crate::common::{load_str, run, run_with};
-use multiconn_scenario::{Column, RunOutput};
+use crate::common::{floats, ints, refusal, run, run_with, texts};
 use serde_json::Value;
 
 /// A server, a 10 ms core link to the eNB, and a cell with one UE (the study's set-up, §2).
@@ -39,10 +38,7 @@ fn goodput(summary: &Value) -> f64 {
 }
 
 fn error(text: &str) -> String {
-    match load_str(text) {
-        Ok(_) => panic!("should be refused:\n{text}"),
-        Err(e) => e.to_string(),
-    }
+    refusal(text)
 }
 
 #[test]
@@ -109,31 +105,6 @@ fn a_tapped_delay_line_cell_runs_the_same_for_a_seed_and_differs_from_flat_fadin
     for name in ["epa", "eva"] {
         let text = at(name).replace(&format!("fading = \"{name}\""), &format!("fading = \"{name}\"\ndoppler_hz = 70"));
         assert!(goodput(&run(&text, Some(1)).0) > 1.0, "{name}");
-    }
-}
-
-fn column<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
-    &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1
-}
-
-fn floats(out: &RunOutput, name: &str) -> Vec<f64> {
-    match column(out, name) {
-        Column::F64(v) => v.clone(),
-        other => panic!("{name} is not a float column: {other:?}"),
-    }
-}
-
-fn ints(out: &RunOutput, name: &str) -> Vec<i64> {
-    match column(out, name) {
-        Column::I64(v) => v.clone(),
-        other => panic!("{name} is not an integer column: {other:?}"),
-    }
-}
-
-fn texts(out: &RunOutput, name: &str) -> Vec<String> {
-    match column(out, name) {
-        Column::Str(v) => v.clone(),
-        other => panic!("{name} is not a text column: {other:?}"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Helpers shared by the scenario integration tests. The runs they make have the invariant
 //! checker on, and fail on a violation.
 
-use multiconn_scenario::{load, Origin, RunOutput, Scenario, ScenarioError, Simulation};
+use multiconn_scenario::{load, Column, Origin, RunOutput, Scenario, ScenarioError, Simulation};
 use std::path::{Path, PathBuf};
 
 pub fn origin(name: &str) -> Origin {
@@ -36,6 +36,43 @@ pub fn run(text: &str, seed: Option<u64>) -> (serde_json::Value, RunOutput) {
 pub fn run_with(text: &str, sets: &[(&str, &str)], seed: u64) -> serde_json::Value {
     let scenario = load_with(text, sets).unwrap_or_else(|e| panic!("scenario should load: {e}"));
     serde_json::from_str(&run_checked(&scenario, Some(seed)).summary_json).unwrap()
+}
+
+/// The error `text` is refused with; panics if it loads.
+pub fn refusal(text: &str) -> String {
+    match load_str(text) {
+        Ok(_) => panic!("should be refused:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The time-series column `name` of a run.
+pub fn column<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
+    &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1
+}
+
+/// A float column.
+pub fn floats(out: &RunOutput, name: &str) -> Vec<f64> {
+    match column(out, name) {
+        Column::F64(v) => v.clone(),
+        other => panic!("{name} is not a float column: {other:?}"),
+    }
+}
+
+/// An integer column.
+pub fn ints(out: &RunOutput, name: &str) -> Vec<i64> {
+    match column(out, name) {
+        Column::I64(v) => v.clone(),
+        other => panic!("{name} is not an integer column: {other:?}"),
+    }
+}
+
+/// A text column.
+pub fn texts(out: &RunOutput, name: &str) -> Vec<String> {
+    match column(out, name) {
+        Column::Str(v) => v.clone(),
+        other => panic!("{name} is not a text column: {other:?}"),
+    }
 }
 
 /// The shared trace folder beside the repository, if present.

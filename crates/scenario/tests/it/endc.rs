@@ -4,7 +4,7 @@
 //! uplink; the leg rows and the summary name the cells; a split over cells the route cannot
 //! join through one UE is refused with one line naming the field.
 
-use crate::common::{load_str, run};
+use crate::common::{refusal, run, texts};
 use serde_json::Value;
 
 fn example() -> String {
@@ -16,10 +16,7 @@ fn goodput(summary: &Value) -> f64 {
 }
 
 fn error(text: &str) -> String {
-    match load_str(text) {
-        Ok(_) => panic!("should be refused:\n{text}"),
-        Err(e) => e.to_string(),
-    }
+    refusal(text)
 }
 
 /// The same download over one of the cells alone.
@@ -61,13 +58,6 @@ fn an_endc_split_over_an_lte_and_an_nr_cell_carries_more_than_either_alone() {
     first.as_object_mut().unwrap().remove("wall_time_s");
     again.as_object_mut().unwrap().remove("wall_time_s");
     assert_eq!(first, again);
-}
-
-fn texts(out: &multiconn_scenario::RunOutput, name: &str) -> Vec<String> {
-    match &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1 {
-        multiconn_scenario::Column::Str(v) => v.clone(),
-        other => panic!("{name}: {other:?}"),
-    }
 }
 
 #[test]

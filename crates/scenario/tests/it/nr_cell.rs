@@ -3,8 +3,7 @@
 //! RBs per slot and fill four slots in five of a DDDSU pattern, the example scenario runs the
 //! same for a seed, and bad NR fields give one line naming the field and what is allowed.
 
-use crate::common::{load_str, run};
-use multiconn_scenario::{Column, RunOutput};
+use crate::common::{floats, refusal, run, texts};
 use serde_json::Value;
 
 /// A server, a 10 ms core link to the gNB, and a 100 MHz DDDSU cell with one UE at 50 m.
@@ -36,24 +35,7 @@ route = ["core", "nr"]
 "#;
 
 fn error(text: &str) -> String {
-    match load_str(text) {
-        Ok(_) => panic!("should be refused:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn floats(out: &RunOutput, name: &str) -> Vec<f64> {
-    match &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1 {
-        Column::F64(v) => v.clone(),
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-fn texts(out: &RunOutput, name: &str) -> Vec<String> {
-    match &out.columns.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no column {name}")).1 {
-        Column::Str(v) => v.clone(),
-        other => panic!("{name}: {other:?}"),
-    }
+    refusal(text)
 }
 
 #[test]
