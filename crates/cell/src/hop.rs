@@ -39,6 +39,7 @@ use crate::harq::MiCombining;
 use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
 use crate::bearer::{AmCounts, Bearer, Payload, RlcMode};
+use crate::blockage::{Blockage, BlockageConfig};
 use crate::scheme::McsScheme;
 use crate::nr::bandwidth::rbg_size as nr_rbg_size;
 use crate::sched::{Scheduler, SchedulerKind, NR_MAX_PRB};
@@ -161,6 +162,8 @@ pub struct CellConfig {
     pub carrier: Carrier,
     /// The bearers' RLC mode (UM: the LTE cell's, as the study's testbed had it).
     pub rlc: RlcMode,
+    /// A stochastic blockage process on every UE's link (each its own), or none.
+    pub blockage: Option<BlockageConfig>,
 }
 
 impl CellConfig {
@@ -183,6 +186,7 @@ impl CellConfig {
             uplink_mcs: UlMcs::Measured,
             carrier: Carrier::Lte,
             rlc: RlcMode::Um,
+            blockage: None,
         }
     }
 
@@ -208,6 +212,9 @@ impl CellConfig {
             }
         }
         self.budget.validate()?;
+        if let Some(b) = &self.blockage {
+            b.validate()?;
+        }
         self.amc.validate()?;
         self.curve.validate()?;
         if let FadingConfig::Rayleigh { doppler_hz, .. } | FadingConfig::Rician { doppler_hz, .. } = self.fading {
@@ -335,6 +342,10 @@ struct Ue {
     channel: UeChannel,
     bearers: [Bearer; 2],
     counters: UeCounters,
+    /// The path loss at its distance, before any blockage, dB.
+    distance_loss_db: f64,
+    /// Its blockage process, when the cell has one.
+    blockage: Option<Blockage>,
 }
 
 /// The cell.
@@ -408,10 +419,16 @@ impl CellHop {
                     CellFading::rician_on_grid(spread, k_factor, grid, own_doppler.unwrap_or(doppler_hz), FADING_SINUSOIDS, &mut fading_rng)?,
                 ]),
             };
+            let blockage = match cfg.blockage {
+                Some(b) => Some(Blockage::new(b, RngStream::derive(seed, &format!("{label}/blockage/{i}")))?),
+                None => None,
+            };
             ues.push(Ue {
                 channel: UeChannel { loss_db: cfg.budget.loss_db(d), fading },
                 bearers: [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?],
                 counters: UeCounters::default(),
+                distance_loss_db: cfg.budget.loss_db(d),
+                blockage,
             });
         }
         let scheme = cfg.carrier.scheme();
@@ -444,7 +461,7 @@ impl CellHop {
             sinr: vec![Vec::new(); n],
             dl_active: vec![false; n],
             static_channel: (0..n)
-                .map(|i| cfg.fading == FadingConfig::None && !cfg.trajectories.get(i).copied().flatten().is_some_and(|t| t.speed_mps > 0.0))
+                .map(|i| cfg.fading == FadingConfig::None && cfg.blockage.is_none() && !cfg.trajectories.get(i).copied().flatten().is_some_and(|t| t.speed_mps > 0.0))
                 .collect(),
             report_all_zero: vec![false; n],
             report_ready: vec![false; n],
@@ -491,6 +508,11 @@ impl CellHop {
     /// UE `ue`'s RLC AM counts in direction `dir`; `None` for UM bearers.
     pub fn rlc_am_counts(&self, ue: usize, dir: CellDirection) -> Option<AmCounts> {
         self.ues[ue].bearers[dir as usize].am_counts()
+    }
+
+    /// Blocked periods UE `ue`'s link has begun so far; `None` without blockage.
+    pub fn blocked_periods(&self, ue: usize) -> Option<u64> {
+        self.ues[ue].blockage.as_ref().map(Blockage::blocked_periods)
     }
 
     /// Keeps per-UE time series in bins `bin_ns` wide from now on ([`CellSeries`]).
@@ -573,7 +595,14 @@ impl CellHop {
         // Moving UEs: the path loss at this TTI's distance.
         for (u, t) in self.ues.iter_mut().zip(&self.cfg.trajectories) {
             if let Some(t) = t.filter(|t| t.speed_mps > 0.0) {
-                u.channel.loss_db = self.cfg.budget.loss_db(t.distance_at(t_s));
+                u.distance_loss_db = self.cfg.budget.loss_db(t.distance_at(t_s));
+                u.channel.loss_db = u.distance_loss_db;
+            }
+        }
+        // Blocked UEs: the blockage's attenuation on top, both directions.
+        for u in &mut self.ues {
+            if let Some(b) = &mut u.blockage {
+                u.channel.loss_db = u.distance_loss_db + b.attenuation_db(t_s);
             }
         }
 

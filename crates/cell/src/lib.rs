@@ -1,6 +1,7 @@
-//! multiconn-cell: the PHY/MAC building blocks of a per-TTI LTE cell (issue "An LTE cell"),
+//! multiconn-cell: the PHY/MAC building blocks of a per-TTI LTE cell and a per-slot 5G NR cell,
 //! sans-IO and seeded. Path loss, SINR, thermal noise and shadowing come from
-//! `multiconn-radio`; this crate turns SINR per resource block into what a 1 ms TTI carries.
+//! `multiconn-radio`; this crate turns SINR per resource block into what a 1 ms TTI (or an NR
+//! slot) carries.
 //!
 //! * [`tables`]: 3GPP TS 36.213 Tables 7.2.3-1 (CQI), 7.1.7.1-1 (MCS), 7.1.7.2.1-1 (TBS) and
 //!   7.1.6.1-1 (RBG size), and ns-3 LENA's CQI → MCS map.
@@ -22,6 +23,11 @@
 //! * [`rlc_rx`]: the RLC UM receiver: reordering with t-Reordering, SDU reassembly.
 //! * [`rlc_am`]: the RLC AM entity pair (TS 38.322): ARQ with polling, STATUS reports,
 //!   t-Reassembly and re-segmented retransmissions, for the LTE and the NR cell.
+//! * [`bearer`]: a UE's RLC pair in one direction, UM or AM, and the packets it holds.
+//! * [`carrier`]: the air interface a cell runs on, LTE or NR: the slot, what each slot offers
+//!   each direction, HARQ reuse timing.
+//! * [`scheme`]: the MCS/CQI/TBS tables the link adaptation, scheduler and HARQ read.
+//! * [`blockage`]: a stochastic on/off blockage of a UE's link, ramped in and out.
 //! * [`channel`]: SINR per RB and TTI between the eNB and a UE (link budget, path loss,
 //!   fading, noise).
 //! * [`ul`]: the uplink MAC per TTI: equal contiguous shares, power spread over them,
@@ -39,6 +45,7 @@
 
 pub mod amc;
 pub mod bearer;
+pub mod blockage;
 pub mod carrier;
 pub mod channel;
 pub mod dl;
@@ -63,6 +70,7 @@ pub mod tdl;
 pub mod ul;
 
 pub use bearer::{AmCounts, Payload, RlcMode};
+pub use blockage::{Blockage, BlockageConfig};
 pub use carrier::{Carrier, NrCarrier, SlotUse};
 pub use channel::{LinkBudget, UeChannel};
 pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};

@@ -292,6 +292,9 @@ fn cells_json(world: &World) -> Value {
                     if let Some(t) = trajectory {
                         ue["trajectory"] = t;
                     }
+                    if let Some(n) = hop.blocked_periods(u) {
+                        ue["blocked_periods"] = json!(n);
+                    }
                     // RLC AM's repair work (a UM cell's summary is as it always was).
                     let am = |dir| hop.rlc_am_counts(u, dir).map(|c| json!({ "retransmitted_pdus": c.retransmitted_pdus, "status_reports": c.status_reports, "polls": c.polls, "failed_sdus": c.failed_sdus }));
                     if let (Some(down), Some(up)) = (am(multiconn_cell::CellDirection::Down), am(multiconn_cell::CellDirection::Up)) {

@@ -116,6 +116,10 @@ pub struct CellSection {
     pub t_poll_retransmit: Option<Dur>,
     /// RLC AM maxRetxThreshold: 1, 2, 3, 4, 6, 8, 16 or 32 (8).
     pub max_retx: Option<u8>,
+    /// A stochastic blockage of every UE's link (each its own on/off process; docs/nr-cell.md):
+    /// `{ mean = "300 ms", fraction = 0.15, depth_db = 25, ramp = "30 ms" }`, every field
+    /// optional (those defaults); absent: no blockage.
+    pub blockage: Option<BlockageSection>,
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,
@@ -138,6 +142,20 @@ pub struct CellSection {
     /// Any other path-loss model of `multiconn_radio::pathloss`: `{ model = "uma", sight =
     /// "los" }` (free_space, log_distance, uma, umi, rma, cost231_hata); replaces the two above.
     pub pathloss: Option<multiconn_radio::pathloss::PathLoss>,
+}
+
+/// A cell's blockage process.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockageSection {
+    /// Mean duration of a blockage (300 ms).
+    pub mean: Option<Dur>,
+    /// Long-run share of time blocked, in (0, 1) (0.15).
+    pub fraction: Option<f64>,
+    /// Attenuation while fully blocked, dB (25).
+    pub depth_db: Option<f64>,
+    /// Time to reach the full depth and to leave it (30 ms).
+    pub ramp: Option<Dur>,
 }
 
 /// A UE of a cell.

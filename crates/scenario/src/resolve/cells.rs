@@ -8,7 +8,7 @@ use multiconn_cell::nr::mcs::McsTable;
 use multiconn_cell::nr::numerology::Numerology;
 use multiconn_cell::nr::tdd::{Duplex, SpecialSlot};
 use multiconn_cell::rlc_am::AmConfig;
-use multiconn_cell::{doppler_hz, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
+use multiconn_cell::{doppler_hz, BlockageConfig, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -156,6 +156,15 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if let Some(name) = &c.uplink_mcs {
             cfg.uplink_mcs = choose(&field("uplink_mcs"), "uplink MCS rule", name, &UlMcs::NAMES)?;
         }
+        if let Some(section) = &c.blockage {
+            let d = BlockageConfig::default();
+            cfg.blockage = Some(BlockageConfig {
+                mean_blocked_s: section.mean.map_or(d.mean_blocked_s, |t| t.as_nanos() as f64 * 1e-9),
+                fraction: section.fraction.unwrap_or(d.fraction),
+                depth_db: section.depth_db.unwrap_or(d.depth_db),
+                ramp_s: section.ramp.map_or(d.ramp_s, |t| t.as_nanos() as f64 * 1e-9),
+            });
+        }
         let b = &mut cfg.budget;
         for (value, slot) in [
             (c.enb_power_dbm, &mut b.enb_power_dbm),
@@ -287,6 +296,8 @@ fn cell_error(name: &str, e: multiconn_cell::CellError) -> FieldError {
         "rlc.t_reassembly" => "t_reassembly".to_string(),
         "rlc.t_poll_retransmit" => "t_poll_retransmit".to_string(),
         "rlc.max_retx_threshold" => "max_retx".to_string(),
+        "blockage.mean_blocked_s" => "blockage.mean".to_string(),
+        "blockage.ramp_s" => "blockage.ramp".to_string(),
         "ues" => "ues".to_string(),
         s if s.starts_with("pathloss") => "pathloss_exponent".to_string(),
         s => s.to_string(),

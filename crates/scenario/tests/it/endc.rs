@@ -140,3 +140,27 @@ fn rlc_am_fields_are_checked_at_the_cell() {
     let e = error(&edge("tm"));
     assert!(e.contains("cell.lte.rlc") && e.contains("um, am"), "{e}");
 }
+
+#[test]
+fn a_blocked_nr_leg_sends_the_adaptive_splits_traffic_to_lte() {
+    // The NR leg blocked 30 % of the time, 30 dB deep, in blockages of 300 ms on average.
+    let adaptive = example().replace("{ model = \"batch\", size = 20, share = 0.2 }", "{ model = \"adaptive\" }");
+    let blocked = adaptive.replace("rat = \"nr\"", "rat = \"nr\"\nblockage = { fraction = 0.3, depth_db = 30 }");
+    let (clear, hit) = (run(&adaptive, Some(1)).0, run(&blocked, Some(1)).0);
+    let nr_ue = &hit["cells"][1]["ues"][0];
+    assert!(nr_ue["blocked_periods"].as_u64().unwrap() >= 3, "{nr_ue}");
+    assert!(clear["cells"][1]["ues"][0].get("blocked_periods").is_none());
+    let lte_share = |s: &Value| {
+        let sent = &s["flows"][0]["pdcp"]["endc"]["pdus_sent"];
+        sent[0].as_f64().unwrap() / (sent[0].as_f64().unwrap() + sent[1].as_f64().unwrap())
+    };
+    assert!(lte_share(&hit) > 1.5 * lte_share(&clear), "LTE's share of the PDUs: {} blocked, {} clear", lte_share(&hit), lte_share(&clear));
+    assert!(goodput(&hit) < goodput(&clear));
+    // A PDU waits at most two t-Reordering periods (100 ms) at the receiving entity.
+    assert!(hit["flows"][0]["pdcp"]["endc"]["reorder_delay_max_ms"].as_f64().unwrap() <= 200.0);
+    // Bad blockage fields are named.
+    let e = error(&blocked.replace("fraction = 0.3", "fraction = 1.5"));
+    assert!(e.contains("cell.nr.blockage.fraction"), "{e}");
+    let e = error(&blocked.replace("fraction = 0.3", "mean = \"0 ms\""));
+    assert!(e.contains("cell.nr.blockage.mean"), "{e}");
+}
