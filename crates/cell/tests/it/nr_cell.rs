@@ -11,7 +11,7 @@ use multiconn_cell::nr::tbs::{tbs_bits, TbsShape};
 use multiconn_cell::nr::tdd::{Duplex, SpecialSlot, TddPattern};
 use multiconn_cell::tables::Modulation;
 use multiconn_cell::rlc_am::AmConfig;
-use multiconn_cell::{Carrier, CellConfig, CellDirection, CellHop, FadingConfig, FadingSpread, MacTiming, NrCarrier, RlcMode, SlotUse};
+use multiconn_cell::{BlerCurve, McsScheme, Carrier, CellConfig, CellDirection, CellHop, FadingConfig, FadingSpread, MacTiming, NrCarrier, RlcMode, SlotUse};
 
 use crate::hop::{quiet, run};
 
@@ -165,4 +165,32 @@ fn rlc_am_delivers_what_harq_gives_up_in_a_fast_fade() {
     // out of order; what matters is that none is missing.
     let delivered: u64 = t_am.delivered[0][0];
     assert_eq!(delivered as usize, t_am.order[0].len());
+}
+
+#[test]
+fn the_bler_curve_of_two_nr_mcss_has_the_shape_of_its_modulation_and_rate() {
+    // MCS 0 (QPSK, R 120/1024) and MCS 27 (256QAM, R 948/1024) of Table 5.1.3.1-2, on the
+    // cell's MIESM curve: 10 % BLER at the threshold, 50 % one width below, falling in the SINR;
+    // each threshold above the Shannon bound for its efficiency (a constellation carries less
+    // than the Gaussian-input capacity) plus the gap, and 256QAM's far to the right of QPSK's.
+    let curve = BlerCurve::default();
+    let scheme = McsScheme::Nr(McsTable::Qam256);
+    let mut thresholds = Vec::new();
+    for mcs in [0u8, 27] {
+        let t = curve.threshold_db_in(scheme, mcs).unwrap();
+        let p = |sinr: f64| curve.error_probability_in(scheme, mcs, sinr).unwrap();
+        assert!((p(t) - 0.1).abs() < 1e-12, "MCS {mcs}: {}", p(t));
+        assert!((p(t - curve.width_db) - 0.5).abs() < 1e-12);
+        let sweep: Vec<f64> = (-40..=80).map(|k| p(t + f64::from(k) * 0.25)).collect();
+        assert!(sweep.windows(2).all(|w| w[1] < w[0]), "MCS {mcs}: not falling");
+        let eff = McsTable::Qam256.entry(mcs).unwrap().efficiency;
+        let shannon_db = 10.0 * (2f64.powf(eff) - 1.0).log10();
+        assert!(t > shannon_db + curve.gap_db, "MCS {mcs}: threshold {t} dB, Shannon {shannon_db} dB");
+        thresholds.push(t);
+    }
+    assert!(thresholds[0] < -3.0 && thresholds[1] > 20.0, "{thresholds:?}");
+    // The same MCS index means another code rate in the 64QAM table: MCS 27 there is 64QAM at
+    // R 910/1024, a lower threshold than 256QAM's MCS 27.
+    let t64 = curve.threshold_db_in(McsScheme::Nr(McsTable::Qam64), 27).unwrap();
+    assert!(t64 < thresholds[1] - 3.0, "{t64} vs {}", thresholds[1]);
 }
