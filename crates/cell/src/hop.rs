@@ -28,6 +28,7 @@
 use std::collections::VecDeque;
 
 use multiconn_core::{Packet, RngStream, Time};
+use multiconn_radio::pathloss::{PathLoss, Sight};
 
 use crate::amc::{AmcModel, BlerCurve};
 use crate::carrier::{Carrier, SlotUse};
@@ -164,6 +165,10 @@ pub struct CellConfig {
     pub rlc: RlcMode,
     /// A stochastic blockage process on every UE's link (each its own), or none.
     pub blockage: Option<BlockageConfig>,
+    /// Draw each UE's line of sight with TR 38.901's LOS probability at its distance (again
+    /// each correlation distance it moves) instead of taking the path-loss model's `sight`;
+    /// needs a model with a LOS probability (UMa, UMi, RMa).
+    pub draw_los: bool,
 }
 
 impl CellConfig {
@@ -187,6 +192,7 @@ impl CellConfig {
             carrier: Carrier::Lte,
             rlc: RlcMode::Um,
             blockage: None,
+            draw_los: false,
         }
     }
 
@@ -214,6 +220,9 @@ impl CellConfig {
         self.budget.validate()?;
         if let Some(b) = &self.blockage {
             b.validate()?;
+        }
+        if self.draw_los && self.budget.pathloss.los_probability(100.0).is_none() {
+            return Err(CellError::invalid("cell.los", "a drawn line of sight needs a path-loss model with a LOS probability: uma, umi or rma (TR 38.901 Table 7.4.2-1)"));
         }
         self.amc.validate()?;
         self.curve.validate()?;
@@ -346,6 +355,34 @@ struct Ue {
     distance_loss_db: f64,
     /// Its blockage process, when the cell has one.
     blockage: Option<Blockage>,
+    /// Its line of sight, when the cell draws it ([`CellConfig::draw_los`]): the path loss
+    /// model in that state, the distance it was drawn at and the stream of its draws.
+    los: Option<LosState>,
+}
+
+/// A UE's line-of-sight state, drawn with TR 38.901's LOS probability at its distance and
+/// again each time it has moved the model's correlation distance.
+struct LosState {
+    pathloss: PathLoss,
+    drawn_at_m: f64,
+    rng: RngStream,
+}
+
+impl LosState {
+    fn draw(model: PathLoss, d: f64, rng: &mut RngStream) -> PathLoss {
+        let p = model.los_probability(d).unwrap_or(0.0);
+        model.with_sight(if rng.bernoulli(p) { Sight::Los } else { Sight::Nlos })
+    }
+
+    /// The path loss at `d` m and `carrier_mhz`, the state drawn again if the UE has moved
+    /// the correlation distance since the last draw.
+    fn loss_db(&mut self, model: PathLoss, d: f64, carrier_mhz: f64) -> f64 {
+        if model.los_correlation_m().is_some_and(|c| (d - self.drawn_at_m).abs() >= c) {
+            self.pathloss = LosState::draw(model, d, &mut self.rng);
+            self.drawn_at_m = d;
+        }
+        self.pathloss.loss_db(d, carrier_mhz)
+    }
 }
 
 /// The cell.
@@ -423,12 +460,18 @@ impl CellHop {
                 Some(b) => Some(Blockage::new(b, RngStream::derive(seed, &format!("{label}/blockage/{i}")))?),
                 None => None,
             };
+            let los = cfg.draw_los.then(|| {
+                let mut rng = RngStream::derive(seed, &format!("{label}/los/{i}"));
+                LosState { pathloss: LosState::draw(cfg.budget.pathloss, d, &mut rng), drawn_at_m: d, rng }
+            });
+            let loss_db = los.as_ref().map_or_else(|| cfg.budget.loss_db(d), |l| l.pathloss.loss_db(d, cfg.budget.carrier_mhz));
             ues.push(Ue {
-                channel: UeChannel { loss_db: cfg.budget.loss_db(d), fading },
+                channel: UeChannel { loss_db, fading },
                 bearers: [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?],
                 counters: UeCounters::default(),
-                distance_loss_db: cfg.budget.loss_db(d),
+                distance_loss_db: loss_db,
                 blockage,
+                los,
             });
         }
         let scheme = cfg.carrier.scheme();
@@ -478,6 +521,11 @@ impl CellHop {
             scheme,
             cfg,
         })
+    }
+
+    /// Whether UE `ue` is in line of sight, when the cell draws it; `None` otherwise.
+    pub fn in_sight(&self, ue: usize) -> Option<bool> {
+        self.ues[ue].los.as_ref().map(|l| l.pathloss == l.pathloss.with_sight(Sight::Los))
     }
 
     /// UE `ue`'s path loss to the eNB in the last TTI run (at its distance then), dB.
@@ -595,7 +643,11 @@ impl CellHop {
         // Moving UEs: the path loss at this TTI's distance.
         for (u, t) in self.ues.iter_mut().zip(&self.cfg.trajectories) {
             if let Some(t) = t.filter(|t| t.speed_mps > 0.0) {
-                u.distance_loss_db = self.cfg.budget.loss_db(t.distance_at(t_s));
+                let d = t.distance_at(t_s);
+                u.distance_loss_db = match &mut u.los {
+                    Some(los) => los.loss_db(self.cfg.budget.pathloss, d, self.cfg.budget.carrier_mhz),
+                    None => self.cfg.budget.loss_db(d),
+                };
                 u.channel.loss_db = u.distance_loss_db;
             }
         }

@@ -179,6 +179,37 @@ impl PathLoss {
         }
     }
 
+    /// TR 38.901 Table 7.4.2-1's LOS probability at `d2d_m` for the models that have one (UMa,
+    /// UMi – Street Canyon, RMa); `None` for the others.
+    pub fn los_probability(&self, d2d_m: f64) -> Option<f64> {
+        match self {
+            PathLoss::Uma(_) => Some(uma_los_probability(d2d_m)),
+            PathLoss::Umi(_) => Some(umi_los_probability(d2d_m)),
+            PathLoss::Rma(_) => Some(rma_los_probability(d2d_m)),
+            _ => None,
+        }
+    }
+
+    /// How far a UE moves before its LOS state is drawn again (TR 38.901 §7.6.3.3's spatial
+    /// consistency: 50 m UMa and UMi, 60 m RMa); `None` for models without a LOS state.
+    pub fn los_correlation_m(&self) -> Option<f64> {
+        match self {
+            PathLoss::Uma(_) | PathLoss::Umi(_) => Some(50.0),
+            PathLoss::Rma(_) => Some(60.0),
+            _ => None,
+        }
+    }
+
+    /// The same model in line of sight or not (the models without a LOS state unchanged).
+    pub fn with_sight(self, sight: Sight) -> PathLoss {
+        match self {
+            PathLoss::Uma(p) => PathLoss::Uma(Uma { sight, ..p }),
+            PathLoss::Umi(p) => PathLoss::Umi(Umi { sight, ..p }),
+            PathLoss::Rma(p) => PathLoss::Rma(Rma { sight, ..p }),
+            other => other,
+        }
+    }
+
     /// TR 38.901 Table 7.5-6's shadowing for the 3GPP models (UMa LOS 4 dB / 37 m, NLOS
     /// 6 dB / 50 m; UMi LOS 4 dB / 10 m, NLOS 7.82 dB / 13 m; RMa LOS 4 dB / 37 m, NLOS
     /// 8 dB / 120 m); `None` for the others.
@@ -309,6 +340,15 @@ pub fn umi_los_probability(d2d_m: f64) -> f64 {
         1.0
     } else {
         18.0 / d2d_m + (-d2d_m / 36.0).exp() * (1.0 - 18.0 / d2d_m)
+    }
+}
+
+/// TR 38.901 RMa LOS probability: 1 up to 10 m, then e^(−(d − 10)/1000).
+pub fn rma_los_probability(d2d_m: f64) -> f64 {
+    if d2d_m <= 10.0 {
+        1.0
+    } else {
+        (-(d2d_m - 10.0) / 1000.0).exp()
     }
 }
 

@@ -292,6 +292,9 @@ fn cells_json(world: &World) -> Value {
                     if let Some(t) = trajectory {
                         ue["trajectory"] = t;
                     }
+                    if let Some(los) = hop.in_sight(u) {
+                        ue["line_of_sight"] = json!(los);
+                    }
                     if let Some(n) = hop.blocked_periods(u) {
                         ue["blocked_periods"] = json!(n);
                     }

@@ -116,6 +116,10 @@ pub struct CellSection {
     pub t_poll_retransmit: Option<Dur>,
     /// RLC AM maxRetxThreshold: 1, 2, 3, 4, 6, 8, 16 or 32 (8).
     pub max_retx: Option<u8>,
+    /// `model` (the path-loss model's `sight`) or `drawn`: each UE's line of sight drawn with TR
+    /// 38.901's LOS probability at its distance, again every 50 m (UMa, UMi; 60 m RMa) it
+    /// moves (`model`).
+    pub los: Option<String>,
     /// A stochastic blockage of every UE's link (each its own on/off process; docs/nr-cell.md):
     /// `{ mean = "300 ms", fraction = 0.15, depth_db = 25, ramp = "30 ms" }`, every field
     /// optional (those defaults); absent: no blockage.

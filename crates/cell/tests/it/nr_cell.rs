@@ -194,3 +194,31 @@ fn the_bler_curve_of_two_nr_mcss_has_the_shape_of_its_modulation_and_rate() {
     let t64 = curve.threshold_db_in(McsScheme::Nr(McsTable::Qam64), 27).unwrap();
     assert!(t64 < thresholds[1] - 3.0, "{t64} vs {}", thresholds[1]);
 }
+
+#[test]
+fn a_drawn_line_of_sight_follows_the_38_901_probability_and_the_seed() {
+    use multiconn_radio::pathloss::{uma_los_probability, PathLoss, Uma};
+    // 200 UEs at 100 m in UMa: P(LOS) = 0.3477.
+    let mut cfg = nr_cell(dddsu(), vec![100.0; 200]);
+    cfg.budget.pathloss = PathLoss::Uma(Uma::default());
+    cfg.draw_los = true;
+    let sighted = |seed| {
+        let cell = CellHop::new(cfg.clone(), seed, "los").unwrap();
+        (0..200).filter(|&u| cell.in_sight(u) == Some(true)).count()
+    };
+    let n = sighted(1);
+    let p = uma_los_probability(100.0);
+    // Binomial(200, 0.35): a standard deviation of 6.7 UEs.
+    assert!((n as f64 - 200.0 * p).abs() < 25.0, "{n} of 200 in sight, expected about {}", 200.0 * p);
+    assert_eq!(n, sighted(1));
+    assert_ne!(n, sighted(2));
+    // A UE in sight loses less than one out of it at the same distance.
+    let cell = CellHop::new(cfg.clone(), 1, "los").unwrap();
+    let (los, nlos): (Vec<usize>, Vec<usize>) = (0..200).partition(|&u| cell.in_sight(u) == Some(true));
+    assert!(cell.loss_db(los[0]) + 15.0 < cell.loss_db(nlos[0]), "{} vs {}", cell.loss_db(los[0]), cell.loss_db(nlos[0]));
+    // Without a drawn state nobody is said to be in sight or not; a model without a LOS
+    // probability is refused.
+    assert_eq!(CellHop::new(CellConfig { draw_los: false, ..cfg.clone() }, 1, "x").unwrap().in_sight(0), None);
+    let e = CellHop::new(CellConfig { draw_los: true, ..nr_cell(dddsu(), vec![100.0]) }, 1, "x").err().unwrap().to_string();
+    assert!(e.contains("cell.los"), "{e}");
+}

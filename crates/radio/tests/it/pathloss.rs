@@ -176,3 +176,21 @@ fn the_sector_pattern_of_tr_36_814() {
     assert_eq!(wrap_deg(190.0), -170.0);
     assert!(SectorAntenna { beamwidth_deg: 0.0, ..a }.validate("antenna").is_err());
 }
+
+#[test]
+fn rma_los_probability_and_every_3gpp_models_los_state() {
+    use multiconn_radio::pathloss::{rma_los_probability, PathLoss, Rma, Sight, Uma};
+    // TR 38.901 Table 7.4.2-1 (the reference's vectors at 18, 50, 100, 200, 500 m).
+    for (d, p) in [(18.0, 0.992), (50.0, 0.9608), (100.0, 0.9139), (200.0, 0.8270), (500.0, 0.6126)] {
+        assert_sig(rma_los_probability(d), p, 4, &format!("RMa LOS probability at {d} m"));
+    }
+    assert_eq!(rma_los_probability(10.0), 1.0);
+    let uma = PathLoss::Uma(Uma::default());
+    assert_eq!(uma.los_probability(100.0), Some(uma_los_probability(100.0)));
+    assert_eq!(PathLoss::FreeSpace {}.los_probability(100.0), None);
+    assert_eq!((uma.los_correlation_m(), PathLoss::Rma(Rma::default()).los_correlation_m()), (Some(50.0), Some(60.0)));
+    // The LOS state picks the model's LOS or NLOS formula.
+    let (los, nlos) = (uma.with_sight(Sight::Los), uma.with_sight(Sight::Nlos));
+    assert_eq!(los.loss_db(200.0, 3500.0), uma_los_db(200.0, 3500.0, 25.0, 1.5));
+    assert!(nlos.loss_db(200.0, 3500.0) > los.loss_db(200.0, 3500.0) + 20.0);
+}

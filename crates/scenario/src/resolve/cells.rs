@@ -156,6 +156,7 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if let Some(name) = &c.uplink_mcs {
             cfg.uplink_mcs = choose(&field("uplink_mcs"), "uplink MCS rule", name, &UlMcs::NAMES)?;
         }
+        cfg.draw_los = choose(&field("los"), "line of sight", c.los.as_deref().unwrap_or("model"), &[("model", false), ("drawn", true)])?;
         if let Some(section) = &c.blockage {
             let d = BlockageConfig::default();
             cfg.blockage = Some(BlockageConfig {
@@ -298,6 +299,7 @@ fn cell_error(name: &str, e: multiconn_cell::CellError) -> FieldError {
         "rlc.max_retx_threshold" => "max_retx".to_string(),
         "blockage.mean_blocked_s" => "blockage.mean".to_string(),
         "blockage.ramp_s" => "blockage.ramp".to_string(),
+        "los" => "los".to_string(),
         "ues" => "ues".to_string(),
         s if s.starts_with("pathloss") => "pathloss_exponent".to_string(),
         s => s.to_string(),

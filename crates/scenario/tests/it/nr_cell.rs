@@ -104,6 +104,13 @@ fn bad_nr_fields_are_refused_naming_the_field_and_what_is_allowed() {
     assert!(e.contains("cell.nr.bandwidth_rb") && e.contains("bandwidth_mhz"), "{e}");
     let e = error(&NR.replace("rat = \"nr\"", "rat = \"6g\""));
     assert!(e.contains("cell.nr.rat") && e.contains("lte, nr"), "{e}");
+    let e = error(&with("los = \"sometimes\""));
+    assert!(e.contains("cell.nr.los") && e.contains("model, drawn"), "{e}");
+    let e = error(&with("los = \"drawn\""));
+    assert!(e.contains("cell.nr.los") && e.contains("uma, umi or rma"), "{e}");
+    // A drawn line of sight is in the summary.
+    let (drawn, _) = run(&with("los = \"drawn\"\npathloss = { model = \"umi\" }"), Some(1));
+    assert!(drawn["cells"][0]["ues"][0]["line_of_sight"].is_boolean(), "{}", drawn["cells"][0]);
     // An LTE cell has none of NR's fields.
     let e = error(&NR.replace("rat = \"nr\"", "tdd_pattern = \"DDDSU\""));
     assert!(e.contains("cell.nr.tdd_pattern") && e.contains("rat = \"nr\""), "{e}");
