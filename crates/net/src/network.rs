@@ -704,7 +704,13 @@ impl Network {
             let legs = self.bearers[e].info.legs;
             // The legs' queues: a link's, or a cell bearer's RLC buffer.
             let queued = legs.map(|leg| self.leg_queued_bytes(leg, now, d));
-            self.bearers[e].bearer.report(now, queued);
+            // A cell leg says how much its RLC buffer can take (TS 38.425's desired buffer
+            // size); a link says nothing.
+            let desired = legs.map(|leg| match leg {
+                Leg::Link(_) => None,
+                Leg::Port { element, port } => self.ports[element].element.room_bytes(port),
+            });
+            self.bearers[e].bearer.report(now, queued, desired);
             let mut resend = Vec::new();
             self.bearers[e].bearer.take_retransmissions(&mut resend);
             for (leg, pkt) in resend {

@@ -38,6 +38,12 @@ pub trait PortElement: Send {
     /// direction), what a split whose leg is this port reads as the leg's queue.
     fn queued_bytes(&self, port: u32) -> u64;
 
+    /// Bytes `port` can take now, if the element says (a cell: the free space of that UE's
+    /// RLC transmission buffer, the desired buffer size of TS 38.425); `None` by default.
+    fn room_bytes(&self, _port: u32) -> Option<u64> {
+        None
+    }
+
     /// The element as its own type, for what only that kind reports.
     fn as_any(&self) -> &dyn Any;
 

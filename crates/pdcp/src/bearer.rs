@@ -303,13 +303,14 @@ impl SplitBearer {
     }
 
     /// Makes the legs' feedback reports at `now` from what each leg delivered since the last
-    /// one and `queued`, each leg's queue in bytes, and schedules the next.
-    pub fn report(&mut self, now: Time, queued: [u64; 2]) {
+    /// one, `queued`, each leg's queue in bytes, and `desired`, each leg's desired buffer size
+    /// (a cell's free RLC buffer; `None` for a link), and schedules the next.
+    pub fn report(&mut self, now: Time, queued: [u64; 2], desired: [Option<u64>; 2]) {
         let Some(period) = self.feedback else { return };
         let interval = now.since(self.last_report);
-        for (leg, q) in queued.into_iter().enumerate() {
+        for (leg, (q, want)) in queued.into_iter().zip(desired).enumerate() {
             let w = std::mem::take(&mut self.window[leg]);
-            self.tx.on_leg_report(now, leg, LegReport { queued_bytes: q, delivered_bytes: w.delivered_bytes, interval, min_delay: w.min_delay });
+            self.tx.on_leg_report(now, leg, LegReport { queued_bytes: q, delivered_bytes: w.delivered_bytes, interval, min_delay: w.min_delay, desired_bytes: want });
         }
         self.last_report = now;
         self.next_report = Some(now + period);

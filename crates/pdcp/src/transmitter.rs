@@ -53,12 +53,17 @@ pub fn header_bytes(rat: Rat, sn: SnLength) -> Option<u32> {
 
 /// What the adaptive split policy compares the legs by.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum AdaptiveSignal {
     /// Earliest estimated arrival: base delay + backlog / rate, per leg.
     Delay,
     /// Smallest estimated backlog in bytes.
     Queue,
+    /// The largest credit: the desired buffer size the leg's node last reported (TS 38.425 DL
+    /// DATA DELIVERY STATUS: the free space of its RLC buffer for the bearer) less the bytes
+    /// sent on the leg since. Unless both legs report one (a link does not), the smallest
+    /// backlog instead.
+    DesiredBuffer,
 }
 
 /// How PDUs are divided between leg 0 and leg 1. Shares are leg 0's fraction, in [0, 1]
@@ -104,7 +109,8 @@ pub enum SplitPolicy {
     ///
     /// [`AdaptiveSignal::Delay`] picks the leg with the smallest base delay + (backlog + PDU
     /// size) / rate (a leg whose rate estimate is 0 never wins), [`AdaptiveSignal::Queue`]
-    /// the smallest backlog. Until both legs have a rate estimate, PDUs alternate as in
+    /// the smallest backlog, [`AdaptiveSignal::DesiredBuffer`] the largest credit (desired
+    /// buffer size − bytes sent since the report; the backlogs unless both legs give a size). Until both legs have a rate estimate, PDUs alternate as in
     /// [`SplitPolicy::Alternate`]. Ties go to leg 0.
     Adaptive {
         /// What the legs are compared by.
@@ -181,6 +187,9 @@ pub struct LegReport {
     pub interval: Dur,
     /// Smallest split-to-receiver delay of the PDUs it delivered in that interval.
     pub min_delay: Option<Dur>,
+    /// The desired buffer size for the bearer (TS 38.425 §5.5.2.2): the bytes the leg's node
+    /// can take now; `None` when the leg does not say (a link).
+    pub desired_bytes: Option<u64>,
 }
 
 /// What the entity has sent: PDUs and bytes (PDU size, header included) per leg, a
@@ -206,6 +215,8 @@ struct LegEstimate {
     last_report: Option<Time>,
     /// Bytes sent on the leg since the last report.
     sent_since: u64,
+    /// The desired buffer size of the last report.
+    desired: Option<u64>,
 }
 
 impl LegEstimate {
@@ -224,8 +235,14 @@ impl LegEstimate {
             self.base_delay = Some(self.base_delay.map_or(d, |b| b.min(d)));
         }
         self.queued = r.queued_bytes;
+        self.desired = r.desired_bytes;
         self.last_report = Some(now);
         self.sent_since = 0;
+    }
+
+    /// The bytes the leg may still take by its last desired buffer size, if it gave one.
+    fn credit(&self) -> Option<f64> {
+        self.desired.map(|d| d as f64 - self.sent_since as f64)
     }
 
     /// Estimated bytes still queued at `now`.
@@ -412,6 +429,12 @@ impl Transmitter {
                     let (x, y) = match signal {
                         AdaptiveSignal::Delay => (a.arrival(now, size), b.arrival(now, size)),
                         AdaptiveSignal::Queue => (a.backlog(now), b.backlog(now)),
+                        // The larger credit wins (compared as the smaller negated credit);
+                        // unless both legs give a size, the backlogs decide.
+                        AdaptiveSignal::DesiredBuffer => match (a.credit(), b.credit()) {
+                            (Some(ca), Some(cb)) => (-ca, -cb),
+                            _ => (a.backlog(now), b.backlog(now)),
+                        },
                     };
                     usize::from(y < x)
                 }

@@ -642,7 +642,9 @@ pub enum PolicySection {
     /// Each packet on the leg that the legs' periodic feedback favours.
     Adaptive {
         /// `"delay"` (the leg with the earliest estimated arrival, base delay + backlog / rate;
-        /// default) or `"queue"` (the leg with the smaller backlog).
+        /// default), `"queue"` (the leg with the smaller backlog) or `"desired_buffer"` (the leg
+        /// with more room by the desired buffer size its node reports, TS 38.425: a cell leg's
+        /// free RLC buffer; the backlogs over links).
         #[serde(default)]
         signal: Option<multiconn_pdcp::AdaptiveSignal>,
         /// Feedback period (default 10 ms).

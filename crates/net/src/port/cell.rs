@@ -63,6 +63,11 @@ impl PortElement for CellHop {
         }
     }
 
+    fn room_bytes(&self, port: u32) -> Option<u64> {
+        let (ue, dir) = ue_and_direction(port);
+        (ue < self.ue_count()).then(|| self.config().rlc_buffer_bytes.saturating_sub(self.rlc_queued_bytes(ue, dir)))
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -218,7 +218,7 @@ fn adaptive(signal: AdaptiveSignal) -> Transmitter {
 }
 
 fn report(queued: u64, delivered: u64) -> LegReport {
-    LegReport { queued_bytes: queued, delivered_bytes: delivered, interval: Dur::from_millis(10), min_delay: Some(Dur::from_millis(10)) }
+    LegReport { queued_bytes: queued, delivered_bytes: delivered, interval: Dur::from_millis(10), min_delay: Some(Dur::from_millis(10)), desired_bytes: None }
 }
 
 fn count_legs(tx: &mut Transmitter, now: Time, n: usize) -> [usize; 2] {
@@ -357,6 +357,7 @@ fn fluid(signal: AdaptiveSignal, rates: [f64; 2], load: f64, secs: u64) -> [u64;
                     delivered_bytes: delivered[leg].round() as u64,
                     interval: Dur::from_millis(10),
                     min_delay: Some(Dur::from_millis(10)),
+                    desired_bytes: None,
                 };
                 tx.on_leg_report(now, leg, r);
                 delivered[leg] = 0.0;
@@ -558,5 +559,36 @@ fn an_infinite_threshold_keeps_to_the_primary_path() {
         let policy = SplitPolicy::Threshold { primary, threshold: u64::MAX };
         let full = PendingVolume { pdcp: u64::MAX / 4, legs: [u64::MAX / 4, u64::MAX / 4], rates_bps: [1e6, 1e9] };
         assert_eq!(threshold_leg(policy, full), primary);
+    }
+}
+
+#[test]
+fn the_desired_buffer_signal_fills_the_leg_with_more_room_first() {
+    // Leg 0's node can take 3 000 bytes, leg 1's 10 000 (TS 38.425 desired buffer sizes): PDUs
+    // of 997 bytes (1 000 with the header) go to leg 1 until its credit falls to leg 0's (7 of
+    // them; a tie goes to leg 0), then the credits fall together.
+    let mut tx = adaptive(AdaptiveSignal::DesiredBuffer);
+    let now = Time(100_000_000);
+    tx.on_leg_report(now, 0, LegReport { desired_bytes: Some(3_000), ..report(0, 125_000) });
+    tx.on_leg_report(now, 1, LegReport { desired_bytes: Some(10_000), ..report(0, 125_000) });
+    let legs: Vec<usize> = (0..12)
+        .map(|_| match tx.send(now, 997).unwrap().legs {
+            Legs::One(leg) => leg,
+            Legs::Both => panic!("one leg each"),
+        })
+        .collect();
+    assert_eq!(&legs[..8], &[1, 1, 1, 1, 1, 1, 1, 0], "{legs:?}");
+    let sent = |leg: usize| legs.iter().filter(|&&l| l == leg).count() as f64 * (997.0 + 3.0);
+    let credit = [3_000.0 - sent(0), 10_000.0 - sent(1)];
+    assert!((credit[0] - credit[1]).abs() <= 1000.0, "{credit:?} after {legs:?}");
+    // A leg that gives no size (a link): the backlogs decide, as with the queue signal.
+    let mut mixed = adaptive(AdaptiveSignal::DesiredBuffer);
+    let mut queue = adaptive(AdaptiveSignal::Queue);
+    for tx in [&mut mixed, &mut queue] {
+        tx.on_leg_report(now, 0, LegReport { desired_bytes: Some(1_000_000), ..report(40_000, 125_000) });
+        tx.on_leg_report(now, 1, report(10_000, 125_000));
+    }
+    for _ in 0..20 {
+        assert_eq!(mixed.send(now, 997).unwrap().legs, queue.send(now, 997).unwrap().legs);
     }
 }

@@ -164,3 +164,16 @@ fn a_blocked_nr_leg_sends_the_adaptive_splits_traffic_to_lte() {
     let e = error(&blocked.replace("fraction = 0.3", "mean = \"0 ms\""));
     assert!(e.contains("cell.nr.blockage.mean"), "{e}");
 }
+
+#[test]
+fn the_secondarys_desired_buffer_size_keeps_the_cells_rlc_buffers_from_overflowing() {
+    // The batch split pushes PDUs whatever the cells' buffers hold; the adaptive split on the
+    // desired buffer size each cell leg reports (its free RLC buffer, TS 38.425) does not.
+    let batch = run(&example(), Some(1)).0;
+    let flow_control = run(&example().replace("{ model = \"batch\", size = 20, share = 0.2 }", "{ model = \"adaptive\", signal = \"desired_buffer\" }"), Some(1)).0;
+    let drops = |s: &Value| s["flows"][0]["drops"]["queue"].as_u64().unwrap();
+    let expiries = |s: &Value| s["flows"][0]["pdcp"]["endc"]["timer_expiries"].as_u64().unwrap();
+    assert!(drops(&batch) > 100 && drops(&flow_control) * 20 < drops(&batch), "RLC buffer drops: {} batch, {} desired buffer", drops(&batch), drops(&flow_control));
+    assert!(expiries(&flow_control) < expiries(&batch), "{} vs {}", expiries(&flow_control), expiries(&batch));
+    assert!(goodput(&flow_control) > 200.0, "{}", goodput(&flow_control));
+}
