@@ -92,6 +92,11 @@ pub struct CellSection {
     pub harq_processes: Option<u8>,
     /// NR: the smallest PDSCH-to-HARQ-ACK offset K1, slots (1).
     pub k1_slots: Option<u8>,
+    /// NR: the smallest grant-to-PUSCH offset K2, slots (1).
+    pub k2_slots: Option<u8>,
+    /// NR: the UE's PDSCH processing time N1, symbols (TS 38.214 Table 5.3-1, capability 1:
+    /// 8, 10, 17, 20 for μ 0–3).
+    pub n1_symbols: Option<u8>,
     /// `pf`, `rr` or `maxci` (`pf`).
     pub scheduler: Option<String>,
     /// `rayleigh` (flat), `rayleigh_per_rb`, `epa`, `eva`, `etu` (TS 36.104 tapped delay lines)

@@ -218,6 +218,8 @@ fn nr_only(c: &CellSection) -> Option<&'static str> {
         ("coreset_symbols", c.coreset_symbols.is_some()),
         ("harq_processes", c.harq_processes.is_some()),
         ("k1_slots", c.k1_slots.is_some()),
+        ("k2_slots", c.k2_slots.is_some()),
+        ("n1_symbols", c.n1_symbols.is_some()),
     ]
     .into_iter()
     .find_map(|(name, given)| given.then_some(name))
@@ -255,6 +257,8 @@ fn nr_carrier(c: &CellSection, cfg: &mut CellConfig) -> Result<(u16, NrCarrier),
         (c.coreset_symbols, &mut nr.coreset_symbols),
         (c.harq_processes, &mut nr.harq_processes),
         (c.k1_slots, &mut nr.k1_slots),
+        (c.k2_slots, &mut nr.k2_slots),
+        (c.n1_symbols, &mut nr.n1_symbols),
     ] {
         if let Some(v) = value {
             *slot = v;

@@ -98,6 +98,17 @@ fn bad_nr_fields_are_refused_naming_the_field_and_what_is_allowed() {
     assert!(e.contains("cell.nr.mcs_table") && e.contains("qam256"), "{e}");
     let e = error(&with("carrier_mhz = 12000"));
     assert!(e.contains("cell.nr.carrier_mhz") && e.contains("FR2"), "{e}");
+    let e = error(&with("n1_symbols = 0"));
+    assert!(e.contains("cell.nr.n1_symbols"), "{e}");
+    let e = error(&with("k2_slots = 16"));
+    assert!(e.contains("cell.nr.k2_slots"), "{e}");
+    // In a fade HARQ retransmits; a slower UE (N1 = 20 symbols) acknowledges later, so its
+    // retransmissions come later: another run.
+    let faded = |extra: &str| with(extra).replace("fading = \"none\"", "fading = \"rayleigh\"\ndoppler_hz = 200").replace("distance_m = 50", "distance_m = 300");
+    let (fast, _) = run(&faded(""), Some(1));
+    let (slow, _) = run(&faded("n1_symbols = 20"), Some(1));
+    assert!(fast["cells"][0]["ues"][0]["downlink"]["tb_errors"].as_u64().unwrap() > 0);
+    assert_ne!(fast["cells"][0]["ues"][0]["downlink"], slow["cells"][0]["ues"][0]["downlink"]);
     let e = error(&with("layers = 8"));
     assert!(e.contains("cell.nr.layers"), "{e}");
     let e = error(&with("bandwidth_rb = 100"));
