@@ -41,7 +41,6 @@ use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
 use crate::bearer::{AmCounts, Bearer, Payload, RlcMode};
 use crate::blockage::{Blockage, BlockageConfig};
-use crate::scheme::McsScheme;
 use crate::nr::bandwidth::rbg_size as nr_rbg_size;
 use crate::sched::{Scheduler, SchedulerKind, NR_MAX_PRB};
 use crate::series::CellSeries;
@@ -422,10 +421,8 @@ pub struct CellHop {
     /// Downlink TBs decided but not yet received (with [`MacTiming::Lena`]): the TTI they
     /// reach the UE in, and the payloads decoded and lost.
     dl_on_air: VecDeque<DlOnAir>,
-    /// The TTI or slot, ns.
+    /// The TTI or slot, ns (the carrier's, kept for the clock's every use).
     slot_ns: u64,
-    /// The MCS/CQI/TBS tables.
-    scheme: McsScheme,
 }
 
 /// The outcome of a downlink TTI, waiting to reach the UEs.
@@ -518,7 +515,6 @@ impl CellHop {
             series: None,
             dl_on_air: VecDeque::new(),
             slot_ns: cfg.carrier.slot_ns(),
-            scheme,
             cfg,
         })
     }
@@ -681,7 +677,7 @@ impl CellHop {
                 self.cfg.budget.downlink_sinr_rb(self.cfg.n_rb, self.cfg.carrier.rb_hz(), u.channel.loss_db, &self.gains, &mut self.sinr[i]);
             }
             if self.dl_cqi[i].is_empty() {
-                self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.scheme, self.rbg)?.to_vec();
+                self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.cfg.carrier.scheme(), self.rbg)?.to_vec();
             }
         }
         if active_dl {
@@ -733,7 +729,7 @@ impl CellHop {
                     let mut memo = self.cqi_memo[i].at(&self.sinr[i]);
                     let report = &mut self.dl_cqi[i];
                     report.clear();
-                    report.extend_from_slice(memo.cqi_per_rbg(&self.cfg.amc, self.scheme, self.rbg)?);
+                    report.extend_from_slice(memo.cqi_per_rbg(&self.cfg.amc, self.cfg.carrier.scheme(), self.rbg)?);
                     u.counters.last_dl_sinr_db = memo.mean_sinr_db();
                     let cqi_sum = report.iter().map(|&c| u32::from(c)).sum::<u32>();
                     u.counters.last_cqi = (cqi_sum / report.len() as u32) as u8;
@@ -838,11 +834,14 @@ impl CellHop {
 
         // The receiving sides' timers due by the end of this TTI (UM t-Reordering, AM
         // t-Reassembly and t-StatusProhibit), and AM's status reports on their way.
-        let am = matches!(self.cfg.rlc, RlcMode::Am(_));
+        // AM: a downlink bearer's report goes up, an uplink one's down (the same slot for all UEs).
+        let status_slots = match self.cfg.rlc {
+            RlcMode::Am(_) => [true, false].map(|up| self.cfg.carrier.next_open(up, n + 1)),
+            RlcMode::Um => [n + 1; 2],
+        };
         for ue in 0..self.ues.len() {
             for dir in [CellDirection::Down, CellDirection::Up] {
-                // AM: a downlink bearer's report goes up, an uplink one's down.
-                let status_slot = if am { self.cfg.carrier.next_open(dir == CellDirection::Down, n + 1) } else { n + 1 };
+                let status_slot = status_slots[dir as usize];
                 let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
                 ids.clear();
                 broken.clear();

@@ -113,6 +113,18 @@ struct Routes<'a> {
 }
 
 impl Routes<'_> {
+    /// The UE of `ues` a route going down through hop `h` of `names` goes on from: the flow's
+    /// end after the last hop, or the end of the next link that is one of them.
+    fn next_ue(&self, names: &[String], h: usize, ues: &[String]) -> Option<String> {
+        match names.get(h + 1) {
+            None => Some(self.flow.to.clone()),
+            Some(n) => self.link_index.get(n.as_str()).and_then(|&li| {
+                let l = &self.links[2 * li];
+                ues.iter().find(|u| **u == l.from || **u == l.to).cloned()
+            }),
+        }
+    }
+
     /// The hops of `names` (links and splits) from the flow's `from` to its `to`, and the
     /// reverse route: the same links in the opposite direction, a split's uplink leg where the
     /// route crosses a split. `path` is the index in `paths` (errors name `paths`), or `None`
@@ -142,16 +154,7 @@ impl Routes<'_> {
             if let Some(&ci) = self.cell_index.get(hop.as_str()) {
                 let cell = &self.cells[ci];
                 let (ue, up, next) = if at == cell.enb {
-                    // Down to the UE the route goes on from: the flow's end, or where the next
-                    // link starts.
-                    let target = match names.get(h + 1) {
-                        None => Some(f.to.clone()),
-                        Some(n) => self.link_index.get(n.as_str()).and_then(|&li| {
-                            let l = &links[2 * li];
-                            cell.ues.iter().find(|u| **u == l.from || **u == l.to).cloned()
-                        }),
-                    };
-                    match target.and_then(|t| cell.ues.iter().position(|u| *u == t)) {
+                    match self.next_ue(names, h, &cell.ues).and_then(|t| cell.ues.iter().position(|u| *u == t)) {
                         Some(k) => (k, false, cell.ues[k].clone()),
                         None => {
                             return Err(err(&field, format!("{prefix}from \"{}\" the route crosses cell \"{hop}\" to one of its UEs ({}): end the route there or continue with a link from that UE", cell.enb, cell.ues.join(", "))));
@@ -178,14 +181,7 @@ impl Routes<'_> {
                     None => {
                         let cells: Vec<&super::cells::Cell> = sp.legs.iter().map(|l| &self.cells[self.cell_index[l.as_str()]]).collect();
                         if at == cells[0].enb {
-                            let target = match names.get(h + 1) {
-                                None => Some(f.to.clone()),
-                                Some(n) => self.link_index.get(n.as_str()).map(|&li| {
-                                    let l = &links[2 * li];
-                                    if cells[0].ues.contains(&l.from) { l.from.clone() } else { l.to.clone() }
-                                }),
-                            };
-                            match target.filter(|t| cells.iter().all(|c| c.ues.contains(t))) {
+                            match self.next_ue(names, h, &cells[0].ues).filter(|t| cells.iter().all(|c| c.ues.contains(t))) {
                                 Some(t) => t,
                                 None => return Err(err(&field, format!("{prefix}from \"{at}\" split \"{hop}\" leads to a UE of both its cells ({}): end the route there or continue with a link from that UE", cells[0].ues.iter().filter(|u| cells[1].ues.contains(u)).cloned().collect::<Vec<_>>().join(", ")))),
                             }
