@@ -60,6 +60,7 @@ pub mod nr;
 pub mod rlc;
 pub mod rlc_am;
 pub mod rlc_rx;
+pub mod rrc;
 pub mod sched;
 pub mod scheme;
 pub mod sdus;
