@@ -17,6 +17,8 @@
 //! reset), as RRC would after recovering the link, and those packets are dropped with the
 //! cause `rlc_max_retx`.
 
+use std::collections::VecDeque;
+
 use crate::error::CellError;
 use crate::rlc::{RlcBufferStatus, UmPdu, UmTxBuffer};
 use crate::rlc_am::{AmConfig, AmPdu, AmRx, AmStatus, AmTx};
@@ -65,6 +67,10 @@ pub(crate) struct Bearer {
     statuses: Vec<(u64, AmStatus)>,
     /// Scratch for the SDU ids a status acknowledged.
     acked: Vec<u64>,
+    /// The PDCP SN each SDU still open carries, by SDU id (ascending), for the delivery status.
+    pdcp_sns: VecDeque<(u64, u32)>,
+    /// The PDCP SN of the newest SDU confirmed when `pdcp_sns` was last trimmed.
+    confirmed_sn: Option<u32>,
 }
 
 impl Bearer {
@@ -78,7 +84,7 @@ impl Bearer {
                 Rlc::Am { tx: Box::new(AmTx::new(cfg)?), rx: Box::new(AmRx::new(cfg)?) }
             }
         };
-        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new() })
+        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new(), pdcp_sns: VecDeque::new(), confirmed_sn: None })
     }
 
     /// Offers an SDU of `bytes` to the transmitting side: its id, or `None` if the buffer is
@@ -87,6 +93,35 @@ impl Bearer {
         match &mut self.rlc {
             Rlc::Um { tx, .. } => tx.enqueue(bytes, now_us),
             Rlc::Am { tx, .. } => tx.enqueue(bytes, now_us),
+        }
+    }
+
+    /// Notes that SDU `id`, just queued, carries PDCP SN `sn` (the packet's lower-layer SN),
+    /// first forgetting the SDUs already confirmed.
+    pub(crate) fn note_pdcp_sn(&mut self, id: u64, sn: u32) {
+        let open = self.oldest_open_id();
+        while let Some(&(_, first_sn)) = self.pdcp_sns.front().filter(|(i, _)| *i < open) {
+            self.confirmed_sn = Some(first_sn);
+            self.pdcp_sns.pop_front();
+        }
+        self.pdcp_sns.push_back((id, sn));
+    }
+
+    /// The PDCP SN of the newest SDU such that it and every SDU queued before it is confirmed:
+    /// acknowledged (or given up, or discarded at re-establishment) in AM — TS 38.425's highest successfully delivered NR PDCP
+    /// SN, TX_Next_Ack − 1 of TS 38.322 — or wholly handed to MAC in UM — its highest
+    /// transmitted NR PDCP SN. `None` until an SDU is.
+    pub(crate) fn confirmed_pdcp_sn(&self) -> Option<u32> {
+        let open = self.oldest_open_id();
+        let done = self.pdcp_sns.partition_point(|(id, _)| *id < open);
+        done.checked_sub(1).map(|k| self.pdcp_sns[k].1).or(self.confirmed_sn)
+    }
+
+    /// Every SDU with an id below this one is confirmed (see [`Bearer::confirmed_pdcp_sn`]).
+    fn oldest_open_id(&self) -> u64 {
+        match &self.rlc {
+            Rlc::Um { tx, .. } => tx.oldest_open_id(),
+            Rlc::Am { tx, .. } => tx.oldest_open_id(),
         }
     }
 

@@ -549,6 +549,15 @@ impl CellHop {
         self.ues[ue].bearers[dir as usize].status(0).queued_bytes
     }
 
+    /// UE `ue`'s delivery status in direction `dir` (TS 38.425's DL DATA DELIVERY STATUS):
+    /// the PDCP SN (the packets' `lower_sn`) of the newest SDU such that it and every SDU the
+    /// bearer queued before it is acknowledged (AM: the highest successfully delivered NR PDCP
+    /// SN; an SDU given up or discarded at re-establishment counts as done) or wholly handed to
+    /// MAC (UM: the highest transmitted NR PDCP SN). `None` until one is, or for no such UE.
+    pub fn confirmed_pdcp_sn(&self, ue: usize, dir: CellDirection) -> Option<u32> {
+        self.ues.get(ue)?.bearers[dir as usize].confirmed_pdcp_sn()
+    }
+
     /// UE `ue`'s RLC AM counts in direction `dir`; `None` for UM bearers.
     pub fn rlc_am_counts(&self, ue: usize, dir: CellDirection) -> Option<AmCounts> {
         self.ues[ue].bearers[dir as usize].am_counts()
@@ -581,6 +590,7 @@ impl CellHop {
         let bearer = &mut u.bearers[dir as usize];
         match bearer.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
+                bearer.note_pdcp_sn(id, pkt.lower_sn);
                 if let Err(pkt) = bearer.packets.insert(id, pkt) {
                     // The RLC buffer gives ids in order; this cannot happen.
                     return Err((pkt, CellDropCause::RlcBufferFull));

@@ -183,6 +183,12 @@ impl UmTxBuffer {
         Ok(Some(id))
     }
 
+    /// The id of the oldest SDU not yet wholly handed to MAC, or the id the next SDU will take
+    /// when none is left: every SDU with a smaller id has been transmitted.
+    pub fn oldest_open_id(&self) -> u64 {
+        self.queue.front().map_or(self.next_id, |s| s.id)
+    }
+
     /// The buffer status at `now_us`.
     pub fn status(&self, now_us: u64) -> RlcBufferStatus {
         let n = self.queue.len() as u64;

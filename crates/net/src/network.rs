@@ -28,7 +28,7 @@ use std::sync::Arc;
 use multiconn_core::{BearerId, DropCause, Dur, FlowId, LinkId, Packet, QueueBin, QueueMeter, Time};
 use multiconn_engine::LazyTimer;
 use multiconn_link::{Link, LinkOutput, QueueState};
-use multiconn_pdcp::{Arrival, Legs, PendingVolume, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
+use multiconn_pdcp::{Arrival, LegState, Legs, PendingVolume, RxOutcome, SplitBearer, SplitBearerConfig, SplitPolicy};
 
 use crate::driver::{Driver, Loss};
 use crate::element::HopModel;
@@ -646,13 +646,12 @@ impl Network {
                 slot.bearer.note_sent(pdu.count, now);
                 pkt.size = pdu.size;
                 pkt.lower_sn = pdu.sn;
-                let legs = slot.info.legs;
                 match pdu.legs {
-                    Legs::One(i) => self.offer_leg(legs[i], pkt, now, d),
+                    Legs::One(i) => self.send_on_leg(e, i, pkt, now, d),
                     Legs::Both => {
                         self.in_flight[pkt.flow.0 as usize] += 1;
-                        self.offer_leg(legs[0], pkt.clone(), now, d);
-                        self.offer_leg(legs[1], pkt, now, d);
+                        self.send_on_leg(e, 0, pkt.clone(), now, d);
+                        self.send_on_leg(e, 1, pkt, now, d);
                     }
                 }
             }
@@ -665,8 +664,25 @@ impl Network {
         }
     }
 
-    /// A PDU came over leg `leg` (0 or 1) to the receiving side of bearer `e`.
+    /// Bearer `e`'s transmitting entity sends `pkt` on its leg `leg`: to the leg now, or after
+    /// the transport delay to the leg's node.
+    fn send_on_leg(&mut self, e: usize, leg: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+        if let Some(pkt) = self.bearers[e].bearer.toward_leg(now, leg, pkt) {
+            let legs = self.bearers[e].info.legs;
+            self.offer_leg(legs[leg], pkt, now, d);
+        }
+    }
+
+    /// A PDU came over leg `leg` (0 or 1) from the receiving side of bearer `e`: it reaches the
+    /// receiving entity now, or after the transport delay from the leg's node.
     fn split_receive(&mut self, e: usize, leg: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+        if let Some(pkt) = self.bearers[e].bearer.from_leg(now, leg, pkt) {
+            self.split_arrive(e, leg, pkt, now, d);
+        }
+    }
+
+    /// A PDU reaches the receiving entity of bearer `e` from leg `leg`.
+    fn split_arrive(&mut self, e: usize, leg: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
         let mut forward = std::mem::take(&mut self.forward);
         let slot = &mut self.bearers[e];
         d.leg_arrived(now, BearerId(e as u32), leg as u8, pkt.size);
@@ -693,6 +709,13 @@ impl Network {
         while let Some(pkt) = self.bearers[e].bearer.pop_numbering(now) {
             self.split_transmit(e, pkt, now, d);
         }
+        let legs = self.bearers[e].info.legs;
+        while let Some((leg, pkt)) = self.bearers[e].bearer.pop_toward_leg(now) {
+            self.offer_leg(legs[leg], pkt, now, d);
+        }
+        while let Some((at, leg, pkt)) = self.bearers[e].bearer.pop_from_leg(now) {
+            self.split_arrive(e, leg, pkt, at, d);
+        }
         let mut forward = std::mem::take(&mut self.forward);
         self.bearers[e].bearer.service_receiver(now, &mut forward);
         self.check_released(e, now);
@@ -701,20 +724,24 @@ impl Network {
             self.discard_copies(e, now, d);
         }
         if self.bearers[e].bearer.report_due(now) {
-            let legs = self.bearers[e].info.legs;
-            // The legs' queues: a link's, or a cell bearer's RLC buffer.
-            let queued = legs.map(|leg| self.leg_queued_bytes(leg, now, d));
-            // A cell leg says how much its RLC buffer can take (TS 38.425's desired buffer
-            // size); a link says nothing.
-            let desired = legs.map(|leg| match leg {
-                Leg::Link(_) => None,
-                Leg::Port { element, port } => self.ports[element].element.room_bytes(port),
+            // The legs' queues (a link's, or a cell bearer's RLC buffer) and, from a cell leg,
+            // TS 38.425's delivery status: how much its RLC buffer can take, holds, and the
+            // highest PDCP SN it confirmed; a link says nothing of these.
+            let states = legs.map(|leg| {
+                let queued_bytes = self.leg_queued_bytes(leg, now, d);
+                match leg {
+                    Leg::Link(_) => LegState { queued_bytes, ..LegState::default() },
+                    Leg::Port { element, port } => {
+                        let el = &self.ports[element].element;
+                        LegState { queued_bytes, desired_bytes: el.room_bytes(port), buffer_bytes: el.buffer_bytes(port), confirmed_sn: el.confirmed_sn(port) }
+                    }
+                }
             });
-            self.bearers[e].bearer.report(now, queued, desired);
+            self.bearers[e].bearer.report(now, states);
             let mut resend = Vec::new();
             self.bearers[e].bearer.take_retransmissions(&mut resend);
             for (leg, pkt) in resend {
-                self.offer_leg(legs[leg], pkt, now, d);
+                self.send_on_leg(e, leg, pkt, now, d);
             }
         }
         self.pass_on(e, &mut forward, now, d);

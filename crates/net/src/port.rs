@@ -44,6 +44,19 @@ pub trait PortElement: Send {
         None
     }
 
+    /// The capacity of `port`'s buffer, if the element says (a cell: its RLC buffer size, the
+    /// desired buffer size counted beyond the confirmed SN); `None` by default.
+    fn buffer_bytes(&self, _port: u32) -> Option<u64> {
+        None
+    }
+
+    /// The highest PDCP SN (packets' `lower_sn`) `port` confirmed, if the element says (a
+    /// cell: TS 38.425's highest successfully delivered NR PDCP SN under RLC AM, highest
+    /// transmitted under UM); `None` by default.
+    fn confirmed_sn(&self, _port: u32) -> Option<u32> {
+        None
+    }
+
     /// The element as its own type, for what only that kind reports.
     fn as_any(&self) -> &dyn Any;
 

@@ -48,6 +48,29 @@ pub struct SplitBearerConfig {
     pub retransmit_lost: bool,
     /// Duplicate policy: when duplication is switched (time from the start, active after).
     pub duplication_switches: Vec<(Dur, bool)>,
+    /// The one-way transport delay from the transmitting entity to each leg's node (X2-U or
+    /// Xn-U between the master and the secondary node in dual connectivity): a PDU reaches its
+    /// leg this long after the entity sends it, and the leg's feedback reports reach the
+    /// entity this long after they are made.
+    pub tx_leg_delay: [Dur; 2],
+    /// The one-way transport delay from each leg's node to the receiving entity (the uplink
+    /// of a split whose receiving side is the master node): a PDU the leg delivers reaches
+    /// the receiving entity this long after.
+    pub rx_leg_delay: [Dur; 2],
+}
+
+/// What a leg's node says of the leg when a feedback report is made (TS 38.425's DL DATA
+/// DELIVERY STATUS, with the leg's queue).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LegState {
+    /// Bytes waiting in the leg's queue (a link's, or a cell bearer's RLC buffer).
+    pub queued_bytes: u64,
+    /// The bytes its buffer can take now (a cell's free RLC buffer); `None` for a link.
+    pub desired_bytes: Option<u64>,
+    /// Its buffer's capacity for the bearer; `None` for a link.
+    pub buffer_bytes: Option<u64>,
+    /// The highest PDCP SN it confirmed (delivered under RLC AM, transmitted under UM).
+    pub confirmed_sn: Option<u32>,
 }
 
 /// Per-leg measurements since the last feedback report.
@@ -95,6 +118,14 @@ pub struct SplitBearer {
     packet_time: Dur,
     /// When the last packet leaves each proxy (numbering, receiving).
     tx_last: Option<Time>,
+    tx_leg_delay: [Dur; 2],
+    rx_leg_delay: [Dur; 2],
+    /// PDUs on their way to each leg's node, and when they reach it.
+    toward_leg: [VecDeque<(Time, Packet)>; 2],
+    /// PDUs on their way from each leg's node to the receiving entity, and when they reach it.
+    from_leg: [VecDeque<(Time, Packet)>; 2],
+    /// Feedback reports on their way from the legs' nodes: when each arrives, and its leg.
+    reports_on_way: VecDeque<(Time, usize, LegReport)>,
     rx_last: Option<Time>,
     feedback: Option<Dur>,
     next_report: Option<Time>,
@@ -142,6 +173,11 @@ impl SplitBearer {
             processing: spec.processing_delay,
             packet_time: spec.packet_time,
             tx_last: None,
+            tx_leg_delay: spec.tx_leg_delay,
+            rx_leg_delay: spec.rx_leg_delay,
+            toward_leg: Default::default(),
+            from_leg: Default::default(),
+            reports_on_way: VecDeque::new(),
             rx_last: None,
             feedback: spec.feedback,
             next_report: spec.feedback.map(|p| Time::ZERO + p),
@@ -303,17 +339,74 @@ impl SplitBearer {
     }
 
     /// Makes the legs' feedback reports at `now` from what each leg delivered since the last
-    /// one, `queued`, each leg's queue in bytes, and `desired`, each leg's desired buffer size
-    /// (a cell's free RLC buffer; `None` for a link), and schedules the next.
-    pub fn report(&mut self, now: Time, queued: [u64; 2], desired: [Option<u64>; 2]) {
+    /// one and what each leg's node says of it (`legs`), and schedules the next. A report
+    /// reaches the transmitting entity after its leg's transport delay.
+    pub fn report(&mut self, now: Time, legs: [LegState; 2]) {
         let Some(period) = self.feedback else { return };
         let interval = now.since(self.last_report);
-        for (leg, (q, want)) in queued.into_iter().zip(desired).enumerate() {
+        for (leg, state) in legs.into_iter().enumerate() {
             let w = std::mem::take(&mut self.window[leg]);
-            self.tx.on_leg_report(now, leg, LegReport { queued_bytes: q, delivered_bytes: w.delivered_bytes, interval, min_delay: w.min_delay, desired_bytes: want });
+            let report = LegReport {
+                queued_bytes: state.queued_bytes,
+                delivered_bytes: w.delivered_bytes,
+                interval,
+                min_delay: w.min_delay,
+                desired_bytes: state.desired_bytes,
+                buffer_bytes: state.buffer_bytes,
+                confirmed_sn: state.confirmed_sn,
+            };
+            if self.tx_leg_delay[leg] == Dur::ZERO {
+                self.tx.on_leg_report(now, leg, report);
+            } else {
+                self.reports_on_way.push_back((now + self.tx_leg_delay[leg], leg, report));
+            }
         }
         self.last_report = now;
         self.next_report = Some(now + period);
+    }
+
+    /// Feedback reports that reached the transmitting entity by `now` take effect.
+    fn receive_reports(&mut self, now: Time) {
+        while let Some(k) = self.reports_on_way.iter().position(|(at, _, _)| *at <= now) {
+            if let Some((at, leg, report)) = self.reports_on_way.remove(k) {
+                self.tx.on_leg_report(at, leg, report);
+            }
+        }
+    }
+
+    /// A PDU the transmitting entity sent on `leg` at `now`: `Some` when it reaches the leg
+    /// at once, `None` when it is on its way ([`SplitBearer::pop_toward_leg`]).
+    pub fn toward_leg(&mut self, now: Time, leg: usize, pkt: Packet) -> Option<Packet> {
+        if self.tx_leg_delay[leg] == Dur::ZERO {
+            return Some(pkt);
+        }
+        self.toward_leg[leg].push_back((now + self.tx_leg_delay[leg], pkt));
+        None
+    }
+
+    /// A PDU that reached its leg's node by `now`, with the leg; reports that reached the
+    /// transmitting entity by then take effect first.
+    pub fn pop_toward_leg(&mut self, now: Time) -> Option<(usize, Packet)> {
+        self.receive_reports(now);
+        let leg = (0..2).filter(|&l| self.toward_leg[l].front().is_some_and(|(t, _)| *t <= now)).min_by_key(|&l| self.toward_leg[l][0].0)?;
+        self.toward_leg[leg].pop_front().map(|(_, p)| (leg, p))
+    }
+
+    /// A PDU leg `leg` delivered at `now`: `Some` when it reaches the receiving entity at
+    /// once, `None` when it is on its way ([`SplitBearer::pop_from_leg`]).
+    pub fn from_leg(&mut self, now: Time, leg: usize, pkt: Packet) -> Option<Packet> {
+        if self.rx_leg_delay[leg] == Dur::ZERO {
+            return Some(pkt);
+        }
+        self.from_leg[leg].push_back((now + self.rx_leg_delay[leg], pkt));
+        None
+    }
+
+    /// A PDU that reached the receiving entity from its leg by `now`, with the leg and the
+    /// time it arrived.
+    pub fn pop_from_leg(&mut self, now: Time) -> Option<(Time, usize, Packet)> {
+        let leg = (0..2).filter(|&l| self.from_leg[l].front().is_some_and(|(t, _)| *t <= now)).min_by_key(|&l| self.from_leg[l][0].0)?;
+        self.from_leg[leg].pop_front().map(|(t, p)| (t, leg, p))
     }
 
     /// A PDU of this entity was lost on leg `leg`. With `retransmit_lost` the entity keeps it
@@ -349,6 +442,11 @@ impl SplitBearer {
         [
             self.tx_proxy.front().map(|(t, _)| *t),
             self.rx_proxy.front().map(|(t, _)| *t),
+            self.toward_leg[0].front().map(|(t, _)| *t),
+            self.toward_leg[1].front().map(|(t, _)| *t),
+            self.from_leg[0].front().map(|(t, _)| *t),
+            self.from_leg[1].front().map(|(t, _)| *t),
+            self.reports_on_way.iter().map(|(t, _, _)| *t).min(),
             self.rx.poll_timeout(),
             self.next_report,
             self.switches.front().map(|(t, _)| *t),

@@ -19,6 +19,6 @@ pub mod bearer;
 pub mod receiver;
 pub mod transmitter;
 
-pub use bearer::{Arrival, RxMeasures, SplitBearer, SplitBearerConfig};
+pub use bearer::{Arrival, LegState, RxMeasures, SplitBearer, SplitBearerConfig};
 pub use receiver::{BearerMode, Receiver, ReceiverConfig, RxOutcome, RxStats, SnLength};
 pub use transmitter::{header_bytes, AdaptiveSignal, LegReport, Legs, PendingVolume, Pdu, Rat, SplitPolicy, Transmitter, TransmitterConfig, TxRefusal, TxStats};

@@ -21,6 +21,8 @@
 //! (queue-based and earliest-arrival policies, pdcp-dc.md §4.3 items 4 and 5). Every policy is
 //! deterministic. Legs are numbered 0 and 1.
 
+use std::collections::VecDeque;
+
 use multiconn_core::{Dur, Time};
 
 use crate::receiver::SnLength;
@@ -64,6 +66,14 @@ pub enum AdaptiveSignal {
     /// sent on the leg since. Unless both legs report one (a link does not), the smallest
     /// backlog instead.
     DesiredBuffer,
+    /// The largest credit as TS 38.425 §5.4.2 defines it: the leg's node may be sent its
+    /// desired buffer size beyond the highest PDCP SN it reported as successfully delivered
+    /// (RLC AM) or transmitted (RLC UM). The node's desired buffer size here is its RLC
+    /// buffer's capacity (srsRAN's choice), the SN its RLC's confirmed one; the credit is that
+    /// size less the bytes of every PDU sent on the leg after the reported SN — in its RLC
+    /// buffer, waiting for acknowledgement, on the way to it, or sent since the report.
+    /// Unless both legs report, the smallest backlog instead.
+    DeliveryCredit,
 }
 
 /// How PDUs are divided between leg 0 and leg 1. Shares are leg 0's fraction, in [0, 1]
@@ -190,6 +200,12 @@ pub struct LegReport {
     /// The desired buffer size for the bearer (TS 38.425 §5.5.2.2): the bytes the leg's node
     /// can take now; `None` when the leg does not say (a link).
     pub desired_bytes: Option<u64>,
+    /// The leg's buffer capacity for the bearer, in bytes, the desired buffer size counted
+    /// beyond `confirmed_sn` ([`AdaptiveSignal::DeliveryCredit`]); `None` for a link.
+    pub buffer_bytes: Option<u64>,
+    /// The highest PDCP SN the leg confirmed (TS 38.425: highest successfully delivered NR
+    /// PDCP SN under RLC AM, highest transmitted under UM); `None` if it has none to give.
+    pub confirmed_sn: Option<u32>,
 }
 
 /// What the entity has sent: PDUs and bytes (PDU size, header included) per leg, a
@@ -205,7 +221,7 @@ pub struct TxStats {
 }
 
 /// What the adaptive policy knows of one leg.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct LegEstimate {
     /// Bytes per second.
     rate: Option<f64>,
@@ -217,6 +233,12 @@ struct LegEstimate {
     sent_since: u64,
     /// The desired buffer size of the last report.
     desired: Option<u64>,
+    /// The buffer capacity of the last report.
+    buffer: Option<u64>,
+    /// [`AdaptiveSignal::DeliveryCredit`]: the (SN, size) of each PDU sent on the leg and not
+    /// yet confirmed, in the order sent, and their bytes.
+    unconfirmed: VecDeque<(u32, u32)>,
+    unconfirmed_bytes: u64,
 }
 
 impl LegEstimate {
@@ -236,6 +258,14 @@ impl LegEstimate {
         }
         self.queued = r.queued_bytes;
         self.desired = r.desired_bytes;
+        self.buffer = r.buffer_bytes;
+        // Everything sent up to the confirmed SN is done with (an SN no longer listed was
+        // confirmed before).
+        if let Some(k) = r.confirmed_sn.and_then(|sn| self.unconfirmed.iter().position(|(s, _)| *s == sn)) {
+            for (_, size) in self.unconfirmed.drain(..=k) {
+                self.unconfirmed_bytes -= u64::from(size);
+            }
+        }
         self.last_report = Some(now);
         self.sent_since = 0;
     }
@@ -243,6 +273,11 @@ impl LegEstimate {
     /// The bytes the leg may still take by its last desired buffer size, if it gave one.
     fn credit(&self) -> Option<f64> {
         self.desired.map(|d| d as f64 - self.sent_since as f64)
+    }
+
+    /// The bytes the leg may still take beyond its confirmed SN, if it gave a buffer size.
+    fn delivery_credit(&self) -> Option<f64> {
+        self.buffer.map(|b| b as f64 - self.unconfirmed_bytes as f64)
     }
 
     /// Estimated bytes still queued at `now`.
@@ -318,7 +353,7 @@ impl Transmitter {
             SplitPolicy::Ratio { share } => fraction(clamp_share(share)),
             _ => (1, 2),
         };
-        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: [LegEstimate::default(); 2], duplication: true, pending: PendingVolume::default(), stats: TxStats::default() }
+        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: Default::default(), duplication: true, pending: PendingVolume::default(), stats: TxStats::default() }
     }
 
     /// Data PDU header bytes for this entity's RAT and SN length.
@@ -345,14 +380,21 @@ impl Transmitter {
             Legs::One(leg) => [leg == 0, leg == 1],
             Legs::Both => [true, true],
         };
+        let sn = count.rem_euclid(self.cfg.sn.modulus()) as u32;
+        let credit = matches!(self.cfg.policy, SplitPolicy::Adaptive { signal: AdaptiveSignal::DeliveryCredit });
         for (leg, on) in on.into_iter().enumerate() {
             if on {
                 self.stats.pdus[leg] += 1;
                 self.stats.bytes[leg] += u64::from(size);
-                self.legs[leg].sent_since += u64::from(size);
+                let estimate = &mut self.legs[leg];
+                estimate.sent_since += u64::from(size);
+                if credit {
+                    estimate.unconfirmed.push_back((sn, size));
+                    estimate.unconfirmed_bytes += u64::from(size);
+                }
             }
         }
-        Ok(Pdu { count, sn: count.rem_euclid(self.cfg.sn.modulus()) as u32, legs, size })
+        Ok(Pdu { count, sn, legs, size })
     }
 
     /// The receiver's RX_DELIV (from a status report, or the DDDS's highest delivered SN + 1).
@@ -432,6 +474,10 @@ impl Transmitter {
                         // The larger credit wins (compared as the smaller negated credit);
                         // unless both legs give a size, the backlogs decide.
                         AdaptiveSignal::DesiredBuffer => match (a.credit(), b.credit()) {
+                            (Some(ca), Some(cb)) => (-ca, -cb),
+                            _ => (a.backlog(now), b.backlog(now)),
+                        },
+                        AdaptiveSignal::DeliveryCredit => match (a.delivery_credit(), b.delivery_credit()) {
                             (Some(ca), Some(cb)) => (-ca, -cb),
                             _ => (a.backlog(now), b.backlog(now)),
                         },

@@ -612,6 +612,11 @@ pub struct SplitSection {
     /// Period of the legs' delivery status reports (DDDS) for `retransmit_lost` (default
     /// 10 ms; the adaptive policy's `feedback` sets the same period).
     pub ddds_period: Option<Dur>,
+    /// Over cells: the one-way X2-U (Xn-U) delay between the node hosting PDCP (the first
+    /// leg's, the master) and the second leg's cell (the secondary node) — the downlink PDUs
+    /// sent on the second leg, its delivery status reports back and, with a `reverse_policy`,
+    /// the uplink PDUs it delivers all take it (default 0).
+    pub x2u_delay: Option<Dur>,
 }
 
 /// A split's `policy`: how the transmitting PDCP entity spreads packets over the legs, a table
@@ -649,7 +654,9 @@ pub enum PolicySection {
         /// `"delay"` (the leg with the earliest estimated arrival, base delay + backlog / rate;
         /// default), `"queue"` (the leg with the smaller backlog) or `"desired_buffer"` (the leg
         /// with more room by the desired buffer size its node reports, TS 38.425: a cell leg's
-        /// free RLC buffer; the backlogs over links).
+        /// free RLC buffer; the backlogs over links) or `"delivery_credit"` (the leg with more
+        /// credit by TS 38.425 §5.4.2: its RLC buffer size beyond the highest PDCP SN it
+        /// reported delivered under RLC AM, transmitted under UM; the backlogs over links).
         #[serde(default)]
         signal: Option<multiconn_pdcp::AdaptiveSignal>,
         /// Feedback period (default 10 ms).

@@ -155,6 +155,12 @@ impl AmTx {
         self.poll_timer_us
     }
 
+    /// The id of the oldest SDU not yet acknowledged nor given up (the SDU at TX_Next_Ack), or
+    /// the id the next SDU will take when every SDU is: every SDU with a smaller id is done.
+    pub fn oldest_open_id(&self) -> u64 {
+        self.sdus.front().map_or(self.next_id, |s| s.id)
+    }
+
     /// Offers an SDU of `bytes` (1–65 535) arriving at `now_us`: `Some(id)` if queued (it takes
     /// SN = TX_Next), `None` if the bytes not yet sent would exceed the capacity (dropped).
     pub fn enqueue(&mut self, bytes: u32, now_us: u64) -> Result<Option<u64>, CellError> {

@@ -13,7 +13,9 @@ use multiconn_cell::tables::Modulation;
 use multiconn_cell::rlc_am::AmConfig;
 use multiconn_cell::{BlerCurve, McsScheme, Carrier, CellConfig, CellDirection, CellHop, FadingConfig, FadingSpread, MacTiming, NrCarrier, RlcMode, SlotUse};
 
-use crate::hop::{quiet, run};
+use crate::hop::{packet, quiet, run, MS};
+use multiconn_cell::CellOutput;
+use multiconn_core::Time;
 
 /// 100 MHz at 30 kHz, DDDSU with a 10:2:2 special slot, the carrier's defaults (256QAM, one
 /// layer, a 2-symbol CORESET, one DMRS symbol).
@@ -221,4 +223,64 @@ fn a_drawn_line_of_sight_follows_the_38_901_probability_and_the_seed() {
     assert_eq!(CellHop::new(CellConfig { draw_los: false, ..cfg.clone() }, 1, "x").unwrap().in_sight(0), None);
     let e = CellHop::new(CellConfig { draw_los: true, ..nr_cell(dddsu(), vec![100.0]) }, 1, "x").err().unwrap().to_string();
     assert!(e.contains("cell.los"), "{e}");
+}
+
+#[test]
+fn the_delivery_status_confirms_what_am_acknowledged_and_um_transmitted() {
+    // TS 38.425's DL DATA DELIVERY STATUS from the cell's RLC: under AM the highest PDCP SN
+    // delivered with every earlier one (acknowledged), under UM the highest transmitted (wholly
+    // handed to MAC). A UE in a fast fade, so HARQ gives TBs up and AM repairs them.
+    let faded = |rlc| CellConfig {
+        fading: FadingConfig::Rayleigh { doppler_hz: 200.0, spread: FadingSpread::Flat },
+        rlc,
+        ..nr_cell(dddsu(), vec![900.0])
+    };
+    for am in [false, true] {
+        let cfg = faded(if am { RlcMode::Am(AmConfig::nr_default(524_288)) } else { RlcMode::Um });
+        let mut cell = CellHop::new(cfg, 5, "nr").unwrap();
+        let (mut next, mut in_cell, mut delivered, mut confirmed_seen) = (0u32, 0usize, std::collections::BTreeSet::new(), Vec::new());
+        let mut now = 0u64;
+        while now < 1500 * MS {
+            while in_cell < 100 {
+                let mut pkt = packet(u64::from(next), 0);
+                pkt.lower_sn = next;
+                next += 1;
+                cell.enqueue(Time(now), 0, CellDirection::Down, pkt).unwrap();
+                in_cell += 1;
+            }
+            assert_eq!(cell.confirmed_pdcp_sn(0, CellDirection::Up), None, "nothing went up");
+            while let Some(out) = cell.poll(Time(now)).unwrap() {
+                in_cell -= 1;
+                if let CellOutput::Delivered { pkt, .. } = out {
+                    delivered.insert(pkt.lower_sn);
+                    if !am {
+                        // Delivered means transmitted: UM's confirmed SN is at or beyond it.
+                        assert!(cell.confirmed_pdcp_sn(0, CellDirection::Down) >= Some(pkt.lower_sn));
+                    }
+                }
+            }
+            if let Some(sn) = cell.confirmed_pdcp_sn(0, CellDirection::Down) {
+                assert!(sn < next, "{sn} confirmed, {next} sent");
+                if am {
+                    // Acknowledged means delivered, with every SN before it.
+                    assert!((0..=sn).all(|s| delivered.contains(&s)), "AM confirmed {sn} before delivering them all");
+                }
+                confirmed_seen.push(sn);
+            }
+            now += MS / 2;
+        }
+        assert!(confirmed_seen.windows(2).all(|w| w[0] <= w[1]), "the confirmed SN never goes back");
+        let last = *confirmed_seen.last().unwrap();
+        assert!(last > 500, "{} confirmed by the end (am {am})", last);
+        let c = cell.ue_counters(0);
+        assert!(am || c.harq_drops > 0, "the fade makes HARQ give TBs up in UM: {c:?}");
+        // In AM the confirmed SN trails what was delivered by the status round; in UM what was
+        // transmitted leads what arrived.
+        let highest = *delivered.iter().next_back().unwrap();
+        if am {
+            assert!(last <= highest);
+        } else {
+            assert!(last >= highest);
+        }
+    }
 }

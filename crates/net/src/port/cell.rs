@@ -68,6 +68,16 @@ impl PortElement for CellHop {
         (ue < self.ue_count()).then(|| self.config().rlc_buffer_bytes.saturating_sub(self.rlc_queued_bytes(ue, dir)))
     }
 
+    fn buffer_bytes(&self, port: u32) -> Option<u64> {
+        let (ue, _) = ue_and_direction(port);
+        (ue < self.ue_count()).then(|| self.config().rlc_buffer_bytes)
+    }
+
+    fn confirmed_sn(&self, port: u32) -> Option<u32> {
+        let (ue, dir) = ue_and_direction(port);
+        self.confirmed_pdcp_sn(ue, dir)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -42,6 +42,8 @@ fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Netw
         feedback: None,
         retransmit_lost: false,
         duplication_switches: Vec::new(),
+        tx_leg_delay: [Dur::ZERO; 2],
+        rx_leg_delay: [Dur::ZERO; 2],
     };
     // Link directions: leg 0 forward, leg 0 reverse, leg 1 forward, leg 1 reverse.
     let spec = NetworkSpec {

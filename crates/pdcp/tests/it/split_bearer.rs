@@ -150,3 +150,61 @@ proptest! {
         prop_assert_eq!(r.tx.pdus, [n as u64, n as u64]);
     }
 }
+
+/// A split bearer whose second leg's node is `x2` away (X2-U): adaptive on the delivery
+/// credit, reports every 10 ms.
+fn with_x2(x2: Dur) -> multiconn_pdcp::SplitBearer {
+    let sn = SnLength::new(18).unwrap();
+    multiconn_pdcp::SplitBearer::new(&multiconn_pdcp::SplitBearerConfig {
+        name: "endc".into(),
+        tx: TransmitterConfig { rat: Rat::Nr, sn, policy: SplitPolicy::Adaptive { signal: AdaptiveSignal::DeliveryCredit } },
+        rx: ReceiverConfig { sn, t_reordering: Some(Dur::from_millis(100)), reordering: true },
+        processing_delay: Dur::ZERO,
+        packet_time: Dur::ZERO,
+        feedback: Some(Dur::from_millis(10)),
+        retransmit_lost: false,
+        duplication_switches: Vec::new(),
+        tx_leg_delay: [Dur::ZERO, x2],
+        rx_leg_delay: [Dur::ZERO, x2],
+    })
+}
+
+#[test]
+fn the_x2u_delay_holds_the_second_legs_pdus_and_reports_and_nothing_else() {
+    use multiconn_core::{FlowId, Packet};
+    use multiconn_pdcp::LegState;
+    let x2 = Dur::from_millis(7);
+    let mut b = with_x2(x2);
+    let pkt = |id: u64| Packet::new(id, FlowId(0), 1000, id, Time::ZERO);
+    // Leg 0 is the master's own: at once. Leg 1's PDUs reach its node 7 ms later, in order.
+    assert!(b.toward_leg(at(1), 0, pkt(1)).is_some());
+    assert!(b.toward_leg(at(1), 1, pkt(2)).is_none());
+    assert!(b.toward_leg(at(2), 1, pkt(3)).is_none());
+    assert_eq!(b.poll_timeout(), Some(at(8)));
+    assert!(b.pop_toward_leg(Time(at(8).0 - 1)).is_none());
+    assert_eq!(b.pop_toward_leg(at(8)).map(|(leg, p)| (leg, p.id)), Some((1, 2)));
+    assert!(b.pop_toward_leg(at(8)).is_none());
+    assert_eq!(b.pop_toward_leg(at(9)).map(|(leg, p)| (leg, p.id)), Some((1, 3)));
+    // What leg 1 delivers reaches the receiving entity 7 ms later; leg 0's at once.
+    assert!(b.from_leg(at(20), 0, pkt(4)).is_some());
+    assert!(b.from_leg(at(20), 1, pkt(5)).is_none());
+    assert_eq!(b.pop_from_leg(at(27)).map(|(t, leg, p)| (t, leg, p.id)), Some((at(27), 1, 5)));
+    // The legs' reports at 10 and 20 ms: leg 0's take effect at once, leg 1's 7 ms later
+    // (at 17 and 27 ms). The adaptive split alternates until both legs have a rate (two
+    // reports each), then leg 1's larger credit (its buffer of 50 000 bytes against leg 0's
+    // 5 000) wins.
+    let state = |buffer: u64| LegState { queued_bytes: 1, desired_bytes: Some(buffer), buffer_bytes: Some(buffer), confirmed_sn: None };
+    b.report(at(10), [state(5_000), state(50_000)]);
+    assert!(b.pop_toward_leg(at(17)).is_none());
+    b.report(at(20), [state(5_000), state(50_000)]);
+    let mut legs = Vec::new();
+    for _ in 0..2 {
+        legs.push(b.tx.send(at(22), 997).unwrap().legs);
+    }
+    assert_eq!(b.poll_timeout(), Some(at(27)), "leg 1's second report is on its way");
+    assert!(b.pop_toward_leg(at(27)).is_none());
+    for _ in 0..3 {
+        legs.push(b.tx.send(at(27), 997).unwrap().legs);
+    }
+    assert_eq!(legs, [Legs::One(0), Legs::One(1), Legs::One(1), Legs::One(1), Legs::One(1)]);
+}

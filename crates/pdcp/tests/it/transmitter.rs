@@ -218,7 +218,7 @@ fn adaptive(signal: AdaptiveSignal) -> Transmitter {
 }
 
 fn report(queued: u64, delivered: u64) -> LegReport {
-    LegReport { queued_bytes: queued, delivered_bytes: delivered, interval: Dur::from_millis(10), min_delay: Some(Dur::from_millis(10)), desired_bytes: None }
+    LegReport { queued_bytes: queued, delivered_bytes: delivered, interval: Dur::from_millis(10), min_delay: Some(Dur::from_millis(10)), desired_bytes: None, buffer_bytes: None, confirmed_sn: None }
 }
 
 fn count_legs(tx: &mut Transmitter, now: Time, n: usize) -> [usize; 2] {
@@ -358,6 +358,8 @@ fn fluid(signal: AdaptiveSignal, rates: [f64; 2], load: f64, secs: u64) -> [u64;
                     interval: Dur::from_millis(10),
                     min_delay: Some(Dur::from_millis(10)),
                     desired_bytes: None,
+                    buffer_bytes: None,
+                    confirmed_sn: None,
                 };
                 tx.on_leg_report(now, leg, r);
                 delivered[leg] = 0.0;
@@ -586,6 +588,53 @@ fn the_desired_buffer_signal_fills_the_leg_with_more_room_first() {
     let mut queue = adaptive(AdaptiveSignal::Queue);
     for tx in [&mut mixed, &mut queue] {
         tx.on_leg_report(now, 0, LegReport { desired_bytes: Some(1_000_000), ..report(40_000, 125_000) });
+        tx.on_leg_report(now, 1, report(10_000, 125_000));
+    }
+    for _ in 0..20 {
+        assert_eq!(mixed.send(now, 997).unwrap().legs, queue.send(now, 997).unwrap().legs);
+    }
+}
+
+#[test]
+fn the_delivery_credit_counts_every_byte_sent_beyond_the_confirmed_sn() {
+    // TS 38.425 §5.4.2: a leg may be sent its desired buffer size beyond the highest PDCP SN it
+    // confirmed. Both legs give 10 000 bytes and no SN yet: PDUs of 1 000 bytes (997 + 3)
+    // alternate by credit (ties to leg 0) and the bytes stay counted across reports until an
+    // SN confirms them — unlike the desired buffer signal, whose credit a report renews.
+    let mut tx = adaptive(AdaptiveSignal::DeliveryCredit);
+    let now = Time(100_000_000);
+    let give = |tx: &mut Transmitter, at: Time, sn: [Option<u32>; 2]| {
+        for (leg, sn) in sn.into_iter().enumerate() {
+            tx.on_leg_report(at, leg, LegReport { buffer_bytes: Some(10_000), confirmed_sn: sn, ..report(0, 125_000) });
+        }
+    };
+    give(&mut tx, now, [None, None]);
+    let mut sent: Vec<(usize, u32)> = Vec::new();
+    let send = |tx: &mut Transmitter, n: usize, sent: &mut Vec<(usize, u32)>| {
+        for _ in 0..n {
+            let pdu = tx.send(now, 997).unwrap();
+            let Legs::One(leg) = pdu.legs else { panic!("one leg each") };
+            sent.push((leg, pdu.sn));
+        }
+    };
+    send(&mut tx, 6, &mut sent);
+    assert_eq!(sent.iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1, 0, 1, 0, 1]);
+    // A new report without a confirmed SN leaves the 3 000 bytes on each leg counted.
+    give(&mut tx, now, [None, None]);
+    // Leg 1 confirms its second PDU (SN 3): 2 000 of its bytes are done; the next two PDUs
+    // go to leg 1 (credit 9 000 against 7 000), then the legs alternate again.
+    give(&mut tx, now, [None, Some(sent[3].1)]);
+    send(&mut tx, 4, &mut sent);
+    assert_eq!(sent[6..].iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 1, 0, 1], "{sent:?}");
+    // An SN no longer (or never) listed changes nothing.
+    give(&mut tx, now, [Some(60_000), Some(sent[1].1)]);
+    send(&mut tx, 1, &mut sent);
+    assert_eq!(sent[10].0, 0, "leg 0: 4 000 bytes outstanding, leg 1: 4 000, tie to leg 0: {sent:?}");
+    // Over a link (no buffer size) the backlogs decide, as with the queue signal.
+    let mut mixed = adaptive(AdaptiveSignal::DeliveryCredit);
+    let mut queue = adaptive(AdaptiveSignal::Queue);
+    for tx in [&mut mixed, &mut queue] {
+        tx.on_leg_report(now, 0, LegReport { buffer_bytes: Some(1_000_000), ..report(40_000, 125_000) });
         tx.on_leg_report(now, 1, report(10_000, 125_000));
     }
     for _ in 0..20 {

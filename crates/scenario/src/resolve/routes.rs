@@ -2,6 +2,7 @@
 //! ends) or of each of its `paths`, walked from `from` to `to`, and the reverse routes (the
 //! same links the other way, a split's uplink leg where a route crosses a split).
 
+use multiconn_core::Dur;
 use multiconn_net::Leg;
 use super::errors::{err, FieldError};
 use super::links::LinkDirection;
@@ -209,6 +210,17 @@ impl Routes<'_> {
                 };
                 let (a, a_back) = leg(&sp.legs[0])?;
                 let (b, b_back) = leg(&sp.legs[1])?;
+                // The X2-U delay sits between the master node and the secondary cell: it is
+                // modelled on the downlink entity and a reverse split's uplink one.
+                if sp.x2u_delay.is_some_and(|d| d > Dur::ZERO) {
+                    // (The resolved split's second leg is a cell when it has an x2u_delay.)
+                    if self.cell_index.get(sp.legs[1].as_str()).is_some_and(|&ci| self.cells[ci].enb != at) {
+                        return Err(err(&field, format!("{prefix}split \"{hop}\" has an x2u_delay, which models the master–secondary transport of a downlink split: cross it from the eNB side (from \"{next}\" to \"{at}\" is the uplink)")));
+                    }
+                    if reverse.is_none() && sp.uplink.as_deref() == Some(sp.legs[1].as_str()) {
+                        return Err(err(&field, format!("{prefix}split \"{hop}\" has an x2u_delay and its uplink on the secondary leg \"{}\" as a plain hop, which would skip the X2-U: give it a reverse_policy, or its uplink on \"{}\"", sp.legs[1], sp.legs[0])));
+                    }
+                }
                 let up_back = match sp.uplink.as_deref() {
                     Some(u) if u == sp.legs[1] => b_back,
                     _ => a_back,

@@ -53,6 +53,9 @@ pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkD
         }
         let mut reverse = resolve_split(&SplitSection { policy: Some(policy.clone()), reverse_policy: None, ..sp.clone() }, &ends).map_err(|e| e.renamed("policy", "reverse_policy"))?;
         reverse.name = sp.name.clone();
+        // The opposite direction's PDUs take the X2-U after the secondary cell delivers them.
+        reverse.rx_leg_delay = reverse.tx_leg_delay;
+        reverse.tx_leg_delay = [Dur::ZERO; 2];
         index.get_mut(sp.name.as_str()).expect("indexed above").reverse = Some(splits.len());
         splits.push(reverse);
     }
@@ -201,6 +204,10 @@ fn resolve_split(sp: &SplitSection, ends: &Ends) -> Result<Split, FieldError> {
             SplitPolicy::Threshold { primary, threshold }
         }
     };
+    let x2u_delay = sp.x2u_delay.unwrap_or(Dur::ZERO);
+    if x2u_delay > Dur::ZERO && !ends.cell_index.contains_key(sp.legs[1].as_str()) {
+        return Err(err(&path("x2u_delay"), format!("is the delay between the master node and the secondary cell's node: the second leg must be a cell, but \"{}\" is a link (a link leg's delay is its own `delay`)", sp.legs[1])));
+    }
     let retransmit_lost = sp.retransmit_lost.unwrap_or(false);
     if retransmit_lost && policy == SplitPolicy::Duplicate {
         return Err(err(&path("retransmit_lost"), "with duplication every PDU is already on both legs; retransmit_lost needs another policy"));
@@ -227,5 +234,7 @@ fn resolve_split(sp: &SplitSection, ends: &Ends) -> Result<Split, FieldError> {
         feedback,
         retransmit_lost,
         duplication_switches,
+        tx_leg_delay: [Dur::ZERO, x2u_delay],
+        rx_leg_delay: [Dur::ZERO; 2],
     })
 }

@@ -177,3 +177,48 @@ fn the_secondarys_desired_buffer_size_keeps_the_cells_rlc_buffers_from_overflowi
     assert!(expiries(&flow_control) < expiries(&batch), "{} vs {}", expiries(&flow_control), expiries(&batch));
     assert!(goodput(&flow_control) > 200.0, "{}", goodput(&flow_control));
 }
+
+/// The example with the secondary (NR) cell `x2` away from the master's PDCP entity and the
+/// split's policy `policy`.
+fn over_x2(x2: &str, policy: &str) -> String {
+    example().replace("{ model = \"batch\", size = 20, share = 0.2 }", &format!("{policy}\nx2u_delay = \"{x2}\""))
+}
+
+#[test]
+fn the_x2u_delay_holds_the_secondary_legs_pdus_and_the_delivery_credit_counts_them() {
+    // Everything on the NR leg: the handshake's data direction crosses X2-U once, so it takes
+    // 20 ms longer (the uplink is the LTE cell's).
+    let nr_only = "{ model = \"batch\", size = 20, share = 0.0 }";
+    let handshake = |s: &Value| s["flows"][0]["handshake_s"].as_f64().unwrap();
+    let near = handshake(&run(&over_x2("0 ms", nr_only), Some(1)).0);
+    let far = handshake(&run(&over_x2("20 ms", nr_only), Some(1)).0);
+    assert!((far - near - 0.020).abs() < 0.002, "handshake {near} s without X2-U delay, {far} s with 20 ms");
+    // With 20 ms of X2-U, the desired buffer signal (the free RLC buffer less what was sent
+    // since the report) counts none of the PDUs on their way over X2-U nor the report's own
+    // 20 ms: the NR cell's RLC buffer overflows. TS 38.425's credit beyond the confirmed SN
+    // counts every byte not yet confirmed and keeps it (nearly) from overflowing.
+    let drops = |s: &Value| s["flows"][0]["drops"]["queue"].as_u64().unwrap();
+    let desired = run(&over_x2("20 ms", "{ model = \"adaptive\", signal = \"desired_buffer\" }"), Some(1)).0;
+    let credit = run(&over_x2("20 ms", "{ model = \"adaptive\", signal = \"delivery_credit\" }"), Some(1)).0;
+    assert!(drops(&desired) > 200 && drops(&credit) * 5 < drops(&desired), "RLC buffer drops: {} desired buffer, {} delivery credit", drops(&desired), drops(&credit));
+    // Without X2-U delay and under UM (the confirmed SN is the transmitted one) the two
+    // signals split alike.
+    let same = |signal: &str| goodput(&run(&over_x2("0 ms", &format!("{{ model = \"adaptive\", signal = \"{signal}\" }}")), Some(1)).0);
+    let (a, b) = (same("desired_buffer"), same("delivery_credit"));
+    assert!((a - b).abs() < 0.05 * a, "{a} vs {b} Mbit/s");
+}
+
+#[test]
+fn an_x2u_delay_needs_a_secondary_cell_crossed_downwards() {
+    // Over a link leg.
+    let links = "[[link]]\nname = \"core\"\nbetween = [\"a\", \"b\"]\nrate = \"10 Mbit/s\"\ndelay = \"5 ms\"\nqueue = \"100 packets\"\n\n[[link]]\nname = \"other\"\nbetween = [\"a\", \"b\"]\nrate = \"10 Mbit/s\"\ndelay = \"5 ms\"\nqueue = \"100 packets\"\n\n[[split]]\nname = \"s\"\nlegs = [\"core\", \"other\"]\nx2u_delay = \"5 ms\"\n\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\ntransport = \"tcp\"\napp = \"bulk\"\nroute = [\"s\"]\n";
+    let e = error(links);
+    assert!(e.contains("split.s.x2u_delay") && e.contains("\"other\" is a link"), "{e}");
+    // Crossed from the UE: an uplink flow.
+    let up = over_x2("5 ms", "{ model = \"batch\", size = 20, share = 0.2 }").replace("from = \"server\"\nto = \"ue\"", "from = \"ue\"\nto = \"server\"").replace("route = [\"core\", \"endc\"]", "route = [\"endc\", \"core\"]");
+    let e = error(&up);
+    assert!(e.contains("x2u_delay") && e.contains("eNB side"), "{e}");
+    // The uplink as a plain hop on the secondary leg.
+    let e = error(&over_x2("5 ms", "{ model = \"batch\", size = 20, share = 0.2 }").replace("uplink = \"lte\"", "uplink = \"nr\""));
+    assert!(e.contains("reverse_policy"), "{e}");
+}
