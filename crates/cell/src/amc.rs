@@ -26,6 +26,8 @@ use multiconn_core::rng::RngStream;
 use multiconn_radio::units::db_to_ratio;
 
 use crate::error::{check_range, CellError};
+use crate::nr::bler::CodeBlockGaps;
+use crate::nr::tbs::BaseGraph;
 use crate::scheme::McsScheme;
 use crate::tables::{mcs_entry, Modulation, MAX_CQI};
 
@@ -48,6 +50,13 @@ const SINR_LIMIT_DB: f64 = 200.0;
 /// two dimensions (each PAM symbol has energy 1/2) and noise variance 1/(2·SINR) per dimension,
 /// in bits per PAM symbol.
 fn pam_mi(levels: usize, sinr: f64) -> f64 {
+    pam_information(levels, sinr).0
+}
+
+/// The mean (the mutual information) and the variance (the channel dispersion of Polyanskiy,
+/// Poor and Verdú 2010) of the information density i(x; y) = log2 p(y|x)/p(y) of
+/// equiprobable `levels`-PAM as [`pam_mi`] sets it up, in bits and bits² per PAM symbol.
+fn pam_information(levels: usize, sinr: f64) -> (f64, f64) {
     let m = levels as f64;
     // Points (2i − M + 1)·d with mean energy (M² − 1)·d²/3 = 1/2.
     let d = (1.5 / (m * m - 1.0)).sqrt();
@@ -56,6 +65,7 @@ fn pam_mi(levels: usize, sinr: f64) -> f64 {
     let sigma = sigma2.sqrt();
     let dn = 16.0 * sigma / (NOISE_POINTS - 1) as f64;
     let mut loss = 0.0;
+    let mut loss_sq = 0.0;
     let mut wsum = 0.0;
     for k in 0..NOISE_POINTS {
         let n = -8.0 * sigma + k as f64 * dn;
@@ -67,10 +77,15 @@ fn pam_mi(levels: usize, sinr: f64) -> f64 {
                 let e = xi - xj + n;
                 s += (-(e * e - n * n) / (2.0 * sigma2)).exp();
             }
-            loss += w * s.log2();
+            let l = s.log2();
+            loss += w * l;
+            loss_sq += w * l * l;
         }
     }
-    (m.log2() - loss / (wsum * m)).clamp(0.0, m.log2())
+    let mean_loss = loss / (wsum * m);
+    // i = log2 M − log2 s: its variance is the variance of log2 s.
+    let variance = (loss_sq / (wsum * m) - mean_loss * mean_loss).max(0.0);
+    ((m.log2() - mean_loss).clamp(0.0, m.log2()), variance)
 }
 
 /// The points of the MI tables: MI_MIN_DB to MI_MAX_DB in steps of MI_STEP_DB.
@@ -81,12 +96,7 @@ pub const MI_TABLE_POINTS: usize = 701;
 /// the crate's `mi_table` module holds, generated once (`cargo run -p multiconn-cell --example mi_table`)
 /// because the integral takes about a tenth of a second per process.
 pub fn integrate_mi_table(modulation: Modulation) -> Vec<f64> {
-    let levels = match modulation {
-        Modulation::Qpsk => 2,
-        Modulation::Qam16 => 4,
-        Modulation::Qam64 => 8,
-        Modulation::Qam256 => 16,
-    };
+    let levels = pam_levels(modulation);
     let mut v: Vec<f64> = (0..MI_TABLE_POINTS)
         .map(|k| pam_mi(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)) / (levels as f64).log2())
         .collect();
@@ -97,6 +107,44 @@ pub fn integrate_mi_table(modulation: Modulation) -> Vec<f64> {
         }
     }
     v
+}
+
+/// The dispersion table of `modulation` worked out by numerical integration: the variance of
+/// the information density per coded bit (bits², the PAM symbol's variance over its log2 M
+/// coded bits: a QAM symbol is two independent PAM symbols and carries 2·log2 M coded bits) at
+/// −30 + k·0.1 dB for k in 0..701, the grid of [`integrate_mi_table`]. This is what the crate's
+/// `dispersion_table` module holds (`cargo run -p multiconn-cell --example dispersion_table`).
+pub fn integrate_dispersion_table(modulation: Modulation) -> Vec<f64> {
+    let levels = pam_levels(modulation);
+    (0..MI_TABLE_POINTS).map(|k| pam_information(levels, db_to_ratio(MI_MIN_DB + k as f64 * MI_STEP_DB)).1 / (levels as f64).log2()).collect()
+}
+
+/// Levels of each of the two PAM components of a square QAM.
+fn pam_levels(modulation: Modulation) -> usize {
+    match modulation {
+        Modulation::Qpsk => 2,
+        Modulation::Qam16 => 4,
+        Modulation::Qam64 => 8,
+        Modulation::Qam256 => 16,
+    }
+}
+
+/// The channel dispersion per coded bit (bits²) of `modulation` at `sinr_db`: the variance of
+/// the information density that sets how steeply a code block's error probability falls with
+/// its length ([`crate::nr::bler`]). Interpolated linearly in dB on the table's grid; 0 beyond
+/// its ends (no information, or all of it, for certain).
+pub fn dispersion_per_bit(modulation: Modulation, sinr_db: f64) -> f64 {
+    let t = &crate::dispersion_table::DISPERSION_PER_CODED_BIT[modulation_slot(modulation)];
+    if sinr_db.is_nan() || sinr_db >= MI_MAX_DB {
+        return 0.0;
+    }
+    if sinr_db <= MI_MIN_DB {
+        return t[0] * db_to_ratio(sinr_db - MI_MIN_DB);
+    }
+    let pos = (sinr_db - MI_MIN_DB) / MI_STEP_DB;
+    let k = (pos as usize).min(t.len() - 2);
+    let f = pos - k as f64;
+    t[k] + f * (t[k + 1] - t[k])
 }
 
 fn table_of(modulation: Modulation) -> &'static [f64] {
@@ -192,6 +240,12 @@ pub fn shannon_gap_efficiency(sinr_db: f64, ber: f64) -> f64 {
 /// γ₁₀(m) − width and 1.2 % at γ₁₀(m) + width. γ₁₀(m) is the SINR at which the
 /// constellation-constrained capacity of m's modulation equals m's spectral efficiency, plus
 /// `gap_db`.
+///
+/// With `code_blocks` set (NR only) the curves are instead those of the TB's LDPC code blocks
+/// ([`crate::nr::bler`]): per base graph and block length, from the normal approximation less
+/// each base graph's gap; `gap_db` and `width_db` are then unused. Where no TB size is at hand
+/// (the CQI a UE reports, [`BlerCurve::error_probability_in`]) the TB is taken as one code
+/// block of the largest size of its base graph (8 448 bits on BG1, 3 840 on BG2 at R ≤ 0.25).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BlerCurve {
     /// Implementation gap of the turbo code to the constellation-constrained capacity at 10 %
@@ -199,12 +253,14 @@ pub struct BlerCurve {
     pub gap_db: f64,
     /// SINR step from 50 % to 10 % BLER, in dB (0.05..=10).
     pub width_db: f64,
+    /// NR's code-block curves instead, with each base graph's gap.
+    pub code_blocks: Option<CodeBlockGaps>,
 }
 
 impl Default for BlerCurve {
     /// A 1 dB gap and a 1 dB width, the order of a turbo-coded TB of a few thousand bits.
     fn default() -> BlerCurve {
-        BlerCurve { gap_db: 1.0, width_db: 1.0 }
+        BlerCurve { gap_db: 1.0, width_db: 1.0, code_blocks: None }
     }
 }
 
@@ -213,7 +269,70 @@ impl BlerCurve {
     pub fn validate(&self) -> Result<(), CellError> {
         check_range("bler.gap_db", self.gap_db, 0.0, 10.0, "dB")?;
         check_range("bler.width_db", self.width_db, 0.05, 10.0, "dB")?;
+        if let Some(gaps) = self.code_blocks {
+            gaps.validate()?;
+        }
         Ok(())
+    }
+
+    /// The code-block gaps, refused on LTE's tables (turbo codes, not LDPC).
+    fn code_blocks_in(&self, scheme: McsScheme) -> Result<Option<CodeBlockGaps>, CellError> {
+        match (self.code_blocks, scheme) {
+            (Some(_), McsScheme::Lte) => Err(CellError::invalid("bler.model", "code_blocks follows NR's LDPC code blocks; an LTE cell takes the logistic curve")),
+            (gaps, _) => Ok(gaps),
+        }
+    }
+
+    /// The error probability of the reference TB (one code block of its base graph's largest
+    /// size) of MCS `mcs` of `scheme` at effective SINR `effective_sinr_db`, under `gaps`.
+    fn reference_block(gaps: CodeBlockGaps, scheme: McsScheme, mcs: u8, effective_sinr_db: f64) -> Result<f64, CellError> {
+        let m = scheme.modulation(mcs)?;
+        let r = scheme.efficiency(mcs)? / f64::from(m.order());
+        let (bg, bits) = if r <= 0.25 { (BaseGraph::Bg2, 3840.0) } else { (BaseGraph::Bg1, 8448.0) };
+        Ok(gaps.block_error_probability(m, r, bg, bits, &[mi_per_bit(m, effective_sinr_db)]))
+    }
+
+    /// The effective SINR in dB at which MCS `mcs` of `scheme` has TB error probability
+    /// `target` (in (0, 1)): the logistic curve's closed form, or the code-block curve's by
+    /// bisection (to 1e-6 dB).
+    pub fn required_sinr_db(&self, scheme: McsScheme, mcs: u8, target: f64) -> Result<f64, CellError> {
+        self.validate()?;
+        if !(target > 0.0 && target < 1.0) {
+            return Err(CellError::out_of_range("bler_target", target, "a number in (0, 1)"));
+        }
+        let Some(gaps) = self.code_blocks_in(scheme)? else {
+            // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
+            // / target) − 1).
+            let margin = self.width_db * (((1.0 - target) / target).ln() / 9f64.ln() - 1.0);
+            let m = scheme.modulation(mcs)?;
+            let mi = scheme.efficiency(mcs)? / m.order() as f64;
+            return Ok(sinr_for_mi(m, mi) + self.gap_db + margin);
+        };
+        let (mut lo, mut hi) = (MI_MIN_DB - 20.0, MI_MAX_DB + 20.0);
+        while hi - lo > 1e-6 {
+            let mid = 0.5 * (lo + hi);
+            if Self::reference_block(gaps, scheme, mcs, mid)? > target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(hi)
+    }
+
+    /// TB error probability of MCS `mcs` of `scheme`, a TB of `tbs_bits`, after the
+    /// transmissions whose mean MIs per coded bit are `mi_per_tx`: the code-block curves when
+    /// set (the TB's own segmentation), else [`BlerCurve::combined_error_probability_in`]
+    /// (which does not depend on the TB's size).
+    pub fn tb_error_probability_in(&self, scheme: McsScheme, mcs: u8, tbs_bits: u32, mi_per_tx: &[f64]) -> Result<f64, CellError> {
+        match self.code_blocks_in(scheme)? {
+            Some(gaps) => {
+                let m = scheme.modulation(mcs)?;
+                let r = scheme.efficiency(mcs)? / f64::from(m.order());
+                gaps.tb_error_probability(m, r, tbs_bits, mi_per_tx)
+            }
+            None => self.combined_error_probability_in(scheme, mcs, mi_per_tx),
+        }
     }
 
     /// The effective SINR in dB at which LTE MCS `mcs` (0..=28) has a TB error probability of
@@ -226,6 +345,9 @@ impl BlerCurve {
     /// 10 %: the curve is placed by the MCS's modulation and spectral efficiency alone, so it
     /// serves LTE's and NR's tables alike.
     pub fn threshold_db_in(&self, scheme: McsScheme, mcs: u8) -> Result<f64, CellError> {
+        if self.code_blocks_in(scheme)?.is_some() {
+            return self.required_sinr_db(scheme, mcs, 0.1);
+        }
         let m = scheme.modulation(mcs)?;
         let mi = scheme.efficiency(mcs)? / m.order() as f64;
         Ok(sinr_for_mi(m, mi) + self.gap_db)
@@ -240,6 +362,9 @@ impl BlerCurve {
     pub fn error_probability_in(&self, scheme: McsScheme, mcs: u8, effective_sinr_db: f64) -> Result<f64, CellError> {
         self.validate()?;
         check_range("effective_sinr_db", effective_sinr_db, -SINR_LIMIT_DB, SINR_LIMIT_DB, "dB")?;
+        if let Some(gaps) = self.code_blocks_in(scheme)? {
+            return Self::reference_block(gaps, scheme, mcs, effective_sinr_db);
+        }
         let x = 1.0 + (effective_sinr_db - self.threshold_db_in(scheme, mcs)?) / self.width_db;
         Ok(1.0 / (1.0 + 9f64.powf(x)))
     }
@@ -402,14 +527,12 @@ impl AmcModel {
         let AmcModel::MutualInformation { curve, bler_target } = *self else {
             return Ok(None);
         };
-        // error_probability(mcs, s) ≤ target ⟺ s ≥ threshold(mcs) + width·(log9((1 − target)
-        // / target) − 1): one required effective SINR per CQI.
-        let margin = curve.width_db * (((1.0 - bler_target) / bler_target).ln() / 9f64.ln() - 1.0);
+        // One required effective SINR per CQI.
         let mut per_cqi = [(Modulation::Qpsk, f64::INFINITY, f64::INFINITY); MAX_CQI as usize + 1];
         for cqi in 1..=MAX_CQI {
             if let Some(mcs) = scheme.mcs_for_cqi(cqi)? {
                 let m = scheme.modulation(mcs)?;
-                let required = curve.threshold_db_in(scheme, mcs)? + margin;
+                let required = curve.required_sinr_db(scheme, mcs, bler_target)?;
                 per_cqi[cqi as usize] = (m, required, mi_per_bit(m, required));
             }
         }
@@ -463,6 +586,22 @@ mod tests {
             }
             // The tables rise from near 0 to 1 bit per coded bit.
             assert!(stored[0] < 0.01 && stored[MI_TABLE_POINTS - 1] > 0.999, "{m:?}");
+        }
+    }
+
+    #[test]
+    fn the_stored_dispersion_tables_are_the_integral_bit_for_bit() {
+        for m in [Modulation::Qpsk, Modulation::Qam16, Modulation::Qam64, Modulation::Qam256] {
+            let integral = integrate_dispersion_table(m);
+            let stored = &crate::dispersion_table::DISPERSION_PER_CODED_BIT[modulation_slot(m)];
+            for (k, (s, i)) in stored.iter().zip(&integral).enumerate() {
+                assert_eq!(s.to_bits(), i.to_bits(), "{m:?} at {} dB", MI_MIN_DB + k as f64 * MI_STEP_DB);
+            }
+            // Near zero where the channel carries nothing or everything, and never above the
+            // Gaussian-input dispersion's ceiling of log2(e)² ≈ 2.08 bits² per channel use.
+            assert!(stored[0] < 0.01 && stored[MI_TABLE_POINTS - 1] < 1e-6, "{m:?}: {} {}", stored[0], stored[MI_TABLE_POINTS - 1]);
+            let peak = stored.iter().cloned().fold(0.0, f64::max);
+            assert!(peak > 0.2 && peak < 2.1, "{m:?}: peak {peak}");
         }
     }
 }

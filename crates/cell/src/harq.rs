@@ -108,7 +108,7 @@ pub struct MiCombining {
 
 impl TbDecoder for MiCombining {
     fn decode(&mut self, attempt: &TxAttempt, rng: &mut RngStream) -> Result<bool, CellError> {
-        let p = self.curve.combined_error_probability_in(self.scheme, attempt.mcs, attempt.mi_per_tx)?;
+        let p = self.curve.tb_error_probability_in(self.scheme, attempt.mcs, attempt.tbs_bits, attempt.mi_per_tx)?;
         Ok(!draw_tb_error(p, rng))
     }
 }

@@ -225,6 +225,9 @@ impl CellConfig {
         }
         self.amc.validate()?;
         self.curve.validate()?;
+        if self.curve.code_blocks.is_some() && self.carrier == Carrier::Lte {
+            return Err(CellError::invalid("cell.bler.model", "code_blocks follows NR's LDPC code blocks; an LTE cell takes the logistic curve"));
+        }
         if let FadingConfig::Rayleigh { doppler_hz, .. } | FadingConfig::Rician { doppler_hz, .. } = self.fading {
             if !(doppler_hz.is_finite() && doppler_hz > 0.0 && doppler_hz <= 2000.0) {
                 return Err(CellError::out_of_range("cell.fading.doppler_hz", doppler_hz, "a number in (0, 2000] Hz"));

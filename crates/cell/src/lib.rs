@@ -49,6 +49,7 @@ pub mod blockage;
 pub mod carrier;
 pub mod channel;
 pub mod dl;
+mod dispersion_table;
 pub mod error;
 pub mod fading;
 pub mod harq;

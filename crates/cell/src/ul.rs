@@ -490,7 +490,7 @@ impl<P> UlMac<P> {
             let mut r = self.retx[u].remove(k);
             let modulation = self.scheme.modulation(r.mcs)?;
             r.mi.push(memo.mean_mi(modulation)?);
-            let p = self.curve.combined_error_probability_in(self.scheme, r.mcs, &r.mi)?;
+            let p = self.curve.tb_error_probability_in(self.scheme, r.mcs, r.tbs_bits, &r.mi)?;
             let error = draw_tb_error(p, &mut self.rng);
             let transmission = r.mi.len() as u8;
             let dropped = error && transmission >= MAX_TRANSMISSIONS;
@@ -514,7 +514,7 @@ impl<P> UlMac<P> {
         let modulation = self.scheme.modulation(mcs)?;
         let effective = memo.effective_sinr_db(modulation)?;
         let mi = memo.mean_mi(modulation)?;
-        let p = self.curve.combined_error_probability_in(self.scheme, mcs, &[mi])?;
+        let p = self.curve.tb_error_probability_in(self.scheme, mcs, tbs_bits, &[mi])?;
         let error = draw_tb_error(p, &mut self.rng);
         out.tbs.push(UlTb { ue: u, n_prb: n_alloc as u16, mcs, tbs_bits, transmission: 1, decoded: !error, dropped: false, sinr_db: effective });
         if error {

@@ -129,6 +129,12 @@ pub struct CellSection {
     /// `{ mean = "300 ms", fraction = 0.15, depth_db = 25, ramp = "30 ms" }`, every field
     /// optional (those defaults); absent: no blockage.
     pub blockage: Option<BlockageSection>,
+    /// The TB error model: `{ model = "logistic", gap_db = 1, width_db = 1 }` (the default: a
+    /// curve per MCS from its modulation and rate) or, on an NR cell, `{ model = "code_blocks",
+    /// gap_bg1_db = 1, gap_bg2_db = 1 }` (the TB's LDPC code blocks, each from the normal
+    /// approximation less its base graph's gap; docs/nr-cell.md). The link adaptation judges
+    /// its CQI by the same model.
+    pub bler: Option<BlerSection>,
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,
@@ -165,6 +171,27 @@ pub struct BlockageSection {
     pub depth_db: Option<f64>,
     /// Time to reach the full depth and to leave it (30 ms).
     pub ramp: Option<Dur>,
+}
+
+/// A cell's TB error model, tagged by `model`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BlerSection {
+    /// A logistic curve per MCS: 10 % at the modulation's capacity for the MCS's rate plus
+    /// `gap_db` (1), 50 % `width_db` (1) lower.
+    Logistic {
+        /// Implementation gap to the modulation's capacity at 10 % BLER, dB (1).
+        gap_db: Option<f64>,
+        /// SINR step from 50 % to 10 % BLER, dB (1).
+        width_db: Option<f64>,
+    },
+    /// NR's LDPC code blocks with each base graph's gap to the normal approximation (1 dB).
+    CodeBlocks {
+        /// Base graph 1's gap to the normal approximation, dB (1).
+        gap_bg1_db: Option<f64>,
+        /// Base graph 2's gap, dB (1).
+        gap_bg2_db: Option<f64>,
+    },
 }
 
 /// A UE of a cell.

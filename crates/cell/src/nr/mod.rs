@@ -12,8 +12,11 @@
 //! * [`tbs`]: the transport block size of TS 38.214 §5.1.3.2, the LDPC base graph (TS 38.212
 //!   §7.2.2) and the number of code blocks (TS 38.212 §5.2.2).
 //! * [`peak`]: the approximate peak data rate of TS 38.306 §4.1.2.
+//! * [`bler`]: a TB's error probability from its LDPC code blocks (normal approximation per
+//!   block, per base graph).
 
 pub mod bandwidth;
+pub mod bler;
 pub mod mcs;
 pub mod numerology;
 pub mod peak;

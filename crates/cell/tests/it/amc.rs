@@ -118,7 +118,7 @@ fn bler_curve_falls_with_sinr_and_rises_with_mcs() {
             }
         }
     }
-    let err = BlerCurve { gap_db: 1.0, width_db: 0.0 }.error_probability(5, 0.0).unwrap_err().to_string();
+    let err = BlerCurve { gap_db: 1.0, width_db: 0.0, ..BlerCurve::default() }.error_probability(5, 0.0).unwrap_err().to_string();
     assert!(err.starts_with("bler.width_db = 0"), "{err}");
     assert!(curve.error_probability(29, 0.0).is_err());
 }

@@ -6,6 +6,7 @@ mod fading;
 mod harq;
 mod hop;
 mod nr;
+mod nr_bler;
 mod nr_cell;
 mod rlc;
 mod rlc_am;

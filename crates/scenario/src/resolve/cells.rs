@@ -2,13 +2,14 @@
 //! routes cross by the cell's name (downlink from the eNB to a UE, uplink back).
 
 use super::errors::{check_name, choose, err, FieldError};
-use crate::schema::CellSection;
+use crate::schema::{BlerSection, CellSection};
 use multiconn_cell::nr::bandwidth::{n_rb, FrequencyRange};
 use multiconn_cell::nr::mcs::McsTable;
 use multiconn_cell::nr::numerology::Numerology;
 use multiconn_cell::nr::tdd::{Duplex, SpecialSlot};
+use multiconn_cell::nr::bler::CodeBlockGaps;
 use multiconn_cell::rlc_am::AmConfig;
-use multiconn_cell::{doppler_hz, BlockageConfig, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
+use multiconn_cell::{doppler_hz, AmcModel, BlockageConfig, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -165,6 +166,27 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 depth_db: section.depth_db.unwrap_or(d.depth_db),
                 ramp_s: section.ramp.map_or(d.ramp_s, |t| t.as_nanos() as f64 * 1e-9),
             });
+        }
+        if let Some(section) = &c.bler {
+            let mut curve = cfg.curve;
+            match *section {
+                BlerSection::Logistic { gap_db, width_db } => {
+                    curve.gap_db = gap_db.unwrap_or(curve.gap_db);
+                    curve.width_db = width_db.unwrap_or(curve.width_db);
+                }
+                BlerSection::CodeBlocks { gap_bg1_db, gap_bg2_db } => {
+                    if cfg.carrier == Carrier::Lte {
+                        return Err(fail("bler.model", "\"code_blocks\" follows NR's LDPC code blocks: set it on a cell with rat = \"nr\" (an LTE cell takes \"logistic\")".into()));
+                    }
+                    let d = CodeBlockGaps::default();
+                    curve.code_blocks = Some(CodeBlockGaps { bg1_db: gap_bg1_db.unwrap_or(d.bg1_db), bg2_db: gap_bg2_db.unwrap_or(d.bg2_db) });
+                }
+            }
+            cfg.curve = curve;
+            // The UEs judge their CQI by the same curves.
+            if let AmcModel::MutualInformation { curve: c, .. } = &mut cfg.amc {
+                *c = curve;
+            }
         }
         let b = &mut cfg.budget;
         for (value, slot) in [

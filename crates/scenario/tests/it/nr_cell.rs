@@ -126,3 +126,25 @@ fn bad_nr_fields_are_refused_naming_the_field_and_what_is_allowed() {
     let e = error(&NR.replace("rat = \"nr\"", "tdd_pattern = \"DDDSU\""));
     assert!(e.contains("cell.nr.tdd_pattern") && e.contains("rat = \"nr\""), "{e}");
 }
+
+#[test]
+fn the_code_block_error_model_moves_the_link_adaptation_by_its_gaps() {
+    // A UE at 150 m (the 64QAM to 256QAM range): the code-block model with 5G-LENA's gaps
+    // (4.7 dB on BG1, 3.6 on BG2: its link-level curves' offsets, docs/nr-cell.md) makes every
+    // MCS need more SINR than with 1 dB gaps, so the cell picks lower MCSs and carries less.
+    let far = NR.replace("distance_m = 50", "distance_m = 150");
+    let with = |line: &str| far.replace("rat = \"nr\"", &format!("rat = \"nr\"\n{line}"));
+    let goodput = |s: &Value| s["flows"][0]["goodput_mbps"].as_f64().unwrap();
+    let near_gap = run(&with("bler = { model = \"code_blocks\" }"), Some(1)).0;
+    let lena_gap = run(&with("bler = { model = \"code_blocks\", gap_bg1_db = 4.7, gap_bg2_db = 3.6 }"), Some(1)).0;
+    let (a, b) = (goodput(&near_gap), goodput(&lena_gap));
+    assert!(b < 0.9 * a && b > 0.4 * a, "1 dB gaps {a} Mbit/s, LENA's {b}");
+    // Bad models are named.
+    let e = error(&with("bler = { model = \"code_blocks\", gap_bg1_db = 12 }"));
+    assert!(e.contains("cell.nr") && e.contains("bler.gap_bg1_db"), "{e}");
+    let e = error(&with("bler = { model = \"turbo\" }"));
+    assert!(e.contains("bler") && e.contains("code_blocks"), "{e}");
+    let lte = far.replace("rat = \"nr\"\n", "");
+    let e = error(&lte.replace("fading = \"none\"", "fading = \"none\"\nbler = { model = \"code_blocks\" }"));
+    assert!(e.contains("cell.nr.bler.model") && e.contains("rat = \"nr\""), "{e}");
+}
