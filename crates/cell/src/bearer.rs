@@ -19,6 +19,8 @@
 
 use std::collections::VecDeque;
 
+use multiconn_core::Packet;
+
 use crate::error::CellError;
 use crate::rlc::{RlcBufferStatus, UmPdu, UmTxBuffer};
 use crate::rlc_am::{AmConfig, AmPdu, AmRx, AmStatus, AmTx};
@@ -123,6 +125,29 @@ impl Bearer {
             Rlc::Um { tx, .. } => tx.oldest_open_id(),
             Rlc::Am { tx, .. } => tx.oldest_open_id(),
         }
+    }
+
+    /// Handover (RLC re-establishment, TS 38.322 §5.1.2, with the source's data forwarding of
+    /// TS 38.300 §9.2.3.2.2): the packets the bearer held, split into those the source forwards
+    /// to the target — under AM every one not yet delivered (the UE's PDCP status report says
+    /// which arrived), under UM those not a byte of which was sent — and the rest, lost (UM:
+    /// sent in part, or in a TB still in HARQ). The bearer starts afresh.
+    pub(crate) fn hand_over(&mut self, mode: RlcMode, capacity_bytes: u64, t_reordering_us: u64) -> Result<(Vec<Packet>, Vec<Packet>), CellError> {
+        let unsent: Vec<u64> = match &self.rlc {
+            Rlc::Um { tx, .. } => tx.unsent_ids().collect(),
+            Rlc::Am { .. } => Vec::new(),
+        };
+        let am = matches!(self.rlc, Rlc::Am { .. });
+        let (mut forward, mut lost) = (Vec::new(), Vec::new());
+        for (id, pkt) in self.packets.drain() {
+            if am || unsent.binary_search(&id).is_ok() {
+                forward.push(pkt);
+            } else {
+                lost.push(pkt);
+            }
+        }
+        *self = Bearer::new(mode, capacity_bytes, t_reordering_us)?;
+        Ok((forward, lost))
     }
 
     /// The transmitting side's buffer as the scheduler sees it.

@@ -46,17 +46,21 @@ pub enum CellDropCause {
     /// RLC AM gave the SDU up after maxRetxThreshold retransmissions (a radio link failure),
     /// or discarded it in the re-establishment that followed.
     RlcMaxRetx,
+    /// Lost with the source cell's state at a handover (UM: sent in part or in HARQ; anything
+    /// when forwarding is off) or at a radio link failure.
+    Handover,
 }
 
 impl CellDropCause {
-    /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"`, `"rlc_reordering"` or
-    /// `"rlc_max_retx"`.
+    /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"`, `"rlc_reordering"`,
+    /// `"rlc_max_retx"` or `"handover"`.
     pub fn name(self) -> &'static str {
         match self {
             CellDropCause::RlcBufferFull => "rlc_buffer_full",
             CellDropCause::HarqMaxRetx => "harq_max_retx",
             CellDropCause::RlcReordering => "rlc_reordering",
             CellDropCause::RlcMaxRetx => "rlc_max_retx",
+            CellDropCause::Handover => "handover",
         }
     }
 }
@@ -189,6 +193,12 @@ impl<P, D: TbDecoder> DlMac<P, D> {
     /// The scheduler (PF averages, RBG layout).
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
+    }
+
+    /// Resets UE `ue`'s MAC (TS 38.321 §5.12, at handover): its HARQ processes are flushed
+    /// and the TBs they held handed back.
+    pub fn reset_ue(&mut self, ue: usize) -> Vec<P> {
+        self.harq.get_mut(ue).map(HarqEntity::flush).unwrap_or_default()
     }
 
     /// UE `ue`'s HARQ processes.

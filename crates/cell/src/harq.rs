@@ -181,6 +181,18 @@ impl<P> HarqEntity<P> {
         Ok(HarqEntity { procs: (0..processes).map(|_| Process::Idle).collect(), timing })
     }
 
+    /// Flushes every process (MAC reset, TS 38.321 §5.12: at handover or re-establishment):
+    /// the TBs waiting for a retransmission are handed back, every process is idle.
+    pub fn flush(&mut self) -> Vec<P> {
+        let mut held = Vec::new();
+        for p in &mut self.procs {
+            if let Process::Nacked { tb, .. } = std::mem::replace(p, Process::Idle) {
+                held.push(tb.payload);
+            }
+        }
+        held
+    }
+
     /// Frees the processes whose TB was decoded or dropped and whose RTT has passed by `tti`.
     pub fn release(&mut self, tti: u64) {
         for p in &mut self.procs {

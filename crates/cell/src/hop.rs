@@ -34,7 +34,7 @@ use crate::amc::{AmcModel, BlerCurve};
 use crate::carrier::{Carrier, SlotUse};
 use crate::channel::{LinkBudget, UeChannel};
 use crate::dl::{CellDropCause, DlMac, DlUeInput};
-use crate::error::CellError;
+use crate::error::{check_range, CellError};
 use crate::fading::{CellFading, FadingSpread, Grid};
 use crate::harq::MiCombining;
 use crate::memo::SinrMemo;
@@ -300,7 +300,8 @@ pub enum CellOutput {
 }
 
 impl CellOutput {
-    fn at(&self) -> Time {
+    /// When it happened.
+    pub fn at(&self) -> Time {
         match self {
             CellOutput::Delivered { at, .. } | CellOutput::Dropped { at, .. } => *at,
         }
@@ -355,6 +356,9 @@ struct Ue {
     counters: UeCounters,
     /// The path loss at its distance, before any blockage, dB.
     distance_loss_db: f64,
+    /// The downlink's noise rise from other cells' transmissions, 10·log10(1 + I/N) dB, as a
+    /// multi-cell controller sets it ([`CellHop::set_link`]); 0 in a cell of its own.
+    dl_noise_rise_db: f64,
     /// Its blockage process, when the cell has one.
     blockage: Option<Blockage>,
     /// Its line of sight, when the cell draws it ([`CellConfig::draw_los`]): the path loss
@@ -428,6 +432,15 @@ pub struct CellHop {
     slot_ns: u64,
 }
 
+/// What a UE leaving a cell leaves behind ([`CellHop::detach`]).
+#[derive(Debug, Default)]
+pub struct Detached {
+    /// Per direction (downlink, uplink): the packets forwarded to the target, in order.
+    pub forward: [Vec<Packet>; 2],
+    /// The packets lost with the source's state.
+    pub lost: Vec<Packet>,
+}
+
 /// The outcome of a downlink TTI, waiting to reach the UEs.
 struct DlOnAir {
     tti: u64,
@@ -470,6 +483,7 @@ impl CellHop {
                 bearers: [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?],
                 counters: UeCounters::default(),
                 distance_loss_db: loss_db,
+                dl_noise_rise_db: 0.0,
                 blockage,
                 los,
             });
@@ -559,6 +573,53 @@ impl CellHop {
     /// MAC (UM: the highest transmitted NR PDCP SN). `None` until one is, or for no such UE.
     pub fn confirmed_pdcp_sn(&self, ue: usize, dir: CellDirection) -> Option<u32> {
         self.ues.get(ue)?.bearers[dir as usize].confirmed_pdcp_sn()
+    }
+
+    /// UE `ue`'s link as a multi-cell controller sets it (`crate::ran`): `loss_db` between
+    /// the cell's antenna and the UE (path loss less antenna gain, plus shadowing) in both
+    /// directions, and `dl_noise_rise_db` = 10·log10(1 + I/N), the downlink's noise rise from
+    /// the other cells' transmissions. It holds until set again (a UE set this way should have
+    /// no trajectory of its own); blockage still adds on top.
+    pub fn set_link(&mut self, ue: usize, loss_db: f64, dl_noise_rise_db: f64) -> Result<(), CellError> {
+        check_range("loss_db", loss_db, -100.0, 400.0, "dB")?;
+        check_range("dl_noise_rise_db", dl_noise_rise_db, 0.0, 200.0, "dB")?;
+        let Some(u) = self.ues.get_mut(ue) else {
+            return Err(CellError::invalid("ue", format!("the cell has {} UEs, not {}", self.ues.len(), ue + 1)));
+        };
+        if u.distance_loss_db != loss_db || u.dl_noise_rise_db != dl_noise_rise_db {
+            u.distance_loss_db = loss_db;
+            u.channel.loss_db = loss_db;
+            u.dl_noise_rise_db = dl_noise_rise_db;
+            // A static channel's SINRs and report are worked out again.
+            self.sinr[ue].clear();
+            self.report_ready[ue] = false;
+            self.dl_cqi[ue].clear();
+        }
+        Ok(())
+    }
+
+    /// UE `ue` leaves the cell (handover): its MAC is reset (HARQ flushed, TBs on the air for
+    /// it dropped) and both bearers re-established, the packets they held split into those the
+    /// source forwards to the target and those lost ([`Detached`]).
+    pub fn detach(&mut self, ue: usize) -> Result<Detached, CellError> {
+        if ue >= self.ues.len() {
+            return Err(CellError::invalid("ue", format!("the cell has {} UEs, not {}", self.ues.len(), ue + 1)));
+        }
+        let _ = self.dl.reset_ue(ue);
+        let _ = self.ul.reset_ue(ue);
+        for d in &mut self.dl_on_air {
+            d.delivered.retain(|(u, _)| *u != ue);
+            d.lost.retain(|(u, _)| *u != ue);
+        }
+        let mut out = Detached::default();
+        for dir in 0..2 {
+            let (forward, lost) = self.ues[ue].bearers[dir].hand_over(self.cfg.rlc, self.cfg.rlc_buffer_bytes, self.cfg.t_reordering_us)?;
+            out.forward[dir] = forward;
+            out.lost.extend(lost);
+        }
+        self.dl_cqi[ue].clear();
+        self.report_ready[ue] = false;
+        Ok(out)
     }
 
     /// UE `ue`'s RLC AM counts in direction `dir`; `None` for UM bearers.
@@ -687,7 +748,7 @@ impl CellHop {
             // A static channel's SINRs are those of every earlier TTI: worked out once.
             if !(self.static_channel[i] && self.sinr[i].len() == n_rb) {
                 u.channel.gains_db_at_tti(0, n_rb, n, t_s, 0..n_rb, &mut self.gains)?;
-                self.cfg.budget.downlink_sinr_rb(self.cfg.n_rb, self.cfg.carrier.rb_hz(), u.channel.loss_db, &self.gains, &mut self.sinr[i]);
+                self.cfg.budget.downlink_sinr_rb(self.cfg.n_rb, self.cfg.carrier.rb_hz(), u.channel.loss_db + u.dl_noise_rise_db, &self.gains, &mut self.sinr[i]);
             }
             if self.dl_cqi[i].is_empty() {
                 self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.cfg.carrier.scheme(), self.rbg)?.to_vec();

@@ -39,6 +39,11 @@
 //! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
+//! * [`rrc`]: RRC's measurements and radio link monitoring (TS 38.331): the layer-3 filter,
+//!   events A1–A5 and B1 with time-to-trigger, N310/N311/T310.
+//! * [`ran`]: several cells of a layout, UEs moving along routes through them with
+//!   load-weighted interference, and the handover procedure (A3, interruption, X2 forwarding,
+//!   DAPS) and radio link failure.
 //!
 //! Errors are [`CellError`], whose messages name the field and the allowed range; no input
 //! makes a function panic.
@@ -58,6 +63,7 @@ pub mod memo;
 mod mi_table;
 pub mod mobility;
 pub mod nr;
+pub mod ran;
 pub mod rlc;
 pub mod rlc_am;
 pub mod rlc_rx;
@@ -75,7 +81,7 @@ pub use bearer::{AmCounts, Payload, RlcMode};
 pub use blockage::{Blockage, BlockageConfig};
 pub use carrier::{Carrier, NrCarrier, SlotUse};
 pub use channel::{LinkBudget, UeChannel};
-pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};
+pub use hop::{CellConfig, CellDirection, CellHop, CellOutput, Detached, FadingConfig, MacTiming, UeCounters, LENA_DL_DELAY_TTIS};
 pub use rlc_rx::{RxCounters, UmReceiver};
 pub use ul::{UlMac, UlMcs, UlMeasure, UlTb, UlTiming, UlTti, UlUeInput};
 pub use series::{CellSeries, UeBin};

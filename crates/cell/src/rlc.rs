@@ -183,6 +183,11 @@ impl UmTxBuffer {
         Ok(Some(id))
     }
 
+    /// The ids of the SDUs no byte of which has been handed to MAC yet.
+    pub fn unsent_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.queue.iter().filter(|s| s.sent == 0).map(|s| s.id)
+    }
+
     /// The id of the oldest SDU not yet wholly handed to MAC, or the id the next SDU will take
     /// when none is left: every SDU with a smaller id has been transmitted.
     pub fn oldest_open_id(&self) -> u64 {

@@ -35,6 +35,14 @@ impl SduPackets {
         Ok(())
     }
 
+    /// Takes every packet held, with its id, in id order.
+    pub fn drain(&mut self) -> Vec<(u64, Packet)> {
+        let first = self.first;
+        let out = self.slots.drain(..).enumerate().filter_map(|(i, p)| p.map(|p| (first + i as u64, p))).collect();
+        self.held = 0;
+        out
+    }
+
     /// Takes the packet held under `id`, if any.
     pub fn remove(&mut self, id: u64) -> Option<Packet> {
         let index = usize::try_from(id.checked_sub(self.first)?).ok()?;

@@ -270,6 +270,12 @@ impl<P> UlMac<P> {
         Ok(self)
     }
 
+    /// Resets UE `ue`'s MAC (at handover): the TBs waiting for a retransmission are handed
+    /// back.
+    pub fn reset_ue(&mut self, ue: usize) -> Vec<P> {
+        self.retx.get_mut(ue).map(|r| r.drain(..).map(|r| r.payload).collect()).unwrap_or_default()
+    }
+
     /// The same MAC with each part's MCS picked as `rule` says.
     pub fn with_mcs(mut self, rule: UlMcs) -> Result<UlMac<P>, CellError> {
         rule.validate()?;

@@ -8,6 +8,7 @@ mod hop;
 mod nr;
 mod nr_bler;
 mod nr_cell;
+mod ran;
 mod rlc;
 mod rlc_am;
 mod sched;

@@ -28,6 +28,7 @@ fn cause(cause: CellDropCause) -> DropCause {
     match cause {
         CellDropCause::RlcBufferFull => DropCause::Queue,
         CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering | CellDropCause::RlcMaxRetx => DropCause::RandomLoss,
+        CellDropCause::Handover => DropCause::LinkDown,
     }
 }
 

@@ -1,0 +1,723 @@
+//! A radio access network of several cells, UEs moving through them, and handovers: one
+//! operator's cells ([`CellHop`]s placed by a [`Layout`]), each UE's [`Route`], the coupling
+//! and load-weighted interference that follow the UE to every cell, RRC's measurements (layer-3
+//! filtered RSRP, event A3 with time-to-trigger, [`crate::rrc`]) deciding handovers, the
+//! handover procedure as a timed state machine, and radio link failure.
+//!
+//! **The procedure** (TS 36.300 §10.1.2.1, TS 38.300 §9.2.3.2, as the reference's §5.3 times
+//! it). An A3 report at t₀ (the measurement instant the time-to-trigger completes) leads, after
+//! `preparation` (the report on the uplink, the source's decision, HANDOVER REQUEST and its
+//! acknowledgement over X2/Xn), to the handover command at t₁: the UE leaves the source (its
+//! MAC reset, its RLC re-established, [`CellHop::detach`]) and is in no cell until t₂ = t₁ +
+//! `interruption` (synchronisation and random access in the target). The source forwards over
+//! X2 what the UE has not received (RLC AM: every packet not delivered, the UE's PDCP status
+//! report saying which arrived; RLC UM: the packets not a byte of which was sent; the rest is
+//! lost, cause `handover`); forwarded packets reach the target `x2_delay` after they leave the
+//! source. Downlink packets reaching the RAN for the UE go to the source until the path switch
+//! (t₂ + `path_switch`; the core then sends to the target) and are forwarded too, so packets
+//! sent after the switch can overtake forwarded ones. The UE keeps its uplink packets and sends
+//! them in the target. With `forwarding = false` whatever the source held is lost, and
+//! packets reaching it before the switch too.
+//!
+//! **DAPS** (Rel-16 dual active protocol stack, 38.300 §9.2.3.2): the UE keeps receiving from
+//! the source until its random access in the target completes (t₂); only then does the source
+//! let it go and forward what is left: no gap in which the UE is in no cell.
+//!
+//! **Radio link failure** (38.331 §5.3.10): each measurement instant feeds the serving cell's
+//! wideband SINR to the UE's [`LinkMonitor`] (out of sync below Qout, in sync above Qin, N310,
+//! N311, T310). On failure the UE leaves its cell, everything the cell held for it is lost, and
+//! after `reestablishment` (cell selection, random access, RRC re-establishment) it enters the
+//! cell with the best filtered RSRP.
+//!
+//! **Radio model.** Every `link_update` each UE's coupling to every cell (the layout's antenna
+//! gain less path loss, and the UE's route shadowing) sets its loss in that cell, and its
+//! downlink noise rise 10·log10(1 + I/N) with I = Σ over the other cells of the same carrier of
+//! their load × received power per RB; a cell's load is the share of its RBs it used in the
+//! last `link_update` (its TBs' RBs). Every `measurement_period` the UE samples each cell's
+//! RSRP (RS EPRE + coupling) into its layer-3 filter.
+
+use std::collections::VecDeque;
+
+use multiconn_core::{Packet, Time};
+use multiconn_radio::layout::{Layout, Ue as LayoutUe};
+use multiconn_radio::pathloss::PathLoss;
+use multiconn_radio::route::{Route, RouteShadowing};
+use multiconn_radio::units::{db_to_ratio, receiver_noise_dbm};
+
+use crate::dl::CellDropCause;
+use crate::error::{check_range, CellError};
+use crate::hop::{CellConfig, CellDirection, CellHop, CellOutput};
+use crate::rrc::{EventConfig, EventMonitor, L3Filter, LinkEvent, LinkMonitor, MeasEvent, RlmConfig};
+
+/// How handovers are decided and carried out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HandoverConfig {
+    /// Event A3's offset, dB (3).
+    pub a3_offset_db: f64,
+    /// Hysteresis, dB (1).
+    pub hysteresis_db: f64,
+    /// Time-to-trigger, ms, one of 38.331's values (256).
+    pub time_to_trigger_ms: u32,
+    /// From the A3 report to the handover command, ns (20 ms).
+    pub preparation_ns: u64,
+    /// From the command to the UE's random access completing in the target, ns (40 ms).
+    pub interruption_ns: u64,
+    /// One-way X2/Xn delay between cells, ns (5 ms).
+    pub x2_delay_ns: u64,
+    /// From the UE entering the target to the core's path switch, ns (20 ms).
+    pub path_switch_ns: u64,
+    /// The source forwards what the UE has not received (true).
+    pub forwarding: bool,
+    /// Dual active protocol stack: the source serves the UE until it has entered the target.
+    pub daps: bool,
+}
+
+impl Default for HandoverConfig {
+    fn default() -> HandoverConfig {
+        HandoverConfig {
+            a3_offset_db: 3.0,
+            hysteresis_db: 1.0,
+            time_to_trigger_ms: 256,
+            preparation_ns: 20_000_000,
+            interruption_ns: 40_000_000,
+            x2_delay_ns: 5_000_000,
+            path_switch_ns: 20_000_000,
+            forwarding: true,
+            daps: false,
+        }
+    }
+}
+
+/// How a UE measures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasurementConfig {
+    /// Between RSRP samples (and radio link monitoring indications), ns (40 ms).
+    pub period_ns: u64,
+    /// The layer-3 filter coefficient k (4).
+    pub filter_coefficient: u8,
+    /// The sample period the filter coefficient assumes, ns (200 ms, TS 36.331's for LTE).
+    pub nominal_period_ns: u64,
+    /// Between updates of every UE's loss and interference in every cell, ns (10 ms).
+    pub link_update_ns: u64,
+}
+
+impl Default for MeasurementConfig {
+    fn default() -> MeasurementConfig {
+        MeasurementConfig { period_ns: 40_000_000, filter_coefficient: 4, nominal_period_ns: 200_000_000, link_update_ns: 10_000_000 }
+    }
+}
+
+/// Radio link failure handling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureConfig {
+    /// Radio link monitoring (Qout, Qin, N310, N311, T310).
+    pub monitor: RlmConfig,
+    /// From the failure to the UE being served again, ns (300 ms).
+    pub reestablishment_ns: u64,
+}
+
+impl Default for FailureConfig {
+    fn default() -> FailureConfig {
+        FailureConfig { monitor: RlmConfig::default(), reestablishment_ns: 300_000_000 }
+    }
+}
+
+/// Spatially correlated shadowing along the routes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RanShadowing {
+    /// Standard deviation, dB.
+    pub sigma_db: f64,
+    /// Decorrelation distance, m.
+    pub decorrelation_m: f64,
+    /// Correlation between sites.
+    pub inter_site_correlation: f64,
+}
+
+/// A RAN: its cells (one [`CellConfig`] per cell of `layout`, each with every UE of the RAN),
+/// the path-loss model of the couplings, and the UEs' routes.
+#[derive(Clone, Debug)]
+pub struct RanConfig {
+    /// The cells' MAC/RLC/PHY settings, one per cell of the layout, in its order. Each must
+    /// have `routes.len()` UEs (`ue_distances_m`, whose values the RAN's couplings replace)
+    /// and no trajectories (the RAN moves them).
+    pub cells: Vec<CellConfig>,
+    /// Where the cells are.
+    pub layout: Layout,
+    /// The path loss of every coupling (the layout sets the heights).
+    pub pathloss: PathLoss,
+    /// Each UE's route.
+    pub routes: Vec<Route>,
+    /// Each UE's cell at the start (`None`: the best by RSRP).
+    pub initial_cell: Vec<Option<usize>>,
+    /// Shadowing along the routes (`None`: none).
+    pub shadowing: Option<RanShadowing>,
+    /// Measurement and link updates.
+    pub measurement: MeasurementConfig,
+    /// Handover decision and procedure.
+    pub handover: HandoverConfig,
+    /// Radio link failure (`None`: not monitored).
+    pub failure: Option<FailureConfig>,
+}
+
+/// What happened to a UE, for its event log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RanEvent {
+    /// The UE's event A3 fired for `target` (a measurement report).
+    Report {
+        /// The serving cell.
+        source: usize,
+        /// The neighbour reported.
+        target: usize,
+    },
+    /// The handover command: the UE leaves `source` (with DAPS it keeps it for now).
+    HandoverStart {
+        /// From.
+        source: usize,
+        /// To.
+        target: usize,
+    },
+    /// The UE entered `target`; `interruption_ns` is how long it was in no cell.
+    HandoverEnd {
+        /// From.
+        source: usize,
+        /// To.
+        target: usize,
+        /// Time in no cell, ns (0 with DAPS).
+        interruption_ns: u64,
+    },
+    /// T310 expired in `cell`.
+    RadioLinkFailure {
+        /// The cell it failed in.
+        cell: usize,
+    },
+    /// Re-established in `cell` after a failure.
+    Reestablished {
+        /// The cell it entered.
+        cell: usize,
+    },
+}
+
+/// One entry of a UE's event log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoggedEvent {
+    /// When.
+    pub at: Time,
+    /// Which UE.
+    pub ue: usize,
+    /// The UE's position then, m.
+    pub position_m: (f64, f64),
+    /// What.
+    pub event: RanEvent,
+}
+
+/// Where a UE is in the procedure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    /// Served by `cell`.
+    Connected { cell: usize },
+    /// Reported `target` at some instant; the command comes at `command_at`.
+    Preparing { source: usize, target: usize, command_at: u64 },
+    /// Commanded at `left_at`; enters `target` at `enter_at` (DAPS: still served by `source`).
+    Executing { source: usize, target: usize, left_at: u64, enter_at: u64 },
+    /// Failed; enters the best cell at `until`.
+    Reestablishing { until: u64 },
+}
+
+/// One UE's state.
+struct UeState {
+    phase: Phase,
+    filters: Vec<L3Filter>,
+    a3: EventMonitor,
+    monitor: Option<LinkMonitor>,
+    shadowing: Option<RouteShadowing>,
+    /// Its coupling to every cell at the last link update, dB.
+    coupling_db: Vec<f64>,
+    /// Downlink packets reaching the RAN that its serving cell cannot take now, or forwarded
+    /// ones on their way to it: (cell, time it may enter the cell, packet).
+    dl_waiting: VecDeque<(usize, u64, Packet)>,
+    /// Uplink packets the UE keeps while in no cell.
+    ul_waiting: VecDeque<Packet>,
+    /// Until when downlink packets still reach the old cell (the path switch), and that cell.
+    path_at: Option<(usize, u64)>,
+    handovers: u64,
+    failures: u64,
+}
+
+/// A UE's counts for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RanUeCounters {
+    /// Handovers completed.
+    pub handovers: u64,
+    /// Radio link failures.
+    pub failures: u64,
+    /// The serving cell now (`None` while in no cell).
+    pub serving: Option<usize>,
+}
+
+/// The RAN as one element with a port per UE and direction, like a [`CellHop`].
+pub struct Ran {
+    cfg: RanConfig,
+    cells: Vec<CellHop>,
+    ues: Vec<UeState>,
+    /// RBs each cell had used by the last link update (sum of its UEs' counters).
+    rbs_used: Vec<u64>,
+    /// Per cell: its load over the last link update (0..=1).
+    load: Vec<f64>,
+    next_link_update: u64,
+    next_measurement: u64,
+    log: Vec<LoggedEvent>,
+    /// Outputs made by the RAN itself (packets lost at a handover), in time order.
+    own_outputs: VecDeque<CellOutput>,
+    /// Per cell: RS EPRE, dBm, and received noise per RB at the UE, mW.
+    rs_epre_dbm: Vec<f64>,
+    per_rb_dbm: Vec<f64>,
+    noise_rb_mw: Vec<f64>,
+}
+
+impl Ran {
+    /// The RAN of `cfg`, its cells' random streams derived from `seed` and `label`.
+    pub fn new(cfg: RanConfig, seed: u64, label: &str) -> Result<Ran, CellError> {
+        let n_cells = cfg.layout.cells().len();
+        if cfg.cells.len() != n_cells {
+            return Err(CellError::invalid("ran.cells", format!("the layout has {n_cells} cells but {} cell configurations were given", cfg.cells.len())));
+        }
+        let n_ues = cfg.routes.len();
+        if cfg.initial_cell.len() != n_ues {
+            return Err(CellError::invalid("ran.initial_cell", format!("one per UE ({n_ues}), got {}", cfg.initial_cell.len())));
+        }
+        if let Some(c) = cfg.initial_cell.iter().flatten().find(|&&c| c >= n_cells) {
+            return Err(CellError::invalid("ran.initial_cell", format!("cell {c} does not exist (the layout has {n_cells})")));
+        }
+        let m = &cfg.measurement;
+        for (field, v) in [("ran.measurement.period", m.period_ns), ("ran.measurement.link_update", m.link_update_ns), ("ran.measurement.nominal_period", m.nominal_period_ns)] {
+            if v == 0 {
+                return Err(CellError::invalid(field, "must be positive"));
+            }
+        }
+        let h = &cfg.handover;
+        let a3 = EventConfig::new(MeasEvent::A3 { offset_db: h.a3_offset_db }, h.hysteresis_db, h.time_to_trigger_ms);
+        a3.validate()?;
+        if let Some(f) = &cfg.failure {
+            f.monitor.validate()?;
+        }
+        if let Some(s) = cfg.shadowing {
+            check_range("ran.shadowing.sigma_db", s.sigma_db, 0.0, 20.0, "dB")?;
+        }
+        let mut cells = Vec::with_capacity(n_cells);
+        for (c, cell_cfg) in cfg.cells.iter().enumerate() {
+            if cell_cfg.ue_distances_m.len() != n_ues {
+                return Err(CellError::invalid("ran.cells", format!("cell {c} has {} UEs, the RAN {n_ues}", cell_cfg.ue_distances_m.len())));
+            }
+            if cell_cfg.trajectories.iter().any(Option::is_some) {
+                return Err(CellError::invalid("ran.cells", format!("cell {c}: the RAN moves its UEs along their routes; give them no trajectory")));
+            }
+            let placed = &cfg.layout.cells()[c];
+            if placed.tx_power_dbm != cell_cfg.budget.enb_power_dbm || placed.n_rb != u32::from(cell_cfg.n_rb) || placed.carrier_mhz != cell_cfg.budget.carrier_mhz {
+                return Err(CellError::invalid("ran.cells", format!("cell {c}: the layout's power, RBs and carrier ({} dBm, {}, {} MHz) differ from the cell's ({} dBm, {}, {} MHz)", placed.tx_power_dbm, placed.n_rb, placed.carrier_mhz, cell_cfg.budget.enb_power_dbm, cell_cfg.n_rb, cell_cfg.budget.carrier_mhz)));
+            }
+            cells.push(CellHop::new(cell_cfg.clone(), seed, &format!("{label}/cell{c}"))?);
+        }
+        let sites: Vec<String> = (0..cfg.layout.sites().len()).map(|s| format!("site{s}")).collect();
+        let mut ues = Vec::with_capacity(n_ues);
+        for u in 0..n_ues {
+            let shadowing = match cfg.shadowing {
+                Some(s) => Some(
+                    RouteShadowing::new(seed, &format!("{label}/ue{u}/shadowing"), &sites, s.sigma_db, s.decorrelation_m, s.inter_site_correlation)
+                        .map_err(|e| CellError::invalid("ran.shadowing", e.to_string()))?,
+                ),
+                None => None,
+            };
+            let filters = (0..n_cells).map(|_| L3Filter::new(m.filter_coefficient, m.nominal_period_ns, m.period_ns)).collect::<Result<Vec<_>, _>>()?;
+            ues.push(UeState {
+                phase: Phase::Reestablishing { until: 0 },
+                filters,
+                a3: EventMonitor::new(a3.clone())?,
+                monitor: cfg.failure.as_ref().map(|f| LinkMonitor::new(f.monitor)).transpose()?,
+                shadowing,
+                coupling_db: vec![f64::NEG_INFINITY; n_cells],
+                dl_waiting: VecDeque::new(),
+                ul_waiting: VecDeque::new(),
+                path_at: None,
+                handovers: 0,
+                failures: 0,
+            });
+        }
+        let lc = cfg.layout.cells();
+        let rs_epre_dbm = lc.iter().map(|c| multiconn_radio::budget::rs_epre_dbm(c.tx_power_dbm, c.n_rb)).collect();
+        let per_rb_dbm = cfg.cells.iter().map(|c| c.budget.enb_power_dbm - 10.0 * f64::from(c.n_rb).log10()).collect();
+        let noise_rb_mw = cfg.cells.iter().map(|c| db_to_ratio(receiver_noise_dbm(c.carrier.rb_hz(), c.budget.ue_noise_figure_db))).collect();
+        let mut ran = Ran {
+            cells,
+            ues,
+            rbs_used: vec![0; n_cells],
+            load: vec![0.0; n_cells],
+            next_link_update: 0,
+            next_measurement: 0,
+            log: Vec::new(),
+            own_outputs: VecDeque::new(),
+            rs_epre_dbm,
+            per_rb_dbm,
+            noise_rb_mw,
+            cfg,
+        };
+        // Every UE enters its initial cell (or the best) at the start.
+        ran.update_links(0)?;
+        for u in 0..n_ues {
+            let cell = match ran.cfg.initial_cell[u] {
+                Some(c) => c,
+                None => ran.best_cell(u),
+            };
+            ran.ues[u].phase = Phase::Connected { cell };
+        }
+        Ok(ran)
+    }
+
+    /// The cells, in layout order.
+    pub fn cells(&self) -> &[CellHop] {
+        &self.cells
+    }
+
+    /// The event log so far, in time order.
+    pub fn events(&self) -> &[LoggedEvent] {
+        &self.log
+    }
+
+    /// UE `ue`'s counts.
+    pub fn ue_counters(&self, ue: usize) -> RanUeCounters {
+        let u = &self.ues[ue];
+        RanUeCounters { handovers: u.handovers, failures: u.failures, serving: self.active_cell(ue) }
+    }
+
+    /// UEs in the RAN.
+    pub fn ue_count(&self) -> usize {
+        self.ues.len()
+    }
+
+    /// The cell taking the UE's packets now: its serving cell, the source during DAPS.
+    fn active_cell(&self, ue: usize) -> Option<usize> {
+        match self.ues[ue].phase {
+            Phase::Connected { cell } => Some(cell),
+            Phase::Preparing { source, .. } => Some(source),
+            Phase::Executing { source, .. } if self.cfg.handover.daps => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The cell with the highest filtered RSRP (the coupling before the first sample).
+    fn best_cell(&self, ue: usize) -> usize {
+        let u = &self.ues[ue];
+        let value = |c: usize| u.filters[c].value().unwrap_or(self.rs_epre_dbm[c] + u.coupling_db[c]);
+        (0..self.cells.len()).fold(0, |best, c| if value(c) > value(best) { c } else { best })
+    }
+
+    /// A packet for UE `ue` in direction `dir` reaches the RAN at `now`.
+    pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
+        if ue >= self.ues.len() {
+            return Err((pkt, CellDropCause::RlcBufferFull));
+        }
+        let t = now.0;
+        // Before the path switch, downlink packets still reach the old cell, which forwards.
+        if dir == CellDirection::Down {
+            if let Some((old, until)) = self.ues[ue].path_at {
+                if t < until && self.active_cell(ue) != Some(old) {
+                    if !self.cfg.handover.forwarding {
+                        return Err((pkt, CellDropCause::Handover));
+                    }
+                    let target = self.target_of(ue).unwrap_or(old);
+                    self.ues[ue].dl_waiting.push_back((target, t + self.cfg.handover.x2_delay_ns, pkt));
+                    return Ok(());
+                }
+            }
+        }
+        match self.active_cell(ue) {
+            Some(c) => self.cells[c].enqueue(now, ue, dir, pkt),
+            None => {
+                match dir {
+                    // The core still sends to the cell the UE is heading for (or left).
+                    CellDirection::Down => {
+                        let c = self.target_of(ue).unwrap_or(0);
+                        self.ues[ue].dl_waiting.push_back((c, t, pkt));
+                    }
+                    CellDirection::Up => self.ues[ue].ul_waiting.push_back(pkt),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The cell the UE is moving to, if it is in a handover.
+    fn target_of(&self, ue: usize) -> Option<usize> {
+        match self.ues[ue].phase {
+            Phase::Preparing { target, .. } | Phase::Executing { target, .. } => Some(target),
+            Phase::Connected { cell } => Some(cell),
+            Phase::Reestablishing { .. } => None,
+        }
+    }
+
+    /// When the RAN next has something to do.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut t = self.own_outputs.front().map(CellOutput::at);
+        for c in &self.cells {
+            t = Time::earliest(t, c.poll_timeout());
+        }
+        t = Time::earliest(t, Some(Time(self.next_own_event())));
+        t
+    }
+
+    /// The RAN's own next instant: a link update, a measurement, a phase change, a forwarded
+    /// packet.
+    fn next_own_event(&self) -> u64 {
+        let mut t = self.next_link_update.min(self.next_measurement);
+        for (i, u) in self.ues.iter().enumerate() {
+            match u.phase {
+                Phase::Preparing { command_at, .. } => t = t.min(command_at),
+                Phase::Executing { enter_at, .. } => t = t.min(enter_at),
+                Phase::Reestablishing { until } => t = t.min(until),
+                Phase::Connected { .. } => {}
+            }
+            // Waiting packets matter once the UE is in a cell to take them.
+            if let Some(&(_, at, _)) = u.dl_waiting.front().filter(|_| self.active_cell(i).is_some()) {
+                t = t.min(at);
+            }
+        }
+        t
+    }
+
+    /// The next output due by `now`, after the RAN's own work and the cells' slots by then, in
+    /// time order across cells.
+    pub fn poll(&mut self, now: Time) -> Result<Option<CellOutput>, CellError> {
+        loop {
+            if let Some(o) = self.own_outputs.front() {
+                if o.at() <= now {
+                    return Ok(self.own_outputs.pop_front());
+                }
+            }
+            let own = self.next_own_event();
+            let (cell, cell_t) = self.cells.iter().enumerate().filter_map(|(i, c)| c.poll_timeout().map(|t| (i, t.0))).min_by_key(|&(i, t)| (t, i)).unwrap_or((0, u64::MAX));
+            let next = own.min(cell_t);
+            if next > now.0 {
+                return Ok(None);
+            }
+            if own <= cell_t {
+                self.run_own(own)?;
+                continue;
+            }
+            if let Some(o) = self.cells[cell].poll(Time(cell_t))? {
+                return Ok(Some(o));
+            }
+        }
+    }
+
+    /// The RAN's own work at `t`.
+    fn run_own(&mut self, t: u64) -> Result<(), CellError> {
+        if self.next_link_update <= t {
+            self.update_links(t)?;
+            self.next_link_update = t + self.cfg.measurement.link_update_ns;
+        }
+        if self.next_measurement <= t {
+            self.measure(t)?;
+            self.next_measurement = t + self.cfg.measurement.period_ns;
+        }
+        for u in 0..self.ues.len() {
+            self.advance_phase(u, t)?;
+            self.release_waiting(u, t);
+        }
+        Ok(())
+    }
+
+    /// Every UE's coupling to every cell at `t`, the cells' loads since the last update, and
+    /// each UE's loss and noise rise in every cell.
+    fn update_links(&mut self, t: u64) -> Result<(), CellError> {
+        let n_cells = self.cells.len();
+        let elapsed = self.cfg.measurement.link_update_ns as f64;
+        for c in 0..n_cells {
+            let used: u64 = (0..self.ues.len()).map(|u| self.cells[c].ue_counters(u).dl_rb_ttis).sum();
+            let slots = elapsed / self.cells[c].slot_ns() as f64;
+            let capacity = slots * f64::from(self.cfg.cells[c].n_rb);
+            self.load[c] = if t == 0 { 0.0 } else { ((used - self.rbs_used[c]) as f64 / capacity).clamp(0.0, 1.0) };
+            self.rbs_used[c] = used;
+        }
+        for u in 0..self.ues.len() {
+            let (x, y) = self.cfg.routes[u].position_at(t);
+            let shadow: Option<Vec<f64>> = match &mut self.ues[u].shadowing {
+                Some(s) => Some(s.advance_along(&self.cfg.routes[u], t).map_err(|e| CellError::invalid("ran.shadowing", e.to_string()))?.to_vec()),
+                None => None,
+            };
+            let ue = LayoutUe::at(x, y);
+            for c in 0..n_cells {
+                let site = self.cfg.layout.cells()[c].site;
+                let s = shadow.as_ref().map_or(0.0, |v| v[site]);
+                let link = self.cfg.layout.link(c, &ue, &self.cfg.pathloss).map_err(|e| CellError::invalid("ran.layout", e.to_string()))?;
+                self.ues[u].coupling_db[c] = link.coupling_db(s);
+            }
+            for c in 0..n_cells {
+                let carrier = self.cfg.layout.cells()[c].carrier_mhz;
+                let interference: f64 = (0..n_cells)
+                    .filter(|&j| j != c && self.cfg.layout.cells()[j].carrier_mhz == carrier)
+                    .map(|j| self.load[j] * db_to_ratio(self.per_rb_dbm[j] + self.ues[u].coupling_db[j]))
+                    .sum();
+                let rise = 10.0 * (1.0 + interference / self.noise_rb_mw[c]).log10();
+                self.cells[c].set_link(u, -self.ues[u].coupling_db[c], rise)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The measurement instant `t`: RSRP samples into the filters, A3, radio link monitoring.
+    fn measure(&mut self, t: u64) -> Result<(), CellError> {
+        for u in 0..self.ues.len() {
+            let n_cells = self.cells.len();
+            for c in 0..n_cells {
+                let rsrp = self.rs_epre_dbm[c] + self.ues[u].coupling_db[c];
+                self.ues[u].filters[c].update(rsrp)?;
+            }
+            let Phase::Connected { cell } = self.ues[u].phase else { continue };
+            // Radio link monitoring on the serving cell's wideband SINR.
+            if self.ues[u].monitor.is_some() {
+                let carrier = self.cfg.layout.cells()[cell].carrier_mhz;
+                let signal = db_to_ratio(self.per_rb_dbm[cell] + self.ues[u].coupling_db[cell]);
+                let interference: f64 = (0..n_cells)
+                    .filter(|&j| j != cell && self.cfg.layout.cells()[j].carrier_mhz == carrier)
+                    .map(|j| self.load[j] * db_to_ratio(self.per_rb_dbm[j] + self.ues[u].coupling_db[j]))
+                    .sum();
+                let sinr_db = 10.0 * (signal / (self.noise_rb_mw[cell] + interference)).log10();
+                let event = self.ues[u].monitor.as_mut().map(|m| m.step(t, sinr_db)).transpose()?;
+                if event == Some(LinkEvent::RadioLinkFailure) {
+                    self.fail(u, cell, t)?;
+                    continue;
+                }
+            }
+            let serving = self.ues[u].filters[cell].value().unwrap_or(f64::NEG_INFINITY);
+            let neighbours: Vec<(u16, f64)> = (0..n_cells).filter(|&c| c != cell).filter_map(|c| self.ues[u].filters[c].value().map(|v| (c as u16, v))).collect();
+            if let Some(report) = self.ues[u].a3.step(t, serving, &neighbours)? {
+                let target = usize::from(report.cells[0]);
+                self.note(u, t, RanEvent::Report { source: cell, target });
+                self.ues[u].phase = Phase::Preparing { source: cell, target, command_at: t + self.cfg.handover.preparation_ns };
+            }
+        }
+        Ok(())
+    }
+
+    /// UE `u`'s radio link failed in `cell` at `t`.
+    fn fail(&mut self, u: usize, cell: usize, t: u64) -> Result<(), CellError> {
+        self.note(u, t, RanEvent::RadioLinkFailure { cell });
+        self.ues[u].failures += 1;
+        let left = self.cells[cell].detach(u)?;
+        let [down, up] = left.forward;
+        for pkt in down.into_iter().chain(left.lost) {
+            self.drop_own(t, u, pkt);
+        }
+        // The UE keeps its uplink packets for the cell it re-establishes in.
+        self.ues[u].ul_waiting.extend(up);
+        // What was waiting for the UE's downlink is lost with the context.
+        for (_, _, pkt) in std::mem::take(&mut self.ues[u].dl_waiting) {
+            self.drop_own(t, u, pkt);
+        }
+        self.ues[u].path_at = None;
+        let until = t + self.cfg.failure.as_ref().map_or(0, |f| f.reestablishment_ns);
+        self.ues[u].phase = Phase::Reestablishing { until };
+        Ok(())
+    }
+
+    /// A packet of UE `u` lost with a cell's state at `t`.
+    fn drop_own(&mut self, t: u64, ue: usize, pkt: Packet) {
+        self.own_outputs.push_back(CellOutput::Dropped { at: Time(t), ue, dir: CellDirection::Down, pkt, cause: CellDropCause::Handover });
+    }
+
+    /// Moves UE `u` through the procedure's timed steps due by `t`.
+    fn advance_phase(&mut self, u: usize, t: u64) -> Result<(), CellError> {
+        let h = self.cfg.handover.clone();
+        match self.ues[u].phase {
+            Phase::Preparing { source, target, command_at } if command_at <= t => {
+                self.note(u, t, RanEvent::HandoverStart { source, target });
+                if !h.daps {
+                    self.leave(u, source, target, t)?;
+                }
+                self.ues[u].path_at = Some((source, u64::MAX));
+                self.ues[u].phase = Phase::Executing { source, target, left_at: t, enter_at: t + h.interruption_ns };
+            }
+            Phase::Executing { source, target, left_at, enter_at } if enter_at <= t => {
+                if h.daps {
+                    self.leave(u, source, target, t)?;
+                }
+                let interruption_ns = if h.daps { 0 } else { t - left_at };
+                self.ues[u].phase = Phase::Connected { cell: target };
+                self.ues[u].path_at = Some((source, t + h.path_switch_ns));
+                self.ues[u].handovers += 1;
+                self.ues[u].a3.reset();
+                if let Some(m) = &mut self.ues[u].monitor {
+                    m.reset();
+                }
+                self.note(u, t, RanEvent::HandoverEnd { source, target, interruption_ns });
+                self.enter(u, target, t);
+            }
+            Phase::Reestablishing { until } if until <= t => {
+                let cell = self.best_cell(u);
+                self.ues[u].phase = Phase::Connected { cell };
+                self.ues[u].a3.reset();
+                if let Some(m) = &mut self.ues[u].monitor {
+                    m.reset();
+                }
+                self.note(u, t, RanEvent::Reestablished { cell });
+                self.enter(u, cell, t);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// UE `u` leaves `source` for `target` at `t`: the source's packets forwarded (arriving
+    /// `x2_delay` later) or lost.
+    fn leave(&mut self, u: usize, source: usize, target: usize, t: u64) -> Result<(), CellError> {
+        let left = self.cells[source].detach(u)?;
+        let [down, up] = left.forward;
+        for pkt in left.lost {
+            self.drop_own(t, u, pkt);
+        }
+        if self.cfg.handover.forwarding {
+            let at = t + self.cfg.handover.x2_delay_ns;
+            for pkt in down {
+                self.ues[u].dl_waiting.push_back((target, at, pkt));
+            }
+        } else {
+            for pkt in down {
+                self.drop_own(t, u, pkt);
+            }
+        }
+        // The UE keeps its uplink packets and sends them in the target.
+        for pkt in up {
+            self.ues[u].ul_waiting.push_back(pkt);
+        }
+        Ok(())
+    }
+
+    /// UE `u` enters `cell` at `t`: what waits for it there goes in (forwarded packets first,
+    /// in the order they left), and its kept uplink packets.
+    fn enter(&mut self, u: usize, cell: usize, t: u64) {
+        for pkt in std::mem::take(&mut self.ues[u].ul_waiting) {
+            if let Err((pkt, cause)) = self.cells[cell].enqueue(Time(t), u, CellDirection::Up, pkt) {
+                self.own_outputs.push_back(CellOutput::Dropped { at: Time(t), ue: u, dir: CellDirection::Up, pkt, cause });
+            }
+        }
+        for w in self.ues[u].dl_waiting.iter_mut() {
+            w.0 = cell;
+        }
+        self.release_waiting(u, t);
+    }
+
+    /// Downlink packets waiting for UE `u` that may enter its cell by `t`.
+    fn release_waiting(&mut self, u: usize, t: u64) {
+        let Some(cell) = self.active_cell(u) else { return };
+        while self.ues[u].dl_waiting.front().is_some_and(|&(_, at, _)| at <= t) {
+            let Some((_, _, pkt)) = self.ues[u].dl_waiting.pop_front() else { break };
+            if let Err((pkt, cause)) = self.cells[cell].enqueue(Time(t), u, CellDirection::Down, pkt) {
+                self.own_outputs.push_back(CellOutput::Dropped { at: Time(t), ue: u, dir: CellDirection::Down, pkt, cause });
+            }
+        }
+    }
+
+    fn note(&mut self, ue: usize, t: u64, event: RanEvent) {
+        let position_m = self.cfg.routes[ue].position_at(t);
+        self.log.push(LoggedEvent { at: Time(t), ue, position_m, event });
+    }
+}

@@ -1,0 +1,147 @@
+//! A RAN of three LTE cells on a line and a UE driving past them (`crates/cell/src/ran.rs`):
+//! A3 hands it over near each cell border, each handover leaves exactly its interruption in
+//! the delivered downlink, forwarded packets arrive after it, DAPS leaves no gap, and a UE
+//! driving out of coverage fails its radio link after T310 and comes back.
+
+use multiconn_cell::ran::{HandoverConfig, MeasurementConfig, Ran, RanConfig, RanEvent};
+use multiconn_cell::rrc::RlmConfig;
+use multiconn_cell::{CellConfig, CellDirection, CellOutput, FadingConfig};
+use multiconn_core::{FlowId, Packet, Time};
+use multiconn_radio::budget::SectorAntenna;
+use multiconn_radio::layout::{Cell, Layout, Site};
+use multiconn_radio::pathloss::{LogDistance, PathLoss};
+use multiconn_radio::route::Route;
+
+const MS: u64 = 1_000_000;
+
+/// Three omnidirectional 10 MHz LTE cells at x = 0, 500 and 1000 m, a UE from (100, 50) to
+/// (900, 50) at 20 m/s, ns-3's log-distance path loss, no fading.
+fn line(handover: HandoverConfig) -> RanConfig {
+    let mut cell = CellConfig { fading: FadingConfig::None, n_rb: 50, ..CellConfig::study(vec![100.0]) };
+    cell.budget.carrier_mhz = 2120.0;
+    let sites = (0..3).map(|i| Site { x_m: 500.0 * f64::from(i), y_m: 0.0, height_m: 30.0 }).collect();
+    let placed = (0..3).map(|i| Cell { site: i, azimuth_deg: None, antenna: SectorAntenna::default(), tx_power_dbm: 46.0, carrier_mhz: 2120.0, n_rb: 50 }).collect();
+    RanConfig {
+        cells: vec![cell; 3],
+        layout: Layout::from_sites(sites, placed).unwrap(),
+        pathloss: PathLoss::LogDistance(LogDistance::ns3()),
+        routes: vec![Route::straight((100.0, 50.0), (900.0, 50.0), 20.0).unwrap()],
+        initial_cell: vec![Some(0)],
+        shadowing: None,
+        measurement: MeasurementConfig::default(),
+        handover,
+        failure: None,
+    }
+}
+
+/// Runs `ran` for `ms`, keeping 200 downlink packets queued for UE 0; the delivery times (ns)
+/// and packet ids, in order.
+fn run(ran: &mut Ran, ms: u64) -> Vec<(u64, u64)> {
+    let mut delivered = Vec::new();
+    let (mut next, mut inside) = (0u64, 0usize);
+    let mut now = 0;
+    while now < ms * MS {
+        // At most 200 offers a millisecond: one refused (the old cell before the path switch,
+        // without forwarding) is dropped.
+        for _ in 0..200 {
+            if inside >= 200 {
+                break;
+            }
+            if ran.enqueue(Time(now), 0, CellDirection::Down, Packet::new(next, FlowId(0), 1400, next, Time(now))).is_ok() {
+                inside += 1;
+            }
+            next += 1;
+        }
+        while let Some(o) = ran.poll(Time(now)).unwrap() {
+            inside -= 1;
+            if let CellOutput::Delivered { at, pkt, .. } = o {
+                delivered.push((at.0, pkt.id));
+            }
+        }
+        now += MS;
+    }
+    delivered
+}
+
+#[test]
+fn a3_hands_the_ue_over_near_each_border_leaving_exactly_the_interruption() {
+    let mut ran = Ran::new(line(HandoverConfig::default()), 1, "ran").unwrap();
+    let delivered = run(&mut ran, 40_000);
+    let ends: Vec<_> = ran.events().iter().filter(|e| matches!(e.event, RanEvent::HandoverEnd { .. })).collect();
+    assert_eq!(ends.len(), 2, "{:#?}", ran.events());
+    // Each starts a little past the border (x = 250, 750): A3 needs the neighbour 4 dB above
+    // (offset 3 + hysteresis 1), i.e. d_serving / d_neighbour = 10^(4/30) — the UE at 50 m from
+    // the line reaches it about 30 m past the border — then 256 ms of time-to-trigger, the
+    // filter's lag and 20 ms of preparation.
+    let starts: Vec<_> = ran.events().iter().filter(|e| matches!(e.event, RanEvent::HandoverStart { .. })).collect();
+    for (s, border) in starts.iter().zip([250.0, 750.0]) {
+        let x = s.position_m.0;
+        assert!(x > border + 20.0 && x < border + 120.0, "handover started at x = {x} m (border {border})");
+    }
+    assert!(matches!(ends[0].event, RanEvent::HandoverEnd { source: 0, target: 1, interruption_ns: 40_000_000 }));
+    assert!(matches!(ends[1].event, RanEvent::HandoverEnd { source: 1, target: 2, interruption_ns: 40_000_000 }));
+    // Nothing is delivered while the UE is in no cell: the gap covers the interruption.
+    for (s, e) in starts.iter().zip(&ends) {
+        let (from, to) = (s.at.0, e.at.0);
+        assert!(!delivered.iter().any(|&(t, _)| t > from && t <= to), "a packet delivered in [{from}, {to}]");
+        // Delivery resumes within a few ms of entering the target.
+        assert!(delivered.iter().any(|&(t, _)| t > to && t < to + 5 * MS), "no delivery right after {to}");
+    }
+    assert_eq!(ran.ue_counters(0).handovers, 2);
+    assert_eq!(ran.ue_counters(0).serving, Some(2));
+}
+
+#[test]
+fn forwarded_packets_arrive_after_the_interruption_and_none_without_forwarding() {
+    let mut ran = Ran::new(line(HandoverConfig::default()), 1, "ran").unwrap();
+    let delivered = run(&mut ran, 20_000);
+    let start = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverStart { .. })).unwrap().at.0;
+    let end = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverEnd { .. })).unwrap().at.0;
+    // The last packet delivered before the command and the first ones after: with forwarding,
+    // the target's first packets continue right after the source's last ones (the UM source
+    // forwards what it had not begun to send; what it had in HARQ or half sent is lost).
+    let last_before = delivered.iter().filter(|&&(t, _)| t <= start).map(|&(_, id)| id).max().unwrap();
+    let after: Vec<u64> = delivered.iter().filter(|&&(t, _)| t > end).map(|&(_, id)| id).take(50).collect();
+    assert!(after[0] > last_before && after[0] < last_before + 30, "first after {}: {} (last before {last_before})", end, after[0]);
+    assert!(after.windows(2).all(|w| w[1] > w[0]), "forwarded packets first, in order: {after:?}");
+    // Without forwarding the source's packets are dropped: the first packet after is a later one.
+    let mut ran = Ran::new(line(HandoverConfig { forwarding: false, ..HandoverConfig::default() }), 1, "ran").unwrap();
+    let lost = run(&mut ran, 20_000);
+    let start = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverStart { .. })).unwrap().at.0;
+    let end = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverEnd { .. })).unwrap().at.0;
+    let last_before = lost.iter().filter(|&&(t, _)| t <= start).map(|&(_, id)| id).max().unwrap();
+    let first_after = lost.iter().find(|&&(t, _)| t > end).unwrap().1;
+    assert!(first_after > last_before + 100, "{first_after} after {last_before}: the source's buffer should be lost");
+}
+
+#[test]
+fn daps_leaves_no_gap() {
+    let mut ran = Ran::new(line(HandoverConfig { daps: true, ..HandoverConfig::default() }), 1, "ran").unwrap();
+    let delivered = run(&mut ran, 20_000);
+    let start = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverStart { .. })).unwrap().at.0;
+    let end = ran.events().iter().find(|e| matches!(e.event, RanEvent::HandoverEnd { .. })).unwrap();
+    assert!(matches!(end.event, RanEvent::HandoverEnd { interruption_ns: 0, .. }), "{:?}", end.event);
+    // Deliveries continue through the execution: no 10 ms without one around the handover.
+    let times: Vec<u64> = delivered.iter().map(|&(t, _)| t).filter(|&t| t + 100 * MS > start && t < end.at.0 + 100 * MS).collect();
+    let longest = times.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+    assert!(longest < 10 * MS, "a {} ms gap", longest / MS);
+}
+
+#[test]
+fn a_ue_out_of_coverage_fails_after_t310_and_comes_back() {
+    // The UE driving 4 km away and back: out of sync below −8 dB → T310 (1 s) → RLF,
+    // re-established when back in coverage.
+    let mut cfg = line(HandoverConfig::default());
+    cfg.routes = vec![Route::new((100.0, 0.0), vec![
+        multiconn_radio::route::Leg::Move { to: (-4000.0, 0.0), speed_mps: 130.0 },
+        multiconn_radio::route::Leg::Move { to: (100.0, 0.0), speed_mps: 130.0 },
+    ]).unwrap()];
+    cfg.failure = Some(multiconn_cell::ran::FailureConfig { monitor: RlmConfig::default(), reestablishment_ns: 300 * MS });
+    let mut ran = Ran::new(cfg, 1, "ran").unwrap();
+    let _ = run(&mut ran, 64_000);
+    let failures: Vec<_> = ran.events().iter().filter(|e| matches!(e.event, RanEvent::RadioLinkFailure { .. })).collect();
+    assert!(!failures.is_empty(), "{:#?}", ran.events());
+    let back = ran.events().iter().find(|e| matches!(e.event, RanEvent::Reestablished { .. }));
+    assert!(back.is_some());
+    assert!(ran.ue_counters(0).failures >= 1);
+}
