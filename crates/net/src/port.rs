@@ -20,6 +20,7 @@ use multiconn_core::{DropCause, Packet, Time};
 use multiconn_link::LinkOutput;
 
 pub mod cell;
+pub mod ran;
 
 /// A running element with several ports.
 pub trait PortElement: Send {

@@ -254,6 +254,9 @@ fn cells_json(world: &World) -> Value {
         .iter()
         .enumerate()
         .map(|(c, cell)| {
+            if let Some(ran) = world.net.port_element::<multiconn_cell::ran::Ran>(c) {
+                return ran_json(cell, ran);
+            }
             let hop = world.net.port_element::<multiconn_cell::CellHop>(c).expect("the scenario's cells are the network's multi-port elements");
             let ues: Vec<Value> = cell
                 .ues
@@ -324,6 +327,91 @@ fn cells_json(world: &World) -> Value {
         })
         .collect();
     Value::Array(cells)
+}
+
+/// A cell with a layout: its UEs' handovers, failures and event logs, and each cell's UEs'
+/// radio counts (docs/mobility.md).
+fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Value {
+    use multiconn_cell::ran::RanEvent;
+    let ms = |ns: u64| tidy(ns as f64 / 1e6);
+    let ues: Vec<Value> = cell
+        .ues
+        .iter()
+        .enumerate()
+        .map(|(u, node)| {
+            let k = ran.ue_counters(u);
+            let events: Vec<Value> = ran
+                .events()
+                .iter()
+                .filter(|e| e.ue == u)
+                .map(|e| {
+                    let mut v = json!({ "t_s": tidy(e.at.as_secs_f64()), "x_m": tidy(e.position_m.0), "y_m": tidy(e.position_m.1) });
+                    match e.event {
+                        RanEvent::Report { source, target } => {
+                            v["event"] = json!("report");
+                            v["source"] = json!(source);
+                            v["target"] = json!(target);
+                        }
+                        RanEvent::HandoverStart { source, target } => {
+                            v["event"] = json!("handover_start");
+                            v["source"] = json!(source);
+                            v["target"] = json!(target);
+                        }
+                        RanEvent::HandoverEnd { source, target, interruption_ns } => {
+                            v["event"] = json!("handover_end");
+                            v["source"] = json!(source);
+                            v["target"] = json!(target);
+                            v["interruption_ms"] = json!(ms(interruption_ns));
+                        }
+                        RanEvent::RadioLinkFailure { cell } => {
+                            v["event"] = json!("radio_link_failure");
+                            v["cell"] = json!(cell);
+                        }
+                        RanEvent::Reestablished { cell } => {
+                            v["event"] = json!("reestablished");
+                            v["cell"] = json!(cell);
+                        }
+                    }
+                    v
+                })
+                .collect();
+            let interruptions: Vec<f64> = ran
+                .events()
+                .iter()
+                .filter(|e| e.ue == u)
+                .filter_map(|e| match e.event {
+                    RanEvent::HandoverEnd { interruption_ns, .. } => Some(ms(interruption_ns)),
+                    _ => None,
+                })
+                .collect();
+            json!({
+                "node": node,
+                "handovers": k.handovers,
+                "interruptions_ms": interruptions,
+                "radio_link_failures": k.failures,
+                "serving_cell": k.serving,
+                "events": events,
+            })
+        })
+        .collect();
+    let cells: Vec<Value> = ran
+        .cells()
+        .iter()
+        .enumerate()
+        .map(|(i, hop)| {
+            let ues: Vec<Value> = cell
+                .ues
+                .iter()
+                .enumerate()
+                .map(|(u, node)| {
+                    let k = hop.ue_counters(u);
+                    json!({ "node": node, "downlink": { "tbs": k.dl_tbs, "tb_errors": k.dl_tb_errors, "rb_ttis": k.dl_rb_ttis }, "uplink": { "tbs": k.ul_tbs, "rb_ttis": k.ul_rb_ttis } })
+                })
+                .collect();
+            json!({ "index": i, "ues": ues })
+        })
+        .collect();
+    json!({ "name": cell.name, "enb": cell.enb, "bandwidth_rb": cell.config.n_rb, "layout_cells": ran.cells().len(), "ues": ues, "cells": cells })
 }
 
 /// The PDCP entities of one path's splits, by split name.

@@ -135,6 +135,20 @@ pub struct CellSection {
     /// approximation less its base graph's gap; docs/nr-cell.md). The link adaptation judges
     /// its CQI by the same model.
     pub bler: Option<BlerSection>,
+    /// Many cells of these settings instead of one (docs/mobility.md): `{ sites = [[0, 0],
+    /// [500, 0]] }` (omnidirectional cells at these x, y in m) or `{ rings = 1, isd_m = 500,
+    /// sectors = 3, wrap = false }` (a hexagonal grid of sites, TR 38.901), with `height_m`
+    /// (25). Its UEs move along `route`s and are handed over between the cells.
+    pub layout: Option<LayoutSection>,
+    /// With a layout: how handovers are decided and carried out.
+    pub handover: Option<HandoverSection>,
+    /// With a layout: how UEs measure the cells.
+    pub measurement: Option<MeasurementSection>,
+    /// With a layout: radio link monitoring and re-establishment (`rlf = false`: none).
+    pub rlf: Option<RlfSection>,
+    /// With a layout: shadowing correlated along each route, `{ sigma_db = 6,
+    /// decorrelation_m = 50, inter_site_correlation = 0.5 }`.
+    pub shadowing: Option<ShadowingSection>,
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,
@@ -204,6 +218,122 @@ pub struct CellUeSection {
     pub distance_m: Option<f64>,
     /// A radial trajectory instead of a fixed distance.
     pub trajectory: Option<TrajectorySection>,
+    /// In a cell with a layout: where it goes, `[{ x_m = 100, y_m = 50 }, { x_m = 900, y_m = 50,
+    /// speed = "72 km/h" }, { pause = "2 s" }, ...]` — a start, then moves at a speed or pauses.
+    pub route: Option<Vec<WaypointSection>>,
+    /// In a cell with a layout: the cell it starts in, by index (default: the best).
+    pub initial_cell: Option<usize>,
+}
+
+/// One step of a UE's route: a point (the first: the start; then reached at `speed`), or a
+/// `pause`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaypointSection {
+    /// x, m.
+    pub x_m: Option<f64>,
+    /// y, m.
+    pub y_m: Option<f64>,
+    /// The speed to this point, `"72 km/h"` or `"20 m/s"`.
+    pub speed: Option<multiconn_core::Speed>,
+    /// A stop of this long instead of a point.
+    pub pause: Option<Dur>,
+}
+
+/// A cell's layout of many cells.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutSection {
+    /// Omnidirectional cells at these [x, y], m.
+    pub sites: Option<Vec<[f64; 2]>>,
+    /// A hexagonal grid's rings of sites around the centre (0: one site, 1: 7, 2: 19).
+    pub rings: Option<u32>,
+    /// Its inter-site distance, m (500).
+    pub isd_m: Option<f64>,
+    /// Sectors per site, 1 or 3 (3).
+    pub sectors: Option<u32>,
+    /// Wrap-around for 7 or 19 sites (false).
+    pub wrap: Option<bool>,
+    /// Antenna height, m (25).
+    pub height_m: Option<f64>,
+}
+
+/// How handovers are decided (event A3) and carried out.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandoverSection {
+    /// A3 offset, dB (3).
+    pub a3_offset_db: Option<f64>,
+    /// Hysteresis, dB (1).
+    pub hysteresis_db: Option<f64>,
+    /// Time-to-trigger, one of TS 38.331's values (256 ms).
+    pub time_to_trigger: Option<Dur>,
+    /// From the report to the command (20 ms).
+    pub preparation: Option<Dur>,
+    /// The UE in no cell, command to random access done (40 ms).
+    pub interruption: Option<Dur>,
+    /// One-way X2/Xn delay (5 ms).
+    pub x2_delay: Option<Dur>,
+    /// From the UE entering the target to the path switch (20 ms).
+    pub path_switch: Option<Dur>,
+    /// The source forwards what the UE has not received (true).
+    pub forwarding: Option<bool>,
+    /// Dual active protocol stack: no interruption (false).
+    pub daps: Option<bool>,
+}
+
+/// How UEs measure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasurementSection {
+    /// Between RSRP samples (40 ms).
+    pub period: Option<Dur>,
+    /// Layer-3 filter coefficient (4).
+    pub filter_coefficient: Option<u8>,
+    /// The sample period the coefficient assumes (200 ms).
+    pub nominal_period: Option<Dur>,
+    /// Between updates of loss and interference (10 ms).
+    pub link_update: Option<Dur>,
+}
+
+/// Radio link monitoring, or `false` for none.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RlfSection {
+    /// `false`: no radio link failures.
+    Off(bool),
+    /// The monitor's settings.
+    On(RlfFields),
+}
+
+/// Radio link monitoring's settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlfFields {
+    /// T310 (1000 ms).
+    pub t310: Option<Dur>,
+    /// N310 (1).
+    pub n310: Option<u32>,
+    /// N311 (1).
+    pub n311: Option<u32>,
+    /// Out of sync below, dB (−8).
+    pub q_out_db: Option<f64>,
+    /// In sync above, dB (−6).
+    pub q_in_db: Option<f64>,
+    /// From the failure to being served again (300 ms).
+    pub reestablishment: Option<Dur>,
+}
+
+/// Shadowing along routes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowingSection {
+    /// Standard deviation, dB.
+    pub sigma_db: f64,
+    /// Decorrelation distance, m (50).
+    pub decorrelation_m: Option<f64>,
+    /// Correlation between sites (0.5).
+    pub inter_site_correlation: Option<f64>,
 }
 
 /// A UE's distance from the eNB moving linearly from `start_m` to `end_m` at `speed`, then

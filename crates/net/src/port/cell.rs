@@ -18,13 +18,13 @@ pub fn cell_port(ue: u16, up: bool) -> u32 {
 }
 
 /// The UE and direction of a cell's port.
-fn ue_and_direction(port: u32) -> (usize, CellDirection) {
+pub(super) fn ue_and_direction(port: u32) -> (usize, CellDirection) {
     let dir = if port % 2 == 1 { CellDirection::Up } else { CellDirection::Down };
     ((port / 2) as usize, dir)
 }
 
 /// A cell's drop as the flows count it.
-fn cause(cause: CellDropCause) -> DropCause {
+pub(super) fn drop_cause(cause: CellDropCause) -> DropCause {
     match cause {
         CellDropCause::RlcBufferFull => DropCause::Queue,
         CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering | CellDropCause::RlcMaxRetx => DropCause::RandomLoss,
@@ -41,7 +41,7 @@ impl PortModel for CellConfig {
 impl PortElement for CellHop {
     fn enqueue(&mut self, now: Time, port: u32, pkt: Packet) -> Result<(), (Packet, DropCause)> {
         let (ue, dir) = ue_and_direction(port);
-        CellHop::enqueue(self, now, ue, dir, pkt).map_err(|(pkt, c)| (pkt, cause(c)))
+        CellHop::enqueue(self, now, ue, dir, pkt).map_err(|(pkt, c)| (pkt, drop_cause(c)))
     }
 
     fn poll_timeout(&self) -> Option<Time> {
@@ -51,7 +51,7 @@ impl PortElement for CellHop {
     fn poll(&mut self, now: Time) -> Option<LinkOutput> {
         match CellHop::poll(self, now).expect("a validated cell runs without errors")? {
             CellOutput::Delivered { at, pkt, .. } => Some(LinkOutput::Delivered { at, pkt }),
-            CellOutput::Dropped { at, pkt, cause: c, .. } => Some(LinkOutput::Dropped { at, pkt, cause: cause(c) }),
+            CellOutput::Dropped { at, pkt, cause: c, .. } => Some(LinkOutput::Dropped { at, pkt, cause: drop_cause(c) }),
         }
     }
 

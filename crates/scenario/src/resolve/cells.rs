@@ -22,8 +22,10 @@ pub struct Cell {
     pub enb: String,
     /// The UEs' nodes, in file order (index = the UE's index in the cell).
     pub ues: Vec<String>,
-    /// The model's configuration, validated.
+    /// The model's configuration, validated (with a layout: every cell's).
     pub config: CellConfig,
+    /// With a layout: the network of cells the section stands for (docs/mobility.md).
+    pub ran: Option<multiconn_cell::ran::RanConfig>,
 }
 
 /// The cells and their names' index. `taken` holds the link and split names a cell may not
@@ -53,6 +55,19 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
                 return Err(fail(&format!("ues[{k}].node"), format!("\"{}\" is already the eNB or another UE of this cell", u.node)));
             }
             nodes.push(u.node.clone());
+            if c.layout.is_some() {
+                if u.distance_m.is_some() || u.trajectory.is_some() || u.route.is_none() {
+                    return Err(fail(&format!("ues[{k}]"), "in a cell with a layout a UE moves along a route: route = [{ x_m = 100, y_m = 50 }, { x_m = 900, y_m = 50, speed = \"72 km/h\" }] (no distance_m or trajectory)".into()));
+                }
+                // Its couplings replace the distance (a placeholder for the cell's table).
+                distances.push(100.0);
+                trajectories.push(None);
+                continue;
+            }
+            if u.route.is_some() || u.initial_cell.is_some() {
+                let f = if u.route.is_some() { "route" } else { "initial_cell" };
+                return Err(fail(&format!("ues[{k}].{f}"), "a route needs the cell's layout of many cells: layout = { sites = [[0, 0], [500, 0]] }".into()));
+            }
             match (u.distance_m.or(if u.trajectory.is_none() { c.distance_m } else { None }), &u.trajectory) {
                 (Some(d), None) => {
                     distances.push(d);
@@ -222,7 +237,18 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
             }
         }
         cfg.validate().map_err(|e| cell_error(&c.name, e))?;
-        out.push(Cell { name: c.name.clone(), enb: c.enb.clone(), ues: nodes, config: cfg });
+        let ran = match &c.layout {
+            Some(layout) => Some(super::rans::resolve_ran(c, layout, &cfg)?),
+            None => {
+                for (name, given) in [("handover", c.handover.is_some()), ("measurement", c.measurement.is_some()), ("rlf", c.rlf.is_some()), ("shadowing", c.shadowing.is_some())] {
+                    if given {
+                        return Err(fail(name, "applies to a cell with a layout of many cells: layout = { sites = [[0, 0], [500, 0]] }".into()));
+                    }
+                }
+                None
+            }
+        };
+        out.push(Cell { name: c.name.clone(), enb: c.enb.clone(), ues: nodes, config: cfg, ran });
     }
     Ok((out, index))
 }

@@ -27,6 +27,7 @@ mod links;
 mod messages;
 mod models;
 mod paths;
+mod rans;
 mod pcap;
 mod routes;
 mod splits;
@@ -93,7 +94,17 @@ impl Resolved {
             links: self.links.iter().map(|l| (l.label(), l.model.clone())).collect(),
             splits: self.splits.clone(),
             flows: self.flows.iter().map(Flow::routes).collect(),
-            ports: self.cells.iter().map(|c| (format!("cell/{}", c.name), Arc::new(c.config.clone()) as Arc<dyn PortModel>)).collect(),
+            ports: self
+                .cells
+                .iter()
+                .map(|c| {
+                    let model: Arc<dyn PortModel> = match &c.ran {
+                        Some(ran) => Arc::new(ran.clone()),
+                        None => Arc::new(c.config.clone()),
+                    };
+                    (format!("cell/{}", c.name), model)
+                })
+                .collect(),
         }
     }
 }
