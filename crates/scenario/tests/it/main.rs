@@ -18,6 +18,7 @@ mod invariants;
 mod fuzz;
 mod host_noise;
 mod messages;
+mod mobility;
 mod mptcp;
 mod multipath_scenario;
 mod netsim;
