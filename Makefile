@@ -134,6 +134,7 @@ bench: setup emu-tools
 	$(VPY) bench/bench_emu.py
 	$(VPY) bench/bench_cell.py
 	$(VPY) bench/bench_nr_cell.py
+	$(VPY) bench/bench_mobility.py
 	$(VPY) bench/scoreboard.py
 
 clean-venv:

@@ -550,12 +550,12 @@ impl Ran {
                 let link = self.cfg.layout.link(c, &ue, &self.cfg.pathloss).map_err(|e| CellError::invalid("ran.layout", e.to_string()))?;
                 self.ues[u].coupling_db[c] = link.coupling_db(s);
             }
+            // Each cell's load-weighted power at the UE, once; a cell's interference is its
+            // carrier's total less its own.
+            let weighted: Vec<f64> = (0..n_cells).map(|j| self.load[j] * db_to_ratio(self.per_rb_dbm[j] + self.ues[u].coupling_db[j])).collect();
             for c in 0..n_cells {
                 let carrier = self.cfg.layout.cells()[c].carrier_mhz;
-                let interference: f64 = (0..n_cells)
-                    .filter(|&j| j != c && self.cfg.layout.cells()[j].carrier_mhz == carrier)
-                    .map(|j| self.load[j] * db_to_ratio(self.per_rb_dbm[j] + self.ues[u].coupling_db[j]))
-                    .sum();
+                let interference: f64 = (0..n_cells).filter(|&j| j != c && self.cfg.layout.cells()[j].carrier_mhz == carrier).map(|j| weighted[j]).sum();
                 let rise = 10.0 * (1.0 + interference / self.noise_rb_mw[c]).log10();
                 self.cells[c].set_link(u, -self.ues[u].coupling_db[c], rise)?;
             }

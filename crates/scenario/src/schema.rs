@@ -250,7 +250,7 @@ pub struct LayoutSection {
     pub rings: Option<u32>,
     /// Its inter-site distance, m (500).
     pub isd_m: Option<f64>,
-    /// Sectors per site, 1 or 3 (3).
+    /// Sectors per site, 1 or 3 (a grid's 3, placed sites' 1); three point at 30°, 150°, 270°.
     pub sectors: Option<u32>,
     /// Wrap-around for 7 or 19 sites (false).
     pub wrap: Option<bool>,

@@ -26,13 +26,20 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
     let n_rb = u32::from(cell.n_rb);
     let placed = match (&layout.sites, layout.rings) {
         (Some(sites), None) => {
-            for f in [("isd_m", layout.isd_m.is_some()), ("sectors", layout.sectors.is_some()), ("wrap", layout.wrap.is_some())] {
+            for f in [("isd_m", layout.isd_m.is_some()), ("wrap", layout.wrap.is_some())] {
                 if f.1 {
                     return Err(fail(&format!("layout.{}", f.0), "belongs to a hexagonal grid (rings = ...), not to sites placed by hand".into()));
                 }
             }
             let s: Vec<Site> = sites.iter().map(|&[x, y]| Site { x_m: x, y_m: y, height_m }).collect();
-            let cells: Vec<PlacedCell> = (0..s.len()).map(|i| PlacedCell { site: i, azimuth_deg: None, antenna: SectorAntenna::default(), tx_power_dbm: power, carrier_mhz: carrier, n_rb }).collect();
+            // One omnidirectional cell per site, or three sectors pointing at 30°, 150°, 270°.
+            let cells: Vec<PlacedCell> = match layout.sectors.unwrap_or(1) {
+                1 => (0..s.len()).map(|i| PlacedCell { site: i, azimuth_deg: None, antenna: SectorAntenna::default(), tx_power_dbm: power, carrier_mhz: carrier, n_rb }).collect(),
+                3 => (0..s.len())
+                    .flat_map(|i| (0..3).map(move |k| PlacedCell { site: i, azimuth_deg: Some(30.0 + 120.0 * f64::from(k)), antenna: SectorAntenna::default(), tx_power_dbm: power, carrier_mhz: carrier, n_rb }))
+                    .collect(),
+                n => return Err(fail("layout.sectors", format!("{n} is not allowed: 1 (omnidirectional) or 3"))),
+            };
             Layout::from_sites(s, cells).map_err(|e| radio("layout.sites", e))?
         }
         (None, Some(rings)) => {
