@@ -302,6 +302,11 @@ impl Network {
         for e in 0..self.bearers.len() {
             self.arm_bearer(e, d);
         }
+        // Elements with work of their own from the start (a RAN's measurements); an idle cell
+        // asks for none.
+        for e in 0..self.ports.len() {
+            self.arm_port(e, d);
+        }
     }
 
     /// A host sends `pkt` at `now` on the route its `flow`, `path` and `route` name.

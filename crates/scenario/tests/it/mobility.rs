@@ -45,6 +45,19 @@ fn the_example_hands_the_ue_over_three_times_leaving_each_interruption() {
 }
 
 #[test]
+fn a_layout_without_traffic_still_measures_and_hands_over() {
+    // A second operator's cells on another carrier that no flow crosses: its UE is measured
+    // and handed over all the same (the RAN asks for its first wake-up at the start).
+    let idle = format!(
+        "{}\n[[cell]]\nname = \"op_b\"\nenb = \"gw_b\"\ncarrier_mhz = 1850\nfading = \"none\"\nlayout = {{ sites = [[250, 100], [750, 100], [1250, 100]] }}\nues = [{{ node = \"ue\", initial_cell = 0, route = [{{ x_m = 100, y_m = 50 }}, {{ x_m = 1400, y_m = 50, speed = \"72 km/h\" }}] }}]\n",
+        example()
+    );
+    let (s, _) = run(&idle, Some(1));
+    let b = &s["cells"][1]["ues"][0];
+    assert_eq!(b["handovers"], 2, "{b}");
+}
+
+#[test]
 fn bad_routes_and_handover_settings_are_refused_naming_the_field() {
     let e = refusal(&example().replace("{ x_m = 1400, y_m = 50, speed = \"72 km/h\" }", "{ x_m = 1400, y_m = 50 }"));
     assert!(e.contains("cell.ran.ues[0].route[1]") && e.contains("pause"), "{e}");
