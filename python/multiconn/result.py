@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,30 @@ TIMESERIES_CSV_FILE = "timeseries.csv"
 SCENARIO_FILE = "scenario.json"
 MESSAGES_FILE = "messages.parquet"
 MESSAGES_CSV_FILE = "messages.csv"
+
+
+MOBILITY_EVENTS_FILE = "mobility_events.csv"
+"""The UEs' handover and radio-link events of a run with a cell layout (docs/mobility.md)."""
+
+
+def mobility_events_csv(summary: Mapping[str, Any]) -> str | None:
+    """One row per event of every UE of every cell with a layout (time, cell section, UE node,
+    position, event, source, target, cell, interruption), in time order; `None` when the run
+    has no such cell."""
+    rows = []
+    for cell in summary.get("cells") or []:
+        if "layout_cells" not in cell:
+            continue
+        for ue in cell.get("ues") or []:
+            for e in ue.get("events") or []:
+                rows.append((e["t_s"], cell["name"], ue["node"], e["x_m"], e["y_m"], e["event"],
+                             e.get("source", ""), e.get("target", ""), e.get("cell", ""),
+                             e.get("interruption_ms", "")))
+    if not any("layout_cells" in c for c in summary.get("cells") or []):
+        return None
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    head = "t_s,cell,ue,x_m,y_m,event,source,target,serving_cell,interruption_ms\n"
+    return head + "".join(",".join(str(v) for v in r) + "\n" for r in rows)
 
 
 def with_wall_time(summary: dict[str, Any], wall_time_s: float) -> dict[str, Any]:
@@ -154,6 +178,9 @@ class RunResult:
             put(MESSAGES_FILE, lambda p: write_parquet(messages, p))
             if csv:
                 put(MESSAGES_CSV_FILE, lambda p: write_csv(messages, p))
+        events = mobility_events_csv(self.summary)
+        if events is not None:
+            put(MOBILITY_EVENTS_FILE, _write_text(events))
         if self.qlog:
             for name, text in self.qlog.items():
                 put(f"{QLOG_DIR}/{name}", _write_text(text))

@@ -241,7 +241,14 @@ struct UeState {
     path_at: Option<(usize, u64)>,
     handovers: u64,
     failures: u64,
+    /// The cell it started in.
+    initial: usize,
+    /// Its filtered RSRP of every cell, every [`RSRP_RECORD_NS`]: (time, dBm per cell).
+    rsrp: Vec<(u64, Vec<f64>)>,
 }
+
+/// How often a UE's filtered RSRPs are kept for its record ([`Ran::rsrp_record`]), ns.
+pub const RSRP_RECORD_NS: u64 = 500_000_000;
 
 /// A UE's counts for the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -340,6 +347,8 @@ impl Ran {
                 path_at: None,
                 handovers: 0,
                 failures: 0,
+                initial: 0,
+                rsrp: Vec::new(),
             });
         }
         let lc = cfg.layout.cells();
@@ -368,6 +377,7 @@ impl Ran {
                 None => ran.best_cell(u),
             };
             ran.ues[u].phase = Phase::Connected { cell };
+            ran.ues[u].initial = cell;
         }
         Ok(ran)
     }
@@ -386,6 +396,17 @@ impl Ran {
     pub fn ue_counters(&self, ue: usize) -> RanUeCounters {
         let u = &self.ues[ue];
         RanUeCounters { handovers: u.handovers, failures: u.failures, serving: self.active_cell(ue) }
+    }
+
+    /// The cell UE `ue` started in.
+    pub fn initial_cell(&self, ue: usize) -> usize {
+        self.ues[ue].initial
+    }
+
+    /// UE `ue`'s layer-3-filtered RSRP of every cell (dBm, `NaN` before the first sample), at
+    /// the first measurement instant of every [`RSRP_RECORD_NS`].
+    pub fn rsrp_record(&self, ue: usize) -> &[(u64, Vec<f64>)] {
+        &self.ues[ue].rsrp
     }
 
     /// UEs in the RAN.
@@ -570,6 +591,10 @@ impl Ran {
             for c in 0..n_cells {
                 let rsrp = self.rs_epre_dbm[c] + self.ues[u].coupling_db[c];
                 self.ues[u].filters[c].update(rsrp)?;
+            }
+            if self.ues[u].rsrp.last().is_none_or(|&(at, _)| at / RSRP_RECORD_NS < t / RSRP_RECORD_NS) {
+                let values = self.ues[u].filters.iter().map(|f| f.value().unwrap_or(f64::NAN)).collect();
+                self.ues[u].rsrp.push((t, values));
             }
             let Phase::Connected { cell } = self.ues[u].phase else { continue };
             // Radio link monitoring on the serving cell's wideband SINR.

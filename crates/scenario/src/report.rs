@@ -384,8 +384,15 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                     _ => None,
                 })
                 .collect();
+            let record = ran.rsrp_record(u);
+            let rsrp = json!({
+                "t_s": record.iter().map(|(t, _)| tidy(*t as f64 / 1e9)).collect::<Vec<_>>(),
+                "dbm": record.iter().map(|(_, v)| v.iter().map(|&x| if x.is_finite() { json!(tidy(x)) } else { Value::Null }).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            });
             json!({
                 "node": node,
+                "initial_cell": ran.initial_cell(u),
+                "rsrp": rsrp,
                 "handovers": k.handovers,
                 "interruptions_ms": interruptions,
                 "radio_link_failures": k.failures,

@@ -484,6 +484,83 @@ def cell(table: pd.DataFrame, summary: Mapping[str, Any],
     return drawn
 
 
+MOBILITY_UES = 4
+"""UEs of a cell layout that get a mobility figure each (those that received most first)."""
+
+
+def mobility(table: pd.DataFrame, summary: Mapping[str, Any],
+             view: View = WHOLE_RUN) -> list[Drawn]:
+    """Per UE of a cell with a layout: its serving cell over time (handovers marked), the
+    layer-3-filtered RSRP of the cells that were ever its best, and the goodput of the flows it
+    receives."""
+    drawn = []
+    flows = sr.rows(table, "flow")
+    receivers = {str(f.get("name")): str(f.get("receiver")) for f in summary.get("flows") or []}
+    for cell in summary.get("cells") or []:
+        if "layout_cells" not in cell:
+            continue
+        ues = list(cell.get("ues") or [])
+        got = {str(u["node"]): float(flows[flows["name"].astype(str).map(lambda n, node=str(u["node"]): receivers.get(n) == node)]
+                                     ["bytes_delivered"].sum()) if not flows.empty else 0.0 for u in ues}
+        keep = top_series(got, MOBILITY_UES, MOBILITY_UES)
+        for ue in (u for u in ues if str(u["node"]) in keep):
+            node = str(ue["node"])
+            fig, axes = new_figure(3)
+            palette = Palette()
+            end = float(summary.get("duration_s") or (ue["rsrp"]["t_s"][-1] if ue["rsrp"]["t_s"] else 1.0))
+            # Serving cell: a step from the initial cell, none between a command and the UE
+            # entering the target (or between a failure and re-establishment).
+            times, cells = [0.0], [float(ue["initial_cell"])]
+            for e in ue["events"]:
+                if e["event"] == "handover_end":
+                    times.append(float(e["t_s"]) - float(e["interruption_ms"]) / 1000.0)
+                    cells.append(float("nan"))
+                    times.append(float(e["t_s"]))
+                    cells.append(float(e["target"]))
+                elif e["event"] == "radio_link_failure":
+                    times.append(float(e["t_s"]))
+                    cells.append(float("nan"))
+                elif e["event"] == "reestablished":
+                    times.append(float(e["t_s"]))
+                    cells.append(float(e["cell"]))
+            times.append(end)
+            cells.append(cells[-1])
+            axes[0].step(times, cells, where="post", linewidth=1.4, color="black", label="serving cell")
+            for e in ue["events"]:
+                if e["event"] == "handover_end":
+                    for ax in axes:
+                        ax.axvline(float(e["t_s"]), color="grey", linewidth=0.6, linestyle=":")
+            axes[0].set_ylabel("serving cell")
+            axes[0].yaxis.get_major_locator().set_params(integer=True)
+            # RSRP of the cells that were ever the best (at most 4).
+            t = [float(x) for x in ue["rsrp"]["t_s"]]
+            dbm = ue["rsrp"]["dbm"]
+            best = []
+            for row in dbm:
+                values = [(v, i) for i, v in enumerate(row) if v is not None]
+                if values:
+                    i = max(values)[1]
+                    if i not in best:
+                        best.append(i)
+            for i in best[:4]:
+                values = [float("nan") if row[i] is None else float(row[i]) for row in dbm]
+                axes[1].plot(t, values, label=f"RSRP cell {i}", linewidth=1.1,
+                             color=palette(f"cell {i}")["color"])
+            axes[1].set_ylabel("filtered RSRP\n(dBm)")
+            mine = flows[flows["name"].astype(str).map(lambda n: receivers.get(n) == node)] if not flows.empty else flows
+            _plot(axes[2], sr.lines(mine, "throughput_mbps", ("name",), lambda k: f"flow {k[0]}"), palette, noun="flows")
+            axes[2].set_ylabel("goodput\n(Mbit/s)")
+            title = f"{cell['name']}: UE {node}'s cells, handovers and goodput"
+            _finish(fig, axes, title, f"{ue['handovers']} handover(s), "
+                    f"{ue['radio_link_failures']} radio link failure(s); dotted: a handover ends",
+                    view)
+            drawn.append(Drawn(f"mobility-{slug(str(cell['name']))}-{slug(node)}", title,
+                               "The UE's serving cell (a gap: in no cell), the layer-3-filtered "
+                               "RSRP of the cells that were its best, and its flows' goodput.",
+                               fig))
+    return drawn
+
+
 def _smallest_deadline(flow: Mapping[str, Any]) -> float | None:
     found = [float(s["deadline_ms"]) / 1e3 for s in (flow.get("messages") or {}).values()
              if isinstance(s, Mapping) and s.get("deadline_ms")]
@@ -526,5 +603,5 @@ def owd(messages: pd.DataFrame | None, summary: Mapping[str, Any],
 
 
 TABLE_FIGURES: tuple[Callable[[pd.DataFrame, Mapping[str, Any]], list[Drawn]], ...] = (
-    throughput, transport, paths, pdcp, queues, cell)
+    throughput, transport, paths, pdcp, queues, cell, mobility)
 """The builders drawn from the time-series table, in the order they are shown."""
