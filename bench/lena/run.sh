@@ -24,30 +24,10 @@ if [[ $# -gt 0 && "$1" != --* ]]; then
     shift
 fi
 
-modules=(ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications
-         ns3-traffic-control ns3-mobility ns3-spectrum ns3-propagation ns3-lte)
-
-# shellcheck source=../ns3/flags.sh
-source "$here/../ns3/flags.sh"
-if ! ns3_flags lte-module.h "${modules[@]}"; then
-    cat >&2 <<'MSG'
-ns-3 with its LTE module is not installed. On Debian or Ubuntu install the development
-package (ns-3.37 on Debian 12):
-
-    sudo apt-get install libns3-dev
-
-then run this script again.
-MSG
-    exit 3
-fi
-
-mkdir -p "$build_dir"
+# shellcheck source=build.sh
+source "$here/build.sh"
 bin="$build_dir/lte_cell"
-if [[ ! -x "$bin" || "$src" -nt "$bin" ]]; then
-    echo "building $bin" >&2
-    g++ -std=c++17 -O2 -DNDEBUG "${cflags[@]}" -o "$bin.tmp" "$src" "${libs[@]}"
-    mv "$bin.tmp" "$bin"
-fi
+lena_build "$src" "$bin"
 
 args=("$@")
 has_trace=0

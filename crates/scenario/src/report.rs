@@ -340,50 +340,31 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
         .enumerate()
         .map(|(u, node)| {
             let k = ran.ue_counters(u);
-            let events: Vec<Value> = ran
-                .events()
-                .iter()
-                .filter(|e| e.ue == u)
-                .map(|e| {
-                    let mut v = json!({ "t_s": tidy(e.at.as_secs_f64()), "x_m": tidy(e.position_m.0), "y_m": tidy(e.position_m.1) });
-                    match e.event {
-                        RanEvent::Report { source, target } => {
-                            v["event"] = json!("report");
-                            v["source"] = json!(source);
-                            v["target"] = json!(target);
-                        }
-                        RanEvent::HandoverStart { source, target } => {
-                            v["event"] = json!("handover_start");
-                            v["source"] = json!(source);
-                            v["target"] = json!(target);
-                        }
-                        RanEvent::HandoverEnd { source, target, interruption_ns } => {
-                            v["event"] = json!("handover_end");
-                            v["source"] = json!(source);
-                            v["target"] = json!(target);
-                            v["interruption_ms"] = json!(ms(interruption_ns));
-                        }
-                        RanEvent::RadioLinkFailure { cell } => {
-                            v["event"] = json!("radio_link_failure");
-                            v["cell"] = json!(cell);
-                        }
-                        RanEvent::Reestablished { cell } => {
-                            v["event"] = json!("reestablished");
-                            v["cell"] = json!(cell);
-                        }
+            let mut interruptions = Vec::new();
+            let mut events = Vec::new();
+            for e in ran.events().iter().filter(|e| e.ue == u) {
+                let mut v = json!({ "t_s": tidy(e.at.as_secs_f64()), "x_m": tidy(e.position_m.0), "y_m": tidy(e.position_m.1) });
+                let (name, source_target, cell) = match e.event {
+                    RanEvent::Report { source, target } => ("report", Some((source, target)), None),
+                    RanEvent::HandoverStart { source, target } => ("handover_start", Some((source, target)), None),
+                    RanEvent::HandoverEnd { source, target, interruption_ns } => {
+                        interruptions.push(ms(interruption_ns));
+                        v["interruption_ms"] = json!(ms(interruption_ns));
+                        ("handover_end", Some((source, target)), None)
                     }
-                    v
-                })
-                .collect();
-            let interruptions: Vec<f64> = ran
-                .events()
-                .iter()
-                .filter(|e| e.ue == u)
-                .filter_map(|e| match e.event {
-                    RanEvent::HandoverEnd { interruption_ns, .. } => Some(ms(interruption_ns)),
-                    _ => None,
-                })
-                .collect();
+                    RanEvent::RadioLinkFailure { cell } => ("radio_link_failure", None, Some(cell)),
+                    RanEvent::Reestablished { cell } => ("reestablished", None, Some(cell)),
+                };
+                v["event"] = json!(name);
+                if let Some((source, target)) = source_target {
+                    v["source"] = json!(source);
+                    v["target"] = json!(target);
+                }
+                if let Some(cell) = cell {
+                    v["cell"] = json!(cell);
+                }
+                events.push(v);
+            }
             let record = ran.rsrp_record(u);
             let rsrp = json!({
                 "t_s": record.iter().map(|(t, _)| tidy(*t as f64 / 1e9)).collect::<Vec<_>>(),
