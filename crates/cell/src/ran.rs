@@ -33,8 +33,11 @@
 //! gain less path loss, and the UE's route shadowing) sets its loss in that cell, and its
 //! downlink noise rise 10·log10(1 + I/N) with I = Σ over the other cells of the same carrier of
 //! their load × received power per RB; a cell's load is the share of its RBs it used in the
-//! last `link_update` (its TBs' RBs). Every `measurement_period` the UE samples each cell's
-//! RSRP (RS EPRE + coupling) into its layer-3 filter.
+//! last `link_update` (its TBs' RBs). Every `measurement_period` the UE's layer 1 gives each
+//! cell's RSRP (RS EPRE + coupling), the linear mean over the link updates since the last
+//! measurement instant (as a UE averages its RSRP samples over the measurement period), to its
+//! layer-3 filter. A time-to-trigger expires when it has run its length, between measurement
+//! instants if it must (38.331 §5.5.4.1: the condition held at every measurement during it).
 
 use std::collections::VecDeque;
 
@@ -232,6 +235,10 @@ struct UeState {
     shadowing: Option<RouteShadowing>,
     /// Its coupling to every cell at the last link update, dB.
     coupling_db: Vec<f64>,
+    /// Layer 1: each cell's RSRP (mW) summed over the link updates since the last measurement
+    /// instant, and how many.
+    l1_sum_mw: Vec<f64>,
+    l1_count: u32,
     /// Downlink packets reaching the RAN that its serving cell cannot take now, or forwarded
     /// ones on their way to it: (cell, time it may enter the cell, packet).
     dl_waiting: VecDeque<(usize, u64, Packet)>,
@@ -342,6 +349,8 @@ impl Ran {
                 monitor: cfg.failure.as_ref().map(|f| LinkMonitor::new(f.monitor)).transpose()?,
                 shadowing,
                 coupling_db: vec![f64::NEG_INFINITY; n_cells],
+                l1_sum_mw: vec![0.0; n_cells],
+                l1_count: 0,
                 dl_waiting: VecDeque::new(),
                 ul_waiting: VecDeque::new(),
                 path_at: None,
@@ -491,10 +500,11 @@ impl Ran {
         let mut t = self.next_link_update.min(self.next_measurement);
         for (i, u) in self.ues.iter().enumerate() {
             match u.phase {
+                // A time-to-trigger may expire between measurement instants.
+                Phase::Connected { .. } => t = t.min(u.a3.next_expiry_ns().unwrap_or(u64::MAX)),
                 Phase::Preparing { command_at, .. } => t = t.min(command_at),
                 Phase::Executing { enter_at, .. } => t = t.min(enter_at),
                 Phase::Reestablishing { until } => t = t.min(until),
-                Phase::Connected { .. } => {}
             }
             // Waiting packets matter once the UE is in a cell to take them.
             if let Some(&(_, at, _)) = u.dl_waiting.front().filter(|_| self.active_cell(i).is_some()) {
@@ -540,10 +550,21 @@ impl Ran {
             self.next_measurement = t + self.cfg.measurement.period_ns;
         }
         for u in 0..self.ues.len() {
+            if let Phase::Connected { cell } = self.ues[u].phase {
+                if let Some(report) = self.ues[u].a3.expire(t) {
+                    self.reported(u, cell, usize::from(report.cells[0]), t);
+                }
+            }
             self.advance_phase(u, t)?;
             self.release_waiting(u, t);
         }
         Ok(())
+    }
+
+    /// UE `u` served by `cell` reported `target` (event A3) at `t`: the handover is prepared.
+    fn reported(&mut self, u: usize, cell: usize, target: usize, t: u64) {
+        self.note(u, t, RanEvent::Report { source: cell, target });
+        self.ues[u].phase = Phase::Preparing { source: cell, target, command_at: t + self.cfg.handover.preparation_ns };
     }
 
     /// Every UE's coupling to every cell at `t`, the cells' loads since the last update, and
@@ -570,7 +591,9 @@ impl Ran {
                 let s = shadow.as_ref().map_or(0.0, |v| v[site]);
                 let link = self.cfg.layout.link(c, &ue, &self.cfg.pathloss).map_err(|e| CellError::invalid("ran.layout", e.to_string()))?;
                 self.ues[u].coupling_db[c] = link.coupling_db(s);
+                self.ues[u].l1_sum_mw[c] += db_to_ratio(self.rs_epre_dbm[c] + self.ues[u].coupling_db[c]);
             }
+            self.ues[u].l1_count += 1;
             // Each cell's load-weighted power at the UE, once; a cell's interference is its
             // carrier's total less its own.
             let weighted: Vec<f64> = (0..n_cells).map(|j| self.load[j] * db_to_ratio(self.per_rb_dbm[j] + self.ues[u].coupling_db[j])).collect();
@@ -588,11 +611,19 @@ impl Ran {
     fn measure(&mut self, t: u64) -> Result<(), CellError> {
         for u in 0..self.ues.len() {
             let n_cells = self.cells.len();
+            // Layer 1: the linear mean of the RSRPs of the link updates since the last instant.
+            let count = f64::from(self.ues[u].l1_count.max(1));
             for c in 0..n_cells {
-                let rsrp = self.rs_epre_dbm[c] + self.ues[u].coupling_db[c];
+                let rsrp = if self.ues[u].l1_count == 0 {
+                    self.rs_epre_dbm[c] + self.ues[u].coupling_db[c]
+                } else {
+                    10.0 * (self.ues[u].l1_sum_mw[c] / count).log10()
+                };
                 self.ues[u].filters[c].update(rsrp)?;
+                self.ues[u].l1_sum_mw[c] = 0.0;
             }
-            if self.ues[u].rsrp.last().is_none_or(|&(at, _)| at / RSRP_RECORD_NS < t / RSRP_RECORD_NS) {
+            self.ues[u].l1_count = 0;
+            if self.ues[u].rsrp.last().map_or(true, |&(at, _)| at / RSRP_RECORD_NS < t / RSRP_RECORD_NS) {
                 let values = self.ues[u].filters.iter().map(|f| f.value().unwrap_or(f64::NAN)).collect();
                 self.ues[u].rsrp.push((t, values));
             }
@@ -615,9 +646,7 @@ impl Ran {
             let serving = self.ues[u].filters[cell].value().unwrap_or(f64::NEG_INFINITY);
             let neighbours: Vec<(u16, f64)> = (0..n_cells).filter(|&c| c != cell).filter_map(|c| self.ues[u].filters[c].value().map(|v| (c as u16, v))).collect();
             if let Some(report) = self.ues[u].a3.step(t, serving, &neighbours)? {
-                let target = usize::from(report.cells[0]);
-                self.note(u, t, RanEvent::Report { source: cell, target });
-                self.ues[u].phase = Phase::Preparing { source: cell, target, command_at: t + self.cfg.handover.preparation_ns };
+                self.reported(u, cell, usize::from(report.cells[0]), t);
             }
         }
         Ok(())

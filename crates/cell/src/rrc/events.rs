@@ -291,12 +291,14 @@ impl Condition {
 }
 
 /// The triggering state of one cell.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Trigger {
     /// In the cellsTriggeredList (reported, not yet left).
     triggered: bool,
     /// First sample of the current run meeting the condition that would change `triggered`.
     since_ns: Option<u64>,
+    /// The cell's value at the last sample (to order the cells of a report).
+    last_db: f64,
 }
 
 impl Trigger {
@@ -319,6 +321,22 @@ impl Trigger {
 
     fn is_idle(&self) -> bool {
         !self.triggered && self.since_ns.is_none()
+    }
+
+    /// When the running timeToTrigger expires, if one runs.
+    fn expiry(&self, ttt_ns: u64) -> Option<u64> {
+        self.since_ns.map(|s| s.saturating_add(ttt_ns))
+    }
+
+    /// The timer expired at `now` (every sample since it started met the condition, and the
+    /// filtered values hold until the next sample): returns whether the cell is reported now.
+    fn expire(&mut self, now: u64, ttt_ns: u64) -> bool {
+        if self.expiry(ttt_ns).map_or(true, |t| t > now) {
+            return false;
+        }
+        self.since_ns = None;
+        self.triggered = !self.triggered;
+        self.triggered
     }
 }
 
@@ -355,6 +373,36 @@ impl EventMonitor {
     /// The configuration.
     pub fn config(&self) -> &EventConfig {
         &self.cfg
+    }
+
+    /// When the first running timeToTrigger expires, if any runs: the report (or the leaving)
+    /// is due then, between measurement instants, if no sample breaks the condition first
+    /// (38.331 §5.5.4.1: the condition held for every measurement during timeToTrigger).
+    pub fn next_expiry_ns(&self) -> Option<u64> {
+        let ttt = self.ttt_ns;
+        self.neighbours.values().chain(std::iter::once(&self.serving)).filter_map(|t| t.expiry(ttt)).min()
+    }
+
+    /// The timers expired by `time_ns` (not before the last measurement instant): the report
+    /// due, as [`EventMonitor::step`] would give it at a sample, the cells by their last values.
+    pub fn expire(&mut self, time_ns: u64) -> Option<EventReport> {
+        let (ttt, kind) = (self.ttt_ns, self.cfg.event.kind());
+        if !kind.is_neighbour_event() {
+            return self.serving.expire(time_ns, ttt).then(|| EventReport { event: kind, time_ns, cells: Vec::new() });
+        }
+        let mut fired: Vec<(CellId, f64)> = Vec::new();
+        for (&cell, t) in self.neighbours.iter_mut() {
+            let value = t.last_db;
+            if t.expire(time_ns, ttt) {
+                fired.push((cell, value));
+            }
+        }
+        self.neighbours.retain(|_, st| !st.is_idle());
+        if fired.is_empty() {
+            return None;
+        }
+        fired.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Some(EventReport { event: kind, time_ns, cells: fired.into_iter().map(|(c, _)| c).collect() })
     }
 
     /// Takes the layer-3 filtered values at the measurement instant `time_ns` (not before the
@@ -395,7 +443,9 @@ impl EventMonitor {
         let mut fired: Vec<(CellId, f64)> = Vec::new();
         for (&cell, &mn) in &measured {
             let cond = self.cfg.neighbour_condition(serving_db, cell, mn);
-            if self.neighbours.entry(cell).or_default().step(now, cond, ttt) {
+            let trigger = self.neighbours.entry(cell).or_default();
+            trigger.last_db = mn;
+            if trigger.step(now, cond, ttt) {
                 fired.push((cell, mn));
             }
         }
@@ -490,6 +540,32 @@ mod tests {
     fn ttt_zero_reports_at_the_first_sample_meeting_the_condition() {
         let mut m = EventMonitor::new(EventConfig::new(MeasEvent::A3 { offset_db: 3.0 }, 1.0, 0)).unwrap();
         assert_eq!(run_one(&mut m, -95.0, &[-93.0, -91.0, -90.0, -89.0]), vec![80 * MS]);
+    }
+
+    #[test]
+    fn the_timer_expires_between_samples_when_every_sample_held() {
+        // TTT 64 ms with samples every 40 ms: first true at 80 ms, so the timer expires at
+        // 144 ms, between the samples at 120 and 160, if the one at 120 still meets it.
+        let mut m = EventMonitor::new(EventConfig::new(MeasEvent::A3 { offset_db: 3.0 }, 1.0, 64)).unwrap();
+        for (i, v) in [-93.0, -91.0, -90.0, -90.0].into_iter().enumerate().take(4) {
+            let t = i as u64 * 40 * MS;
+            assert_eq!(m.step(t, -95.0, &[(CELL, v)]).unwrap(), None, "{t}");
+            let want = if i >= 2 { Some(144 * MS) } else { None };
+            assert_eq!(m.next_expiry_ns(), want, "after the sample at {t}");
+            if i == 3 {
+                // The sample at 120 ms held: the report at 144 ms.
+                assert_eq!(m.expire(143 * MS), None);
+                let r = m.expire(144 * MS).unwrap();
+                assert_eq!((r.time_ns, r.cells), (144 * MS, vec![CELL]));
+                assert_eq!(m.next_expiry_ns(), None);
+            }
+        }
+        // A sample that breaks the condition stops the timer: nothing expires.
+        let mut m = a3();
+        m.step(0, -95.0, &[(CELL, -90.0)]).unwrap();
+        assert_eq!(m.next_expiry_ns(), Some(160 * MS));
+        m.step(40 * MS, -95.0, &[(CELL, -92.0)]).unwrap();
+        assert_eq!((m.next_expiry_ns(), m.expire(500 * MS)), (None, None));
     }
 
     #[test]
