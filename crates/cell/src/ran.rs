@@ -279,6 +279,10 @@ pub struct Ran {
     load: Vec<f64>,
     next_link_update: u64,
     next_measurement: u64,
+    /// The RAN's own next instant ([`Ran::next_own_event`]), kept up to date where it can
+    /// change (its own work, a packet waiting for a UE in no cell) instead of worked out over
+    /// every UE at each poll.
+    own_next: u64,
     log: Vec<LoggedEvent>,
     /// Outputs made by the RAN itself (packets lost at a handover), in time order.
     own_outputs: VecDeque<CellOutput>,
@@ -371,6 +375,7 @@ impl Ran {
             load: vec![0.0; n_cells],
             next_link_update: 0,
             next_measurement: 0,
+            own_next: 0,
             log: Vec::new(),
             own_outputs: VecDeque::new(),
             rs_epre_dbm,
@@ -388,6 +393,7 @@ impl Ran {
             ran.ues[u].phase = Phase::Connected { cell };
             ran.ues[u].initial = cell;
         }
+        ran.own_next = ran.next_own_event();
         Ok(ran)
     }
 
@@ -455,6 +461,7 @@ impl Ran {
                     }
                     let target = self.target_of(ue).unwrap_or(old);
                     self.ues[ue].dl_waiting.push_back((target, t + self.cfg.handover.x2_delay_ns, pkt));
+                    self.own_next = self.next_own_event();
                     return Ok(());
                 }
             }
@@ -467,6 +474,7 @@ impl Ran {
                     CellDirection::Down => {
                         let c = self.target_of(ue).unwrap_or(0);
                         self.ues[ue].dl_waiting.push_back((c, t, pkt));
+                        self.own_next = self.next_own_event();
                     }
                     CellDirection::Up => self.ues[ue].ul_waiting.push_back(pkt),
                 }
@@ -490,7 +498,7 @@ impl Ran {
         for c in &self.cells {
             t = Time::earliest(t, c.poll_timeout());
         }
-        t = Time::earliest(t, Some(Time(self.next_own_event())));
+        t = Time::earliest(t, Some(Time(self.own_next)));
         t
     }
 
@@ -523,7 +531,7 @@ impl Ran {
                     return Ok(self.own_outputs.pop_front());
                 }
             }
-            let own = self.next_own_event();
+            let own = self.own_next;
             let (cell, cell_t) = self.cells.iter().enumerate().filter_map(|(i, c)| c.poll_timeout().map(|t| (i, t.0))).min_by_key(|&(i, t)| (t, i)).unwrap_or((0, u64::MAX));
             let next = own.min(cell_t);
             if next > now.0 {
@@ -558,6 +566,7 @@ impl Ran {
             self.advance_phase(u, t)?;
             self.release_waiting(u, t);
         }
+        self.own_next = self.next_own_event();
         Ok(())
     }
 
