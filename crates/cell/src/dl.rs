@@ -148,11 +148,11 @@ pub struct DlMac<P, D: TbDecoder> {
 struct TtiScratch {
     /// Per RBG: taken by a retransmission.
     used: Vec<bool>,
-    /// Per UE: gets no new TB this TTI.
+    /// Per UE listed: gets no new TB this TTI.
     blocked: Vec<bool>,
-    /// Retransmissions due: (NACKed since, UE, process).
-    due: Vec<(u64, usize, usize)>,
-    /// Per UE: its free HARQ process.
+    /// Retransmissions due: (NACKed since, UE, process, its place in the list).
+    due: Vec<(u64, usize, usize, usize)>,
+    /// Per UE listed: its free HARQ process.
     procs: Vec<Option<usize>>,
 }
 
@@ -249,19 +249,25 @@ impl<P, D: TbDecoder> DlMac<P, D> {
         (need_full == 0 && need_short.is_empty()).then_some(out)
     }
 
-    fn check_inputs(&self, tti: u64, ues: &[DlUeInput]) -> Result<(), CellError> {
+    fn check_inputs(&self, tti: u64, listed: &[usize], ues: &[DlUeInput]) -> Result<(), CellError> {
         if let Some(last) = self.last_tti {
             if tti <= last {
                 return Err(CellError::invalid("tti", format!("TTI {tti} after TTI {last}: TTIs must increase")));
             }
         }
-        if ues.len() != self.harq.len() {
-            return Err(CellError::invalid("ues", format!("{} inputs for {} UEs", ues.len(), self.harq.len())));
+        if listed.len() != ues.len() {
+            return Err(CellError::invalid("ues", format!("{} inputs for {} UEs listed", ues.len(), listed.len())));
+        }
+        if let Some(k) = listed.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(CellError::invalid("ues", format!("UE {} listed after UE {}: the list must increase", listed[k + 1], listed[k])));
+        }
+        if let Some(&u) = listed.last().filter(|&&u| u >= self.harq.len()) {
+            return Err(CellError::invalid("ues", format!("UE {u} listed in a cell of {} UEs", self.harq.len())));
         }
         // Everything is checked before anything changes.
         let n_rb = self.sched.n_rb() as usize;
         let n_rbg = self.sched.rbg_count();
-        for (u, ue) in ues.iter().enumerate() {
+        for (&u, ue) in listed.iter().zip(ues) {
             if ue.sinr_db.len() != n_rb {
                 return Err(CellError::invalid(
                     &format!("ues[{u}].sinr_db"),
@@ -309,57 +315,85 @@ impl<P, D: TbDecoder> DlMac<P, D> {
     }
 
     /// One TTI (see the module's description). `fill(ue, bytes)` returns the payload of a new
-    /// TB of `bytes` bytes for UE `ue`, or `None` to leave the grant unused.
-    pub fn tti(&mut self, tti: u64, ues: &[DlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<DlTti<P>, CellError> {
-        self.check_inputs(tti, ues)?;
+    /// TB of `bytes` bytes for UE `ue`, or `None` to leave the grant unused. `ues` has one
+    /// input per UE of the cell.
+    pub fn tti(&mut self, tti: u64, ues: &[DlUeInput], fill: impl FnMut(usize, u32) -> Option<P>) -> Result<DlTti<P>, CellError> {
+        if ues.len() != self.harq.len() {
+            return Err(CellError::invalid("ues", format!("{} inputs for {} UEs", ues.len(), self.harq.len())));
+        }
+        let listed: Vec<usize> = (0..ues.len()).collect();
+        self.tti_listed(tti, &listed, ues, fill)
+    }
+
+    /// One TTI for the UEs in `listed` (strictly increasing indices), `ues[k]` being UE
+    /// `listed[k]`'s input: as [`DlMac::tti`] with every other UE idle — nothing queued and
+    /// no HARQ process in use ([`HarqEntity::busy`] 0), which the caller keeps to (a UE left
+    /// out with a process in use would miss its retransmissions). A TTI costs what the UEs
+    /// listed do, not what the cell's UE count does.
+    pub fn tti_listed(&mut self, tti: u64, listed: &[usize], ues: &[DlUeInput], mut fill: impl FnMut(usize, u32) -> Option<P>) -> Result<DlTti<P>, CellError> {
+        self.check_inputs(tti, listed, ues)?;
+        debug_assert!(
+            self.harq.iter().enumerate().all(|(u, h)| h.busy() == 0 || listed.binary_search(&u).is_ok()),
+            "a UE with a HARQ process in use was left out of the TTI"
+        );
         let n_rbg = self.sched.rbg_count();
         // (An error below leaves the buffers behind: the next TTI makes new ones.)
         let TtiScratch { mut used, mut blocked, mut due, mut procs } = std::mem::take(&mut self.scratch);
         used.clear();
         used.resize(n_rbg, false);
+        // Per listed UE.
         blocked.clear();
-        blocked.resize(ues.len(), false);
+        blocked.resize(listed.len(), false);
         let mut out = DlTti { tbs: Vec::new(), delivered: Vec::new(), lost: Vec::new() };
 
         // 1. Retransmissions, oldest first, at most one per UE.
         due.clear();
-        for (u, h) in self.harq.iter_mut().enumerate() {
+        for (k, &u) in listed.iter().enumerate() {
+            let h = &mut self.harq[u];
             h.release(tti);
             if let Some(&(p, since)) = h.pending_retx(tti).first() {
-                due.push((since, u, p));
+                due.push((since, u, p, k));
             }
         }
         due.sort_unstable();
-        for &(_, u, p) in &due {
+        for &(_, u, p, k) in &due {
             let Some(tb) = self.harq[u].tb(p) else { continue };
             let (mcs, tbs_bits, n_prb, prev, transmission) = (tb.mcs, tb.tbs_bits, tb.n_prb, tb.rbgs.clone(), tb.transmissions + 1);
             let Some(rbgs) = self.retx_rbgs(&prev, &used) else { continue };
-            let mi = self.mean_mi(u, ues[u].sinr_db, mcs, &rbgs)?;
+            let mi = self.mean_mi(u, ues[k].sinr_db, mcs, &rbgs)?;
             let outcome = self.harq[u].send_retx(p, tti, u, rbgs.clone(), mi, &mut self.decoder, &mut self.rng)?;
             for &g in &rbgs {
                 used[g as usize] = true;
             }
-            blocked[u] = true;
+            blocked[k] = true;
             self.counters.retransmissions += 1;
             let (decoded, dropped) = self.record(u, outcome, tbs_bits, &mut out);
             out.tbs.push(DlTb { ue: u, process: p, rbgs, n_prb, mcs, tbs_bits, transmission, decoded, dropped });
         }
 
-        // 2. New data on what is left.
+        // 2. New data on what is left, for the UEs with a free process and no retransmission.
         procs.clear();
-        procs.resize(ues.len(), None);
-        for (u, h) in self.harq.iter_mut().enumerate() {
-            procs[u] = h.free_process(tti);
-            if procs[u].is_none() {
-                blocked[u] = true;
+        procs.resize(listed.len(), None);
+        for (k, &u) in listed.iter().enumerate() {
+            procs[k] = self.harq[u].free_process(tti);
+            if procs[k].is_none() {
+                blocked[k] = true;
             }
         }
-        let reports: Vec<UeReport> = ues.iter().map(|u| UeReport { rbg_cqi: u.rbg_cqi, buffer_bytes: u.buffer_bytes }).collect();
-        let grants = self.sched.schedule_masked(&reports, &used, &blocked)?;
+        let (mut open, mut reports) = (Vec::with_capacity(listed.len()), Vec::with_capacity(listed.len()));
+        for (k, (&u, input)) in listed.iter().zip(ues).enumerate() {
+            if !blocked[k] {
+                open.push(u);
+                reports.push(UeReport { rbg_cqi: input.rbg_cqi, buffer_bytes: input.buffer_bytes });
+            }
+        }
+        let grants = self.sched.schedule_listed(&open, &reports, &used)?;
         for g in grants {
-            let (u, Some(p)) = (g.ue, procs[g.ue]) else { continue };
+            let u = g.ue;
+            let k = listed.partition_point(|&v| v < u);
+            let Some(p) = procs[k] else { continue };
             let Some(payload) = fill(u, g.tbs_bits / 8) else { continue };
-            let mi = self.mean_mi(u, ues[u].sinr_db, g.mcs, &g.rbgs)?;
+            let mi = self.mean_mi(u, ues[k].sinr_db, g.mcs, &g.rbgs)?;
             let tb = HarqTb {
                 rbgs: g.rbgs.clone(),
                 n_prb: g.n_prb,

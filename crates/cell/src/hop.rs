@@ -404,8 +404,15 @@ pub struct CellHop {
     /// Per UE: its downlink SINR per RB in this TTI (kept between TTIs while its channel is
     /// static: no fading and not moving).
     sinr: Vec<Vec<f64>>,
-    /// Per UE: whether it takes part in this TTI's downlink (data queued or HARQ work).
-    dl_active: Vec<bool>,
+    /// The UEs in play, in index order: those with anything under way (data or timers in a
+    /// bearer, HARQ or uplink MAC work) and those touched since the last TTI. Every other UE
+    /// is idle, and a TTI looks only at these.
+    in_play: Vec<usize>,
+    /// Per UE: whether it is in `in_play`.
+    is_in_play: Vec<bool>,
+    /// The UEs that take part in this TTI's downlink (data queued or HARQ work), in index
+    /// order.
+    dl_listed: Vec<usize>,
     /// Per UE: its channel never changes (no fading, no moving trajectory), so its SINRs, CQI
     /// report and mean SINR, once worked out, hold for every TTI.
     static_channel: Vec<bool>,
@@ -516,7 +523,9 @@ impl CellHop {
             next_tti: None,
             outputs: VecDeque::new(),
             sinr: vec![Vec::new(); n],
-            dl_active: vec![false; n],
+            in_play: Vec::new(),
+            is_in_play: vec![false; n],
+            dl_listed: Vec::new(),
             static_channel: (0..n)
                 .map(|i| cfg.fading == FadingConfig::None && cfg.blockage.is_none() && !cfg.trajectories.get(i).copied().flatten().is_some_and(|t| t.speed_mps > 0.0))
                 .collect(),
@@ -619,6 +628,8 @@ impl CellHop {
         }
         self.dl_cqi[ue].clear();
         self.report_ready[ue] = false;
+        // The next TTI notes the emptied buffers.
+        self.bring_into_play(ue);
         Ok(out)
     }
 
@@ -650,7 +661,11 @@ impl CellHop {
     /// A packet for UE `ue` (downlink) or from it (uplink) arrives at `now`. A packet that does
     /// not fit in the RLC buffer comes back with [`CellDropCause::RlcBufferFull`].
     pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
-        let Some(u) = self.ues.get_mut(ue) else { return Err((pkt, CellDropCause::RlcBufferFull)) };
+        if ue >= self.ues.len() {
+            return Err((pkt, CellDropCause::RlcBufferFull));
+        }
+        self.bring_into_play(ue);
+        let u = &mut self.ues[ue];
         let bearer = &mut u.bearers[dir as usize];
         match bearer.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
@@ -701,7 +716,33 @@ impl CellHop {
 
     fn running(&self) -> bool {
         !self.dl_on_air.is_empty()
-            || self.ues.iter().enumerate().any(|(i, u)| u.bearers.iter().any(Bearer::busy) || self.dl.harq(i).is_some_and(|h| h.busy() > 0) || self.ul.busy(i))
+            || !self.in_play.is_empty()
+    }
+
+    /// Whether UE `i` has anything under way.
+    fn ue_busy(&self, i: usize) -> bool {
+        self.ues[i].bearers.iter().any(Bearer::busy) || self.dl.harq(i).is_some_and(|h| h.busy() > 0) || self.ul.busy(i)
+    }
+
+    /// UE `i` is in play from now on (until a TTI's end finds it idle).
+    fn bring_into_play(&mut self, i: usize) {
+        if !self.is_in_play[i] {
+            self.is_in_play[i] = true;
+            let at = self.in_play.partition_point(|&u| u < i);
+            self.in_play.insert(at, i);
+        }
+    }
+
+    /// At a TTI's end: the UEs that have nothing under way leave the play.
+    fn leave_play_when_idle(&mut self) {
+        let mut in_play = std::mem::take(&mut self.in_play);
+        in_play.retain(|&i| {
+            let busy = self.ue_busy(i);
+            self.is_in_play[i] = busy;
+            busy
+        });
+        self.in_play = in_play;
+        debug_assert!((0..self.ues.len()).all(|i| self.is_in_play[i] || !self.ue_busy(i)), "a UE with work under way is out of play");
     }
 
     fn run_tti(&mut self, n: u64) -> Result<(), CellError> {
@@ -737,14 +778,15 @@ impl CellHop {
         if let SlotUse::Symbols(shape) = downlink {
             self.dl.set_shape(shape)?;
         }
-        let mut active_dl = false;
-        for (i, u) in self.ues.iter_mut().enumerate() {
+        let mut listed = std::mem::take(&mut self.dl_listed);
+        listed.clear();
+        for &i in &self.in_play {
+            let u = &mut self.ues[i];
             let wants = downlink != SlotUse::Closed && (u.bearers[0].status(0).queued_bytes > 0 || self.dl.harq(i).is_some_and(|h| h.busy() > 0));
-            self.dl_active[i] = wants;
             if !wants {
                 continue;
             }
-            active_dl = true;
+            listed.push(i);
             // A static channel's SINRs are those of every earlier TTI: worked out once.
             if !(self.static_channel[i] && self.sinr[i].len() == n_rb) {
                 u.channel.gains_db_at_tti(0, n_rb, n, t_s, 0..n_rb, &mut self.gains)?;
@@ -754,25 +796,19 @@ impl CellHop {
                 self.dl_cqi[i] = self.cqi_memo[i].at(&self.sinr[i]).cqi_per_rbg(&self.cfg.amc, self.cfg.carrier.scheme(), self.rbg)?.to_vec();
             }
         }
-        if active_dl {
-            let (no_cqi, no_sinr) = (&self.no_report.0, &self.no_report.1);
-            let inputs: Vec<DlUeInput> = self
-                .ues
+        if !listed.is_empty() {
+            let no_cqi = &self.no_report.0;
+            let inputs: Vec<DlUeInput> = listed
                 .iter()
-                .enumerate()
-                .map(|(i, u)| {
-                    if self.dl_active[i] {
-                        let cqi = &self.dl_cqi[i];
-                        let queued = u.bearers[0].status(0).tx_queue_bytes;
-                        DlUeInput { rbg_cqi: if cqi.is_empty() { no_cqi } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: queued }
-                    } else {
-                        DlUeInput { rbg_cqi: no_cqi, sinr_db: no_sinr, buffer_bytes: 0 }
-                    }
+                .map(|&i| {
+                    let cqi = &self.dl_cqi[i];
+                    let queued = self.ues[i].bearers[0].status(0).tx_queue_bytes;
+                    DlUeInput { rbg_cqi: if cqi.is_empty() { no_cqi } else { cqi }, sinr_db: &self.sinr[i], buffer_bytes: queued }
                 })
                 .collect();
             let ues = &mut self.ues;
             let now_us = n * slot_ns / 1000;
-            let tti = self.dl.tti(n, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes, now_us))?;
+            let tti = self.dl.tti_listed(n, &listed, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes, now_us))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
                     let b = s.bin_mut(tb.ue, 0, n * slot_ns);
@@ -793,10 +829,8 @@ impl CellHop {
             }
             self.dl_on_air.push_back(DlOnAir { tti: n + self.cfg.timing.dl_delay_ttis(), delivered: tti.delivered, lost: tti.lost });
             // This TTI's SINR is the report the next one schedules on.
-            for (i, u) in self.ues.iter_mut().enumerate() {
-                if !self.dl_active[i] {
-                    continue;
-                }
+            for &i in &listed {
+                let u = &mut self.ues[i];
                 // A static channel's report, mean SINR and wideband CQI are those it already
                 // has (the same SINRs give the same report), once it has one.
                 if !(self.static_channel[i] && self.report_ready[i]) {
@@ -821,11 +855,13 @@ impl CellHop {
                 }
             }
         }
-        for (i, sinr) in self.sinr.iter_mut().enumerate() {
+        // (Only the UEs listed worked out SINRs in this TTI.)
+        for &i in &listed {
             if !self.static_channel[i] {
-                sinr.clear();
+                self.sinr[i].clear();
             }
         }
+        self.dl_listed = listed;
 
         // The downlink TBs that reach the UEs in this TTI.
         while self.dl_on_air.front().is_some_and(|d| d.tti <= n) {
@@ -840,7 +876,7 @@ impl CellHop {
 
         // Uplink.
         let any_ul = self.cfg.carrier.uplink(n) != SlotUse::Closed
-            && self.ues.iter().enumerate().any(|(i, u)| u.bearers[1].status(0).queued_bytes > 0 || self.ul.busy(i));
+            && self.in_play.iter().any(|&i| self.ues[i].bearers[1].status(0).queued_bytes > 0 || self.ul.busy(i));
         if any_ul {
             // Fading only where the UEs will send, or be measured, in this TTI.
             let buffers: Vec<u64> = self.ues.iter().map(|u| u.bearers[1].status(0).tx_queue_bytes).collect();
@@ -913,7 +949,8 @@ impl CellHop {
             RlcMode::Am(_) => [true, false].map(|up| self.cfg.carrier.next_open(up, n + 1)),
             RlcMode::Um => [n + 1; 2],
         };
-        for ue in 0..self.ues.len() {
+        for k in 0..self.in_play.len() {
+            let ue = self.in_play[k];
             for dir in [CellDirection::Down, CellDirection::Up] {
                 let status_slot = status_slots[dir as usize];
                 let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
@@ -927,7 +964,9 @@ impl CellHop {
             }
         }
         if let Some(s) = &mut self.series {
-            for (i, u) in self.ues.iter().enumerate() {
+            // A UE out of play has had an empty buffer since it left (its bins carry it over).
+            for &i in &self.in_play {
+                let u = &self.ues[i];
                 for dir in 0..2 {
                     let q = u.bearers[dir].status(0).queued_bytes;
                     let b = s.bin_mut(i, dir, n * slot_ns);
@@ -950,10 +989,12 @@ impl CellHop {
             }
         }
         self.outputs.extend(finished);
+        self.leave_play_when_idle();
         Ok(())
     }
 
     fn receive(&mut self, ue: usize, dir: CellDirection, payload: Payload, at: Time, out: &mut Vec<CellOutput>) {
+        self.bring_into_play(ue);
         let (mut ids, mut broken) = (std::mem::take(&mut self.delivered), std::mem::take(&mut self.broken));
         ids.clear();
         broken.clear();
@@ -983,6 +1024,7 @@ impl CellHop {
     /// HARQ gave up a TB: in UM the SDUs it carried a part of can no longer be reassembled;
     /// in AM, ARQ repairs it.
     fn lose(&mut self, ue: usize, dir: CellDirection, payload: &Payload, at: Time, out: &mut Vec<CellOutput>) {
+        self.bring_into_play(ue);
         let mut broken = std::mem::take(&mut self.broken);
         broken.clear();
         let u = &mut self.ues[ue];
@@ -1001,7 +1043,8 @@ impl CellHop {
     fn run_arq(&mut self, n: u64, out: &mut Vec<CellOutput>) {
         let at = Time(n * self.slot_ns);
         let mut failed = std::mem::take(&mut self.broken);
-        for ue in 0..self.ues.len() {
+        for k in 0..self.in_play.len() {
+            let ue = self.in_play[k];
             for dir in [CellDirection::Down, CellDirection::Up] {
                 failed.clear();
                 let u = &mut self.ues[ue];

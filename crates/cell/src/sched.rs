@@ -324,6 +324,9 @@ struct SchedScratch {
     /// Per UE: the RBGs it got this TTI.
     rbgs: Vec<Vec<u16>>,
     granted_bits: Vec<f64>,
+    /// The UEs the table has rows for (those with data), in index order, and their averages.
+    candidates: Vec<usize>,
+    candidate_avg_bps: Vec<f64>,
 }
 
 impl Scheduler {
@@ -462,31 +465,64 @@ impl Scheduler {
         if ues.len() != self.avg_bps.len() {
             return Err(CellError::invalid("ues", format!("{} reports for {} UEs", ues.len(), self.avg_bps.len())));
         }
+        if !blocked.is_empty() && blocked.len() != ues.len() {
+            return Err(CellError::invalid("blocked", format!("{} flags for {} UEs", blocked.len(), ues.len())));
+        }
+        let listed: Vec<usize> = (0..ues.len()).filter(|&u| !blocked.get(u).copied().unwrap_or(false)).collect();
+        let reports: Vec<UeReport> = listed.iter().map(|&u| ues[u]).collect();
+        self.schedule_listed(&listed, &reports, reserved)
+    }
+
+    /// One TTI for the UEs listed in `ues` (strictly increasing indices), `reports[k]` being
+    /// UE `ues[k]`'s; every other UE has nothing to send, or may get nothing (it has a
+    /// retransmission in this TTI or no free HARQ process). Otherwise as
+    /// [`Scheduler::schedule_masked`], to the grant: the decision looks only at the UEs with
+    /// data, so a TTI costs what they do, not what the cell's UE count does. The PF averages
+    /// of all UEs count the bits of the grants made here.
+    pub fn schedule_listed(&mut self, ues: &[usize], reports: &[UeReport], reserved: &[bool]) -> Result<Vec<Grant>, CellError> {
+        let n_ue = self.avg_bps.len();
+        if reports.len() != ues.len() {
+            return Err(CellError::invalid("reports", format!("{} reports for {} UEs listed", reports.len(), ues.len())));
+        }
+        if let Some(k) = ues.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(CellError::invalid("ues", format!("UE {} listed after UE {}: the list must increase", ues[k + 1], ues[k])));
+        }
+        if let Some(&u) = ues.last().filter(|&&u| u >= n_ue) {
+            return Err(CellError::invalid("ues", format!("UE {u} listed in a cell of {n_ue} UEs")));
+        }
         let n_rbg = self.rbg_count();
         if !reserved.is_empty() && reserved.len() != n_rbg {
             return Err(CellError::invalid("reserved", format!("{} flags for {n_rbg} RBGs", reserved.len())));
         }
-        if !blocked.is_empty() && blocked.len() != ues.len() {
-            return Err(CellError::invalid("blocked", format!("{} flags for {} UEs", blocked.len(), ues.len())));
-        }
-        // The rate table is kept from TTI to TTI.
+        // The rate table is kept from TTI to TTI; it has a row for each UE with data.
         let mut table = std::mem::take(&mut self.rates_scratch);
         table.n_rbg = n_rbg;
         table.slot_s = self.slot_s;
         table.rates.clear();
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.candidates.clear();
+        sc.buffers.clear();
         let [full, last] = &self.rbg_rate_bps;
-        // Whether every UE reports one CQI on all its full-size RBGs (see assign_into).
+        // Whether every UE with data reports one CQI on all its full-size RBGs (see
+        // assign_into): the others are never looked at.
         let mut flat = true;
-        for (u, r) in ues.iter().enumerate() {
+        for (&u, r) in ues.iter().zip(reports) {
             if r.rbg_cqi.len() != n_rbg {
+                self.scratch = sc;
                 return Err(CellError::invalid(&format!("ues[{u}].rbg_cqi"), format!("{} CQIs for {n_rbg} RBGs", r.rbg_cqi.len())));
             }
             if let Some(g) = r.rbg_cqi.iter().position(|&cqi| cqi > MAX_CQI) {
+                self.scratch = sc;
                 return Err(CellError::out_of_range(&format!("ues[{u}].rbg_cqi[{g}]"), r.rbg_cqi[g] as f64, "an integer in [0, 15]"));
+            }
+            if r.buffer_bytes == 0 {
+                continue;
             }
             if let Some((&first, rest)) = r.rbg_cqi[..n_rbg.saturating_sub(1)].split_first() {
                 flat &= rest.iter().all(|&c| c == first);
             }
+            sc.candidates.push(u);
+            sc.buffers.push(r.buffer_bytes.saturating_mul(8));
             let start = table.rates.len();
             table.rates.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
             let row = &mut table.rates[start..];
@@ -497,38 +533,41 @@ impl Scheduler {
                 *rate = 0.0;
             }
         }
-        let mut sc = std::mem::take(&mut self.scratch);
-        sc.buffers.clear();
-        sc.buffers.extend(
-            ues.iter().enumerate().map(|(u, r)| if blocked.get(u).copied().unwrap_or(false) { 0 } else { r.buffer_bytes.saturating_mul(8) }),
-        );
+        sc.candidate_avg_bps.clear();
+        sc.candidate_avg_bps.extend(sc.candidates.iter().map(|&u| self.avg_bps[u]));
         // The rates come from the table; an average reaches 0 only with a window of one TTI.
         if self.kind == SchedulerKind::ProportionalFair {
-            if let Some(u) = self.avg_bps.iter().position(|a| !(a.is_finite() && *a > 0.0)) {
-                return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), self.avg_bps[u], "a finite rate > 0 bit/s"));
+            if let Some(k) = sc.candidate_avg_bps.iter().position(|a| !(a.is_finite() && *a > 0.0)) {
+                let (u, a) = (sc.candidates[k], sc.candidate_avg_bps[k]);
+                self.scratch = sc;
+                self.rates_scratch = table;
+                return Err(CellError::out_of_range(&format!("avg_bps[{u}]"), a, "a finite rate > 0 bit/s"));
             }
         }
-        assign_into(self.kind, &table, &sc.buffers, &self.avg_bps, self.rr_next, reserved, flat, &mut sc.assign, &mut sc.owner);
+        // Round robin's turn starts at the first UE with data from `rr_next` on.
+        let rr_start = sc.candidates.partition_point(|&u| u < self.rr_next);
+        assign_into(self.kind, &table, &sc.buffers, &sc.candidate_avg_bps, rr_start, reserved, flat, &mut sc.assign, &mut sc.owner);
         self.rates_scratch = table;
         // RBGs per UE in one pass, so that only the UEs served are looked at.
-        sc.rbgs.resize_with(ues.len(), Vec::new);
-        for row in &mut sc.rbgs {
+        sc.rbgs.resize_with(sc.candidates.len(), Vec::new);
+        for row in &mut sc.rbgs[..sc.candidates.len()] {
             row.clear();
         }
         for (g, o) in sc.owner.iter().enumerate() {
-            if let Some(u) = *o {
-                sc.rbgs[u].push(g as u16);
+            if let Some(k) = *o {
+                sc.rbgs[k].push(g as u16);
             }
         }
         let mut grants: Vec<Grant> = Vec::new();
         sc.granted_bits.clear();
-        sc.granted_bits.resize(ues.len(), 0.0);
-        for (u, ue) in ues.iter().enumerate() {
-            if sc.rbgs[u].is_empty() {
+        sc.granted_bits.resize(n_ue, 0.0);
+        for (k, &u) in sc.candidates.iter().enumerate() {
+            if sc.rbgs[k].is_empty() {
                 continue;
             }
-            let rbgs = sc.rbgs[u].clone();
-            let worst = rbgs.iter().map(|&g| ue.rbg_cqi[g as usize]).min().unwrap_or(0);
+            let report = &reports[ues.partition_point(|&v| v < u)];
+            let rbgs = sc.rbgs[k].clone();
+            let worst = rbgs.iter().map(|&g| report.rbg_cqi[g as usize]).min().unwrap_or(0);
             // (An error leaves the buffers behind: the next TTI makes new ones.)
             let Some(mcs) = self.scheme.mcs_for_cqi(worst)? else { continue };
             let n_prb: u16 = rbgs.iter().map(|&g| self.rbg_prbs(g as usize)).sum();
@@ -541,8 +580,8 @@ impl Scheduler {
             *avg = (1.0 - w) * *avg + w * bits / self.slot_s;
         }
         self.scratch = sc;
-        if !ues.is_empty() {
-            self.rr_next = (self.rr_next + 1) % ues.len();
+        if n_ue > 0 {
+            self.rr_next = (self.rr_next + 1) % n_ue;
         }
         Ok(grants)
     }
@@ -610,6 +649,40 @@ mod tests {
             let flat = rows.iter().all(|r| r.0);
             assign_into(kind, &table, &buffers, &avg, 0, &reserved, flat, &mut AssignScratch::default(), &mut owner);
             prop_assert_eq!(owner, searched(kind, &table, &buffers, &avg));
+        }
+
+        /// TTI after TTI, with UEs coming and going, listing only the UEs with data (or every
+        /// UE, those without data at buffer 0) gives the RBGs the search over a table of every
+        /// UE gives, with the scheduler's averages and round robin's turn of that TTI.
+        #[test]
+        fn listing_the_ues_with_data_gives_the_search_over_every_ue(
+            ttis in prop::collection::vec(prop::collection::vec((prop::collection::vec(0u8..16, 13), prop::bool::weighted(0.5), 1u64..40_000), 6), 1..25),
+            kind in 0usize..3,
+            list_every_ue in any::<bool>(),
+        ) {
+            let kind = [SchedulerKind::ProportionalFair, SchedulerKind::MaxCi, SchedulerKind::RoundRobin][kind];
+            let mut sched = Scheduler::new(kind, 25, 6).unwrap();
+            prop_assert_eq!(sched.rbg_count(), 13);
+            for ues in &ttis {
+                let [full, last] = sched.rbg_rate_bps;
+                let rates: Vec<Vec<f64>> = ues
+                    .iter()
+                    .map(|(cqis, _, _)| cqis.iter().enumerate().map(|(g, &c)| if g == 12 { last[c as usize] } else { full[c as usize] }).collect())
+                    .collect();
+                let buffers: Vec<u64> = ues.iter().map(|&(_, data, bytes)| if data { bytes } else { 0 }).collect();
+                let bits: Vec<u64> = buffers.iter().map(|b| b * 8).collect();
+                let expected = assign_checked(kind, &rates, &bits, &sched.avg_bps, sched.rr_next);
+                let listed: Vec<usize> = (0..ues.len()).filter(|&u| list_every_ue || buffers[u] > 0).collect();
+                let reports: Vec<UeReport> = listed.iter().map(|&u| UeReport { rbg_cqi: &ues[u].0, buffer_bytes: buffers[u] }).collect();
+                let grants = sched.schedule_listed(&listed, &reports, &[]).unwrap();
+                let mut owner = vec![None; 13];
+                for g in &grants {
+                    for &rbg in &g.rbgs {
+                        owner[rbg as usize] = Some(g.ue);
+                    }
+                }
+                prop_assert_eq!(owner, expected);
+            }
         }
     }
 }

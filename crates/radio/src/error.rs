@@ -41,6 +41,14 @@ impl RadioError {
     pub(crate) fn invalid(field: &str, message: impl Into<String>) -> RadioError {
         RadioError::Invalid { field: field.to_string(), message: message.into() }
     }
+
+    /// The same error for the field as a member of `parent` (`parent.field`).
+    pub(crate) fn within(mut self, parent: &str) -> RadioError {
+        if let RadioError::OutOfRange { field, .. } | RadioError::Invalid { field, .. } | RadioError::LengthMismatch { field, .. } = &mut self {
+            *field = format!("{parent}.{field}");
+        }
+        self
+    }
 }
 
 /// `value` must be finite and within `[lo, hi]`; the error names `field` and the range.

@@ -227,35 +227,38 @@ impl PathLoss {
 
     /// Checks heights and parameters; `field` prefixes the names in errors.
     pub fn validate(&self, field: &str) -> Result<(), RadioError> {
-        let f = |name: &str| format!("{field}.{name}");
-        match *self {
+        // The field's full name is written only when it is wrong (this runs on every link).
+        let checked = (|| -> Result<(), RadioError> {
+            match *self {
             PathLoss::FreeSpace {} => Ok(()),
             PathLoss::LogDistance(p) => {
-                check_range(&f("reference_loss_db"), p.reference_loss_db, -100.0, 300.0, "dB")?;
-                check_above(&f("reference_distance_m"), p.reference_distance_m, 0.0, 1e6, "m")?;
-                check_range(&f("exponent"), p.exponent, 0.0, 10.0, "")
+                check_range("reference_loss_db", p.reference_loss_db, -100.0, 300.0, "dB")?;
+                check_above("reference_distance_m", p.reference_distance_m, 0.0, 1e6, "m")?;
+                check_range("exponent", p.exponent, 0.0, 10.0, "")
             }
             PathLoss::Uma(p) => {
                 // Heights above the 1 m effective environment height, as the breakpoint needs.
-                check_range(&f("h_bs_m"), p.h_bs_m, 1.5, 150.0, "m")?;
-                check_range(&f("h_ut_m"), p.h_ut_m, 1.5, 22.5, "m")
+                check_range("h_bs_m", p.h_bs_m, 1.5, 150.0, "m")?;
+                check_range("h_ut_m", p.h_ut_m, 1.5, 22.5, "m")
             }
             PathLoss::Umi(p) => {
                 // TR 38.901 Table 7.4.1-1 note: h_BS = 10 m; 1.5 m ≤ h_UT ≤ 22.5 m.
-                check_range(&f("h_bs_m"), p.h_bs_m, 1.5, 150.0, "m")?;
-                check_range(&f("h_ut_m"), p.h_ut_m, 1.5, 22.5, "m")
+                check_range("h_bs_m", p.h_bs_m, 1.5, 150.0, "m")?;
+                check_range("h_ut_m", p.h_ut_m, 1.5, 22.5, "m")
             }
             PathLoss::Rma(p) => {
-                check_range(&f("h_bs_m"), p.h_bs_m, 10.0, 150.0, "m")?;
-                check_range(&f("h_ut_m"), p.h_ut_m, 1.0, 10.0, "m")?;
-                check_range(&f("building_height_m"), p.building_height_m, 5.0, 50.0, "m")?;
-                check_range(&f("street_width_m"), p.street_width_m, 5.0, 50.0, "m")
+                check_range("h_bs_m", p.h_bs_m, 10.0, 150.0, "m")?;
+                check_range("h_ut_m", p.h_ut_m, 1.0, 10.0, "m")?;
+                check_range("building_height_m", p.building_height_m, 5.0, 50.0, "m")?;
+                check_range("street_width_m", p.street_width_m, 5.0, 50.0, "m")
             }
             PathLoss::Cost231Hata(p) => {
-                check_range(&f("h_bs_m"), p.h_bs_m, 1.0, 200.0, "m")?;
-                check_range(&f("h_ut_m"), p.h_ut_m, 1.0, 10.0, "m")
+                check_range("h_bs_m", p.h_bs_m, 1.0, 200.0, "m")?;
+                check_range("h_ut_m", p.h_ut_m, 1.0, 10.0, "m")
             }
-        }
+            }
+        })();
+        checked.map_err(|e| e.within(field))
     }
 }
 
