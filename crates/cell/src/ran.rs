@@ -23,6 +23,20 @@
 //! the source until its random access in the target completes (t₂); only then does the source
 //! let it go and forward what is left: no gap in which the UE is in no cell.
 //!
+//! **Conditional handover** (Rel-16 CHO, 38.300 §9.2.3.4, 38.331 §5.3.5.13): a looser A3
+//! (`preparation_offset_db`, the same hysteresis and time-to-trigger) makes the source prepare
+//! the cells it reports as candidates; `preparation` later each is ready, and from the next
+//! measurement instant the UE evaluates the execution condition — A3 with `a3_offset_db` —
+//! against the ready candidates alone, while the source keeps serving it. When the condition
+//! holds the UE executes at once (no report, no command to wait for at the cell edge): it leaves
+//! the source and enters the candidate `interruption` later. The source learns of it from the
+//! target's HANDOVER SUCCESS (`x2_delay` after the UE entered) and only then sends the SN status
+//! and forwards (no early forwarding), so forwarded packets reach the target two X2 delays
+//! after the UE. A radio link failure with a ready candidate as the best cell is recovered by
+//! executing to it (`attemptCondReconfig`): the source's packets are forwarded, not lost, and
+//! the outage is the interruption instead of the re-establishment. CHO does not combine with
+//! DAPS (38.300 §9.2.3.2).
+//!
 //! **Radio link failure** (38.331 §5.3.10): each measurement instant feeds the serving cell's
 //! wideband SINR to the UE's [`LinkMonitor`] (out of sync below Qout, in sync above Qin, N310,
 //! N311, T310). On failure the UE leaves its cell, everything the cell held for it is lost, and
@@ -73,6 +87,25 @@ pub struct HandoverConfig {
     pub forwarding: bool,
     /// Dual active protocol stack: the source serves the UE until it has entered the target.
     pub daps: bool,
+    /// Conditional handover (`None`: the classic procedure).
+    pub conditional: Option<ConditionalConfig>,
+}
+
+/// Conditional handover's settings (see the module header).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConditionalConfig {
+    /// The A3 offset of the preparation trigger, dB: at most the execution's `a3_offset_db`
+    /// (0, the reference's 3 dB below the default execution offset).
+    pub preparation_offset_db: f64,
+    /// After a radio link failure, a ready candidate selected as the best cell is executed to
+    /// instead of re-establishing (true, 38.331 `attemptCondReconfig`).
+    pub attempt_after_failure: bool,
+}
+
+impl Default for ConditionalConfig {
+    fn default() -> ConditionalConfig {
+        ConditionalConfig { preparation_offset_db: 0.0, attempt_after_failure: true }
+    }
 }
 
 impl Default for HandoverConfig {
@@ -87,6 +120,7 @@ impl Default for HandoverConfig {
             path_switch_ns: 20_000_000,
             forwarding: true,
             daps: false,
+            conditional: None,
         }
     }
 }
@@ -188,6 +222,14 @@ pub enum RanEvent {
         /// Time in no cell, ns (0 with DAPS).
         interruption_ns: u64,
     },
+    /// Conditional handover: `target`, prepared for the UE, counts from this measurement
+    /// instant in its execution condition.
+    CandidateReady {
+        /// The serving cell.
+        source: usize,
+        /// The candidate.
+        target: usize,
+    },
     /// T310 expired in `cell`.
     RadioLinkFailure {
         /// The cell it failed in.
@@ -230,7 +272,15 @@ enum Phase {
 struct UeState {
     phase: Phase,
     filters: Vec<L3Filter>,
+    /// Event A3: the report that starts a handover, or with CHO the preparation's trigger.
     a3: EventMonitor,
+    /// CHO: the execution condition, over the ready candidates.
+    execution: Option<EventMonitor>,
+    /// CHO: the candidates prepared for the UE (cell, when ready, whether the UE counts it).
+    candidates: Vec<Candidate>,
+    /// From when the source may forward what it holds for the UE (the command; with CHO the
+    /// target's HANDOVER SUCCESS).
+    forward_from: u64,
     monitor: Option<LinkMonitor>,
     shadowing: Option<RouteShadowing>,
     /// Its coupling to every cell at the last link update, dB.
@@ -252,6 +302,15 @@ struct UeState {
     initial: usize,
     /// Its filtered RSRP of every cell, every [`RSRP_RECORD_NS`]: (time, dBm per cell).
     rsrp: Vec<(u64, Vec<f64>)>,
+}
+
+/// A conditional handover's candidate cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Candidate {
+    cell: usize,
+    ready_at: u64,
+    /// The UE has been told (a measurement instant at or after `ready_at` has passed).
+    armed: bool,
 }
 
 /// How often a UE's filtered RSRPs are kept for its record ([`Ran::rsrp_record`]), ns.
@@ -315,6 +374,24 @@ impl Ran {
         let h = &cfg.handover;
         let a3 = EventConfig::new(MeasEvent::A3 { offset_db: h.a3_offset_db }, h.hysteresis_db, h.time_to_trigger_ms);
         a3.validate()?;
+        // With CHO the A3 monitor is the preparation's trigger, the execution one of its own.
+        let (trigger, execution) = match h.conditional {
+            None => (a3, None),
+            Some(c) => {
+                if h.daps {
+                    return Err(CellError::invalid("ran.handover.conditional", "conditional handover does not combine with DAPS (TS 38.300 §9.2.3.2): leave one out"));
+                }
+                if c.preparation_offset_db > h.a3_offset_db {
+                    return Err(CellError::invalid(
+                        "ran.handover.conditional.preparation_offset_db",
+                        format!("{} dB is above the execution's a3_offset_db ({} dB): candidates must be prepared no later than they are executed", c.preparation_offset_db, h.a3_offset_db),
+                    ));
+                }
+                let trigger = EventConfig::new(MeasEvent::A3 { offset_db: c.preparation_offset_db }, h.hysteresis_db, h.time_to_trigger_ms);
+                trigger.validate().map_err(|e| CellError::invalid("ran.handover.conditional.preparation_offset_db", e.to_string()))?;
+                (trigger, Some(a3))
+            }
+        };
         if let Some(f) = &cfg.failure {
             f.monitor.validate()?;
         }
@@ -349,7 +426,10 @@ impl Ran {
             ues.push(UeState {
                 phase: Phase::Reestablishing { until: 0 },
                 filters,
-                a3: EventMonitor::new(a3.clone())?,
+                a3: EventMonitor::new(trigger.clone())?,
+                execution: execution.clone().map(EventMonitor::new).transpose()?,
+                candidates: Vec::new(),
+                forward_from: 0,
                 monitor: cfg.failure.as_ref().map(|f| LinkMonitor::new(f.monitor)).transpose()?,
                 shadowing,
                 coupling_db: vec![f64::NEG_INFINITY; n_cells],
@@ -460,7 +540,8 @@ impl Ran {
                         return Err((pkt, CellDropCause::Handover));
                     }
                     let target = self.target_of(ue).unwrap_or(old);
-                    self.ues[ue].dl_waiting.push_back((target, t + self.cfg.handover.x2_delay_ns, pkt));
+                    let from = t.max(self.ues[ue].forward_from);
+                    self.ues[ue].dl_waiting.push_back((target, from + self.cfg.handover.x2_delay_ns, pkt));
                     self.own_next = self.next_own_event();
                     return Ok(());
                 }
@@ -509,7 +590,10 @@ impl Ran {
         for (i, u) in self.ues.iter().enumerate() {
             match u.phase {
                 // A time-to-trigger may expire between measurement instants.
-                Phase::Connected { .. } => t = t.min(u.a3.next_expiry_ns().unwrap_or(u64::MAX)),
+                Phase::Connected { .. } => {
+                    t = t.min(u.a3.next_expiry_ns().unwrap_or(u64::MAX));
+                    t = t.min(u.execution.as_ref().and_then(EventMonitor::next_expiry_ns).unwrap_or(u64::MAX));
+                }
                 Phase::Preparing { command_at, .. } => t = t.min(command_at),
                 Phase::Executing { enter_at, .. } => t = t.min(enter_at),
                 Phase::Reestablishing { until } => t = t.min(until),
@@ -560,7 +644,10 @@ impl Ran {
         for u in 0..self.ues.len() {
             if let Phase::Connected { cell } = self.ues[u].phase {
                 if let Some(report) = self.ues[u].a3.expire(t) {
-                    self.reported(u, cell, usize::from(report.cells[0]), t);
+                    self.reported(u, cell, &report.cells, t);
+                }
+                if let Some(report) = self.ues[u].execution.as_mut().and_then(|m| m.expire(t)) {
+                    self.execute(u, cell, usize::from(report.cells[0]), t)?;
                 }
             }
             self.advance_phase(u, t)?;
@@ -570,10 +657,37 @@ impl Ran {
         Ok(())
     }
 
-    /// UE `u` served by `cell` reported `target` (event A3) at `t`: the handover is prepared.
-    fn reported(&mut self, u: usize, cell: usize, target: usize, t: u64) {
-        self.note(u, t, RanEvent::Report { source: cell, target });
-        self.ues[u].phase = Phase::Preparing { source: cell, target, command_at: t + self.cfg.handover.preparation_ns };
+    /// UE `u` served by `cell` reported `targets` (event A3, best first) at `t`: the handover
+    /// to the best is prepared; with CHO each one not yet a candidate becomes one.
+    fn reported(&mut self, u: usize, cell: usize, targets: &[u16], t: u64) {
+        let preparation = self.cfg.handover.preparation_ns;
+        if self.cfg.handover.conditional.is_none() {
+            let target = usize::from(targets[0]);
+            self.note(u, t, RanEvent::Report { source: cell, target });
+            self.ues[u].phase = Phase::Preparing { source: cell, target, command_at: t + preparation };
+            return;
+        }
+        for &target in targets {
+            let target = usize::from(target);
+            if self.ues[u].candidates.iter().all(|c| c.cell != target) {
+                self.note(u, t, RanEvent::Report { source: cell, target });
+                self.ues[u].candidates.push(Candidate { cell: target, ready_at: t + preparation, armed: false });
+            }
+        }
+    }
+
+    /// CHO: UE `u` served by `source` executes the handover to candidate `target` at `t`, by
+    /// itself; the source hears of it from the target once the UE is in.
+    fn execute(&mut self, u: usize, source: usize, target: usize, t: u64) -> Result<(), CellError> {
+        let h = &self.cfg.handover;
+        let enter_at = t + h.interruption_ns;
+        self.ues[u].forward_from = enter_at + h.x2_delay_ns;
+        self.note(u, t, RanEvent::HandoverStart { source, target });
+        self.leave(u, source, target, t)?;
+        self.ues[u].path_at = Some((source, u64::MAX));
+        self.ues[u].candidates.clear();
+        self.ues[u].phase = Phase::Executing { source, target, left_at: t, enter_at };
+        Ok(())
     }
 
     /// Every UE's coupling to every cell at `t`, the cells' loads since the last update, and
@@ -655,7 +769,25 @@ impl Ran {
             let serving = self.ues[u].filters[cell].value().unwrap_or(f64::NEG_INFINITY);
             let neighbours: Vec<(u16, f64)> = (0..n_cells).filter(|&c| c != cell).filter_map(|c| self.ues[u].filters[c].value().map(|v| (c as u16, v))).collect();
             if let Some(report) = self.ues[u].a3.step(t, serving, &neighbours)? {
-                self.reported(u, cell, usize::from(report.cells[0]), t);
+                self.reported(u, cell, &report.cells, t);
+            }
+            if self.ues[u].execution.is_some() {
+                // The candidates ready by now count in the execution condition from here on.
+                for k in 0..self.ues[u].candidates.len() {
+                    let c = self.ues[u].candidates[k];
+                    if !c.armed && c.ready_at <= t {
+                        self.ues[u].candidates[k].armed = true;
+                        self.note(u, t, RanEvent::CandidateReady { source: cell, target: c.cell });
+                    }
+                }
+                let armed: Vec<(u16, f64)> = neighbours.iter().copied().filter(|&(c, _)| self.ues[u].candidates.iter().any(|k| k.armed && k.cell == usize::from(c))).collect();
+                let report = match self.ues[u].execution.as_mut() {
+                    Some(m) => m.step(t, serving, &armed)?,
+                    None => None,
+                };
+                if let Some(report) = report {
+                    self.execute(u, cell, usize::from(report.cells[0]), t)?;
+                }
             }
         }
         Ok(())
@@ -665,6 +797,14 @@ impl Ran {
     fn fail(&mut self, u: usize, cell: usize, t: u64) -> Result<(), CellError> {
         self.note(u, t, RanEvent::RadioLinkFailure { cell });
         self.ues[u].failures += 1;
+        // CHO: the cell selected is a ready candidate, executed to instead of re-establishing.
+        if self.cfg.handover.conditional.is_some_and(|c| c.attempt_after_failure) {
+            let best = self.best_cell(u);
+            if self.ues[u].candidates.iter().any(|c| c.armed && c.cell == best) {
+                return self.execute(u, cell, best, t);
+            }
+        }
+        self.ues[u].candidates.clear();
         let left = self.cells[cell].detach(u)?;
         let [down, up] = left.forward;
         for pkt in down.into_iter().chain(left.lost) {
@@ -693,6 +833,7 @@ impl Ran {
         match self.ues[u].phase {
             Phase::Preparing { source, target, command_at } if command_at <= t => {
                 self.note(u, t, RanEvent::HandoverStart { source, target });
+                self.ues[u].forward_from = t;
                 if !h.daps {
                     self.leave(u, source, target, t)?;
                 }
@@ -701,13 +842,14 @@ impl Ran {
             }
             Phase::Executing { source, target, left_at, enter_at } if enter_at <= t => {
                 if h.daps {
+                    self.ues[u].forward_from = t;
                     self.leave(u, source, target, t)?;
                 }
                 let interruption_ns = if h.daps { 0 } else { t - left_at };
                 self.ues[u].phase = Phase::Connected { cell: target };
                 self.ues[u].path_at = Some((source, t + h.path_switch_ns));
                 self.ues[u].handovers += 1;
-                self.ues[u].a3.reset();
+                self.reset_events(u);
                 if let Some(m) = &mut self.ues[u].monitor {
                     m.reset();
                 }
@@ -717,7 +859,7 @@ impl Ran {
             Phase::Reestablishing { until } if until <= t => {
                 let cell = self.best_cell(u);
                 self.ues[u].phase = Phase::Connected { cell };
-                self.ues[u].a3.reset();
+                self.reset_events(u);
                 if let Some(m) = &mut self.ues[u].monitor {
                     m.reset();
                 }
@@ -729,8 +871,18 @@ impl Ran {
         Ok(())
     }
 
-    /// UE `u` leaves `source` for `target` at `t`: the source's packets forwarded (arriving
-    /// `x2_delay` later) or lost.
+    /// UE `u` has a new serving cell: its events start afresh, no candidates.
+    fn reset_events(&mut self, u: usize) {
+        let ue = &mut self.ues[u];
+        ue.a3.reset();
+        if let Some(m) = &mut ue.execution {
+            m.reset();
+        }
+        ue.candidates.clear();
+    }
+
+    /// UE `u` leaves `source` for `target` at `t`: the source's packets forwarded (leaving it
+    /// at the UE's `forward_from`, arriving `x2_delay` later) or lost.
     fn leave(&mut self, u: usize, source: usize, target: usize, t: u64) -> Result<(), CellError> {
         let left = self.cells[source].detach(u)?;
         let [down, up] = left.forward;
@@ -738,7 +890,7 @@ impl Ran {
             self.drop_own(t, u, pkt);
         }
         if self.cfg.handover.forwarding {
-            let at = t + self.cfg.handover.x2_delay_ns;
+            let at = t.max(self.ues[u].forward_from) + self.cfg.handover.x2_delay_ns;
             for pkt in down {
                 self.ues[u].dl_waiting.push_back((target, at, pkt));
             }

@@ -347,6 +347,7 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                 let (name, source_target, cell) = match e.event {
                     RanEvent::Report { source, target } => ("report", Some((source, target)), None),
                     RanEvent::HandoverStart { source, target } => ("handover_start", Some((source, target)), None),
+                    RanEvent::CandidateReady { source, target } => ("candidate_ready", Some((source, target)), None),
                     RanEvent::HandoverEnd { source, target, interruption_ns } => {
                         interruptions.push(ms(interruption_ns));
                         v["interruption_ms"] = json!(ms(interruption_ns));

@@ -280,6 +280,28 @@ pub struct HandoverSection {
     pub forwarding: Option<bool>,
     /// Dual active protocol stack: no interruption (false).
     pub daps: Option<bool>,
+    /// Conditional handover: `true` for its defaults, or its settings (off).
+    pub conditional: Option<ConditionalSection>,
+}
+
+/// Conditional handover: `true`/`false`, or its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged, expecting = "true, false, or a table of preparation_offset_db (dB) and attempt_after_failure (true or false)")]
+pub enum ConditionalSection {
+    /// `true`: on with its defaults; `false`: off.
+    Switch(bool),
+    /// On, with these settings.
+    On(ConditionalFields),
+}
+
+/// Conditional handover's settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionalFields {
+    /// The preparation trigger's A3 offset, dB (0; at most `a3_offset_db`).
+    pub preparation_offset_db: Option<f64>,
+    /// After a radio link failure, execute to a ready candidate if it is the best cell (true).
+    pub attempt_after_failure: Option<bool>,
 }
 
 /// How UEs measure.

@@ -1,9 +1,11 @@
 //! A RAN of three LTE cells on a line and a UE driving past them (`crates/cell/src/ran.rs`):
 //! A3 hands it over near each cell border, each handover leaves exactly its interruption in
-//! the delivered downlink, forwarded packets arrive after it, DAPS leaves no gap, and a UE
-//! driving out of coverage fails its radio link after T310 and comes back.
+//! the delivered downlink, forwarded packets arrive after it, DAPS leaves no gap, a UE
+//! driving out of coverage fails its radio link after T310 and comes back, and conditional
+//! handover prepares early, executes at A3 without waiting for a command, and turns a failure
+//! at the edge into a handover.
 
-use multiconn_cell::ran::{HandoverConfig, MeasurementConfig, Ran, RanConfig, RanEvent};
+use multiconn_cell::ran::{ConditionalConfig, FailureConfig, HandoverConfig, MeasurementConfig, Ran, RanConfig, RanEvent};
 use multiconn_cell::rrc::RlmConfig;
 use multiconn_cell::{CellConfig, CellDirection, CellOutput, FadingConfig};
 use multiconn_core::{FlowId, Packet, Time};
@@ -152,4 +154,98 @@ fn a_ue_out_of_coverage_fails_after_t310_and_comes_back() {
     let back = ran.events().iter().find(|e| matches!(e.event, RanEvent::Reestablished { .. }));
     assert!(back.is_some());
     assert!(ran.ue_counters(0).failures >= 1);
+}
+
+fn first_event_at(ran: &Ran, pick: impl Fn(&RanEvent) -> bool) -> u64 {
+    ran.events().iter().find(|e| pick(&e.event)).unwrap_or_else(|| panic!("no such event in {:#?}", ran.events())).at.0
+}
+
+fn conditional() -> HandoverConfig {
+    HandoverConfig { conditional: Some(ConditionalConfig::default()), ..HandoverConfig::default() }
+}
+
+#[test]
+fn conditional_handover_prepares_at_the_looser_trigger_and_executes_where_a3_reports() {
+    let mut classic = Ran::new(line(HandoverConfig::default()), 1, "ran").unwrap();
+    let _ = run(&mut classic, 20_000);
+    let classic_report = first_event_at(&classic, |e| matches!(e, RanEvent::Report { .. }));
+    let classic_start = first_event_at(&classic, |e| matches!(e, RanEvent::HandoverStart { .. }));
+    assert_eq!(classic_start, classic_report + 20 * MS);
+
+    let mut cho = Ran::new(line(conditional()), 1, "ran").unwrap();
+    let delivered = run(&mut cho, 40_000);
+    let report = cho.events().iter().find(|e| matches!(e.event, RanEvent::Report { .. })).unwrap().clone();
+    let ready = cho.events().iter().find(|e| matches!(e.event, RanEvent::CandidateReady { .. })).unwrap().clone();
+    let start = first_event_at(&cho, |e| matches!(e, RanEvent::HandoverStart { source: 0, target: 1 }));
+    let end = first_event_at(&cho, |e| matches!(e, RanEvent::HandoverEnd { source: 0, target: 1, interruption_ns: 40_000_000 }));
+    // The preparation trigger (offset 0 dB, the neighbour 1 dB above with the hysteresis)
+    // comes well before the execution's (3 dB + 1 dB): 3 dB of the path-loss ratio is about
+    // 40 m here, two seconds at 20 m/s.
+    assert!(matches!(report.event, RanEvent::Report { source: 0, target: 1 }));
+    assert!(report.at.0 + 1_000 * MS < classic_report, "prepared at {} ms, classic report at {} ms", report.at.0 / MS, classic_report / MS);
+    // Ready at the first measurement instant (every 40 ms) after the 20 ms of preparation.
+    assert!(ready.at.0 >= report.at.0 + 20 * MS && ready.at.0 < report.at.0 + 60 * MS, "ready at {} ms", ready.at.0 / MS);
+    // Executed where the classic A3 reports (the same filter, offset, hysteresis and
+    // time-to-trigger), the preparation's 20 ms earlier than the classic command.
+    assert_eq!(start, classic_report);
+    assert_eq!(end, start + 40 * MS);
+    // The source hears of it from the target 5 ms after the UE is in, and forwards then: the
+    // first packets reach the target 10 ms after the UE (two X2 delays), the source's first.
+    assert!(!delivered.iter().any(|&(t, _)| t > start && t < end + 10 * MS), "a delivery before the forwarded packets could arrive");
+    let last_before = delivered.iter().filter(|&&(t, _)| t <= start).map(|&(_, id)| id).max().unwrap();
+    let first_after = delivered.iter().find(|&&(t, _)| t >= end + 10 * MS).unwrap();
+    assert!(first_after.0 < end + 15 * MS, "first delivery at {} ms, the UE in at {} ms", first_after.0 / MS, end / MS);
+    assert!(first_after.1 > last_before && first_after.1 < last_before + 30, "first after: {} (last before {last_before})", first_after.1);
+    assert_eq!(cho.ue_counters(0).handovers, 2);
+    assert_eq!(cho.ue_counters(0).serving, Some(2));
+}
+
+#[test]
+fn a_failure_with_a_ready_candidate_becomes_a_conditional_handover() {
+    // The execution condition set as late as it goes (A3 offset 15 dB) and radio link
+    // monitoring strict enough (Qout 19 dB, T310 100 ms) that the link to cell 0 fails
+    // first, some 70 m past the border, with cell 1 prepared long before.
+    let edge = |attempt_after_failure: bool| {
+        let mut cfg = line(HandoverConfig { a3_offset_db: 15.0, conditional: Some(ConditionalConfig { preparation_offset_db: 0.0, attempt_after_failure }), ..HandoverConfig::default() });
+        cfg.failure = Some(FailureConfig { monitor: RlmConfig { t310_ms: 100, q_out_db: 19.0, q_in_db: 21.0, ..RlmConfig::default() }, reestablishment_ns: 300 * MS });
+        let mut ran = Ran::new(cfg, 1, "ran").unwrap();
+        let delivered = run(&mut ran, 20_000);
+        (ran, delivered)
+    };
+    let (ran, delivered) = edge(true);
+    let failed = first_event_at(&ran, |e| matches!(e, RanEvent::RadioLinkFailure { cell: 0 }));
+    let ready = first_event_at(&ran, |e| matches!(e, RanEvent::CandidateReady { source: 0, target: 1 }));
+    assert!(ready < failed);
+    // The failure is followed at once by the execution to the candidate, not a
+    // re-establishment: the outage is the interruption.
+    assert_eq!(first_event_at(&ran, |e| matches!(e, RanEvent::HandoverStart { source: 0, target: 1 })), failed);
+    assert_eq!(first_event_at(&ran, |e| matches!(e, RanEvent::HandoverEnd { source: 0, target: 1, .. })), failed + 40 * MS);
+    assert!(!ran.events().iter().any(|e| matches!(e.event, RanEvent::Reestablished { .. })));
+    assert_eq!((ran.ue_counters(0).failures, ran.ue_counters(0).handovers), (1, 1));
+    // The source's packets are forwarded, not lost: delivery continues in order.
+    let last_before = delivered.iter().filter(|&&(t, _)| t <= failed).map(|&(_, id)| id).max().unwrap();
+    let first_after = delivered.iter().find(|&&(t, _)| t > failed).unwrap().1;
+    assert!(first_after > last_before && first_after < last_before + 30, "first after: {first_after} (last before {last_before})");
+
+    // Without attemptCondReconfig the same failure costs the re-establishment and the
+    // source's buffer.
+    let (ran, delivered) = edge(false);
+    let failed = first_event_at(&ran, |e| matches!(e, RanEvent::RadioLinkFailure { cell: 0 }));
+    assert_eq!(first_event_at(&ran, |e| matches!(e, RanEvent::Reestablished { cell: 1 })), failed + 300 * MS);
+    let last_before = delivered.iter().filter(|&&(t, _)| t <= failed).map(|&(_, id)| id).max().unwrap();
+    let first_after = delivered.iter().find(|&&(t, _)| t > failed).unwrap().1;
+    assert!(first_after > last_before + 100, "{first_after} after {last_before}: the source's buffer should be lost");
+}
+
+#[test]
+fn conditional_handover_refuses_daps_and_a_preparation_after_execution() {
+    let daps = HandoverConfig { daps: true, ..conditional() };
+    let e = Ran::new(line(daps), 1, "ran").err().unwrap().to_string();
+    assert!(e.contains("ran.handover.conditional") && e.contains("DAPS"), "{e}");
+    let late = HandoverConfig { conditional: Some(ConditionalConfig { preparation_offset_db: 4.0, attempt_after_failure: true }), ..HandoverConfig::default() };
+    let e = Ran::new(line(late), 1, "ran").err().unwrap().to_string();
+    assert!(e.contains("preparation_offset_db") && e.contains("a3_offset_db"), "{e}");
+    let odd = HandoverConfig { conditional: Some(ConditionalConfig { preparation_offset_db: 0.3, attempt_after_failure: true }), ..HandoverConfig::default() };
+    let e = Ran::new(line(odd), 1, "ran").err().unwrap().to_string();
+    assert!(e.contains("preparation_offset_db") && e.contains("0.5"), "{e}");
 }

@@ -2,7 +2,7 @@
 //! UEs moving along routes and handed over between them ([`multiconn_cell::ran`],
 //! docs/mobility.md).
 
-use multiconn_cell::ran::{FailureConfig, HandoverConfig, MeasurementConfig, RanConfig, RanShadowing};
+use multiconn_cell::ran::{ConditionalConfig, FailureConfig, HandoverConfig, MeasurementConfig, RanConfig, RanShadowing};
 use multiconn_cell::rrc::RlmConfig;
 use multiconn_cell::CellConfig;
 use multiconn_radio::budget::SectorAntenna;
@@ -11,7 +11,7 @@ use multiconn_radio::route::{Leg, Route};
 use multiconn_radio::RadioError;
 
 use super::errors::FieldError;
-use crate::schema::{CellSection, LayoutSection, RlfSection};
+use crate::schema::{CellSection, ConditionalSection, LayoutSection, RlfSection};
 
 /// The network of cells `c` (whose every cell is `cell`) stands for.
 pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellConfig) -> Result<RanConfig, FieldError> {
@@ -102,8 +102,30 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
             path_switch_ns: h.path_switch.map_or(d.path_switch_ns, |t| t.as_nanos()),
             forwarding: h.forwarding.unwrap_or(d.forwarding),
             daps: h.daps.unwrap_or(d.daps),
+            conditional: match &h.conditional {
+                None | Some(ConditionalSection::Switch(false)) => None,
+                Some(ConditionalSection::Switch(true)) => Some(ConditionalConfig::default()),
+                Some(ConditionalSection::On(f)) => {
+                    let c = ConditionalConfig::default();
+                    Some(ConditionalConfig {
+                        preparation_offset_db: f.preparation_offset_db.unwrap_or(c.preparation_offset_db),
+                        attempt_after_failure: f.attempt_after_failure.unwrap_or(c.attempt_after_failure),
+                    })
+                }
+            },
         },
     };
+    if let Some(cho) = handover.conditional {
+        if handover.daps {
+            return Err(fail("handover.conditional", "does not combine with daps = true (TS 38.300 §9.2.3.2): leave one out".into()));
+        }
+        if cho.preparation_offset_db > handover.a3_offset_db {
+            return Err(fail(
+                "handover.conditional.preparation_offset_db",
+                format!("{} dB is above a3_offset_db ({} dB), the execution's: candidates are prepared at a looser trigger than they are executed", cho.preparation_offset_db, handover.a3_offset_db),
+            ));
+        }
+    }
     let m = MeasurementConfig::default();
     let measurement = match &c.measurement {
         None => m,

@@ -1,8 +1,9 @@
 //! A cell with a layout (`[[cell]] layout = ...`, docs/mobility.md): the example's QUIC download
 //! past four cells is handed over three times, each leaving its 40 ms interruption, and
-//! completes the run; DAPS leaves none; the same seed gives the same run; bad routes, a
-//! time-to-trigger outside TS 38.331's list and a cell outside the layout are refused naming
-//! the field.
+//! completes the run; DAPS leaves none; conditional handover prepares each target before it
+//! executes; the same seed gives the same run; bad routes, a time-to-trigger outside TS
+//! 38.331's list, a cell outside the layout and conditional handover with DAPS or prepared
+//! after it executes are refused naming the field.
 
 use crate::common::{refusal, run};
 use serde_json::Value;
@@ -38,6 +39,16 @@ fn the_example_hands_the_ue_over_three_times_leaving_each_interruption() {
     // With DAPS there is no interruption.
     let daps = run(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", daps = true }"), Some(1)).0;
     assert_eq!(ue(&daps)["interruptions_ms"], serde_json::json!([0.0, 0.0, 0.0]));
+    // Conditional handover: each target reported (prepared), ready, then executed, with the
+    // interruption of the classic procedure.
+    let cho = run(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", conditional = true }"), Some(1)).0;
+    let u = ue(&cho);
+    assert_eq!(u["interruptions_ms"], serde_json::json!([40.0, 40.0, 40.0]), "{u}");
+    let kinds: Vec<&str> = u["events"].as_array().unwrap().iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "candidate_ready").count(), 3, "{kinds:?}");
+    for w in kinds.chunks(4) {
+        assert_eq!(w, ["report", "candidate_ready", "handover_start", "handover_end"], "{kinds:?}");
+    }
     // Without forwarding the source's buffer is lost at each handover: the flow loses more.
     let lossy = run(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", forwarding = false }"), Some(1)).0;
     let down = |s: &Value| s["flows"][0]["drops"]["link_down"].as_u64().unwrap();
@@ -65,6 +76,12 @@ fn bad_routes_and_handover_settings_are_refused_naming_the_field() {
     assert!(e.contains("route") && e.contains("pause"), "{e}");
     let e = refusal(&example().replace("time_to_trigger = \"256 ms\"", "time_to_trigger = \"300 ms\""));
     assert!(e.contains("cell.ran.handover.time_to_trigger") && e.contains("256"), "{e}");
+    let e = refusal(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", daps = true, conditional = true }"));
+    assert!(e.contains("cell.ran.handover.conditional") && e.contains("daps"), "{e}");
+    let e = refusal(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", conditional = { preparation_offset_db = 4 } }"));
+    assert!(e.contains("cell.ran.handover.conditional.preparation_offset_db") && e.contains("a3_offset_db"), "{e}");
+    let e = refusal(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", conditional = { preparation_offset = 4 } }"));
+    assert!(e.contains("cell.ran.handover.conditional") && e.contains("preparation_offset_db (dB)"), "{e}");
     let e = refusal(&example().replace("initial_cell = 0", "initial_cell = 4"));
     assert!(e.contains("cell.ran.ues[0].initial_cell") && e.contains("has 4"), "{e}");
     let e = refusal(&example().replace("layout = { sites = [[0, 0], [500, 0], [1000, 0], [1500, 0]], height_m = 30 }\n", ""));
