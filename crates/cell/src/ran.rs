@@ -43,6 +43,18 @@
 //! after `reestablishment` (cell selection, random access, RRC re-establishment) it enters the
 //! cell with the best filtered RSRP.
 //!
+//! **A secondary node of EN-DC** (TS 37.340 §10.3–10.5, 38.331 §5.7.3, with `secondary`): the
+//! RAN's cells are the SCG of UEs whose master keeps them. A handover inside it is a PSCell
+//! (SN) change as above, the master's leg carrying on. The SCG is released when the serving
+//! cell's filtered RSRP falls below `release_rsrp_dbm` (event A2 with the handover's
+//! hysteresis and time-to-trigger) or its radio link fails (SCG failure, no re-establishment):
+//! the UE leaves the cell, and under RLC AM the split's PDCP entity recovers what the SN had not
+//! delivered (38.323 §5.5 data recovery: every PDU not confirmed, resent on the master's leg);
+//! under UM it is lost. While released the split sends on its other leg alone. A released UE's
+//! SCG is added again when an NR cell's filtered RSRP exceeds `addition_rsrp_dbm` (event B1):
+//! after `preparation` (SGNB ADDITION REQUEST and its acknowledgement, the RRC
+//! reconfiguration) and `interruption` (random access in the cell) the UE is in it.
+//!
 //! **Radio model.** Every `link_update` each UE's coupling to every cell (the layout's antenna
 //! gain less path loss, and the UE's route shadowing) sets its loss in that cell, and its
 //! downlink noise rise 10·log10(1 + I/N) with I = Σ over the other cells of the same carrier of
@@ -159,6 +171,16 @@ impl Default for FailureConfig {
     }
 }
 
+/// The RAN as an EN-DC secondary node (see the module header).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SecondaryNodeConfig {
+    /// Event B1's threshold, dBm: a released UE's SCG is added in a cell above it.
+    pub addition_rsrp_dbm: f64,
+    /// Event A2's threshold, dBm: the SCG is released when the serving cell falls below it
+    /// (`None`: only on an SCG failure).
+    pub release_rsrp_dbm: Option<f64>,
+}
+
 /// Spatially correlated shadowing along the routes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RanShadowing {
@@ -194,6 +216,8 @@ pub struct RanConfig {
     pub handover: HandoverConfig,
     /// Radio link failure (`None`: not monitored).
     pub failure: Option<FailureConfig>,
+    /// The RAN is an EN-DC secondary node (`None`: a standalone RAN).
+    pub secondary: Option<SecondaryNodeConfig>,
 }
 
 /// What happened to a UE, for its event log.
@@ -240,6 +264,25 @@ pub enum RanEvent {
         /// The cell it entered.
         cell: usize,
     },
+    /// EN-DC: the SCG was released in `cell`, on event A2 or an SCG failure.
+    ScgReleased {
+        /// The cell it left.
+        cell: usize,
+        /// An SCG failure (the radio link), not event A2.
+        failure: bool,
+    },
+    /// EN-DC: B1 reported `cell`; the SCG is being added there.
+    ScgAdditionReport {
+        /// The cell reported.
+        cell: usize,
+    },
+    /// EN-DC: the SCG was added in `cell`; `outage_ns` since its release.
+    ScgAdded {
+        /// The cell it entered.
+        cell: usize,
+        /// From the release to now, ns.
+        outage_ns: u64,
+    },
 }
 
 /// One entry of a UE's event log.
@@ -266,6 +309,10 @@ enum Phase {
     Executing { source: usize, target: usize, left_at: u64, enter_at: u64 },
     /// Failed; enters the best cell at `until`.
     Reestablishing { until: u64 },
+    /// EN-DC: the SCG released at `since`.
+    Released { since: u64 },
+    /// EN-DC: the SCG being added in `target`, the UE in it at `enter_at`.
+    Adding { target: usize, since: u64, enter_at: u64 },
 }
 
 /// One UE's state.
@@ -276,6 +323,9 @@ struct UeState {
     a3: EventMonitor,
     /// CHO: the execution condition, over the ready candidates.
     execution: Option<EventMonitor>,
+    /// EN-DC: event A2, releasing the SCG, and B1, adding it again.
+    release: Option<EventMonitor>,
+    addition: Option<EventMonitor>,
     /// CHO: the candidates prepared for the UE (cell, when ready, whether the UE counts it).
     candidates: Vec<Candidate>,
     /// From when the source may forward what it holds for the UE (the command; with CHO the
@@ -298,6 +348,7 @@ struct UeState {
     path_at: Option<(usize, u64)>,
     handovers: u64,
     failures: u64,
+    releases: u64,
     /// The cell it started in.
     initial: usize,
     /// Its filtered RSRP of every cell, every [`RSRP_RECORD_NS`]: (time, dBm per cell).
@@ -325,6 +376,8 @@ pub struct RanUeCounters {
     pub failures: u64,
     /// The serving cell now (`None` while in no cell).
     pub serving: Option<usize>,
+    /// EN-DC: SCG releases.
+    pub releases: u64,
 }
 
 /// The RAN as one element with a port per UE and direction, like a [`CellHop`].
@@ -345,6 +398,9 @@ pub struct Ran {
     log: Vec<LoggedEvent>,
     /// Outputs made by the RAN itself (packets lost at a handover), in time order.
     own_outputs: VecDeque<CellOutput>,
+    /// EN-DC: packets handed back to the split's PDCP entity for data recovery (time, UE,
+    /// direction, packet), in time order.
+    handed_back: VecDeque<(Time, usize, CellDirection, Packet)>,
     /// Per cell: RS EPRE, dBm, and received noise per RB at the UE, mW.
     rs_epre_dbm: Vec<f64>,
     per_rb_dbm: Vec<f64>,
@@ -398,6 +454,25 @@ impl Ran {
         if let Some(s) = cfg.shadowing {
             check_range("ran.shadowing.sigma_db", s.sigma_db, 0.0, 20.0, "dB")?;
         }
+        let (release, addition) = match cfg.secondary {
+            None => (None, None),
+            Some(sn) => {
+                let b1 = EventConfig::new(MeasEvent::B1 { threshold: sn.addition_rsrp_dbm }, h.hysteresis_db, h.time_to_trigger_ms);
+                b1.validate().map_err(|e| CellError::invalid("ran.secondary.addition_rsrp_dbm", e.to_string()))?;
+                let a2 = match sn.release_rsrp_dbm {
+                    Some(threshold) => {
+                        let a2 = EventConfig::new(MeasEvent::A2 { threshold }, h.hysteresis_db, h.time_to_trigger_ms);
+                        a2.validate().map_err(|e| CellError::invalid("ran.secondary.release_rsrp_dbm", e.to_string()))?;
+                        if threshold >= sn.addition_rsrp_dbm {
+                            return Err(CellError::invalid("ran.secondary.release_rsrp_dbm", format!("{threshold} dBm is not below addition_rsrp_dbm ({} dBm): the SCG would be released where it is added", sn.addition_rsrp_dbm)));
+                        }
+                        Some(a2)
+                    }
+                    None => None,
+                };
+                (a2, Some(b1))
+            }
+        };
         let mut cells = Vec::with_capacity(n_cells);
         for (c, cell_cfg) in cfg.cells.iter().enumerate() {
             if cell_cfg.ue_distances_m.len() != n_ues {
@@ -428,6 +503,8 @@ impl Ran {
                 filters,
                 a3: EventMonitor::new(trigger.clone())?,
                 execution: execution.clone().map(EventMonitor::new).transpose()?,
+                release: release.clone().map(EventMonitor::new).transpose()?,
+                addition: addition.clone().map(EventMonitor::new).transpose()?,
                 candidates: Vec::new(),
                 forward_from: 0,
                 monitor: cfg.failure.as_ref().map(|f| LinkMonitor::new(f.monitor)).transpose()?,
@@ -440,6 +517,7 @@ impl Ran {
                 path_at: None,
                 handovers: 0,
                 failures: 0,
+                releases: 0,
                 initial: 0,
                 rsrp: Vec::new(),
             });
@@ -458,6 +536,7 @@ impl Ran {
             own_next: 0,
             log: Vec::new(),
             own_outputs: VecDeque::new(),
+            handed_back: VecDeque::new(),
             rs_epre_dbm,
             per_rb_dbm,
             noise_rb_mw,
@@ -490,7 +569,27 @@ impl Ran {
     /// UE `ue`'s counts.
     pub fn ue_counters(&self, ue: usize) -> RanUeCounters {
         let u = &self.ues[ue];
-        RanUeCounters { handovers: u.handovers, failures: u.failures, serving: self.active_cell(ue) }
+        RanUeCounters { handovers: u.handovers, failures: u.failures, serving: self.active_cell(ue), releases: u.releases }
+    }
+
+    /// Whether the RAN is an EN-DC secondary node.
+    pub fn is_secondary(&self) -> bool {
+        self.cfg.secondary.is_some()
+    }
+
+    /// Whether UE `ue` has its SCG (EN-DC; always for a standalone RAN): while released, or
+    /// being added, the split above sends on its other leg.
+    pub fn scg_present(&self, ue: usize) -> bool {
+        !matches!(self.ues.get(ue).map(|u| u.phase), Some(Phase::Released { .. } | Phase::Adding { .. }))
+    }
+
+    /// A packet handed back by `now` for data recovery (EN-DC's SCG release, TS 38.323 §5.5):
+    /// its time, UE, direction.
+    pub fn poll_handed_back(&mut self, now: Time) -> Option<(Time, usize, CellDirection, Packet)> {
+        if self.handed_back.front().is_some_and(|h| h.0 <= now) {
+            return self.handed_back.pop_front();
+        }
+        None
     }
 
     /// The cell UE `ue` started in.
@@ -547,6 +646,12 @@ impl Ran {
                 }
             }
         }
+        if !self.scg_present(ue) {
+            // Released (or not yet added): what still reaches the SN goes back to the PDCP
+            // entity for the master's leg, or is lost under UM.
+            self.recover_or_lose(t, ue, dir, pkt);
+            return Ok(());
+        }
         match self.active_cell(ue) {
             Some(c) => self.cells[c].enqueue(now, ue, dir, pkt),
             None => {
@@ -569,13 +674,15 @@ impl Ran {
         match self.ues[ue].phase {
             Phase::Preparing { target, .. } | Phase::Executing { target, .. } => Some(target),
             Phase::Connected { cell } => Some(cell),
-            Phase::Reestablishing { .. } => None,
+            Phase::Adding { target, .. } => Some(target),
+            Phase::Reestablishing { .. } | Phase::Released { .. } => None,
         }
     }
 
     /// When the RAN next has something to do.
     pub fn poll_timeout(&self) -> Option<Time> {
         let mut t = self.own_outputs.front().map(CellOutput::at);
+        t = Time::earliest(t, self.handed_back.front().map(|h| h.0));
         for c in &self.cells {
             t = Time::earliest(t, c.poll_timeout());
         }
@@ -597,6 +704,11 @@ impl Ran {
                 Phase::Preparing { command_at, .. } => t = t.min(command_at),
                 Phase::Executing { enter_at, .. } => t = t.min(enter_at),
                 Phase::Reestablishing { until } => t = t.min(until),
+                Phase::Released { .. } => t = t.min(u.addition.as_ref().and_then(EventMonitor::next_expiry_ns).unwrap_or(u64::MAX)),
+                Phase::Adding { enter_at, .. } => t = t.min(enter_at),
+            }
+            if let (Phase::Connected { .. }, Some(a2)) = (u.phase, &u.release) {
+                t = t.min(a2.next_expiry_ns().unwrap_or(u64::MAX));
             }
             // Waiting packets matter once the UE is in a cell to take them.
             if let Some(&(_, at, _)) = u.dl_waiting.front().filter(|_| self.active_cell(i).is_some()) {
@@ -648,6 +760,13 @@ impl Ran {
                 }
                 if let Some(report) = self.ues[u].execution.as_mut().and_then(|m| m.expire(t)) {
                     self.execute(u, cell, usize::from(report.cells[0]), t)?;
+                } else if self.ues[u].release.as_mut().and_then(|m| m.expire(t)).is_some() {
+                    self.release_scg(u, cell, t, false)?;
+                }
+            }
+            if let Phase::Released { since } = self.ues[u].phase {
+                if let Some(report) = self.ues[u].addition.as_mut().and_then(|m| m.expire(t)) {
+                    self.add_scg(u, usize::from(report.cells[0]), since, t);
                 }
             }
             self.advance_phase(u, t)?;
@@ -750,6 +869,19 @@ impl Ran {
                 let values = self.ues[u].filters.iter().map(|f| f.value().unwrap_or(f64::NAN)).collect();
                 self.ues[u].rsrp.push((t, values));
             }
+            if let Phase::Released { since } = self.ues[u].phase {
+                // B1 over every cell of the SN.
+                let cells: Vec<(u16, f64)> = (0..n_cells).filter_map(|c| self.ues[u].filters[c].value().map(|v| (c as u16, v))).collect();
+                let report = match self.ues[u].addition.as_mut() {
+                    // (B1 is about the neighbours alone: the serving value is not read.)
+                    Some(m) => m.step(t, 0.0, &cells)?,
+                    None => None,
+                };
+                if let Some(report) = report {
+                    self.add_scg(u, usize::from(report.cells[0]), since, t);
+                }
+                continue;
+            }
             let Phase::Connected { cell } = self.ues[u].phase else { continue };
             // Radio link monitoring on the serving cell's wideband SINR.
             if self.ues[u].monitor.is_some() {
@@ -762,11 +894,25 @@ impl Ran {
                 let sinr_db = 10.0 * (signal / (self.noise_rb_mw[cell] + interference)).log10();
                 let event = self.ues[u].monitor.as_mut().map(|m| m.step(t, sinr_db)).transpose()?;
                 if event == Some(LinkEvent::RadioLinkFailure) {
-                    self.fail(u, cell, t)?;
+                    if self.cfg.secondary.is_some() {
+                        self.note(u, t, RanEvent::RadioLinkFailure { cell });
+                        self.ues[u].failures += 1;
+                        self.release_scg(u, cell, t, true)?;
+                    } else {
+                        self.fail(u, cell, t)?;
+                    }
                     continue;
                 }
             }
             let serving = self.ues[u].filters[cell].value().unwrap_or(f64::NEG_INFINITY);
+            let release = match self.ues[u].release.as_mut().filter(|_| serving.is_finite()) {
+                Some(a2) => a2.step(t, serving, &[])?,
+                None => None,
+            };
+            if release.is_some() {
+                self.release_scg(u, cell, t, false)?;
+                continue;
+            }
             let neighbours: Vec<(u16, f64)> = (0..n_cells).filter(|&c| c != cell).filter_map(|c| self.ues[u].filters[c].value().map(|v| (c as u16, v))).collect();
             if let Some(report) = self.ues[u].a3.step(t, serving, &neighbours)? {
                 self.reported(u, cell, &report.cells, t);
@@ -822,6 +968,60 @@ impl Ran {
         Ok(())
     }
 
+    /// EN-DC: UE `u`'s SCG in `cell` is released at `t` (an SCG failure or event A2): under
+    /// RLC AM what the SN had not delivered goes back to the split's PDCP entity (data
+    /// recovery), under UM it is lost.
+    fn release_scg(&mut self, u: usize, cell: usize, t: u64, failure: bool) -> Result<(), CellError> {
+        self.note(u, t, RanEvent::ScgReleased { cell, failure });
+        self.ues[u].releases += 1;
+        let left = self.cells[cell].detach(u)?;
+        let [down, up] = left.forward;
+        for pkt in left.lost {
+            self.drop_own(t, u, pkt);
+        }
+        for pkt in down {
+            self.recover_or_lose(t, u, CellDirection::Down, pkt);
+        }
+        for pkt in up {
+            self.recover_or_lose(t, u, CellDirection::Up, pkt);
+        }
+        for (_, _, pkt) in std::mem::take(&mut self.ues[u].dl_waiting) {
+            self.recover_or_lose(t, u, CellDirection::Down, pkt);
+        }
+        for pkt in std::mem::take(&mut self.ues[u].ul_waiting) {
+            self.recover_or_lose(t, u, CellDirection::Up, pkt);
+        }
+        self.ues[u].path_at = None;
+        self.ues[u].phase = Phase::Released { since: t };
+        self.reset_events(u);
+        if let Some(m) = &mut self.ues[u].addition {
+            m.reset();
+        }
+        if let Some(m) = &mut self.ues[u].monitor {
+            m.reset();
+        }
+        Ok(())
+    }
+
+    /// EN-DC: B1 reported `target` for released UE `u` at `t`: the SCG is added there after
+    /// the preparation and the random access.
+    fn add_scg(&mut self, u: usize, target: usize, since: u64, t: u64) {
+        self.note(u, t, RanEvent::ScgAdditionReport { cell: target });
+        let h = &self.cfg.handover;
+        self.ues[u].phase = Phase::Adding { target, since, enter_at: t + h.preparation_ns + h.interruption_ns };
+    }
+
+    /// A packet of UE `u` the SN gives up at `t`: back to the PDCP entity under RLC AM (TS
+    /// 38.323 §5.5 recovers AM DRBs only), lost under UM.
+    fn recover_or_lose(&mut self, t: u64, u: usize, dir: CellDirection, pkt: Packet) {
+        // (Every cell of a RAN has its section's RLC mode.)
+        if self.cfg.cells.first().is_some_and(|c| matches!(c.rlc, crate::bearer::RlcMode::Am(_))) {
+            self.handed_back.push_back((Time(t), u, dir, pkt));
+        } else {
+            self.own_outputs.push_back(CellOutput::Dropped { at: Time(t), ue: u, dir, pkt, cause: CellDropCause::Handover });
+        }
+    }
+
     /// A packet of UE `u` lost with a cell's state at `t`.
     fn drop_own(&mut self, t: u64, ue: usize, pkt: Packet) {
         self.own_outputs.push_back(CellOutput::Dropped { at: Time(t), ue, dir: CellDirection::Down, pkt, cause: CellDropCause::Handover });
@@ -856,6 +1056,15 @@ impl Ran {
                 self.note(u, t, RanEvent::HandoverEnd { source, target, interruption_ns });
                 self.enter(u, target, t);
             }
+            Phase::Adding { target, since, enter_at } if enter_at <= t => {
+                self.ues[u].phase = Phase::Connected { cell: target };
+                self.reset_events(u);
+                if let Some(m) = &mut self.ues[u].monitor {
+                    m.reset();
+                }
+                self.note(u, t, RanEvent::ScgAdded { cell: target, outage_ns: t - since });
+                self.enter(u, target, t);
+            }
             Phase::Reestablishing { until } if until <= t => {
                 let cell = self.best_cell(u);
                 self.ues[u].phase = Phase::Connected { cell };
@@ -875,7 +1084,7 @@ impl Ran {
     fn reset_events(&mut self, u: usize) {
         let ue = &mut self.ues[u];
         ue.a3.reset();
-        if let Some(m) = &mut ue.execution {
+        for m in [&mut ue.execution, &mut ue.release].into_iter().flatten() {
             m.reset();
         }
         ue.candidates.clear();

@@ -379,7 +379,23 @@ impl Network {
                 LinkOutput::Dropped { at, pkt, cause } => self.port_lost(e, pkt, cause, at, d),
             }
         }
+        while let Some((at, _port, pkt)) = self.ports[e].element.poll_handed_back(now) {
+            self.handed_back(e, pkt, at, d);
+        }
         self.arm_port(e, d);
+    }
+
+    /// Multi-port element `e` handed `pkt` back for data recovery: at a split's leg the
+    /// transmitting entity resends it on the other leg; anywhere else it is lost.
+    fn handed_back(&mut self, e: usize, pkt: Packet, now: Time, d: &mut impl Driver) {
+        match self.entity(pkt.flow.0 as usize, pkt.path, pkt.route, pkt.hop) {
+            Some(b) => {
+                let leg = self.bearers[b].leg_at_element(e);
+                self.bearers[b].bearer.measures.recovered += 1;
+                self.send_on_leg(b, 1 - leg, pkt, now, d);
+            }
+            None => self.port_lost(e, pkt, DropCause::LinkDown, now, d),
+        }
     }
 
     /// Packets of `flow` inside the network now, copies included.
@@ -644,6 +660,14 @@ impl Network {
             });
             let pdcp = self.bearers[e].bearer.waiting_bytes();
             self.bearers[e].bearer.tx.set_pending_volume(PendingVolume { pdcp, legs: queued, rates_bps });
+        }
+        // A leg that takes nothing now (a released secondary cell group) leaves the PDU to
+        // the other.
+        for (i, leg) in self.bearers[e].info.legs.into_iter().enumerate() {
+            if let Leg::Port { element, port } = leg {
+                let available = self.ports[element].element.available(port);
+                self.bearers[e].bearer.tx.set_leg_available(i, available);
+            }
         }
         let slot = &mut self.bearers[e];
         match slot.bearer.tx.send(now, pkt.size) {

@@ -58,6 +58,21 @@ pub trait PortElement: Send {
         None
     }
 
+    /// Whether `port` takes packets now (a secondary node whose cell group for the UE is
+    /// released does not): a split whose leg it is sends everything on its other leg
+    /// meanwhile. True by default.
+    fn available(&self, _port: u32) -> bool {
+        true
+    }
+
+    /// A packet handed back by `now` for data recovery (TS 38.323 §5.5: a released cell
+    /// group's unconfirmed PDUs), with the time and the port it left: a split whose leg the
+    /// port is resends it on its other leg; elsewhere it is lost with the link down. None by
+    /// default.
+    fn poll_handed_back(&mut self, _now: Time) -> Option<(Time, u32, Packet)> {
+        None
+    }
+
     /// The element as its own type, for what only that kind reports.
     fn as_any(&self) -> &dyn Any;
 

@@ -101,6 +101,9 @@ pub struct RxMeasures {
     pub max_buffered: i64,
     /// PDUs lost on a leg and resent over the other one.
     pub retransmitted: u64,
+    /// PDUs a leg handed back (its cell group released) and resent over the other one: TS
+    /// 38.323 §5.5's data recovery.
+    pub recovered: u64,
     /// Copies discarded from the second leg's queue when duplication was switched off.
     pub discarded_copies: u64,
 }

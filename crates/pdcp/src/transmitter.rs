@@ -318,6 +318,8 @@ pub struct Transmitter {
     /// Bytes pending for initial transmission: PDCP (outside this PDU) and each leg's RLC
     /// entity; only the threshold policy reads it.
     pending: PendingVolume,
+    /// Per leg: whether it takes PDUs now (a released secondary cell group does not).
+    available: [bool; 2],
     stats: TxStats,
 }
 
@@ -353,7 +355,7 @@ impl Transmitter {
             SplitPolicy::Ratio { share } => fraction(clamp_share(share)),
             _ => (1, 2),
         };
-        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: Default::default(), duplication: true, pending: PendingVolume::default(), stats: TxStats::default() }
+        Transmitter { cfg, header, count_next: count, rx_deliv: count, routed: 0, ratio, legs: Default::default(), duplication: true, pending: PendingVolume::default(), available: [true; 2], stats: TxStats::default() }
     }
 
     /// Data PDU header bytes for this entity's RAT and SN length.
@@ -373,7 +375,13 @@ impl Transmitter {
         }
         let count = self.count_next;
         let size = sdu_size.saturating_add(self.header);
-        let legs = self.route(now, size);
+        // A leg that takes nothing now leaves every PDU to the other (TS 37.340: the master
+        // node sends on its own leg while the secondary cell group is released).
+        let legs = match self.available {
+            [true, false] => Legs::One(0),
+            [false, true] => Legs::One(1),
+            _ => self.route(now, size),
+        };
         self.count_next += 1;
         self.routed += 1;
         let on = match legs {
@@ -423,6 +431,15 @@ impl Transmitter {
     /// Under other policies the flag is kept but has no effect.
     pub fn set_duplication(&mut self, active: bool) {
         self.duplication = active;
+    }
+
+    /// Whether leg `leg` (0 or 1) takes PDUs now: while one leg does not, every PDU goes on
+    /// the other, whatever the policy (its batch or pattern goes on counting). Any other leg
+    /// number is ignored.
+    pub fn set_leg_available(&mut self, leg: usize, available: bool) {
+        if let Some(a) = self.available.get_mut(leg) {
+            *a = available;
+        }
     }
 
     /// The data volume pending for initial transmission right now, for the threshold

@@ -355,6 +355,15 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                     }
                     RanEvent::RadioLinkFailure { cell } => ("radio_link_failure", None, Some(cell)),
                     RanEvent::Reestablished { cell } => ("reestablished", None, Some(cell)),
+                    RanEvent::ScgReleased { cell, failure } => {
+                        v["cause"] = json!(if failure { "scg_failure" } else { "a2" });
+                        ("scg_released", None, Some(cell))
+                    }
+                    RanEvent::ScgAdditionReport { cell } => ("scg_addition_report", None, Some(cell)),
+                    RanEvent::ScgAdded { cell, outage_ns } => {
+                        v["outage_ms"] = json!(ms(outage_ns));
+                        ("scg_added", None, Some(cell))
+                    }
                 };
                 v["event"] = json!(name);
                 if let Some((source, target)) = source_target {
@@ -371,7 +380,7 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                 "t_s": record.iter().map(|(t, _)| tidy(*t as f64 / 1e9)).collect::<Vec<_>>(),
                 "dbm": record.iter().map(|(_, v)| v.iter().map(|&x| if x.is_finite() { json!(tidy(x)) } else { Value::Null }).collect::<Vec<_>>()).collect::<Vec<_>>(),
             });
-            json!({
+            let mut entry = json!({
                 "node": node,
                 "initial_cell": ran.initial_cell(u),
                 "rsrp": rsrp,
@@ -380,7 +389,11 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                 "radio_link_failures": k.failures,
                 "serving_cell": k.serving,
                 "events": events,
-            })
+            });
+            if ran.is_secondary() {
+                entry["scg_releases"] = json!(k.releases);
+            }
+            entry
         })
         .collect();
     let cells: Vec<Value> = ran
@@ -688,7 +701,7 @@ fn split_json(world: &World, e: usize) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut out = json!({
         "legs": leg_names,
         "per_leg": per_leg,
         "pdus_sent": tx.pdus,
@@ -707,7 +720,12 @@ fn split_json(world: &World, e: usize) -> Value {
         "max_buffered": m.max_buffered,
         "retransmitted": m.retransmitted,
         "discarded_copies": m.discarded_copies,
-    })
+    });
+    // Only a leg that hands PDUs back (an EN-DC secondary node's released SCG) recovers any.
+    if m.recovered > 0 {
+        out["recovered"] = json!(m.recovered);
+    }
+    out
 }
 
 /// Column names of the time-series table, in order. Transport columns are empty (NaN) for

@@ -149,6 +149,10 @@ pub struct CellSection {
     /// With a layout: shadowing correlated along each route, `{ sigma_db = 6,
     /// decorrelation_m = 50, inter_site_correlation = 0.5 }`.
     pub shadowing: Option<ShadowingSection>,
+    /// With a layout, as the second leg of a `[[split]]`: the cells are an EN-DC secondary
+    /// node whose SCG is released and added again, `{ addition_rsrp_dbm = -110,
+    /// release_rsrp_dbm = -118 }` (docs/mobility.md).
+    pub secondary_node: Option<SecondaryNodeSection>,
     /// The control loop's delays: `ideal` (none) or `lena` (ns-3 LENA's: downlink TBs on air
     /// 2 TTIs after scheduling, the uplink through buffer status reports and grants) (`ideal`).
     pub timing: Option<String>,
@@ -302,6 +306,17 @@ pub struct ConditionalFields {
     pub preparation_offset_db: Option<f64>,
     /// After a radio link failure, execute to a ready candidate if it is the best cell (true).
     pub attempt_after_failure: Option<bool>,
+}
+
+/// An EN-DC secondary node's SCG release and addition.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondaryNodeSection {
+    /// Event B1's threshold: a released SCG is added in a cell above it, dBm.
+    pub addition_rsrp_dbm: f64,
+    /// Event A2's threshold: the SCG is released when its cell falls below it, dBm (none:
+    /// only on an SCG failure).
+    pub release_rsrp_dbm: Option<f64>,
 }
 
 /// How UEs measure.

@@ -33,6 +33,7 @@ fn line(handover: HandoverConfig) -> RanConfig {
         measurement: MeasurementConfig::default(),
         handover,
         failure: None,
+        secondary: None,
     }
 }
 
@@ -248,4 +249,62 @@ fn conditional_handover_refuses_daps_and_a_preparation_after_execution() {
     let odd = HandoverConfig { conditional: Some(ConditionalConfig { preparation_offset_db: 0.3, attempt_after_failure: true }), ..HandoverConfig::default() };
     let e = Ran::new(line(odd), 1, "ran").err().unwrap().to_string();
     assert!(e.contains("preparation_offset_db") && e.contains("0.5"), "{e}");
+}
+
+#[test]
+fn a_secondary_nodes_radio_link_failure_releases_the_scg_hands_back_its_packets_and_b1_adds_it_again() {
+    // The UE drives out of coverage and back as above; the RAN an EN-DC secondary node under
+    // RLC AM: the failure is an SCG failure (no re-establishment), what the cell held goes back
+    // to the PDCP entity, nothing is taken meanwhile, and B1 adds the SCG when the UE is back.
+    let mut cfg = line(HandoverConfig::default());
+    for c in &mut cfg.cells {
+        c.rlc = multiconn_cell::RlcMode::Am(multiconn_cell::rlc_am::AmConfig::nr_default(c.rlc_buffer_bytes));
+    }
+    cfg.routes = vec![Route::new((100.0, 0.0), vec![
+        multiconn_radio::route::Leg::Move { to: (-4000.0, 0.0), speed_mps: 130.0 },
+        multiconn_radio::route::Leg::Move { to: (100.0, 0.0), speed_mps: 130.0 },
+    ]).unwrap()];
+    cfg.failure = Some(FailureConfig { monitor: RlmConfig::default(), reestablishment_ns: 300 * MS });
+    cfg.secondary = Some(multiconn_cell::ran::SecondaryNodeConfig { addition_rsrp_dbm: -100.0, release_rsrp_dbm: None });
+    let mut ran = Ran::new(cfg, 1, "ran").unwrap();
+    let (mut handed_back, mut refused_while_released) = (0, 0);
+    let mut now = 0;
+    let mut next = 0u64;
+    let mut released_at = None;
+    while now < 64_000 * MS {
+        // A packet a millisecond offered; while released every one comes straight back.
+        let present = ran.scg_present(0);
+        // (A full RLC buffer refuses it while the SCG is there; while released none is refused.)
+        let taken = ran.enqueue(Time(now), 0, CellDirection::Down, Packet::new(next, FlowId(0), 1400, next, Time(now))).is_ok();
+        assert!(taken || present);
+        next += 1;
+        while ran.poll(Time(now)).unwrap().is_some() {}
+        while let Some((at, ue, dir, _)) = ran.poll_handed_back(Time(now)) {
+            assert_eq!((ue, dir), (0, CellDirection::Down));
+            assert!(at.0 <= now);
+            handed_back += 1;
+            if !present {
+                refused_while_released += 1;
+            }
+        }
+        if released_at.is_none() && !ran.scg_present(0) {
+            released_at = Some((now, handed_back));
+        }
+        now += MS;
+    }
+    let failed = first_event_at(&ran, |e| matches!(e, RanEvent::RadioLinkFailure { .. }));
+    assert_eq!(first_event_at(&ran, |e| matches!(e, RanEvent::ScgReleased { failure: true, .. })), failed);
+    assert!(!ran.events().iter().any(|e| matches!(e.event, RanEvent::Reestablished { .. })));
+    let added = ran.events().iter().find(|e| matches!(e.event, RanEvent::ScgAdded { .. })).unwrap().clone();
+    let report = first_event_at(&ran, |e| matches!(e, RanEvent::ScgAdditionReport { .. }));
+    assert_eq!(added.at.0, report + 60 * MS, "B1, then 20 ms of preparation and 40 of random access");
+    assert!(matches!(added.event, RanEvent::ScgAdded { outage_ns, .. } if outage_ns == added.at.0 - failed));
+    // Released at the failure with the cell's undelivered packets handed back at once.
+    let (at, back_then) = released_at.unwrap();
+    assert_eq!(at, failed);
+    assert!(back_then > 0, "nothing handed back at the release");
+    // Every packet offered while released came back: one a millisecond.
+    assert_eq!(refused_while_released as u64, (added.at.0 - failed) / MS);
+    assert_eq!(ran.ue_counters(0).releases, 1);
+    assert!(ran.scg_present(0));
 }

@@ -44,6 +44,14 @@ impl PortElement for Ran {
         }
     }
 
+    fn available(&self, port: u32) -> bool {
+        self.scg_present(ue_and_direction(port).0)
+    }
+
+    fn poll_handed_back(&mut self, now: Time) -> Option<(Time, u32, Packet)> {
+        Ran::poll_handed_back(self, now).map(|(at, ue, dir, pkt)| (at, super::cell::cell_port(ue as u16, dir == multiconn_cell::CellDirection::Up), pkt))
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

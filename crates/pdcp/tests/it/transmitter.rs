@@ -2,7 +2,8 @@
 //! policies of pdcp-dc.md §4.3): exact leg sequences of the fixed policies, SN wrap, header
 //! sizes, the window guard (pdcp-dc.md TV12), COUNT exhaustion (TV17), and the adaptive policy
 //! against a small fluid model of two legs that report every 10 ms; the uplink threshold
-//! policy (TS 38.323 §5.2.1, ul-DataSplitThreshold).
+//! policy (TS 38.323 §5.2.1, ul-DataSplitThreshold); a leg that takes nothing (a released
+//! secondary cell group) leaves every PDU, duplicates too, to the other.
 
 use multiconn_core::{Dur, Time};
 use proptest::prelude::*;
@@ -640,4 +641,25 @@ fn the_delivery_credit_counts_every_byte_sent_beyond_the_confirmed_sn() {
     for _ in 0..20 {
         assert_eq!(mixed.send(now, 997).unwrap().legs, queue.send(now, 997).unwrap().legs);
     }
+}
+
+#[test]
+fn a_leg_that_takes_nothing_leaves_every_pdu_to_the_other_and_the_batch_goes_on_counting() {
+    let mut tx = Transmitter::new(cfg(18, SplitPolicy::Batch { size: 10, share: 0.5 }));
+    assert_eq!(legs(&mut tx, 7), pattern(&[(0, 5), (1, 2)]));
+    tx.set_leg_available(1, false);
+    assert_eq!(legs(&mut tx, 10), vec![0; 10]);
+    tx.set_leg_available(1, true);
+    // PDU 17 is the batch's eighth: leg 1 until the batch ends, then five on leg 0.
+    assert_eq!(legs(&mut tx, 8), pattern(&[(1, 3), (0, 5)]));
+    tx.set_leg_available(0, false);
+    assert_eq!(legs(&mut tx, 4), vec![1; 4]);
+    assert_eq!(tx.stats().pdus, [20, 9]);
+    // Duplication on one leg alone while the other takes nothing; both unavailable: the
+    // policy decides (the entity has nowhere better to send).
+    let mut dup = Transmitter::new(cfg(18, SplitPolicy::Duplicate));
+    dup.set_leg_available(1, false);
+    assert_eq!(dup.send(Time::ZERO, 100).unwrap().legs, Legs::One(0));
+    dup.set_leg_available(0, false);
+    assert_eq!(dup.send(Time::ZERO, 100).unwrap().legs, Legs::Both);
 }

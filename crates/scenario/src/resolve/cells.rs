@@ -240,7 +240,7 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         let ran = match &c.layout {
             Some(layout) => Some(super::rans::resolve_ran(c, layout, &cfg)?),
             None => {
-                for (name, given) in [("handover", c.handover.is_some()), ("measurement", c.measurement.is_some()), ("rlf", c.rlf.is_some()), ("shadowing", c.shadowing.is_some())] {
+                for (name, given) in [("handover", c.handover.is_some()), ("measurement", c.measurement.is_some()), ("rlf", c.rlf.is_some()), ("shadowing", c.shadowing.is_some()), ("secondary_node", c.secondary_node.is_some())] {
                     if given {
                         return Err(fail(name, "applies to a cell with a layout of many cells: layout = { sites = [[0, 0], [500, 0]] }".into()));
                     }

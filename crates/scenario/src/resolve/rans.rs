@@ -2,7 +2,7 @@
 //! UEs moving along routes and handed over between them ([`multiconn_cell::ran`],
 //! docs/mobility.md).
 
-use multiconn_cell::ran::{ConditionalConfig, FailureConfig, HandoverConfig, MeasurementConfig, RanConfig, RanShadowing};
+use multiconn_cell::ran::{ConditionalConfig, FailureConfig, HandoverConfig, MeasurementConfig, RanConfig, RanShadowing, SecondaryNodeConfig};
 use multiconn_cell::rrc::RlmConfig;
 use multiconn_cell::CellConfig;
 use multiconn_radio::budget::SectorAntenna;
@@ -172,6 +172,7 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
         measurement,
         handover,
         failure,
+        secondary: c.secondary_node.as_ref().map(|s| SecondaryNodeConfig { addition_rsrp_dbm: s.addition_rsrp_dbm, release_rsrp_dbm: s.release_rsrp_dbm }),
     };
     // Built once here so that every field's error comes now, named.
     multiconn_cell::ran::Ran::new(ran.clone(), 0, "check").map_err(|e| {
@@ -186,6 +187,7 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
             "a3_offset_db" | "offset_db" => "handover.a3_offset_db".to_string(),
             f @ ("t310_ms" | "n310" | "n311" | "q_out_db" | "q_in_db") => format!("rlf.{}", f.trim_end_matches("_ms")),
             "filter_coefficient" => "measurement.filter_coefficient".to_string(),
+            f if f.starts_with("secondary.") => f.replacen("secondary.", "secondary_node.", 1),
             f => f.to_string(),
         };
         fail(&field, message)

@@ -46,6 +46,16 @@ pub(super) fn resolve_splits<'f>(file_splits: &'f [SplitSection], links: &[LinkD
         }
         splits.push(resolve_split(sp, &ends)?);
     }
+    // An EN-DC secondary node is the second leg of a split (the first is the master's, whose
+    // leg carries everything while the SCG is released).
+    for c in cells.iter().filter(|c| c.ran.as_ref().is_some_and(|r| r.secondary.is_some())) {
+        if let Some(sp) = file_splits.iter().find(|sp| sp.legs[0] == c.name) {
+            return Err(err(&["split", &sp.name, "legs"], format!("\"{}\" is a secondary node (secondary_node): it is the second leg, the master's cell or link the first", c.name)));
+        }
+        if !file_splits.iter().any(|sp| sp.legs[1] == c.name) {
+            return Err(err(&["cell", &c.name, "secondary_node"], "a secondary node is the second leg of a [[split]] (legs = [\"master\", \"this cell\"]); this cell is no split's leg"));
+        }
+    }
     for sp in file_splits {
         let Some(policy) = &sp.reverse_policy else { continue };
         if sp.uplink.is_some() {

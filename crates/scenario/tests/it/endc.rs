@@ -4,7 +4,7 @@
 //! uplink; the leg rows and the summary name the cells; a split over cells the route cannot
 //! join through one UE is refused with one line naming the field.
 
-use crate::common::{refusal, run, texts};
+use crate::common::{floats, ints, refusal, run, texts};
 use serde_json::Value;
 
 fn example() -> String {
@@ -221,4 +221,110 @@ fn an_x2u_delay_needs_a_secondary_cell_crossed_downwards() {
     // The uplink as a plain hop on the secondary leg.
     let e = error(&over_x2("5 ms", "{ model = \"batch\", size = 20, share = 0.2 }").replace("uplink = \"lte\"", "uplink = \"nr\""));
     assert!(e.contains("reverse_policy"), "{e}");
+}
+
+/// An EN-DC drive: the LTE master cell static, the NR secondary node two sites 900 m apart
+/// with a hole between them, a UE driving from one to the other at 90 km/h with a TCP
+/// download over the split; `rlc` for both cells.
+fn secondary_drive(rlc: &str) -> String {
+    format!(
+        r#"
+name = "endc_secondary"
+[run]
+duration = "36 s"
+seed = 1
+[[link]]
+name = "core"
+between = ["server", "site"]
+rate = "10 Gbit/s"
+delay = "10 ms"
+queue = "2000 packets"
+[[cell]]
+name = "lte"
+enb = "site"
+carrier_mhz = 2600
+bandwidth_rb = 100
+fading = "none"
+rlc = "{rlc}"
+pathloss = {{ model = "uma", sight = "los" }}
+ues = [{{ node = "ue", distance_m = 300 }}]
+[[cell]]
+name = "nr"
+rat = "nr"
+enb = "site"
+carrier_mhz = 3500
+numerology = 1
+bandwidth_mhz = 100
+tdd_pattern = "DDDSU"
+fading = "none"
+rlc = "{rlc}"
+pathloss = {{ model = "uma" }}
+layout = {{ sites = [[0, 0], [900, 0]], height_m = 25 }}
+secondary_node = {{ addition_rsrp_dbm = -106, release_rsrp_dbm = -112 }}
+ues = [{{ node = "ue", route = [{{ x_m = 0, y_m = 30 }}, {{ x_m = 900, y_m = 30, speed = "90 km/h" }}] }}]
+[[split]]
+name = "endc"
+legs = ["lte", "nr"]
+uplink = "lte"
+policy = {{ model = "batch", size = 20, share = 0.5 }}
+t_reordering = "100 ms"
+[[flow]]
+name = "dl"
+from = "server"
+to = "ue"
+transport = "tcp"
+app = "bulk"
+route = ["core", "endc"]
+"#
+    )
+}
+
+#[test]
+fn a_secondary_node_releases_the_scg_in_the_hole_and_adds_it_again_the_master_carrying_on() {
+    let (s, out) = run(&secondary_drive("am"), Some(1));
+    let u = &s["cells"][1]["ues"][0];
+    let events: Vec<&Value> = u["events"].as_array().unwrap().iter().collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["scg_released", "scg_addition_report", "scg_added"], "{u}");
+    assert_eq!((events[0]["cause"].as_str(), events[0]["cell"].as_u64(), events[2]["cell"].as_u64()), (Some("a2"), Some(0), Some(1)));
+    let (released, added) = (events[0]["t_s"].as_f64().unwrap(), events[2]["t_s"].as_f64().unwrap());
+    // Released between the sites, added near the far one; addition = B1 + 20 ms of
+    // preparation + 40 ms of random access.
+    let (x_released, x_added) = (events[0]["x_m"].as_f64().unwrap(), events[2]["x_m"].as_f64().unwrap());
+    assert!(x_released > 150.0 && x_released < 450.0 && x_added > 450.0 && x_added < 850.0, "released at {x_released} m, added at {x_added} m");
+    assert!((events[2]["t_s"].as_f64().unwrap() - events[1]["t_s"].as_f64().unwrap() - 0.060).abs() < 1e-9);
+    assert!((events[2]["outage_ms"].as_f64().unwrap() - 1e3 * (added - released)).abs() < 1e-6);
+    assert_eq!((u["scg_releases"].as_u64(), u["handovers"].as_u64()), (Some(1), Some(0)));
+    // Data recovery: what the NR leg had not delivered was resent on the LTE leg, nothing
+    // lost with the SCG.
+    let pdcp = &s["flows"][0]["pdcp"]["endc"];
+    assert!(pdcp["recovered"].as_u64().unwrap() > 0, "{pdcp}");
+    assert_eq!(s["flows"][0]["drops"]["link_down"], 0);
+    // While released the NR leg carries nothing and the LTE leg everything (half of the
+    // PDUs before and after, by the batch policy).
+    let (kind, leg, t, bytes) = (texts(&out, "kind"), texts(&out, "leg"), floats(&out, "time_s"), ints(&out, "bytes_delivered"));
+    // The bytes over leg `name` in the 100 ms bins wholly inside [from, to).
+    let on = |name: &str, from: f64, to: f64| -> i64 {
+        (0..t.len()).filter(|&i| kind[i] == "leg" && leg[i] == name && t[i] >= from && t[i] + 0.1 <= to + 1e-9).map(|i| bytes[i]).sum()
+    };
+    assert_eq!(on("nr", released + 0.5, added), 0);
+    assert!(on("lte", released + 0.5, added) > 0);
+    assert!(on("nr", added + 0.5, added + 2.5) > on("lte", added + 0.5, added + 2.5) / 5);
+
+    // Under RLC UM there is no data recovery: the SN's packets are lost with it.
+    let (um, _) = run(&secondary_drive("um"), Some(1));
+    assert!(um["flows"][0]["pdcp"]["endc"].get("recovered").is_none());
+    assert!(um["flows"][0]["drops"]["link_down"].as_u64().unwrap() > 0, "{}", um["flows"][0]["drops"]);
+}
+
+#[test]
+fn a_secondary_node_is_the_second_leg_of_a_split_and_releases_below_where_it_adds() {
+    let e = error(&secondary_drive("am").replace("legs = [\"lte\", \"nr\"]", "legs = [\"nr\", \"lte\"]"));
+    assert!(e.contains("split.endc.legs") && e.contains("secondary node") && e.contains("second leg"), "{e}");
+    let e = error(&secondary_drive("am").replace("route = [\"core\", \"endc\"]", "route = [\"core\", \"lte\"]").replace("[[split]]\nname = \"endc\"\nlegs = [\"lte\", \"nr\"]\nuplink = \"lte\"\npolicy = { model = \"batch\", size = 20, share = 0.5 }\nt_reordering = \"100 ms\"\n", ""));
+    assert!(e.contains("cell.nr.secondary_node") && e.contains("[[split]]"), "{e}");
+    let e = error(&secondary_drive("am").replace("release_rsrp_dbm = -112", "release_rsrp_dbm = -100"));
+    assert!(e.contains("cell.nr.secondary_node.release_rsrp_dbm") && e.contains("addition_rsrp_dbm"), "{e}");
+    let e = error(&secondary_drive("am").replace("layout = { sites = [[0, 0], [900, 0]], height_m = 25 }\n", "").replace("route = [{ x_m = 0, y_m = 30 }, { x_m = 900, y_m = 30, speed = \"90 km/h\" }]", "distance_m = 100"));
+    assert!(e.contains("cell.nr.secondary_node") && e.contains("layout"), "{e}");
 }
