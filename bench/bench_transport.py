@@ -10,8 +10,9 @@ example in a child process (no Python in the loop) `--runs` times; the table sho
 * TCP and QUIC (NewReno and CUBIC): the simulation's own wall time (building the simulation
   and running it, as measured inside the process), the whole process's wall time (loading the
   scenario file included), simulated/wall, events/s, ns per link packet.
-* quinn-proto, the real library (`stack = "quinn"`, docs/real-stacks.md), on the same CUBIC
-  transfer beside the model: it encrypts and decrypts every datagram.
+* quinn-proto and noq-proto, the real libraries (`stack = "quinn"`, `stack = "noq"`,
+  docs/real-stacks.md), on the same CUBIC transfer beside the model: they encrypt and decrypt
+  every datagram.
 * Cost per packet vs congestion window: the QUIC transfer on a 10 ms and a 100 ms one-way path
   (10x the window); ns per link packet should stay flat.
 * A 1 GB QUIC download: wall time and peak memory.
@@ -61,6 +62,7 @@ CASES: list[tuple[str, Path, tuple[str, ...]]] = [
     ("quic-newreno", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=newreno")),
     ("quic-cubic", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=cubic")),
     ("quic-cubic-quinn", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=cubic", "flow.bulk.stack=quinn")),
+    ("quic-cubic-noq", BULK, ("flow.bulk.transport=quic", "flow.bulk.cc=cubic", "flow.bulk.stack=noq")),
     ("quic-window-10ms", BULK, ("flow.bulk.transport=quic", "link.bottleneck.delay=10 ms",
                                 "link.bottleneck.queue=2000 packets")),
     ("quic-window-100ms", BULK, ("flow.bulk.transport=quic", "link.bottleneck.delay=100 ms",

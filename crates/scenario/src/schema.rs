@@ -613,7 +613,8 @@ pub struct FlowSection {
     /// TCP/QUIC implementation profile: a built-in name or a path to a profile TOML file.
     pub profile: Option<String>,
     /// QUIC: a real QUIC library run at both ends in virtual time instead of the model
-    /// (`"quinn"`: quinn-proto); it is its own profile, so `profile` is not given with it.
+    /// (`"quinn"`: quinn-proto; `"noq"`: noq-proto, with multipath); it is its own profile, so
+    /// `profile` is not given with it.
     pub stack: Option<String>,
     /// QUIC: resume a session and send the request as 0-RTT data.
     pub resume: Option<bool>,

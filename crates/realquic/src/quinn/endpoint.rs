@@ -1,15 +1,14 @@
 //! One end of a flow's connection run by quinn-proto: a quinn `Endpoint` with its one
 //! `Connection`, driven by the simulator's calls in virtual time.
 //!
-//! * **Time.** Virtual time `t` is the `Instant` `base + t`, `base` taken when the end is
-//!   built; quinn only ever compares and subtracts the instants it is given, so the choice of
-//!   `base` changes nothing. The next timeout is read back after every call that can move it.
+//! * **Time.** Virtual time `t` is the `Instant` `base + t` ([`Clock`]). The next timeout is
+//!   read back after every call that can move it.
 //! * **Datagrams.** Each packet carries one QUIC datagram ([`RealDatagram`]) and is the
 //!   datagram's size plus the IPv4 and UDP headers on the wire; its ECN field is quinn's (ECT(0)
 //!   while quinn validates ECN, RFC 9000 §13.4) and a CE mark a queue sets reaches quinn.
 //! * **Addresses.** Private to the adapter: the client is 198.18.0.1:40000, the server
 //!   198.18.0.2:4433; the simulator routes by flow.
-//! * **Applications.** `multiconn_app::workload` on the connection's streams ([`super::app`]),
+//! * **Applications.** `multiconn_app::workload` on the connection's streams (`common/proto/app.rs`),
 //!   started when quinn reports the connection established; the message workload through the
 //!   endpoint's stream calls (`open_stream`, `write`, `finish`, `reset_stream`,
 //!   `drain_progress`).
@@ -20,38 +19,33 @@
 //!   controller state is `"unknown"`.
 
 use std::collections::VecDeque;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use multiconn_app::workload::{AppEvent, Application};
-use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample, IP_UDP_OVERHEAD};
+use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample, IP_UDP_OVERHEAD};
 use multiconn_transport::{AppError, ConnectionParams, Endpoint, Observation, Observations, Role, StreamOptions, StreamProgress};
+use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, EcnCodepoint, Event, ServerConfig, StreamEvent,
     TransportConfig,
 };
 
 use super::app::{AppStreams, Glue};
-use super::qlog::QlogBuffer;
-use super::{seeds, tls};
+use super::{ecn, qlog, seeds, LABEL};
+use crate::common::qlog::QlogBuffer;
+use crate::common::{self, tls, Clock, SERVER};
+use crate::RealDatagram;
 
-/// The client's address, private to the adapter.
-const CLIENT: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)), 40000);
-/// The server's address, private to the adapter.
-const SERVER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)), 4433);
-
-/// A QUIC datagram as quinn wrote it, carried as a packet's payload.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RealDatagram(pub Bytes);
+/// The client's address, private to the adapter (its one path's).
+const CLIENT: SocketAddr = common::client_address(0);
 
 /// One end of a connection run by quinn-proto.
 pub struct QuinnEndpoint {
     role: Role,
     flow: FlowId,
-    /// The instant virtual time 0 stands for.
-    base: Instant,
+    clock: Clock,
     /// Client: when it connects.
     start: Time,
     endpoint: quinn_proto::Endpoint,
@@ -82,14 +76,15 @@ impl std::fmt::Debug for QuinnEndpoint {
 impl QuinnEndpoint {
     /// The client of `p`'s connection, connecting at `p.start`.
     pub(super) fn client(p: &ConnectionParams, mut transport: TransportConfig, seed: u64) -> QuinnEndpoint {
-        let base = Instant::now();
-        let qlog = QlogBuffer::attach(p.qlog, &mut transport, base, "client");
-        let mut rng = seeds::stream(seed, Role::Client);
+        let clock = Clock::new();
+        let qlog = qlog::attach(p.qlog, &mut transport, clock.base, "client");
+        let mut rng = common::seeds::stream(seed, LABEL, Role::Client);
         let endpoint = quinn_proto::Endpoint::new(Arc::new(seeds::endpoint_config(&mut rng)), None, false, None);
-        let mut config = ClientConfig::new(tls::client());
+        let tls = QuicClientConfig::try_from(tls::client()).expect("the ring provider has QUIC's initial cipher suite");
+        let mut config = ClientConfig::new(Arc::new(tls));
         config.transport_config(Arc::new(transport));
         config.initial_dst_cid_provider(seeds::initial_dcids(&mut rng));
-        let mut end = QuinnEndpoint::new(Role::Client, p, base, endpoint, Application::client(p.exchanges()), qlog);
+        let mut end = QuinnEndpoint::new(Role::Client, p, clock, endpoint, Application::client(p.exchanges()), qlog);
         end.client_config = Some(config);
         end.timeout = Some(p.start);
         end
@@ -97,22 +92,23 @@ impl QuinnEndpoint {
 
     /// The server of `p`'s connection.
     pub(super) fn server(p: &ConnectionParams, mut transport: TransportConfig, seed: u64) -> QuinnEndpoint {
-        let base = Instant::now();
-        let qlog = QlogBuffer::attach(p.qlog, &mut transport, base, "server");
-        let mut rng = seeds::stream(seed, Role::Server);
+        let clock = Clock::new();
+        let qlog = qlog::attach(p.qlog, &mut transport, clock.base, "server");
+        let mut rng = common::seeds::stream(seed, LABEL, Role::Server);
         let endpoint_config = seeds::endpoint_config(&mut rng);
-        let mut config = ServerConfig::new(tls::server(), Arc::new(seeds::token_key(&mut rng)));
+        let tls = QuicServerConfig::try_from(tls::server()).expect("the ring provider has QUIC's initial cipher suite");
+        let mut config = ServerConfig::new(Arc::new(tls), Arc::new(super::token_key(&mut rng)));
         config.transport_config(Arc::new(transport));
         config.time_source(Arc::new(seeds::FixedClock));
         let endpoint = quinn_proto::Endpoint::new(Arc::new(endpoint_config), Some(Arc::new(config)), false, None);
-        QuinnEndpoint::new(Role::Server, p, base, endpoint, Application::server(p.exchanges()), qlog)
+        QuinnEndpoint::new(Role::Server, p, clock, endpoint, Application::server(p.exchanges()), qlog)
     }
 
-    fn new(role: Role, p: &ConnectionParams, base: Instant, endpoint: quinn_proto::Endpoint, app: Application, qlog: Option<QlogBuffer>) -> QuinnEndpoint {
+    fn new(role: Role, p: &ConnectionParams, clock: Clock, endpoint: quinn_proto::Endpoint, app: Application, qlog: Option<QlogBuffer>) -> QuinnEndpoint {
         QuinnEndpoint {
             role,
             flow: p.flow,
-            base,
+            clock,
             start: p.start,
             endpoint,
             conn: None,
@@ -127,15 +123,6 @@ impl QuinnEndpoint {
             seen: Observations::default(),
             qlog,
         }
-    }
-
-    fn instant(&self, t: Time) -> Instant {
-        self.base + Duration::from_nanos(t.0)
-    }
-
-    /// The virtual time of `i` (never before 0).
-    fn time(base: Instant, i: Instant) -> Time {
-        Time(i.saturating_duration_since(base).as_nanos() as u64)
     }
 
     /// The peer's address.
@@ -156,7 +143,7 @@ impl QuinnEndpoint {
     /// Client: opens the connection (the first Initial goes with the next `poll_transmit`).
     fn connect(&mut self, now: Time) {
         let Some(config) = self.client_config.take() else { return };
-        let at = self.instant(now);
+        let at = self.clock.instant(now);
         let (handle, conn) = self
             .endpoint
             .connect(at, config, SERVER, tls::SERVER_NAME)
@@ -167,7 +154,7 @@ impl QuinnEndpoint {
     /// After any input: the connection's requests to the endpoint and back, its events to the
     /// application, the application's writes, and the next timeout.
     fn process(&mut self, now: Time) {
-        let base = self.base;
+        let clock = self.clock;
         let Some((handle, conn)) = &mut self.conn else {
             self.timeout = self.client_config.as_ref().map(|_| self.start);
             return;
@@ -196,18 +183,13 @@ impl QuinnEndpoint {
             }
         }
         self.streams.write(conn);
-        self.timeout = conn.poll_timeout().map(|i| QuinnEndpoint::time(base, i));
+        self.timeout = conn.poll_timeout().map(|i| clock.time(i));
     }
 
     /// The packet that carries `datagram`.
     fn packet(&mut self, now: Time, next_id: &mut u64, datagram: Bytes, ecn: Option<EcnCodepoint>) -> Packet {
         let size = datagram.len() as u32 + IP_UDP_OVERHEAD;
-        let mut pkt = Packet::new(*next_id, self.flow, size, self.seq, now).with_ecn(match ecn {
-            None => Ecn::NotEct,
-            Some(EcnCodepoint::Ect0) => Ecn::Ect0,
-            Some(EcnCodepoint::Ect1) => Ecn::Ect1,
-            Some(EcnCodepoint::Ce) => Ecn::Ce,
-        });
+        let mut pkt = Packet::new(*next_id, self.flow, size, self.seq, now).with_ecn(ecn::to_packet(ecn));
         *next_id += 1;
         self.seq += 1;
         pkt.payload = Some(Payload::new(RealDatagram(datagram)));
@@ -218,13 +200,8 @@ impl QuinnEndpoint {
 impl Endpoint for QuinnEndpoint {
     fn handle_packet(&mut self, now: Time, pkt: Packet) {
         let Some(RealDatagram(data)) = pkt.payload.as_ref().and_then(|p| p.get::<RealDatagram>()) else { return };
-        let ecn = match pkt.ecn {
-            Ecn::NotEct => None,
-            Ecn::Ect0 => Some(EcnCodepoint::Ect0),
-            Ecn::Ect1 => Some(EcnCodepoint::Ect1),
-            Ecn::Ce => Some(EcnCodepoint::Ce),
-        };
-        let at = self.instant(now);
+        let ecn = ecn::from_packet(pkt.ecn);
+        let at = self.clock.instant(now);
         let (remote, local) = (self.remote(), self.local_ip());
         self.buf.clear();
         match self.endpoint.handle(at, remote, Some(local), ecn, BytesMut::from(&data[..]), &mut self.buf) {
@@ -260,7 +237,7 @@ impl Endpoint for QuinnEndpoint {
         if let Some((datagram, ecn)) = self.answers.pop_front() {
             return Some(self.packet(now, next_id, datagram, ecn));
         }
-        let at = self.instant(now);
+        let at = self.clock.instant(now);
         let (_, conn) = self.conn.as_mut()?;
         // What the application wrote since quinn last took data.
         self.streams.write(conn);
@@ -282,7 +259,7 @@ impl Endpoint for QuinnEndpoint {
                 self.connect(now);
             }
         } else {
-            let at = self.instant(now);
+            let at = self.clock.instant(now);
             if let Some((_, conn)) = &mut self.conn {
                 conn.handle_timeout(at);
             }

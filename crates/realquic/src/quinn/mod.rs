@@ -10,34 +10,45 @@
 //!   datagram plus the IPv4 and UDP headers;
 //! * everything else is quinn's own default (RFC 9002 recovery with its constants, pacing at
 //!   5/4 · cwnd / RTT, a 1.25 MB stream window, ECN with validation, `initial_rtt` 333 ms);
-//! * the seeds (`seeds.rs`) and TLS (`tls.rs`) from the run, never from the operating system's
-//!   entropy for anything that changes a datagram's size or time.
+//! * the seeds (`common/proto/seeds.rs`, and the token key here) and TLS (`common/tls.rs`)
+//!   from the run, never from the operating system's entropy for anything that changes a
+//!   datagram's size or time.
 //!
 //! Refused, naming the setting: a controller quinn lacks, multipath (quinn-proto is single
 //! path), 0-RTT resumption and address tokens (no earlier connection to take a ticket or a
 //! token from) and datagrams below QUIC's 1200 bytes. With `qlog`, each end writes quinn's own
-//! qlog events (`qlog.rs`).
+//! qlog events (`qlog.rs`). The applications on quinn's streams are the ones noq runs too
+//! (`common/proto/app.rs`).
 
+#[path = "../common/proto/app.rs"]
+#[allow(clippy::duplicate_mod)] // on purpose: compiled once against each library
 mod app;
+#[path = "../common/proto/config.rs"]
+#[allow(clippy::duplicate_mod)] // on purpose: compiled once against each library
+mod config;
+#[path = "../common/proto/ecn.rs"]
+#[allow(clippy::duplicate_mod)] // on purpose: compiled once against each library
+mod ecn;
 mod endpoint;
 mod qlog;
+#[path = "../common/proto/seeds.rs"]
+#[allow(clippy::duplicate_mod)] // on purpose: compiled once against each library
 mod seeds;
-mod tls;
+
+/// The library the shared sources in `common/proto/` are compiled against here.
+use quinn_proto as proto;
+/// quinn's name in the labels of its random streams (`quinn/client`, `quinn/cids`, ...).
+const LABEL: &str = "quinn";
 
 use std::sync::Arc;
 
 use multiconn_cc::CcKind;
-use multiconn_core::IP_UDP_OVERHEAD;
 use multiconn_transport::{ConnectionParams, Endpoint, Knob, TransportError, TransportFactory};
 use quinn_proto::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
-use quinn_proto::{TransportConfig, VarInt};
+use quinn_proto::TransportConfig;
 
-pub use endpoint::{QuinnEndpoint, RealDatagram};
-
-/// The smallest UDP payload QUIC allows (RFC 9000 §14.1).
-const MIN_DATAGRAM: u32 = 1200;
-/// Bidirectional streams the peer may open at once unless the workload asks for more.
-const DEFAULT_STREAMS: u32 = 100;
+pub use crate::RealDatagram;
+pub use endpoint::QuinnEndpoint;
 
 /// Builds quinn-proto connections, seeded per run and flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,24 +67,9 @@ impl TransportFactory for QuinnFactory {
     fn check(&self, p: &ConnectionParams) -> Result<(), TransportError> {
         controller(p.cc)?;
         if p.multipath.is_some() {
-            return Err(TransportError::new(Knob::Paths, "stack quinn is single-path (quinn-proto has no multipath): give the flow one path, or leave stack out to run the model"));
+            return Err(TransportError::new(Knob::Paths, "stack quinn is single-path (quinn-proto has no multipath): give the flow one path, use stack noq, or leave stack out to run the model"));
         }
-        if p.resume {
-            return Err(TransportError::new(Knob::Resume, "stack quinn starts every connection afresh: 0-RTT resumption needs a ticket from an earlier connection, which a run does not have"));
-        }
-        if p.address_token {
-            return Err(TransportError::new(Knob::AddressToken, "stack quinn starts every connection afresh: an address token needs an earlier connection to come from"));
-        }
-        if p.max_packet_size < MIN_DATAGRAM + IP_UDP_OVERHEAD {
-            return Err(TransportError::new(
-                Knob::PacketSize,
-                format!("stack quinn sends QUIC datagrams of at least {MIN_DATAGRAM} B: packet_size must be at least {} B", MIN_DATAGRAM + IP_UDP_OVERHEAD),
-            ));
-        }
-        if p.max_packet_size > u16::MAX as u32 {
-            return Err(TransportError::new(Knob::PacketSize, format!("stack quinn sends datagrams of at most {} B", u16::MAX)));
-        }
-        Ok(())
+        crate::common::check_fresh_connection(LABEL, p)
     }
 
     fn connect(&self, p: &ConnectionParams) -> Result<(Box<dyn Endpoint>, Box<dyn Endpoint>), TransportError> {
@@ -100,13 +96,18 @@ fn controller(cc: CcKind) -> Result<Arc<dyn ControllerFactory + Send + Sync>, Tr
 /// The transport settings both ends use: the flow's controller and datagram size, the rest
 /// quinn's defaults.
 fn transport_config(p: &ConnectionParams) -> Result<TransportConfig, TransportError> {
-    let mut t = TransportConfig::default();
-    let datagram = (p.max_packet_size - IP_UDP_OVERHEAD) as u16;
-    t.initial_mtu(datagram);
-    t.mtu_discovery_config(None);
-    t.enable_segmentation_offload(false);
-    t.congestion_controller_factory(controller(p.cc)?);
-    let streams = p.exchanges().parallel().max(DEFAULT_STREAMS);
-    t.max_concurrent_bidi_streams(VarInt::from_u32(streams));
-    Ok(t)
+    Ok(config::transport_config(p, controller(p.cc)?))
+}
+
+/// The server's key for its address-validation tokens (quinn's `ServerConfig::new` takes an
+/// HKDF-SHA256 pseudorandom key), from `rng`.
+fn token_key(rng: &mut multiconn_core::RngStream) -> ring::hkdf::Prk {
+    use crate::common::seeds::bytes;
+    let salt = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &bytes::<32>(rng));
+    salt.extract(&bytes::<32>(rng))
+}
+
+/// Has the endpoint issue its connection IDs from `factory`'s generators.
+fn cid_generator(config: &mut proto::EndpointConfig, factory: impl Fn() -> Box<dyn proto::ConnectionIdGenerator> + Send + Sync + 'static) {
+    config.cid_generator(factory);
 }

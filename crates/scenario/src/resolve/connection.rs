@@ -6,7 +6,7 @@
 use super::errors::{choose, err, FieldError};
 use super::files::Files;
 use super::paths::{resolve_multipath, PathManagerSpec};
-use crate::schema::{AppKind, FlowDirection, FlowSection, ReceiverSection, Transport};
+use crate::schema::{AppKind, FlowDirection, FlowSection, MultipathSection, ReceiverSection, Transport};
 use multiconn_cc::CcKind;
 use multiconn_realquic::Library;
 use multiconn_core::{Bytes, Dur};
@@ -90,11 +90,11 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     if let Some(ecn) = f.ecn {
         profile.ecn = ecn;
     }
-    if stack.is_some() {
-        // quinn marks its packets ECT(0) and validates ECN itself (RFC 9000 §13.4); no
-        // setting turns it off.
+    if let Some(library) = stack {
+        // The libraries mark their packets ECT(0) and validate ECN themselves (RFC 9000
+        // §13.4); no setting turns it off.
         if f.ecn == Some(false) {
-            return Err(err(&path("ecn"), "stack quinn always uses ECN (it marks ECT(0) and validates the path's ECN, RFC 9000 §13.4); leave ecn out"));
+            return Err(err(&path("ecn"), format!("stack {} always uses ECN (it marks ECT(0) and validates the path's ECN, RFC 9000 §13.4); leave ecn out", library.name())));
         }
         profile.ecn = true;
     }
@@ -117,6 +117,9 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
     }
     let udp_socket = resolve_receiver(f, kind, &mut profile)?;
     resolve_host(f, &mut profile)?;
+    if let (Some(library), Some(m)) = (stack, &f.multipath) {
+        refuse_model_multipath(f, library, m)?;
+    }
     let (multipath, path_manager) = match f.paths {
         Some(_) => {
             let (m, pm) = resolve_multipath(f, paths, &profile)?;
@@ -154,6 +157,29 @@ fn resolve_stack(f: &FlowSection, kind: TransportKind) -> Result<Option<Library>
         return Err(err(&path("stack"), format!("this build of multiconn has no stack {}: build multiconn-realquic with its feature \"{}\"", library.name(), library.feature())));
     }
     Ok(Some(library))
+}
+
+/// A real library with paths schedules, acknowledges and detects failed paths itself: the
+/// model's multipath settings are refused at their field (the path manager's — `schedule`,
+/// `on_link_down`, `detect_delay` — drive the library and stay). A single-path library is
+/// refused for `paths` by its factory.
+fn refuse_model_multipath(f: &FlowSection, library: Library, m: &MultipathSection) -> Result<(), FieldError> {
+    let Some(scheduler) = library.scheduler() else { return Ok(()) };
+    let name = library.name();
+    let at = |field: &'static str| vec!["flow", f.name.as_str(), "multipath", field];
+    if let Some(given) = m.scheduler {
+        return Err(err(&at("scheduler"), format!("stack {name} schedules with its own scheduler ({scheduler}), not \"{}\": leave scheduler out", given.name())));
+    }
+    let refused = [
+        ("ack_path", m.ack_path.is_some(), "sends its acknowledgements on the paths it chooses itself"),
+        ("failover", m.failover.is_some(), "detects failed paths itself (its loss recovery on each path; on_link_down and schedule drive its paths)"),
+        ("coupled", m.coupled.is_some(), "has no coupled congestion control (each path runs the flow's cc)"),
+        ("options", m.options.is_some(), "has none of the model schedulers' options"),
+    ];
+    if let Some((field, _, why)) = refused.iter().find(|(_, set, _)| *set) {
+        return Err(err(&at(field), format!("stack {name} {why}: leave {field} out")));
+    }
+    Ok(())
 }
 
 /// What a TCP or QUIC flow's application transfers.

@@ -26,6 +26,7 @@ mod nr_cell;
 mod obsolete_messages;
 mod path_manager;
 mod pcap;
+mod real_noq;
 mod real_quinn;
 mod redundant_checks;
 mod run;

@@ -1,10 +1,11 @@
-//! The applications on quinn-proto's streams. The request/response workloads of
-//! `multiconn_app::workload`: request `k` is the client's bidirectional stream `4k` (quinn
-//! opens them in order), the response comes back on it and its FIN ends it. The message
-//! workload (`multiconn_app::messages`): unidirectional streams the sending application opens,
-//! writes, finishes or resets itself, packed by level (quinn's stream priority, higher first:
-//! level `l` is priority `-l`), and read at the other end as in-order progress. Data is zeros;
-//! what counts is how many bytes, and when.
+//! The applications on the library's streams, written once against the stream API quinn-proto
+//! and noq-proto share (compiled into each adapter; `super::proto` is its crate). The
+//! request/response workloads of `multiconn_app::workload`: request `k` is the client's
+//! bidirectional stream `4k` (the library opens them in order), the response comes back on it
+//! and its FIN ends it. The message workload (`multiconn_app::messages`): unidirectional
+//! streams the sending application opens, writes, finishes or resets itself, packed by level
+//! (the library's stream priority, higher first: level `l` is priority `-l`), and read at the
+//! other end as in-order progress. Data is zeros; what counts is how many bytes, and when.
 
 use std::collections::VecDeque;
 
@@ -12,12 +13,12 @@ use multiconn_app::streams::{AppError, StreamOptions, StreamProgress};
 use multiconn_app::workload::{AppEvent, Application, Response, Streams};
 use multiconn_core::Time;
 use multiconn_transport::{Observation, Observations};
-use quinn_proto::{Connection, Dir, ReadError, Side, StreamId, VarInt, WriteError};
+use super::proto::{Connection, Dir, ReadError, Side, StreamId, VarInt, WriteError};
 
 /// What is written at a time: up to this many zero bytes per `write` call.
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
-/// One stream's data still to be handed to quinn, then its FIN once `fin` is set.
+/// One stream's data still to be handed to the library, then its FIN once `fin` is set.
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     id: StreamId,
@@ -49,7 +50,7 @@ pub(super) struct Glue<'a> {
 impl Streams for Glue<'_> {
     fn send_request(&mut self, index: u32, bytes: Option<u64>) {
         let id = self.conn.streams().open(Dir::Bi).expect("the server allows as many streams as the workload keeps outstanding");
-        debug_assert_eq!(id.index(), index as u64, "quinn opens streams in order");
+        debug_assert_eq!(id.index(), index as u64, "the library opens streams in order");
         self.streams.pending.push(PendingWrite { id, left: bytes, fin: true });
         self.streams.reading.push((id, 0));
     }
@@ -148,7 +149,7 @@ impl AppStreams {
         }
     }
 
-    /// Hands quinn what it takes of the pending data, in the order the streams were opened,
+    /// Hands the library what it takes of the pending data, in the order the streams were opened,
     /// and finishes each stream once its data is all written.
     pub(super) fn write(&mut self, conn: &mut Connection) {
         self.pending.retain_mut(|w| {
@@ -189,7 +190,7 @@ impl AppStreams {
         self.opened.iter().copied().find(|id| u64::from(*id) == stream).ok_or(AppError::UnknownStream(stream))
     }
 
-    /// `bytes` more on an open message stream, written as quinn takes them.
+    /// `bytes` more on an open message stream, written as the library takes them.
     pub(super) fn append(&mut self, stream: u64, bytes: u64) -> Result<(), AppError> {
         let id = self.own(stream)?;
         let w = self.pending.iter_mut().find(|w| w.id == id).ok_or(AppError::Finished(stream))?;
