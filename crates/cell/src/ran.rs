@@ -2,7 +2,10 @@
 //! operator's cells ([`CellHop`]s placed by a [`Layout`]), each UE's [`Route`], the coupling
 //! and load-weighted interference that follow the UE to every cell, RRC's measurements (layer-3
 //! filtered RSRP, event A3 with time-to-trigger, [`crate::rrc`]) deciding handovers, the
-//! handover procedure as a timed state machine, and radio link failure.
+//! handover procedure as a timed state machine, and radio link failure. The decision's event is
+//! A3 (a neighbour offset better than the serving cell) or, with `a5_thresholds_dbm`, A5 (the
+//! serving cell below one threshold and a neighbour above another, 38.331 §5.5.4.6), the
+//! best neighbour that completed its time-to-trigger being the target either way.
 //!
 //! **The procedure** (TS 36.300 §10.1.2.1, TS 38.300 §9.2.3.2, as the reference's §5.3 times
 //! it). An A3 report at t₀ (the measurement instant the time-to-trigger completes) leads, after
@@ -83,6 +86,9 @@ use crate::rrc::{EventConfig, EventMonitor, L3Filter, LinkEvent, LinkMonitor, Me
 pub struct HandoverConfig {
     /// Event A3's offset, dB (3).
     pub a3_offset_db: f64,
+    /// Event A5's thresholds instead of A3 (`None`: A3): the serving cell below the first and
+    /// a neighbour above the second, dBm (38.331 §5.5.4.6).
+    pub a5_thresholds_dbm: Option<(f64, f64)>,
     /// Hysteresis, dB (1).
     pub hysteresis_db: f64,
     /// Time-to-trigger, ms, one of 38.331's values (256).
@@ -124,6 +130,7 @@ impl Default for HandoverConfig {
     fn default() -> HandoverConfig {
         HandoverConfig {
             a3_offset_db: 3.0,
+            a5_thresholds_dbm: None,
             hysteresis_db: 1.0,
             time_to_trigger_ms: 256,
             preparation_ns: 20_000_000,
@@ -428,7 +435,12 @@ impl Ran {
             }
         }
         let h = &cfg.handover;
-        let a3 = EventConfig::new(MeasEvent::A3 { offset_db: h.a3_offset_db }, h.hysteresis_db, h.time_to_trigger_ms);
+        // The decision's event: A3, or A5 with its thresholds.
+        let decision = match h.a5_thresholds_dbm {
+            None => MeasEvent::A3 { offset_db: h.a3_offset_db },
+            Some((threshold1, threshold2)) => MeasEvent::A5 { threshold1, threshold2 },
+        };
+        let a3 = EventConfig::new(decision, h.hysteresis_db, h.time_to_trigger_ms);
         a3.validate()?;
         // With CHO the A3 monitor is the preparation's trigger, the execution one of its own.
         let (trigger, execution) = match h.conditional {
@@ -436,6 +448,9 @@ impl Ran {
             Some(c) => {
                 if h.daps {
                     return Err(CellError::invalid("ran.handover.conditional", "conditional handover does not combine with DAPS (TS 38.300 §9.2.3.2): leave one out"));
+                }
+                if h.a5_thresholds_dbm.is_some() {
+                    return Err(CellError::invalid("ran.handover.conditional", "conditional handover here prepares and executes on event A3: leave out the A5 thresholds or conditional"));
                 }
                 if c.preparation_offset_db > h.a3_offset_db {
                     return Err(CellError::invalid(

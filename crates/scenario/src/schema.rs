@@ -266,8 +266,14 @@ pub struct LayoutSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HandoverSection {
+    /// The decision's event: `a3` (the default) or `a5`.
+    pub event: Option<String>,
     /// A3 offset, dB (3).
     pub a3_offset_db: Option<f64>,
+    /// A5: the serving cell below this, dBm.
+    pub a5_threshold1_dbm: Option<f64>,
+    /// A5: a neighbour above this, dBm.
+    pub a5_threshold2_dbm: Option<f64>,
     /// Hysteresis, dB (1).
     pub hysteresis_db: Option<f64>,
     /// Time-to-trigger, one of TS 38.331's values (256 ms).

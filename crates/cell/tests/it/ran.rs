@@ -308,3 +308,32 @@ fn a_secondary_nodes_radio_link_failure_releases_the_scg_hands_back_its_packets_
     assert_eq!(ran.ue_counters(0).releases, 1);
     assert!(ran.scg_present(0));
 }
+
+#[test]
+fn a5_hands_over_once_the_serving_cell_is_below_threshold1_and_the_neighbour_above_threshold2() {
+    // The serving cell's RSRP along the route (no shadowing: the coupling alone).
+    let cfg = line(HandoverConfig::default());
+    let rsrp = |cell: usize, x: f64| multiconn_radio::layout::rsrp_dbm(&cfg.layout, cell, &multiconn_radio::layout::Ue::at(x, 50.0), &cfg.pathloss, 0.0).unwrap();
+    // Where the serving cell's RSRP reaches threshold1 − hysteresis (1 dB): 100 m past the
+    // border, with the neighbour far above threshold2 there.
+    let t1 = rsrp(0, 350.0) + 1.0;
+    let t2 = rsrp(1, 350.0) - 10.0;
+    let a5 = HandoverConfig { a5_thresholds_dbm: Some((t1, t2)), ..HandoverConfig::default() };
+    let mut ran = Ran::new(line(a5), 1, "ran").unwrap();
+    let _ = run(&mut ran, 20_000);
+    let report = ran.events().iter().find(|e| matches!(e.event, RanEvent::Report { source: 0, target: 1 })).unwrap().clone();
+    // A3 (4 dB) would have reported about 30 m past the border; A5 waits for the serving cell
+    // to fall: the condition holds from x = 350 m on (the filter's lag and the 256 ms of
+    // time-to-trigger, about 5 m at 20 m/s, after it).
+    let x = report.position_m.0;
+    assert!(x > 350.0 && x < 400.0, "A5 reported at x = {x} m");
+    let mut classic = Ran::new(line(HandoverConfig::default()), 1, "ran").unwrap();
+    let _ = run(&mut classic, 20_000);
+    let a3_x = classic.events().iter().find(|e| matches!(e.event, RanEvent::Report { .. })).unwrap().position_m.0;
+    assert!(a3_x < 320.0, "A3 reported at x = {a3_x} m");
+    // A threshold2 above the neighbour's best RSRP on the route: no handover at all.
+    let never = HandoverConfig { a5_thresholds_dbm: Some((t1, rsrp(1, 500.0) + 3.0)), ..HandoverConfig::default() };
+    let mut ran = Ran::new(line(never), 1, "ran").unwrap();
+    let _ = run(&mut ran, 20_000);
+    assert_eq!(ran.ue_counters(0).handovers, 0);
+}

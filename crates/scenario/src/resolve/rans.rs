@@ -87,10 +87,22 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
         initial_cell.push(u.initial_cell);
     }
     let d = HandoverConfig::default();
+    let a5_thresholds_dbm = match &c.handover {
+        None => None,
+        Some(h) => match (h.event.as_deref(), h.a5_threshold1_dbm, h.a5_threshold2_dbm) {
+            (None | Some("a3"), None, None) => None,
+            (None | Some("a3"), _, _) => return Err(fail("handover.a5_threshold1_dbm", "the A5 thresholds apply to event = \"a5\"".into())),
+            (Some("a5"), Some(t1), Some(t2)) if h.a3_offset_db.is_none() => Some((t1, t2)),
+            (Some("a5"), Some(_), Some(_)) => return Err(fail("handover.a3_offset_db", "applies to event = \"a3\"; event \"a5\" takes a5_threshold1_dbm and a5_threshold2_dbm".into())),
+            (Some("a5"), _, _) => return Err(fail("handover.event", "\"a5\" needs a5_threshold1_dbm (the serving cell below it) and a5_threshold2_dbm (a neighbour above it)".into())),
+            (Some(other), _, _) => return Err(fail("handover.event", format!("\"{other}\" is not a handover event: a3 or a5"))),
+        },
+    };
     let handover = match &c.handover {
         None => d,
         Some(h) => HandoverConfig {
             a3_offset_db: h.a3_offset_db.unwrap_or(d.a3_offset_db),
+            a5_thresholds_dbm,
             hysteresis_db: h.hysteresis_db.unwrap_or(d.hysteresis_db),
             time_to_trigger_ms: match h.time_to_trigger {
                 Some(t) => u32::try_from(t.as_nanos() / 1_000_000).ok().filter(|ms| u64::from(*ms) * 1_000_000 == t.as_nanos()).ok_or_else(|| fail("handover.time_to_trigger", format!("{t} is not a whole number of ms: use one of TS 38.331's values (0, 40, 64, 80, 100, 128, 160, 256, 320, 480, 512, 640, 1024, 1280, 2560, 5120 ms)")))?,
@@ -185,6 +197,8 @@ pub(super) fn resolve_ran(c: &CellSection, layout: &LayoutSection, cell: &CellCo
             "time_to_trigger_ms" => "handover.time_to_trigger".to_string(),
             "hysteresis_db" => "handover.hysteresis_db".to_string(),
             "a3_offset_db" | "offset_db" => "handover.a3_offset_db".to_string(),
+            "threshold1" => "handover.a5_threshold1_dbm".to_string(),
+            "threshold2" => "handover.a5_threshold2_dbm".to_string(),
             f @ ("t310_ms" | "n310" | "n311" | "q_out_db" | "q_in_db") => format!("rlf.{}", f.trim_end_matches("_ms")),
             "filter_coefficient" => "measurement.filter_coefficient".to_string(),
             f if f.starts_with("secondary.") => f.replacen("secondary.", "secondary_node.", 1),

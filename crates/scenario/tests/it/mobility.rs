@@ -82,6 +82,17 @@ fn bad_routes_and_handover_settings_are_refused_naming_the_field() {
     assert!(e.contains("cell.ran.handover.conditional.preparation_offset_db") && e.contains("a3_offset_db"), "{e}");
     let e = refusal(&example().replace("x2_delay = \"5 ms\" }", "x2_delay = \"5 ms\", conditional = { preparation_offset = 4 } }"));
     assert!(e.contains("cell.ran.handover.conditional") && e.contains("preparation_offset_db (dB)"), "{e}");
+    let a5 = |extra: &str| example().replace("handover = { a3_offset_db = 3, ", &format!("handover = {{ {extra}"));
+    let e = refusal(&a5("event = \"a5\", "));
+    assert!(e.contains("cell.ran.handover.event") && e.contains("a5_threshold1_dbm"), "{e}");
+    let e = refusal(&a5("a5_threshold1_dbm = -100, a5_threshold2_dbm = -95, "));
+    assert!(e.contains("cell.ran.handover.a5_threshold1_dbm") && e.contains("event"), "{e}");
+    let e = refusal(&a5("event = \"a5\", a5_threshold1_dbm = -100, a5_threshold2_dbm = -95, a3_offset_db = 3, "));
+    assert!(e.contains("cell.ran.handover.a3_offset_db"), "{e}");
+    let e = refusal(&a5("event = \"a4\", "));
+    assert!(e.contains("cell.ran.handover.event") && e.contains("a3 or a5"), "{e}");
+    let e = refusal(&a5("event = \"a5\", a5_threshold1_dbm = -100, a5_threshold2_dbm = -95, conditional = true, "));
+    assert!(e.contains("cell.ran.handover.conditional") && e.contains("A3"), "{e}");
     let e = refusal(&example().replace("initial_cell = 0", "initial_cell = 4"));
     assert!(e.contains("cell.ran.ues[0].initial_cell") && e.contains("has 4"), "{e}");
     let e = refusal(&example().replace("layout = { sites = [[0, 0], [500, 0], [1000, 0], [1500, 0]], height_m = 30 }\n", ""));
