@@ -5,6 +5,8 @@
 //!   min-RTT (SRTTF), round-robin, redundant (RE), selective redundant (SRE), BLEST, ECF,
 //!   picoquic's, and tquic's redundant one — behind one [`Scheduler`] trait and a factory keyed
 //!   by [`SchedulerKind`].
+//! * [`atsss`]: 3GPP ATSSS's steering modes (active-standby, smallest delay, load balancing,
+//!   priority-based, redundant) as schedulers over a connection's two paths.
 //! * [`priority`]: which streams' data goes into a packet: priority streams first, round-robin
 //!   among the others (seed 004 §6.3).
 //! * [`path_health`]: per-path failure detection with the rules of mp-quic, picoquic, XQUIC and
@@ -15,11 +17,13 @@
 //! Everything is sans-IO and deterministic: time is a parameter, state is small and explicit,
 //! ties break by path or stream id, arithmetic is integer.
 
+pub mod atsss;
 pub mod path_health;
 pub mod path_manager;
 pub mod priority;
 pub mod scheduler;
 
+pub use atsss::AtsssParams;
 pub use path_health::{FailoverProfile, HealthConfig, PathHealth, PathHealthSet, PathStatus, Peers, Reaction};
 pub use path_manager::{
     plan, Action, LinkChange, LinkReaction, ManagerConfig, PathEvent, PathManager, PlanError, Planned, ScheduledAction,

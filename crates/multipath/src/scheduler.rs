@@ -75,6 +75,8 @@ use std::str::FromStr;
 use multiconn_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::atsss::AtsssParams;
+
 /// Payload size assumed by [`PathView::new`]: the smallest datagram every QUIC path must carry
 /// (RFC 9000 §14).
 pub const DEFAULT_MSS: u64 = 1200;
@@ -325,11 +327,26 @@ pub enum SchedulerKind {
     /// [`TquicRedundant`]: tquic's redundant scheduler, with copies queued per path.
     #[serde(rename = "tquic_redundant")]
     TquicRedundant,
+    /// ATSSS active-standby ([`crate::atsss`]).
+    #[serde(rename = "atsss_active_standby")]
+    AtsssActiveStandby,
+    /// ATSSS smallest delay ([`crate::atsss`]).
+    #[serde(rename = "atsss_smallest_delay")]
+    AtsssSmallestDelay,
+    /// ATSSS load balancing with fixed shares ([`crate::atsss`]).
+    #[serde(rename = "atsss_load_balancing")]
+    AtsssLoadBalancing,
+    /// ATSSS priority-based ([`crate::atsss`]).
+    #[serde(rename = "atsss_priority")]
+    AtsssPriority,
+    /// ATSSS redundant ([`crate::atsss`]).
+    #[serde(rename = "atsss_redundant")]
+    AtsssRedundant,
 }
 
 impl SchedulerKind {
     /// Every scheduler, in declaration order.
-    pub const ALL: [SchedulerKind; 8] = [
+    pub const ALL: [SchedulerKind; 13] = [
         SchedulerKind::MinRtt,
         SchedulerKind::RoundRobin,
         SchedulerKind::Redundant,
@@ -338,6 +355,11 @@ impl SchedulerKind {
         SchedulerKind::Ecf,
         SchedulerKind::Picoquic,
         SchedulerKind::TquicRedundant,
+        SchedulerKind::AtsssActiveStandby,
+        SchedulerKind::AtsssSmallestDelay,
+        SchedulerKind::AtsssLoadBalancing,
+        SchedulerKind::AtsssPriority,
+        SchedulerKind::AtsssRedundant,
     ];
 
     /// The name used in scenario files (same as the serde name).
@@ -351,6 +373,11 @@ impl SchedulerKind {
             SchedulerKind::Ecf => "ecf",
             SchedulerKind::Picoquic => "picoquic",
             SchedulerKind::TquicRedundant => "tquic_redundant",
+            SchedulerKind::AtsssActiveStandby => "atsss_active_standby",
+            SchedulerKind::AtsssSmallestDelay => "atsss_smallest_delay",
+            SchedulerKind::AtsssLoadBalancing => "atsss_load_balancing",
+            SchedulerKind::AtsssPriority => "atsss_priority",
+            SchedulerKind::AtsssRedundant => "atsss_redundant",
         }
     }
 
@@ -369,6 +396,14 @@ impl SchedulerKind {
     pub fn reads_pacer(self) -> bool {
         matches!(self, SchedulerKind::Picoquic | SchedulerKind::TquicRedundant)
     }
+
+    /// An ATSSS steering mode: it steers between two paths ([`crate::atsss`]).
+    pub fn is_atsss(self) -> bool {
+        matches!(
+            self,
+            SchedulerKind::AtsssActiveStandby | SchedulerKind::AtsssSmallestDelay | SchedulerKind::AtsssLoadBalancing | SchedulerKind::AtsssPriority | SchedulerKind::AtsssRedundant
+        )
+    }
 }
 
 impl fmt::Display for SchedulerKind {
@@ -379,7 +414,7 @@ impl fmt::Display for SchedulerKind {
 
 /// An unknown scheduler name; the message lists the known ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf, picoquic, tquic_redundant")]
+#[error("unknown scheduler \"{0}\"; expected one of minrtt, roundrobin, redundant, selective_redundant, blest, ecf, picoquic, tquic_redundant, atsss_active_standby, atsss_smallest_delay, atsss_load_balancing, atsss_priority, atsss_redundant")]
 pub struct UnknownScheduler(pub String);
 
 impl FromStr for SchedulerKind {
@@ -511,6 +546,8 @@ pub struct SchedulerOptions {
     pub blest: BlestParams,
     /// ECF's hysteresis β, per mille (0.25).
     pub ecf_beta_permille: u32,
+    /// The ATSSS steering modes' parameters.
+    pub atsss: AtsssParams,
 }
 
 impl Default for SchedulerOptions {
@@ -525,6 +562,7 @@ impl Default for SchedulerOptions {
             rr_packets_per_turn: 1,
             blest: BlestParams::default(),
             ecf_beta_permille: 250,
+            atsss: AtsssParams::default(),
         }
     }
 }
@@ -549,6 +587,7 @@ impl SchedulerOptions {
         if self.rr_packets_per_turn == 0 {
             return Err(OptionsError("rr_packets_per_turn must be at least 1".into()));
         }
+        self.atsss.validate().map_err(OptionsError)?;
         let b = &self.blest;
         if b.lambda_min_permille > b.lambda_max_permille
             || b.lambda_initial_permille < b.lambda_min_permille
@@ -592,6 +631,11 @@ pub fn new_scheduler(kind: SchedulerKind, options: SchedulerOptions) -> Box<dyn 
         SchedulerKind::Ecf => Box::new(Ecf::new(options)),
         SchedulerKind::Picoquic => Box::new(Picoquic::new(options)),
         SchedulerKind::TquicRedundant => Box::new(TquicRedundant::new(options)),
+        SchedulerKind::AtsssActiveStandby => Box::new(crate::atsss::AtsssActiveStandby::new(options.atsss)),
+        SchedulerKind::AtsssSmallestDelay => Box::new(crate::atsss::AtsssSmallestDelay::new(options.atsss)),
+        SchedulerKind::AtsssLoadBalancing => Box::new(crate::atsss::AtsssLoadBalancing::new(options.atsss)),
+        SchedulerKind::AtsssPriority => Box::new(crate::atsss::AtsssPriority::new(options.atsss)),
+        SchedulerKind::AtsssRedundant => Box::new(crate::atsss::AtsssRedundant::new(options.atsss)),
     }
 }
 

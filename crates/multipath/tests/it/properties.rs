@@ -127,7 +127,8 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
                 prop_assert!(p.usable, "unusable path {} named", id);
                 let copy = id != path;
                 prop_assert!((copy && queued) || sendable(p, req.content, opts), "path {} has no window space", id);
-                prop_assert!(!(any_available && p.backup), "backup path {} used while an available one is usable", id);
+                // (An ATSSS mode is the steering itself: it reads no path status.)
+                prop_assert!(!(any_available && p.backup) || kind.is_atsss(), "backup path {} used while an available one is usable", id);
             }
             if kind == SchedulerKind::TquicRedundant {
                 // tquic: the first candidate that can send, and a copy on every other one.
@@ -149,7 +150,7 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
             if !copies.is_empty() {
                 prop_assert!(req.content.is_stream(), "control duplicated");
                 let redundant_rule = match kind {
-                    SchedulerKind::Redundant | SchedulerKind::TquicRedundant => true,
+                    SchedulerKind::Redundant | SchedulerKind::TquicRedundant | SchedulerKind::AtsssRedundant => true,
                     SchedulerKind::SelectiveRedundant => req.content.is_redundant_stream(),
                     _ => false,
                 };
@@ -169,7 +170,9 @@ fn check(kind: SchedulerKind, opts: &SchedulerOptions, paths: &[PathView], req: 
                 SchedulerKind::SelectiveRedundant => req.content.is_redundant_stream(),
                 _ => false,
             };
-            if !redundant_rule {
+            // An ATSSS mode waits for the path its rule names (no spill-over): its own tests
+            // (crates/multipath/src/atsss.rs) say when.
+            if !redundant_rule && !kind.is_atsss() {
                 // Nothing in the preferred class could take it.
                 let in_class = |p: &&PathView| p.usable && (!any_available || !p.backup);
                 let others = paths.iter().filter(in_class).any(|p| p.id != 0);

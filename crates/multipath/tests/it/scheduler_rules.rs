@@ -501,7 +501,21 @@ fn ecf_sends_on_the_fast_path_when_it_has_room_and_never_delays_control() {
 fn scheduler_names_round_trip_through_serde_and_from_str() {
     use serde::de::value::{Error, StrDeserializer};
     use serde::Deserialize;
-    let names = ["minrtt", "roundrobin", "redundant", "selective_redundant", "blest", "ecf", "picoquic", "tquic_redundant"];
+    let names = [
+        "minrtt",
+        "roundrobin",
+        "redundant",
+        "selective_redundant",
+        "blest",
+        "ecf",
+        "picoquic",
+        "tquic_redundant",
+        "atsss_active_standby",
+        "atsss_smallest_delay",
+        "atsss_load_balancing",
+        "atsss_priority",
+        "atsss_redundant",
+    ];
     assert_eq!(names.len(), SchedulerKind::ALL.len());
     for (kind, name) in SchedulerKind::ALL.into_iter().zip(names) {
         assert_eq!(kind.name(), name);

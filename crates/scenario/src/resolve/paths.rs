@@ -32,7 +32,7 @@ pub(super) fn resolve_multipath(f: &FlowSection, paths: usize, profile: &Profile
     let options = m.options.unwrap_or_default();
     options.validate().map_err(|e| {
         // The message starts with the field it is about ("rr_packets_per_turn must ...").
-        let fields = ["redundant_min_paths", "rr_packets_per_turn", "blest", "ecf_beta_permille"];
+        let fields = ["redundant_min_paths", "rr_packets_per_turn", "blest", "ecf_beta_permille", "atsss"];
         let mut at = vec!["flow", f.name.as_str(), "multipath", "options"];
         if let Some(field) = fields.iter().find(|k| e.0.starts_with(*k)) {
             at.push(field);
@@ -53,6 +53,15 @@ pub(super) fn resolve_multipath(f: &FlowSection, paths: usize, profile: &Profile
             }
         }
         Transport::Udp => {}
+    }
+    // ATSSS steers one MA PDU session over its two accesses.
+    if let Some(kind) = m.scheduler.filter(|k| k.is_atsss()) {
+        if paths != 2 {
+            return Err(err(&at("scheduler"), format!("\"{kind}\" is an ATSSS steering mode, which steers over two accesses: give the flow two paths, not {paths}")));
+        }
+        if kind == SchedulerKind::AtsssRedundant && f.transport == Transport::Tcp {
+            return Err(err(&at("scheduler"), "\"atsss_redundant\" is modelled for quic flows; an MPTCP connection duplicates with \"redundant\""));
+        }
     }
     // MPTCP follows Linux: subflows go stale after 4 retransmission timeouts.
     let failover_default = if f.transport == Transport::Tcp { FailoverProfile::LinuxMptcp } else { FailoverProfile::MpQuic };

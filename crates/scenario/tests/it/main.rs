@@ -4,6 +4,7 @@
 mod common;
 
 mod aqm;
+mod atsss;
 mod cell;
 mod cell_study;
 mod coupled_cc;
