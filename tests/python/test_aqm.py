@@ -60,6 +60,9 @@ def test_a_marking_aqm_without_an_ecn_capable_flow_warns(examples: Path, cli,
     assert _ecn_warnings(aqm, **{"link.bottleneck.aqm": '"fq_codel"'}) == [line]
     assert len(_ecn_warnings(aqm, **{"link.bottleneck.aqm": '{ model = "codel", ecn = true }'})) == 1
     assert len(_ecn_warnings(aqm, **{"link.bottleneck.aqm": '{ model = "pie", ecn = true }'})) == 1
+    # DualPI2 always marks ECN-capable packets and has no ecn switch to suggest.
+    dualpi2 = _ecn_warnings(aqm, **{"link.bottleneck.aqm": '"dualpi2"'})
+    assert len(dualpi2) == 1 and dualpi2[0].endswith("to compare with marking"), dualpi2
     # ECN on, or a discipline that does not mark: nothing to say.
     for quiet in ({"link.bottleneck.aqm": '"fq_codel"', "flow.bulk.ecn": "true"},
                   {"link.bottleneck.aqm": '"codel"'}, {"link.bottleneck.aqm": '"pie"'},

@@ -466,8 +466,8 @@ pub struct LinkSection {
     /// Random loss drawn as a packet enters the link: `0.01`, `"1 %"` or a model table
     /// (`gilbert_elliott`, `trace`, `bernoulli`) (default none).
     pub loss: Option<LossSpec>,
-    /// Queue discipline: `"codel"`, `"fq_codel"`, `"pie"` or `"none"` (drop-tail, the default),
-    /// or a table with its parameters (docs/aqm.md).
+    /// Queue discipline: `"codel"`, `"fq_codel"`, `"pie"`, `"dualpi2"` or `"none"` (drop-tail, the
+    /// default), or a table with its parameters (docs/aqm.md).
     pub aqm: Option<AqmSpec>,
     /// Down windows `[["10 s", "12 s"], ...]`, each [from, until) from the start of the run:
     /// waiting packets and the one in transmission are dropped (`link_down`).
@@ -1248,7 +1248,7 @@ pub enum AqmSpec {
     Model(AqmTable),
 }
 
-/// A queue discipline by name: `"codel"`, `"fq_codel"`, `"pie"` or `"none"`.
+/// A queue discipline by name: `"codel"`, `"fq_codel"`, `"pie"`, `"dualpi2"` or `"none"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AqmKind {
@@ -1261,9 +1261,12 @@ pub enum AqmKind {
     FqCodel,
     /// PIE (RFC 8033) with its defaults.
     Pie,
+    /// DualPI2 (RFC 9332) with Linux `sch_dualpi2`'s defaults.
+    #[serde(rename = "dualpi2")]
+    Dualpi2,
 }
 
-/// A queue discipline table, tagged by `model`: `codel`, `fq_codel` or `pie`; absent parameters
+/// A queue discipline table, tagged by `model`: `codel`, `fq_codel`, `pie` or `dualpi2`; absent parameters
 /// take the RFCs' and Linux's defaults (docs/aqm.md).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
@@ -1313,6 +1316,54 @@ pub enum AqmTable {
         /// The drop probability above which ECN-capable packets are dropped too (default 10 %).
         mark_ecn_th: Option<Probability>,
     },
+    /// DualPI2, the DualQ Coupled AQM (RFC 9332, Linux `sch_dualpi2`): an L4S queue (ECT(1) and
+    /// CE) and a Classic one under one PI2 controller; defaults are Linux's.
+    #[serde(rename = "dualpi2")]
+    Dualpi2 {
+        /// PI2 target queue delay (default 15 ms).
+        target: Option<Dur>,
+        /// Period of the base probability's updates (default 16 ms).
+        tupdate: Option<Dur>,
+        /// Integral gain in Hz (default 0.16; above zero).
+        alpha: Option<f64>,
+        /// Proportional gain in Hz (default 3.2; above zero).
+        beta: Option<f64>,
+        /// Worst-case RTT to tune target, tupdate, alpha and beta for, as tc's `max_rtt`
+        /// (instead of giving them).
+        max_rtt: Option<Dur>,
+        /// Typical RTT to tune for, as tc's `typical_rtt` (instead of target, tupdate, alpha, beta).
+        typical_rtt: Option<Dur>,
+        /// Coupling factor k between the queues (default 2; above 0, at most 255).
+        coupling: Option<f64>,
+        /// The L queue's native AQM: `"step"` (Linux, default) or `"ramp"` (RFC 9332 A.1).
+        l_aqm: Option<String>,
+        /// Step: mark L4S packets whose sojourn is above this (default 1 ms).
+        step_threshold: Option<Dur>,
+        /// Step: mark while more than this many L4S packets wait, instead of a sojourn.
+        step_packets: Option<u32>,
+        /// Step: apply it only to packets that found at least this many in the L queue (default 0).
+        min_qlen_step: Option<u32>,
+        /// Ramp: the sojourn where marking starts (default 800 us).
+        ramp_min_th: Option<Dur>,
+        /// Ramp: from 0 to 1 over this much more sojourn (default 400 us).
+        ramp_range: Option<Dur>,
+        /// Ramp: no native marking while the L queue holds at most this many packets (default 1).
+        ramp_th_len: Option<u32>,
+        /// Scheduler between the queues: `"wrr"` (Linux, default) or `"ts_fifo"` (RFC 9332).
+        scheduler: Option<String>,
+        /// WRR: the Classic queue's share when both are backlogged, a whole percentage (default 10 %).
+        classic_protection: Option<Probability>,
+        /// Time-shifted FIFO: the shift given to the Classic head (default 50 ms).
+        tshift: Option<Dur>,
+        /// The delay the controller measures: `"max"` of both heads (Linux, default) or `"classic"`.
+        pi_input: Option<String>,
+        /// On overload: `"drop"` (Linux's drop_on_overload, default) or `"overflow"`.
+        overload: Option<String>,
+        /// Where PI2 drops and marks: `"dequeue"` (default) or `"enqueue"`.
+        drop_at: Option<String>,
+        /// Which packets go to the L queue: `"l4s"` (ECT(1) and CE, default) or `"any"` (every ECT).
+        ecn_mask: Option<String>,
+    },
 }
 
 /// Deserializes "a scalar with a unit, or a table tagged by `model`".
@@ -1353,6 +1404,6 @@ scalar_or_table!(RateSpec, Fixed, Rate, Trace, RateTrace,
 scalar_or_table!(DelaySpec, Constant, Dur, Model, DelayTable,
     "a delay such as \"10 ms\" or a table { model = \"normal\" | \"empirical\" | \"series\" | \"constant\", ... }");
 scalar_or_table!(AqmSpec, Kind, AqmKind, Model, AqmTable,
-    "a queue discipline \"codel\", \"fq_codel\", \"pie\" or \"none\", or a table { model = \"codel\" | \"fq_codel\" | \"pie\", ... }");
+    "a queue discipline \"codel\", \"fq_codel\", \"pie\", \"dualpi2\" or \"none\", or a table { model = \"codel\" | \"fq_codel\" | \"pie\" | \"dualpi2\", ... }");
 scalar_or_table!(LossSpec, Bernoulli, Probability, Model, LossTable,
     "a loss probability such as 0.01 or \"1 %\", or a table { model = \"gilbert_elliott\" | \"trace\" | \"bernoulli\", ... }");

@@ -1,5 +1,6 @@
-//! Active queue management: CoDel (RFC 8289), FQ-CoDel (RFC 8290) and PIE (RFC 8033) as
-//! queue disciplines in front of a rate server, with ECN marking (RFC 3168).
+//! Active queue management: CoDel (RFC 8289), FQ-CoDel (RFC 8290), PIE (RFC 8033) and DualPI2
+//! (RFC 9332) as queue disciplines in front of a rate server, with ECN marking (RFC 3168,
+//! RFC 9331).
 //!
 //! [`AqmLink`] is the AQM twin of [`crate::queue::DropTailLink`]: one packet in service at a
 //! time at the rate model, back to back in virtual time, the next packet taken from a
@@ -16,6 +17,7 @@
 //! `tupdate` as the link's calls reach them.
 
 pub mod codel;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
 
@@ -28,6 +30,7 @@ use crate::rate::{RateModel, RateServer};
 use crate::{Held, Link, LinkOutput, QueueState};
 
 pub use codel::{Codel, CodelParams};
+pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pie::{Pie, PieParams};
 
@@ -37,7 +40,7 @@ pub struct AqmStats {
     /// Packets refused because the discipline held its packet limit.
     pub tail_drops: u64,
     /// Packets dropped by the AQM's own rule (CoDel's control law at dequeue, PIE's random
-    /// early drop at enqueue).
+    /// early drop at enqueue, DualPI2's coupled drops).
     pub early_drops: u64,
     /// Packets dropped from the fattest flow queue to make room (FQ-CoDel overflow).
     pub overflow_drops: u64,
@@ -175,24 +178,28 @@ pub enum AqmConfig {
     FqCodel(FqCodelParams),
     /// PIE (RFC 8033).
     Pie(PieParams),
+    /// DualPI2, the DualQ Coupled AQM (RFC 9332, Linux `sch_dualpi2`).
+    DualPi2(DualPi2Params),
 }
 
 impl AqmConfig {
-    /// The discipline's name in reports (`"codel"`, `"fq_codel"`, `"pie"`).
+    /// The discipline's name in reports (`"codel"`, `"fq_codel"`, `"pie"`, `"dualpi2"`).
     pub fn name(&self) -> &'static str {
         match self {
             AqmConfig::Codel(_) => "codel",
             AqmConfig::FqCodel(_) => "fq_codel",
             AqmConfig::Pie(_) => "pie",
+            AqmConfig::DualPi2(_) => "dualpi2",
         }
     }
 
-    /// The discipline, its waiting packets bounded by `limit`; PIE draws from `rng`.
+    /// The discipline, its waiting packets bounded by `limit`; PIE and DualPI2 draw from `rng`.
     pub fn build(&self, limit: QueueLimit, rng: multiconn_core::RngStream) -> Box<dyn Qdisc> {
         match self {
             AqmConfig::Codel(p) => Box::new(Codel::new(*p, limit)),
             AqmConfig::FqCodel(p) => Box::new(FqCodel::new(*p, limit)),
             AqmConfig::Pie(p) => Box::new(Pie::new(*p, limit, rng)),
+            AqmConfig::DualPi2(p) => Box::new(DualPi2::new(*p, limit, rng)),
         }
     }
 }

@@ -8,6 +8,7 @@ mod availability_intermittent;
 mod delay_decorator;
 mod delay_models;
 mod delay_parsers;
+mod dualpi2;
 mod fifo_fast_path;
 mod lazy_departures;
 mod loss_models;

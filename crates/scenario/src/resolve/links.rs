@@ -8,7 +8,8 @@ use super::errors::{check_name, err, FieldError};
 use super::files::Files;
 use super::models::{resolve_delay, resolve_loss, resolve_rate};
 use crate::schema::{AqmKind, AqmSpec, AqmTable, DirectionSection, LinkSection, QueueSpec};
-use multiconn_link::aqm::{AqmConfig, CodelParams, FqCodelParams, PieParams};
+use multiconn_link::aqm::dualpi2::{DualScheduler, EcnMask, NativeAqm, PiInput, StepThreshold};
+use multiconn_link::aqm::{AqmConfig, CodelParams, DualPi2Params, FqCodelParams, PieParams};
 use multiconn_core::units::QueueLimit;
 use multiconn_core::{Dur, Time};
 use multiconn_link::availability::Schedule;
@@ -56,10 +57,11 @@ pub struct LinkDirection {
     /// What its element is built from: a [`LinkConfig`] (rate, delay, queue, loss, down
     /// windows) for a `[[link]]`.
     pub model: Arc<dyn HopModel>,
-    /// Its queue discipline's name (`"codel"`, `"fq_codel"`, `"pie"`); `None` for drop-tail.
+    /// Its queue discipline's name (`"codel"`, `"fq_codel"`, `"pie"`, `"dualpi2"`); `None` for
+    /// drop-tail.
     pub aqm: Option<&'static str>,
     /// Its queue discipline marks ECN-capable packets CE where it would drop them (`ecn` on:
-    /// FQ-CoDel's default, CoDel's and PIE's with `ecn = true`).
+    /// FQ-CoDel's default, CoDel's and PIE's with `ecn = true`; always for DualPI2).
     pub aqm_ecn: bool,
 }
 
@@ -154,6 +156,7 @@ fn resolve_direction(
         Some(AqmConfig::Codel(p)) => p.ecn,
         Some(AqmConfig::FqCodel(p)) => p.codel.ecn,
         Some(AqmConfig::Pie(p)) => p.ecn,
+        Some(AqmConfig::DualPi2(_)) => true,
     };
     Ok(LinkDirection { name: l.name.clone(), direction, from, to, model: Arc::new(LinkConfig { rate, delay, reorder, queue, aqm, loss, down, replaced }), aqm: aqm_name, aqm_ecn })
 }
@@ -204,6 +207,8 @@ fn resolve_aqm(spec: &AqmSpec) -> Result<Option<AqmConfig>, (Option<&'static str
         AqmSpec::Kind(AqmKind::Codel) => AqmConfig::Codel(CodelParams::default()),
         AqmSpec::Kind(AqmKind::FqCodel) => AqmConfig::FqCodel(FqCodelParams::default()),
         AqmSpec::Kind(AqmKind::Pie) => AqmConfig::Pie(PieParams::default()),
+        AqmSpec::Kind(AqmKind::Dualpi2) => AqmConfig::DualPi2(DualPi2Params::default()),
+        AqmSpec::Model(table @ AqmTable::Dualpi2 { .. }) => AqmConfig::DualPi2(resolve_dualpi2(table)?),
         AqmSpec::Model(AqmTable::Codel { target, interval, ecn }) => AqmConfig::Codel(codel(*target, *interval, *ecn, CodelParams::default())?),
         AqmSpec::Model(AqmTable::FqCodel { target, interval, ecn, quantum, flows, drop_batch }) => {
             let base = FqCodelParams::default();
@@ -233,6 +238,128 @@ fn resolve_aqm(spec: &AqmSpec) -> Result<Option<AqmConfig>, (Option<&'static str
             })
         }
     }))
+}
+
+/// DualPI2's parameters from its table: Linux's defaults where absent; an error names the field.
+fn resolve_dualpi2(table: &AqmTable) -> Result<DualPi2Params, (Option<&'static str>, String)> {
+    let AqmTable::Dualpi2 {
+        target,
+        tupdate,
+        alpha,
+        beta,
+        max_rtt,
+        typical_rtt,
+        coupling,
+        l_aqm,
+        step_threshold,
+        step_packets,
+        min_qlen_step,
+        ramp_min_th,
+        ramp_range,
+        ramp_th_len,
+        scheduler,
+        classic_protection,
+        tshift,
+        pi_input,
+        overload,
+        drop_at,
+        ecn_mask,
+    } = table
+    else {
+        unreachable!("called on a dualpi2 table")
+    };
+    let base = DualPi2Params::default();
+    fn fail<T>(field: &'static str, m: String) -> Result<T, (Option<&'static str>, String)> {
+        Err((Some(field), m))
+    }
+    let positive = |field: &'static str, d: Option<Dur>, default: Dur| match d {
+        Some(d) if d == Dur::ZERO => fail(field, format!("{field} must be above zero, e.g. \"{default}\"")),
+        Some(d) => Ok(d),
+        None => Ok(default),
+    };
+    let gain = |field: &'static str, v: Option<f64>, default: f64| match v {
+        Some(v) if !v.is_finite() || v <= 0.0 => fail(field, format!("{field} must be a finite number of Hz above zero, got {v}")),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    };
+    let word = |field: &'static str, v: &Option<String>, known: &[&'static str]| -> Result<Option<&'static str>, (Option<&'static str>, String)> {
+        match v {
+            None => Ok(None),
+            Some(v) => match known.iter().find(|k| **k == v.as_str()) {
+                Some(k) => Ok(Some(*k)),
+                None => fail(field, format!("{field} must be {}, got \"{v}\"", known.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(" or "))),
+            },
+        }
+    };
+    let mut params = DualPi2Params {
+        target: positive("target", *target, base.target)?,
+        tupdate: positive("tupdate", *tupdate, base.tupdate)?,
+        alpha: gain("alpha", *alpha, base.alpha)?,
+        beta: gain("beta", *beta, base.beta)?,
+        ..base
+    };
+    if max_rtt.is_some() || typical_rtt.is_some() {
+        let field = if max_rtt.is_some() { "max_rtt" } else { "typical_rtt" };
+        if let Some(given) = [("target", target.is_some()), ("tupdate", tupdate.is_some()), ("alpha", alpha.is_some()), ("beta", beta.is_some())].iter().find(|g| g.1) {
+            return fail(field, format!("{field} sets target, tupdate, alpha and beta (as tc does), and {} is given too: give one or the other", given.0));
+        }
+        let max = max_rtt.map(|d| positive("max_rtt", Some(d), Dur::from_millis(100))).transpose()?;
+        let typical = typical_rtt.map(|d| positive("typical_rtt", Some(d), Dur::from_millis(15))).transpose()?;
+        params = params.tuned_for(max, typical);
+    }
+    params.coupling = match coupling {
+        Some(k) if !k.is_finite() || *k <= 0.0 || *k > 255.0 => return fail("coupling", format!("coupling must be above 0 and at most 255, got {k}")),
+        Some(k) => *k,
+        None => base.coupling,
+    };
+    let ramp = word("l_aqm", l_aqm, &["step", "ramp"])? == Some("ramp");
+    let step_given = [("step_threshold", step_threshold.is_some()), ("step_packets", step_packets.is_some()), ("min_qlen_step", min_qlen_step.is_some())];
+    let ramp_given = [("ramp_min_th", ramp_min_th.is_some()), ("ramp_range", ramp_range.is_some()), ("ramp_th_len", ramp_th_len.is_some())];
+    params.native = if ramp {
+        if let Some((field, _)) = step_given.iter().find(|g| g.1) {
+            return fail(field, format!("{field} is for the step; with l_aqm = \"ramp\" give ramp_min_th, ramp_range or ramp_th_len"));
+        }
+        let NativeAqm::Ramp { min_th, range, th_len } = DualPi2Params::RFC_RAMP else { unreachable!() };
+        NativeAqm::Ramp { min_th: ramp_min_th.unwrap_or(min_th), range: ramp_range.unwrap_or(range), th_len: ramp_th_len.unwrap_or(th_len) }
+    } else {
+        if let Some((field, _)) = ramp_given.iter().find(|g| g.1) {
+            return fail(field, format!("{field} is for the ramp: set l_aqm = \"ramp\" to use it"));
+        }
+        let threshold = match (step_threshold, step_packets) {
+            (Some(_), Some(_)) => return fail("step_packets", "give the step as a sojourn (step_threshold) or a packet count (step_packets), not both".to_string()),
+            (Some(t), None) => StepThreshold::Time(*t),
+            (None, Some(n)) => StepThreshold::Packets(*n),
+            (None, None) => StepThreshold::Time(Dur::from_millis(1)),
+        };
+        NativeAqm::Step { threshold, min_qlen: min_qlen_step.unwrap_or(0) }
+    };
+    let ts_fifo = word("scheduler", scheduler, &["wrr", "ts_fifo"])? == Some("ts_fifo");
+    params.scheduler = if ts_fifo {
+        if classic_protection.is_some() {
+            return fail("classic_protection", "classic_protection is the WRR's weight; with scheduler = \"ts_fifo\" give tshift".to_string());
+        }
+        DualScheduler::TsFifo { tshift: tshift.unwrap_or(Dur::from_millis(50)) }
+    } else {
+        if tshift.is_some() {
+            return fail("tshift", "tshift is for the time-shifted FIFO: set scheduler = \"ts_fifo\" to use it".to_string());
+        }
+        let wc = match classic_protection {
+            None => 10,
+            Some(p) => {
+                let percent = p.0 * 100.0;
+                if (percent - percent.round()).abs() > 1e-9 {
+                    return fail("classic_protection", format!("classic_protection must be a whole percentage from 0 % to 100 %, got {percent} %"));
+                }
+                percent.round() as u8
+            }
+        };
+        DualScheduler::Wrr { classic_protection: wc }
+    };
+    params.pi_input = if word("pi_input", pi_input, &["max", "classic"])? == Some("classic") { PiInput::Classic } else { PiInput::Max };
+    params.drop_overload = word("overload", overload, &["drop", "overflow"])? != Some("overflow");
+    params.drop_early = word("drop_at", drop_at, &["dequeue", "enqueue"])? == Some("enqueue");
+    params.ecn_mask = if word("ecn_mask", ecn_mask, &["l4s", "any"])? == Some("any") { EcnMask::Any } else { EcnMask::L4s };
+    Ok(params)
 }
 
 /// The per-direction value when there is one (and `true`), else the link-wide one.

@@ -60,9 +60,11 @@ fn marks_without_ecn(d: usize, l: &LinkDirection, flows: &[Flow]) -> Option<Stri
     } else {
         ""
     };
+    // DualPI2 always marks ECN-capable packets (as Linux's: it has no ecn switch).
+    let or_say_it_drops = if aqm == "dualpi2" { String::new() } else { format!(", or aqm = {{ model = \"{aqm}\", ecn = false }} to say it drops") };
     Some(format!(
         "link.{} ({}, {} -> {}): {aqm} marks ECN, but no flow crossing it is ECN-capable ({}), so it drops their packets where it would mark them{behind_split}; \
-         set ecn = true on the flow (flow.{}.ecn = true) to compare with marking, or aqm = {{ model = \"{aqm}\", ecn = false }} to say it drops",
+         set ecn = true on the flow (flow.{}.ecn = true) to compare with marking{or_say_it_drops}",
         l.name,
         l.direction.name(),
         l.from,

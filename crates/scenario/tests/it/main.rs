@@ -10,6 +10,7 @@ mod cell_study;
 mod coupled_cc;
 mod direction;
 mod dual_connectivity;
+mod dualpi2;
 mod endc;
 mod ecn;
 mod errors;
