@@ -517,10 +517,10 @@ def mobility(table: pd.DataFrame, summary: Mapping[str, Any],
                     cells.append(float("nan"))
                     times.append(float(e["t_s"]))
                     cells.append(float(e["target"]))
-                elif e["event"] == "radio_link_failure":
+                elif e["event"] in ("radio_link_failure", "scg_released"):
                     times.append(float(e["t_s"]))
                     cells.append(float("nan"))
-                elif e["event"] == "reestablished":
+                elif e["event"] in ("reestablished", "scg_added"):
                     times.append(float(e["t_s"]))
                     cells.append(float(e["cell"]))
             times.append(end)
@@ -551,8 +551,9 @@ def mobility(table: pd.DataFrame, summary: Mapping[str, Any],
             _plot(axes[2], sr.lines(mine, "throughput_mbps", ("name",), lambda k: f"flow {k[0]}"), palette, noun="flows")
             axes[2].set_ylabel("goodput\n(Mbit/s)")
             title = f"{cell['name']}: UE {node}'s cells, handovers and goodput"
+            releases = f", {ue['scg_releases']} SCG release(s)" if "scg_releases" in ue else ""
             _finish(fig, axes, title, f"{ue['handovers']} handover(s), "
-                    f"{ue['radio_link_failures']} radio link failure(s); dotted: a handover ends",
+                    f"{ue['radio_link_failures']} radio link failure(s){releases}; dotted: a handover ends",
                     view)
             drawn.append(Drawn(f"mobility-{slug(str(cell['name']))}-{slug(node)}", title,
                                "The UE's serving cell (a gap: in no cell), the layer-3-filtered "
