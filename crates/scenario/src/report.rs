@@ -26,13 +26,24 @@ use serde_json::{json, Map, Value};
 /// A link direction's `aqm` block (the simulator's and the emulator's): its discipline, drops
 /// by kind and ECN marks.
 pub fn aqm_json(discipline: &str, stats: &multiconn_link::aqm::AqmStats) -> Value {
-    json!({
+    let mut block = json!({
         "discipline": discipline,
         "tail_drops": stats.tail_drops,
         "early_drops": stats.early_drops,
         "overflow_drops": stats.overflow_drops,
         "ecn_marks": stats.marks,
-    })
+    });
+    // DualPI2: the early drops and the marks by queue and by rule.
+    if let Some(c) = &stats.dualpi2 {
+        block["dualpi2"] = json!({
+            "classic_drops": c.classic_drops,
+            "classic_marks": c.classic_marks,
+            "l4s_drops": c.l4s_drops,
+            "coupled_marks": c.coupled_marks,
+            "native_marks": c.native_marks,
+        });
+    }
+    block
 }
 
 /// Drops by cause, as the summaries write them (`{"queue": n, ...}`; the emulator's too).

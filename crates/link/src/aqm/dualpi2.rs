@@ -616,6 +616,6 @@ impl Qdisc for DualPi2 {
         self.c.discard(discard, out);
     }
     fn stats(&self) -> AqmStats {
-        self.stats
+        AqmStats { dualpi2: Some(self.counts), ..self.stats }
     }
 }

@@ -46,6 +46,8 @@ pub struct AqmStats {
     pub overflow_drops: u64,
     /// ECN-capable packets marked CE instead of being dropped.
     pub marks: u64,
+    /// DualPI2's drops and marks by queue and kind (`None` for the other disciplines).
+    pub dualpi2: Option<dualpi2::DualPi2Counts>,
 }
 
 impl AqmStats {

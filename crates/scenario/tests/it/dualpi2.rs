@@ -109,6 +109,13 @@ fn classic_tcp_flows_settle_near_the_15_ms_target() {
     }
     let drops = ["tail_drops", "early_drops", "overflow_drops"].iter().map(|k| block[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(drops, link["drops"]["queue"].as_u64().unwrap());
+    // By queue and rule: Classic traffic only, so every early drop and mark is the C queue's.
+    let by = &block["dualpi2"];
+    assert_eq!(by["classic_drops"], block["early_drops"], "{by}");
+    assert_eq!(by["classic_marks"], block["ecn_marks"], "{by}");
+    for k in ["l4s_drops", "coupled_marks", "native_marks"] {
+        assert_eq!(by[k], 0, "{k}: {by}");
+    }
 }
 
 fn aqm_block(summary: &Value) -> &Value {
