@@ -61,6 +61,7 @@
 //!   variant is not modelled.
 
 use crate::loss_filter::SmoothedLoss;
+use crate::rounds::RoundCounter;
 use crate::{AckEvent, CcConfig, CcKind, CcState, Controller, LossEvent, RttEstimator};
 use multiconn_core::{Dur, Rate, Time};
 
@@ -168,8 +169,7 @@ pub struct Bbr {
     pacing_rate: u64,
     has_seen_rtt: bool,
     bw: MaxFilter,
-    rounds: u64,
-    round_first_sent: Option<Time>,
+    rounds: RoundCounter,
     round_start: bool,
     min_rtt: Option<Dur>,
     min_rtt_stamp: Time,
@@ -340,8 +340,7 @@ impl Bbr {
             pacing_rate: 0,
             has_seen_rtt: false,
             bw: MaxFilter::default(),
-            rounds: 0,
-            round_first_sent: None,
+            rounds: RoundCounter::default(),
             round_start: false,
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
@@ -396,7 +395,7 @@ impl Bbr {
     }
     /// Rounds counted so far.
     pub fn rounds(&self) -> u64 {
-        self.rounds
+        self.rounds.count()
     }
     /// Bandwidth-delay product in bytes from the current model; `None` before `min_rtt`.
     pub fn bdp(&self) -> Option<u64> {
@@ -467,10 +466,8 @@ impl Bbr {
 
     fn update_round(&mut self, ack: &AckEvent) {
         self.round_start = false;
-        if self.round_first_sent.is_some_and(|first| ack.largest_acked_sent >= first) {
-            self.rounds += 1;
+        if self.rounds.on_ack(ack.largest_acked_sent) {
             self.round_start = true;
-            self.round_first_sent = None;
             self.packet_conservation = false;
         }
     }
@@ -483,7 +480,7 @@ impl Bbr {
         let Some(rs) = ack.rate_sample else { return };
         let bw = rs.delivery_rate.bps();
         if !self.sample_app_limited(ack) || bw >= self.bw.get() {
-            self.bw.update(BW_FILTER_ROUNDS, self.rounds, bw);
+            self.bw.update(BW_FILTER_ROUNDS, self.rounds.count(), bw);
         }
     }
 
@@ -606,7 +603,7 @@ impl Bbr {
                 self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
                 self.probe_rtt_round_done = false;
                 // The hold also lasts at least one full round from here.
-                self.round_first_sent = None;
+                self.rounds.restart();
             }
             None => {}
             Some(done) => {
@@ -666,7 +663,7 @@ impl Bbr {
 }
 
 /// `bw` (bit/s) times `rtt`, in bytes.
-fn bdp_bytes(bw: u64, rtt: Dur) -> u64 {
+pub(crate) fn bdp_bytes(bw: u64, rtt: Dur) -> u64 {
     (bw as u128 * rtt.0 as u128 / 8_000_000_000).min(u64::MAX as u128 / 4) as u64
 }
 
@@ -677,7 +674,7 @@ fn pacing_from_bw(bw: u128, gain: u64) -> u64 {
 }
 
 /// A fixed 64-bit mix (SplitMix64's finaliser), to draw the ProbeBW start phase from a time.
-fn splitmix64(x: u64) -> u64 {
+pub(crate) fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -686,9 +683,7 @@ fn splitmix64(x: u64) -> u64 {
 
 impl Controller for Bbr {
     fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64) {
-        if self.round_first_sent.is_none() {
-            self.round_first_sent = Some(now);
-        }
+        self.rounds.on_sent(now);
         if self.mode == BbrMode::ProbeRtt {
             self.probe_rtt_last_sent = Some(now);
         }
@@ -748,7 +743,7 @@ impl Controller for Bbr {
         self.recovery_start = Some(now);
         // One round of packet conservation, the round starting now.
         self.packet_conservation = true;
-        self.round_first_sent = None;
+        self.rounds.restart();
         self.cwnd = loss.bytes_in_flight.max(floor);
         if self.mode == BbrMode::ProbeRtt {
             self.cwnd = self.cwnd.min(self.min_cwnd().max(floor));
@@ -767,7 +762,7 @@ impl Controller for Bbr {
         self.cwnd = self.cfg.loss_window;
         self.full_bw = 0;
         self.full_bw_count = 0;
-        self.round_first_sent = None;
+        self.rounds.restart();
     }
 
     fn on_spurious_congestion(&mut self, _now: Time) {
@@ -867,6 +862,9 @@ mod tests {
                     is_app_limited: false,
                     prior_delivered: 0,
                     rtt,
+                    tx_in_flight: 0,
+                    lost: 0,
+                    newly_lost: 0,
                 };
                 let ack = AckEvent {
                     bytes_acked: MDS,
@@ -1006,7 +1004,7 @@ mod tests {
         for _ in 0..6 {
             pipe.round(&mut cc, Some(12_000_000));
         }
-        let rs = RateSample { delivery_rate: Rate(1_000_000), delivered: MDS, interval: Dur::from_millis(40), is_app_limited: true, prior_delivered: 0, rtt: Dur::from_millis(40) };
+        let rs = RateSample { delivery_rate: Rate(1_000_000), delivered: MDS, interval: Dur::from_millis(40), is_app_limited: true, prior_delivered: 0, rtt: Dur::from_millis(40), tx_in_flight: 0, lost: 0, newly_lost: 0 };
         // Twelve rounds of low app-limited samples: the 10-round window would have expired.
         for r in 0..12u64 {
             let t = Time(pipe.now.0 + r * 50 * MS);

@@ -1135,6 +1135,9 @@ mod tests {
             is_app_limited: false,
             prior_delivered: 0,
             rtt: Dur::from_millis(50),
+            tx_in_flight: 0,
+            lost: 0,
+            newly_lost: 0,
         });
         AckEvent { rate_sample, ..ack(bytes, sent) }
     }

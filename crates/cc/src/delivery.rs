@@ -4,7 +4,10 @@
 //! The transport keeps one [`DeliveryRateEstimator`] per path, stores the [`SentRateState`]
 //! returned by [`DeliveryRateEstimator::on_packet_sent`] with each packet, reports every newly
 //! acknowledged packet with [`DeliveryRateEstimator::on_packet_acked`], and after processing
-//! one ACK asks [`DeliveryRateEstimator::take_sample`] for the sample.
+//! one ACK asks [`DeliveryRateEstimator::take_sample`] for the sample. Packets declared lost
+//! are reported with [`DeliveryRateEstimator::on_packet_lost`] (before the ACK's sample is
+//! taken), so that each sample also carries the losses BBRv3 judges (`RS.lost`,
+//! `RS.tx_in_flight` of draft-ietf-ccwg-bbr §4.1.2).
 
 use multiconn_core::{Dur, Rate, Time};
 
@@ -22,6 +25,10 @@ pub struct SentRateState {
     pub sent_time: Time,
     /// The sender was in an application-limited phase.
     pub is_app_limited: bool,
+    /// Total bytes declared lost on the path when the packet was sent (`P.lost`).
+    pub lost: u64,
+    /// Bytes in flight just before the packet was sent (it excluded).
+    pub in_flight: u64,
 }
 
 /// One delivery-rate sample.
@@ -39,6 +46,14 @@ pub struct RateSample {
     pub prior_delivered: u64,
     /// RTT of the newest acknowledged packet.
     pub rtt: Dur,
+    /// Bytes in flight when the newest acknowledged packet was sent, it included
+    /// (`RS.tx_in_flight`); 0 where the transport does not track it.
+    pub tx_in_flight: u64,
+    /// Bytes declared lost between the send of the newest acknowledged packet and this ACK
+    /// (`RS.lost`).
+    pub lost: u64,
+    /// Bytes declared lost since the previous sample (Linux's `rs->losses`, in bytes).
+    pub newly_lost: u64,
 }
 
 /// The delivery-rate estimator of one path.
@@ -49,6 +64,10 @@ pub struct DeliveryRateEstimator {
     first_sent_time: Time,
     /// Nonzero: the `delivered` count at which the current app-limited phase ends.
     app_limited_until: u64,
+    /// Total bytes declared lost.
+    lost: u64,
+    /// `lost` when the previous sample was taken.
+    lost_at_last_sample: u64,
     // Sample under construction for the ACK being processed.
     prior_delivered: u64,
     prior_time: Time,
@@ -58,6 +77,8 @@ pub struct DeliveryRateEstimator {
     newest_sent: Option<Time>,
     acked_now: u64,
     rtt: Dur,
+    tx_in_flight: u64,
+    sent_lost: u64,
 }
 
 impl DeliveryRateEstimator {
@@ -83,7 +104,19 @@ impl DeliveryRateEstimator {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             is_app_limited: self.app_limited_until != 0,
+            lost: self.lost,
+            in_flight: bytes_in_flight,
         }
+    }
+
+    /// A packet of `bytes` that counted in flight was declared lost.
+    pub fn on_packet_lost(&mut self, bytes: u64) {
+        self.lost = self.lost.saturating_add(bytes);
+    }
+
+    /// Total bytes declared lost so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
     }
 
     /// The sender has nothing to send although the window allows it: samples until what is in
@@ -107,6 +140,8 @@ impl DeliveryRateEstimator {
             self.ack_elapsed = now.since(sent.delivered_time);
             self.rtt = now.since(sent.sent_time);
             self.first_sent_time = sent.sent_time;
+            self.tx_in_flight = sent.in_flight.saturating_add(bytes);
+            self.sent_lost = sent.lost;
         }
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
@@ -125,6 +160,8 @@ impl DeliveryRateEstimator {
             return None;
         }
         let bps = (delivered as u128 * 8 * 1_000_000_000 / interval.0 as u128) as u64;
+        let newly_lost = self.lost - self.lost_at_last_sample;
+        self.lost_at_last_sample = self.lost;
         Some(RateSample {
             delivery_rate: Rate(bps),
             delivered,
@@ -132,6 +169,9 @@ impl DeliveryRateEstimator {
             is_app_limited: self.sample_app_limited,
             prior_delivered: self.prior_delivered,
             rtt: self.rtt,
+            tx_in_flight: self.tx_in_flight,
+            lost: self.lost.saturating_sub(self.sent_lost),
+            newly_lost,
         })
     }
 }
@@ -245,5 +285,25 @@ mod tests {
         assert!(s.is_app_limited);
         let st2 = est.on_packet_sent(Time(100_000_000), 0);
         assert!(!st2.is_app_limited);
+    }
+
+    #[test]
+    fn samples_carry_the_losses_since_the_packet_was_sent_and_its_in_flight() {
+        let mut est = DeliveryRateEstimator::new();
+        let a = est.on_packet_sent(Time(0), 0);
+        let b = est.on_packet_sent(Time(1_000_000), 1000);
+        est.on_packet_lost(1000);
+        let c = est.on_packet_sent(Time(2_000_000), 1000);
+        assert_eq!((a.in_flight, b.in_flight, c.lost), (0, 1000, 1000));
+        est.on_packet_acked(Time(50_000_000), 1000, &b);
+        let s = est.take_sample(Dur::from_millis(10)).unwrap();
+        // Sent with 1000 bytes before it, 1000 lost since: both carried.
+        assert_eq!((s.tx_in_flight, s.lost, s.newly_lost), (2000, 1000, 1000));
+        est.on_packet_lost(500);
+        est.on_packet_acked(Time(60_000_000), 1000, &c);
+        let s = est.take_sample(Dur::from_millis(10)).unwrap();
+        // c was sent after the first loss: only the 500 count for it, and only they are new.
+        assert_eq!((s.tx_in_flight, s.lost, s.newly_lost), (2000, 500, 500));
+        let _ = a;
     }
 }

@@ -5,8 +5,9 @@
 //!   recovery; [`build`] is the factory that turns a [`CcConfig`] into one.
 //! * [`newreno`] (RFC 9002 appendix B, RFC 6582 behaviour for TCP), [`cubic`] (RFC 9438 with
 //!   [`hystart`] HyStart++ of RFC 9406 as an option), [`bbr`] (BBR v1,
-//!   draft-cardwell-iccrg-bbr-congestion-control-00), [`fast`] (picoquic's delay-based
-//!   controller of early 2022).
+//!   draft-cardwell-iccrg-bbr-congestion-control-00), [`bbr3`] (BBRv3, draft-ietf-ccwg-bbr
+//!   and Linux's google/bbr v3), [`fast`] (picoquic's delay-based controller of early 2022).
+//! * [`rounds`]: packet-timed round trips, shared by the BBR controllers.
 //! * [`loss_filter`]: picoquic's smoothed loss rate, which decides whether a loss is worth a
 //!   reduction (profiles turn it on for CUBIC and BBR; `fast` always uses it).
 //! * [`coupled`]: congestion control for the paths of one multipath connection (MPQUIC,
@@ -19,6 +20,7 @@
 //! read a clock: every call carries `now`.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bictcp;
 pub mod coupled;
 pub mod cubic;
@@ -29,6 +31,7 @@ pub mod loss_filter;
 pub mod newreno;
 pub mod pacer;
 mod recovery_period;
+pub mod rounds;
 pub mod rtt;
 pub mod westwood;
 pub mod wvegas;
@@ -56,18 +59,26 @@ pub enum CcKind {
     Bbr,
     /// picoquic's delay-based `fast` (`fastcc.c`).
     Fast,
+    /// BBRv3 (draft-ietf-ccwg-bbr, Linux google/bbr v3), named `bbr3`.
+    Bbr3,
 }
 
 impl CcKind {
     /// Every algorithm, in declaration order.
-    pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast];
+    pub const ALL: [CcKind; 5] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast, CcKind::Bbr3];
 
     /// Every name profiles and scenarios may give, each algorithm's own first; `reno` is
     /// taken for NewReno.
-    pub const NAMES: [(&'static str, CcKind); 5] =
-        [("newreno", CcKind::NewReno), ("cubic", CcKind::Cubic), ("bbr", CcKind::Bbr), ("fast", CcKind::Fast), ("reno", CcKind::NewReno)];
+    pub const NAMES: [(&'static str, CcKind); 6] = [
+        ("newreno", CcKind::NewReno),
+        ("cubic", CcKind::Cubic),
+        ("bbr", CcKind::Bbr),
+        ("fast", CcKind::Fast),
+        ("bbr3", CcKind::Bbr3),
+        ("reno", CcKind::NewReno),
+    ];
 
-    /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`).
+    /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`, `bbr3`).
     pub fn name(self) -> &'static str {
         CcKind::NAMES.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).expect("every algorithm has a name")
     }
@@ -102,7 +113,7 @@ pub enum CcState {
     Drain,
     /// BBR's steady state, cycling the pacing gain around the estimated bandwidth.
     ProbeBw,
-    /// BBR holding its window at 4 segments to measure the minimum RTT again.
+    /// BBR holding its window low (v1: 4 segments; v3: half the BDP) to measure the minimum RTT again.
     ProbeRtt,
 }
 
@@ -358,5 +369,6 @@ pub fn build(cfg: &CcConfig) -> Box<dyn Controller> {
         CcKind::Cubic => Box::new(cubic::Cubic::new(cfg.clone())),
         CcKind::Bbr => Box::new(bbr::Bbr::new(cfg.clone())),
         CcKind::Fast => Box::new(fast::Fast::new(cfg.clone())),
+        CcKind::Bbr3 => Box::new(bbr3::Bbr3::new(cfg.clone())),
     }
 }

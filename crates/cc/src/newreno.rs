@@ -310,6 +310,9 @@ mod tests {
             is_app_limited: false,
             prior_delivered: 0,
             rtt: Dur::from_millis(40),
+            tx_in_flight: 0,
+            lost: 0,
+            newly_lost: 0,
         };
         cc.on_ack(Time(1), &AckEvent { rate_sample: Some(sample), ..ack(MDS, Time(0)) }, &r);
         assert_eq!(cc.window(), 13_200);

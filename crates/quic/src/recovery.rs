@@ -845,6 +845,7 @@ impl Recovery {
             pn += 1;
         }
         for &(pn, bytes) in &lost_each {
+            self.delivery.on_packet_lost(bytes);
             self.controller.on_packet_lost(now, pn, bytes);
         }
         self.scratch = lost_each;

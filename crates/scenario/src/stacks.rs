@@ -170,7 +170,7 @@ pub const STACKS: &[StackRow] = &[
         max_paths: ALL_PATHS,
         upload: false,
         ecn: false,
-        controllers: &["cubic", "bbr"],
+        controllers: &["cubic", "bbr", "bbr3"],
         any_app: false,
         default_for: &[DefaultFor { transport: Transport::Quic, multipath: true, profiles: &[] }],
     },

@@ -731,6 +731,8 @@ impl Sender {
             }
         }
         self.lost += count;
+        // The delivery-rate samples carry the losses (BBRv3's RS.lost).
+        self.delivery.on_packet_lost(bytes);
         (bytes, newest)
     }
 

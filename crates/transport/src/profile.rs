@@ -813,9 +813,12 @@ mod tests {
         let now = Profile::builtin("linux-tcp", TransportKind::Tcp).unwrap();
         assert_eq!(p.tcp.as_ref().unwrap().rmem, [4096, 131072, 6 << 20]);
         // CUBIC as Linux's bictcp_update in bytes, where linux-tcp counts whole segments (the
-        // two-path point, docs/fidelity.md); everything else as linux-tcp.
+        // two-path point, docs/fidelity.md), and no BBRv3 (google/bbr's v3 is a later
+        // kernel's); everything else as linux-tcp.
         assert_eq!((p.cc.cubic_rule, now.cc.cubic_rule), (CubicRule::Linux, CubicRule::LinuxSegments));
-        assert_eq!((&CcKnobs { cubic_rule: CubicRule::Linux, ..now.cc.clone() }, &p.recovery, &p.ack), (&p.cc, &now.recovery, &now.ack));
+        assert_eq!(p.cc.allowed.iter().chain([&CcKind::Bbr3]).collect::<Vec<_>>(), now.cc.allowed.iter().collect::<Vec<_>>());
+        let allowed = p.cc.allowed.clone();
+        assert_eq!((&CcKnobs { cubic_rule: CubicRule::Linux, allowed, ..now.cc.clone() }, &p.recovery, &p.ack), (&p.cc, &now.recovery, &now.ack));
         let m = p.multipath.as_ref().unwrap();
         assert_eq!((m.failover, m.link_events, m.ack_path), (FailoverProfile::LinuxMptcp515, LinkEvents::Ignore, AckPath::Same));
         // Profiles without the table keep the transports' defaults.
@@ -855,7 +858,7 @@ mod tests {
         let mp = |ack: &str, sched: &str| {
             format!("{tcp}\n[multipath]\nscheduler = \"{sched}\"\nack_path = \"{ack}\"\nfailover = \"linux-mptcp\"\nabandon = \"requeue\"\nlink_events = \"react\"\n")
         };
-        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"fast\"]");
+        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\", \"fast\"]");
         assert!(Profile::from_toml(&fast, "x.toml").unwrap_err().to_string().contains("a tcp profile cannot offer it"));
         assert!(Profile::from_toml(&mp("same", "minrtt"), "x").is_ok());
         assert!(Profile::from_toml(&mp("min_rtt", "minrtt"), "x").unwrap_err().to_string().contains("ack_path"));

@@ -30,7 +30,7 @@ fn event() -> impl Strategy<Value = Ev> {
 
 fn config() -> impl Strategy<Value = CcConfig> {
     (
-        prop_oneof![Just(CcKind::NewReno), Just(CcKind::Cubic), Just(CcKind::Bbr)],
+        prop_oneof![Just(CcKind::NewReno), Just(CcKind::Cubic), Just(CcKind::Bbr), Just(CcKind::Bbr3)],
         prop_oneof![Just(1200u64), Just(1460), Just(1472)],
         any::<bool>(),
         any::<bool>(),
@@ -82,6 +82,9 @@ proptest! {
                             is_app_limited: sample_app_limited,
                             prior_delivered: 0,
                             rtt: Dur::from_millis(rtt_ms),
+                            tx_in_flight: 0,
+                            lost: 0,
+                            newly_lost: 0,
                         }),
                     };
                     in_flight -= acked;
@@ -113,7 +116,7 @@ proptest! {
             }
             let state = cc.state();
             match cfg.kind {
-                CcKind::Bbr => prop_assert!(matches!(state, CcState::Startup | CcState::Drain | CcState::ProbeBw | CcState::ProbeRtt)),
+                CcKind::Bbr | CcKind::Bbr3 => prop_assert!(matches!(state, CcState::Startup | CcState::Drain | CcState::ProbeBw | CcState::ProbeRtt)),
                 _ => prop_assert!(matches!(state, CcState::SlowStart | CcState::CongestionAvoidance | CcState::Recovery)),
             }
         }

@@ -29,8 +29,13 @@ pub(super) fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Settings) -> Resu
         Some(k) if k == "Redundant" || k == "TquicRedundant" => "REDUNDANT".into(),
         Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, roundrobin, redundant or tquic_redundant, not {k}", flow.name)),
     };
-    // The stacks' table offers only these two.
-    let cc = if ctx.cc == "bbr" { "BBR" } else { "CUBIC" };
+    // The stacks' table offers only these three (tquic 1.6 `CongestionControlAlgorithm`
+    // from_str: cubic, bbr, bbr3, copa, dummy).
+    let cc = match ctx.cc {
+        "bbr" => "BBR",
+        "bbr3" => "BBR3",
+        _ => "CUBIC",
+    };
     let www = ctx.dir.join("www");
     std::fs::create_dir_all(&www).map_err(|e| format!("{}: {e}", www.display()))?;
     // A sparse file of the download's size.

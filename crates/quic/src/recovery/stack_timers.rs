@@ -119,6 +119,7 @@ impl Recovery {
             out.lost.push(PacketOutcome { space: Space::Data, pn, content: p.content.clone() });
         }
         for &(pn, bytes) in &lost {
+            self.delivery.on_packet_lost(bytes);
             self.controller.on_packet_lost(now, pn, bytes);
         }
         let count = lost.len() as u32;

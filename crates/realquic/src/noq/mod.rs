@@ -96,6 +96,12 @@ fn controller(cc: CcKind) -> Result<Arc<dyn ControllerFactory + Send + Sync>, Tr
                 "stack noq offers newreno and cubic, not bbr: noq-proto 1.4.0's BBRv3 draws its probing times from the operating system's randomness (no public seed), so runs would differ",
             ));
         }
+        CcKind::Bbr3 => {
+            return Err(TransportError::new(
+                Knob::Cc,
+                "stack noq offers newreno and cubic, not bbr3: noq-proto 1.4.0's BBRv3 draws its probing times from the operating system's randomness (no public seed), so runs would differ; leave stack out to run the model's bbr3",
+            ));
+        }
         other => {
             return Err(TransportError::new(Knob::Cc, format!("stack noq offers newreno and cubic, not {}", other.name())));
         }

@@ -87,6 +87,9 @@ fn controller(cc: CcKind) -> Result<Arc<dyn ControllerFactory + Send + Sync>, Tr
         CcKind::NewReno => Arc::new(NewRenoConfig::default()),
         CcKind::Cubic => Arc::new(CubicConfig::default()),
         CcKind::Bbr => Arc::new(BbrConfig::default()),
+        CcKind::Bbr3 => {
+            return Err(TransportError::new(Knob::Cc, "stack quinn offers newreno, cubic and bbr, not bbr3: quinn-proto's bbr is its own experimental BBR (v1-style gain cycle), it has no BBRv3; leave stack out to run the model's bbr3"));
+        }
         other => {
             return Err(TransportError::new(Knob::Cc, format!("stack quinn offers newreno, cubic and bbr, not {}", other.name())));
         }

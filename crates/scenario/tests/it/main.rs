@@ -5,6 +5,7 @@ mod common;
 
 mod aqm;
 mod atsss;
+mod bbr3;
 mod cell;
 mod cell_study;
 mod coupled_cc;
