@@ -6,7 +6,8 @@
 //! * [`newreno`] (RFC 9002 appendix B, RFC 6582 behaviour for TCP), [`cubic`] (RFC 9438 with
 //!   [`hystart`] HyStart++ of RFC 9406 as an option), [`bbr`] (BBR v1,
 //!   draft-cardwell-iccrg-bbr-congestion-control-00), [`bbr3`] (BBRv3, draft-ietf-ccwg-bbr
-//!   and Linux's google/bbr v3), [`fast`] (picoquic's delay-based controller of early 2022).
+//!   and Linux's google/bbr v3), [`fast`] (picoquic's delay-based controller of early 2022),
+//!   [`prague`] (L4S's scalable controller, RFC 9331 §4, Linux `tcp_prague.c`).
 //! * [`rounds`]: packet-timed round trips, shared by the BBR controllers.
 //! * [`loss_filter`]: picoquic's smoothed loss rate, which decides whether a loss is worth a
 //!   reduction (profiles turn it on for CUBIC and BBR; `fast` always uses it).
@@ -30,6 +31,7 @@ pub mod hystart;
 pub mod loss_filter;
 pub mod newreno;
 pub mod pacer;
+pub mod prague;
 mod recovery_period;
 pub mod rounds;
 pub mod rtt;
@@ -61,24 +63,27 @@ pub enum CcKind {
     Fast,
     /// BBRv3 (draft-ietf-ccwg-bbr, Linux google/bbr v3), named `bbr3`.
     Bbr3,
+    /// Prague, L4S's scalable controller (RFC 9331 §4, Linux `tcp_prague.c`): sends ECT(1).
+    Prague,
 }
 
 impl CcKind {
     /// Every algorithm, in declaration order.
-    pub const ALL: [CcKind; 5] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast, CcKind::Bbr3];
+    pub const ALL: [CcKind; 6] = [CcKind::NewReno, CcKind::Cubic, CcKind::Bbr, CcKind::Fast, CcKind::Bbr3, CcKind::Prague];
 
     /// Every name profiles and scenarios may give, each algorithm's own first; `reno` is
     /// taken for NewReno.
-    pub const NAMES: [(&'static str, CcKind); 6] = [
+    pub const NAMES: [(&'static str, CcKind); 7] = [
         ("newreno", CcKind::NewReno),
         ("cubic", CcKind::Cubic),
         ("bbr", CcKind::Bbr),
         ("fast", CcKind::Fast),
         ("bbr3", CcKind::Bbr3),
+        ("prague", CcKind::Prague),
         ("reno", CcKind::NewReno),
     ];
 
-    /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`, `bbr3`).
+    /// Its name in profiles and scenarios (`newreno`, `cubic`, `bbr`, `fast`, `bbr3`, `prague`).
     pub fn name(self) -> &'static str {
         CcKind::NAMES.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).expect("every algorithm has a name")
     }
@@ -199,6 +204,10 @@ pub struct CcConfig {
     /// the algorithm `kind` names (`kind` is then only the name the profile accepted). Tests
     /// and experiments use it to run a controller through TCP and QUIC without touching them.
     pub external: Option<ControllerFactory>,
+    /// Prague's RTT independence ([`prague::PragueRttScaling`]; Linux's default: `rate`).
+    pub prague_rtt_scaling: prague::PragueRttScaling,
+    /// Prague's classic-ECN fallback (Linux's `prague_ecn_fallback`, off by default).
+    pub prague_ecn_fallback: bool,
 }
 
 /// A function that makes a controller from its settings.
@@ -245,6 +254,8 @@ impl CcConfig {
             reno_growth: newreno::RenoGrowth::Bytes,
             bbr_long_term: false,
             external: None,
+            prague_rtt_scaling: prague::PragueRttScaling::Rate,
+            prague_ecn_fallback: false,
         }
     }
 
@@ -286,6 +297,21 @@ pub struct LossEvent {
     pub prior_in_flight: u64,
 }
 
+/// The ECN feedback one ACK carried, for a scalable (L4S) controller (RFC 9331 §4.1: the
+/// extent of CE marking, not one signal per round trip): TCP's AccECN ACE counter (RFC 9768),
+/// QUIC's ECN counts (RFC 9000 §13.4). Counts are what the ACK newly reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnFeedback {
+    /// Packets newly reported CE-marked.
+    pub ce_packets: u64,
+    /// Packets newly reported received with ECT(0), ECT(1) or CE: the marked fraction's
+    /// denominator.
+    pub ect_packets: u64,
+    /// Send time of the newest packet the ACK acknowledges (decides whether a CE response has
+    /// already covered it).
+    pub largest_acked_sent: Time,
+}
+
 /// A congestion controller. The transport calls these as its loss recovery sees events; the
 /// controller answers with a window and, optionally, its own pacing rate.
 pub trait Controller: Send + std::fmt::Debug {
@@ -303,6 +329,15 @@ pub trait Controller: Send + std::fmt::Debug {
     fn on_ecn_congestion_event(&mut self, now: Time, loss: &LossEvent, rtt: &RttEstimator) {
         self.on_congestion_event(now, loss, rtt);
     }
+    /// The controller is scalable (L4S, RFC 9331 §4): the transport sends ECT(1) instead of
+    /// ECT(0), requires accurate feedback, and calls [`on_ecn_feedback`](Self::on_ecn_feedback)
+    /// instead of [`on_ecn_congestion_event`](Self::on_ecn_congestion_event).
+    fn scalable_ecn(&self) -> bool {
+        false
+    }
+    /// A scalable controller's per-ACK ECN feedback, before the same ACK's
+    /// [`on_ack`](Self::on_ack).
+    fn on_ecn_feedback(&mut self, _now: Time, _feedback: &EcnFeedback, _rtt: &RttEstimator) {}
     /// A packet (number `pn` in its path's space, `bytes` in flight) was declared lost by the
     /// packet or time threshold. The QUIC model reports each lost packet of a detection run
     /// this way before the run's [`on_congestion_event`](Self::on_congestion_event); TCP does
@@ -370,5 +405,6 @@ pub fn build(cfg: &CcConfig) -> Box<dyn Controller> {
         CcKind::Bbr => Box::new(bbr::Bbr::new(cfg.clone())),
         CcKind::Fast => Box::new(fast::Fast::new(cfg.clone())),
         CcKind::Bbr3 => Box::new(bbr3::Bbr3::new(cfg.clone())),
+        CcKind::Prague => Box::new(prague::Prague::new(cfg.clone())),
     }
 }

@@ -3,6 +3,7 @@
 
 mod bbr3;
 mod coupled;
+mod prague;
 mod westwood;
 mod window_bounds;
 mod wvegas;

@@ -2,7 +2,7 @@
 //! controller's window drops below its floor or runs away, and every reported value stays
 //! consistent.
 
-use multiconn_cc::{build, AckEvent, CcConfig, CcKind, CcState, LossEvent, RateSample, RttEstimator, RttVarRule};
+use multiconn_cc::{build, AckEvent, CcConfig, CcKind, CcState, EcnFeedback, LossEvent, RateSample, RttEstimator, RttVarRule};
 use multiconn_core::{Dur, Rate, Time};
 use proptest::prelude::*;
 
@@ -14,6 +14,8 @@ enum Ev {
     Persistent,
     Spurious,
     Idle { ms: u64 },
+    /// ECN feedback (a scalable controller's; the others ignore it).
+    Ecn { ce: u64, ect: u64, age_ms: u64 },
 }
 
 fn event() -> impl Strategy<Value = Ev> {
@@ -22,6 +24,7 @@ fn event() -> impl Strategy<Value = Ev> {
         8 => (0u64..200_000, 0u64..500, 1u64..400, any::<bool>(), proptest::option::of(1u64..2_000_000_000), any::<bool>())
             .prop_map(|(bytes, age_ms, rtt_ms, app_limited, rate, sample_app_limited)| Ev::Ack { bytes, age_ms, rtt_ms, app_limited, rate, sample_app_limited }),
         2 => (1u64..100_000, 0u64..500).prop_map(|(bytes, age_ms)| Ev::Loss { bytes, age_ms }),
+        2 => (0u64..50, 0u64..100, 0u64..500).prop_map(|(ce, ect, age_ms)| Ev::Ecn { ce, ect, age_ms }),
         1 => Just(Ev::Persistent),
         1 => Just(Ev::Spurious),
         2 => (1u64..20_000).prop_map(|ms| Ev::Idle { ms }),
@@ -30,7 +33,7 @@ fn event() -> impl Strategy<Value = Ev> {
 
 fn config() -> impl Strategy<Value = CcConfig> {
     (
-        prop_oneof![Just(CcKind::NewReno), Just(CcKind::Cubic), Just(CcKind::Bbr), Just(CcKind::Bbr3)],
+        prop_oneof![Just(CcKind::NewReno), Just(CcKind::Cubic), Just(CcKind::Bbr), Just(CcKind::Bbr3), Just(CcKind::Prague)],
         prop_oneof![Just(1200u64), Just(1460), Just(1472)],
         any::<bool>(),
         any::<bool>(),
@@ -104,6 +107,10 @@ proptest! {
                 Ev::Persistent => cc.on_persistent_congestion(now),
                 Ev::Spurious => cc.on_spurious_congestion(now),
                 Ev::Idle { ms } => now += Dur::from_millis(ms),
+                Ev::Ecn { ce, ect, age_ms } => {
+                    let fb = EcnFeedback { ce_packets: ce, ect_packets: ect, largest_acked_sent: Time(now.0.saturating_sub(age_ms * MS)) };
+                    cc.on_ecn_feedback(now, &fb, &rtt);
+                }
             }
             let w = cc.window();
             prop_assert!(w >= floor, "{:?}: window {} below floor {}", cfg.kind, w, floor);
