@@ -41,9 +41,21 @@ pub fn aqm_json(discipline: &str, stats: &multiconn_link::aqm::AqmStats) -> Valu
             "l4s_drops": c.l4s_drops,
             "coupled_marks": c.coupled_marks,
             "native_marks": c.native_marks,
+            "l4s_sojourn": sojourn_json(&c.l4s_sojourn),
+            "classic_sojourn": sojourn_json(&c.classic_sojourn),
         });
     }
     block
+}
+
+/// A DualPI2 queue's sojourn times: packets forwarded, mean, p99 and max in milliseconds.
+fn sojourn_json(s: &multiconn_link::aqm::dualpi2::SojournSummary) -> Value {
+    json!({
+        "packets": s.packets,
+        "mean_ms": tidy(s.mean.as_millis_f64()),
+        "p99_ms": tidy(s.p99.as_millis_f64()),
+        "max_ms": tidy(s.max.as_millis_f64()),
+    })
 }
 
 /// Drops by cause, as the summaries write them (`{"queue": n, ...}`; the emulator's too).

@@ -212,6 +212,48 @@ pub struct DualPi2Counts {
     pub coupled_marks: u64,
     /// L packets marked CE by the native AQM (step or ramp).
     pub native_marks: u64,
+    /// Sojourn times of the packets the L queue forwarded.
+    pub l4s_sojourn: SojournSummary,
+    /// Sojourn times of the packets the C queue forwarded.
+    pub classic_sojourn: SojournSummary,
+}
+
+/// Sojourn times of the packets one queue forwarded (dropped ones are not counted), from a
+/// histogram with three significant digits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SojournSummary {
+    /// Packets forwarded.
+    pub packets: u64,
+    /// Mean sojourn.
+    pub mean: Dur,
+    /// 99th percentile.
+    pub p99: Dur,
+    /// Longest sojourn.
+    pub max: Dur,
+}
+
+/// The sojourn histogram of one queue: nanoseconds from 1 µs to an hour, three significant
+/// digits (sojourns above an hour are clamped to it).
+struct Sojourns(hdrhistogram::Histogram<u64>);
+
+impl Sojourns {
+    const HIGHEST_NS: u64 = 3_600_000_000_000;
+
+    fn new() -> Sojourns {
+        Sojourns(hdrhistogram::Histogram::new_with_bounds(1_000, Sojourns::HIGHEST_NS, 3).expect("valid histogram bounds"))
+    }
+
+    fn record(&mut self, d: Dur) {
+        self.0.saturating_record(d.0.min(Sojourns::HIGHEST_NS));
+    }
+
+    fn summary(&self) -> SojournSummary {
+        let h = &self.0;
+        if h.is_empty() {
+            return SojournSummary::default();
+        }
+        SojournSummary { packets: h.len(), mean: Dur(h.mean().round() as u64), p99: Dur(h.value_at_quantile(0.99)), max: Dur(h.max()) }
+    }
 }
 
 struct Queued {
@@ -287,6 +329,8 @@ pub struct DualPi2 {
     next_update: Time,
     /// The WRR credit in percent-bytes: ≤ 0 lets L go first.
     credit: i64,
+    l_sojourns: Sojourns,
+    c_sojourns: Sojourns,
 }
 
 impl DualPi2 {
@@ -304,6 +348,8 @@ impl DualPi2 {
             qdelay_prev: Dur::ZERO,
             next_update: Time::ZERO + params.tupdate,
             credit: 0,
+            l_sojourns: Sojourns::new(),
+            c_sojourns: Sojourns::new(),
         };
         d.reset_credit();
         d
@@ -593,6 +639,10 @@ impl Qdisc for DualPi2 {
                 continue;
             }
             self.credit += change * i64::from(q.pkt.size);
+            match which {
+                Which::L => self.l_sojourns.record(now.since(q.at)),
+                Which::C => self.c_sojourns.record(now.since(q.at)),
+            }
             return Some(q.pkt);
         }
     }
@@ -616,6 +666,7 @@ impl Qdisc for DualPi2 {
         self.c.discard(discard, out);
     }
     fn stats(&self) -> AqmStats {
-        AqmStats { dualpi2: Some(self.counts), ..self.stats }
+        let counts = DualPi2Counts { l4s_sojourn: self.l_sojourns.summary(), classic_sojourn: self.c_sojourns.summary(), ..self.counts };
+        AqmStats { dualpi2: Some(counts), ..self.stats }
     }
 }
