@@ -220,8 +220,11 @@ impl Connection {
             None => (DEFAULT_WINDOW, DEFAULT_WINDOW, 0.5, DEFAULT_DCID_LEN),
         };
         let flow_rule = profile.quic.as_ref().map_or(FlowControlRule::Sliding, |q| q.flow_control_rule);
-        let recovery_cfg = RecoveryConfig { ecn: profile.ecn, ..RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay) };
-        let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true, ecn: profile.ecn };
+        // A scalable (L4S) controller needs ECN whatever the profile says (RFC 9331 §4: it
+        // sends ECT(1) and reads the CE counts); both endpoints of the flow run it.
+        let ecn = profile.ecn || multiconn_cc::build(&cc_cfg).scalable_ecn();
+        let recovery_cfg = RecoveryConfig { ecn, ..RecoveryConfig::from_knobs(&profile.recovery, max_ack_delay) };
+        let immediate = AckPolicy { delay_acks: false, threshold: 1, max_ack_delay: Dur::ZERO, immediate_on_reorder: true, ecn };
         let data_policy = AckPolicy {
             delay_acks: true,
             // 0: no count, the timer alone.
@@ -231,7 +234,7 @@ impl Connection {
             },
             max_ack_delay: profile.ack.ack_delay.unwrap_or(max_ack_delay),
             immediate_on_reorder: profile.ack.immediate_ack_on_reorder,
-            ecn: profile.ecn,
+            ecn,
         };
         let pacer_cfg = PacerConfig {
             enabled: profile.pacing.enabled,

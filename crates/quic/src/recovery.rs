@@ -32,8 +32,8 @@ mod stack_timers;
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, RttEstimator, SentRateState};
-use multiconn_core::{Dur, Payload, Time};
+use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, EcnFeedback, LossEvent, RttEstimator, SentRateState};
+use multiconn_core::{Dur, Ecn, Payload, Time};
 use multiconn_transport::profile::{RecoveryKnobs, RetransmitTimer, SpuriousUndo};
 
 use crate::ack_ranges::EcnCounts;
@@ -345,6 +345,8 @@ impl Recovery {
     /// Loss recovery with no packet sent, `rtt` and `controller`; `is_server` for the
     /// anti-amplification and address-validation rules (RFC 9002 §6.2.2.1).
     pub fn new(cfg: RecoveryConfig, rtt: RttEstimator, controller: Box<dyn Controller>, is_server: bool) -> Recovery {
+        // A scalable (L4S) controller marks ECT(1) (RFC 9331 §4), any other ECT(0).
+        let codepoint = if controller.scalable_ecn() { Ecn::Ect1 } else { Ecn::Ect0 };
         Recovery {
             spaces: Default::default(),
             rtt,
@@ -366,7 +368,7 @@ impl Recovery {
             stats: RecoveryStats::default(),
             scratch: Vec::new(),
             last_timer_episode: None,
-            ecn: cfg.ecn.then(EcnSender::new),
+            ecn: cfg.ecn.then(|| EcnSender::new(codepoint)),
             tlp_count: 0,
             rto_count: 0,
             last_sent_data: None,
@@ -374,9 +376,11 @@ impl Recovery {
         }
     }
 
-    /// Whether the next datagram goes ECT(0) (RFC 9000 §13.4.2, appendix A.4).
-    pub fn ecn_mark(&self) -> bool {
-        self.ecn.as_ref().is_some_and(EcnSender::marks)
+    /// The ECN codepoint of the next datagram (RFC 9000 §13.4.2, appendix A.4): ECT(0), ECT(1)
+    /// for a scalable controller, or `None` (not-ECT) while ECN is off, validation waits or
+    /// failed.
+    pub fn ecn_mark(&self) -> Option<Ecn> {
+        self.ecn.as_ref().filter(|e| e.marks()).map(EcnSender::codepoint)
     }
 
     /// ECN validation and counters; `None` when ECN is off.
@@ -729,10 +733,19 @@ impl Recovery {
 
     /// An ACK frame's ECN counts: validated (RFC 9000 §13.4.2.1, [`EcnSender::on_ack_counts`]),
     /// then RFC 9002 B.7 `ProcessECN`: a larger CE count is a congestion event keyed to the
-    /// send time of the largest acknowledged packet (`largest_sent`).
+    /// send time of the largest acknowledged packet (`largest_sent`). A scalable controller
+    /// hears every ACK's increases instead ([`Controller::on_ecn_feedback`]).
     fn process_ecn(&mut self, now: Time, si: usize, counts: Option<EcnCounts>, newly_ect: u64, largest_sent: Time) {
         let Some(e) = self.ecn.as_mut() else { return };
-        if e.on_ack_counts(now, si, counts, newly_ect, largest_sent) {
+        let Some(increase) = e.on_ack_counts(now, si, counts, newly_ect, largest_sent) else { return };
+        if e.codepoint() == Ecn::Ect1 {
+            if increase.all > 0 {
+                let fb = EcnFeedback { ce_packets: increase.ce, ect_packets: increase.all, largest_acked_sent: largest_sent };
+                self.controller.on_ecn_feedback(now, &fb, &self.rtt);
+            }
+            return;
+        }
+        if increase.congestion_event {
             let bif = self.bytes_in_flight();
             let ev = LossEvent { bytes_lost: 0, largest_lost_sent: largest_sent, bytes_in_flight: bif, prior_in_flight: bif };
             self.controller.on_ecn_congestion_event(now, &ev, &self.rtt);

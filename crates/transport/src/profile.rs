@@ -127,6 +127,14 @@ pub struct CcKnobs {
     /// (`multiconn_cc::bbr`); QUIC profiles only. Absent: false.
     #[serde(default)]
     pub bbr_long_term: bool,
+    /// Prague's RTT independence: `rate` (Linux's `RTT_CONTROL_RATE`) or `none`
+    /// (`multiconn_cc::prague::PragueRttScaling`). Absent: `rate`.
+    #[serde(default)]
+    pub prague_rtt_scaling: multiconn_cc::prague::PragueRttScaling,
+    /// Prague's classic-ECN fallback (`multiconn_cc::prague`; Linux's `prague_ecn_fallback`).
+    /// Absent: false, Linux's default.
+    #[serde(default)]
+    pub prague_ecn_fallback: bool,
 }
 
 /// Loss detection and timers (`[recovery]`).
@@ -631,6 +639,8 @@ impl Profile {
             initial_rtt: self.recovery.initial_rtt,
             reno_growth: self.cc.reno_growth,
             bbr_long_term: self.cc.bbr_long_term,
+            prague_rtt_scaling: self.cc.prague_rtt_scaling,
+            prague_ecn_fallback: self.cc.prague_ecn_fallback,
             ..base
         })
     }

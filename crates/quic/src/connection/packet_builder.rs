@@ -22,7 +22,7 @@
 //! * Registration: each datagram sent goes into the path's recovery, pacer, ACK states,
 //!   counters and qlog.
 
-use multiconn_core::{Ecn, Packet, Payload, Time};
+use multiconn_core::{Packet, Payload, Time};
 use multiconn_transport::Role;
 
 use super::{Connection, HANDSHAKE_PATH, MIN_FRAME_ROOM};
@@ -485,7 +485,7 @@ impl Connection {
                     ack_eliciting,
                     in_flight,
                     app_limited,
-                    ect,
+                    ect: ect.is_some(),
                     content: Some(SentContent { payload: payload.clone(), index: i as u8 }),
                 },
             );
@@ -514,8 +514,8 @@ impl Connection {
         *next_id += 1;
         let mut pkt = Packet::new(id, self.flow, udp_size + IP_UDP_OVERHEAD, self.seq, now).with_payload(payload);
         pkt.path = path as u8;
-        if ect {
-            pkt.ecn = Ecn::Ect0;
+        if let Some(codepoint) = ect {
+            pkt.ecn = codepoint;
             self.stats.ect_datagrams_sent += 1;
         }
         pkt

@@ -17,7 +17,7 @@ use crate::support::{datagram, download, ms, params, single_path, Runs};
 struct Run {
     client: Connection,
     server: Connection,
-    /// ECN field of every server datagram as sent and as delivered.
+    /// ECN field of every server datagram as sent (ECT(0) or ECT(1)) and as delivered.
     sent_ect: u64,
     delivered: Vec<Ecn>,
     /// ECN counts in the last ACK frame of the application space the client sent.
@@ -38,7 +38,7 @@ fn run(p: &ConnectionParams, limit: Time, network: impl FnMut(u64, &Packet) -> V
     h.script(0, Route::ToClient, network);
     h.run_until(limit);
     let on = |route: Route, event: WireEvent| h.wire.iter().filter(move |w| w.route == route && w.event == event).map(|w| &w.pkt);
-    let sent_ect = on(Route::ToClient, WireEvent::Sent).filter(|p| p.ecn == Ecn::Ect0).count() as u64;
+    let sent_ect = on(Route::ToClient, WireEvent::Sent).filter(|p| matches!(p.ecn, Ecn::Ect0 | Ecn::Ect1)).count() as u64;
     let delivered = on(Route::ToClient, WireEvent::Delivered).map(|p| p.ecn).collect();
     let mut last_client_counts = None;
     for pkt in on(Route::ToServer, WireEvent::Sent) {
@@ -88,6 +88,46 @@ fn a_bleaching_path_fails_validation_and_marking_stops() {
     assert!(r.server.stats().datagrams_sent > 100);
     assert_eq!(r.last_client_counts, None, "nothing arrived marked: no counts to report");
     assert_eq!(server.responses, 0);
+}
+
+fn prague_params(size: u64) -> ConnectionParams {
+    // ECN left off in the profile: Prague turns it on.
+    ConnectionParams { cc: multiconn_cc::CcKind::Prague, ..params(download(size), Time::ZERO) }
+}
+
+/// RFC 9331 §4: a Prague sender's datagrams go ECT(1), the receiver's counts report ECT(1)
+/// and CE, never ECT(0), and the marks cut the window without a retransmission.
+#[test]
+fn prague_sends_ect1_and_hears_the_ce_counts() {
+    let p = prague_params(1_000_000);
+    assert!(!p.profile.ecn);
+    let mut sent_ect0 = 0;
+    let r = run(&p, Time::ZERO + ms(3000), move |i, pkt| {
+        sent_ect0 += u64::from(pkt.ecn == Ecn::Ect0);
+        assert_eq!(sent_ect0, 0, "a Prague sender never sends ECT(0)");
+        if i % 25 == 24 && pkt.ecn == Ecn::Ect1 { Verdict::SetEcn(Ecn::Ce) } else { Verdict::Pass }
+    });
+    let server = r.server.path_recovery(0).ecn_stats().unwrap();
+    assert_eq!(server.state, EcnValidation::Capable);
+    assert!(r.sent_ect > 100);
+    let counts = r.last_client_counts.expect("the client's ACK frames carry ECN counts");
+    assert!(counts.ect1 > 0 && counts.ce > 0 && counts.ect0 == 0, "{counts:?}");
+    let marks = r.delivered.iter().filter(|e| **e == Ecn::Ce).count() as u64;
+    assert_eq!(r.client.stats().ce_datagrams_received, marks);
+    assert_eq!(r.server.stats().retransmissions, 0, "a mark is not a loss");
+    assert!(r.client.stats().delivered >= 1_000_000, "delivered {}", r.client.stats().delivered);
+}
+
+/// RFC 9331 §5 / RFC 9000 §13.4.2.1: a path that re-marks ECT(1) as ECT(0) fails a Prague
+/// sender's validation: the counts report a codepoint it never sent.
+#[test]
+fn a_path_turning_ect1_into_ect0_fails_prague_validation() {
+    let p = prague_params(1_000_000);
+    let r = run(&p, Time::ZERO + ms(3000), |_, pkt| if pkt.ecn == Ecn::Ect1 { Verdict::SetEcn(Ecn::Ect0) } else { Verdict::Pass });
+    let server = r.server.path_recovery(0).ecn_stats().unwrap();
+    assert_eq!(server.state, EcnValidation::Failed);
+    assert!(r.sent_ect <= multiconn_quic::recovery::ECN_TESTING_PACKETS, "ECT datagrams {}", r.sent_ect);
+    assert!(r.client.stats().delivered >= 1_000_000, "the download completes without ECN");
 }
 
 /// ECN off (the default): nothing is marked, the ACK frames are of type 0x02.
