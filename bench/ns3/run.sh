@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Builds and runs the ns-3 counterpart of the bulk benchmark (bench/ns3/bulk_send.cc).
+# Builds and runs the ns-3 counterpart of the bulk benchmark (bench/ns3/bulk_send.cc), or with
+# NS3_PROGRAM=dctcp_step the DCTCP step-marking cross-check (bench/ns3/dctcp_step.cc).
 #
-#   bench/ns3/run.sh [BUILD_DIR] [PROGRAM OPTIONS...]
+#   [NS3_PROGRAM=NAME] bench/ns3/run.sh [BUILD_DIR] [PROGRAM OPTIONS...]
 #
 # BUILD_DIR defaults to target/ns3 (relative to the repository root); an argument starting
 # with "--" is taken as a program option. The binary is rebuilt only when bulk_send.cc is
-# newer than it. Program options: --cc=newreno|cubic, --duration=SECONDS, --bytes=N,
+# newer than it. bulk_send's options: --cc=newreno|cubic, --duration=SECONDS, --bytes=N,
 # --rate=40Mbps, --delay=10ms, --queue=100, --mss=1448, --buf=BYTES.
 # Prints the program's JSON line. Exits 3 if ns-3 is not installed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-src="$here/bulk_send.cc"
+program="${NS3_PROGRAM:-bulk_send}"
+src="$here/$program.cc"
+if [[ ! -f "$src" ]]; then
+    echo "run.sh: NS3_PROGRAM=$program: no $src (bulk_send, dctcp_step)" >&2
+    exit 2
+fi
 
 build_dir="$root/target/ns3"
 if [[ $# -gt 0 && "$1" != --* ]]; then
@@ -36,7 +42,7 @@ EOF
 fi
 
 mkdir -p "$build_dir"
-bin="$build_dir/bulk_send"
+bin="$build_dir/$program"
 if [[ ! -x "$bin" || "$src" -nt "$bin" ]]; then
     echo "building $bin" >&2
     g++ -std=c++17 -O2 -DNDEBUG "${cflags[@]}" -o "$bin.tmp" "$src" "${libs[@]}"
