@@ -243,12 +243,6 @@ impl Bearer {
     /// t-StatusProhibit), then AM's status report to send, on its way to arrive at the end of
     /// slot `status_slot`.
     pub(crate) fn end_of_slot(&mut self, now_us: u64, status_slot: u64, delivered: &mut Vec<u64>, broken: &mut Vec<u64>) {
-        if self.l4s.is_some() {
-            let queued = self.status(now_us).queued_bytes;
-            if let Some(m) = &mut self.l4s {
-                m.end_of_slot(queued);
-            }
-        }
         match &mut self.rlc {
             Rlc::Um { rx, .. } => {
                 if rx.timer_expiry_us().is_some_and(|t| t <= now_us) {
@@ -263,6 +257,18 @@ impl Bearer {
                     self.statuses.push((status_slot, status));
                 }
             }
+        }
+    }
+
+    /// The end of a slot for the L4S marker, if the bearer has one: what its grants drained
+    /// is a sample of its rate.
+    pub(crate) fn l4s_end_of_slot(&mut self) {
+        if let Some(m) = &mut self.l4s {
+            let queued = match &self.rlc {
+                Rlc::Um { tx, .. } => tx.status(0).queued_bytes,
+                Rlc::Am { tx, .. } => tx.status(0).queued_bytes,
+            };
+            m.end_of_slot(queued);
         }
     }
 

@@ -995,6 +995,15 @@ impl CellHop {
                 (self.delivered, self.broken) = (ids, broken);
             }
         }
+        // L4S marking: the slot's drained bytes are a sample of each UE's rate (a cell without
+        // marking skips the pass).
+        if self.cfg.l4s_marking.is_some() {
+            for &ue in &self.in_play {
+                for b in &mut self.ues[ue].bearers {
+                    b.l4s_end_of_slot();
+                }
+            }
+        }
         if let Some(s) = &mut self.series {
             // A UE out of play has had an empty buffer since it left (its bins carry it over).
             for &i in &self.in_play {
