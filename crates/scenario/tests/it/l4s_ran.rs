@@ -148,3 +148,20 @@ fn bad_marking_settings_give_one_line_naming_the_field() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+#[test]
+fn every_cell_of_a_layout_marks_and_a_handover_keeps_the_counts() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/scenarios/handover_route.toml"))
+        .unwrap()
+        .replace("duration = \"66 s\"", "duration = \"20 s\"")
+        .replace("fading = \"none\"\n", "fading = \"none\"\nl4s_marking = { model = \"predicted\" }\n")
+        .replace("transport = \"quic\"\napp = \"bulk\"", "transport = \"udp\"\napp = \"cbr\"\nrate = \"40 Mbit/s\"\necn_codepoint = \"ect1\"");
+    let (summary, _) = run(&text, Some(1));
+    let ran = &summary["cells"][0];
+    assert!(ran["ues"][0]["handovers"].as_u64().unwrap() >= 1, "{}", ran["ues"][0]["handovers"]);
+    let marks: Vec<u64> = ran["cells"].as_array().unwrap().iter().map(|c| c["ues"][0]["l4s_marking"]["downlink"]["ce_marks"].as_u64().unwrap()).collect();
+    // 40 Mbit/s into a 50-RB cell: the queue builds in the first cell and in the next.
+    assert!(marks.iter().filter(|&&m| m > 0).count() >= 2, "{marks:?}");
+    let ce = ce_received(&summary);
+    assert!(ce > 0 && ce <= marks.iter().sum::<u64>(), "{ce} CE received, {marks:?} marked");
+}
