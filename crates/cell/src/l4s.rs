@@ -85,21 +85,21 @@ impl L4sMarking {
         match *self {
             L4sMarking::Sojourn { step_us } => {
                 if step_us > MAX_US {
-                    return Err(CellError::out_of_range("cell.l4s_marking.step_threshold", step_us as f64 / 1000.0, "at most 10 s (in ms)"));
+                    return Err(CellError::out_of_range("cell.l4s_marking.step_threshold", step_us as f64 / 1000.0, "at most 10000 ms"));
                 }
             }
             L4sMarking::Predicted { min_th_us, range_us, window_us, floor_bytes_per_s } => {
                 if min_th_us > MAX_US {
-                    return Err(CellError::out_of_range("cell.l4s_marking.ramp_min_th", min_th_us as f64 / 1000.0, "at most 10 s (in ms)"));
+                    return Err(CellError::out_of_range("cell.l4s_marking.ramp_min_th", min_th_us as f64 / 1000.0, "at most 10000 ms"));
                 }
                 if range_us > MAX_US {
-                    return Err(CellError::out_of_range("cell.l4s_marking.ramp_range", range_us as f64 / 1000.0, "at most 10 s (in ms)"));
+                    return Err(CellError::out_of_range("cell.l4s_marking.ramp_range", range_us as f64 / 1000.0, "at most 10000 ms"));
                 }
                 if window_us == 0 || window_us > MAX_US {
-                    return Err(CellError::out_of_range("cell.l4s_marking.rate_window", window_us as f64 / 1000.0, "above 0 and at most 10 s (in ms)"));
+                    return Err(CellError::out_of_range("cell.l4s_marking.rate_window", window_us as f64 / 1000.0, "above 0 ms and at most 10000 ms"));
                 }
                 if !(floor_bytes_per_s.is_finite() && floor_bytes_per_s > 0.0) {
-                    return Err(CellError::out_of_range("cell.l4s_marking.rate_floor", floor_bytes_per_s * 8.0, "a rate above 0 (in bit/s)"));
+                    return Err(CellError::out_of_range("cell.l4s_marking.rate_floor", floor_bytes_per_s * 8.0, "a rate above 0 bit/s"));
                 }
             }
         }

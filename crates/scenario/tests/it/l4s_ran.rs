@@ -133,7 +133,7 @@ fn a_split_over_two_marking_cells_marks_on_both_legs() {
 #[test]
 fn bad_marking_settings_give_one_line_naming_the_field() {
     let cases = [
-        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"sojourn\", step_threshold = \"20 s\" }", "cell.lte.l4s_marking.step_threshold: 20000 is not allowed: must be at most 10 s (in ms)"),
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"sojourn\", step_threshold = \"20 s\" }", "cell.lte.l4s_marking.step_threshold: 20000 is not allowed: must be at most 10000 ms"),
         ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"predicted\", rate_window = \"0 s\" }", "cell.lte.l4s_marking.rate_window: 0 is not allowed"),
         ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"predicted\", rate_floor = \"0 bit/s\" }", "cell.lte.l4s_marking.rate_floor: 0 is not allowed"),
         ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"codel\" }", "cell.lte.l4s_marking"),
