@@ -54,13 +54,26 @@ pub struct UdpSource {
     payload_sent: u64,
     /// For CBR: when the next packet is due.
     next_due: Time,
+    /// The ECN field of its packets.
+    ecn: multiconn_core::Ecn,
 }
 
 impl UdpSource {
     /// A source for `cfg`; its packets must be larger than the UDP/IPv4 headers.
     pub fn new(cfg: SourceConfig) -> UdpSource {
         assert!(cfg.packet_size > IP_UDP_OVERHEAD, "packet size must exceed the UDP/IPv4 headers");
-        UdpSource { next_due: cfg.start, cfg, seq: 0, payload_sent: 0 }
+        UdpSource { next_due: cfg.start, cfg, seq: 0, payload_sent: 0, ecn: multiconn_core::Ecn::NotEct }
+    }
+
+    /// The same source sending every packet with the ECN field `ecn` (Not-ECT unless set).
+    pub fn with_ecn(mut self, ecn: multiconn_core::Ecn) -> UdpSource {
+        self.ecn = ecn;
+        self
+    }
+
+    /// The ECN field of its packets.
+    pub fn ecn(&self) -> multiconn_core::Ecn {
+        self.ecn
     }
 
     /// Its configuration.
@@ -119,7 +132,7 @@ impl UdpSource {
             route: 0,
             lower_sn: 0,
             path: 0,
-            ecn: multiconn_core::Ecn::NotEct,
+            ecn: self.ecn,
             payload: None,
         };
         *next_id += 1;
@@ -158,6 +171,8 @@ pub struct UdpSink {
     pub last_arrival: Option<Time>,
     /// Packets that arrived with a lower sequence number than one already seen.
     pub reordered: u64,
+    /// Packets that arrived with the ECN field CE.
+    pub ce: u64,
     highest_seq: Option<u64>,
 }
 
@@ -168,6 +183,7 @@ impl UdpSink {
         self.packets += 1;
         self.payload += payload;
         self.last_arrival = Some(now);
+        self.ce += u64::from(pkt.ecn == multiconn_core::Ecn::Ce);
         match self.highest_seq {
             Some(h) if pkt.seq < h => self.reordered += 1,
             _ => self.highest_seq = Some(pkt.seq),

@@ -2,15 +2,17 @@
 //! cell: 100 RBs, PF, MI link adaptation, flat Rayleigh fading at 3 km/h) at distances from
 //! 50 m to 950 m, the same with per-RB and ETU fading and without fading: the cost of the cell
 //! alone, per simulated second (the goal is at least 100x real time for the whole
-//! run). And the fading alone: one TTI's gains over 100 RBs, flat, per RB and per profile.
+//! run). The same without fading with L4S marking on the RLC buffers (the packets are ECT(1),
+//! which a cell without marking ignores). And the fading alone: one TTI's gains over 100 RBs,
+//! flat, per RB and per profile.
 
 // criterion_group! defines a public function it cannot document.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use multiconn_cell::fading::DEFAULT_SINUSOIDS;
-use multiconn_cell::{CellConfig, CellDirection, CellFading, CellHop, FadingConfig, FadingSpread, TdlProfile};
-use multiconn_core::{FlowId, Packet, RngStream, Time};
+use multiconn_cell::{CellConfig, CellDirection, CellFading, CellHop, FadingConfig, FadingSpread, L4sMarking, TdlProfile};
+use multiconn_core::{Ecn, FlowId, Packet, RngStream, Time};
 
 const UES: usize = 10;
 const SECONDS: u64 = 1;
@@ -24,7 +26,7 @@ fn saturate(cfg: &CellConfig) -> u64 {
     while now < SECONDS * 1_000_000_000 {
         for (ue, q) in queued.iter_mut().enumerate() {
             while *q < 50 {
-                let pkt = Packet::new(id, FlowId(ue as u32), 1500, id, Time(now));
+                let pkt = Packet::new(id, FlowId(ue as u32), 1500, id, Time(now)).with_ecn(Ecn::Ect1);
                 id += 1;
                 if cell.enqueue(Time(now), ue, CellDirection::Down, pkt).is_ok() {
                     *q += 1;
@@ -49,6 +51,10 @@ fn cell(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("rayleigh", |b| b.iter(|| saturate(&faded)));
     group.bench_function("no_fading", |b| b.iter(|| saturate(&still)));
+    for (name, rule) in [("no_fading_l4s_sojourn", L4sMarking::SOJOURN_DEFAULT), ("no_fading_l4s_predicted", L4sMarking::PREDICTED_DEFAULT)] {
+        let cfg = CellConfig { l4s_marking: Some(rule), ..still.clone() };
+        group.bench_function(name, |b| b.iter(|| saturate(&cfg)));
+    }
     for spread in [FadingSpread::PerRb, FadingSpread::Tdl(TdlProfile::Etu)] {
         let cfg = CellConfig { fading: FadingConfig::Rayleigh { doppler_hz: 5.89, spread }, ..faded.clone() };
         group.bench_function(spread.name(), |b| b.iter(|| saturate(&cfg)));

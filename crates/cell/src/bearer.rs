@@ -16,12 +16,16 @@
 //! both ends are then re-established (the SDUs in the transmitter discarded, the receiver
 //! reset), as RRC would after recovering the link, and those packets are dropped with the
 //! cause `rlc_max_retx`.
+//!
+//! With L4S marking on ([`crate::l4s`]), the bearer's marker sees every SDU queued and every
+//! first byte of an SDU handed to MAC (new data only: an ARQ retransmission is not a dequeue).
 
 use std::collections::VecDeque;
 
-use multiconn_core::Packet;
+use multiconn_core::{Ecn, Packet};
 
 use crate::error::CellError;
+use crate::l4s::L4sMarker;
 use crate::rlc::{RlcBufferStatus, UmPdu, UmTxBuffer};
 use crate::rlc_am::{AmConfig, AmPdu, AmRx, AmStatus, AmTx};
 use crate::rlc_rx::UmReceiver;
@@ -73,6 +77,8 @@ pub(crate) struct Bearer {
     pdcp_sns: VecDeque<(u64, u32)>,
     /// The PDCP SN of the newest SDU confirmed when `pdcp_sns` was last trimmed.
     confirmed_sn: Option<u32>,
+    /// L4S marking on the transmission buffer, when the cell has it.
+    pub(crate) l4s: Option<Box<L4sMarker>>,
 }
 
 impl Bearer {
@@ -86,7 +92,7 @@ impl Bearer {
                 Rlc::Am { tx: Box::new(AmTx::new(cfg)?), rx: Box::new(AmRx::new(cfg)?) }
             }
         };
-        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new(), pdcp_sns: VecDeque::new(), confirmed_sn: None })
+        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new(), pdcp_sns: VecDeque::new(), confirmed_sn: None, l4s: None })
     }
 
     /// Offers an SDU of `bytes` to the transmitting side: its id, or `None` if the buffer is
@@ -138,6 +144,10 @@ impl Bearer {
             Rlc::Am { .. } => Vec::new(),
         };
         let am = matches!(self.rlc, Rlc::Am { .. });
+        let mut l4s = self.l4s.take();
+        if let Some(m) = &mut l4s {
+            m.reset();
+        }
         let (mut forward, mut lost) = (Vec::new(), Vec::new());
         for (id, pkt) in self.packets.drain() {
             if am || unsent.binary_search(&id).is_ok() {
@@ -147,6 +157,7 @@ impl Bearer {
             }
         }
         *self = Bearer::new(mode, capacity_bytes, t_reordering_us)?;
+        self.l4s = l4s;
         Ok((forward, lost))
     }
 
@@ -160,19 +171,26 @@ impl Bearer {
 
     /// What a TB of `bytes` granted to the bearer carries, if anything.
     pub(crate) fn pull(&mut self, bytes: u32, now_us: u64) -> Option<Payload> {
-        match &mut self.rlc {
+        let payload = match &mut self.rlc {
             Rlc::Um { tx, next_seq, .. } => {
                 let pdu = tx.pull(bytes)?;
                 let seq = *next_seq;
                 *next_seq += 1;
-                Some(Payload::Um(seq, pdu))
+                Payload::Um(seq, pdu)
             }
             Rlc::Am { tx, .. } => {
                 let mut pdus = Vec::new();
                 tx.pull(bytes, now_us, &mut pdus);
-                (!pdus.is_empty()).then_some(Payload::Am(pdus))
+                if pdus.is_empty() {
+                    return None;
+                }
+                Payload::Am(pdus)
             }
+        };
+        if let Some(m) = &mut self.l4s {
+            mark_on_dequeue(m, &mut self.packets, &payload, now_us);
         }
+        Some(payload)
     }
 
     /// SDUs that have entered the transmission buffer so far (what a buffer status report
@@ -242,6 +260,18 @@ impl Bearer {
         }
     }
 
+    /// The end of a slot for the L4S marker, if the bearer has one: what its grants drained
+    /// is a sample of its rate.
+    pub(crate) fn l4s_end_of_slot(&mut self) {
+        if let Some(m) = &mut self.l4s {
+            let queued = match &self.rlc {
+                Rlc::Um { tx, .. } => tx.status(0).queued_bytes,
+                Rlc::Am { tx, .. } => tx.status(0).queued_bytes,
+            };
+            m.end_of_slot(queued);
+        }
+    }
+
     /// The start of slot `slot` (at `now_us`), AM only: the status reports that arrived by
     /// then reach the transmitter, and t-PollRetransmit fires if due. SDUs given up after
     /// maxRetxThreshold retransmissions, and the others the re-establishment that follows
@@ -276,6 +306,38 @@ impl Bearer {
         let Rlc::Am { tx, rx } = &self.rlc else { return None };
         let (t, r) = (tx.counters(), rx.counters());
         Some(AmCounts { retransmitted_pdus: t.retx_pdus, status_reports: r.status_reports, polls: t.polls, failed_sdus: t.failed_sdus })
+    }
+}
+
+/// The SDUs whose first byte `payload` carries (new data, not ARQ retransmissions) leave the
+/// queue now: the marker counts their bytes as drained and, under the sojourn rule, marks
+/// those that waited too long.
+fn mark_on_dequeue(m: &mut L4sMarker, packets: &mut SduPackets, payload: &Payload, now_us: u64) {
+    let mut first = |m: &mut L4sMarker, id: u64| {
+        if m.on_first_byte(id, now_us) {
+            if let Some(pkt) = packets.get_mut(id).filter(|p| p.ecn == Ecn::Ect1) {
+                pkt.ecn = Ecn::Ce;
+                m.count_mark();
+            }
+        }
+    };
+    match payload {
+        Payload::Um(_, pdu) => {
+            for s in &pdu.segments {
+                m.on_drained(u64::from(s.len));
+                if s.offset == 0 {
+                    first(m, s.sdu_id);
+                }
+            }
+        }
+        Payload::Am(pdus) => {
+            for p in pdus.iter().filter(|p| !p.retransmission) {
+                m.on_drained(u64::from(p.segment.len));
+                if p.segment.offset == 0 {
+                    first(m, p.segment.sdu_id);
+                }
+            }
+        }
     }
 }
 

@@ -37,6 +37,7 @@ use crate::dl::{CellDropCause, DlMac, DlUeInput};
 use crate::error::{check_range, CellError};
 use crate::fading::{CellFading, FadingSpread, Grid};
 use crate::harq::MiCombining;
+use crate::l4s::{L4sCounts, L4sMarker, L4sMarking};
 use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
 use crate::bearer::{AmCounts, Bearer, Payload, RlcMode};
@@ -168,6 +169,9 @@ pub struct CellConfig {
     /// each correlation distance it moves) instead of taking the path-loss model's `sight`;
     /// needs a model with a LOS probability (UMa, UMi, RMa).
     pub draw_los: bool,
+    /// L4S marking on every UE's RLC transmission buffers, both directions ([`crate::l4s`]),
+    /// or none.
+    pub l4s_marking: Option<L4sMarking>,
 }
 
 impl CellConfig {
@@ -192,6 +196,7 @@ impl CellConfig {
             rlc: RlcMode::Um,
             blockage: None,
             draw_los: false,
+            l4s_marking: None,
         }
     }
 
@@ -222,6 +227,9 @@ impl CellConfig {
         }
         if self.draw_los && self.budget.pathloss.los_probability(100.0).is_none() {
             return Err(CellError::invalid("cell.los", "a drawn line of sight needs a path-loss model with a LOS probability: uma, umi or rma (TR 38.901 Table 7.4.2-1)"));
+        }
+        if let Some(m) = &self.l4s_marking {
+            m.validate()?;
         }
         self.amc.validate()?;
         self.curve.validate()?;
@@ -485,9 +493,15 @@ impl CellHop {
                 LosState { pathloss: LosState::draw(cfg.budget.pathloss, d, &mut rng), drawn_at_m: d, rng }
             });
             let loss_db = los.as_ref().map_or_else(|| cfg.budget.loss_db(d), |l| l.pathloss.loss_db(d, cfg.budget.carrier_mhz));
+            let mut bearers = [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?];
+            if let Some(rule) = cfg.l4s_marking {
+                for (dir, b) in bearers.iter_mut().enumerate() {
+                    b.l4s = Some(Box::new(L4sMarker::new(rule, cfg.carrier.slot_ns(), RngStream::derive(seed, &format!("{label}/l4s/{i}/{dir}")))));
+                }
+            }
             ues.push(Ue {
                 channel: UeChannel { loss_db, fading },
-                bearers: [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?],
+                bearers,
                 counters: UeCounters::default(),
                 distance_loss_db: loss_db,
                 dl_noise_rise_db: 0.0,
@@ -638,6 +652,18 @@ impl CellHop {
         self.ues[ue].bearers[dir as usize].am_counts()
     }
 
+    /// What L4S marking counted on UE `ue`'s RLC buffer in direction `dir`; `None` without
+    /// marking.
+    pub fn l4s_counts(&self, ue: usize, dir: CellDirection) -> Option<L4sCounts> {
+        self.ues.get(ue)?.bearers[dir as usize].l4s.as_ref().map(|m| m.counts())
+    }
+
+    /// UE `ue`'s L4S rate estimate in direction `dir` (predicted sojourn: the drained rate,
+    /// floored), bytes/s; `None` without one.
+    pub fn l4s_rate_estimate(&self, ue: usize, dir: CellDirection) -> Option<f64> {
+        self.ues.get(ue)?.bearers[dir as usize].l4s.as_ref().and_then(|m| m.rate_estimate())
+    }
+
     /// Blocked periods UE `ue`'s link has begun so far; `None` without blockage.
     pub fn blocked_periods(&self, ue: usize) -> Option<u64> {
         self.ues[ue].blockage.as_ref().map(Blockage::blocked_periods)
@@ -660,7 +686,7 @@ impl CellHop {
 
     /// A packet for UE `ue` (downlink) or from it (uplink) arrives at `now`. A packet that does
     /// not fit in the RLC buffer comes back with [`CellDropCause::RlcBufferFull`].
-    pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
+    pub fn enqueue(&mut self, now: Time, ue: usize, dir: CellDirection, mut pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
         if ue >= self.ues.len() {
             return Err((pkt, CellDropCause::RlcBufferFull));
         }
@@ -669,6 +695,12 @@ impl CellHop {
         let bearer = &mut u.bearers[dir as usize];
         match bearer.enqueue(pkt.size.max(1), now.0 / 1000) {
             Ok(Some(id)) => {
+                if bearer.l4s.is_some() {
+                    let ahead = bearer.status(0).queued_bytes.saturating_sub(u64::from(pkt.size.max(1)));
+                    if let Some(m) = &mut bearer.l4s {
+                        pkt.ecn = m.on_enqueue(id, now.0 / 1000, ahead, pkt.ecn);
+                    }
+                }
                 bearer.note_pdcp_sn(id, pkt.lower_sn);
                 if let Err(pkt) = bearer.packets.insert(id, pkt) {
                     // The RLC buffer gives ids in order; this cannot happen.
@@ -961,6 +993,15 @@ impl CellHop {
                     self.hand_out(ue, dir, &ids, &broken, end, &mut finished);
                 }
                 (self.delivered, self.broken) = (ids, broken);
+            }
+        }
+        // L4S marking: the slot's drained bytes are a sample of each UE's rate (a cell without
+        // marking skips the pass).
+        if self.cfg.l4s_marking.is_some() {
+            for &ue in &self.in_play {
+                for b in &mut self.ues[ue].bearers {
+                    b.l4s_end_of_slot();
+                }
             }
         }
         if let Some(s) = &mut self.series {

@@ -37,6 +37,8 @@
 //!   38.212/38.306): numerologies, PRBs per bandwidth, RBG size, TDD patterns, MCS and CQI
 //!   tables, the TBS with LDPC base graph and code blocks, and the peak-rate formula.
 //! * [`series`]: per-UE time series of a cell (SINR, CQI, MCS, RBs, TB errors, RLC buffer).
+//! * [`l4s`]: L4S marking on a bearer's RLC buffer: CE on ECT(1) packets by their sojourn at
+//!   dequeue (a step) or by a sojourn predicted at enqueue from the drained rate (a ramp).
 //! * [`hop`]: the cell as a packet element: packets in per UE and direction, out TTI by TTI
 //!   or dropped with the cell's causes.
 //! * [`rrc`]: RRC's measurements and radio link monitoring (TS 38.331): the layer-3 filter,
@@ -59,6 +61,7 @@ pub mod error;
 pub mod fading;
 pub mod harq;
 pub mod hop;
+pub mod l4s;
 pub mod memo;
 mod mi_table;
 pub mod mobility;
@@ -91,6 +94,7 @@ pub use dl::{CellDropCause, DlMac, DlTb, DlTti, DlUeInput, HarqCounters};
 pub use error::CellError;
 pub use fading::{doppler_hz, CellFading, FadingSpread, Grid, RayleighFading, RicianFading};
 pub use tdl::{TdlFading, TdlProfile};
+pub use l4s::{L4sCounts, L4sMarking};
 pub use harq::{HarqEntity, HarqTb, HarqTiming, MiCombining, TbDecoder, TxAttempt, TxOutcome, HARQ_PROCESSES, HARQ_RTT_TTIS, MAX_TRANSMISSIONS};
 pub use rlc::{RlcBufferStatus, RlcCounters, UmPdu, UmSegment, UmTxBuffer};
 pub use scheme::McsScheme;

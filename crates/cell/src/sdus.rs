@@ -55,6 +55,12 @@ impl SduPackets {
         Some(pkt)
     }
 
+    /// The packet held under `id`, if any, to change in place (an L4S mark).
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut Packet> {
+        let index = usize::try_from(id.checked_sub(self.first)?).ok()?;
+        self.slots.get_mut(index)?.as_mut()
+    }
+
     /// Whether no packet is held.
     pub fn is_empty(&self) -> bool {
         self.held == 0

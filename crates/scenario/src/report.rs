@@ -205,6 +205,11 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 _ => {
                     let reordered = f.udp().map_or(0, |udp| udp.sink.reordered);
                     m.insert("reordered_packets".into(), json!(reordered));
+                    // Only a source that sets a codepoint carries the block, so other runs read as before.
+                    if let Some(udp) = f.udp().filter(|_| f.spec.ecn != multiconn_core::Ecn::NotEct) {
+                        let codepoint = if f.spec.ecn == multiconn_core::Ecn::Ect1 { "ect1" } else { "ect0" };
+                        m.insert("ecn".into(), json!({"codepoint": codepoint, "ce_packets_received": udp.sink.ce}));
+                    }
                 }
             }
             if let Some(log) = &f.messages {
@@ -330,6 +335,10 @@ fn cells_json(world: &World) -> Value {
                         ue["rlc_am"] = json!({ "downlink": down, "uplink": up });
                         ue["drops"]["rlc_max_retx"] = json!(k.rlc_max_retx_drops);
                     }
+                    // L4S marking (a cell without it reads as before).
+                    if let Some(l4s) = l4s_json(hop, u) {
+                        ue["l4s_marking"] = l4s;
+                    }
                     ue
                 })
                 .collect();
@@ -350,6 +359,21 @@ fn cells_json(world: &World) -> Value {
         })
         .collect();
     Value::Array(cells)
+}
+
+/// What L4S marking counted on UE `u`'s RLC buffers, by direction; `None` without marking.
+fn l4s_json(hop: &multiconn_cell::CellHop, u: usize) -> Option<Value> {
+    let dir = |d| {
+        hop.l4s_counts(u, d).map(|c| {
+            let mut v = json!({ "l4s_packets": c.l4s_packets, "ce_marks": c.marks, "arrived_ce": c.arrived_ce });
+            if let Some(r) = hop.l4s_rate_estimate(u, d) {
+                v["last_rate_estimate_mbps"] = json!(tidy(r * 8.0 / 1e6));
+            }
+            v
+        })
+    };
+    let (down, up) = (dir(multiconn_cell::CellDirection::Down)?, dir(multiconn_cell::CellDirection::Up)?);
+    Some(json!({ "downlink": down, "uplink": up }))
 }
 
 /// A cell with a layout: its UEs' handovers, failures and event logs, and each cell's UEs'
@@ -430,7 +454,11 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                 .enumerate()
                 .map(|(u, node)| {
                     let k = hop.ue_counters(u);
-                    json!({ "node": node, "downlink": { "tbs": k.dl_tbs, "tb_errors": k.dl_tb_errors, "rb_ttis": k.dl_rb_ttis }, "uplink": { "tbs": k.ul_tbs, "rb_ttis": k.ul_rb_ttis } })
+                    let mut ue = json!({ "node": node, "downlink": { "tbs": k.dl_tbs, "tb_errors": k.dl_tb_errors, "rb_ttis": k.dl_rb_ttis }, "uplink": { "tbs": k.ul_tbs, "rb_ttis": k.ul_rb_ttis } });
+                    if let Some(l4s) = l4s_json(hop, u) {
+                        ue["l4s_marking"] = l4s;
+                    }
+                    ue
                 })
                 .collect();
             json!({ "index": i, "ues": ues })

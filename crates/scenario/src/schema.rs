@@ -140,6 +140,12 @@ pub struct CellSection {
     /// sectors = 3, wrap = false }` (a hexagonal grid of sites, TR 38.901), with `height_m`
     /// (25). Its UEs move along `route`s and are handed over between the cells.
     pub layout: Option<LayoutSection>,
+    /// L4S marking on every UE's RLC buffer (docs/aqm.md, "L4S marking in the RAN"): ECT(1)
+    /// and CE packets marked CE by `{ model = "sojourn", step_threshold = "1 ms" }` (their wait
+    /// at dequeue) or `{ model = "predicted", ramp_min_th = "1 ms", ramp_range = "4 ms",
+    /// rate_window = "8 ms", rate_floor = "1 Mbit/s" }` (queued bytes ÷ the UE's recent
+    /// rate, at enqueue); every field optional (those defaults). Absent: no marking.
+    pub l4s_marking: Option<L4sMarkingSection>,
     /// With a layout: how handovers are decided and carried out.
     pub handover: Option<HandoverSection>,
     /// With a layout: how UEs measure the cells.
@@ -175,6 +181,28 @@ pub struct CellSection {
     /// Any other path-loss model of `multiconn_radio::pathloss`: `{ model = "uma", sight =
     /// "los" }` (free_space, log_distance, uma, umi, rma, cost231_hata); replaces the two above.
     pub pathloss: Option<multiconn_radio::pathloss::PathLoss>,
+}
+
+/// A cell's L4S marking rule, tagged by `model`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum L4sMarkingSection {
+    /// Mark an L4S packet at dequeue when it waited strictly longer than the step.
+    Sojourn {
+        /// The step threshold (1 ms, Linux DualPI2's).
+        step_threshold: Option<Dur>,
+    },
+    /// Mark at enqueue on the predicted sojourn, with a ramp.
+    Predicted {
+        /// Where the mark probability starts to rise above 0 (1 ms).
+        ramp_min_th: Option<Dur>,
+        /// How much more predicted sojourn takes it to 1 (4 ms; 0: a step).
+        ramp_range: Option<Dur>,
+        /// The time constant of the UE's drained-rate average (8 ms).
+        rate_window: Option<Dur>,
+        /// The lowest rate estimate, so that an outage does not mark every packet (1 Mbit/s).
+        rate_floor: Option<Rate>,
+    },
 }
 
 /// A cell's blockage process.
@@ -641,6 +669,9 @@ pub struct FlowSection {
     pub response_size: Option<Bytes>,
     /// The receiving host (the `to` node) of a TCP/QUIC flow.
     pub receiver: Option<ReceiverSection>,
+    /// UDP: the ECN codepoint of every packet the source sends: `not_ect`, `ect0` or `ect1`
+    /// (the L4S identifier, RFC 9331) (`not_ect`). The sink counts the packets that arrive CE.
+    pub ecn_codepoint: Option<String>,
     /// TCP/QUIC: the timing noise of the processes both endpoints run in (per-packet CPU time,
     /// late timers); each field replaces the profile's `[host]` one. Absent: the profile's
     /// (none for every built-in profile).

@@ -5,6 +5,7 @@ mod amc;
 mod fading;
 mod harq;
 mod hop;
+mod l4s;
 mod nr;
 mod nr_bler;
 mod nr_cell;

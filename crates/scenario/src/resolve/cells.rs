@@ -2,14 +2,14 @@
 //! routes cross by the cell's name (downlink from the eNB to a UE, uplink back).
 
 use super::errors::{check_name, choose, err, FieldError};
-use crate::schema::{BlerSection, CellSection};
+use crate::schema::{BlerSection, CellSection, L4sMarkingSection};
 use multiconn_cell::nr::bandwidth::{n_rb, FrequencyRange};
 use multiconn_cell::nr::mcs::McsTable;
 use multiconn_cell::nr::numerology::Numerology;
 use multiconn_cell::nr::tdd::{Duplex, SpecialSlot};
 use multiconn_cell::nr::bler::CodeBlockGaps;
 use multiconn_cell::rlc_am::AmConfig;
-use multiconn_cell::{doppler_hz, AmcModel, BlockageConfig, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
+use multiconn_cell::{doppler_hz, L4sMarking, AmcModel, BlockageConfig, Carrier, CellConfig, CellError, RlcMode, FadingConfig, FadingSpread, MacTiming, NrCarrier, SchedulerKind, Trajectory, UlMcs};
 use multiconn_radio::pathloss::{LogDistance, PathLoss};
 use std::collections::HashMap;
 
@@ -173,6 +173,9 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
             cfg.uplink_mcs = choose(&field("uplink_mcs"), "uplink MCS rule", name, &UlMcs::NAMES)?;
         }
         cfg.draw_los = choose(&field("los"), "line of sight", c.los.as_deref().unwrap_or("model"), &[("model", false), ("drawn", true)])?;
+        if let Some(section) = &c.l4s_marking {
+            cfg.l4s_marking = Some(l4s_marking(section).map_err(|e| cell_error(&c.name, e))?);
+        }
         if let Some(section) = &c.blockage {
             let d = BlockageConfig::default();
             cfg.blockage = Some(BlockageConfig {
@@ -357,4 +360,22 @@ fn cell_error(name: &str, e: multiconn_cell::CellError) -> FieldError {
         s => s.to_string(),
     };
     FieldError { path: vec!["cell".into(), name.into(), sub], message }
+}
+
+/// A cell's `l4s_marking` table as the cell's rule, absent fields at their defaults
+/// (docs/aqm.md, "L4S marking in the RAN").
+fn l4s_marking(section: &L4sMarkingSection) -> Result<L4sMarking, CellError> {
+    use multiconn_cell::l4s::{DEFAULT_RAMP_MIN_TH_US, DEFAULT_RAMP_RANGE_US, DEFAULT_RATE_FLOOR_BYTES_PER_S, DEFAULT_RATE_WINDOW_US, DEFAULT_STEP_US};
+    let us = |d: multiconn_core::Dur| d.as_nanos() / 1000;
+    let rule = match *section {
+        L4sMarkingSection::Sojourn { step_threshold } => L4sMarking::Sojourn { step_us: step_threshold.map_or(DEFAULT_STEP_US, us) },
+        L4sMarkingSection::Predicted { ramp_min_th, ramp_range, rate_window, rate_floor } => L4sMarking::Predicted {
+            min_th_us: ramp_min_th.map_or(DEFAULT_RAMP_MIN_TH_US, us),
+            range_us: ramp_range.map_or(DEFAULT_RAMP_RANGE_US, us),
+            window_us: rate_window.map_or(DEFAULT_RATE_WINDOW_US, us),
+            floor_bytes_per_s: rate_floor.map_or(DEFAULT_RATE_FLOOR_BYTES_PER_S, |r| r.bps() as f64 / 8.0),
+        },
+    };
+    rule.validate()?;
+    Ok(rule)
 }

@@ -61,6 +61,8 @@ pub struct Flow {
     pub start: Time,
     /// UDP flows: when the source stops.
     pub stop: Option<Time>,
+    /// UDP flows: the ECN field of the source's packets.
+    pub ecn: multiconn_core::Ecn,
     /// Hops from `from` to `to`, in order.
     pub route: Vec<Hop>,
     /// From `to` back to `from` (ACKs, requests): the same links in the opposite direction,
@@ -233,6 +235,16 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     if f.from == f.to {
         return Err(err(&path("to"), "a flow must go to another node"));
     }
+    let ecn = match &f.ecn_codepoint {
+        None => multiconn_core::Ecn::NotEct,
+        Some(_) if f.transport != Transport::Udp => {
+            return Err(err(&path("ecn_codepoint"), format!("a {} flow's ECN follows its `ecn` setting and its controller; ecn_codepoint sets a udp source's", f.transport.name())))
+        }
+        Some(name) => {
+            use multiconn_core::Ecn;
+            super::errors::choose(&path("ecn_codepoint"), "ECN codepoint", name, &[("not_ect", Ecn::NotEct), ("ect0", Ecn::Ect0), ("ect1", Ecn::Ect1)])?
+        }
+    };
     let (route, reverse_route, extra_paths) = resolve_routes(f, file, net)?;
     if f.transport == Transport::Udp && f.app == AppKind::Bulk {
         match route[0] {
@@ -261,6 +273,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         size: f.size.map(|b| b.0),
         start,
         stop,
+        ecn,
         route,
         reverse_route,
         extra_paths,

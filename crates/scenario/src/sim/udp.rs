@@ -64,7 +64,7 @@ impl UdpFlow {
             AppKind::Bulk | AppKind::Requests | AppKind::Messages => Traffic::Bulk,
             AppKind::Cbr => Traffic::Cbr(f.cbr_rate.expect("validated: cbr flows have a rate")),
         };
-        let source = UdpSource::new(SourceConfig { flow, traffic, packet_size: f.packet_size, start: f.start, stop: f.stop, size: f.size });
+        let source = UdpSource::new(SourceConfig { flow, traffic, packet_size: f.packet_size, start: f.start, stop: f.stop, size: f.size }).with_ecn(f.ecn);
         let pace = match traffic {
             Traffic::Bulk => line_time(line_bps, f.packet_size),
             Traffic::Cbr(_) => None,

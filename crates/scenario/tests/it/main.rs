@@ -18,6 +18,7 @@ mod errors;
 mod failover;
 mod fairness;
 mod invariants;
+mod l4s_ran;
 mod fuzz;
 mod host_noise;
 mod messages;

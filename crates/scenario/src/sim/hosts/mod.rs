@@ -37,7 +37,7 @@ use super::Event;
 /// What drives a flow's traffic.
 pub enum FlowDriver {
     /// A UDP source at `from` and a sink at `to`.
-    Udp(UdpFlow),
+    Udp(Box<UdpFlow>),
     /// A TCP or QUIC connection: the server at `from`, the client at `to`.
     Transport(Box<ConnState>),
 }
@@ -142,7 +142,7 @@ impl Hosts {
                             feeders[first].flows.push(i);
                             line_bps = resolved.links[first].model.mean_bps();
                         }
-                        FlowDriver::Udp(UdpFlow::new(id, f, line_bps))
+                        FlowDriver::Udp(Box::new(UdpFlow::new(id, f, line_bps)))
                     }
                 };
                 Ok(FlowState {

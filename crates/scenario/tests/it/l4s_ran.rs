@@ -1,0 +1,167 @@
+//! L4S marking in the RAN (`[[cell]] l4s_marking`): a UDP source that sends ECT(1)
+//! (`ecn_codepoint = "ect1"`) through a cell it overloads has its packets arrive CE, as many
+//! as the cell's summary says it marked; below the cell's rate nothing is marked; ECT(0)
+//! traffic is never marked and runs exactly as without marking; the predicted rule marks too;
+//! a split over two cells marks on both legs; the same seed gives the same marks; a cell
+//! without marking and a UDP flow without a codepoint read as before; bad settings give one
+//! line naming the field.
+
+use crate::common::{refusal, run};
+use serde_json::Value;
+
+/// A server, a 10 ms core link, a cell with one UE at 50 m (75 Mbit/s at the RLC), and a CBR
+/// UDP flow of ECT(1) packets down to it.
+const CELL: &str = r#"
+[run]
+duration = "1 s"
+
+[[link]]
+name = "core"
+between = ["server", "enb"]
+rate = "10 Gbit/s"
+delay = "10 ms"
+queue = "1000 packets"
+
+[[cell]]
+name = "lte"
+enb = "enb"
+ues = [{ node = "ue", distance_m = 50 }]
+fading = "none"
+l4s_marking = { model = "sojourn" }
+
+[[flow]]
+name = "dl"
+from = "server"
+to = "ue"
+transport = "udp"
+app = "cbr"
+rate = "100 Mbit/s"
+stop = "0.5 s"
+ecn_codepoint = "ect1"
+route = ["core", "lte"]
+"#;
+
+fn without_wall_time(mut v: Value) -> Value {
+    v.as_object_mut().unwrap().remove("wall_time_s");
+    v
+}
+
+fn ce_received(summary: &Value) -> u64 {
+    summary["flows"][0]["ecn"]["ce_packets_received"].as_u64().unwrap()
+}
+
+fn cell_l4s(summary: &Value) -> &Value {
+    &summary["cells"][0]["ues"][0]["l4s_marking"]
+}
+
+#[test]
+fn ect1_packets_through_an_overloaded_cell_arrive_ce_as_the_cell_counts_them() {
+    let (summary, _) = run(CELL, Some(1));
+    let flow = &summary["flows"][0];
+    assert_eq!(flow["ecn"]["codepoint"], "ect1");
+    let delivered = flow["packets_delivered"].as_u64().unwrap();
+    let ce = ce_received(&summary);
+    let l4s = cell_l4s(&summary);
+    // 100 Mbit/s into 75: the queue passes 1 ms within a few ms and keeps growing until the
+    // source stops; almost every packet is marked.
+    assert!(ce > delivered * 9 / 10 && ce < delivered, "{ce} CE of {delivered}");
+    assert_eq!(l4s["downlink"]["ce_marks"].as_u64(), Some(ce), "{l4s}");
+    assert_eq!(l4s["downlink"]["arrived_ce"].as_u64(), Some(0));
+    assert_eq!(l4s["uplink"]["l4s_packets"].as_u64(), Some(0));
+    // Below the cell's rate every packet is served in the TTI after it arrives: none waits
+    // 1 ms.
+    let light = CELL.replace("rate = \"100 Mbit/s\"", "rate = \"20 Mbit/s\"");
+    let (summary, _) = run(&light, Some(1));
+    assert!(summary["flows"][0]["packets_delivered"].as_u64().unwrap() > 800);
+    assert_eq!(ce_received(&summary), 0);
+    assert_eq!(cell_l4s(&summary)["downlink"]["ce_marks"].as_u64(), Some(0));
+    // The same seed, the same marks (and the same run).
+    assert_eq!(without_wall_time(run(CELL, Some(1)).0), without_wall_time(run(CELL, Some(1)).0));
+}
+
+#[test]
+fn classic_packets_are_never_marked_and_run_as_without_marking() {
+    for codepoint in ["ect0", "not_ect"] {
+        let classic = CELL.replace("ecn_codepoint = \"ect1\"", &format!("ecn_codepoint = \"{codepoint}\""));
+        let (marked, _) = run(&classic, Some(1));
+        let (plain, _) = run(&classic.replace("l4s_marking = { model = \"sojourn\" }\n", ""), Some(1));
+        assert_eq!(cell_l4s(&marked)["downlink"]["ce_marks"].as_u64(), Some(0));
+        assert_eq!(cell_l4s(&marked)["downlink"]["l4s_packets"].as_u64(), Some(0));
+        assert_eq!(marked["flows"], plain["flows"], "{codepoint}");
+        let mut cells = marked["cells"].clone();
+        cells[0]["ues"][0].as_object_mut().unwrap().remove("l4s_marking");
+        assert_eq!(cells, plain["cells"]);
+        assert!(plain["cells"][0]["ues"][0].get("l4s_marking").is_none(), "a cell without marking reads as before");
+    }
+    // A flow without a codepoint has no ecn block.
+    let (summary, _) = run(&CELL.replace("ecn_codepoint = \"ect1\"\n", ""), Some(1));
+    assert!(summary["flows"][0].get("ecn").is_none());
+    assert_eq!(cell_l4s(&summary)["downlink"]["l4s_packets"].as_u64(), Some(0));
+}
+
+#[test]
+fn the_predicted_rule_marks_an_overload_and_reports_its_rate_estimate() {
+    let text = CELL.replace("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"predicted\", ramp_min_th = \"1 ms\", ramp_range = \"4 ms\" }");
+    let (summary, _) = run(&text, Some(1));
+    let delivered = summary["flows"][0]["packets_delivered"].as_u64().unwrap();
+    let ce = ce_received(&summary);
+    assert!(ce > delivered * 9 / 10, "{ce} CE of {delivered}");
+    let l4s = cell_l4s(&summary);
+    assert_eq!(l4s["downlink"]["ce_marks"].as_u64(), Some(ce));
+    // The UE drains 75.4 Mbit/s (at the RLC) while its buffer holds data.
+    let rate = l4s["downlink"]["last_rate_estimate_mbps"].as_f64().unwrap();
+    assert!((70.0..76.0).contains(&rate), "{rate} Mbit/s");
+    // Below the cell's rate the queue holds at most a packet or two ahead: under 1 ms.
+    let (summary, _) = run(&text.replace("rate = \"100 Mbit/s\"", "rate = \"20 Mbit/s\""), Some(1));
+    assert_eq!(ce_received(&summary), 0);
+}
+
+#[test]
+fn a_split_over_two_marking_cells_marks_on_both_legs() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/scenarios/endc_cells.toml"))
+        .unwrap()
+        .replace("duration = \"10 s\"", "duration = \"1 s\"")
+        .replace("ues = [{ node = \"ue\", distance_m = 300 }]", "ues = [{ node = \"ue\", distance_m = 300 }]\nl4s_marking = { model = \"sojourn\" }")
+        .replace("transport = \"quic\"\napp = \"bulk\"", "transport = \"udp\"\napp = \"cbr\"\nrate = \"400 Mbit/s\"\nstop = \"0.5 s\"\necn_codepoint = \"ect1\"");
+    let (summary, _) = run(&text, Some(1));
+    let marks: Vec<u64> = (0..2).map(|c| summary["cells"][c]["ues"][0]["l4s_marking"]["downlink"]["ce_marks"].as_u64().unwrap()).collect();
+    assert!(marks.iter().all(|&m| m > 100), "{marks:?}");
+    let ce = ce_received(&summary);
+    assert!(ce <= marks.iter().sum::<u64>() && ce > 0, "{ce} CE received, {marks:?} marked");
+}
+
+#[test]
+fn bad_marking_settings_give_one_line_naming_the_field() {
+    let cases = [
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"sojourn\", step_threshold = \"20 s\" }", "cell.lte.l4s_marking.step_threshold: 20000 is not allowed: must be at most 10000 ms"),
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"predicted\", rate_window = \"0 s\" }", "cell.lte.l4s_marking.rate_window: 0 is not allowed"),
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"predicted\", rate_floor = \"0 bit/s\" }", "cell.lte.l4s_marking.rate_floor: 0 is not allowed"),
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"codel\" }", "cell.lte.l4s_marking"),
+        ("l4s_marking = { model = \"sojourn\" }", "l4s_marking = { model = \"sojourn\", ramp_min_th = \"1 ms\" }", "unknown field `ramp_min_th`"),
+        ("ecn_codepoint = \"ect1\"", "ecn_codepoint = \"l4s\"", "flow.dl.ecn_codepoint: unknown ECN codepoint \"l4s\"; known: not_ect, ect0, ect1"),
+        ("transport = \"udp\"\napp = \"cbr\"\nrate = \"100 Mbit/s\"\nstop = \"0.5 s\"", "transport = \"tcp\"\napp = \"bulk\"", "flow.dl.ecn_codepoint: a tcp flow's ECN follows its `ecn` setting"),
+    ];
+    for (from, to, want) in cases {
+        assert!(CELL.contains(from), "{from}");
+        let e = refusal(&CELL.replace(from, to));
+        assert!(e.contains(want), "{to}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
+
+#[test]
+fn every_cell_of_a_layout_marks_and_a_handover_keeps_the_counts() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/scenarios/handover_route.toml"))
+        .unwrap()
+        .replace("duration = \"66 s\"", "duration = \"20 s\"")
+        .replace("fading = \"none\"\n", "fading = \"none\"\nl4s_marking = { model = \"predicted\" }\n")
+        .replace("transport = \"quic\"\napp = \"bulk\"", "transport = \"udp\"\napp = \"cbr\"\nrate = \"40 Mbit/s\"\necn_codepoint = \"ect1\"");
+    let (summary, _) = run(&text, Some(1));
+    let ran = &summary["cells"][0];
+    assert!(ran["ues"][0]["handovers"].as_u64().unwrap() >= 1, "{}", ran["ues"][0]["handovers"]);
+    let marks: Vec<u64> = ran["cells"].as_array().unwrap().iter().map(|c| c["ues"][0]["l4s_marking"]["downlink"]["ce_marks"].as_u64().unwrap()).collect();
+    // 40 Mbit/s into a 50-RB cell: the queue builds in the first cell and in the next.
+    assert!(marks.iter().filter(|&&m| m > 0).count() >= 2, "{marks:?}");
+    let ce = ce_received(&summary);
+    assert!(ce > 0 && ce <= marks.iter().sum::<u64>(), "{ce} CE received, {marks:?} marked");
+}
