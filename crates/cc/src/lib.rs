@@ -384,6 +384,11 @@ pub trait Controller: Send + std::fmt::Debug {
     fn needs_pacing(&self) -> bool {
         false
     }
+    /// The bursts the controller wants its pacer to allow, if it has a rule of its own
+    /// (Prague: [`pacer::BurstRule::RateSlice`]); `None` keeps the profile's.
+    fn pacing_burst(&self) -> Option<pacer::BurstRule> {
+        None
+    }
     /// The controller sets the window itself during loss recovery (Linux's `cong_control`
     /// hook, which BBR implements), so a TCP sender does not bring the window down by
     /// proportional rate reduction (RFC 6937) on its behalf.

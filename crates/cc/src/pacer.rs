@@ -39,7 +39,15 @@ pub enum BurstRule {
     /// (`NGTCP2_PKT_PACING_OVERHEAD`) of now, else at that time.
     #[serde(rename = "ngtcp2-0.12-writes")]
     Ngtcp2V012Writes,
+    /// 2⁻¹² s (244 µs) at the pacing rate, at least one datagram: Linux TCP Prague's largest
+    /// GSO burst (`tcp_prague.c` `prague_tso_segs`); taken by a controller that asks for it
+    /// ([`Controller::pacing_burst`]), whatever the profile says.
+    #[serde(rename = "rate-slice")]
+    RateSlice,
 }
+
+/// The pacing time a [`BurstRule::RateSlice`] bucket holds: 2⁻¹² s.
+pub const RATE_SLICE_S: f64 = 1.0 / 4096.0;
 
 /// ngtcp2 0.12's send quantum.
 const NGTCP2_V012_SEND_QUANTUM: u64 = 64 * 1024;
@@ -88,9 +96,10 @@ struct QuantumWrite {
 
 impl PacerConfig {
     /// These settings for a sender whose controller is `cc`: paced wherever the controller
-    /// needs it ([`Controller::needs_pacing`]), whatever the profile says.
+    /// needs it ([`Controller::needs_pacing`]), with the bursts it asks for
+    /// ([`Controller::pacing_burst`]), whatever the profile says.
     pub fn for_controller(self, cc: &dyn Controller) -> PacerConfig {
-        PacerConfig { enabled: self.enabled || cc.needs_pacing(), ..self }
+        PacerConfig { enabled: self.enabled || cc.needs_pacing(), burst: cc.pacing_burst().unwrap_or(self.burst), ..self }
     }
 }
 
@@ -135,6 +144,7 @@ impl Pacer {
             BurstRule::Aioquic => (2 * mds).max((cwnd / 4).min(16 * mds)) as f64,
             BurstRule::SendQuantum => ((10 * mds) as f64).max((64.0 * 1024.0f64).min(bytes_per_s / 1000.0)),
             BurstRule::Fixed64k | BurstRule::Ngtcp2V012Writes => NGTCP2_V012_SEND_QUANTUM as f64,
+            BurstRule::RateSlice => (bytes_per_s * RATE_SLICE_S).max(mds as f64),
         }
     }
 
@@ -297,6 +307,24 @@ mod tests {
         assert!((gap - 1200.0 * per_byte).abs() < 1e-7, "{gap}");
         // Burst: 3 Mbyte/s → 1 ms = 3000 bytes < 10·MDS, so the quantum is 12 000 bytes.
         assert_eq!(t.iter().filter(|x| **x == t[0]).count(), 10);
+    }
+
+    #[test]
+    fn a_rate_slice_bucket_holds_244_us_of_the_rate_and_at_least_a_datagram() {
+        let cfg = PacerConfig { enabled: true, factor: 1.25, burst: BurstRule::RateSlice, max_datagram_size: 1200, initial_window: 12000 };
+        let mut p = Pacer::new(cfg);
+        // 100 Mbit/s: 2⁻¹² s is 3051.8 bytes, two datagrams back to back, then one every 96 µs.
+        let rate = Some(Rate(100_000_000));
+        let t0 = Time::from_secs_f64(1.0);
+        let d = departures(&mut p, t0, 12, 12000, Dur::from_millis(20), rate);
+        assert_eq!((d[0], d[1]), (t0, t0), "{d:?}");
+        assert!(d[2] > t0 && d[3] > d[2]);
+        let gap = d[3].since(d[2]).as_secs_f64();
+        assert!((gap - 1200.0 * 8.0 / 100e6).abs() < 1e-9, "{gap}");
+        // 1 Mbit/s: 30 bytes of slice, so one datagram at a time.
+        let mut q = Pacer::new(cfg);
+        let d = departures(&mut q, t0, 3, 12000, Dur::from_millis(20), Some(Rate(1_000_000)));
+        assert!(d[1] > d[0] && d[2] > d[1], "{d:?}");
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //!   until a packet sent after it is acknowledged; an undo restores the window; persistent
 //!   congestion or an RTO collapses it to the loss window.
 //! * Pacing always ([`Controller::needs_pacing`]): cwnd/srtt, twice that while
-//!   `cwnd < ssthresh/2` (slow start).
+//!   `cwnd < ssthresh/2` (slow start), in bursts of at most 2⁻¹² s at that rate (one datagram
+//!   at least; Linux's GSO burst, [`crate::pacer::BurstRule::RateSlice`]).
 //! * Classic-ECN fallback (`ecn_fallback`, off by default as in Linux): a single-queue RFC 3168
 //!   AQM marks only once its queue is standing, where an L4S queue marks at about a
 //!   millisecond. With the fallback on, a round that saw CE while the smoothed queue delay
@@ -323,6 +324,10 @@ impl Controller for Prague {
 
     fn needs_pacing(&self) -> bool {
         true
+    }
+
+    fn pacing_burst(&self) -> Option<crate::pacer::BurstRule> {
+        Some(crate::pacer::BurstRule::RateSlice)
     }
 
     fn scalable_ecn(&self) -> bool {
