@@ -29,6 +29,7 @@ mod nr_cell;
 mod obsolete_messages;
 mod path_manager;
 mod pcap;
+mod prague_tcp;
 mod real_noq;
 mod real_quinn;
 mod redundant_checks;
