@@ -91,6 +91,27 @@ fn prague_keeps_the_l_queue_near_the_step_where_cubic_keeps_the_classic_target()
     assert!(delay * 5.0 < cdelay);
 }
 
+/// CUBIC over AccECN (`ecn = "accecn"`): ECT(0), so DualPI2's C queue; the ACE field carries
+/// every mark and CUBIC answers as with RFC 3168. Prague towards a receiver that does only
+/// RFC 3168 falls back to Reno with ECT(0) (Linux's prague-reno): the C queue too.
+#[test]
+fn classic_controllers_over_accecn_and_prague_towards_an_rfc3168_receiver_use_the_c_queue() {
+    let (delay, _, s) = measure("cc = \"cubic\"\necn = \"accecn\"");
+    let (block, e) = (&s["links"][0]["aqm"], &s["flows"][0]["ecn"]);
+    eprintln!("CUBIC over AccECN through DualPI2: queue delay {:.3} ms, {block}, {e}", delay * 1e3);
+    assert_eq!(e["server"]["handshake"], "accecn");
+    assert!((0.010..0.020).contains(&delay), "{delay}");
+    assert!(block["dualpi2"]["classic_marks"].as_u64().unwrap() > 0, "{block}");
+    assert_eq!(e["client"]["ce_packets_received"], block["ecn_marks"]);
+    assert!(e["server"]["ecn_congestion_responses"].as_u64().unwrap() > 0, "{e}");
+    let (delay, _, s) = measure("cc = \"prague\"\nreceiver = { ecn = \"rfc3168\" }");
+    let (block, e) = (&s["links"][0]["aqm"], &s["flows"][0]["ecn"]);
+    eprintln!("Prague towards an RFC 3168 receiver through DualPI2: queue delay {:.3} ms, {block}, {e}", delay * 1e3);
+    assert_eq!((e["server"]["handshake"].as_str(), e["client"]["handshake"].as_str()), (Some("negotiated"), Some("negotiated")));
+    assert!((0.008..0.020).contains(&delay), "{delay}");
+    assert_eq!(block["dualpi2"]["native_marks"], 0, "{block}");
+}
+
 #[test]
 fn prague_runs_repeat_from_the_seed() {
     let short = ONE.replace("\"20 s\"", "\"4 s\"");
