@@ -112,6 +112,22 @@ fn classic_controllers_over_accecn_and_prague_towards_an_rfc3168_receiver_use_th
     assert_eq!(block["dualpi2"]["native_marks"], 0, "{block}");
 }
 
+/// Prague and CUBIC (with ECN) sharing the DualPI2 bottleneck: each in its own queue, the
+/// coupling keeping both going (RFC 9332's rough window fairness, not equality).
+#[test]
+fn prague_and_cubic_share_dualpi2() {
+    let text = format!("{ONE}\n[[flow]]\nname = \"classic\"\nfrom = \"server\"\nto = \"client\"\ntransport = \"tcp\"\napp = \"bulk\"\ncc = \"cubic\"\necn = true\n");
+    let (s, out) = run(&text, Some(1));
+    let (delay, util) = queue_after(&out, 5.0);
+    let goodput = |name: &str| s["flows"].as_array().unwrap().iter().find(|f| f["name"] == name).unwrap()["goodput_mbps"].as_f64().unwrap();
+    let (l4s, classic) = (goodput("bulk"), goodput("classic"));
+    let by = &s["links"][0]["aqm"]["dualpi2"];
+    eprintln!("Prague + CUBIC over DualPI2: Prague {l4s:.1} Mbit/s, CUBIC {classic:.1} Mbit/s, queue delay {:.2} ms, utilisation {util:.3}, {by}", delay * 1e3);
+    assert!(util > 0.95, "{util}");
+    assert!(l4s > 20.0 && classic > 20.0, "Prague {l4s}, CUBIC {classic}");
+    assert!(by["coupled_marks"].as_u64().unwrap() > 0 && by["classic_marks"].as_u64().unwrap() > 0, "{by}");
+}
+
 #[test]
 fn prague_runs_repeat_from_the_seed() {
     let short = ONE.replace("\"20 s\"", "\"4 s\"");
