@@ -222,9 +222,9 @@ impl TcpEndpoint {
         self.sack = sack;
         self.timestamps = ts;
         self.our_wscale = ours;
-        self.ecn_mode = match (self.role, self.ecn_support) {
-            (_, TcpEcn::None) => TcpEcn::None,
-            (_, TcpEcn::AccEcn) if peer.accecn => TcpEcn::AccEcn,
+        self.ecn_mode = match self.ecn_support {
+            TcpEcn::None => TcpEcn::None,
+            TcpEcn::AccEcn if peer.accecn => TcpEcn::AccEcn,
             // A client that asked for AccECN takes an RFC 3168 answer; a server that does
             // AccECN agrees to RFC 3168 with a client that asks for that (RFC 9768 §3.1.1).
             _ if peer.ecn => TcpEcn::Rfc3168,
