@@ -210,4 +210,8 @@ fn a_prague_flow_whose_path_marks_nothing_is_warned_about() {
     assert!(w.contains("it will only see losses") && w.contains("aqm = \"dualpi2\""), "{w}");
     let s = load_str(&ONE.replace("aqm = \"dualpi2\"", "aqm = \"fq_codel\"")).unwrap();
     assert!(s.warnings().is_empty(), "FQ-CoDel marks: {:?}", s.warnings());
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/scenarios/l4s_tcp.toml")).unwrap();
+    assert!(load_str(&example).unwrap().warnings().is_empty());
+    let drop_tail = load_with(&example, &[("link.bottleneck.aqm", "\"none\"")]).unwrap();
+    assert_eq!(drop_tail.warnings().len(), 1, "{:?}", drop_tail.warnings());
 }
