@@ -657,8 +657,10 @@ pub struct FlowSection {
     /// QUIC: write a qlog file per endpoint.
     pub qlog: Option<bool>,
     /// TCP/QUIC: use ECN (RFC 3168 §6.1, RFC 9000 §13.4) at both ends (default: the
-    /// profile's, off for every built-in profile).
-    pub ecn: Option<bool>,
+    /// profile's, off for every built-in profile); TCP also `"accecn"`: Accurate ECN
+    /// (RFC 9768), the ACKs counting CE-marked packets. A TCP flow with `cc = "prague"` asks
+    /// for AccECN itself.
+    pub ecn: Option<EcnSetting>,
     /// app = "requests": how many requests, how many outstanding at once, and their sizes.
     pub requests: Option<u32>,
     /// app = "requests": how many requests are outstanding at once (default 1).
@@ -789,6 +791,28 @@ pub struct ReceiverSection {
     pub read_cost: Option<Dur>,
     /// net.ipv4.tcp_rmem: [min, default, max].
     pub tcp_rmem: Option<[Bytes; 3]>,
+    /// TCP: the ECN its kernel does, where it does less than the flow asks for: "accecn"
+    /// (Linux 6.18+, `tcp_ecn = 3`), "rfc3168" (`tcp_ecn = 1`, or a server's default 2) or
+    /// "none" (`tcp_ecn = 0`, or a client's default 2). Default: as the sender.
+    pub ecn: Option<multiconn_transport::profile::TcpEcn>,
+}
+
+/// A TCP/QUIC flow's `ecn`: `true`/`false`, or `"accecn"` (TCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged, expecting = "true, false or \"accecn\"")]
+pub enum EcnSetting {
+    /// `true`: ECN (TCP: RFC 3168); `false`: none.
+    Switch(bool),
+    /// `"accecn"`: Accurate ECN (RFC 9768; TCP only).
+    Word(EcnWord),
+}
+
+/// The words a flow's `ecn` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnWord {
+    /// Accurate ECN (RFC 9768).
+    AccEcn,
 }
 
 /// `[flow.host]`: the timing noise of a flow's endpoints' processes

@@ -4,16 +4,26 @@
 //! client's SYN asks for it and a server with ECN on agrees (RFC 3168 §6.1.1); the IP ECN
 //! field of sent segments comes from the sender (ECT(0) on new data only), that of arriving
 //! packets is handed to the receiver with the segment.
+//!
+//! Accurate ECN (RFC 9768): an end asks for it (or, as a server, agrees to it) when the
+//! profile's `accecn` is on or its controller is scalable (Prague,
+//! [`multiconn_cc::Controller::scalable_ecn`]); the data receiver's end may do less
+//! (profile `receiver_ecn`: a kernel with RFC 3168 only, or none). With AccECN agreed every
+//! segment but the SYNs carries the receiver's ACE field, and a scalable controller's data
+//! goes ECT(1) (RFC 9331 §4.1). A scalable controller whose handshake ends without AccECN
+//! gives way to NewReno, as Linux's Prague falls back to "prague-reno": with RFC 3168 agreed
+//! it sends ECT(0) and halves once per window on ECE, without ECN it sees only losses; its
+//! pacer stays on.
 
-use multiconn_cc::{CcConfig, Pacer, PacerConfig, RttEstimator};
+use multiconn_cc::{CcConfig, CcKind, Pacer, PacerConfig, RttEstimator};
 use multiconn_core::{Dur, Ecn, FlowId, Packet, Payload, Time, TransportSample};
-use multiconn_transport::profile::{RtoRule, TcpKnobs, TransportKind};
-use multiconn_transport::{AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, Profile, ProfileError, Role};
+use multiconn_transport::profile::{RtoRule, TcpEcn, TcpKnobs, TransportKind};
+use multiconn_transport::{AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, Profile, ProfileError, Role, Workload};
 
 use crate::app::App;
 use crate::autotune::RcvBuf;
 use crate::gro::{Gro, GroConfig};
-use crate::handshake::{Handshake, PeerOptions, State};
+use crate::handshake::{accecn_reflect, Handshake, PeerOptions, State};
 use crate::receiver::{Receiver, ReceiverConfig};
 use crate::rto::RtoTimer;
 use crate::segment::{
@@ -47,6 +57,12 @@ pub struct TcpEndpoint {
     ecn: bool,
     /// The profile asked for ECN (the summary reports ECN only then).
     ecn_configured: bool,
+    /// The ECN feedback this end does (asks for as a client, agrees to as a server).
+    ecn_support: TcpEcn,
+    /// The ECN feedback the handshake agreed on.
+    ecn_mode: TcpEcn,
+    /// The controller's settings, to build NewReno for a scalable controller without AccECN.
+    cc_cfg: CcConfig,
     ect_sent: u64,
     ce_received: u64,
     hs: Handshake,
@@ -106,6 +122,21 @@ impl TcpEndpoint {
             RtoRule::Linux => RtoTimer::new(rec.min_rto.max(rec.granularity), Dur::ZERO, rec.max_rto, rec.initial_rto),
         };
         let cc = multiconn_cc::build(&cc_cfg);
+        // AccECN when asked for or when the controller needs it (Linux TCP_CONG_NEEDS_ACCECN);
+        // the data receiver's kernel may do less.
+        let own = if profile.accecn || cc.scalable_ecn() {
+            TcpEcn::AccEcn
+        } else if profile.ecn {
+            TcpEcn::Rfc3168
+        } else {
+            TcpEcn::None
+        };
+        let data_receiver = if matches!(params.workload, Workload::Upload { .. }) { Role::Server } else { Role::Client };
+        let ecn_support = match profile.receiver_ecn {
+            Some(r) if role == data_receiver => r,
+            _ => own,
+        };
+        let ecn_configured = profile.ecn || own != TcpEcn::None || profile.receiver_ecn.is_some();
         let pacer = Pacer::new(
             PacerConfig {
                 enabled: profile.pacing.enabled,
@@ -137,8 +168,11 @@ impl TcpEndpoint {
             sack: knobs.sack,
             timestamps: knobs.timestamps,
             our_wscale,
-            ecn: profile.ecn,
-            ecn_configured: profile.ecn,
+            ecn: ecn_support != TcpEcn::None,
+            ecn_configured,
+            ecn_support,
+            ecn_mode: TcpEcn::None,
+            cc_cfg,
             ect_sent: 0,
             ce_received: 0,
             hs: Handshake::new(role, timer()),
@@ -188,9 +222,26 @@ impl TcpEndpoint {
         self.sack = sack;
         self.timestamps = ts;
         self.our_wscale = ours;
-        self.ecn = self.ecn && peer.ecn;
-        self.sender.set_ecn(self.ecn);
-        self.receiver.set_ecn(self.ecn);
+        self.ecn_mode = match self.ecn_support {
+            TcpEcn::None => TcpEcn::None,
+            TcpEcn::AccEcn if peer.accecn => TcpEcn::AccEcn,
+            // A client that asked for AccECN takes an RFC 3168 answer; a server that does
+            // AccECN agrees to RFC 3168 with a client that asks for that (RFC 9768 §3.1.1).
+            _ if peer.ecn => TcpEcn::Rfc3168,
+            _ => TcpEcn::None,
+        };
+        self.ecn = self.ecn_mode != TcpEcn::None;
+        if self.ecn_mode == TcpEcn::AccEcn {
+            self.sender.set_accecn();
+            self.receiver.set_accecn((self.role == Role::Client).then(|| accecn_reflect(peer.ip_ecn)));
+        } else {
+            self.sender.set_ecn(self.ecn);
+            self.receiver.set_ecn(self.ecn);
+            if self.sender.controller().scalable_ecn() {
+                let reno = CcConfig { kind: CcKind::NewReno, external: None, ..self.cc_cfg.clone() };
+                self.sender.replace_controller(multiconn_cc::build(&reno));
+            }
+        }
         self.sender.negotiate(sack, ts);
         self.receiver.negotiate(sack, ts, ours);
         self.sender.set_peer_window(peer.window, theirs);
@@ -240,12 +291,23 @@ impl TcpEndpoint {
                 seq: 0,
                 ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
                 // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup
-                // SYN-ACK ECE alone (the server's `ecn` is already the agreement).
-                flags: Flags {
-                    syn: true,
-                    ack: is_ack,
-                    ece: self.ecn,
-                    cwr: self.ecn && !is_ack,
+                // SYN-ACK ECE alone (the server's `ecn` is already the agreement). RFC 9768
+                // §3.1.1: an AccECN SYN all three, an AccECN SYN-ACK the reflection of the
+                // SYN's IP ECN field.
+                flags: match (is_ack, self.ecn_support, self.ecn_mode) {
+                    (false, TcpEcn::AccEcn, _) => Flags { syn: true, ack: false, ece: true, cwr: true, ae: true },
+                    (true, _, TcpEcn::AccEcn) => {
+                        let mut f = Flags { syn: true, ack: true, ..Flags::default() };
+                        f.set_ace(accecn_reflect(self.hs.peer().map_or(Ecn::NotEct, |p| p.ip_ecn)));
+                        f
+                    }
+                    _ => Flags {
+                        syn: true,
+                        ack: is_ack,
+                        ece: self.ecn,
+                        cwr: self.ecn && !is_ack,
+                        ae: false,
+                    },
                 },
                 window: self.receiver.syn_window(),
                 wscale: offer_ws.then_some(self.our_wscale),
@@ -255,18 +317,24 @@ impl TcpEndpoint {
                 sack: SackBlocks::new(),
                 len: 0,
                 ip_ecn: Ecn::NotEct,
+                packets: 1,
             };
         }
         let info = self.receiver.build_ack(max_sack_blocks(self.timestamps));
+        let mut flags = Flags {
+            syn: false,
+            ack: true,
+            ece: info.ece,
+            cwr: false,
+            ae: false,
+        };
+        if let Some(ace) = info.ace {
+            flags.set_ace(ace);
+        }
         Segment {
             seq,
             ack: info.ack,
-            flags: Flags {
-                syn: false,
-                ack: true,
-                ece: info.ece,
-                cwr: false,
-            },
+            flags,
             window: info.window,
             wscale: None,
             sack_permitted: false,
@@ -278,12 +346,13 @@ impl TcpEndpoint {
             sack: info.sack,
             len,
             ip_ecn: Ecn::NotEct,
+            packets: 1,
         }
     }
 
     fn packet(&mut self, now: Time, next_id: &mut u64, seg: Segment) -> Packet {
         let ecn = seg.ip_ecn;
-        self.ect_sent += u64::from(ecn == Ecn::Ect0);
+        self.ect_sent += u64::from(matches!(ecn, Ecn::Ect0 | Ecn::Ect1));
         let p = Packet::new(*next_id, self.flow, seg.wire_size(), self.pkt_seq, now)
             .with_payload(Payload::with_header(seg))
             .with_ecn(ecn);
@@ -408,9 +477,10 @@ impl Endpoint for TcpEndpoint {
         if let Some(d) = self.sender.poll_data(now) {
             self.fill_send_buffer();
             let mut seg = self.build(now, d.seq, d.len, false);
-            seg.flags.cwr = d.cwr;
+            // RFC 3168's CWR; with AccECN the flag is the ACE field's and `d.cwr` is never set.
+            seg.flags.cwr |= d.cwr;
             if d.ect {
-                seg.ip_ecn = Ecn::Ect0;
+                seg.ip_ecn = if self.sender.scalable() { Ecn::Ect1 } else { Ecn::Ect0 };
             }
             return Some(self.packet(now, next_id, seg));
         }
@@ -476,7 +546,12 @@ impl Endpoint for TcpEndpoint {
 
     fn ecn_stats(&self) -> Option<EcnStats> {
         self.ecn_configured.then(|| EcnStats {
-            state: if self.ecn && self.hs.established() { "negotiated" } else { "not_negotiated" }.to_string(),
+            state: match (self.hs.established(), self.ecn_mode) {
+                (true, TcpEcn::AccEcn) => "accecn",
+                (true, TcpEcn::Rfc3168) => "negotiated",
+                _ => "not_negotiated",
+            }
+            .to_string(),
             ect_sent: self.ect_sent,
             ce_received: self.ce_received,
             echoes_sent: self.receiver.ece_acks(),

@@ -25,7 +25,9 @@
 //!   path after flushing `pp`).
 //! * **ECN**: segments merge only with the same IP ECN field (`inet_gro_receive` flushes on
 //!   a different TOS byte), so a CE mark is never hidden in a merged segment; a segment with
-//!   CWR is never held (`tcp_gro_receive`: `flush |= flags & TCP_FLAG_CWR`).
+//!   CWR is never held (`tcp_gro_receive`: `flush |= flags & TCP_FLAG_CWR`). A merged segment
+//!   counts the segments it holds ([`Segment::packets`]), by which AccECN's receiver counts
+//!   CE-marked packets (`tcp_ecn_received_counters`: `gso_segs`).
 //!
 //! Not modelled: the PSH flag (the model's segments carry none; Linux sets it at the end of
 //! each write and when half a window has gone unpushed, and a PSH segment flushes after
@@ -128,6 +130,7 @@ impl Gro {
                 && fits;
             if merges {
                 h.seg.len += seg.len;
+                h.seg.packets += seg.packets;
                 h.count += 1;
                 if seg.len < h.gso_size {
                     self.flush_into(out);
@@ -175,6 +178,7 @@ mod tests {
             sack: SackBlocks::new(),
             len,
             ip_ecn: multiconn_core::Ecn::NotEct,
+            packets: 1,
         }
     }
 

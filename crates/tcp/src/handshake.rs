@@ -4,9 +4,20 @@
 //! initial RTO with exponential backoff (§5.5, §5.7); the handshake yields an RTT sample only
 //! if its SYN was sent once (Karn's rule). ECN is agreed when the SYN carries ECE and CWR and
 //! the SYN-ACK ECE alone (RFC 3168 §6.1.1).
+//!
+//! Accurate ECN (RFC 9768 §3.1): the SYN sets AE, CWR and ECE; a server that does AccECN
+//! answers with a SYN-ACK whose (AE, CWR, ECE) reflect the IP ECN field the SYN arrived with
+//! ([`accecn_reflect`]: not-ECT 0,1,0; ECT(1) 0,1,1; ECT(0) 1,0,0; CE 1,1,0), and the
+//! client's first ACK reflects the SYN-ACK's field the same way in its ACE field. A server
+//! that does only RFC 3168 answers ECE alone (as it would an RFC 3168 SYN) and both use
+//! RFC 3168; one without ECN answers none of the three. A client that asked for AccECN reads
+//! the SYN-ACK by RFC 9768's Table 2: 0,0,0 no ECN; 0,0,1 and 1,0,1 (an ECN-nonce server)
+//! RFC 3168; 1,1,1 (a server reflecting the SYN's flags) no ECN; the four reflections AccECN.
+//! Not modelled: falling back to a plain SYN after a lost AccECN SYN (§3.1.4), and the
+//! SYN-ACK's own ECT codepoint (SYNs and SYN-ACKs go not-ECT).
 
 use multiconn_cc::RttEstimator;
-use multiconn_core::{Dur, Time};
+use multiconn_core::{Dur, Ecn, Time};
 use multiconn_transport::Role;
 
 use crate::rto::RtoTimer;
@@ -41,8 +52,24 @@ pub struct PeerOptions {
     /// TSval of the SYN (timestamp clock, see [`crate::segment::ts_from_time`]); 0 without timestamps.
     pub tsval: u64,
     /// The SYN was an ECN-setup SYN (ECE and CWR set), or the SYN-ACK an ECN-setup SYN-ACK
-    /// (ECE set, CWR clear): RFC 3168 §6.1.1.
+    /// (ECE set, CWR clear): RFC 3168 §6.1.1. An AccECN SYN is one too.
     pub ecn: bool,
+    /// The SYN was an AccECN setup SYN (AE, CWR and ECE set), or the SYN-ACK one of the four
+    /// AccECN answers (RFC 9768 §3.1.1).
+    pub accecn: bool,
+    /// The IP ECN field the SYN or SYN-ACK arrived with (what an AccECN answer reflects).
+    pub ip_ecn: Ecn,
+}
+
+/// The (AE, CWR, ECE) an AccECN SYN-ACK carries, and the ACE of the client's first ACK, for
+/// the IP ECN field of the SYN (or SYN-ACK) they answer (RFC 9768 §3.1.1 Table 2, §3.2.2.1).
+pub fn accecn_reflect(ip_ecn: Ecn) -> u8 {
+    match ip_ecn {
+        Ecn::NotEct => 0b010,
+        Ecn::Ect1 => 0b011,
+        Ecn::Ect0 => 0b100,
+        Ecn::Ce => 0b110,
+    }
 }
 
 impl PeerOptions {
@@ -56,6 +83,8 @@ impl PeerOptions {
             mss: seg.mss,
             tsval: seg.ts.map_or(0, |t| t.tsval),
             ecn: if seg.flags.ack { seg.flags.ece && !seg.flags.cwr } else { seg.flags.ece && seg.flags.cwr },
+            accecn: if seg.flags.ack { matches!(seg.flags.ace(), 0b010 | 0b011 | 0b100 | 0b110) } else { seg.flags.ace() == 0b111 },
+            ip_ecn: seg.ip_ecn,
         }
     }
 }

@@ -13,6 +13,17 @@
 //! not-ECT data segment after ECT ones (a retransmission) put the receiver in quick-ACK mode
 //! for two segments, and a data segment with CWR is acknowledged at once.
 //!
+//! With Accurate ECN agreed (RFC 9768 §3.2) the receiver counts CE-marked packets instead
+//! (`r.cep`, starting at 5, §3.2.2.2; a segment coalesced by GRO counts as the packets it
+//! merged) and every ACK carries that count modulo 8 in its ACE field, except the client's
+//! first, which reflects the SYN-ACK's IP ECN field (§3.2.2.1). As Linux
+//! (`tcp_ecn_received_counters`, `__tcp_accecn_process`), a data segment whose IP ECN field
+//! differs from the previous one's is acknowledged at once (the change-triggered ACK of
+//! §3.2.2.5.1), and so is the segment that brings the CE packets not yet reported to 6
+//! (`TCP_ACCECN_ACE_MAX_DELTA`, so that the 3-bit field cannot wrap between two ACKs; the
+//! increment-triggered ACK of §3.2.2.5.2). No ECE-until-CWR and no RFC 3168 quick-ACK mode.
+//! The AccECN option (byte counters, §3.2.3) is not sent.
+//!
 //! Only sequence ranges are kept (the simulator carries no payload bytes). The application
 //! reads with [`Receiver::read`]; the connection reads everything at once today, and
 //! unread bytes count against the buffer, so a reader with a rate can be added there.
@@ -54,7 +65,17 @@ pub struct AckInfo {
     pub tsecr: u64,
     /// ECN-Echo (RFC 3168 §6.1.3).
     pub ece: bool,
+    /// With AccECN: the ACE field (AE, CWR, ECE as a 3-bit number; RFC 9768 §3.2.2).
+    pub ace: Option<u8>,
 }
+
+/// The initial value of the CE packet counter `r.cep` (RFC 9768 §3.2.2.2; Linux
+/// `TCP_ACCECN_CEP_INIT_OFFSET`).
+pub const ACCECN_CEP_INIT: u64 = 5;
+
+/// CE packets not yet reported after which the next ACK goes at once (Linux
+/// `TCP_ACCECN_ACE_MAX_DELTA`).
+pub const ACCECN_MAX_DELTA: u64 = 6;
 
 /// Linux's `tcp_enter_quickack_mode(sk, 2)` on an ECN event: the next two ACKs go at once.
 const ECN_QUICKACKS: u32 = 2;
@@ -89,6 +110,16 @@ pub struct Receiver {
     quick_acks: u32,
     ce_segments: u64,
     ece_acks: u64,
+    /// AccECN agreed in the handshake (RFC 9768).
+    accecn: bool,
+    /// CE-marked packets received plus 5 (`r.cep`).
+    r_cep: u64,
+    /// CE-marked packets since the last ACK.
+    ce_pending: u64,
+    /// The IP ECN field of the last data segment (change-triggered ACKs).
+    prev_ecn: Ecn,
+    /// The ACE of the next ACK when it is the client's first (the SYN-ACK's reflection).
+    first_ace: Option<u8>,
 }
 
 /// Result of one arriving segment.
@@ -125,6 +156,11 @@ impl Receiver {
             quick_acks: 0,
             ce_segments: 0,
             ece_acks: 0,
+            accecn: false,
+            r_cep: ACCECN_CEP_INIT,
+            ce_pending: 0,
+            prev_ecn: Ecn::NotEct,
+            first_ace: None,
         }
     }
 
@@ -139,11 +175,26 @@ impl Receiver {
     pub fn set_ecn(&mut self, on: bool) {
         self.ecn = on;
     }
+    /// AccECN as agreed in the handshake (RFC 9768); `first_ace`: the ACE of the first ACK
+    /// (the client's reflection of the SYN-ACK's IP ECN field), `None` for a server.
+    pub fn set_accecn(&mut self, first_ace: Option<u8>) {
+        self.ecn = true;
+        self.accecn = true;
+        self.first_ace = first_ace;
+    }
+    /// AccECN agreed.
+    pub fn accecn(&self) -> bool {
+        self.accecn
+    }
+    /// The CE packet counter `r.cep` (5 plus the CE-marked packets received; AccECN only).
+    pub fn r_cep(&self) -> u64 {
+        self.r_cep
+    }
     /// Data segments that arrived CE-marked (after GRO: a coalesced segment counts once).
     pub fn ce_segments(&self) -> u64 {
         self.ce_segments
     }
-    /// ACKs sent with ECE set.
+    /// ACKs sent with ECE set (AccECN: ACKs whose ACE reported new CE marks).
     pub fn ece_acks(&self) -> u64 {
         self.ece_acks
     }
@@ -224,7 +275,9 @@ impl Receiver {
         if seg.len == 0 {
             return DataOutcome::default();
         }
-        if self.ecn {
+        if self.accecn {
+            self.accecn_on_data(seg);
+        } else if self.ecn {
             self.ecn_on_data(seg);
         }
         let start = seg.seq;
@@ -319,6 +372,23 @@ impl Receiver {
         }
     }
 
+    /// RFC 9768 §3.2.2.2 and §3.2.2.5 as Linux's `tcp_ecn_received_counters`.
+    fn accecn_on_data(&mut self, seg: &Segment) {
+        if seg.ip_ecn == Ecn::Ce {
+            let n = u64::from(seg.packets.max(1));
+            self.ce_segments += 1;
+            self.r_cep += n;
+            self.ce_pending += n;
+            if self.ce_pending >= ACCECN_MAX_DELTA {
+                self.ack_now = true;
+            }
+        }
+        if seg.ip_ecn != self.prev_ecn {
+            self.prev_ecn = seg.ip_ecn;
+            self.ack_now = true;
+        }
+    }
+
     fn count_for_delack(&mut self, now: Time, bytes: u64) {
         self.unacked_bytes += bytes;
         if self.quick_acks > 0 || self.unacked_bytes > (self.cfg.ack_threshold.max(1) as u64 - 1) * self.cfg.mss {
@@ -378,6 +448,11 @@ impl Receiver {
         if ece {
             self.ece_acks += 1;
         }
+        let ace = self.accecn.then(|| {
+            self.ece_acks += u64::from(self.ce_pending > 0);
+            self.ce_pending = 0;
+            self.first_ace.take().unwrap_or((self.r_cep % 8) as u8)
+        });
         // Window: never retract the right edge; round the scaled field so it does not.
         let ws = self.cfg.wscale;
         let want = self.rcv_nxt + self.window_bytes();
@@ -392,6 +467,7 @@ impl Receiver {
             sack,
             tsecr: self.ts_recent,
             ece,
+            ace,
         }
     }
 
@@ -448,6 +524,7 @@ mod tests {
             sack: SackBlocks::new(),
             len,
             ip_ecn: multiconn_core::Ecn::NotEct,
+            packets: 1,
         }
     }
 
@@ -488,6 +565,62 @@ mod tests {
         assert!(r.build_ack(3).ece);
         assert_eq!(r.ce_segments(), 3);
         assert_eq!(r.ece_acks(), 6);
+    }
+
+    /// RFC 9768 §3.2.2: with AccECN every ACK carries `r.cep` = 5 + CE packets, modulo 8, in
+    /// its ACE field; a coalesced segment counts its packets, so one ACK may pass a wrap;
+    /// ECE is never held until CWR. The client's first ACK reflects the SYN-ACK instead.
+    #[test]
+    fn the_ace_field_counts_ce_packets_modulo_8() {
+        use multiconn_core::Ecn::{Ce, Ect1};
+        let mut r = rx();
+        r.set_accecn(Some(0b010));
+        assert_eq!(r.build_ack(3).ace, Some(0b010), "the first ACK reflects a not-ECT SYN-ACK");
+        assert_eq!(r.build_ack(3).ace, Some(5), "then r.cep, starting at 5");
+        let mut seq = 1;
+        let mut arrive = |r: &mut Receiver, ecn, packets: u32| {
+            let mut s = marked(seq, 100 * packets, ecn, false);
+            s.packets = packets;
+            seq += 100 * u64::from(packets);
+            r.on_segment(Time(seq), &s);
+        };
+        // Two ECT(1) segments: the first is an ECN change (not-ECT before): at once.
+        arrive(&mut r, Ect1, 1);
+        assert!(r.ack_due(), "change-triggered ACK");
+        let a = r.build_ack(3);
+        assert_eq!((a.ace, a.ece), (Some(5), false));
+        arrive(&mut r, Ect1, 1);
+        assert!(!r.ack_due(), "no change, one segment: delayed");
+        // One CE: a change, so at once; 6 mod 8.
+        arrive(&mut r, Ce, 1);
+        assert!(r.ack_due());
+        assert_eq!(r.build_ack(3).ace, Some(6));
+        // Back to ECT(1): a change again, the count stays.
+        arrive(&mut r, Ect1, 1);
+        assert!(r.ack_due());
+        assert_eq!(r.build_ack(3).ace, Some(6));
+        // A coalesced CE segment of 10 packets: 6 + 10 = 16 → 0, past a wrap in one ACK.
+        arrive(&mut r, Ce, 10);
+        assert_eq!(r.build_ack(3).ace, Some(0));
+        assert_eq!(r.r_cep(), 16);
+        // CE after CE, one at a time, delayed ACKs every second segment: each ACK counts 2.
+        let mut aces = Vec::new();
+        for _ in 0..6 {
+            arrive(&mut r, Ce, 1);
+            if r.ack_due() {
+                aces.push(r.build_ack(3).ace.unwrap());
+            }
+        }
+        assert_eq!(aces, vec![2, 4, 6]);
+        // Six CE packets not yet reported send an ACK at once even without a change (a short
+        // segment standing for six, which the delayed-ACK rule would hold).
+        let mut six = marked(seq, 50, Ce, false);
+        six.packets = 6;
+        r.on_segment(Time(seq), &six);
+        assert!(r.ack_due());
+        assert_eq!(r.build_ack(3).ace, Some(((22 + 6) % 8) as u8));
+        assert_eq!(r.r_cep(), 28);
+        assert_eq!(r.ce_segments(), 9);
     }
 
     #[test]

@@ -36,6 +36,25 @@ pub struct Flags {
     /// Congestion Window Reduced (RFC 3168 §6.1): in a SYN, part of the ECN setup;
     /// afterwards, the sender reduced its window in response to ECE.
     pub cwr: bool,
+    /// AE (Accurate ECN, RFC 9768 §3.1): header bit 8, once ECN-nonce's NS. With AccECN
+    /// agreed, AE, CWR and ECE together are the ACE field of every segment but a SYN
+    /// ([`Flags::ace`]); in a SYN and SYN-ACK they negotiate it.
+    pub ae: bool,
+}
+
+impl Flags {
+    /// The 3-bit ACE field (RFC 9768 §3.2.2): AE, CWR and ECE as one number, AE the most
+    /// significant bit.
+    pub fn ace(&self) -> u8 {
+        u8::from(self.ae) << 2 | u8::from(self.cwr) << 1 | u8::from(self.ece)
+    }
+
+    /// Sets AE, CWR and ECE to the three low bits of `ace`.
+    pub fn set_ace(&mut self, ace: u8) {
+        self.ae = ace & 4 != 0;
+        self.cwr = ace & 2 != 0;
+        self.ece = ace & 1 != 0;
+    }
 }
 
 /// Up to four SACK blocks, `[start, end)` sequence ranges, the first one possibly a D-SACK.
@@ -110,6 +129,10 @@ pub struct Segment {
     /// The ECN field of the IP packet carrying the segment (RFC 3168 §5), not a TCP header
     /// field: what the sender put there, and on arrival what the network delivered.
     pub ip_ecn: Ecn,
+    /// IP packets the segment stands for: 1 as sent; after receive-side coalescing
+    /// ([`crate::gro`]), the segments merged into it (Linux's `gso_segs`, by which AccECN
+    /// counts CE-marked packets).
+    pub packets: u32,
 }
 
 impl Segment {
@@ -195,6 +218,7 @@ mod tests {
             sack: SackBlocks::new(),
             len,
             ip_ecn: Ecn::NotEct,
+            packets: 1,
         };
         for i in 0..sacks {
             s.sack.push(i as u64 * 10, i as u64 * 10 + 5);

@@ -42,10 +42,24 @@
 //!   Entering loss recovery or an RTO also queues CWR (Linux `tcp_init_cwnd_reduction`,
 //!   `tcp_enter_loss`). The window drops to the controller's target at once, as it does for a
 //!   loss, or comes down by PRR until CWR ends.
+//! * Accurate ECN (RFC 9768 §3.2.2.3), when agreed instead: the sender keeps the count of
+//!   CE-marked packets the peer has reported (`s.cep`, less its initial 5) and turns the ACE
+//!   field of every ACK that acknowledges something new (Linux: `FLAG_FORWARD_PROGRESS`) into
+//!   the packets newly marked: the increase modulo 8, or, when the ACK newly acknowledges 8
+//!   segments or more so that the field may have wrapped, the largest count up to that number
+//!   of segments with the same remainder (the RFC's safety rule as Linux's
+//!   `__tcp_accecn_process` applies it without the AccECN option): exact when no ACK is lost,
+//!   never less than the truth when some are. A scalable controller
+//!   ([`Controller::scalable_ecn`], Prague) hears every ACK's count by
+//!   [`Controller::on_ecn_feedback`] before its [`Controller::on_ack`] and never gets a
+//!   congestion event for CE; any other controller gets RFC 3168's response when the count
+//!   grew (CWR state, one reduction per window of data), without the CWR flag, which is part
+//!   of the ACE field now. ECT on new data only, as with RFC 3168 (Linux's AccECN also marks
+//!   retransmissions; not modelled).
 
 use std::collections::VecDeque;
 
-use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, LossEvent, Pacer, RttEstimator};
+use multiconn_cc::{AckEvent, Controller, DeliveryRateEstimator, EcnFeedback, LossEvent, Pacer, RttEstimator};
 use multiconn_core::{Dur, Time};
 use multiconn_transport::profile::{RateReduction, RtoRestart};
 
@@ -192,6 +206,10 @@ pub struct Sender {
     cwr_pending: bool,
     ece_acks: u64,
     ecn_responses: u64,
+    /// AccECN agreed in the handshake (RFC 9768).
+    accecn: bool,
+    /// CE-marked packets the peer has reported by AccECN so far (`s.cep` less its initial 5).
+    delivered_ce: u64,
     /// Linux `tcp_cwnd_validate` state: the current window was cwnd-limited
     /// (`is_cwnd_limited`), the most bytes outstanding in it (`max_packets_out`), and where it
     /// ends (`cwnd_usage_seq`).
@@ -259,6 +277,8 @@ impl Sender {
             cwr_pending: false,
             ece_acks: 0,
             ecn_responses: 0,
+            accecn: false,
+            delivered_ce: 0,
             cwnd_limited: false,
             max_outstanding: 0,
             cwnd_usage_seq: 0,
@@ -357,11 +377,35 @@ impl Sender {
     pub fn ecn(&self) -> bool {
         self.ecn
     }
-    /// ACKs that arrived with ECE set (ECN agreed).
+    /// AccECN as agreed in the handshake (RFC 9768): ECN on, feedback by the ACE field.
+    pub fn set_accecn(&mut self) {
+        self.ecn = true;
+        self.accecn = true;
+    }
+    /// AccECN agreed.
+    pub fn accecn(&self) -> bool {
+        self.accecn
+    }
+    /// The data segments go ECT(1): AccECN agreed and a scalable controller (RFC 9331 §4).
+    pub fn scalable(&self) -> bool {
+        self.accecn && self.cc.scalable_ecn()
+    }
+    /// CE-marked packets the peer has reported by AccECN so far (inferred from the ACE field).
+    pub fn delivered_ce(&self) -> u64 {
+        self.delivered_ce
+    }
+    /// Runs another controller from here on (a scalable one whose handshake did not agree on
+    /// AccECN gives way to Reno, as Linux's Prague does).
+    pub fn replace_controller(&mut self, cc: Box<dyn Controller>) {
+        self.cc = cc;
+    }
+    /// ACKs that arrived with ECE set (ECN agreed); with AccECN, ACKs whose ACE field
+    /// reported new CE marks.
     pub fn ece_acks(&self) -> u64 {
         self.ece_acks
     }
-    /// Window reductions in response to ECE (entries into CWR).
+    /// Window reductions in response to ECE (entries into CWR); with AccECN and a scalable
+    /// controller, ACKs whose feedback brought the window down.
     pub fn ecn_responses(&self) -> u64 {
         self.ecn_responses
     }
@@ -568,13 +612,24 @@ impl Sender {
 
         self.process_tlp_ack(now, ack, advanced, newly > 0);
 
+        let mut ce_packets = 0;
         if self.ecn {
             // Linux holds CWR until something above high_seq is acknowledged, so that the
             // CWR segment has reached the receiver (tcp_fastretrans_alert).
             if self.cwr_point.is_some_and(|p| self.sb.snd_una() > p) {
                 self.cwr_point = None;
             }
-            if seg.flags.ece {
+            if self.accecn {
+                if advanced || newly_segments > 0 {
+                    ce_packets = self.accecn_delta(seg.flags.ace(), newly_segments);
+                }
+                if ce_packets > 0 {
+                    self.ece_acks += 1;
+                    if !self.cc.scalable_ecn() && self.episode.is_none() && self.cwr_point.is_none() {
+                        self.enter_cwr(now);
+                    }
+                }
+            } else if seg.flags.ece {
                 self.ece_acks += 1;
                 if self.episode.is_none() && self.cwr_point.is_none() {
                     self.enter_cwr(now);
@@ -586,6 +641,17 @@ impl Sender {
         // controller does not grow it; the controller sees the ACK as acknowledging nothing
         // sent after the reduction began, so its recovery period lasts as long.
         let prr_start = self.prr.as_ref().filter(|_| self.in_cwnd_reduction()).map(|&(_, t)| t);
+        if self.accecn && (newly > 0 || ce_packets > 0) && self.cc.scalable_ecn() {
+            let largest_acked_sent = newest.map_or(now, |n| n.last_sent);
+            let fb = EcnFeedback {
+                ce_packets,
+                ect_packets: newly_segments,
+                largest_acked_sent: prr_start.map_or(largest_acked_sent, |t| largest_acked_sent.min(t)),
+            };
+            let before = self.cc.window();
+            self.cc.on_ecn_feedback(now, &fb, &self.rtt);
+            self.ecn_responses += u64::from(self.cc.window() < before);
+        }
         if newly > 0 {
             let rate_sample = self.delivery.take_sample(self.rtt.min());
             let app_limited = !self.is_cwnd_limited();
@@ -736,12 +802,24 @@ impl Sender {
         (bytes, newest)
     }
 
+    /// The CE-marked packets an ACK with ACE field `ace` newly reports, `newly_segments`
+    /// being the segments it newly acknowledges (RFC 9768 §3.2.2.3 and its safety rule for a
+    /// field that may have wrapped; Linux `__tcp_accecn_process`); counted into `s.cep`.
+    fn accecn_delta(&mut self, ace: u8, newly_segments: u64) -> u64 {
+        let seen = (crate::receiver::ACCECN_CEP_INIT + self.delivered_ce) % 8;
+        let delta = (u64::from(ace & 7) + 8 - seen) % 8;
+        let d = if newly_segments < 8 { delta } else { newly_segments - ((newly_segments - delta) % 8) };
+        self.delivered_ce += d;
+        d
+    }
+
     /// RFC 3168 §6.1.2 / Linux `tcp_enter_cwr`: the controller's response to a congestion
     /// event, without retransmitting anything, and CWR on the next new data segment.
     fn enter_cwr(&mut self, now: Time) {
         let (prior, reducing) = (self.window(), self.in_cwnd_reduction());
         self.cwr_point = Some(self.sb.snd_nxt());
-        self.cwr_pending = true;
+        // With AccECN the CWR flag belongs to the ACE field (Linux `tcp_ecn_queue_cwr`).
+        self.cwr_pending = !self.accecn;
         // Linux clears undo_marker: a later undo does not restore the window from before.
         self.last_episode = None;
         let pipe = self.sb.pipe();
@@ -755,7 +833,7 @@ impl Sender {
         let (prior, reducing) = (self.window(), self.in_cwnd_reduction());
         self.last_episode = None;
         self.cwr_point = None;
-        self.cwr_pending |= self.ecn;
+        self.cwr_pending |= self.ecn && !self.accecn;
         self.episode = Some(Episode {
             kind: EpisodeKind::Fast,
             point: self.sb.snd_nxt(),
@@ -800,7 +878,7 @@ impl Sender {
                 };
                 self.cc.on_congestion_event(now, &ev, &self.rtt);
                 self.congestion_events += 1;
-                self.cwr_pending |= self.ecn;
+                self.cwr_pending |= self.ecn && !self.accecn;
             }
         } else if !advanced && !new_info {
             self.tlp_high = None;
@@ -868,7 +946,7 @@ impl Sender {
         }
         self.timeouts += 1;
         self.cwr_point = None;
-        self.cwr_pending |= self.ecn;
+        self.cwr_pending |= self.ecn && !self.accecn;
         self.lost += self.sb.mark_all_lost();
         self.rack.clear_sent();
         self.cc.on_persistent_congestion(now);
@@ -1078,7 +1156,7 @@ mod tests {
         Segment {
             seq: 1,
             ack,
-            flags: Flags { syn: false, ack: true, ece, cwr: false },
+            flags: Flags { syn: false, ack: true, ece, cwr: false, ae: false },
             window: u16::MAX,
             wscale: None,
             sack_permitted: false,
@@ -1087,6 +1165,7 @@ mod tests {
             sack: SackBlocks::new(),
             len: 0,
             ip_ecn: Ecn::NotEct,
+            packets: 1,
         }
     }
 
@@ -1258,6 +1337,123 @@ mod tests {
         assert_eq!(immediate, vec![1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert!(grown, "the immediate reduction lets ACKs of data sent in recovery grow the window");
         assert_eq!((prr.iter().sum::<usize>(), immediate.iter().sum::<usize>()), (14, 14));
+    }
+
+    fn ace_ack(ack: u64, ace: u8) -> Segment {
+        let mut seg = self::ack(ack, false);
+        seg.flags.set_ace(ace);
+        seg
+    }
+
+    /// What a scalable test controller heard, in order.
+    type Heard = std::sync::Arc<std::sync::Mutex<Vec<(&'static str, u64, u64)>>>;
+
+    /// A controller that asks for ECT(1) and logs its feedback and ACK calls.
+    #[derive(Debug)]
+    struct Scalable(Heard);
+
+    impl Controller for Scalable {
+        fn on_packet_sent(&mut self, _: Time, _: u64, _: u64) {}
+        fn on_ack(&mut self, _: Time, ack: &AckEvent, _: &RttEstimator) {
+            self.0.lock().unwrap().push(("ack", ack.bytes_acked, 0));
+        }
+        fn on_congestion_event(&mut self, _: Time, _: &LossEvent, _: &RttEstimator) {
+            self.0.lock().unwrap().push(("loss", 0, 0));
+        }
+        fn on_ecn_congestion_event(&mut self, _: Time, _: &LossEvent, _: &RttEstimator) {
+            self.0.lock().unwrap().push(("ecn-event", 0, 0));
+        }
+        fn scalable_ecn(&self) -> bool {
+            true
+        }
+        fn on_ecn_feedback(&mut self, _: Time, fb: &EcnFeedback, _: &RttEstimator) {
+            self.0.lock().unwrap().push(("feedback", fb.ce_packets, fb.ect_packets));
+        }
+        fn on_persistent_congestion(&mut self, _: Time) {}
+        fn window(&self) -> u64 {
+            100 * MSS
+        }
+        fn ssthresh(&self) -> Option<u64> {
+            None
+        }
+        fn state(&self) -> multiconn_cc::CcState {
+            multiconn_cc::CcState::CongestionAvoidance
+        }
+        fn kind(&self) -> CcKind {
+            CcKind::Prague
+        }
+    }
+
+    /// RFC 9768 §3.2.2.3: the sender turns each ACK's ACE into the CE packets it newly reports:
+    /// exact while the ACKs come (fewer than 8 segments each); when one ACK covers 8 segments
+    /// or more the field may have wrapped and the sender takes the largest count, up to the
+    /// segments acknowledged, with the same remainder — never less than the truth. A scalable
+    /// controller hears each ACK's counts before the ACK itself and never gets an ECN event.
+    #[test]
+    fn the_ace_field_becomes_ce_packets_with_the_wrap_rule() {
+        let heard = Heard::default();
+        let log = heard.clone();
+        let cc = CcConfig { external: Some(multiconn_cc::ControllerFactory(std::sync::Arc::new(move |_| Box::new(Scalable(log.clone())) as Box<dyn Controller>))), ..CcConfig::tcp_default(CcKind::Prague, MSS) };
+        let mut s = sender_with(cc);
+        s.set_accecn();
+        s.set_peer_window(u16::MAX, 14);
+        s.write(1 << 20);
+        assert!(s.scalable());
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        let sent = send_all(&mut s, t(0));
+        assert_eq!(sent.len(), 65, "the peer's 65535-byte window");
+        assert!(sent.iter().all(|d| d.ect && !d.cwr));
+        // (segments acknowledged, CE among them) per ACK; the truth accumulates in r.cep.
+        let acks: [(u64, u64); 7] = [(2, 0), (2, 1), (2, 2), (1, 1), (10, 9), (10, 1), (20, 16)];
+        let (mut acked, mut truth) = (0u64, 0u64);
+        let mut inferred = Vec::new();
+        for (i, &(n, ce)) in acks.iter().enumerate() {
+            acked += n;
+            truth += ce;
+            let before = s.delivered_ce();
+            s.on_ack(t(100 + i as u64), &ace_ack(1 + acked * MSS, ((5 + truth) % 8) as u8));
+            inferred.push(s.delivered_ce() - before);
+        }
+        // Exact below 8 segments; 9 of 10 and 16 of 20 are exact too (the largest value with
+        // the remainder), 1 of 10 is taken as 9: conservative, never less.
+        assert_eq!(inferred, vec![0, 1, 2, 1, 9, 9, 16]);
+        assert!(s.delivered_ce() >= truth);
+        let h = heard.lock().unwrap();
+        assert!(h.iter().all(|e| e.0 != "ecn-event" && e.0 != "loss"), "{h:?}");
+        let pairs: Vec<_> = h.chunks(2).map(|c| (c[0].0, c[0].1, c[0].2, c[1].0)).collect();
+        assert_eq!(pairs.len(), 7);
+        for (k, &(first, ce, ect, second)) in pairs.iter().enumerate() {
+            assert_eq!((first, second), ("feedback", "ack"), "feedback before the ACK");
+            assert_eq!((ce, ect), (inferred[k], acks[k].0));
+        }
+        assert_eq!(s.ece_acks(), 6, "ACKs that reported new CE");
+    }
+
+    /// A classic controller over AccECN: an ACE that grew gets RFC 3168's response, once per
+    /// window, and the CWR flag is never set (it is the ACE field's); an ACK that only
+    /// acknowledges the SYN (no forward progress) is not read.
+    #[test]
+    fn a_classic_controller_over_accecn_reduces_once_per_window_without_cwr() {
+        let mut s = sender_with(CcConfig::tcp_default(CcKind::NewReno, MSS));
+        s.set_accecn();
+        s.set_peer_window(u16::MAX, 14);
+        s.write(1 << 20);
+        assert!(!s.scalable());
+        let t = |ms: u64| Time::ZERO + Dur::from_millis(ms);
+        let first = send_all(&mut s, t(0));
+        assert_eq!(first.len(), 10);
+        s.on_ack(t(50), &ace_ack(1, 0b010));
+        assert_eq!(s.delivered_ce(), 0, "the handshake's reflection is not a count");
+        let cwnd0 = s.controller().window();
+        let mut cwr = 0;
+        for i in 1..=10u64 {
+            s.on_ack(t(100 + i), &ace_ack(1 + i * MSS, ((5 + i) % 8) as u8));
+            cwr += send_all(&mut s, t(100 + i)).iter().filter(|d| d.cwr).count();
+        }
+        assert_eq!(s.delivered_ce(), 10);
+        assert_eq!(s.ecn_responses(), 1);
+        assert_eq!(s.controller().window(), cwnd0 / 2);
+        assert_eq!(cwr, 0);
     }
 
     #[test]

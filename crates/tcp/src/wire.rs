@@ -2,7 +2,8 @@
 //! ([`WireHeader`]).
 //!
 //! * Header (RFC 9293 §3.1): sequence and acknowledgment numbers modulo 2^32 (the model's
-//!   initial sequence number is 0), SYN and ACK flags, the window field as sent; the checksum
+//!   initial sequence number is 0), the SYN, ACK, ECE and CWR flags and AE (RFC 9768 §3.1:
+//!   bit 8, the low bit of the data-offset byte), the window field as sent; the checksum
 //!   is that of the segment with a zero-filled payload (RFC 1071).
 //! * Options: MSS, SACK-permitted and window scale in SYNs, timestamps (RFC 7323 §3: TSval in
 //!   milliseconds of simulated time plus one, as Linux's 1 kHz clock), SACK blocks (RFC 2018
@@ -65,7 +66,8 @@ fn tcp(buf: &mut Vec<u8>, size: u32, seg: &Segment, mptcp: Option<&MptcpSegment>
     buf.extend_from_slice(&(seg.seq as u32).to_be_bytes());
     let ack = if seg.flags.ack { seg.ack as u32 } else { 0 };
     buf.extend_from_slice(&ack.to_be_bytes());
-    buf.extend_from_slice(&[0, u8::from(seg.flags.syn) << 1 | u8::from(seg.flags.ack) << 4]);
+    let f = seg.flags;
+    buf.extend_from_slice(&[u8::from(f.ae), u8::from(f.cwr) << 7 | u8::from(f.ece) << 6 | u8::from(f.ack) << 4 | u8::from(f.syn) << 1]);
     buf.extend_from_slice(&seg.window.to_be_bytes());
     buf.extend_from_slice(&[0, 0, 0, 0]);
     // Options.
@@ -106,7 +108,7 @@ fn tcp(buf: &mut Vec<u8>, size: u32, seg: &Segment, mptcp: Option<&MptcpSegment>
         buf.push(OPT_NOP);
     }
     let header = buf.len() - start;
-    buf[start + 12] = ((header / 4) as u8) << 4;
+    buf[start + 12] |= ((header / 4) as u8) << 4;
     let len = size.saturating_sub(IP_HEADER);
     let sum = checksum(sum_words(pseudo_header(ends, PROTO_TCP, len), &buf[start..]));
     buf[start + 16..start + 18].copy_from_slice(&sum.to_be_bytes());
@@ -200,7 +202,7 @@ mod tests {
         Segment {
             seq: 1 + (1 << 32),
             ack: 2001,
-            flags: Flags { syn: false, ack: true, ece: false, cwr: false },
+            flags: Flags { syn: false, ack: true, ece: false, cwr: false, ae: false },
             window: 512,
             wscale: None,
             sack_permitted: false,
@@ -209,7 +211,25 @@ mod tests {
             sack,
             len: 1000,
             ip_ecn: Ecn::NotEct,
+            packets: 1,
         }
+    }
+
+    /// The ECN flags where RFC 3168 §6.1 and RFC 9768 §3.1 put them: CWR and ECE the top bits
+    /// of byte 13, AE the low bit of byte 12 beside the data offset.
+    #[test]
+    fn ecn_flags_and_ae_are_on_the_wire() {
+        let mut seg = data_segment();
+        seg.flags.set_ace(0b101);
+        let mut buf = Vec::new();
+        seg.write_header(&mut buf, seg.wire_size(), &ENDS);
+        assert_eq!((buf[12] >> 4, buf[12] & 0x0f), (11, 1), "data offset 11 words, AE set");
+        assert_eq!(buf[13], 0x40 | 0x10, "ECE and ACK");
+        seg.flags.set_ace(0b010);
+        buf.clear();
+        seg.write_header(&mut buf, seg.wire_size(), &ENDS);
+        assert_eq!((buf[12] & 0x0f, buf[13]), (0, 0x80 | 0x10), "CWR and ACK");
+        assert_eq!(checksum(sum_words(pseudo_header(&ENDS, PROTO_TCP, seg.wire_size() - IP_HEADER), &buf)), 0);
     }
 
     #[test]

@@ -306,20 +306,23 @@ impl OpenStreams for dyn Endpoint + '_ {
 /// receiving ones the data it received.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EcnStats {
-    /// TCP: "negotiated" or "not_negotiated" (the handshake's outcome). QUIC: the ECN
+    /// TCP: "accecn" (Accurate ECN agreed, RFC 9768), "negotiated" (RFC 3168) or
+    /// "not_negotiated" (the handshake's outcome). QUIC: the ECN
     /// validation state of RFC 9000 §13.4.2 / appendix A.4, "testing", "unknown", "capable" or
     /// "failed" (multipath: the paths' states, by path, joined with commas).
     pub state: String,
-    /// Packets sent ECT(0).
+    /// Packets sent ECT(0) (TCP with a scalable controller over AccECN: ECT(1)).
     pub ect_sent: u64,
     /// Packets that arrived CE-marked.
     pub ce_received: u64,
-    /// TCP: ACKs sent with ECE. QUIC: ACK frames sent with ECN counts (type 0x03).
+    /// TCP: ACKs sent with ECE (AccECN: ACKs whose ACE field reported new CE marks). QUIC:
+    /// ACK frames sent with ECN counts (type 0x03).
     pub echoes_sent: u64,
-    /// TCP: ACKs received with ECE. QUIC: the CE count the peer reported, summed over packet
+    /// TCP: ACKs received with ECE (AccECN: ACKs whose ACE field reported new CE marks). QUIC: the CE count the peer reported, summed over packet
     /// number spaces (and paths).
     pub echoes_received: u64,
-    /// Congestion responses to ECN: TCP entries into CWR, QUIC congestion events for an
+    /// Congestion responses to ECN: TCP entries into CWR (a scalable controller over AccECN:
+    /// ACKs whose feedback brought its window down), QUIC congestion events for an
     /// increased CE count outside a recovery period.
     pub congestion_responses: u64,
 }

@@ -60,6 +60,19 @@ pub struct Profile {
     /// it.
     #[serde(default)]
     pub ecn: bool,
+    /// TCP: ask for Accurate ECN (RFC 9768) in the handshake and agree to it, instead of
+    /// RFC 3168's ECN (Linux 6.18+ `net.ipv4.tcp_ecn = 3`); the ACKs then count CE-marked
+    /// packets (the ACE field) instead of echoing ECE until CWR. A flow's `ecn = "accecn"` sets
+    /// it; a scalable controller (`prague`) asks for AccECN whatever it says. Absent: false.
+    #[serde(default)]
+    pub accecn: bool,
+    /// TCP: the ECN the data receiver's kernel does (the client of a download or of requests,
+    /// the server of an upload), where it differs from what the flow asks for: `accecn`
+    /// (Linux 6.18+ `tcp_ecn = 3`), `rfc3168` (`tcp_ecn = 1`; a server with the default 2)
+    /// or `none` (`tcp_ecn = 0`; a client with the default 2). Absent: the same as the other
+    /// end. A flow's `receiver.ecn` sets it.
+    #[serde(default)]
+    pub receiver_ecn: Option<TcpEcn>,
     /// The timing noise of the process the endpoints run in (`[host]`: per-packet CPU time,
     /// late timers; [`crate::host`]). Absent: none, as in every built-in profile.
     #[serde(default)]
@@ -264,6 +277,32 @@ pub enum RtoRestart {
     /// the head of the retransmission queue, is retransmitted in recovery, unless the RACK
     /// reorder timer is pending: the timer then runs one RTO from that retransmission.
     HeadRetransmit,
+}
+
+/// The ECN feedback one end of a TCP connection does (and, after the handshake, the one the
+/// connection agreed on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpEcn {
+    /// No ECN: the SYN asks for none and a server agrees to none.
+    #[default]
+    None,
+    /// RFC 3168: ECE on the ACKs from a CE mark until CWR, one reduction per window.
+    Rfc3168,
+    /// Accurate ECN (RFC 9768): the ACKs' ACE field counts CE-marked packets; a server that
+    /// does AccECN also agrees to RFC 3168 with a client that asks only for that.
+    AccEcn,
+}
+
+impl TcpEcn {
+    /// Its name in profiles and scenarios (`none`, `rfc3168`, `accecn`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpEcn::None => "none",
+            TcpEcn::Rfc3168 => "rfc3168",
+            TcpEcn::AccEcn => "accecn",
+        }
+    }
 }
 
 /// How a TCP sender's window comes down to the controller's target after a congestion event
@@ -519,6 +558,9 @@ impl Profile {
             return Err(format!("host.{field}: must be {allowed}"));
         }
         if self.transport != TransportKind::Tcp {
+            if self.accecn || self.receiver_ecn.is_some() {
+                return Err("accecn and receiver_ecn are tcp settings (AccECN, RFC 9768, is TCP's ECN feedback; quic reports ECN counts with ecn = true)".into());
+            }
             if self.recovery.rate_reduction != RateReduction::Immediate {
                 return Err("recovery.rate_reduction is a tcp setting (the quic model reduces at once, RFC 9002 §7.3.2)".into());
             }
@@ -826,7 +868,7 @@ mod tests {
         // two-path point, docs/fidelity.md), and no BBRv3 (google/bbr's v3 is a later
         // kernel's); everything else as linux-tcp.
         assert_eq!((p.cc.cubic_rule, now.cc.cubic_rule), (CubicRule::Linux, CubicRule::LinuxSegments));
-        assert_eq!(p.cc.allowed.iter().chain([&CcKind::Bbr3]).collect::<Vec<_>>(), now.cc.allowed.iter().collect::<Vec<_>>());
+        assert_eq!(p.cc.allowed.iter().chain([&CcKind::Bbr3, &CcKind::Prague]).collect::<Vec<_>>(), now.cc.allowed.iter().collect::<Vec<_>>());
         let allowed = p.cc.allowed.clone();
         assert_eq!((&CcKnobs { cubic_rule: CubicRule::Linux, allowed, ..now.cc.clone() }, &p.recovery, &p.ack), (&p.cc, &now.recovery, &now.ack));
         let m = p.multipath.as_ref().unwrap();
@@ -849,6 +891,21 @@ mod tests {
     }
 
     #[test]
+    fn accecn_knobs_are_tcp_ones_off_when_absent() {
+        let tcp = include_str!("../profiles/linux-tcp.toml");
+        let p = Profile::from_toml(tcp, "x").unwrap();
+        assert_eq!((p.accecn, p.receiver_ecn), (false, None));
+        assert!(p.cc.allowed.contains(&CcKind::Prague));
+        let p = Profile::from_toml(&format!("accecn = true\nreceiver_ecn = \"rfc3168\"\n{tcp}"), "x").unwrap();
+        assert_eq!((p.accecn, p.receiver_ecn), (true, Some(TcpEcn::Rfc3168)));
+        assert!(Profile::from_toml(&format!("receiver_ecn = \"nonce\"\n{tcp}"), "x").is_err());
+        let quic = include_str!("../profiles/rfc9002.toml");
+        let e = Profile::from_toml(&format!("accecn = true\n{quic}"), "x.toml").unwrap_err().to_string();
+        assert!(e.contains("accecn and receiver_ecn are tcp settings"), "{e}");
+        assert!(!Profile::builtin("linux-mptcp-5.15", TransportKind::Tcp).unwrap().cc.allowed.contains(&CcKind::Prague));
+    }
+
+    #[test]
     fn quic_only_knobs_are_refused_in_a_tcp_profile() {
         let tcp = include_str!("../profiles/linux-tcp.toml");
         let with = |line: &str, table: &str| tcp.replace(&format!("[{table}]\n"), &format!("[{table}]\n{line}\n"));
@@ -868,7 +925,7 @@ mod tests {
         let mp = |ack: &str, sched: &str| {
             format!("{tcp}\n[multipath]\nscheduler = \"{sched}\"\nack_path = \"{ack}\"\nfailover = \"linux-mptcp\"\nabandon = \"requeue\"\nlink_events = \"react\"\n")
         };
-        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\", \"fast\"]");
+        let fast = tcp.replace("allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\", \"prague\"]", "allowed = [\"newreno\", \"cubic\", \"bbr\", \"bbr3\", \"prague\", \"fast\"]");
         assert!(Profile::from_toml(&fast, "x.toml").unwrap_err().to_string().contains("a tcp profile cannot offer it"));
         assert!(Profile::from_toml(&mp("same", "minrtt"), "x").is_ok());
         assert!(Profile::from_toml(&mp("min_rtt", "minrtt"), "x").unwrap_err().to_string().contains("ack_path"));

@@ -6,7 +6,7 @@
 use super::errors::{choose, err, FieldError};
 use super::files::Files;
 use super::paths::{resolve_multipath, PathManagerSpec};
-use crate::schema::{AppKind, FlowDirection, FlowSection, MultipathSection, ReceiverSection, Transport};
+use crate::schema::{AppKind, EcnSetting, EcnWord, FlowDirection, FlowSection, MultipathSection, ReceiverSection, Transport};
 use multiconn_cc::CcKind;
 use multiconn_realquic::Library;
 use multiconn_core::{Bytes, Dur};
@@ -87,13 +87,24 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         }
         Some(p) => Profile::builtin(p, kind).map_err(|e| err(&path("profile"), e.to_string()))?,
     };
-    if let Some(ecn) = f.ecn {
-        profile.ecn = ecn;
+    match f.ecn {
+        Some(EcnSetting::Switch(ecn)) => profile.ecn = ecn,
+        Some(EcnSetting::Word(EcnWord::AccEcn)) => {
+            if kind != TransportKind::Tcp {
+                return Err(err(&path("ecn"), "\"accecn\" is TCP's ECN feedback (RFC 9768); a quic flow reports ECN counts in its ACK frames with ecn = true"));
+            }
+            if f.paths.is_some() {
+                return Err(err(&path("ecn"), "MPTCP's subflows negotiate RFC 3168 ECN only; give ecn = true"));
+            }
+            profile.ecn = true;
+            profile.accecn = true;
+        }
+        None => {}
     }
     if let Some(library) = stack {
         // The libraries mark their packets ECT(0) and validate ECN themselves (RFC 9000
         // §13.4); no setting turns it off.
-        if f.ecn == Some(false) {
+        if f.ecn == Some(EcnSetting::Switch(false)) {
             return Err(err(&path("ecn"), format!("stack {} always uses ECN (it marks ECT(0) and validates the path's ECN, RFC 9000 §13.4); leave ecn out", library.name())));
         }
         profile.ecn = true;
@@ -102,6 +113,15 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         None => profile.cc.default,
         Some(c) => choose(&path("cc"), "congestion control", c, &CcKind::NAMES)?,
     };
+    // Prague needs Accurate ECN (Linux TCP_CONG_NEEDS_ACCECN): a TCP flow running it asks for
+    // AccECN at both ends; a receiver that does less is said with receiver.ecn.
+    if kind == TransportKind::Tcp && cc == CcKind::Prague {
+        if f.ecn == Some(EcnSetting::Switch(false)) {
+            return Err(err(&path("ecn"), "cc = \"prague\" asks for Accurate ECN (RFC 9768) itself; leave ecn out, or give receiver.ecn = \"none\" for a receiver without ECN"));
+        }
+        profile.ecn = true;
+        profile.accecn = true;
+    }
     if kind == TransportKind::Tcp && f.resume == Some(true) {
         return Err(err(&path("resume"), "0-RTT resumption is a quic feature; a tcp flow always does the 3-way handshake and TLS 1.3"));
     }
@@ -271,6 +291,13 @@ fn resolve_receiver(f: &FlowSection, kind: TransportKind, profile: &mut Profile)
         if kind == TransportKind::Quic && r.tcp_rmem.is_some() {
             return Err(err(&rpath("tcp_rmem"), "a TCP setting; this flow is quic (its socket buffer is receiver.udp_rcvbuf)"));
         }
+        if kind == TransportKind::Quic && r.ecn.is_some() {
+            return Err(err(&rpath("ecn"), "a TCP setting (the receiver's kernel's tcp_ecn); this flow is quic"));
+        }
+        if kind == TransportKind::Tcp && f.paths.is_some() && r.ecn.is_some() {
+            return Err(err(&rpath("ecn"), "MPTCP's subflows negotiate RFC 3168 ECN by the flow's ecn alone; leave receiver.ecn out"));
+        }
+        profile.receiver_ecn = r.ecn;
         if let Some(rmem) = r.tcp_rmem {
             if !(rmem[0].0 <= rmem[1].0 && rmem[1].0 <= rmem[2].0) || rmem[0].0 == 0 {
                 return Err(err(&rpath("tcp_rmem"), "must be [min, default, max] with 0 < min ≤ default ≤ max"));
@@ -292,7 +319,7 @@ fn resolve_receiver(f: &FlowSection, kind: TransportKind, profile: &mut Profile)
         return Ok(None);
     }
     let defaults = UdpSocketConfig::default();
-    let r = recv.unwrap_or(ReceiverSection { udp_rcvbuf: None, rmem_default: None, rmem_max: None, truesize: None, read_rate: None, read_cost: None, tcp_rmem: None });
+    let r = recv.unwrap_or(ReceiverSection { udp_rcvbuf: None, rmem_default: None, rmem_max: None, truesize: None, read_rate: None, read_cost: None, tcp_rmem: None, ecn: None });
     Ok(Some(UdpSocketConfig {
         requested: r.udp_rcvbuf.map(|b| b.0),
         rmem_default: r.rmem_default.map_or(defaults.rmem_default, |b| b.0),

@@ -12,8 +12,12 @@
 //!   the line adds that each drop is also a gap waited out for t_reordering: over
 //!   `split_queues.toml` with FQ-CoDel, ECN's gain for TCP (30.8 -> 34.9 Mbit/s) was that
 //!   wait, gone with a t_reordering of 30 ms (35.0 without ECN).
+//! * A flow with `cc = "prague"` whose data crosses no queue that marks ECN: Prague's
+//!   scalable response never runs, the flow sees only drops and halves for each as Reno
+//!   does, so it is no L4S flow there.
 
 use super::flows::Flow;
+use multiconn_cc::CcKind;
 use super::links::LinkDirection;
 use crate::schema::{LinkSection, RateSpec, RateTrace, ScenarioFile};
 use multiconn_net::{Hop, Leg};
@@ -26,7 +30,29 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 /// The warnings that need the resolved routes, in link-direction order: a marking queue
 /// discipline that no ECN-capable flow's data crosses.
 pub(super) fn route_warnings(links: &[LinkDirection], flows: &[Flow]) -> Vec<String> {
-    links.iter().enumerate().filter_map(|(d, l)| marks_without_ecn(d, l, flows)).collect()
+    let mut w: Vec<String> = links.iter().enumerate().filter_map(|(d, l)| marks_without_ecn(d, l, flows)).collect();
+    w.extend(flows.iter().filter_map(|f| prague_without_marking(links, f)));
+    w
+}
+
+/// A Prague flow none of whose data's link directions marks ECN.
+fn prague_without_marking(links: &[LinkDirection], f: &Flow) -> Option<String> {
+    if f.connection.as_ref()?.cc != CcKind::Prague {
+        return None;
+    }
+    let crossed: Vec<usize> = (0..links.len())
+        .filter(|&d| crosses(&f.route, d) || f.extra_paths.iter().any(|p| crosses(&p.route, d)))
+        .collect();
+    if crossed.iter().any(|&d| links[d].aqm_ecn) {
+        return None;
+    }
+    let queues: Vec<String> = crossed.iter().map(|&d| format!("link.{} {}: aqm = {}", links[d].name, links[d].direction.name(), links[d].aqm.unwrap_or("none"))).collect();
+    Some(format!(
+        "flow.{}.cc = \"prague\", but no queue on its path marks ECN ({}); it will only see losses and halve for each as Reno does; \
+         give the bottleneck aqm = \"dualpi2\" (L4S) to see its scalable response",
+        f.name,
+        if queues.is_empty() { "no links".to_string() } else { queues.join(", ") }
+    ))
 }
 
 /// Whether a data route crosses link direction `d`, alone or as a split's leg.

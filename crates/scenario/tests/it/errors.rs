@@ -175,7 +175,7 @@ paths = [["a"], ["b"]]
     let e = refused(&[("flow.f.transport", "quic"), ("flow.f.profile", "aioquic"), ("flow.f.cc", "bbr")]);
     assert!(e.contains("flow.f.cc: profile \"aioquic\" does not offer congestion control \"bbr\"; it offers: newreno, cubic"), "{e}");
     let e = refused(&[("flow.f.cc", "vegas")]);
-    assert!(e.contains("flow.f.cc: unknown congestion control \"vegas\"; known: newreno, cubic, bbr, fast, bbr3, reno"), "{e}");
+    assert!(e.contains("flow.f.cc: unknown congestion control \"vegas\"; known: newreno, cubic, bbr, fast, bbr3, prague, reno"), "{e}");
     // The same connection with settings the transport takes loads.
     assert!(load_with(two_paths, &[("flow.f.multipath", "{ scheduler = \"redundant\" }")]).is_ok());
 }

@@ -31,6 +31,7 @@ mod obsolete_messages;
 mod path_manager;
 mod pcap;
 mod prague;
+mod prague_tcp;
 mod real_noq;
 mod real_quinn;
 mod redundant_checks;

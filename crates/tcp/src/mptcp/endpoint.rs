@@ -82,12 +82,16 @@ pub enum MptcpError {
     /// The packet size leaves no room for data after the IP, TCP and MPTCP headers.
     #[error("packets of {0} bytes leave no room for data after the IP, TCP and MPTCP headers")]
     PacketSize(u32),
+    /// A scalable controller (Prague), which needs Accurate ECN; the subflows negotiate
+    /// RFC 3168 at most.
+    #[error("\"{0}\" needs Accurate ECN (RFC 9768), which MPTCP subflows do not negotiate (RFC 3168 at most); give another controller")]
+    ScalableCc(&'static str),
 }
 
 impl From<MptcpError> for TransportError {
     fn from(e: MptcpError) -> TransportError {
         let knob = match e {
-            MptcpError::Profile(_) => Knob::Cc,
+            MptcpError::Profile(_) | MptcpError::ScalableCc(_) => Knob::Cc,
             MptcpError::NotMultipath | MptcpError::Paths(_) => Knob::Paths,
             MptcpError::Scheduler(_) | MptcpError::QuicScheduler(_) => Knob::Scheduler,
             MptcpError::AckPath => Knob::AckPath,
@@ -195,6 +199,9 @@ impl MptcpEndpoint {
             return Err(MptcpError::PacketSize(params.max_packet_size));
         }
         let cc_cfg: CcConfig = params.cc_config(mss)?;
+        if multiconn_cc::build(&cc_cfg).scalable_ecn() {
+            return Err(MptcpError::ScalableCc(cc_cfg.kind.name()));
+        }
         Ok((mp, knobs, mss, cc_cfg))
     }
 

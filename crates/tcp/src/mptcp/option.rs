@@ -178,6 +178,7 @@ mod tests {
                 sack: SackBlocks::new(),
                 len,
                 ip_ecn: multiconn_core::Ecn::NotEct,
+                packets: 1,
             },
             handshake: None,
             data_ack: Some(DataAck { ack: 0, window: 0 }),

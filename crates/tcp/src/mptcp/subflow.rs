@@ -307,7 +307,7 @@ impl Subflow {
             seq: 0,
             ack: if is_ack { self.receiver.rcv_nxt() } else { 0 },
             // RFC 3168 §6.1.1 ECN setup (a responder's `ecn` is already the agreement).
-            flags: Flags { syn: true, ack: is_ack, ece: self.ecn, cwr: self.ecn && !is_ack },
+            flags: Flags { syn: true, ack: is_ack, ece: self.ecn, cwr: self.ecn && !is_ack, ae: false },
             window,
             wscale: offer_ws.then_some(SUBFLOW_WSCALE),
             sack_permitted: self.sack,
@@ -316,6 +316,7 @@ impl Subflow {
             sack: SackBlocks::new(),
             len: 0,
             ip_ecn: Ecn::NotEct,
+            packets: 1,
         };
         MptcpSegment { tcp, handshake: self.handshake_option(true), data_ack: None, mapping: None }
     }
@@ -350,7 +351,7 @@ impl Subflow {
         let tcp = Segment {
             seq,
             ack: info.ack,
-            flags: Flags { syn: false, ack: true, ece: info.ece, cwr },
+            flags: Flags { syn: false, ack: true, ece: info.ece, cwr, ae: false },
             // The subflow's own window is left open (see `super::option`).
             window: u16::MAX,
             wscale: None,
@@ -360,6 +361,7 @@ impl Subflow {
             sack: info.sack,
             len,
             ip_ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+            packets: 1,
         };
         MptcpSegment { tcp, handshake, data_ack, mapping }
     }

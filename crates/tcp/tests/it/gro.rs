@@ -50,6 +50,7 @@ fn data(mss: u64, i: u64, sent_ms: u64) -> Packet {
         sack: SackBlocks::new(),
         len: mss as u32,
         ip_ecn: multiconn_core::Ecn::NotEct,
+        packets: 1,
     };
     Packet::new(1000 + i, FlowId(0), seg.wire_size(), i, Time::ZERO).with_payload(Payload::new(seg))
 }

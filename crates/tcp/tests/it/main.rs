@@ -3,6 +3,7 @@
 
 mod support;
 
+mod accecn;
 mod autotune;
 mod bulk;
 mod delayed_ack;

@@ -341,6 +341,12 @@ fn selective_redundant_and_fastest_acks_are_refused() {
     assert_eq!(MptcpEndpoint::new(Role::Server, &p).unwrap_err(), MptcpError::PacketSize(80));
     let p = params(download(1), 9);
     assert_eq!(MptcpEndpoint::new(Role::Server, &p).unwrap_err(), MptcpError::Paths(9));
+    // Prague needs AccECN, which the subflows do not negotiate (linux-tcp offers it).
+    let mut p = params(download(1), 2);
+    p.cc = multiconn_cc::CcKind::Prague;
+    let e = MptcpEndpoint::new(Role::Server, &p).unwrap_err();
+    assert_eq!(e, MptcpError::ScalableCc("prague"));
+    assert!(e.to_string().contains("needs Accurate ECN"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------

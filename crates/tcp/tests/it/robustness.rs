@@ -37,6 +37,7 @@ fn seg_strategy() -> impl Strategy<Value = Segment> {
                 sack,
                 len,
                 ip_ecn: multiconn_core::Ecn::NotEct,
+                packets: 1,
             }
         })
 }
