@@ -25,6 +25,7 @@ fn params() -> ConnectionParams {
         multipath: None,
         external_cc: None,
         external_workload: None,
+        datagrams: None,
     }
 }
 

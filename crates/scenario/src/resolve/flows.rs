@@ -112,6 +112,7 @@ impl Flow {
             multipath: spec.multipath.clone(),
             external_cc: None,
             external_workload: None,
+            datagrams: None,
         })
     }
 
