@@ -193,6 +193,19 @@ fn mds_for(params: &ConnectionParams) -> usize {
     path.min(cap).max(64) as usize
 }
 
+/// The largest datagram `role`'s end of a connection built from `params` sends (what
+/// [`Connection::max_datagram_payload`] will say once the handshake is done); `None` when the
+/// peer takes no datagrams.
+pub fn max_datagram_payload_for(params: &ConnectionParams, role: Role) -> Option<u64> {
+    let d = Datagrams::new(params.datagrams.as_ref(), role);
+    if !d.enabled() {
+        return None;
+    }
+    let dcid_len = params.profile.quic.as_ref().map_or(DEFAULT_DCID_LEN, |q| q.dcid_len as usize).min(20);
+    let room = mds_for(params).saturating_sub(header_size(PacketType::OneRtt, dcid_len, dcid_len, 4, 0) + AEAD_TAG);
+    Some(d.max_size(room))
+}
+
 impl Connection {
     /// The endpoint of `role` for `params`, with default handshake message sizes; refused
     /// when the profile does not offer the controller.

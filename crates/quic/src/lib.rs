@@ -32,7 +32,7 @@ pub mod streams;
 pub mod varint;
 pub mod wire;
 
-pub use connection::{Connection, ConnectionStats, Timer};
+pub use connection::{max_datagram_payload_for, Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;
 
 use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportError, TransportFactory};
