@@ -563,7 +563,11 @@ impl Connection {
                         self.paths[q].rx.on_ack_acked(ack.largest);
                     }
                 }
-                Frame::Datagram { tag, .. } => self.dgram.on_acked(*tag),
+                Frame::Datagram { tag, .. } => {
+                    if self.dgram.on_acked(*tag) {
+                        self.observations.note(Observation::DatagramSettled { tag: *tag });
+                    }
+                }
                 _ => {}
             }
         }
@@ -578,7 +582,9 @@ impl Connection {
         }
         for f in &pkt.frames {
             if let Frame::Datagram { tag, .. } = f {
-                self.dgram.on_lost(*tag);
+                if self.dgram.on_lost(*tag) {
+                    self.observations.note(Observation::DatagramSettled { tag: *tag });
+                }
             }
         }
         self.requeue(pkt);

@@ -250,39 +250,46 @@ impl Datagrams {
         }
     }
 
-    /// A packet carrying datagram `tag` was acknowledged: its first acknowledgement settles it.
-    pub fn on_acked(&mut self, tag: u64) {
-        if self.in_flight.remove(&tag).is_some() {
-            self.stats.acked += 1;
-            self.events.push_back(DatagramEvent::Acked { tag });
+    /// A packet carrying datagram `tag` was acknowledged: its first acknowledgement settles it
+    /// (true then).
+    pub fn on_acked(&mut self, tag: u64) -> bool {
+        if self.in_flight.remove(&tag).is_none() {
+            return false;
         }
+        self.stats.acked += 1;
+        self.events.push_back(DatagramEvent::Acked { tag });
+        true
     }
 
     /// A packet carrying datagram `tag` was declared lost: the datagram is lost once no copy is
-    /// left in flight. It is never queued again.
-    pub fn on_lost(&mut self, tag: u64) {
-        let Some(d) = self.in_flight.get_mut(&tag) else { return };
+    /// left in flight (true then). It is never queued again.
+    pub fn on_lost(&mut self, tag: u64) -> bool {
+        let Some(d) = self.in_flight.get_mut(&tag) else { return false };
         d.copies = d.copies.saturating_sub(1);
-        if d.copies == 0 {
-            self.in_flight.remove(&tag);
-            self.stats.lost += 1;
-            self.events.push_back(DatagramEvent::Lost { tag });
+        if d.copies > 0 {
+            return false;
         }
+        self.in_flight.remove(&tag);
+        self.stats.lost += 1;
+        self.events.push_back(DatagramEvent::Lost { tag });
+        true
     }
 
-    /// A DATAGRAM frame of `size` bytes arrived with datagram `tag` at `now`.
-    pub fn on_received(&mut self, now: Time, tag: u64, size: usize) {
+    /// A DATAGRAM frame of `size` bytes arrived with datagram `tag` at `now`; true if it was
+    /// handed to the application.
+    pub fn on_received(&mut self, now: Time, tag: u64, size: usize) -> bool {
         if self.local_max.map_or(true, |max| size as u64 > max) {
             self.stats.invalid += 1;
-            return;
+            return false;
         }
         if self.received.contains(tag) {
             self.stats.duplicates += 1;
-            return;
+            return false;
         }
         self.received.insert(tag, tag + 1);
         self.stats.received += 1;
         self.events.push_back(DatagramEvent::Received { tag, at: now });
+        true
     }
 
     /// Moves the events since the last call to `out`.
