@@ -27,11 +27,10 @@
 //!   counters and qlog.
 
 use multiconn_core::{Ecn, Packet, Payload, Time};
-use multiconn_transport::Role;
+use multiconn_transport::{DatagramPriority, Role};
 
 use super::{Connection, HANDSHAKE_PATH, MIN_FRAME_ROOM};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
-use multiconn_transport::DatagramPriority;
 use crate::packet::{header_size, overhead_estimate, pn_len, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD, MIN_INITIAL_DATAGRAM, MIN_PN_AND_PAYLOAD};
 use crate::recovery::{SentContent, SentPacketInfo};
 

@@ -150,9 +150,11 @@ impl Connection {
             Frame::PathResponse => self.on_path_response(path),
             Frame::PathAbandon { path: gone } => self.on_path_abandon_frame(now, *gone),
             Frame::PathStatus { path: id, backup, seq } => self.on_path_status_frame(*id, *backup, *seq),
-            Frame::Datagram { tag, .. } if space == Space::Data => {
+            Frame::Datagram { tag, len, .. } if space == Space::Data => {
                 if self.dgram.on_received(now, *tag, f.wire_size()) {
                     self.observations.note(Observation::DatagramDelivered { tag: *tag });
+                    // Application bytes delivered, as a stream's are (goodput counts them).
+                    self.events.push_back(AppEvent::Delivered { bytes: u64::from(*len) });
                 }
             }
             Frame::Datagram { .. } => self.stats.invalid_frames += 1,

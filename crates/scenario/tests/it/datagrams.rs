@@ -57,6 +57,9 @@ fn every_datagram_is_delivered_or_lost_once() {
     // still be on their way, but only what arrived is acknowledged.
     assert!(n(&d["acked"]) <= n(&d["delivered"]), "{d}");
     assert_eq!(n(&s["received"]), n(&d["delivered"]));
+    // The datagrams' payload is the flow's delivered bytes (its goodput), as a stream's would be.
+    let flow = summary["flows"].as_array().unwrap().iter().find(|f| f["name"] == "dg").unwrap();
+    assert_eq!(n(&flow["bytes_delivered"]), 1000 * n(&d["delivered"]), "{flow}");
     assert_eq!((n(&d["refused_too_large"]), n(&d["dropped_send_buffer"])), (0, 0));
     // What was never received counts against the deadline, as a message never received does.
     let misses = n(&s["deadline_misses"]);
