@@ -564,7 +564,8 @@ impl Connection {
                     }
                 }
                 Frame::Datagram { tag, .. } => {
-                    if self.dgram.on_acked(*tag) {
+                    let settled = self.dgram.on_acked(*tag);
+                    if settled {
                         self.observations.note(Observation::DatagramSettled { tag: *tag });
                     }
                 }

@@ -843,7 +843,7 @@ mod tests {
         while now < end {
             if now >= next_app {
                 app(now, server);
-                next_app = next_app + interval;
+                next_app += interval;
             }
             loop {
                 let Some(pkt) = client.poll_transmit(now, &mut id) else { break };
