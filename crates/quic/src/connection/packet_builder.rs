@@ -1049,6 +1049,30 @@ mod tests {
         assert_eq!(client.send_datagram(1, 100, DatagramOptions::default()), Ok(()));
     }
 
+    /// A resuming client's 0-RTT datagram rides with its Initial in a datagram padded to 1200
+    /// bytes (RFC 9000 §14.1): the DATAGRAM frame keeps its Length field there (PADDING follows
+    /// it), and the sizes stay exact.
+    #[test]
+    fn a_zero_rtt_datagram_before_padding_keeps_its_length_field() {
+        let mut p = datagram_params(Some(65535), DatagramPriority::BeforeStreams, DatagramParams::DEFAULT_SEND_BUFFER);
+        p.resume = true;
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        client.handle_timeout(Time::ZERO);
+        client.send_datagram(5, 200, DatagramOptions::default()).unwrap();
+        let mut id = 0;
+        let sent = drain(&mut client, Time::ZERO, &mut id);
+        let dg = datagram(&sent[0]);
+        let types: Vec<PacketType> = dg.packets().map(|q| q.ptype).collect();
+        assert_eq!(types, [PacketType::Initial, PacketType::ZeroRtt]);
+        assert_eq!(udp_size(&sent[0]), MIN_INITIAL_DATAGRAM as u64);
+        assert_eq!(u64::from(dg.size()), udp_size(&sent[0]));
+        let zero_rtt = dg.packets().nth(1).unwrap();
+        assert_eq!(zero_rtt.frames[0], crate::frame::Frame::Datagram { tag: 5, len: 200, with_len: true });
+        assert!(matches!(zero_rtt.frames.last(), Some(crate::frame::Frame::Padding(_))), "{:?}", zero_rtt.frames);
+        let payload: usize = zero_rtt.frames.iter().map(crate::frame::Frame::wire_size).sum();
+        assert_eq!(zero_rtt.size as usize, crate::packet::header_size(PacketType::ZeroRtt, 8, 8, zero_rtt.pn_len, payload) + payload + crate::packet::AEAD_TAG);
+    }
+
     /// Datagrams first, or in turns with stream data.
     #[test]
     fn the_datagram_priority_orders_frames_in_packets() {
