@@ -70,6 +70,30 @@ fn every_datagram_is_delivered_or_lost_once() {
     assert!(s["owd_median_ms"].as_f64().unwrap() < 35.0, "{s}");
 }
 
+/// A source five times faster than the link: the sender holds what its window cannot take in
+/// `datagram_send_buffer` and drops the oldest; every message is delivered, lost or dropped.
+#[test]
+fn a_source_faster_than_the_link_is_dropped_at_the_sender() {
+    let text = flow("app = \"datagrams\"\ndatagram_send_buffer = \"12 kB\"\ndatagrams = { size = \"1000 B\", rate = \"10 Mbit/s\", duration = \"5 s\" }\n")
+        .replace("rate = \"10 Mbit/s\"\ndelay", "rate = \"2 Mbit/s\"\ndelay")
+        .replace("loss = \"2 %\"\n", "");
+    let (summary, _) = run(&text, None);
+    let s = source(&summary, "dg", "datagrams");
+    let d = &s["datagrams"];
+    let written = n(&s["messages"]);
+    assert_eq!(written, 6250, "{s}");
+    assert!(n(&d["dropped_send_buffer"]) > written / 2, "{d}");
+    assert_eq!(n(&d["delivered"]) + n(&d["lost"]) + n(&d["dropped_send_buffer"]), written, "{d}");
+    // The link's 2 Mbit/s over the 5 s (and the drain after) is the most that gets through.
+    assert!(n(&d["delivered"]) < 1500, "{d}");
+    // What got through waited for at most the buffer's 12 datagrams at the sender, then the
+    // link's queue (200 packets, 0.8 s at 2 Mbit/s); quinn's default 1 MiB buffer holds 4 s.
+    let latest = |summary: &Value| source(summary, "dg", "datagrams")["owd_max_ms"].as_f64().unwrap();
+    assert!(latest(&summary) < 1200.0, "{s}");
+    let (deep, _) = run(&text.replace("datagram_send_buffer = \"12 kB\"\n", ""), None);
+    assert!(latest(&deep) > 2000.0, "{}", source(&deep, "dg", "datagrams"));
+}
+
 #[test]
 fn the_same_seed_gives_the_same_summary() {
     let (a, _) = run(LOSSY, Some(3));
