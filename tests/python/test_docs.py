@@ -23,6 +23,8 @@ RUNS = [
     (EXAMPLES / "quic_slow_reader.toml", {}),
     (CATALOG_SCENARIOS / "dc_throughput.toml", {"run.duration": "2 s"}),
     (CATALOG_SCENARIOS / "v2x_two_paths.toml", {"run.duration": "2 s"}),
+    (CATALOG_SCENARIOS / "v2x_datagram.toml", {"run.duration": "2 s",
+                                               "flow.single.messages.priority.datagram": "true"}),
     (CATALOG_SCENARIOS / "download.toml", {}),
     (EXAMPLES / "mpquic_handover.toml", {"run.duration": "2 s",
                                           "flow.download.multipath.coupled": "lia"}),

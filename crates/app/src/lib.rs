@@ -4,7 +4,8 @@
 //!   MPTCP, QUIC), written once over a small stream interface the transports implement.
 //! * [`messages`]: periodic message sources (seed 004's V2X and background traffic) and the
 //!   one-way delay of every message, over the streams an application opens itself
-//!   ([`streams`]: QUIC's unidirectional streams).
+//!   ([`streams`]: QUIC's unidirectional streams) or as datagrams ([`datagrams`]: QUIC's
+//!   DATAGRAM frames, RFC 9221).
 //! * [`UdpSource`]: a constant-bit-rate source (`Cbr`) or a saturating source (`Bulk`) that
 //!   sends whenever the caller offers it a send opportunity (back-pressure from the first link,
 //!   as a blocking UDP socket on a directly attached bottleneck would see).
@@ -13,6 +14,7 @@
 //! UDP sizes: `packet_size` is the size on the wire; the payload is that minus the IPv4 (20 bytes,
 //! RFC 791) and UDP (8 bytes, RFC 768) headers. Goodput counts payload only.
 
+pub mod datagrams;
 pub mod messages;
 pub mod streams;
 pub mod workload;

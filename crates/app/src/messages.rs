@@ -15,6 +15,14 @@
 //! stream. The flow is done when every source stopped and all their messages were received
 //! (or, abandoned, were dropped by the receiver).
 //!
+//! Datagrams (RFC 9221): a source with `datagram` set sends each message as one QUIC DATAGRAM
+//! frame instead of on a stream ([`crate::datagrams`]). Such a message is received when the
+//! receiving transport hands its datagram over, or never: it is not retransmitted. The
+//! sender's transport tells whether it was acknowledged, declared lost or dropped from the send
+//! buffer; a message too large for one packet is refused when written, and counted. Each
+//! source keeps these counts ([`DatagramCounts`]), and the flow is done when every message was
+//! received or is known never to arrive.
+//!
 //! Obsolete data (seed 004's C1, §9.3): a source with an [`Expiry`] writes each message on a
 //! stream of its own and resets it (RESET_STREAM, RFC 9000 §3.1) when the message's lifetime
 //! ends or the next message supersedes it, unless all of it was acknowledged; such a message
@@ -24,6 +32,7 @@ use multiconn_core::{Dur, Time};
 use serde::Deserialize;
 use std::str::FromStr;
 
+use crate::datagrams::{DatagramEvent, DatagramOptions};
 use crate::streams::{AppError, OpenStreams, StreamOptions, StreamProgress};
 
 /// What a message source carries.
@@ -159,7 +168,29 @@ pub struct MessageSource {
     pub expiry: Expiry,
     /// Each message on a stream of its own (`stream_per_message`, implied by an expiry).
     pub per_message_streams: bool,
+    /// Each message as one datagram (RFC 9221) instead of on a stream.
+    pub datagram: bool,
 }
+
+/// What became of a datagram source's messages at the transport (RFC 9221 §5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DatagramCounts {
+    /// Datagrams handed to the transport (accepted).
+    pub sent: u64,
+    /// Messages refused as too large for one packet (never sent).
+    pub refused_too_large: u64,
+    /// Acknowledged by the receiving transport.
+    pub acked: u64,
+    /// Declared lost by the sending transport (never sent again).
+    pub lost: u64,
+    /// Pushed out of the sender's full send buffer before they were sent.
+    pub dropped_send_buffer: u64,
+    /// Handed to the receiving application.
+    pub delivered: u64,
+}
+
+/// The stream of a message sent as a datagram: none (the message table shows -1).
+pub const NO_STREAM: u64 = u64::MAX;
 
 /// When the sender abandons a message that is not yet acknowledged (seed 004 §2.1 "C1", §9.3:
 /// obsolete priority data is not retransmitted): its stream is reset (RESET_STREAM, RFC 9000
@@ -192,6 +223,8 @@ pub struct Message {
     abandoned: Option<Time>,
     /// The receiver saw its stream reset before it had all of it.
     dropped: bool,
+    /// A datagram that will not arrive: refused, lost or dropped at the sender.
+    gone: bool,
 }
 
 impl Message {
@@ -199,9 +232,14 @@ impl Message {
     pub fn expired(&self) -> Option<Time> {
         self.abandoned.filter(|_| self.received.is_none())
     }
-    /// The stream it went on.
+    /// The stream it went on ([`NO_STREAM`] for a datagram).
     pub fn stream(&self) -> u64 {
         self.stream
+    }
+    /// A datagram the sender knows will not arrive (refused, lost or dropped), unless it was
+    /// received after all (a loss declared spuriously).
+    pub fn gone(&self) -> bool {
+        self.gone && self.received.is_none()
     }
     /// When the sending application handed it over.
     pub fn sent(&self) -> Time {
@@ -232,6 +270,9 @@ pub struct RunningSource {
     /// Messages received, and messages the receiver saw reset.
     received: usize,
     dropped: usize,
+    /// Datagram messages that will not arrive (refused, lost or dropped at the sender).
+    gone: usize,
+    datagrams: DatagramCounts,
     /// With a lifetime: messages before this index are past it (abandoned, or acknowledged
     /// in time).
     expiry_cursor: usize,
@@ -251,6 +292,8 @@ impl RunningSource {
             in_order: 0,
             received: 0,
             dropped: 0,
+            gone: 0,
+            datagrams: DatagramCounts::default(),
             expiry_cursor: 0,
             finished: false,
         }
@@ -276,6 +319,10 @@ impl RunningSource {
     /// Messages received whole.
     pub fn received(&self) -> usize {
         self.received
+    }
+    /// A datagram source: what became of its datagrams.
+    pub fn datagram_counts(&self) -> Option<DatagramCounts> {
+        self.spec.datagram.then_some(self.datagrams)
     }
     /// Every message written, in order.
     pub fn messages(&self) -> &[Message] {
@@ -327,13 +374,15 @@ pub struct MessageLog {
     arrivals: Vec<(usize, usize)>,
     /// With a stream per message: (source, message) by the stream's index (`id >> 2`).
     by_stream: Vec<Option<(u32, u32)>>,
+    /// Datagram messages: (source, message) by tag (tags are numbered from 0).
+    by_tag: Vec<(u32, u32)>,
 }
 
 impl MessageLog {
     /// `stop`: the flow's stop time, if any.
     pub fn new(specs: &[MessageSource], stop: Option<Time>) -> MessageLog {
         let sources = specs.iter().map(|s| RunningSource::new(s.clone(), false, None, stop.unwrap_or(Time::MAX))).collect();
-        MessageLog { sources, began: false, arrivals: Vec::new(), by_stream: Vec::new() }
+        MessageLog { sources, began: false, arrivals: Vec::new(), by_stream: Vec::new(), by_tag: Vec::new() }
     }
 
     /// The sending application can send from `now`: opens a stream per source and plans the
@@ -344,7 +393,7 @@ impl MessageLog {
         }
         self.began = true;
         for s in self.sources.iter_mut().filter(|s| !s.by_app) {
-            if !s.per_message() {
+            if !s.per_message() && !s.spec.datagram {
                 s.stream = Some(sender.open_stream(s.spec.options)?);
             }
             let first = now + s.spec.start;
@@ -371,6 +420,7 @@ impl MessageLog {
             deadline,
             expiry: Expiry::default(),
             per_message_streams: false,
+            datagram: false,
         };
         self.sources.push(RunningSource::new(spec, true, Some(stream), Time::MAX));
         Ok(stream)
@@ -382,7 +432,7 @@ impl MessageLog {
         let s = self.app_source(stream)?;
         sender.write(stream, size)?;
         s.written += size;
-        s.messages.push(Message { end: s.written, stream, sent: now, received: None, abandoned: None, dropped: false });
+        s.messages.push(Message { end: s.written, stream, sent: now, received: None, abandoned: None, dropped: false, gone: false });
         Ok(s.messages.len() as u64 - 1)
     }
 
@@ -434,6 +484,27 @@ impl MessageLog {
                     s.next_at = None;
                     break;
                 }
+                if s.spec.datagram {
+                    let tag = self.by_tag.len() as u64;
+                    self.by_tag.push((index as u32, s.messages.len() as u32));
+                    let options = DatagramOptions { redundant: s.spec.options.redundant, urgent: s.spec.options.urgent };
+                    let refused = match sender.send_datagram(tag, s.spec.size, options) {
+                        Ok(()) => false,
+                        Err(AppError::DatagramTooLarge { .. }) => true,
+                        Err(e) => return Err(e),
+                    };
+                    s.written += s.spec.size;
+                    s.messages.push(Message { end: s.spec.size, stream: NO_STREAM, sent: at, received: None, abandoned: None, dropped: false, gone: refused });
+                    if refused {
+                        s.datagrams.refused_too_large += 1;
+                        s.gone += 1;
+                    } else {
+                        s.datagrams.sent += 1;
+                    }
+                    s.next_at = Some(at + s.spec.interval);
+                    wrote = true;
+                    continue;
+                }
                 let stream = match s.stream {
                     Some(stream) => stream,
                     None => {
@@ -456,7 +527,7 @@ impl MessageLog {
                 sender.write(stream, s.spec.size)?;
                 s.written += s.spec.size;
                 let end = if s.stream.is_some() { s.written } else { s.spec.size };
-                s.messages.push(Message { end, stream, sent: at, received: None, abandoned: None, dropped: false });
+                s.messages.push(Message { end, stream, sent: at, received: None, abandoned: None, dropped: false, gone: false });
                 if s.stream.is_none() {
                     sender.finish(stream)?;
                 }
@@ -505,10 +576,52 @@ impl MessageLog {
         }
     }
 
+    /// What a transport told of a datagram message (either end's [`DatagramEvent`]).
+    pub fn on_datagram_event(&mut self, e: &DatagramEvent) {
+        let tag = match *e {
+            DatagramEvent::Received { tag, .. } | DatagramEvent::Acked { tag } | DatagramEvent::Lost { tag } | DatagramEvent::Dropped { tag } => tag,
+        };
+        let Some(&(index, i)) = self.by_tag.get(tag as usize) else { return };
+        let (index, i) = (index as usize, i as usize);
+        let s = &mut self.sources[index];
+        match *e {
+            DatagramEvent::Received { at, .. } => {
+                if s.messages[i].gone {
+                    // Declared lost, yet it arrived: it counts as received.
+                    s.messages[i].gone = false;
+                    s.gone -= 1;
+                }
+                if s.note_received(i, at) {
+                    s.datagrams.delivered += 1;
+                    self.arrivals.push((index, i));
+                }
+            }
+            DatagramEvent::Acked { .. } => s.datagrams.acked += 1,
+            DatagramEvent::Lost { .. } | DatagramEvent::Dropped { .. } => {
+                if matches!(e, DatagramEvent::Lost { .. }) {
+                    s.datagrams.lost += 1;
+                } else {
+                    s.datagrams.dropped_send_buffer += 1;
+                }
+                let m = &mut s.messages[i];
+                if m.received.is_none() && !m.gone {
+                    m.gone = true;
+                    s.gone += 1;
+                }
+            }
+        }
+    }
+
+    /// Whether a source sends datagrams.
+    pub fn has_datagrams(&self) -> bool {
+        self.sources.iter().any(|s| s.spec.datagram)
+    }
+
     /// Every source stopped and every message it wrote was received (a flow whose application
-    /// opened no stream and has no sources is never complete: the application may still write).
+    /// opened no stream and has no sources is never complete: the application may still write)
+    /// or, a datagram, is known never to arrive.
     pub fn is_complete(&self) -> bool {
-        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received + s.dropped == s.messages.len())
+        self.began && !self.sources.is_empty() && self.sources.iter().all(|s| s.finished && s.received + s.dropped + s.gone == s.messages.len())
     }
 
     /// Application bytes written by all sources.
@@ -630,6 +743,7 @@ mod tests {
             deadline,
             expiry: Expiry::default(),
             per_message_streams: false,
+            datagram: false,
         }
     }
 
@@ -681,6 +795,84 @@ mod tests {
         let messages = log.sources()[0].messages();
         assert_eq!(messages[0].expired(), Some(at(60)));
         assert_eq!(messages[1].received(), Some(at(90)));
+    }
+
+    /// A transport that takes datagrams of at most 1000 B and writes down what it was asked.
+    #[derive(Default)]
+    struct DatagramRecorder {
+        calls: Vec<String>,
+    }
+
+    impl OpenStreams for DatagramRecorder {
+        fn open_stream(&mut self, _: StreamOptions) -> Result<u64, AppError> {
+            panic!("a datagram source opens no stream")
+        }
+        fn write(&mut self, _: u64, _: u64) -> Result<(), AppError> {
+            panic!("a datagram source writes on no stream")
+        }
+        fn finish(&mut self, _: u64) -> Result<(), AppError> {
+            panic!("a datagram source finishes no stream")
+        }
+        fn reset_stream(&mut self, _: u64) -> Result<bool, AppError> {
+            panic!("a datagram source resets no stream")
+        }
+        fn send_datagram(&mut self, tag: u64, bytes: u64, options: DatagramOptions) -> Result<(), AppError> {
+            if bytes > 1000 {
+                return Err(AppError::DatagramTooLarge { size: bytes, max: 1000 });
+            }
+            self.calls.push(format!("datagram {tag} {bytes} redundant {}", options.redundant));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_datagram_source_sends_one_datagram_per_message_and_settles_each() {
+        let mut spec = source(MessageKind::Priority, 500, 100, 3);
+        spec.datagram = true;
+        let mut log = MessageLog::new(&[spec], None);
+        let mut t = DatagramRecorder::default();
+        log.begin(at(0), &mut t).unwrap();
+        while let Some(due) = log.next_due() {
+            log.write_due(due, &mut t).unwrap();
+        }
+        assert_eq!(t.calls, ["datagram 0 500 redundant true", "datagram 1 500 redundant true", "datagram 2 500 redundant true"]);
+        log.on_datagram_event(&DatagramEvent::Received { tag: 0, at: at(40) });
+        log.on_datagram_event(&DatagramEvent::Acked { tag: 0 });
+        log.on_datagram_event(&DatagramEvent::Lost { tag: 1 });
+        assert!(!log.is_complete(), "the third is still in flight");
+        // A datagram declared lost that arrives after all is received, not lost.
+        log.on_datagram_event(&DatagramEvent::Lost { tag: 2 });
+        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(260) });
+        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(270) });
+        assert!(log.is_complete());
+        let s = &log.sources()[0];
+        assert_eq!(s.stream(), None);
+        let m = s.messages();
+        assert_eq!((m[0].received(), m[1].received(), m[2].received()), (Some(at(40)), None, Some(at(260))));
+        assert!(m[1].gone() && !m[2].gone());
+        assert_eq!(m[1].stream(), NO_STREAM);
+        let c = s.datagram_counts().unwrap();
+        assert_eq!(c, DatagramCounts { sent: 3, refused_too_large: 0, acked: 1, lost: 2, dropped_send_buffer: 0, delivered: 2 });
+        assert_eq!(log.bytes_in_time(), 1000);
+    }
+
+    #[test]
+    fn a_message_too_large_for_a_datagram_is_refused_and_counted() {
+        let mut spec = source(MessageKind::Background, 1200, 50, 2);
+        spec.datagram = true;
+        let mut log = MessageLog::new(&[spec], None);
+        let mut t = DatagramRecorder::default();
+        log.begin(at(0), &mut t).unwrap();
+        while let Some(due) = log.next_due() {
+            log.write_due(due, &mut t).unwrap();
+        }
+        assert!(t.calls.is_empty());
+        assert!(log.is_complete(), "refused messages never arrive");
+        let c = log.sources()[0].datagram_counts().unwrap();
+        assert_eq!((c.sent, c.refused_too_large), (0, 2));
+        // A stream source has no datagram counts.
+        let log = MessageLog::new(&[source(MessageKind::Background, 1200, 50, 2)], None);
+        assert_eq!(log.sources()[0].datagram_counts(), None);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 
 use multiconn_core::Time;
 
+use crate::datagrams::DatagramOptions;
+
 /// How the application wants a stream it opens to be sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StreamOptions {
@@ -49,6 +51,19 @@ pub enum AppError {
     /// The stream with this id was finished: nothing more can be written on it.
     #[error("stream {0} was finished; nothing more can be written on it")]
     Finished(u64),
+    /// This end or its peer does not take DATAGRAM frames (RFC 9221 §3: the transport parameter
+    /// max_datagram_frame_size was not sent).
+    #[error("datagrams are not supported on this connection (max_datagram_frame_size was not advertised)")]
+    DatagramsUnsupported,
+    /// The datagram does not fit in one packet, or exceeds the peer's max_datagram_frame_size
+    /// (RFC 9221 §5): it is refused, not split.
+    #[error("a datagram of {size} B does not fit: at most {max} B")]
+    DatagramTooLarge {
+        /// The datagram's size, bytes.
+        size: u64,
+        /// The largest datagram the connection sends now, bytes.
+        max: u64,
+    },
 }
 
 /// What an application that opens its own streams asks of the transport at its end.
@@ -64,4 +79,9 @@ pub trait OpenStreams {
     /// never sent again. `Ok(false)` when nothing was left to abandon (all acknowledged, or
     /// reset before).
     fn reset_stream(&mut self, stream: u64) -> Result<bool, AppError>;
+    /// Queues datagram `tag` of `bytes` bytes for the peer (QUIC: a DATAGRAM frame, RFC
+    /// 9221); refused when the connection has no datagrams or it does not fit in one packet.
+    fn send_datagram(&mut self, _tag: u64, _bytes: u64, _options: DatagramOptions) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
 }

@@ -52,6 +52,7 @@ fn params(kind: TransportKind, workload: Arc<dyn Exchanges>) -> ConnectionParams
         multipath: None,
         external_cc: None,
         external_workload: Some(workload),
+        datagrams: None,
     }
 }
 

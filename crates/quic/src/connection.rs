@@ -7,7 +7,10 @@
 //! packets are coalesced in that order (§12.2); ACK frames go in every packet of a space with
 //! something new to acknowledge and alone only when due; ACK-only packets are neither paced nor
 //! congestion controlled (RFC 9002 §7); PTO probes ignore the window and pacing (§6.2.4);
-//! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1).
+//! datagrams with ack-eliciting Initial packets are padded to 1200 bytes (§14.1). DATAGRAM
+//! frames (RFC 9221) are the [`crate::datagram`] module's: queued by the application, put in
+//! 0-RTT and 1-RTT packets like stream data, settled when their packets are acknowledged or
+//! lost, never queued again.
 //!
 //! Paths: every path, path 0 included, is a [`PathState`] in one table, with its own 1-RTT
 //! packet numbers, recovery, pacer, ACK state and PTO probes; a single-path connection has a
@@ -28,13 +31,14 @@ use std::collections::VecDeque;
 use multiconn_app::workload::{Application, Response, Streams as AppStreams};
 use multiconn_cc::{Controller, PacerConfig, PathController};
 use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
-use multiconn_transport::{AppError, AppEvent, ConnectionParams, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress};
+use multiconn_transport::{AppError, AppEvent, ConnectionParams, DatagramEvent, DatagramOptions, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress};
 
 use crate::ack_state::{AckPolicy, AckState};
+use crate::datagram::{DatagramStats, Datagrams};
 use crate::flow_control::{FlowControlRule, RecvWindow, SendCredit};
 use crate::frame::Frame;
 use crate::handshake::{Handshake, HandshakeEvent, HandshakeSizes};
-use crate::packet::{Datagram, QuicPacket, Space, IP_UDP_OVERHEAD};
+use crate::packet::{header_size, Datagram, PacketType, QuicPacket, Space, AEAD_TAG, IP_UDP_OVERHEAD};
 use crate::path::{Multipath, PathPhase, PathState, PathTemplate};
 use crate::qlog::QlogSink;
 use crate::recovery::{Outcome, PacketOutcome, Recovery, RecoveryConfig, SentContent, TimeoutAction};
@@ -179,12 +183,27 @@ pub struct Connection {
     progress: Vec<StreamProgress>,
     /// What an invariant checker watching this end sees (deliveries, path IDs opened).
     observations: Observations,
+    /// DATAGRAM frames (RFC 9221): the transport parameters, queue, in flight and received.
+    dgram: Datagrams,
 }
 
 fn mds_for(params: &ConnectionParams) -> usize {
     let path = params.max_packet_size.saturating_sub(IP_UDP_OVERHEAD);
     let cap = params.profile.packet.max_payload.unwrap_or(u32::MAX);
     path.min(cap).max(64) as usize
+}
+
+/// The largest datagram `role`'s end of a connection built from `params` sends (what
+/// [`Connection::max_datagram_payload`] will say once the handshake is done); `None` when the
+/// peer takes no datagrams.
+pub fn max_datagram_payload_for(params: &ConnectionParams, role: Role) -> Option<u64> {
+    let d = Datagrams::new(params.datagrams.as_ref(), role);
+    if !d.enabled() {
+        return None;
+    }
+    let dcid_len = params.profile.quic.as_ref().map_or(DEFAULT_DCID_LEN, |q| q.dcid_len as usize).min(20);
+    let room = mds_for(params).saturating_sub(header_size(PacketType::OneRtt, dcid_len, dcid_len, 4, 0) + AEAD_TAG);
+    Some(d.max_size(room))
 }
 
 impl Connection {
@@ -325,6 +344,7 @@ impl Connection {
             uni_opened: 0,
             progress: Vec::new(),
             observations: Observations::default(),
+            dgram: Datagrams::new(params.datagrams.as_ref(), role),
         })
     }
 
@@ -363,6 +383,19 @@ impl Connection {
     /// Sets a stream's scheduling priority (lower numbers are served first).
     pub fn set_stream_priority(&mut self, stream_id: u64, priority: u8) {
         self.streams.set_priority(stream_id, priority);
+    }
+    /// The DATAGRAM counters of this end (RFC 9221).
+    pub fn datagram_stats(&self) -> DatagramStats {
+        self.dgram.stats()
+    }
+    /// The largest datagram the application may send now: a DATAGRAM frame alone in a 1-RTT
+    /// packet with the longest packet number (4 bytes), within the peer's limit.
+    pub fn max_datagram_payload(&self) -> u64 {
+        self.dgram.max_size(self.datagram_room())
+    }
+    /// Bytes for frames in a 1-RTT packet of the largest size with a 4-byte packet number.
+    fn datagram_room(&self) -> usize {
+        self.mds.saturating_sub(header_size(PacketType::OneRtt, self.dcid_len, self.dcid_len, 4, 0) + AEAD_TAG)
     }
     /// The server's address is validated (always true at the client).
     pub fn address_validated(&self) -> bool {
@@ -430,6 +463,8 @@ impl Connection {
         self.started = true;
         self.hs.start();
         if self.hs.has_zero_rtt_keys() {
+            // RFC 9221 §3: with 0-RTT the client uses the server's remembered parameters.
+            self.dgram.on_peer_parameters();
             self.app_can_send();
         }
     }
@@ -531,6 +566,12 @@ impl Connection {
                         self.paths[q].rx.on_ack_acked(ack.largest);
                     }
                 }
+                Frame::Datagram { tag, .. } => {
+                    let settled = self.dgram.on_acked(*tag);
+                    if settled {
+                        self.observations.note(Observation::DatagramSettled { tag: *tag });
+                    }
+                }
                 _ => {}
             }
         }
@@ -542,6 +583,13 @@ impl Connection {
         let Some(pkt) = dg.get(c.index as usize) else { return };
         if let Some(q) = &mut self.qlog {
             q.packet_lost(now, pkt.ptype, pkt.pn);
+        }
+        for f in &pkt.frames {
+            if let Frame::Datagram { tag, .. } = f {
+                if self.dgram.on_lost(*tag) {
+                    self.observations.note(Observation::DatagramSettled { tag: *tag });
+                }
+            }
         }
         self.requeue(pkt);
     }
@@ -602,6 +650,8 @@ impl Connection {
                 // when no response came, whether the challenge or the response was lost
                 // (RFC 9000 §8.2.2: one response per challenge).
                 Frame::PathChallenge | Frame::PathResponse => {}
+                // Never sent again (RFC 9221 §5): a loss is reported to the application.
+                Frame::Datagram { .. } => {}
                 Frame::Padding(_) | Frame::Ping | Frame::Ack(_) | Frame::PathAck { .. } => {}
             }
         }
@@ -857,6 +907,15 @@ impl Endpoint for Connection {
 
     fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
         out.append(&mut self.progress);
+    }
+
+    fn send_datagram(&mut self, tag: u64, bytes: u64, options: DatagramOptions) -> Result<(), AppError> {
+        let room = self.datagram_room();
+        self.dgram.send(tag, bytes, options, room)
+    }
+
+    fn drain_datagram_events(&mut self, out: &mut Vec<DatagramEvent>) {
+        self.dgram.drain_events(out);
     }
 
     fn observe(&mut self, on: bool) {

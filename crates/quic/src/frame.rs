@@ -6,7 +6,9 @@
 //! carry the Length field (type 0x0a–0x0f), and the Offset field when it is not zero (§19.8).
 //! The multipath frames follow draft-ietf-quic-multipath-21 §8 (PATH_ACK 0x3e, PATH_ABANDON
 //! 0x3e75, PATH_STATUS_BACKUP 0x3e76, PATH_STATUS_AVAILABLE 0x3e77) and name a path by its
-//! path ID; PATH_CHALLENGE and PATH_RESPONSE are RFC 9000 §19.17–18.
+//! path ID; PATH_CHALLENGE and PATH_RESPONSE are RFC 9000 §19.17–18. DATAGRAM frames are RFC
+//! 9221 §4: type 0x31 with a Length field, 0x30 without (the data then runs to the end of the
+//! packet, so it is the packet's last frame).
 
 use crate::ack_ranges::AckFrame;
 use crate::varint;
@@ -83,6 +85,17 @@ pub enum Frame {
         /// Status sequence number.
         seq: u64,
     },
+    /// DATAGRAM (RFC 9221 §4): `len` bytes of one application datagram, never retransmitted.
+    /// `tag` names the datagram for the model (the sending application's number for it; no
+    /// byte of it is on the wire, as a STREAM frame's offset names its data).
+    Datagram {
+        /// The application's tag for the datagram.
+        tag: u64,
+        /// Data bytes.
+        len: u32,
+        /// Type 0x31, with the Length field; false: type 0x30, the packet's last frame.
+        with_len: bool,
+    },
 }
 
 impl Frame {
@@ -104,6 +117,7 @@ impl Frame {
             Frame::PathAbandon { path } => 2 + varint::len(u64::from(*path)) + 1,
             // Type 0x3e76 / 0x3e77 (two bytes), Path ID, Path Status Sequence Number.
             Frame::PathStatus { path, seq, .. } => 2 + varint::len(u64::from(*path)) + varint::len(*seq),
+            Frame::Datagram { len, with_len, .. } => datagram_overhead(u64::from(*len), *with_len) + *len as usize,
         }
     }
 
@@ -130,6 +144,7 @@ impl Frame {
             Frame::PathAbandon { .. } => "path_abandon",
             Frame::PathStatus { backup: true, .. } => "path_status_backup",
             Frame::PathStatus { backup: false, .. } => "path_status_available",
+            Frame::Datagram { .. } => "datagram",
         }
     }
 }
@@ -144,6 +159,23 @@ pub fn stream_overhead(id: u64, offset: u64, len: u64) -> usize {
 #[inline]
 pub fn crypto_overhead(offset: u64, len: u64) -> usize {
     1 + varint::len(offset) + varint::len(len)
+}
+
+/// DATAGRAM frame bytes other than data (RFC 9221 §4): the type (0x30 or 0x31, one byte) and,
+/// with `with_len`, the Length field.
+#[inline]
+pub fn datagram_overhead(len: u64, with_len: bool) -> usize {
+    1 + if with_len { varint::len(len) } else { 0 }
+}
+
+/// The most data bytes a DATAGRAM frame carries in a packet with `room` bytes left for frames:
+/// type 0x30 (no Length) when it is the packet's last frame, else type 0x31 with the Length
+/// field. `None` when not even an empty frame fits.
+pub fn max_datagram_data(room: usize, last: bool) -> Option<u64> {
+    if last {
+        return room.checked_sub(1).map(|n| n as u64);
+    }
+    fit_data(room, room as u64, |l| datagram_overhead(l, true))
 }
 
 /// The largest data length `n ≤ want` such that a frame with `overhead(n)` plus `n` bytes fits
@@ -180,6 +212,30 @@ mod tests {
         assert_eq!(Frame::MaxData(16 << 20).wire_size(), 1 + 4);
         // type, Stream ID 7 (1 byte), error code 0 (1), final size 1200 (2)
         assert_eq!(Frame::ResetStream { id: 7, final_size: 1200 }.wire_size(), 1 + 1 + 1 + 2);
+    }
+
+    /// RFC 9221 §4 sizes. A 1200-byte UDP payload with a 1-RTT short header (1 byte, an 8-byte
+    /// DCID, a 2-byte packet number) and the 16-byte AEAD tag leaves 1173 bytes for frames: a
+    /// type-0x30 frame carries 1172 bytes of data, a type-0x31 frame with its 2-byte Length 1170.
+    #[test]
+    fn datagram_frames_fill_a_1200_byte_packet_per_rfc_9221() {
+        use crate::packet::{header_size, PacketType, AEAD_TAG};
+        let room = 1200 - header_size(PacketType::OneRtt, 8, 8, 2, 0) - AEAD_TAG;
+        assert_eq!(room, 1173);
+        assert_eq!(max_datagram_data(room, true), Some(1172));
+        assert_eq!(max_datagram_data(room, false), Some(1170));
+        assert_eq!(Frame::Datagram { tag: 0, len: 1172, with_len: false }.wire_size(), room);
+        assert_eq!(Frame::Datagram { tag: 0, len: 1170, with_len: true }.wire_size(), room);
+        // One more byte does not fit in either form.
+        assert_eq!(Frame::Datagram { tag: 0, len: 1171, with_len: true }.wire_size(), room + 1);
+        // Length fields are varints: 63 bytes take one, 64 take two.
+        assert_eq!(Frame::Datagram { tag: 9, len: 63, with_len: true }.wire_size(), 1 + 1 + 63);
+        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: true }.wire_size(), 1 + 2 + 64);
+        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: false }.wire_size(), 1 + 64);
+        assert!(Frame::Datagram { tag: 9, len: 0, with_len: false }.is_ack_eliciting());
+        assert_eq!(max_datagram_data(0, true), None);
+        assert_eq!(max_datagram_data(1, false), None);
+        assert_eq!(max_datagram_data(2, false), Some(0));
     }
 
     #[test]

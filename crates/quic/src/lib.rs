@@ -9,7 +9,8 @@
 //! * Multipath (draft-ietf-quic-multipath-21): [`path`] holds the per-path state; the
 //!   connection schedules 1-RTT packets over the paths with a `multiconn_multipath` scheduler.
 //! * Machinery: [`recovery`] (RFC 9002), [`ack_state`] (ACK generation), [`streams`] and
-//!   [`flow_control`], [`handshake`], [`range_set`], [`qlog`].
+//!   [`flow_control`], [`datagram`] (DATAGRAM frames, RFC 9221), [`handshake`], [`range_set`],
+//!   [`qlog`].
 //!
 //! Packets carry a [`packet::Datagram`] as their payload; no bytes are encrypted or copied,
 //! but every size on the wire is that of a real encoding. [`wire`] writes a datagram's UDP
@@ -18,6 +19,7 @@
 pub mod ack_ranges;
 pub mod ack_state;
 pub mod connection;
+pub mod datagram;
 pub mod flow_control;
 pub mod frame;
 pub mod handshake;
@@ -30,7 +32,7 @@ pub mod streams;
 pub mod varint;
 pub mod wire;
 
-pub use connection::{Connection, ConnectionStats, Timer};
+pub use connection::{max_datagram_payload_for, Connection, ConnectionStats, Timer};
 pub use handshake::HandshakeSizes;
 
 use multiconn_transport::{ConnectionParams, Endpoint, ProfileError, Role, TransportError, TransportFactory};

@@ -94,6 +94,7 @@ fn frame_json(f: &Frame) -> Value {
         Frame::PathChallenge | Frame::PathResponse => json!({ "frame_type": name }),
         Frame::PathAbandon { path } => json!({ "frame_type": name, "path_id": path }),
         Frame::PathStatus { path, seq, .. } => json!({ "frame_type": name, "path_id": path, "sequence_number": seq }),
+        Frame::Datagram { len, .. } => json!({ "frame_type": name, "length": len }),
     }
 }
 

@@ -1,5 +1,7 @@
-//! The message workload's outputs (app = "messages"): each flow's summary by source and the
-//! message table, one row per message. The workload itself, its sources and what became of
+//! The message workload's outputs (app = "messages" or "datagrams"): each flow's summary by
+//! source and the message table, one row per message. A datagram source's summary adds what
+//! became of its datagrams (sent, acknowledged, declared lost, delivered, refused as too
+//! large, dropped from the send buffer) and its deadline misses. The workload itself, its sources and what became of
 //! every message, is `multiconn_app::messages`, over any transport that lets the application
 //! open its own streams.
 
@@ -42,6 +44,20 @@ pub fn summary(log: &MessageLog) -> Value {
                 let m = v.as_object_mut().expect("an object");
                 m.insert("deadline_ms".into(), json!(tidy(deadline.as_millis_f64())));
                 m.insert("reliability".into(), json!(if owd.is_empty() { None } else { Some(tidy(within as f64 / owd.len() as f64)) }));
+                if s.spec().datagram {
+                    m.insert("deadline_misses".into(), json!(owd.len() - within));
+                }
+            }
+            if let Some(c) = s.datagram_counts() {
+                let d = json!({
+                    "sent": c.sent,
+                    "acked": c.acked,
+                    "lost": c.lost,
+                    "delivered": c.delivered,
+                    "refused_too_large": c.refused_too_large,
+                    "dropped_send_buffer": c.dropped_send_buffer,
+                });
+                v.as_object_mut().expect("an object").insert("datagrams".into(), d);
             }
             (s.spec().name.clone(), v)
         })
@@ -68,6 +84,8 @@ pub struct MessageTable {
 /// (its "Combined" curve): per message, the smallest one-way delay over the paths at its send
 /// time, as the network alone would give it (see `report::ideal_owd`); NaN where a path
 /// crosses a split, whose two legs have no single delay.
+///
+/// `stream` is -1 for a message sent as a datagram.
 ///
 /// `expired_s`: when the sender abandoned a message that never arrived whole (its lifetime
 /// ran out, or the next message superseded it): expired, not lost; NaN otherwise.

@@ -8,7 +8,7 @@ use multiconn_core::units::{Probability, QueueLimit};
 use multiconn_cc::CoupledKind;
 use multiconn_core::{Bytes, Dur, Rate};
 use multiconn_multipath::{LinkReaction, PathEvent};
-use multiconn_transport::{AckPath, FailoverProfile, SchedulerKind, SchedulerOptions};
+use multiconn_transport::{AckPath, DatagramPriority, FailoverProfile, SchedulerKind, SchedulerOptions};
 pub use crate::messages::MessageKind;
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -565,16 +565,21 @@ pub enum AppKind {
     Requests,
     /// Timestamped messages from periodic sources, one stream each (QUIC): `[[flow.messages]]`.
     Messages,
+    /// Timestamped messages from one periodic source, each a QUIC DATAGRAM frame (RFC 9221):
+    /// `[flow.datagrams]`.
+    Datagrams,
 }
 
 impl AppKind {
-    /// The name as written in the scenario (`"bulk"`, `"cbr"`, `"requests"`, `"messages"`).
+    /// The name as written in the scenario (`"bulk"`, `"cbr"`, `"requests"`, `"messages"`,
+    /// `"datagrams"`).
     pub fn name(self) -> &'static str {
         match self {
             AppKind::Bulk => "bulk",
             AppKind::Cbr => "cbr",
             AppKind::Requests => "requests",
             AppKind::Messages => "messages",
+            AppKind::Datagrams => "datagrams",
         }
     }
 }
@@ -619,7 +624,8 @@ pub struct FlowSection {
     pub to: String,
     /// `"udp"`, `"tcp"` or `"quic"` (required).
     pub transport: Transport,
-    /// `"bulk"`, `"cbr"` (udp), `"requests"` (tcp, quic) or `"messages"` (quic) (required).
+    /// `"bulk"`, `"cbr"` (udp), `"requests"` (tcp, quic), `"messages"` or `"datagrams"` (quic)
+    /// (required).
     pub app: AppKind,
     /// TCP/QUIC: whether the data sender (`from`) is the connection's server (`down`, the
     /// default) or its client (`up`).
@@ -680,6 +686,17 @@ pub struct FlowSection {
     pub host: Option<HostSection>,
     /// app = "messages": the message sources, one stream each.
     pub messages: Option<Vec<MessageSourceSection>>,
+    /// app = "datagrams": the source whose messages go as QUIC DATAGRAM frames.
+    pub datagrams: Option<DatagramSourceSection>,
+    /// QUIC: the transport parameter max_datagram_frame_size (RFC 9221 §3) both ends
+    /// advertise: the largest DATAGRAM frame each takes (default: the profile's, else 65535 B
+    /// when the flow sends datagrams; absent otherwise).
+    pub max_datagram_frame_size: Option<Bytes>,
+    /// QUIC datagrams: `"before_streams"` (default) or `"round_robin"` with stream data.
+    pub datagram_priority: Option<DatagramPriority>,
+    /// QUIC datagrams: the sender's queue while the window holds them back; the oldest are
+    /// dropped when it is full (default 1 MiB, quinn's).
+    pub datagram_send_buffer: Option<Bytes>,
     /// How `multiconn emulate` runs the flow with a real stack (the simulator ignores it).
     pub emulate: Option<EmulateSection>,
 }
@@ -738,6 +755,32 @@ pub struct MessageSourceSection {
     pub superseded: Option<bool>,
     /// Each message on a stream of its own (implied by `lifetime` and `superseded`).
     pub stream_per_message: Option<bool>,
+    /// Each message as one QUIC DATAGRAM frame (RFC 9221) instead of on a stream: never
+    /// retransmitted (default false).
+    pub datagram: Option<bool>,
+}
+
+/// `[flow.datagrams]`: the source of an app = "datagrams" flow: a message of `size` every
+/// `interval` (or at `rate`), each one QUIC DATAGRAM frame.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatagramSourceSection {
+    /// Each datagram's size, the application's payload (default 1200 B).
+    pub size: Option<Bytes>,
+    /// Time between datagrams; or `rate`.
+    pub interval: Option<Dur>,
+    /// The source's rate, instead of `interval` (one of the two is required).
+    pub rate: Option<Rate>,
+    /// First datagram this long after the sending application can first send (default 0).
+    pub start: Option<Dur>,
+    /// Stop after this many datagrams.
+    pub count: Option<u64>,
+    /// Stop sending this long after the first datagram.
+    pub duration: Option<Dur>,
+    /// For the summary's reliability P(OWD < deadline) and deadline misses.
+    pub deadline: Option<Dur>,
+    /// Multipath: copied onto every usable path by the redundant schedulers (default false).
+    pub redundant: Option<bool>,
 }
 
 /// `[flow.multipath]`: the scheduler and the rules a multipath connection follows. Names are

@@ -24,6 +24,7 @@ pub mod udp_socket;
 
 use std::sync::Arc;
 
+pub use multiconn_app::datagrams::{DatagramEvent, DatagramOptions};
 pub use multiconn_app::streams::{AppError, OpenStreams, StreamOptions, StreamProgress};
 pub use multiconn_app::workload::{AppEvent, Exchanges, Response, Uniform};
 use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
@@ -127,6 +128,65 @@ pub struct ConnectionParams {
     /// Requests and responses from outside the built-in workloads, run by both ends in place
     /// of `workload`'s; `None` in every scenario.
     pub external_workload: Option<Arc<dyn Exchanges>>,
+    /// QUIC: DATAGRAM frames (RFC 9221); `None`: neither end advertises them.
+    pub datagrams: Option<DatagramParams>,
+}
+
+/// QUIC DATAGRAM frames (RFC 9221) on a connection: what each end advertises in its transport
+/// parameter max_datagram_frame_size (0x20, §3), and how the sender fills its packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DatagramParams {
+    /// The client's max_datagram_frame_size: the largest DATAGRAM frame (type, Length and
+    /// data) it accepts, bytes; `None`: the parameter is absent, the client takes none.
+    pub client_max_frame_size: Option<u64>,
+    /// The server's max_datagram_frame_size; `None`: absent.
+    pub server_max_frame_size: Option<u64>,
+    /// Datagrams or stream data first when a packet is filled.
+    pub priority: DatagramPriority,
+    /// Bytes of datagrams the sender queues while the congestion window holds them back; a
+    /// datagram that would overflow it pushes out the oldest ones (quinn's
+    /// `datagram_send_buffer_size`, 1 MiB by default).
+    pub send_buffer: u64,
+}
+
+impl DatagramParams {
+    /// quinn's default send buffer, bytes (`TransportConfig::datagram_send_buffer_size`).
+    pub const DEFAULT_SEND_BUFFER: u64 = 1 << 20;
+
+    /// The max_datagram_frame_size `role` advertises.
+    pub fn max_frame_size(&self, role: Role) -> Option<u64> {
+        match role {
+            Role::Client => self.client_max_frame_size,
+            Role::Server => self.server_max_frame_size,
+        }
+    }
+}
+
+/// How a QUIC sender orders DATAGRAM frames and stream data in its packets (RFC 9221 §5
+/// leaves it to the implementation; they share the congestion window).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatagramPriority {
+    /// Queued datagrams go first, then stream data in what room is left (quinn and aioquic
+    /// write DATAGRAM frames before STREAM frames when they fill a packet). The default.
+    #[default]
+    BeforeStreams,
+    /// Packets alternate: one starts with datagrams, the next with stream data, each filling
+    /// the room the other left.
+    RoundRobin,
+}
+
+impl DatagramPriority {
+    /// Every choice, in the order error messages list them.
+    pub const ALL: [DatagramPriority; 2] = [DatagramPriority::BeforeStreams, DatagramPriority::RoundRobin];
+
+    /// The name as written in the scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatagramPriority::BeforeStreams => "before_streams",
+            DatagramPriority::RoundRobin => "round_robin",
+        }
+    }
 }
 
 impl ConnectionParams {
@@ -271,6 +331,16 @@ pub trait Endpoint: Send {
     /// Workload [`Workload::Messages`], either end: in-order progress of the streams the peer
     /// opened, since the last call, oldest first.
     fn drain_progress(&mut self, _out: &mut Vec<StreamProgress>) {}
+    /// QUIC with [`ConnectionParams::datagrams`], either end: queues datagram `tag` of `bytes`
+    /// bytes for the peer (a DATAGRAM frame, RFC 9221). Refused when this end or the peer does
+    /// not take datagrams ([`AppError::DatagramsUnsupported`]) or when it does not fit in one
+    /// packet ([`AppError::DatagramTooLarge`]). Poll the endpoint afterwards.
+    fn send_datagram(&mut self, _tag: u64, _bytes: u64, _options: DatagramOptions) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// What became of datagrams since the last call, oldest first: those that arrived here,
+    /// and the fate of those sent from here ([`DatagramEvent`]).
+    fn drain_datagram_events(&mut self, _out: &mut Vec<DatagramEvent>) {}
     /// From now on, notes for an invariant checker what the application is handed and which
     /// path IDs open ([`observe`]); path IDs already open are noted at once. `on = false`
     /// stops it. Endpoints that do not implement it note nothing.
@@ -298,6 +368,9 @@ impl OpenStreams for dyn Endpoint + '_ {
     }
     fn reset_stream(&mut self, stream: u64) -> Result<bool, AppError> {
         Endpoint::reset_stream(self, stream)
+    }
+    fn send_datagram(&mut self, tag: u64, bytes: u64, options: DatagramOptions) -> Result<(), AppError> {
+        Endpoint::send_datagram(self, tag, bytes, options)
     }
 }
 
@@ -376,6 +449,8 @@ pub enum Knob {
     Qlog,
     /// The application's workload (`app`).
     App,
+    /// QUIC DATAGRAM frames (`max_datagram_frame_size`).
+    Datagrams,
 }
 
 impl Knob {
@@ -391,6 +466,7 @@ impl Knob {
             Knob::AddressToken => &["address_token"],
             Knob::Qlog => &["qlog"],
             Knob::App => &["app"],
+            Knob::Datagrams => &["max_datagram_frame_size"],
         }
     }
 }

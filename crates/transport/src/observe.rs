@@ -1,12 +1,13 @@
 //! What an endpoint lets an invariant checker see of itself, when asked
 //! ([`Endpoint::observe`](crate::Endpoint::observe)): the byte ranges of each stream it hands
-//! to its application, and the multipath path IDs it opens.
+//! to its application, the multipath path IDs it opens, and the QUIC datagrams (RFC 9221) it
+//! hands over or settles.
 //!
 //! An endpoint notes these only while watched ([`Observations::watch`]); unwatched, noting is
 //! one branch. The checker (in the scenario crate's run loop) takes them after every input to
 //! the endpoint ([`Endpoint::drain_observations`](crate::Endpoint::drain_observations)) and
-//! checks that each stream's ranges follow each other without gap or overlap, and that no
-//! path ID opens twice.
+//! checks that each stream's ranges follow each other without gap or overlap, that no path ID
+//! opens twice, and that no datagram is handed over twice or settled twice.
 
 /// One thing an endpoint did that the invariants concern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,16 @@ pub enum Observation {
         path: u8,
         /// The transport's path identifier.
         path_id: u32,
+    },
+    /// The receiving end handed datagram `tag` to its application.
+    DatagramDelivered {
+        /// The sender's tag.
+        tag: u64,
+    },
+    /// The sending end settled datagram `tag`: acknowledged, or declared lost.
+    DatagramSettled {
+        /// The datagram's tag.
+        tag: u64,
     },
 }
 

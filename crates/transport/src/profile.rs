@@ -386,6 +386,15 @@ pub struct QuicKnobs {
     /// Zero (the default): a reader as fast as the arrivals.
     #[serde(default)]
     pub read_cost: Dur,
+    /// The transport parameter max_datagram_frame_size (RFC 9221 §3) the stack advertises when
+    /// it is configured for datagrams, bytes. Absent (every built-in profile): a flow that sends
+    /// datagrams advertises 65535, or its own `max_datagram_frame_size`.
+    #[serde(default)]
+    pub max_datagram_frame_size: Option<u64>,
+    /// How the stack orders DATAGRAM frames and stream data in a packet. Absent:
+    /// `before_streams`.
+    #[serde(default)]
+    pub datagram_priority: Option<crate::DatagramPriority>,
 }
 
 /// How a QUIC receiver raises the limits it gives its peer (MAX_DATA, MAX_STREAM_DATA).

@@ -25,6 +25,13 @@
 //!   with `hold_new` the copied streams add no new data to it), and prepares each copy in its own
 //!   path's room: that path's PATH_ACKs first, then the primary's copied frames while they fit,
 //!   the first that does not fit cut short, the rest not copied.
+//! * Datagrams (RFC 9221 frames are not bound to a path): a packet's DATAGRAM frames go on the
+//!   path the scheduler picks, as its stream data does; while datagrams go first
+//!   (`datagram_priority`), the scheduler sees the next one's content (redundant, urgent as
+//!   its source's stream would be). The immediate copies of the redundant schedulers (RE, SRE)
+//!   carry the DATAGRAM frames in their scope too, so a datagram is lost only when every copy
+//!   is; each copy is acknowledged in its own path's space. tquic's queued copies carry stream
+//!   data only.
 //! * Validation (RFC 9000 §8.2): the client sends the challenge again at PTO pace, doubling,
 //!   while no response came, and gives up three PTOs (the larger of the current one and one
 //!   from the initial RTT) after the first, abandoning the path (§8.2.4; draft §3.1: a path
@@ -579,6 +586,10 @@ impl Connection {
                                     scope == multiconn_multipath::CopyScope::AllStreams
                                         || self.streams.get(*id).is_some_and(|s| s.redundant)
                                 }
+                                Frame::Datagram { tag, .. } => {
+                                    scope == multiconn_multipath::CopyScope::AllStreams
+                                        || self.dgram.options_in_flight(*tag).is_some_and(|o| o.redundant)
+                                }
                                 _ => false,
                             })
                             .cloned()
@@ -733,8 +744,15 @@ impl Connection {
         views.collect()
     }
 
-    /// The content class of the next stream data to go out.
+    /// The content class of the next stream data (or datagram, when datagrams go first) to go
+    /// out.
     fn front_content(&self) -> Content {
+        if let Some(o) = self.dgram.front_options() {
+            let first = self.dgram.priority() == multiconn_transport::DatagramPriority::BeforeStreams || self.streams.front().is_none();
+            if first {
+                return Content::Stream { redundant: o.redundant, priority: o.urgent };
+            }
+        }
         match self.streams.front().and_then(|id| self.streams.get(id)) {
             Some(s) => Content::Stream { redundant: s.redundant, priority: s.urgent },
             None => Content::Control,
@@ -761,6 +779,15 @@ impl Connection {
         self.push_path_acks(now, path, &mut out, &mut avail);
         let acks = out.len();
         for f in frames {
+            if let Frame::Datagram { .. } = f {
+                // A datagram is copied whole or not at all.
+                if f.wire_size() > avail {
+                    break;
+                }
+                avail -= f.wire_size();
+                out.push(f);
+                continue;
+            }
             let Frame::Stream { id, offset, len, .. } = f else { continue };
             if f.wire_size() <= avail {
                 avail -= f.wire_size();
@@ -778,9 +805,10 @@ impl Connection {
         Some(sealed_packet(PacketType::OneRtt, pn, pn_len, out, self.dcid_len))
     }
 
-    /// Stream bytes waiting to be sent (new data and retransmissions), for ECF.
+    /// Stream bytes waiting to be sent (new data and retransmissions) and queued datagram
+    /// bytes, for ECF.
     fn queued_bytes(&self) -> u64 {
-        self.streams.ids().filter_map(|id| self.streams.get(id)).map(|s| s.send.new_bytes()).sum()
+        self.streams.ids().filter_map(|id| self.streams.get(id)).map(|s| s.send.new_bytes()).sum::<u64>() + self.dgram.queued_bytes()
     }
 
     /// A 1-RTT packet on `path` with `frames` (and the PATH_ACKs that travel on it if

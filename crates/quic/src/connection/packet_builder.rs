@@ -13,17 +13,21 @@
 //!   new to acknowledge, then control frames (HANDSHAKE_DONE, MAX_DATA, RESET_STREAM,
 //!   MAX_STREAM_DATA), the copies queued on the path, and STREAM (or CRYPTO) data while it
 //!   fits and stream and connection credit allow; every packet gives the header protection
-//!   sample its bytes (RFC 9001 §5.4.2).
+//!   sample its bytes (RFC 9001 §5.4.2). DATAGRAM frames (RFC 9221) go before the stream data
+//!   or, with `datagram_priority = "round_robin"`, before it in every other packet; a DATAGRAM
+//!   frame that ends the packet drops its Length field (type 0x30). An ACK frame not yet due
+//!   waits for a later packet rather than keep the next datagram out of this one.
 //! * Congestion control and pacing (RFC 9002 §7): ack-eliciting packets wait for window room
 //!   and the pacer; ACK-only packets do neither. CRYPTO data of the Initial and Handshake
 //!   spaces is not held back by the window (the pacer still applies). PTO probes ignore the
 //!   window and pacing (§6.2.4) and, without new data, carry the oldest unacknowledged data
-//!   again or a PING.
+//!   again or a PING; never a DATAGRAM frame (a lost one is not sent again, a new one waits
+//!   for the window).
 //! * Registration: each datagram sent goes into the path's recovery, pacer, ACK states,
 //!   counters and qlog.
 
 use multiconn_core::{Packet, Payload, Time};
-use multiconn_transport::Role;
+use multiconn_transport::{DatagramPriority, Role};
 
 use super::{Connection, HANDSHAKE_PATH, MIN_FRAME_ROOM};
 use crate::frame::{crypto_overhead, fit_data, stream_overhead, Frame};
@@ -79,6 +83,7 @@ impl Connection {
                     || !self.msd_pending.is_empty()
                     || !self.resets_pending.is_empty()
                     || self.streams.front().is_some()
+                    || self.dgram.has_pending()
             }
         }
     }
@@ -98,15 +103,21 @@ impl Connection {
         }
         let mut avail = room - overhead;
         let mut frames = Vec::with_capacity(3);
+        // Room kept for the next datagram: an ACK that is not due waits rather than keep it out.
+        let reserve = if eliciting && !probe && space == Space::Data { self.dgram.front_need() } else { 0 };
+        let reserve = if reserve <= avail { reserve } else { 0 };
         let ack_due = if path_acks {
-            self.push_path_acks(now, path, &mut frames, &mut avail)
+            let mut ack_room = avail - reserve;
+            let due = self.push_path_acks(now, path, &mut frames, &mut ack_room);
+            avail = ack_room + reserve;
+            due
         } else {
             let rx = self.ack_state(space, path);
             let ack = if ptype != PacketType::ZeroRtt && rx.has_new() { rx.build(now) } else { None };
             let ack_due = ack.is_some() && rx.ack_due(now);
             if let Some(a) = ack {
                 let sz = a.wire_size();
-                if sz <= avail {
+                if sz <= avail && (ack_due || sz + reserve <= avail) {
                     avail -= sz;
                     frames.push(Frame::Ack(a));
                 }
@@ -115,7 +126,7 @@ impl Connection {
         };
         let mut retransmit = false;
         if eliciting {
-            retransmit = self.fill(space, ptype, &mut frames, &mut avail, path);
+            retransmit = self.fill(space, ptype, &mut frames, &mut avail, path, !probe);
             if probe && !frames.iter().any(Frame::is_ack_eliciting) {
                 // Probe without new data: resend the oldest unacknowledged data (RFC 9002 §6.2.4).
                 let mut contents = std::mem::take(&mut self.probe_contents);
@@ -128,7 +139,7 @@ impl Connection {
                 }
                 contents.clear();
                 self.probe_contents = contents;
-                retransmit |= self.fill(space, ptype, &mut frames, &mut avail, path);
+                retransmit |= self.fill(space, ptype, &mut frames, &mut avail, path, false);
             }
             if probe && !frames.iter().any(Frame::is_ack_eliciting) && avail >= 1 {
                 frames.push(Frame::Ping);
@@ -152,9 +163,10 @@ impl Connection {
     }
 
     /// Adds ack-eliciting frames of `space` while they fit, for a packet on `path`: control
-    /// frames, then (1-RTT) the copies queued on the path, then stream data; true if any carries
-    /// retransmitted data.
-    fn fill(&mut self, space: Space, ptype: PacketType, frames: &mut Vec<Frame>, avail: &mut usize, path: usize) -> bool {
+    /// frames, then (1-RTT) the copies queued on the path, then stream data and, if `datagrams`,
+    /// DATAGRAM frames in the order of the datagram priority; true if any carries retransmitted
+    /// data.
+    fn fill(&mut self, space: Space, ptype: PacketType, frames: &mut Vec<Frame>, avail: &mut usize, path: usize, datagrams: bool) -> bool {
         let mut retransmit = false;
         match space {
             Space::Initial | Space::Handshake => {
@@ -214,7 +226,24 @@ impl Connection {
                 if ptype == PacketType::OneRtt {
                     self.fill_queued_copies(path, frames, avail);
                 }
-                retransmit |= self.fill_streams(frames, avail);
+                if !(datagrams && self.dgram.has_pending()) {
+                    retransmit |= self.fill_streams(frames, avail);
+                    return retransmit;
+                }
+                let first = match self.dgram.priority() {
+                    DatagramPriority::BeforeStreams => true,
+                    DatagramPriority::RoundRobin => {
+                        let both = self.streams.front().is_some();
+                        self.dgram.take_turn(both)
+                    }
+                };
+                if first {
+                    self.fill_datagrams(frames, avail);
+                    retransmit |= self.fill_streams(frames, avail);
+                } else {
+                    retransmit |= self.fill_streams(frames, avail);
+                    self.fill_datagrams(frames, avail);
+                }
             }
         }
         retransmit
@@ -251,6 +280,13 @@ impl Connection {
         if carried {
             self.paths[path].counters.copies_sent += 1;
         }
+    }
+
+    /// Queued datagrams while they fit. Under a decision with `hold_new` the datagrams within
+    /// its copy scope wait, as those streams' new data does.
+    fn fill_datagrams(&mut self, frames: &mut Vec<Frame>, avail: &mut usize) {
+        let hold = self.hold_new;
+        self.dgram.fill(frames, avail, |o| hold.is_some_and(|scope| scope == multiconn_multipath::CopyScope::AllStreams || o.redundant));
     }
 
     fn fill_streams(&mut self, frames: &mut Vec<Frame>, avail: &mut usize) -> bool {
@@ -463,6 +499,7 @@ impl Connection {
                     _ => {}
                 }
                 match f {
+                    Frame::Datagram { tag, .. } => self.dgram.on_frame_sent(*tag),
                     Frame::Ack(_) => self.ack_state_mut(space, path).on_ack_sent(),
                     Frame::PathAck { path: id, .. } => {
                         if let Some(q) = self.route_of(*id) {
@@ -526,6 +563,14 @@ impl Connection {
 /// of a long header may grow with it).
 fn pad_packet(p: &mut QuicPacket, extra: usize, dcid_len: usize) {
     let target = p.size as usize + extra;
+    // PADDING follows: a DATAGRAM frame there needs its Length field back (type 0x31).
+    let mut extra = extra;
+    if let Some(Frame::Datagram { len, with_len, .. }) = p.frames.last_mut() {
+        if !*with_len {
+            *with_len = true;
+            extra = extra.saturating_sub(crate::varint::len(u64::from(*len)));
+        }
+    }
     let payload: usize = p.frames.iter().map(Frame::wire_size).sum();
     let mut pad = extra;
     for _ in 0..3 {
@@ -550,6 +595,14 @@ fn pad_packet(p: &mut QuicPacket, extra: usize, dcid_len: usize) {
 /// The packet with `frames`, padded so that the packet number and payload give the header
 /// protection sample its bytes (RFC 9001 §5.4.2), and its size on the wire.
 pub(super) fn sealed_packet(ptype: PacketType, pn: u64, pn_len: u8, mut frames: Vec<Frame>, dcid_len: usize) -> QuicPacket {
+    // RFC 9221 §4: a DATAGRAM frame that ends the packet needs no Length field (type 0x30).
+    let payload: usize = frames.iter().map(Frame::wire_size).sum();
+    if let Some(Frame::Datagram { len, with_len, .. }) = frames.last_mut() {
+        let without = payload - crate::varint::len(u64::from(*len));
+        if *with_len && without + (pn_len as usize) >= MIN_PN_AND_PAYLOAD {
+            *with_len = false;
+        }
+    }
     let mut payload: usize = frames.iter().map(Frame::wire_size).sum();
     if payload + (pn_len as usize) < MIN_PN_AND_PAYLOAD {
         let pad = MIN_PN_AND_PAYLOAD - payload - pn_len as usize;
@@ -565,7 +618,7 @@ mod tests {
     use multiconn_cc::CcKind;
     use multiconn_core::{Dur, FlowId, Packet, Time, IP_UDP_OVERHEAD};
     use multiconn_transport::profile::TransportKind;
-    use multiconn_transport::{ConnectionParams, Endpoint, Profile, Role, Workload};
+    use multiconn_transport::{AppError, ConnectionParams, Endpoint, Profile, Role, Workload};
 
     use crate::handshake::HandshakeSizes;
     use crate::packet::{Datagram, PacketType, Space, MIN_INITIAL_DATAGRAM};
@@ -585,6 +638,7 @@ mod tests {
             multipath: None,
             external_cc: None,
             external_workload: None,
+            datagrams: None,
         }
     }
 
@@ -739,5 +793,319 @@ mod tests {
         }
         assert!(server.hs.is_complete(), "the download was running at the cut");
         assert!(probes_into_full_window >= 2, "{probes_into_full_window} probes into a full window");
+    }
+
+    // ------------------------------------------------------------ DATAGRAM frames (RFC 9221)
+
+    use multiconn_transport::{DatagramEvent, DatagramOptions, DatagramParams, DatagramPriority};
+
+    fn datagram_params(client: Option<u64>, priority: DatagramPriority, send_buffer: u64) -> ConnectionParams {
+        let mut p = params(0);
+        p.workload = Workload::Messages;
+        p.datagrams = Some(DatagramParams { client_max_frame_size: client, server_max_frame_size: Some(65535), priority, send_buffer });
+        p
+    }
+
+    /// What the server sent: every datagram with the window before it and whether it was a
+    /// probe.
+    struct ServerSend {
+        pkt: Packet,
+        in_flight: u64,
+        cwnd: u64,
+        probe: bool,
+        lost: bool,
+    }
+
+    /// Runs a connection until `end`: the server's packets cross a bottleneck of `rate_bps` with
+    /// a drop-tail queue of `queue` packets, then `delay`; the client's cross `delay` alone.
+    /// `lose(i)` loses the server's `i`-th datagram after the bottleneck. Every `interval`,
+    /// `app` runs at the server.
+    #[allow(clippy::too_many_arguments)]
+    fn drive(
+        client: &mut Connection,
+        server: &mut Connection,
+        end: Time,
+        rate_bps: u64,
+        queue: usize,
+        delay: Dur,
+        lose: impl Fn(u64) -> bool,
+        interval: Dur,
+        mut app: impl FnMut(Time, &mut Connection),
+    ) -> Vec<ServerSend> {
+        let mut id = 0;
+        let mut now = Time::ZERO;
+        let mut next_app = Time::ZERO + Dur::from_millis(100);
+        let mut free_at = Time::ZERO;
+        let mut departures: Vec<Time> = Vec::new();
+        let mut wire: Vec<(Time, bool, Packet)> = Vec::new();
+        let mut log = Vec::new();
+        let mut index = 0u64;
+        while now < end {
+            if now >= next_app {
+                app(now, server);
+                next_app += interval;
+            }
+            loop {
+                let Some(pkt) = client.poll_transmit(now, &mut id) else { break };
+                wire.push((now + delay, true, pkt));
+            }
+            loop {
+                let (in_flight, cwnd, probes) = (server.recovery().bytes_in_flight(), server.recovery().cwnd(), server.stats().probes_sent);
+                let Some(pkt) = server.poll_transmit(now, &mut id) else { break };
+                let probe = server.stats().probes_sent > probes;
+                departures.retain(|&t| t > now);
+                let mut lost = departures.len() >= queue;
+                if !lost {
+                    free_at = free_at.max(now) + Dur::from_nanos(u64::from(pkt.size) * 8 * 1_000_000_000 / rate_bps);
+                    departures.push(free_at);
+                    lost = lose(index);
+                    index += 1;
+                    if !lost {
+                        wire.push((free_at + delay, false, pkt.clone()));
+                    }
+                }
+                log.push(ServerSend { pkt, in_flight, cwnd, probe, lost });
+            }
+            let next_arrival = wire.iter().map(|w| w.0).min();
+            let Some(next) = [next_arrival, client.poll_timeout(), server.poll_timeout(), Some(next_app)].into_iter().flatten().min() else { break };
+            now = next.max(now);
+            let (due, rest): (Vec<_>, Vec<_>) = wire.drain(..).partition(|w| w.0 <= now);
+            wire = rest;
+            for (_, to_server, pkt) in due {
+                if to_server {
+                    server.handle_packet(now, pkt);
+                } else {
+                    client.handle_packet(now, pkt);
+                }
+            }
+            for ep in [&mut *client, &mut *server] {
+                if ep.poll_timeout().is_some_and(|t| t <= now) {
+                    ep.handle_timeout(now);
+                }
+            }
+        }
+        log
+    }
+
+    /// (tag, len, with Length) of the DATAGRAM frames of a datagram.
+    fn datagram_frames(p: &Packet) -> Vec<(u64, u32, bool)> {
+        datagram(p)
+            .packets()
+            .flat_map(|q| q.frames.iter())
+            .filter_map(|f| match f {
+                crate::frame::Frame::Datagram { tag, len, with_len } => Some((*tag, *len, *with_len)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn events(ep: &mut Connection) -> Vec<DatagramEvent> {
+        let mut out = Vec::new();
+        ep.drain_datagram_events(&mut out);
+        out
+    }
+
+    /// A lossy link: every datagram is sent once (no DATAGRAM frame on the wire twice, PTO
+    /// probes included), each is acknowledged or declared lost, and what the client received
+    /// plus what the server declared lost is exactly what was sent.
+    #[test]
+    fn a_lost_datagram_is_never_sent_again_and_delivered_plus_lost_is_sent() {
+        let p = datagram_params(Some(65535), DatagramPriority::BeforeStreams, DatagramParams::DEFAULT_SEND_BUFFER);
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        let mut server = Connection::new(&p, Role::Server).unwrap();
+        let mut tag = 0;
+        // One datagram in 20 (and a burst of 5 in a row) lost after the bottleneck.
+        let lose = |i: u64| i % 20 == 3 || (150..155).contains(&i);
+        let log = drive(&mut client, &mut server, Time::from_secs_f64(8.0), 10_000_000, 1000, Dur::from_millis(20), lose, Dur::from_millis(10), |now, s| {
+            if now < Time::from_secs_f64(5.0) {
+                s.send_datagram(tag, 1000, DatagramOptions::default()).unwrap();
+                tag += 1;
+            }
+        });
+        let sent = tag;
+        assert!(sent > 400);
+        let mut on_wire = std::collections::HashMap::new();
+        let mut lost_on_wire = std::collections::BTreeSet::new();
+        for s in &log {
+            for (t, len, _) in datagram_frames(&s.pkt) {
+                assert_eq!(len, 1000);
+                assert!(on_wire.insert(t, s.probe).is_none(), "datagram {t} went on the wire twice");
+                assert!(!s.probe, "a PTO probe carried datagram {t}");
+                if s.lost {
+                    lost_on_wire.insert(t);
+                }
+            }
+        }
+        assert!(log.iter().any(|s| s.probe) || server.stats().probes_sent == 0);
+        assert_eq!(on_wire.len() as u64, sent, "every datagram went out once");
+        assert!(lost_on_wire.len() > 20, "{} lost", lost_on_wire.len());
+        let received: Vec<u64> = events(&mut client).iter().filter_map(|e| if let DatagramEvent::Received { tag, .. } = e { Some(*tag) } else { None }).collect();
+        let unique: std::collections::BTreeSet<u64> = received.iter().copied().collect();
+        assert_eq!(unique.len(), received.len(), "a datagram delivered twice");
+        let (mut acked, mut lost) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for e in events(&mut server) {
+            match e {
+                DatagramEvent::Acked { tag } => assert!(acked.insert(tag)),
+                DatagramEvent::Lost { tag } => assert!(lost.insert(tag)),
+                other => panic!("{other:?}"),
+            }
+        }
+        // The invariant: delivered + lost = sent, the two apart; the losses are the wire's.
+        assert_eq!(server.path_recovery(0).stats().spurious_losses, 0);
+        assert!(unique.is_disjoint(&lost));
+        assert_eq!(unique.len() as u64 + lost.len() as u64, sent);
+        assert_eq!(lost, lost_on_wire);
+        assert_eq!(acked.len() + lost.len(), sent as usize, "every datagram settled once");
+        let st = server.datagram_stats();
+        assert_eq!((st.queued, st.sent, st.frames_sent, st.acked, st.lost), (sent, sent, sent, acked.len() as u64, lost.len() as u64));
+        assert_eq!(client.datagram_stats().received, unique.len() as u64);
+        // Lost datagrams did not make the connection retransmit anything.
+        assert_eq!(server.stats().retransmissions, 0);
+    }
+
+    /// A source three times faster than the bottleneck: datagrams go out only with room in the
+    /// window (probes aside), and the rest waits in the send buffer, the oldest pushed out.
+    #[test]
+    fn datagrams_are_congestion_controlled_and_the_excess_is_dropped_at_the_sender() {
+        let p = datagram_params(Some(65535), DatagramPriority::BeforeStreams, 20 * 1200);
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        let mut server = Connection::new(&p, Role::Server).unwrap();
+        let mut tag = 0;
+        let rate = 3_000_000;
+        let log = drive(&mut client, &mut server, Time::from_secs_f64(5.0), rate, 30, Dur::from_millis(20), |_| false, Dur::from_millis(1), |now, s| {
+            if now < Time::from_secs_f64(4.0) {
+                s.send_datagram(tag, 1200, DatagramOptions::default()).unwrap();
+                tag += 1;
+            }
+        });
+        let mut on_wire = 0u64;
+        for s in &log {
+            let frames = datagram_frames(&s.pkt);
+            if frames.is_empty() {
+                continue;
+            }
+            on_wire += frames.len() as u64;
+            assert!(!s.probe);
+            // RFC 9002 §7: an ack-eliciting packet goes only with room for it in the window.
+            assert!(s.in_flight + server.max_datagram_size() as u64 <= s.cwnd, "{} in flight of {}", s.in_flight, s.cwnd);
+        }
+        let st = server.datagram_stats();
+        // At most what the link carries in the run: 3 Mbit/s, 5 s, datagrams of ~1250 B.
+        let capacity = (rate as f64 * 5.0 / 8.0 / 1250.0) as u64;
+        assert!(on_wire <= capacity, "{on_wire} datagrams sent into a link that carries {capacity}");
+        assert!(on_wire > capacity / 2, "{on_wire} sent, capacity {capacity}");
+        assert!(st.dropped_send_buffer > tag / 2, "{st:?}");
+        assert_eq!(st.queued, tag);
+        assert!(st.sent + st.dropped_send_buffer <= st.queued);
+        assert!(st.queued - st.sent - st.dropped_send_buffer <= 20, "at most the buffer is left");
+        // The sender, not the network, dropped the excess: the link's queue overflowed only
+        // as the controller probed (blasting would lose two datagrams in three there).
+        let lost_on_link: usize = log.iter().filter(|s| s.lost).map(|s| datagram_frames(&s.pkt).len()).sum();
+        assert!((lost_on_link as u64) < on_wire / 20, "{lost_on_link} of {on_wire} lost in the link's queue");
+    }
+
+    /// The largest datagram the API takes fills a 1-RTT packet with a type-0x30 frame.
+    #[test]
+    fn the_largest_datagram_fills_one_packet_as_a_type_0x30_frame() {
+        let mut p = datagram_params(Some(65535), DatagramPriority::BeforeStreams, DatagramParams::DEFAULT_SEND_BUFFER);
+        p.max_packet_size = 1200 + IP_UDP_OVERHEAD;
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        let mut server = Connection::new(&p, Role::Server).unwrap();
+        let mut sizes = Vec::new();
+        let log = drive(&mut client, &mut server, Time::from_secs_f64(1.0), 10_000_000, 100, Dur::from_millis(10), |_| false, Dur::from_millis(50), |_, s| {
+            let max = s.max_datagram_payload();
+            sizes.push(max);
+            assert_eq!(s.send_datagram(99, max + 1, DatagramOptions::default()), Err(AppError::DatagramTooLarge { size: max + 1, max }));
+            s.send_datagram(sizes.len() as u64, max, DatagramOptions::default()).unwrap();
+        });
+        // 1200 − (1 + 8-byte DCID + 4-byte packet number) − 16 (AEAD) − 1 (type) = 1170.
+        assert!(sizes.iter().all(|&m| m == 1170), "{sizes:?}");
+        let carrying: Vec<&ServerSend> = log.iter().filter(|s| !datagram_frames(&s.pkt).is_empty()).collect();
+        assert_eq!(carrying.len(), sizes.len());
+        for s in carrying {
+            let q = &datagram(&s.pkt).first;
+            assert_eq!(datagram_frames(&s.pkt), [(datagram_frames(&s.pkt)[0].0, 1170, false)]);
+            assert_eq!(q.frames.len(), 1, "alone in its packet: {:?}", q.frames);
+            assert_eq!(q.size as usize, 1 + 8 + q.pn_len as usize + 1 + 1170 + 16);
+            assert!(udp_size(&s.pkt) <= 1200);
+        }
+        assert_eq!(server.datagram_stats().refused_too_large, sizes.len() as u64);
+    }
+
+    /// The client leaves max_datagram_frame_size out: the server may not send any.
+    #[test]
+    fn without_the_peers_transport_parameter_sending_is_refused() {
+        let p = datagram_params(None, DatagramPriority::BeforeStreams, DatagramParams::DEFAULT_SEND_BUFFER);
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        let mut server = Connection::new(&p, Role::Server).unwrap();
+        let mut results = Vec::new();
+        let log = drive(&mut client, &mut server, Time::from_secs_f64(0.5), 10_000_000, 100, Dur::from_millis(10), |_| false, Dur::from_millis(50), |_, s| {
+            results.push(s.send_datagram(0, 100, DatagramOptions::default()));
+        });
+        assert!(!results.is_empty());
+        assert!(results.iter().all(|r| *r == Err(AppError::DatagramsUnsupported)), "{results:?}");
+        assert!(log.iter().all(|s| datagram_frames(&s.pkt).is_empty()));
+        // The client advertises none, but the server does: the client may send (RFC 9221 §3).
+        assert_eq!(client.send_datagram(1, 100, DatagramOptions::default()), Ok(()));
+    }
+
+    /// A resuming client's 0-RTT datagram rides with its Initial in a datagram padded to 1200
+    /// bytes (RFC 9000 §14.1): the DATAGRAM frame keeps its Length field there (PADDING follows
+    /// it), and the sizes stay exact.
+    #[test]
+    fn a_zero_rtt_datagram_before_padding_keeps_its_length_field() {
+        let mut p = datagram_params(Some(65535), DatagramPriority::BeforeStreams, DatagramParams::DEFAULT_SEND_BUFFER);
+        p.resume = true;
+        let mut client = Connection::new(&p, Role::Client).unwrap();
+        client.handle_timeout(Time::ZERO);
+        client.send_datagram(5, 200, DatagramOptions::default()).unwrap();
+        let mut id = 0;
+        let sent = drain(&mut client, Time::ZERO, &mut id);
+        let dg = datagram(&sent[0]);
+        let types: Vec<PacketType> = dg.packets().map(|q| q.ptype).collect();
+        assert_eq!(types, [PacketType::Initial, PacketType::ZeroRtt]);
+        assert_eq!(udp_size(&sent[0]), MIN_INITIAL_DATAGRAM as u64);
+        assert_eq!(u64::from(dg.size()), udp_size(&sent[0]));
+        let zero_rtt = dg.packets().nth(1).unwrap();
+        assert_eq!(zero_rtt.frames[0], crate::frame::Frame::Datagram { tag: 5, len: 200, with_len: true });
+        assert!(matches!(zero_rtt.frames.last(), Some(crate::frame::Frame::Padding(_))), "{:?}", zero_rtt.frames);
+        let payload: usize = zero_rtt.frames.iter().map(crate::frame::Frame::wire_size).sum();
+        assert_eq!(zero_rtt.size as usize, crate::packet::header_size(PacketType::ZeroRtt, 8, 8, zero_rtt.pn_len, payload) + payload + crate::packet::AEAD_TAG);
+    }
+
+    /// Datagrams first, or in turns with stream data.
+    #[test]
+    fn the_datagram_priority_orders_frames_in_packets() {
+        let order = |priority: DatagramPriority| {
+            let p = datagram_params(Some(65535), priority, DatagramParams::DEFAULT_SEND_BUFFER);
+            let mut client = Connection::new(&p, Role::Client).unwrap();
+            let mut server = Connection::new(&p, Role::Server).unwrap();
+            let mut tag = 0;
+            let mut stream = None;
+            let log = drive(&mut client, &mut server, Time::from_secs_f64(2.0), 5_000_000, 1000, Dur::from_millis(10), |_| false, Dur::from_millis(2), |_, s| {
+                let id = *stream.get_or_insert_with(|| s.open_stream(multiconn_transport::StreamOptions::default()).unwrap());
+                // Stream data and a datagram wait together for each packet.
+                s.write(id, 200).unwrap();
+                s.send_datagram(tag, 300, DatagramOptions::default()).unwrap();
+                tag += 1;
+            });
+            let (mut streams_first, mut datagrams_first) = (0, 0);
+            for s in &log {
+                let frames = &datagram(&s.pkt).first.frames;
+                let d = frames.iter().position(|f| matches!(f, crate::frame::Frame::Datagram { .. }));
+                let st = frames.iter().position(|f| matches!(f, crate::frame::Frame::Stream { .. }));
+                match (d, st) {
+                    (Some(d), Some(st)) if st < d => streams_first += 1,
+                    (Some(_), _) => datagrams_first += 1,
+                    _ => {}
+                }
+            }
+            (streams_first, datagrams_first)
+        };
+        let (sf, df) = order(DatagramPriority::BeforeStreams);
+        assert_eq!(sf, 0);
+        assert!(df > 100);
+        let (sf, df) = order(DatagramPriority::RoundRobin);
+        assert!(sf > 50 && df > 50, "{sf} packets with stream data first, {df} with datagrams first");
     }
 }

@@ -9,7 +9,8 @@
 //!   within stream and connection flow control (§4); a RESET_STREAM discards what was not
 //!   delivered and counts its bytes up to the final size as consumed (§3.2, §4.5).
 //! * ACK frames go to loss recovery (RFC 9002), path frames to the multipath half
-//!   (draft-ietf-quic-multipath-21).
+//!   (draft-ietf-quic-multipath-21), DATAGRAM frames (RFC 9221, 0-RTT and 1-RTT packets only)
+//!   to the datagram state, which learns the peer's transport parameters with the handshake.
 
 use multiconn_core::{Dur, Ecn, Packet, Time};
 use multiconn_transport::{AppEvent, Observation, Role, StreamProgress};
@@ -149,14 +150,30 @@ impl Connection {
             Frame::PathResponse => self.on_path_response(path),
             Frame::PathAbandon { path: gone } => self.on_path_abandon_frame(now, *gone),
             Frame::PathStatus { path: id, backup, seq } => self.on_path_status_frame(*id, *backup, *seq),
+            Frame::Datagram { tag, len, .. } if space == Space::Data => {
+                if self.dgram.on_received(now, *tag, f.wire_size()) {
+                    self.observations.note(Observation::DatagramDelivered { tag: *tag });
+                    // Application bytes delivered, as a stream's are (goodput counts them).
+                    self.events.push_back(AppEvent::Delivered { bytes: u64::from(*len) });
+                }
+            }
+            Frame::Datagram { .. } => self.stats.invalid_frames += 1,
         }
     }
 
     fn on_handshake_event(&mut self, now: Time, ev: HandshakeEvent) {
         match ev {
-            HandshakeEvent::HandshakeKeys => self.handshake_path_mut().recovery.set_has_handshake_keys(),
+            HandshakeEvent::HandshakeKeys => {
+                // The server has the client's transport parameters (in its ClientHello).
+                if self.role == Role::Server {
+                    self.dgram.on_peer_parameters();
+                }
+                self.handshake_path_mut().recovery.set_has_handshake_keys();
+            }
             HandshakeEvent::OneRttKeys => self.app_can_send(),
             HandshakeEvent::Complete => {
+                // The client has the server's (in EncryptedExtensions).
+                self.dgram.on_peer_parameters();
                 if self.role == Role::Server {
                     self.handshake_done_pending = true;
                     self.on_handshake_confirmed(now);

@@ -6,6 +6,7 @@ mod support;
 mod ack;
 mod app_streams;
 mod coupled_cc;
+mod datagrams;
 mod download;
 mod ecn;
 mod external_cc;

@@ -32,9 +32,13 @@ pub(crate) const fn client_address(path: u8) -> SocketAddr {
 const MIN_DATAGRAM: u32 = 1200;
 
 /// What no library here can do, refused naming the setting: 0-RTT resumption and address
-/// tokens (no earlier connection to take a ticket or a token from) and datagrams outside
-/// QUIC's 1200 B to a UDP datagram's 65 535 B.
+/// tokens (no earlier connection to take a ticket or a token from), datagrams outside QUIC's
+/// 1200 B to a UDP datagram's 65 535 B, and QUIC DATAGRAM frames (RFC 9221: the adapters carry
+/// the applications' streams only).
 pub(crate) fn check_fresh_connection(library: &str, p: &ConnectionParams) -> Result<(), TransportError> {
+    if p.datagrams.is_some() {
+        return Err(TransportError::new(Knob::Datagrams, format!("stack {library} carries the applications' streams only, not QUIC DATAGRAM frames (RFC 9221): leave stack out to run the QUIC model")));
+    }
     if p.resume {
         return Err(TransportError::new(Knob::Resume, format!("stack {library} starts every connection afresh: 0-RTT resumption needs a ticket from an earlier connection, which a run does not have")));
     }

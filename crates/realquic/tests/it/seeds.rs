@@ -25,6 +25,7 @@ fn params() -> ConnectionParams {
         multipath: None,
         external_cc: None,
         external_workload: None,
+        datagrams: None,
     }
 }
 
@@ -88,4 +89,19 @@ fn what_noq_lacks_or_cannot_seed_is_refused_naming_the_setting() {
     let mut p = params();
     p.address_token = true;
     assert_eq!(factory.check(&p).unwrap_err().knob, multiconn_transport::Knob::AddressToken);
+}
+
+#[test]
+fn neither_library_takes_quic_datagrams() {
+    let mut p = params();
+    p.datagrams = Some(multiconn_transport::DatagramParams {
+        client_max_frame_size: Some(65535),
+        server_max_frame_size: Some(65535),
+        priority: multiconn_transport::DatagramPriority::BeforeStreams,
+        send_buffer: multiconn_transport::DatagramParams::DEFAULT_SEND_BUFFER,
+    });
+    for e in [QuinnFactory::new(1).check(&p).unwrap_err(), NoqFactory::new(1).check(&p).unwrap_err()] {
+        assert_eq!(e.knob, multiconn_transport::Knob::Datagrams);
+        assert!(e.message.contains("DATAGRAM frames"), "{e}");
+    }
 }

@@ -11,7 +11,7 @@ use multiconn_cc::CcKind;
 use multiconn_realquic::Library;
 use multiconn_core::{Bytes, Dur};
 use multiconn_transport::profile::TransportKind;
-use multiconn_transport::{MultipathParams, Profile, UdpSocketConfig, Workload};
+use multiconn_transport::{DatagramParams, MultipathParams, Profile, UdpSocketConfig, Workload};
 
 /// What a TCP or QUIC flow runs.
 #[derive(Debug, Clone)]
@@ -37,6 +37,8 @@ pub struct ConnectionSpec {
     /// Multipath QUIC flows with a path schedule or a link-down reaction: the client's path
     /// manager.
     pub path_manager: Option<PathManagerSpec>,
+    /// QUIC: DATAGRAM frames (RFC 9221; [`super::datagrams`]); `None`: neither end takes them.
+    pub datagrams: Option<DatagramParams>,
 }
 
 /// The request a download starts with (an HTTP GET of typical size).
@@ -158,6 +160,7 @@ pub(super) fn resolve_connection(f: &FlowSection, paths: usize, files: &mut File
         udp_socket,
         multipath,
         path_manager,
+        datagrams: None,
     }))
 }
 
@@ -239,7 +242,8 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
             }
             Workload::Requests { count, parallel, request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0), response_size: response.0 }
         }
-        AppKind::Messages => {
+        AppKind::Messages | AppKind::Datagrams => {
+            let app = f.app.name();
             for (field, set) in [
                 ("size", f.size.is_some()),
                 ("requests", f.requests.is_some()),
@@ -248,7 +252,8 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
                 ("response_size", f.response_size.is_some()),
             ] {
                 if set {
-                    return Err(err(&path(field), "app = \"messages\" sends what its [[flow.messages]] sources write; this setting belongs to bulk or requests"));
+                    let sources = if f.app == AppKind::Messages { "[[flow.messages]] sources" } else { "[flow.datagrams] source" };
+                    return Err(err(&path(field), format!("app = \"{app}\" sends what its {sources} write; this setting belongs to bulk or requests")));
                 }
             }
             Workload::Messages

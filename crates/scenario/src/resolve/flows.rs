@@ -4,6 +4,7 @@
 //! the model ([`TransportFactory::check`](multiconn_transport::TransportFactory::check)).
 
 use super::connection::{resolve_connection, ConnectionSpec};
+use super::datagrams::{check_datagram_transport, resolve_datagrams};
 use super::emulate::{resolve_emulate, EmulateSpec};
 use super::errors::{check_name, err, FieldError};
 use super::files::Files;
@@ -73,7 +74,7 @@ pub struct Flow {
     pub extra_paths: Vec<PathRoutes>,
     /// TCP and QUIC flows: the connection's settings.
     pub connection: Option<ConnectionSpec>,
-    /// app = "messages": the message sources.
+    /// app = "messages" or "datagrams": the message sources.
     pub messages: Vec<MessageSource>,
     /// The node that sends the data (`from`) and the one that receives it (`to`).
     pub from: String,
@@ -114,6 +115,7 @@ impl Flow {
             multipath: spec.multipath.clone(),
             external_cc: None,
             external_workload: None,
+            datagrams: spec.datagrams,
         })
     }
 
@@ -195,6 +197,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
     if !(MIN_PACKET_SIZE..=MAX_PACKET_SIZE).contains(&packet_size) {
         return Err(err(&path("packet_size"), format!("must lie between {MIN_PACKET_SIZE} B and {MAX_PACKET_SIZE} B (headers included), got {packet_size} B")));
     }
+    check_datagram_transport(f)?;
     match (f.app, f.rate) {
         (AppKind::Cbr, _) if f.transport != Transport::Udp => {
             return Err(err(&path("app"), format!("app \"cbr\" runs over udp only; a {} flow takes app = \"bulk\" or \"requests\"", f.transport.name())))
@@ -208,6 +211,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         (AppKind::Requests | AppKind::Messages, Some(_)) => {
             return Err(err(&path("rate"), "only a cbr flow has a rate (a message source takes its own, in [[flow.messages]])"))
         }
+        (AppKind::Datagrams, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate (a datagram source takes its own, in [flow.datagrams])")),
         (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
         (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
         (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
@@ -260,8 +264,15 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
             Hop::Link(d) => check_bulk_queue(&links[d], packet_size, name)?,
         }
     }
-    let connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
+    let mut connection = resolve_connection(f, 1 + extra_paths.len(), files)?;
     let messages = resolve_messages(f, file.run.duration)?;
+    if let Some(conn) = &mut connection {
+        let sender = match direction {
+            FlowDirection::Down => Role::Server,
+            FlowDirection::Up => Role::Client,
+        };
+        conn.datagrams = resolve_datagrams(f, conn, &messages, packet_size as u32, sender)?;
+    }
     let emulate = resolve_emulate(f, 1 + extra_paths.len(), connection.as_ref().map(|c| c.profile.name.as_str()))?;
     let flow = Flow {
         name: f.name.clone(),

@@ -19,6 +19,7 @@
 
 mod cells;
 mod connection;
+mod datagrams;
 mod emulate;
 mod errors;
 mod files;

@@ -8,13 +8,16 @@
 //!   out of order. (UDP flows have no such guarantee and are not checked.)
 //! * **Path IDs never reused.** Per connection and end, a multipath path ID opens once
 //!   ([`Observation::PathIdOpened`]).
+//! * **Datagrams once.** Per connection and end, a QUIC datagram (RFC 9221) is handed to the
+//!   application at most once ([`Observation::DatagramDelivered`]), and settled (acknowledged
+//!   or declared lost) at most once ([`Observation::DatagramSettled`]).
 //!
 //! The checker is on when asked for ([`crate::Simulation::set_check_invariants`]) or when the
 //! environment variable [`ENV`] is `1`; it observes only (no events, no random draws), so a
 //! run's results are the same with it on or off. The first violation ends the run; it names
 //! the scenario, the seed, the entity and the virtual instant ([`InvariantViolation`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use multiconn_core::Time;
@@ -55,6 +58,10 @@ struct EndTally {
     next: BTreeMap<u64, u64>,
     /// Per path ID opened: the path and the instant.
     path_ids: BTreeMap<u32, (u8, Time)>,
+    /// QUIC datagrams handed to the application.
+    datagrams_delivered: BTreeSet<u64>,
+    /// QUIC datagrams settled at the sender.
+    datagrams_settled: BTreeSet<u64>,
 }
 
 /// The hosts' checks: per flow, per end (client, server).
@@ -113,6 +120,10 @@ impl HostChecks {
                         None
                     }
                 },
+                Observation::DatagramDelivered { tag } => (!end.datagrams_delivered.insert(tag))
+                    .then(|| (format!("flow {name}, {}, datagram {tag}", end_name(role)), "handed the application datagram twice".to_string())),
+                Observation::DatagramSettled { tag } => (!end.datagrams_settled.insert(tag))
+                    .then(|| (format!("flow {name}, {}, datagram {tag}", end_name(role)), "settled the datagram twice (acknowledged or lost once only)".to_string())),
             };
             if let (Some((entity, what)), None) = (broken, &self.violation) {
                 self.violation = Some(Violation { at: now, entity, what });

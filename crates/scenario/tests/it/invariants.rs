@@ -62,6 +62,8 @@ enum Lie {
     Overlap,
     /// A path ID above 1 is reported as 1 (a path ID opened again).
     ReusePathId,
+    /// The third datagram handed over is reported as the first (a datagram delivered twice).
+    DatagramTwice,
 }
 
 /// A real endpoint whose observations [`Lie`] falsifies; everything else passes through.
@@ -120,6 +122,9 @@ impl Endpoint for Falsified {
     fn drain_progress(&mut self, out: &mut Vec<StreamProgress>) {
         self.inner.drain_progress(out)
     }
+    fn drain_datagram_events(&mut self, out: &mut Vec<multiconn_transport::DatagramEvent>) {
+        self.inner.drain_datagram_events(out)
+    }
     fn observe(&mut self, on: bool) {
         self.inner.observe(on)
     }
@@ -135,6 +140,12 @@ impl Endpoint for Falsified {
                     }
                 }
                 (Lie::ReusePathId, Observation::PathIdOpened { path_id, .. }) if *path_id > 1 => *path_id = 1,
+                (Lie::DatagramTwice, Observation::DatagramDelivered { tag }) => {
+                    self.deliveries += 1;
+                    if self.deliveries == 3 {
+                        *tag = 0;
+                    }
+                }
                 _ => {}
             }
         }
@@ -189,6 +200,14 @@ fn a_byte_handed_up_twice_names_the_run_the_stream_and_the_instant() {
         assert!(text.starts_with(&format!("invariant violated in scenario \"test\" (seed 1): flow bulk, client, stream 0 at {at}: handed the application bytes [")), "{text}");
         assert!(text.contains("(delivered twice)"), "{text}");
     }
+}
+
+#[test]
+fn a_datagram_handed_up_twice_is_named_with_its_tag() {
+    let scenario = load_with(&BULK.replace("app = \"bulk\"", "app = \"datagrams\"\ndatagrams = { interval = \"10 ms\", count = 20 }"), &[("flow.bulk.transport", "quic"), ("run.duration", "2 s")]).unwrap();
+    let v = lying_client(&scenario, Lie::DatagramTwice);
+    assert_eq!(v.violation.entity, "flow bulk, client, datagram 0", "{v}");
+    assert!(v.to_string().contains("handed the application datagram twice"), "{v}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod bbr3;
 mod cell;
 mod cell_study;
 mod coupled_cc;
+mod datagrams;
 mod direction;
 mod dual_connectivity;
 mod dualpi2;

@@ -46,6 +46,7 @@ fn params(workload: Workload, paths: u8) -> ConnectionParams {
         }),
         external_cc: None,
         external_workload: None,
+        datagrams: None,
     }
 }
 

@@ -40,7 +40,7 @@ pub fn rfc9002() -> Profile {
 }
 
 pub fn params(workload: Workload, start: Time) -> ConnectionParams {
-    ConnectionParams { flow: FlowId(0), start, workload, profile: rfc9002(), cc: CcKind::NewReno, max_packet_size: 1500, resume: false, address_token: false, qlog: false, multipath: None, external_cc: None, external_workload: None }
+    ConnectionParams { flow: FlowId(0), start, workload, profile: rfc9002(), cc: CcKind::NewReno, max_packet_size: 1500, resume: false, address_token: false, qlog: false, multipath: None, external_cc: None, external_workload: None, datagrams: None }
 }
 
 pub fn download(size: u64) -> Workload {

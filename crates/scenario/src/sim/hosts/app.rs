@@ -1,5 +1,6 @@
 //! The hosts' side of message flows: the sending application writes its sources' messages
-//! when they are due, the receiving one reads what arrives.
+//! when they are due, the receiving one reads what arrives; with datagram sources, each end's
+//! transport tells the applications what became of every datagram.
 
 use multiconn_core::Time;
 use multiconn_net::Network;
@@ -37,6 +38,23 @@ impl Hosts {
         }
         if wrote {
             self.pump(net, f, sender, now);
+        }
+    }
+
+    /// What `role`'s transport told of the flow's datagrams (arrivals at the receiver,
+    /// acknowledgements and losses at the sender); the flow is done once every message arrived
+    /// or is known never to.
+    pub(in crate::sim) fn read_datagrams(&mut self, f: usize, role: multiconn_transport::Role, now: Time) {
+        let mut events = std::mem::take(&mut self.datagram_events);
+        let flow = &mut self.flows[f];
+        let (Some(log), FlowDriver::Transport(conn)) = (flow.messages.as_mut(), &mut flow.driver) else { return };
+        conn.endpoint_mut(role).drain_datagram_events(&mut events);
+        for e in events.drain(..) {
+            log.on_datagram_event(&e);
+        }
+        self.datagram_events = events;
+        if log.is_complete() {
+            self.mark_done(f, now);
         }
     }
 

@@ -52,7 +52,7 @@ pub struct FlowState {
     pub done_at: Option<Time>,
     /// Multipath flows: what each path carried, `[forward, reverse]`; empty otherwise.
     pub path_traffic: Vec<[PathTraffic; 2]>,
-    /// app = "messages": the sources and their messages.
+    /// app = "messages" or "datagrams": the sources and their messages.
     pub messages: Option<MessageLog>,
     pub(super) message_timer: LazyTimer,
     /// Multipath QUIC flows with a path manager: the actions it took, in order.
@@ -106,6 +106,8 @@ pub struct Hosts {
     pub(super) outbox: Vec<Packet>,
     /// Scratch space for the stream progress a client reports.
     pub(super) progress: Vec<StreamProgress>,
+    /// Scratch space for what the transports tell of datagrams.
+    pub(super) datagram_events: Vec<multiconn_transport::DatagramEvent>,
     /// Scratch space for the per-path states a multipath sender reports.
     pub(super) path_samples: Vec<(u8, TransportSample)>,
     /// The invariant checks of the endpoints, when on.
@@ -150,7 +152,7 @@ impl Hosts {
                     driver,
                     done_at: None,
                     path_traffic: if f.is_multipath() { vec![Default::default(); f.path_count()] } else { Vec::new() },
-                    messages: (f.app == AppKind::Messages).then(|| MessageLog::new(&f.messages, f.stop)),
+                    messages: matches!(f.app, AppKind::Messages | AppKind::Datagrams).then(|| MessageLog::new(&f.messages, f.stop)),
                     message_timer: LazyTimer::default(),
                     path_actions: Vec::new(),
                     path_manager: None,
@@ -171,6 +173,7 @@ impl Hosts {
             feeders,
             outbox: Vec::new(),
             progress: Vec::new(),
+            datagram_events: Vec::new(),
             path_samples: Vec::new(),
             checks: None,
             pcap: resolved.pcap.as_ref().map(|spec| Box::new(crate::pcap::Capture::new(spec, &resolved.flows))),

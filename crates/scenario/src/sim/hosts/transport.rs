@@ -79,6 +79,9 @@ impl Hosts {
             self.app_event(f, role, event, now);
             sender_ready |= role == sender && event == AppEvent::CanSend;
         }
+        if self.flows[f].messages.as_ref().is_some_and(|log| log.has_datagrams()) {
+            self.read_datagrams(f, role, now);
+        }
         if role != sender && self.flows[f].messages.is_some() {
             self.read_messages(f, now);
         }

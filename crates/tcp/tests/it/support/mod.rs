@@ -44,6 +44,7 @@ pub fn params(workload: Workload) -> ConnectionParams {
         multipath: None,
         external_cc: None,
         external_workload: None,
+        datagrams: None,
     }
 }
 
