@@ -71,6 +71,8 @@ ALSO_SIMULATED = {
     "aioquic NewReno / aioquic-1.7": ("aioquic NewReno / aioquic (1.0-1.3)", {"flow.dc.profile": "aioquic"}),
     "tquic redundant CUBIC / multipath QUIC tquic_redundant (rfc9002)":
         ("tquic redundant CUBIC / multipath QUIC redundant (rfc9002)", {"flow.dc.multipath.scheduler": "redundant"}),
+    "tquic minrtt BBRv3 / multipath QUIC tquic_minrtt bbr3 (rfc9002)":
+        ("tquic minrtt BBRv3 / multipath QUIC minrtt bbr3 (rfc9002)", {"flow.dc.multipath.scheduler": "minrtt"}),
 }
 
 # The two-path point; crates/scenario/tests/it/tquic_redundant.rs runs the same file.
@@ -518,6 +520,12 @@ def build_points(work: Path) -> list[Point]:
                              ("tquic redundant CUBIC / multipath QUIC tquic_redundant (rfc9002)", "tquic_redundant")):
         sets = {**quic, "flow.dc.multipath.scheduler": scheduler}
         points.append(Point("two paths 20 + 10 Mbit/s", label, two, sets, sets, also=also(label)))
+    # tquic 1.6's own BBRv3 against the model's `bbr3` (draft-ietf-ccwg-bbr), with the model of
+    # tquic's min-RTT (it passes over paths their pacers hold) and the generic min-RTT.
+    label = "tquic minrtt BBRv3 / multipath QUIC tquic_minrtt bbr3 (rfc9002)"
+    sets = {**quic, "flow.dc.multipath.scheduler": "tquic_minrtt", "flow.dc.cc": "bbr3"}
+    points.append(Point("two paths 20 + 10 Mbit/s", label, two, sets, {**sets, "flow.dc.multipath.scheduler": "minrtt"},
+                        also=also(label)))
 
     lte_nr = work / "lte_nr.toml"
     lte_nr.write_text(LTE_NR)

@@ -32,6 +32,10 @@
 //!
 //! * [`MinRtt`] (SRTTF): the candidate with window space and the lowest smoothed RTT. Paths
 //!   without an RTT sample ("unprobed") are ordered by [`UnprobedPolicy`].
+//! * [`TquicMinRtt`] (tquic 1.6, `src/multipath_scheduler/scheduler_minrtt.rs`): min-RTT over
+//!   the candidates whose window has room *and whose pacer lets them send now*
+//!   (`pacing_ready`, tquic's `can_send`): a path held by its pacer is passed over for the next
+//!   one, where [`MinRtt`] waits for it. Control content is never made to wait (min-RTT).
 //! * [`RoundRobin`]: the next candidate with window space after the previous turn's path, in
 //!   path-id order, [`SchedulerOptions::rr_packets_per_turn`] packets per turn (Linux MPTCP
 //!   `mptcp_rr.c` `num_segments`).
@@ -327,6 +331,9 @@ pub enum SchedulerKind {
     /// [`TquicRedundant`]: tquic's redundant scheduler, with copies queued per path.
     #[serde(rename = "tquic_redundant")]
     TquicRedundant,
+    /// [`TquicMinRtt`]: tquic's min-RTT, which passes over paths their pacers hold.
+    #[serde(rename = "tquic_minrtt")]
+    TquicMinRtt,
     /// ATSSS active-standby ([`crate::atsss`]).
     #[serde(rename = "atsss_active_standby")]
     AtsssActiveStandby,
@@ -346,7 +353,7 @@ pub enum SchedulerKind {
 
 impl SchedulerKind {
     /// Every scheduler, in declaration order.
-    pub const ALL: [SchedulerKind; 13] = [
+    pub const ALL: [SchedulerKind; 14] = [
         SchedulerKind::MinRtt,
         SchedulerKind::RoundRobin,
         SchedulerKind::Redundant,
@@ -355,6 +362,7 @@ impl SchedulerKind {
         SchedulerKind::Ecf,
         SchedulerKind::Picoquic,
         SchedulerKind::TquicRedundant,
+        SchedulerKind::TquicMinRtt,
         SchedulerKind::AtsssActiveStandby,
         SchedulerKind::AtsssSmallestDelay,
         SchedulerKind::AtsssLoadBalancing,
@@ -373,6 +381,7 @@ impl SchedulerKind {
             SchedulerKind::Ecf => "ecf",
             SchedulerKind::Picoquic => "picoquic",
             SchedulerKind::TquicRedundant => "tquic_redundant",
+            SchedulerKind::TquicMinRtt => "tquic_minrtt",
             SchedulerKind::AtsssActiveStandby => "atsss_active_standby",
             SchedulerKind::AtsssSmallestDelay => "atsss_smallest_delay",
             SchedulerKind::AtsssLoadBalancing => "atsss_load_balancing",
@@ -386,7 +395,7 @@ impl SchedulerKind {
     pub fn quic_stack(self) -> Option<&'static str> {
         match self {
             SchedulerKind::Picoquic => Some("picoquic"),
-            SchedulerKind::TquicRedundant => Some("tquic"),
+            SchedulerKind::TquicRedundant | SchedulerKind::TquicMinRtt => Some("tquic"),
             _ => None,
         }
     }
@@ -394,7 +403,7 @@ impl SchedulerKind {
     /// The scheduler weighs the paths' pacers ([`PathView::pacing_ready`]) before choosing;
     /// the others choose and let the transport wait for the chosen path's pacer.
     pub fn reads_pacer(self) -> bool {
-        matches!(self, SchedulerKind::Picoquic | SchedulerKind::TquicRedundant)
+        matches!(self, SchedulerKind::Picoquic | SchedulerKind::TquicRedundant | SchedulerKind::TquicMinRtt)
     }
 
     /// An ATSSS steering mode: it steers between two paths ([`crate::atsss`]).
@@ -631,6 +640,7 @@ pub fn new_scheduler(kind: SchedulerKind, options: SchedulerOptions) -> Box<dyn 
         SchedulerKind::Ecf => Box::new(Ecf::new(options)),
         SchedulerKind::Picoquic => Box::new(Picoquic::new(options)),
         SchedulerKind::TquicRedundant => Box::new(TquicRedundant::new(options)),
+        SchedulerKind::TquicMinRtt => Box::new(TquicMinRtt::new(options)),
         SchedulerKind::AtsssActiveStandby => Box::new(crate::atsss::AtsssActiveStandby::new(options.atsss)),
         SchedulerKind::AtsssSmallestDelay => Box::new(crate::atsss::AtsssSmallestDelay::new(options.atsss)),
         SchedulerKind::AtsssLoadBalancing => Box::new(crate::atsss::AtsssLoadBalancing::new(options.atsss)),
@@ -804,6 +814,41 @@ impl Scheduler for MinRtt {
     }
     fn decide(&mut self, paths: &[PathView], req: &Request) -> Decision {
         min_rtt_decision(paths, req, &self.opts)
+    }
+}
+
+/// tquic 1.6's min-RTT (`scheduler_minrtt.rs` `on_select`): the lowest smoothed RTT among the
+/// paths whose `can_send` holds — window room and the pacer's leave. Stream content therefore
+/// goes to a slower path while the fastest one waits for its pacer (a rate-based controller
+/// such as BBR is seldom window-limited, so [`MinRtt`] would keep it all on the fastest path);
+/// control content takes the min-RTT choice and never waits.
+#[derive(Clone, Debug)]
+pub struct TquicMinRtt {
+    opts: SchedulerOptions,
+}
+
+impl TquicMinRtt {
+    /// tquic's min-RTT scheduler with `opts`.
+    pub fn new(opts: SchedulerOptions) -> TquicMinRtt {
+        TquicMinRtt { opts }
+    }
+}
+
+impl Scheduler for TquicMinRtt {
+    fn kind(&self) -> SchedulerKind {
+        SchedulerKind::TquicMinRtt
+    }
+    fn decide(&mut self, paths: &[PathView], req: &Request) -> Decision {
+        if !req.content.is_stream() {
+            return min_rtt_decision(paths, req, &self.opts);
+        }
+        // The class (available or backup paths) is the connection's, whatever the pacers say.
+        let class = Class::of(paths, &self.opts);
+        let ready: Vec<PathView> = paths.iter().filter(|p| p.pacing_ready).copied().collect();
+        match min_rtt_pick(&ready, class, req.content, &self.opts) {
+            Some(p) => single(&ready, class, p, req.content, &self.opts),
+            None => nothing(class),
+        }
     }
 }
 

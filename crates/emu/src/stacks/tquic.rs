@@ -22,12 +22,14 @@ pub(super) fn launch(flow: &Flow, addrs: &FlowAddresses, ctx: &Settings) -> Resu
     let (server_bin, client_bin) = (tool("tquic_server")?, tool("tquic_client")?);
     let algor = match flow.connection.as_ref().and_then(|c| c.multipath.as_ref()).map(|m| format!("{:?}", m.scheduler)) {
         None => "MINRTT".to_string(),
-        Some(k) if k == "MinRtt" => "MINRTT".into(),
+        // The simulator's model of tquic's own min-RTT (it passes over paths their pacers
+        // hold) and the generic min-RTT both name tquic's MINRTT.
+        Some(k) if k == "MinRtt" || k == "TquicMinRtt" => "MINRTT".into(),
         Some(k) if k == "RoundRobin" => "ROUNDROBIN".into(),
         // The simulator's model of tquic's own rule and the RE it is compared with both name
         // tquic's REDUNDANT.
         Some(k) if k == "Redundant" || k == "TquicRedundant" => "REDUNDANT".into(),
-        Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, roundrobin, redundant or tquic_redundant, not {k}", flow.name)),
+        Some(k) => return Err(format!("flow \"{}\": tquic schedules with minrtt, tquic_minrtt, roundrobin, redundant or tquic_redundant, not {k}", flow.name)),
     };
     // The stacks' table offers only these three (tquic 1.6 `CongestionControlAlgorithm`
     // from_str: cubic, bbr, bbr3, copa, dummy).

@@ -510,6 +510,7 @@ fn scheduler_names_round_trip_through_serde_and_from_str() {
         "ecf",
         "picoquic",
         "tquic_redundant",
+        "tquic_minrtt",
         "atsss_active_standby",
         "atsss_smallest_delay",
         "atsss_load_balancing",
@@ -575,6 +576,26 @@ fn picoquic_skips_paths_without_room_or_pacing_leave_and_unusable_ones() {
     // A backup path only when no available path is usable.
     assert_eq!(picoquic(&[full(a), backup(b)]), Decision::Blocked);
     assert_eq!(picoquic(&[unusable(a), backup(b)]), Decision::single(1));
+}
+
+// ---- tquic's min-RTT scheduler (tquic 1.6) ---------------------------------------------------
+
+#[test]
+fn tquic_minrtt_passes_over_the_fastest_path_while_its_pacer_holds_it() {
+    let fast = path(0, 10, 10);
+    let slow = path(1, 80, 10);
+    let held = PathView { pacing_ready: false, ..fast };
+    let tquic_minrtt = |paths: &[PathView], content| decide(SchedulerKind::TquicMinRtt, SchedulerOptions::default(), paths, content);
+    // Both can send: the lower RTT, as min-RTT.
+    assert_eq!(tquic_minrtt(&[fast, slow], BG), Decision::single(0));
+    // The fast path's pacer holds it: min-RTT waits for it, tquic sends on the slow path.
+    assert_eq!(minrtt(&[held, slow], BG), Decision::single(0));
+    assert_eq!(tquic_minrtt(&[held, slow], BG), Decision::single(1));
+    // Neither may send now: wait; a full window passes the turn as for min-RTT.
+    assert_eq!(tquic_minrtt(&[held, PathView { pacing_ready: false, ..slow }], BG), Decision::Blocked);
+    assert_eq!(tquic_minrtt(&[full(fast), slow], BG), Decision::single(1));
+    assert!(SchedulerKind::TquicMinRtt.reads_pacer() && !SchedulerKind::MinRtt.reads_pacer());
+    assert_eq!(SchedulerKind::TquicMinRtt.quic_stack(), Some("tquic"));
 }
 
 // ---- tquic's redundant scheduler (tquic 1.6) -------------------------------------------------
