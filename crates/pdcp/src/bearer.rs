@@ -16,13 +16,16 @@
 //! report and resent over the other leg (TS 38.425 §5.4.2.1 lost NR-U SN ranges); and a MAC CE
 //! switching duplication off or on at scheduled times (TS 38.321 §5.12), after which the
 //! copies still waiting on the second leg are discarded (TS 38.323 §5.11.2).
+//! With `l4s_reorder_threshold` the receiving proxy marks CE on each ECT(1) SDU that waited
+//! longer than that in reordering (L4S marking where the PDCP entity sees the reordering delay
+//! grow, the L4S reference's §2.4 for a split).
 //! This module owns the state and is sans-IO: the network (`multiconn-net`) moves packets
 //! between it and the two legs, which are whatever elements the route names (links today, cell
 //! bearers later), and asks it through [`SplitBearer::poll_timeout`] when it must be serviced.
 
 use std::collections::VecDeque;
 
-use multiconn_core::{Dur, Packet, Time};
+use multiconn_core::{Dur, Ecn, Packet, Time};
 
 use crate::receiver::{Receiver, ReceiverConfig, RxOutcome};
 use crate::transmitter::{LegReport, SplitPolicy, Transmitter, TransmitterConfig};
@@ -57,6 +60,10 @@ pub struct SplitBearerConfig {
     /// of a split whose receiving side is the master node): a PDU the leg delivers reaches
     /// the receiving entity this long after.
     pub rx_leg_delay: [Dur; 2],
+    /// L4S marking where the receiving entity sees reordering (the L4S reference's §2.4 for a
+    /// split): an ECT(1) SDU that waited longer than this in the reordering buffer leaves it
+    /// CE; `None`: no marking.
+    pub l4s_reorder_threshold: Option<Dur>,
 }
 
 /// What a leg's node says of the leg when a feedback report is made (TS 38.425's DL DATA
@@ -106,6 +113,8 @@ pub struct RxMeasures {
     pub recovered: u64,
     /// Copies discarded from the second leg's queue when duplication was switched off.
     pub discarded_copies: u64,
+    /// ECT(1) SDUs marked CE for waiting longer than `l4s_reorder_threshold`.
+    pub l4s_reorder_marks: u64,
 }
 
 /// The two PDCP entities and proxies of one split bearer, for one flow crossing it.
@@ -119,6 +128,7 @@ pub struct SplitBearer {
     policy: SplitPolicy,
     processing: Dur,
     packet_time: Dur,
+    l4s_reorder_threshold: Option<Dur>,
     /// When the last packet leaves each proxy (numbering, receiving).
     tx_last: Option<Time>,
     tx_leg_delay: [Dur; 2],
@@ -175,6 +185,7 @@ impl SplitBearer {
             policy: spec.tx.policy,
             processing: spec.processing_delay,
             packet_time: spec.packet_time,
+            l4s_reorder_threshold: spec.l4s_reorder_threshold,
             tx_last: None,
             tx_leg_delay: spec.tx_leg_delay,
             rx_leg_delay: spec.rx_leg_delay,
@@ -303,6 +314,10 @@ impl SplitBearer {
             let waited = now.since(arrived);
             self.measures.reorder_delay_sum = self.measures.reorder_delay_sum + waited;
             self.measures.reorder_delay_max = self.measures.reorder_delay_max.max(waited);
+            if self.l4s_reorder_threshold.is_some_and(|t| waited > t) && pkt.ecn == Ecn::Ect1 {
+                pkt.ecn = Ecn::Ce;
+                self.measures.l4s_reorder_marks += 1;
+            }
             pkt.size -= self.header;
             self.measures.delivered_bytes += u64::from(pkt.size);
             if self.processing == Dur::ZERO && self.packet_time == Dur::ZERO {

@@ -776,6 +776,10 @@ fn split_json(world: &World, e: usize) -> Value {
     if m.recovered > 0 {
         out["recovered"] = json!(m.recovered);
     }
+    // Only a split with reordering marking counts its marks.
+    if world.net.split_config(world.net.bearer_info(e).split).l4s_reorder_threshold.is_some() {
+        out["l4s_reorder_marks"] = json!(m.l4s_reorder_marks);
+    }
     out
 }
 

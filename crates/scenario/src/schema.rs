@@ -916,6 +916,9 @@ pub struct SplitSection {
     /// sent on the second leg, its delivery status reports back and, with a `reverse_policy`,
     /// the uplink PDUs it delivers all take it (default 0).
     pub x2u_delay: Option<Dur>,
+    /// L4S marking at the receiving PDCP entity: an ECT(1) packet it held longer than this in
+    /// reordering leaves it CE (default: no marking).
+    pub l4s_reorder_threshold: Option<Dur>,
 }
 
 /// A split's `policy`: how the transmitting PDCP entity spreads packets over the legs, a table

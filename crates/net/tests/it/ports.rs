@@ -125,6 +125,7 @@ fn a_split_whose_leg_is_a_port_carries_pdus_over_it_and_restores_their_order() {
         duplication_switches: Vec::new(),
         tx_leg_delay: [Dur::ZERO; 2],
         rx_leg_delay: [Dur::ZERO; 2],
+        l4s_reorder_threshold: None,
     };
     let spec = NetworkSpec {
         links: vec![("link/a/forward".into(), Arc::new(link(12.0, 5, None))), ("link/a/reverse".into(), Arc::new(link(12.0, 5, None)))],

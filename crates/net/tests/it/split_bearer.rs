@@ -44,6 +44,7 @@ fn network_with(policy: SplitPolicy, delays: [u64; 2], packet_time: Dur) -> Netw
         duplication_switches: Vec::new(),
         tx_leg_delay: [Dur::ZERO; 2],
         rx_leg_delay: [Dur::ZERO; 2],
+        l4s_reorder_threshold: None,
     };
     // Link directions: leg 0 forward, leg 0 reverse, leg 1 forward, leg 1 reverse.
     let spec = NetworkSpec {

@@ -166,6 +166,7 @@ fn with_x2(x2: Dur) -> multiconn_pdcp::SplitBearer {
         duplication_switches: Vec::new(),
         tx_leg_delay: [Dur::ZERO, x2],
         rx_leg_delay: [Dur::ZERO, x2],
+        l4s_reorder_threshold: None,
     })
 }
 

@@ -235,6 +235,15 @@ fn resolve_split(sp: &SplitSection, ends: &Ends) -> Result<Split, FieldError> {
         (period, None) if retransmit_lost => feedback = Some(period.unwrap_or(DEFAULT_FEEDBACK)),
         _ => {}
     }
+    let l4s_reorder_threshold = sp.l4s_reorder_threshold;
+    if let Some(t) = l4s_reorder_threshold {
+        if t == Dur::ZERO || t > Dur::from_secs(10) {
+            return Err(err(&path("l4s_reorder_threshold"), format!("{t} is not allowed: the longest reordering wait an ECT(1) packet may have without a mark, above 0 and at most 10 s, e.g. \"5 ms\"")));
+        }
+        if !sp.reordering.unwrap_or(true) {
+            return Err(err(&path("l4s_reorder_threshold"), "marks packets that waited in reordering, and reordering = false holds none"));
+        }
+    }
     Ok(Split {
         name: sp.name.clone(),
         tx: TransmitterConfig { rat, sn, policy },
@@ -246,5 +255,6 @@ fn resolve_split(sp: &SplitSection, ends: &Ends) -> Result<Split, FieldError> {
         duplication_switches,
         tx_leg_delay: [Dur::ZERO, x2u_delay],
         rx_leg_delay: [Dur::ZERO; 2],
+        l4s_reorder_threshold,
     })
 }

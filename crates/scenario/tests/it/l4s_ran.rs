@@ -165,3 +165,86 @@ fn every_cell_of_a_layout_marks_and_a_handover_keeps_the_counts() {
     let ce = ce_received(&summary);
     assert!(ce > 0 && ce <= marks.iter().sum::<u64>(), "{ce} CE received, {marks:?} marked");
 }
+
+/// A split over a 10 ms and a 40 ms link, one PDU per leg in turn, carrying a CBR UDP flow of
+/// ECT(1) packets well below either link's rate (one every 6 ms): what comes over the fast leg
+/// waits 24 ms in reordering for the slow leg's packet before it (30 ms more of delay, less
+/// the 6 ms between them), what comes over the slow leg not at all.
+const SPLIT: &str = r#"
+[run]
+duration = "2 s"
+
+[[link]]
+name = "fast"
+between = ["server", "ue"]
+rate = "50 Mbit/s"
+delay = "10 ms"
+queue = "1000 packets"
+
+[[link]]
+name = "slow"
+between = ["server", "ue"]
+rate = "50 Mbit/s"
+delay = "40 ms"
+queue = "1000 packets"
+
+[[split]]
+name = "dc"
+legs = ["fast", "slow"]
+policy = { model = "alternate" }
+t_reordering = "200 ms"
+l4s_reorder_threshold = "5 ms"
+
+[[flow]]
+name = "dl"
+from = "server"
+to = "ue"
+transport = "udp"
+app = "cbr"
+rate = "2 Mbit/s"
+stop = "1 s"
+ecn_codepoint = "ect1"
+route = ["dc"]
+"#;
+
+/// The flow's PDCP block for split `dc` (the summary's `flows[].pdcp`).
+fn split_block(summary: &Value) -> &Value {
+    let block = &summary["flows"][0]["pdcp"]["dc"];
+    assert!(block.is_object(), "no pdcp block for dc: {}", summary["flows"][0]);
+    block
+}
+
+#[test]
+fn a_split_marks_the_ect1_packets_it_held_in_reordering_beyond_the_threshold() {
+    let (summary, _) = run(SPLIT, Some(1));
+    let split = split_block(&summary);
+    let marks = split["l4s_reorder_marks"].as_u64().unwrap();
+    let delivered = split["delivered"].as_u64().unwrap();
+    eprintln!("marks {marks} of {delivered} delivered; reordering mean {} ms, max {} ms", split["reorder_delay_mean_ms"], split["reorder_delay_max_ms"]);
+    // The fast leg's half waited 24 ms, the slow leg's none.
+    assert!(delivered > 100, "{split}");
+    assert!((marks as f64 - delivered as f64 / 2.0).abs() <= 2.0, "{marks} of {delivered}: {split}");
+    assert_eq!(ce_received(&summary), marks, "every mark arrives at the receiver");
+    // Above the wait nothing is marked; ECT(0) is never marked; without the setting the split
+    // reads as before (no count).
+    let (high, _) = run(&SPLIT.replace("l4s_reorder_threshold = \"5 ms\"", "l4s_reorder_threshold = \"40 ms\""), Some(1));
+    assert_eq!((split_block(&high)["l4s_reorder_marks"].as_u64(), ce_received(&high)), (Some(0), 0));
+    let (ect0, _) = run(&SPLIT.replace("ecn_codepoint = \"ect1\"", "ecn_codepoint = \"ect0\""), Some(1));
+    assert_eq!((split_block(&ect0)["l4s_reorder_marks"].as_u64(), ce_received(&ect0)), (Some(0), 0));
+    let (off, _) = run(&SPLIT.replace("l4s_reorder_threshold = \"5 ms\"\n", ""), Some(1));
+    assert!(split_block(&off).get("l4s_reorder_marks").is_none());
+    assert_eq!(ce_received(&off), 0);
+}
+
+#[test]
+fn a_bad_reorder_threshold_is_refused_in_one_line_naming_the_field() {
+    for (set, expect) in [
+        ("l4s_reorder_threshold = \"0 ms\"", "split.dc.l4s_reorder_threshold"),
+        ("l4s_reorder_threshold = \"20 s\"", "at most 10 s"),
+        ("l4s_reorder_threshold = \"5 ms\"\nreordering = false", "reordering = false"),
+    ] {
+        let e = refusal(&SPLIT.replace("l4s_reorder_threshold = \"5 ms\"", set));
+        assert!(e.contains(expect) && e.contains("l4s_reorder_threshold"), "{set}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
