@@ -54,6 +54,11 @@ pub(super) fn resolve_multipath(f: &FlowSection, paths: usize, profile: &Profile
         }
         Transport::Udp => {}
     }
+    // A coupled controller replaces the paths' own; Prague has no coupled form, and running the
+    // coupling instead of it would be a substitution the flow did not ask for.
+    if m.coupled.is_some() && f.cc.as_deref() == Some("prague") {
+        return Err(err(&at("coupled"), "replaces each path's controller with a coupled one, and Prague (cc = \"prague\") has none: leave coupled out to run Prague on every path"));
+    }
     // ATSSS steers one MA PDU session over its two accesses.
     if let Some(kind) = m.scheduler.filter(|k| k.is_atsss()) {
         if paths != 2 {

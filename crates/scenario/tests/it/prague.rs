@@ -120,3 +120,25 @@ fn against_a_classic_ecn_queue_prague_starves_cubic_unless_its_fallback_is_on() 
     assert!(ratio(&off) > 4.0, "without the fallback: {}", ratio(&off));
     assert!(ratio(&on) < 2.0 && ratio(&on) > 0.5, "with the fallback: {}", ratio(&on));
 }
+
+/// Multipath QUIC runs Prague on each path (ECT(1), each path's ECN counts its own feedback);
+/// a coupled controller would replace it, so the two together are refused in one line.
+#[test]
+fn multipath_quic_runs_prague_per_path_and_refuses_a_coupled_controller() {
+    let two = include_str!("../../../../bench/scenarios/two_paths.toml");
+    let sets = [("flow.dc.transport", "\"quic\""), ("flow.dc.profile", "\"rfc9002\""), ("flow.dc.cc", "\"prague\""), ("link.a.forward.aqm", "\"dualpi2\""), ("link.b.forward.aqm", "\"dualpi2\"")];
+    let s = crate::common::run_with(two, &sets, 1);
+    let flow = &s["flows"][0];
+    assert_eq!(flow["bytes_delivered"], 20_000_000u64, "{flow}");
+    assert_eq!(flow["retransmissions"], 0);
+    for link in s["links"].as_array().unwrap().iter().filter(|l| l["direction"] == "forward") {
+        // Every data packet took the L queue of its path's bottleneck.
+        let by = &link["aqm"]["dualpi2"];
+        assert!(by["l4s_sojourn"]["packets"].as_u64().unwrap() > 1000 && by["classic_sojourn"]["packets"] == 0, "{link}");
+    }
+    let mut coupled = sets.to_vec();
+    coupled.push(("flow.dc.multipath.coupled", "\"lia\""));
+    let e = crate::common::load_with(two, &coupled).unwrap_err().to_string();
+    assert!(e.contains("flow.dc.multipath.coupled") && e.contains("prague"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
