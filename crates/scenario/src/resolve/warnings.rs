@@ -19,12 +19,41 @@
 use super::flows::Flow;
 use multiconn_cc::CcKind;
 use super::links::LinkDirection;
-use crate::schema::{LinkSection, RateSpec, RateTrace, ScenarioFile};
+use crate::schema::{LinkSection, PolicySection, RateSpec, RateTrace, ScenarioFile};
 use multiconn_net::{Hop, Leg};
 
 /// The warnings of a scenario file, in file order.
 pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
-    file.link.iter().filter_map(reverse_follows_a_trace).collect()
+    let mut w: Vec<String> = file.link.iter().filter_map(reverse_follows_a_trace).collect();
+    for sp in &file.split {
+        for (field, policy) in [("policy", &sp.policy), ("reverse_policy", &sp.reverse_policy)] {
+            if let Some(message) = policy.as_ref().and_then(|p| batch_rounds_share_away(&sp.name, field, p, &sp.legs)) {
+                w.push(message);
+            }
+        }
+    }
+    w
+}
+
+/// A batch policy whose share rounds to none or all of a batch (the transmitting entity puts
+/// round(size · share) PDUs of each batch on the first leg): one leg then carries nothing,
+/// whatever the share says.
+fn batch_rounds_share_away(split: &str, field: &str, policy: &PolicySection, legs: &[String; 2]) -> Option<String> {
+    let PolicySection::Batch { size, share } = policy else { return None };
+    let share = share.map_or(0.5, |s| s.0);
+    if !(share > 0.0 && share < 1.0) {
+        return None;
+    }
+    let first = (f64::from(*size) * share).round() as u32;
+    let idle = match first {
+        0 => &legs[0],
+        n if n == *size => &legs[1],
+        _ => return None,
+    };
+    Some(format!(
+        "split.{split}.{field}: batches of {size} with share {share} put round({size} × {share}) = {first} PDUs of each on \"{}\", so \"{idle}\" carries none; a larger size keeps the share (or model = \"ratio\", which spreads it per packet)",
+        legs[0]
+    ))
 }
 
 /// The warnings that need the resolved routes, in link-direction order: a marking queue

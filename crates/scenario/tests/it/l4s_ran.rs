@@ -248,3 +248,20 @@ fn a_bad_reorder_threshold_is_refused_in_one_line_naming_the_field() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+/// A batch policy whose share rounds to nothing on one leg is warned about, naming the field;
+/// one that rounds to a real split is not.
+#[test]
+fn a_batch_share_that_rounds_one_leg_away_is_warned_about() {
+    let batch = |size: u32, share: &str| SPLIT.replace("policy = { model = \"alternate\" }", &format!("policy = {{ model = \"batch\", size = {size}, share = {share} }}"));
+    let warned = crate::common::load_str(&batch(1, "0.3")).unwrap();
+    let w: Vec<&String> = warned.warnings().iter().filter(|w| w.starts_with("split.dc.policy")).collect();
+    assert_eq!(w.len(), 1, "{:?}", warned.warnings());
+    assert!(w[0].contains("round(1 × 0.3) = 0 PDUs of each on \"fast\", so \"fast\" carries none"), "{}", w[0]);
+    let all = crate::common::load_str(&batch(2, "0.8")).unwrap();
+    assert!(all.warnings().iter().any(|w| w.contains("\"slow\" carries none")), "{:?}", all.warnings());
+    for (size, share) in [(10, "0.3"), (1, "0"), (1, "1"), (100, "0.5")] {
+        let ok = crate::common::load_str(&batch(size, share)).unwrap();
+        assert!(!ok.warnings().iter().any(|w| w.starts_with("split.dc.policy")), "{size} {share}: {:?}", ok.warnings());
+    }
+}
