@@ -11,7 +11,7 @@
 //! carries no bytes, so a datagram is named by a `tag` the sending application chooses (a real
 //! application would number its payloads).
 
-use multiconn_core::Time;
+use multiconn_core::{Payload, Time};
 
 /// How the application wants a datagram sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub struct DatagramOptions {
 }
 
 /// What became of a datagram, as told to the application at one end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DatagramEvent {
     /// Receiver: the datagram `tag` arrived and was handed over at `at` (a second copy is not).
     Received {
@@ -32,6 +32,8 @@ pub enum DatagramEvent {
         tag: u64,
         /// When the receiving application got it.
         at: Time,
+        /// Its bytes, when the sender gave them (a tunnel's datagram carries a packet).
+        content: Option<Payload>,
     },
     /// Sender: a packet carrying datagram `tag` was acknowledged (the peer's transport has it).
     Acked {

@@ -578,14 +578,15 @@ impl MessageLog {
 
     /// What a transport told of a datagram message (either end's [`DatagramEvent`]).
     pub fn on_datagram_event(&mut self, e: &DatagramEvent) {
-        let tag = match *e {
-            DatagramEvent::Received { tag, .. } | DatagramEvent::Acked { tag } | DatagramEvent::Lost { tag } | DatagramEvent::Dropped { tag } => tag,
+        let tag = match e {
+            DatagramEvent::Received { tag, .. } | DatagramEvent::Acked { tag } | DatagramEvent::Lost { tag } | DatagramEvent::Dropped { tag } => *tag,
         };
         let Some(&(index, i)) = self.by_tag.get(tag as usize) else { return };
         let (index, i) = (index as usize, i as usize);
         let s = &mut self.sources[index];
-        match *e {
+        match e {
             DatagramEvent::Received { at, .. } => {
+                let at = *at;
                 if s.messages[i].gone {
                     // Declared lost, yet it arrived: it counts as received.
                     s.messages[i].gone = false;
@@ -836,14 +837,14 @@ mod tests {
             log.write_due(due, &mut t).unwrap();
         }
         assert_eq!(t.calls, ["datagram 0 500 redundant true", "datagram 1 500 redundant true", "datagram 2 500 redundant true"]);
-        log.on_datagram_event(&DatagramEvent::Received { tag: 0, at: at(40) });
+        log.on_datagram_event(&DatagramEvent::Received { tag: 0, at: at(40), content: None });
         log.on_datagram_event(&DatagramEvent::Acked { tag: 0 });
         log.on_datagram_event(&DatagramEvent::Lost { tag: 1 });
         assert!(!log.is_complete(), "the third is still in flight");
         // A datagram declared lost that arrives after all is received, not lost.
         log.on_datagram_event(&DatagramEvent::Lost { tag: 2 });
-        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(260) });
-        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(270) });
+        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(260), content: None });
+        log.on_datagram_event(&DatagramEvent::Received { tag: 2, at: at(270), content: None });
         assert!(log.is_complete());
         let s = &log.sources()[0];
         assert_eq!(s.stream(), None);

@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 
 use multiconn_app::workload::{Application, Response, Streams as AppStreams};
 use multiconn_cc::{Controller, PacerConfig, PathController};
-use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
+use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 use multiconn_transport::{AppError, AppEvent, ConnectionParams, DatagramEvent, DatagramOptions, EcnStats, Endpoint, Observation, Observations, PathAction, ProfileError, Role, StreamOptions, StreamProgress};
 
 use crate::ack_state::{AckPolicy, AckState};
@@ -912,6 +912,11 @@ impl Endpoint for Connection {
     fn send_datagram(&mut self, tag: u64, bytes: u64, options: DatagramOptions) -> Result<(), AppError> {
         let room = self.datagram_room();
         self.dgram.send(tag, bytes, options, room)
+    }
+
+    fn send_datagram_content(&mut self, tag: u64, bytes: u64, options: DatagramOptions, content: Payload) -> Result<(), AppError> {
+        let room = self.datagram_room();
+        self.dgram.send_content(tag, bytes, options, Some(content), room)
     }
 
     fn drain_datagram_events(&mut self, out: &mut Vec<DatagramEvent>) {

@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use multiconn_core::Time;
+use multiconn_core::{Payload, Time};
 use multiconn_transport::{AppError, DatagramEvent, DatagramOptions, DatagramParams, DatagramPriority, Role};
 
 use crate::frame::{datagram_overhead, max_datagram_data, Frame};
@@ -56,11 +56,12 @@ pub struct DatagramStats {
 }
 
 /// One queued datagram.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Queued {
     tag: u64,
     len: u64,
     options: DatagramOptions,
+    content: Option<Payload>,
 }
 
 /// A datagram sent and not yet acknowledged or lost.
@@ -139,6 +140,12 @@ impl Datagrams {
 
     /// The application queues datagram `tag` (see the module header for refusals).
     pub fn send(&mut self, tag: u64, len: u64, options: DatagramOptions, room: usize) -> Result<(), AppError> {
+        self.send_content(tag, len, options, None, room)
+    }
+
+    /// [`Datagrams::send`] with the datagram's bytes, which travel in its frames and come out
+    /// of the peer's [`DatagramEvent::Received`].
+    pub fn send_content(&mut self, tag: u64, len: u64, options: DatagramOptions, content: Option<Payload>, room: usize) -> Result<(), AppError> {
         if !self.enabled() {
             return Err(AppError::DatagramsUnsupported);
         }
@@ -153,7 +160,7 @@ impl Datagrams {
             self.stats.dropped_send_buffer += 1;
             self.events.push_back(DatagramEvent::Dropped { tag: old.tag });
         }
-        self.queue.push_back(Queued { tag, len, options });
+        self.queue.push_back(Queued { tag, len, options, content });
         self.queued_bytes += len;
         self.stats.queued += 1;
         Ok(())
@@ -202,30 +209,30 @@ impl Datagrams {
         if !self.peer_known {
             return;
         }
-        while let Some(q) = self.queue.front().copied() {
+        while let Some(q) = self.queue.front() {
             let peer_limit = self.peer_max.and_then(|p| max_datagram_data(p.min(usize::MAX as u64) as usize, false)).unwrap_or(0);
-            if q.len > peer_limit {
+            let (tag, len) = (q.tag, q.len);
+            if len > peer_limit {
                 self.queue.pop_front();
-                self.queued_bytes -= q.len;
+                self.queued_bytes -= len;
                 self.stats.refused_too_large += 1;
-                self.events.push_back(DatagramEvent::Dropped { tag: q.tag });
+                self.events.push_back(DatagramEvent::Dropped { tag });
                 continue;
             }
             if held(q.options) {
                 break;
             }
-            let with_len = Frame::Datagram { tag: q.tag, len: q.len as u32, with_len: true };
-            let last = Frame::Datagram { tag: q.tag, len: q.len as u32, with_len: false };
-            let f = if with_len.wire_size() <= *avail {
-                with_len
-            } else if last.wire_size() <= *avail {
-                last
+            let with_len = if datagram_overhead(len, true) + len as usize <= *avail {
+                true
+            } else if datagram_overhead(len, false) + len as usize <= *avail {
+                false
             } else {
                 break;
             };
-            self.queue.pop_front();
+            let q = self.queue.pop_front().expect("the front was just read");
+            let f = Frame::Datagram { tag, len: len as u32, with_len, content: q.content };
             self.queued_bytes -= q.len;
-            self.in_flight.insert(q.tag, InFlight { copies: 0, options: q.options });
+            self.in_flight.insert(tag, InFlight { copies: 0, options: q.options });
             self.stats.sent += 1;
             let closes = matches!(f, Frame::Datagram { with_len: false, .. });
             *avail -= f.wire_size();
@@ -275,9 +282,9 @@ impl Datagrams {
         true
     }
 
-    /// A DATAGRAM frame of `size` bytes arrived with datagram `tag` at `now`; true if it was
-    /// handed to the application.
-    pub fn on_received(&mut self, now: Time, tag: u64, size: usize) -> bool {
+    /// A DATAGRAM frame of `size` bytes arrived with datagram `tag` (and its bytes, if the
+    /// sender gave them) at `now`; true if it was handed to the application.
+    pub fn on_received(&mut self, now: Time, tag: u64, size: usize, content: Option<&Payload>) -> bool {
         if self.local_max.map_or(true, |max| size as u64 > max) {
             self.stats.invalid += 1;
             return false;
@@ -288,7 +295,7 @@ impl Datagrams {
         }
         self.received.insert(tag, tag + 1);
         self.stats.received += 1;
-        self.events.push_back(DatagramEvent::Received { tag, at: now });
+        self.events.push_back(DatagramEvent::Received { tag, at: now, content: content.cloned() });
         true
     }
 
@@ -364,7 +371,7 @@ mod tests {
         d.send(7, 100, DatagramOptions::default(), 1200).unwrap();
         let (mut frames, mut avail) = (Vec::new(), 1000);
         d.fill(&mut frames, &mut avail, |_| false);
-        assert_eq!(frames, [Frame::Datagram { tag: 7, len: 100, with_len: true }]);
+        assert_eq!(frames, [Frame::Datagram { tag: 7, len: 100, with_len: true, content: None }]);
         d.on_frame_sent(7);
         d.on_frame_sent(7);
         d.on_lost(7);
@@ -374,6 +381,26 @@ mod tests {
         d.drain_events(&mut ev);
         assert_eq!(ev, [DatagramEvent::Acked { tag: 7 }]);
         assert_eq!((d.stats().acked, d.stats().lost, d.stats().sent, d.stats().frames_sent), (1, 0, 1, 2));
+    }
+
+    #[test]
+    fn a_datagrams_content_travels_in_its_frame_and_comes_out_at_the_peer() {
+        let mut tx = Datagrams::new(Some(&params(Some(65535), Some(65535))), Role::Server);
+        tx.on_peer_parameters();
+        let content = Payload::new(42u32);
+        tx.send_content(3, 500, DatagramOptions::default(), Some(content.clone()), 1200).unwrap();
+        let (mut frames, mut avail) = (Vec::new(), 1000);
+        tx.fill(&mut frames, &mut avail, |_| false);
+        let [Frame::Datagram { tag: 3, len: 500, content: Some(carried), .. }] = frames.as_slice() else { panic!("{frames:?}") };
+        // The same allocation, not a copy.
+        assert_eq!(carried, &content);
+        let mut rx = Datagrams::new(Some(&params(Some(65535), Some(65535))), Role::Client);
+        assert!(rx.on_received(Time::ZERO, 3, frames[0].wire_size(), Some(carried)));
+        assert!(!rx.on_received(Time::ZERO, 3, frames[0].wire_size(), Some(carried)), "a copy is not handed over again");
+        let mut ev = Vec::new();
+        rx.drain_events(&mut ev);
+        let [DatagramEvent::Received { tag: 3, content: Some(got), .. }] = ev.as_slice() else { panic!("{ev:?}") };
+        assert_eq!(got.get::<u32>(), Some(&42));
     }
 
     #[test]
@@ -388,22 +415,22 @@ mod tests {
         assert_eq!(frames.len(), 1);
         let (mut frames, mut avail) = (Vec::new(), 601);
         d.fill(&mut frames, &mut avail, |_| false);
-        assert_eq!(frames, [Frame::Datagram { tag: 1, len: 600, with_len: false }]);
+        assert_eq!(frames, [Frame::Datagram { tag: 1, len: 600, with_len: false, content: None }]);
         assert_eq!(avail, 0);
     }
 
     #[test]
     fn the_receiver_hands_each_datagram_over_once_and_refuses_violations() {
         let mut d = Datagrams::new(Some(&params(Some(200), Some(65535))), Role::Client);
-        d.on_received(Time::ZERO, 4, 150);
-        d.on_received(Time::ZERO, 4, 150);
-        d.on_received(Time::ZERO, 5, 201);
+        d.on_received(Time::ZERO, 4, 150, None);
+        d.on_received(Time::ZERO, 4, 150, None);
+        d.on_received(Time::ZERO, 5, 201, None);
         let mut ev = Vec::new();
         d.drain_events(&mut ev);
-        assert_eq!(ev, [DatagramEvent::Received { tag: 4, at: Time::ZERO }]);
+        assert_eq!(ev, [DatagramEvent::Received { tag: 4, at: Time::ZERO, content: None }]);
         assert_eq!((d.stats().received, d.stats().duplicates, d.stats().invalid), (1, 1, 1));
         let mut none = Datagrams::new(None, Role::Client);
-        none.on_received(Time::ZERO, 1, 10);
+        none.on_received(Time::ZERO, 1, 10, None);
         assert_eq!(none.stats().invalid, 1);
     }
 }

@@ -12,6 +12,7 @@
 
 use crate::ack_ranges::AckFrame;
 use crate::varint;
+use multiconn_core::Payload;
 
 /// One QUIC frame: its type and the fields that decide its size (see the module header).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +96,9 @@ pub enum Frame {
         len: u32,
         /// Type 0x31, with the Length field; false: type 0x30, the packet's last frame.
         with_len: bool,
+        /// The datagram's bytes when the application gave them (a tunnel's datagram carries
+        /// another flow's packet); shared, not copied, by a redundant scheduler's copies.
+        content: Option<Payload>,
     },
 }
 
@@ -224,15 +228,15 @@ mod tests {
         assert_eq!(room, 1173);
         assert_eq!(max_datagram_data(room, true), Some(1172));
         assert_eq!(max_datagram_data(room, false), Some(1170));
-        assert_eq!(Frame::Datagram { tag: 0, len: 1172, with_len: false }.wire_size(), room);
-        assert_eq!(Frame::Datagram { tag: 0, len: 1170, with_len: true }.wire_size(), room);
+        assert_eq!(Frame::Datagram { tag: 0, len: 1172, with_len: false, content: None }.wire_size(), room);
+        assert_eq!(Frame::Datagram { tag: 0, len: 1170, with_len: true, content: None }.wire_size(), room);
         // One more byte does not fit in either form.
-        assert_eq!(Frame::Datagram { tag: 0, len: 1171, with_len: true }.wire_size(), room + 1);
+        assert_eq!(Frame::Datagram { tag: 0, len: 1171, with_len: true, content: None }.wire_size(), room + 1);
         // Length fields are varints: 63 bytes take one, 64 take two.
-        assert_eq!(Frame::Datagram { tag: 9, len: 63, with_len: true }.wire_size(), 1 + 1 + 63);
-        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: true }.wire_size(), 1 + 2 + 64);
-        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: false }.wire_size(), 1 + 64);
-        assert!(Frame::Datagram { tag: 9, len: 0, with_len: false }.is_ack_eliciting());
+        assert_eq!(Frame::Datagram { tag: 9, len: 63, with_len: true, content: None }.wire_size(), 1 + 1 + 63);
+        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: true, content: None }.wire_size(), 1 + 2 + 64);
+        assert_eq!(Frame::Datagram { tag: 9, len: 64, with_len: false, content: None }.wire_size(), 1 + 64);
+        assert!(Frame::Datagram { tag: 9, len: 0, with_len: false, content: None }.is_ack_eliciting());
         assert_eq!(max_datagram_data(0, true), None);
         assert_eq!(max_datagram_data(1, false), None);
         assert_eq!(max_datagram_data(2, false), Some(0));

@@ -223,6 +223,12 @@ pub fn summary(world: &World, scenario: &str, seed: u64, end: Time, covered: &[u
                 let timely = (total.bytes_sent > 0).then(|| tidy(log.bytes_in_time() as f64 / total.bytes_sent as f64));
                 m.insert("timely_efficiency".into(), json!(timely));
             }
+            if let Some(state) = &f.tunnel {
+                m.insert("tunnel".into(), tunnel_json(world, state));
+            }
+            if let Some(place) = &f.spec.tunnel {
+                m.insert("tunnel".into(), json!({"name": place.name, "mode": tunnel_mode_name(place.mode), "quarter_stream_id": place.quarter_stream_id}));
+            }
             if f.spec.is_multipath() {
                 m.insert("paths".into(), paths_json(world, FlowId(i as u32), f));
                 if f.spec.connection.as_ref().is_some_and(|c| c.path_manager.is_some()) {
@@ -1276,4 +1282,31 @@ fn timeseries_from<R: IntoRows>(rows: Finished<R>, names: &SeriesNames, net: &Ne
         rlc_last,
     ];
     named_columns(&COLUMNS, columns)
+}
+
+/// A tunnel's block: the flows it carries and, by direction of its connection's data, what
+/// became of their packets.
+fn tunnel_json(world: &World, state: &crate::sim::tunnel::TunnelState) -> Value {
+    let open = state.open_by_direction();
+    let counts = |c: &crate::sim::tunnel::TunnelCounts, open: u64| {
+        json!({
+            "packets": c.entered,
+            "datagram_bytes": c.datagram_bytes,
+            "delivered": c.delivered,
+            "lost": c.lost,
+            "dropped_send_buffer": c.dropped_send_buffer,
+            "refused": c.refused,
+            "in_tunnel_at_end": open,
+        })
+    };
+    let flows: Vec<&str> = state.flows.iter().map(|&g| world.hosts.flows[g].spec.name.as_str()).collect();
+    json!({"flows": flows, "forward": counts(&state.counts[0], open[0]), "reverse": counts(&state.counts[1], open[1])})
+}
+
+/// How a tunnel carries a flow's packets, as the summary names it.
+fn tunnel_mode_name(mode: crate::resolve::TunnelMode) -> &'static str {
+    match mode {
+        crate::resolve::TunnelMode::ConnectUdp => "connect-udp",
+        crate::resolve::TunnelMode::ConnectIp => "connect-ip",
+    }
 }

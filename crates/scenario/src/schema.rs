@@ -568,6 +568,10 @@ pub enum AppKind {
     /// Timestamped messages from one periodic source, each a QUIC DATAGRAM frame (RFC 9221):
     /// `[flow.datagrams]`.
     Datagrams,
+    /// A tunnel (quic): the packets of the flows that name it in their `tunnel` ride its QUIC
+    /// DATAGRAM frames (MASQUE CONNECT-UDP, RFC 9298, for udp and quic flows; CONNECT-IP, RFC
+    /// 9484, for tcp), as a 3GPP ATSSS MPQUIC proxy carries an MA PDU session's traffic.
+    Tunnel,
 }
 
 impl AppKind {
@@ -580,6 +584,7 @@ impl AppKind {
             AppKind::Requests => "requests",
             AppKind::Messages => "messages",
             AppKind::Datagrams => "datagrams",
+            AppKind::Tunnel => "tunnel",
         }
     }
 }
@@ -622,10 +627,13 @@ pub struct FlowSection {
     pub from: String,
     /// The node the data reaches (the receiver).
     pub to: String,
+    /// The name of an app = "tunnel" flow whose QUIC DATAGRAM frames carry this flow's packets
+    /// both ways, instead of a route: the two flows join the same two nodes.
+    pub tunnel: Option<String>,
     /// `"udp"`, `"tcp"` or `"quic"` (required).
     pub transport: Transport,
-    /// `"bulk"`, `"cbr"` (udp), `"requests"` (tcp, quic), `"messages"` or `"datagrams"` (quic)
-    /// (required).
+    /// `"bulk"`, `"cbr"` (udp), `"requests"` (tcp, quic), `"messages"`, `"datagrams"` or
+    /// `"tunnel"` (quic) (required).
     pub app: AppKind,
     /// TCP/QUIC: whether the data sender (`from`) is the connection's server (`down`, the
     /// default) or its client (`up`).

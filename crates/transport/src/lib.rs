@@ -29,7 +29,7 @@ pub use multiconn_app::streams::{AppError, OpenStreams, StreamOptions, StreamPro
 pub use multiconn_app::workload::{AppEvent, Exchanges, Response, Uniform};
 use multiconn_cc::{CcConfig, CcKind, ControllerFactory, CoupledKind};
 pub use multiconn_multipath::{FailoverProfile, SchedulerKind, SchedulerOptions};
-use multiconn_core::{Dur, FlowId, Packet, Time, TransportSample};
+use multiconn_core::{Dur, FlowId, Packet, Payload, Time, TransportSample};
 
 pub use host::{HostCpu, HostKnobs};
 pub use observe::{Observation, Observations};
@@ -336,6 +336,12 @@ pub trait Endpoint: Send {
     /// not take datagrams ([`AppError::DatagramsUnsupported`]) or when it does not fit in one
     /// packet ([`AppError::DatagramTooLarge`]). Poll the endpoint afterwards.
     fn send_datagram(&mut self, _tag: u64, _bytes: u64, _options: DatagramOptions) -> Result<(), AppError> {
+        Err(AppError::Unsupported)
+    }
+    /// [`Endpoint::send_datagram`] with the datagram's bytes: `content` travels in its frames
+    /// and comes out of the peer's [`DatagramEvent::Received`] (a tunnel carrying another
+    /// flow's packets). `bytes` is still what counts on the wire.
+    fn send_datagram_content(&mut self, _tag: u64, _bytes: u64, _options: DatagramOptions, _content: Payload) -> Result<(), AppError> {
         Err(AppError::Unsupported)
     }
     /// What became of datagrams since the last call, oldest first: those that arrived here,

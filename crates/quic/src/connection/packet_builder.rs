@@ -893,7 +893,7 @@ mod tests {
             .packets()
             .flat_map(|q| q.frames.iter())
             .filter_map(|f| match f {
-                crate::frame::Frame::Datagram { tag, len, with_len } => Some((*tag, *len, *with_len)),
+                crate::frame::Frame::Datagram { tag, len, with_len, .. } => Some((*tag, *len, *with_len)),
                 _ => None,
             })
             .collect()
@@ -1067,7 +1067,7 @@ mod tests {
         assert_eq!(udp_size(&sent[0]), MIN_INITIAL_DATAGRAM as u64);
         assert_eq!(u64::from(dg.size()), udp_size(&sent[0]));
         let zero_rtt = dg.packets().nth(1).unwrap();
-        assert_eq!(zero_rtt.frames[0], crate::frame::Frame::Datagram { tag: 5, len: 200, with_len: true });
+        assert_eq!(zero_rtt.frames[0], crate::frame::Frame::Datagram { tag: 5, len: 200, with_len: true, content: None });
         assert!(matches!(zero_rtt.frames.last(), Some(crate::frame::Frame::Padding(_))), "{:?}", zero_rtt.frames);
         let payload: usize = zero_rtt.frames.iter().map(crate::frame::Frame::wire_size).sum();
         assert_eq!(zero_rtt.size as usize, crate::packet::header_size(PacketType::ZeroRtt, 8, 8, zero_rtt.pn_len, payload) + payload + crate::packet::AEAD_TAG);

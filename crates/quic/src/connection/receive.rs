@@ -150,8 +150,8 @@ impl Connection {
             Frame::PathResponse => self.on_path_response(path),
             Frame::PathAbandon { path: gone } => self.on_path_abandon_frame(now, *gone),
             Frame::PathStatus { path: id, backup, seq } => self.on_path_status_frame(*id, *backup, *seq),
-            Frame::Datagram { tag, len, .. } if space == Space::Data => {
-                if self.dgram.on_received(now, *tag, f.wire_size()) {
+            Frame::Datagram { tag, len, content, .. } if space == Space::Data => {
+                if self.dgram.on_received(now, *tag, f.wire_size(), content.as_ref()) {
                     self.observations.note(Observation::DatagramDelivered { tag: *tag });
                     // Application bytes delivered, as a stream's are (goodput counts them).
                     self.events.push_back(AppEvent::Delivered { bytes: u64::from(*len) });

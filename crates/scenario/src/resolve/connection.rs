@@ -242,7 +242,7 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
             }
             Workload::Requests { count, parallel, request_size: f.request_size.map_or(DEFAULT_REQUEST_SIZE, |b| b.0), response_size: response.0 }
         }
-        AppKind::Messages | AppKind::Datagrams => {
+        AppKind::Messages | AppKind::Datagrams | AppKind::Tunnel => {
             let app = f.app.name();
             for (field, set) in [
                 ("size", f.size.is_some()),
@@ -252,7 +252,11 @@ fn resolve_workload(f: &FlowSection) -> Result<Workload, FieldError> {
                 ("response_size", f.response_size.is_some()),
             ] {
                 if set {
-                    let sources = if f.app == AppKind::Messages { "[[flow.messages]] sources" } else { "[flow.datagrams] source" };
+                    let sources = match f.app {
+                        AppKind::Messages => "[[flow.messages]] sources",
+                        AppKind::Datagrams => "[flow.datagrams] source",
+                        _ => "tunnelled flows",
+                    };
                     return Err(err(&path(field), format!("app = \"{app}\" sends what its {sources} write; this setting belongs to bulk or requests")));
                 }
             }

@@ -21,7 +21,7 @@ const MAX_VARINT: u64 = (1 << 62) - 1;
 
 /// Whether the flow asks for datagrams at all, and the first field that does.
 fn datagram_field(f: &FlowSection) -> Option<String> {
-    if f.app == AppKind::Datagrams {
+    if matches!(f.app, AppKind::Datagrams | AppKind::Tunnel) {
         return Some("app".to_string());
     }
     if let Some(i) = f.messages.iter().flatten().position(|m| m.datagram == Some(true)) {
@@ -40,7 +40,7 @@ pub(super) fn check_datagram_transport(f: &FlowSection) -> Result<(), FieldError
         return Ok(());
     }
     let Some(field) = datagram_field(f) else { return Ok(()) };
-    let what = if field == "app" { "app \"datagrams\" sends QUIC DATAGRAM frames (RFC 9221)" } else { "QUIC DATAGRAM frames (RFC 9221) are a quic setting" };
+    let what = if field == "app" { format!("app \"{}\" sends QUIC DATAGRAM frames (RFC 9221)", f.app.name()) } else { "QUIC DATAGRAM frames (RFC 9221) are a quic setting".to_string() };
     Err(err(&["flow", f.name.as_str(), field.as_str()], format!("{what}: it needs transport = \"quic\"; this flow is {}", f.transport.name())))
 }
 
@@ -53,7 +53,7 @@ pub(super) fn resolve_datagrams(f: &FlowSection, conn: &ConnectionSpec, sources:
     if let Some(library) = conn.stack {
         return Err(err(&["flow", name, field.as_str()], format!("stack {} does not carry the model's QUIC datagrams: run this flow with the QUIC model (leave stack out)", library.name())));
     }
-    let sends = sources.iter().any(|s| s.datagram);
+    let sends = f.app == AppKind::Tunnel || sources.iter().any(|s| s.datagram);
     if !sends {
         for (field, set) in [("datagram_priority", f.datagram_priority.is_some()), ("datagram_send_buffer", f.datagram_send_buffer.is_some())] {
             if set {

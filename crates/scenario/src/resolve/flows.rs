@@ -11,6 +11,7 @@ use super::files::Files;
 use super::messages::resolve_messages;
 use super::links::{LinkDirection, DEFAULT_PACKET_SIZE};
 use super::routes::{resolve_routes, Network, PathRoutes};
+use super::tunnels::Tunnelled;
 use crate::messages::MessageSource;
 use crate::schema::{AppKind, FlowDirection, FlowSection, ScenarioFile, Transport};
 use multiconn_core::units::QueueLimit;
@@ -82,6 +83,8 @@ pub struct Flow {
     pub to: String,
     /// The real stack `multiconn emulate` runs it with, if any fits.
     pub emulate: Option<EmulateSpec>,
+    /// The app = "tunnel" flow whose datagrams carry its packets instead of a route.
+    pub tunnel: Option<Tunnelled>,
 }
 
 impl Flow {
@@ -212,6 +215,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
             return Err(err(&path("rate"), "only a cbr flow has a rate (a message source takes its own, in [[flow.messages]])"))
         }
         (AppKind::Datagrams, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate (a datagram source takes its own, in [flow.datagrams])")),
+        (AppKind::Tunnel, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a tunnel carries what the flows in it send")),
         (AppKind::Cbr, None) => return Err(err(&path("rate"), "a cbr flow needs a rate, e.g. rate = \"10 Mbit/s\"")),
         (AppKind::Cbr, Some(r)) if r.bps() == 0 => return Err(err(&path("rate"), "a cbr rate must be positive")),
         (AppKind::Bulk, Some(_)) => return Err(err(&path("rate"), "only a cbr flow has a rate; a bulk flow sends as fast as the network accepts")),
@@ -249,7 +253,13 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
             super::errors::choose(&path("ecn_codepoint"), "ECN codepoint", name, &[("not_ect", Ecn::NotEct), ("ect0", Ecn::Ect0), ("ect1", Ecn::Ect1)])?
         }
     };
-    let (route, reverse_route, extra_paths) = resolve_routes(f, file, net)?;
+    let (route, reverse_route, extra_paths) = match &f.tunnel {
+        Some(_) => {
+            check_tunnelled(f)?;
+            (Vec::new(), Vec::new(), Vec::new())
+        }
+        None => resolve_routes(f, file, net)?,
+    };
     if f.transport == Transport::Udp && f.app == AppKind::Bulk {
         match route[0] {
             Hop::Split { .. } => {
@@ -293,6 +303,7 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         from: f.from.clone(),
         to: f.to.clone(),
         emulate,
+        tunnel: None,
     };
     // The transport's own rules (a controller its profile offers, MPTCP's scheduler and ACK
     // path...), asked of the model itself and mapped to the field they concern.
@@ -304,6 +315,28 @@ fn resolve_flow(f: &FlowSection, file: &ScenarioFile, net: &Network, files: &mut
         })?;
     }
     Ok(flow)
+}
+
+/// What a flow in a tunnel may not have: routes of its own, a tunnel inside, a bulk udp
+/// source (paced by a first link it does not have) or a real library (the tunnel hands
+/// packets to the model's endpoints).
+fn check_tunnelled(f: &FlowSection) -> Result<(), FieldError> {
+    let at = |field: &'static str| vec!["flow", f.name.as_str(), field];
+    for (field, set) in [("route", f.route.is_some()), ("paths", f.paths.is_some()), ("multipath", f.multipath.is_some())] {
+        if set {
+            return Err(err(&at(field), "a flow in a tunnel takes the tunnel's paths: leave its own route, paths and multipath out"));
+        }
+    }
+    if f.app == AppKind::Tunnel {
+        return Err(err(&at("tunnel"), "a tunnel does not ride another tunnel"));
+    }
+    if f.transport == Transport::Udp && f.app == AppKind::Bulk {
+        return Err(err(&at("app"), "a bulk udp flow is paced by its first link's queue, and a flow in a tunnel has none: use app = \"cbr\""));
+    }
+    if f.stack.is_some() {
+        return Err(err(&at("stack"), "a flow in a tunnel runs the model's endpoints: leave stack out"));
+    }
+    Ok(())
 }
 
 /// A bulk udp flow fills its first link's queue at once: the queue must hold at most

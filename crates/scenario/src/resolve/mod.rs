@@ -15,7 +15,7 @@
 //! Flows with `enabled = false` are checked like the others, then left out of
 //! [`Resolved::flows`] (their names kept in [`Resolved::disabled`]). A flow that would start at
 //! or after the end of a run with a duration is an error, and so is a `[fairness]` list naming
-//! a flow that does not run.
+//! a flow that does not run. Flows in a tunnel are linked to it last ([`tunnels`](self::tunnels)).
 
 mod cells;
 mod connection;
@@ -32,6 +32,7 @@ mod rans;
 mod pcap;
 mod routes;
 mod splits;
+mod tunnels;
 mod warnings;
 #[cfg(feature = "test-elements")]
 mod wires;
@@ -46,6 +47,7 @@ pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;
 pub use pcap::{PcapSpec, DEFAULT_PCAP_MAX_MB, MAX_PCAP_NODES};
 pub use routes::{PathRoutes, MAX_PATHS, MIN_PATHS};
+pub use tunnels::{TunnelMode, Tunnelled};
 pub use splits::{Split, DEFAULT_BATCH_SIZE, DEFAULT_FEEDBACK, DEFAULT_T_REORDERING};
 
 use crate::schema::{AppKind, ScenarioFile};
@@ -166,6 +168,7 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
             flows.push(flow);
         }
     }
+    tunnels::resolve_tunnels(file, &mut flows, &disabled)?;
     if flows.is_empty() {
         return Err(err(&["flow"], format!("every flow has enabled = false ({}): enable at least one", disabled.join(", "))));
     }
@@ -183,7 +186,8 @@ pub fn resolve(file: &ScenarioFile, default_name: &str, base_dir: &Path) -> Resu
     }
     let fairness = fairness_flows(file, &flows, &disabled)?;
     if file.run.duration.is_none() {
-        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none() && f.app != AppKind::Requests) {
+        // A tunnel ends with the flows in it.
+        if let Some(f) = flows.iter().find(|f| f.size.is_none() && f.stop.is_none() && !matches!(f.app, AppKind::Requests | AppKind::Tunnel)) {
             return Err(err(&["run", "duration"], format!("required because flow \"{}\" has neither a size nor a stop time", f.name)));
         }
     }

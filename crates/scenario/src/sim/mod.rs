@@ -21,6 +21,7 @@ pub mod hosts;
 pub mod invariants;
 pub mod paths;
 pub mod transport;
+pub mod tunnel;
 pub mod udp;
 pub mod watchdog;
 

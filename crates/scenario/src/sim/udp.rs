@@ -61,7 +61,7 @@ impl UdpFlow {
     /// which sets a bulk source's [`UdpFlow::pace`].
     pub fn new(flow: FlowId, f: &Flow, line_bps: f64) -> UdpFlow {
         let traffic = match f.app {
-            AppKind::Bulk | AppKind::Requests | AppKind::Messages | AppKind::Datagrams => Traffic::Bulk,
+            AppKind::Bulk | AppKind::Requests | AppKind::Messages | AppKind::Datagrams | AppKind::Tunnel => Traffic::Bulk,
             AppKind::Cbr => Traffic::Cbr(f.cbr_rate.expect("validated: cbr flows have a rate")),
         };
         let source = UdpSource::new(SourceConfig { flow, traffic, packet_size: f.packet_size, start: f.start, stop: f.stop, size: f.size }).with_ecn(f.ecn);

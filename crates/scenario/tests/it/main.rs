@@ -43,5 +43,6 @@ mod stack_profiles;
 mod trace_start;
 mod tquic_redundant;
 mod transport;
+mod tunnel;
 mod uplink_split;
 mod wire;

@@ -26,11 +26,13 @@ use multiconn_transport::{PathAction, StreamProgress, TransportError};
 mod app;
 mod paths;
 mod transport;
+mod tunnel;
 mod udp;
 
 use super::invariants::HostChecks;
 use super::paths::{ClientPathManager, PathTraffic};
 use super::transport::ConnState;
+use super::tunnel::TunnelState;
 use super::udp::UdpFlow;
 use super::Event;
 
@@ -59,6 +61,8 @@ pub struct FlowState {
     pub path_actions: Vec<(Time, PathAction)>,
     /// Multipath QUIC flows with a path manager: the client's.
     pub(super) path_manager: Option<ClientPathManager>,
+    /// app = "tunnel": the flows it carries and what became of their packets.
+    pub tunnel: Option<Box<TunnelState>>,
 }
 
 impl FlowState {
@@ -156,6 +160,10 @@ impl Hosts {
                     message_timer: LazyTimer::default(),
                     path_actions: Vec::new(),
                     path_manager: None,
+                    tunnel: (f.app == AppKind::Tunnel).then(|| {
+                        let carried = resolved.flows.iter().enumerate().filter(|(_, g)| g.tunnel.as_ref().is_some_and(|p| p.flow == i)).map(|(g, _)| g).collect();
+                        Box::new(TunnelState::new(carried))
+                    }),
                 })
             })
             .collect::<Result<Vec<FlowState>, TransportError>>()?;
@@ -215,6 +223,7 @@ impl Hosts {
         if self.flows[f].done_at.is_none() {
             self.flows[f].done_at = Some(now);
             self.flows_done += 1;
+            self.tunnelled_done(f, now);
         }
     }
 }

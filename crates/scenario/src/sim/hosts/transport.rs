@@ -82,6 +82,9 @@ impl Hosts {
         if self.flows[f].messages.as_ref().is_some_and(|log| log.has_datagrams()) {
             self.read_datagrams(f, role, now);
         }
+        if self.flows[f].tunnel.is_some() {
+            self.read_tunnel(net, f, role, now);
+        }
         if role != sender && self.flows[f].messages.is_some() {
             self.read_messages(f, now);
         }
@@ -131,6 +134,9 @@ impl Hosts {
         pkt.route = self.flows[f].spec.route_of(role);
         if role == self.flows[f].spec.sender_role() {
             self.recorder.flow_sent(now, FlowId(f as u32), pkt.size);
+        }
+        if self.flows[f].spec.tunnel.is_some() {
+            return self.enter_tunnel(net, f, pkt, now);
         }
         if let Some(pcap) = &mut self.pcap {
             pcap.sent(now, &pkt);

@@ -137,6 +137,9 @@ impl Hosts {
 
     fn send_datagram(&mut self, net: &mut Network, f: usize, pkt: Packet, now: Time) {
         self.recorder.flow_sent(now, FlowId(f as u32), multiconn_app::payload_of(&pkt) as u32);
+        if self.flows[f].spec.tunnel.is_some() {
+            return self.enter_tunnel(net, f, pkt, now);
+        }
         if let Some(pcap) = &mut self.pcap {
             pcap.sent(now, &pkt);
         }
@@ -169,7 +172,7 @@ impl Hosts {
     /// network; transport flows finish through their applications.
     pub(in crate::sim) fn check_done(&mut self, net: &Network, f: usize, now: Time) {
         let FlowDriver::Udp(udp) = &self.flows[f].driver else { return };
-        if self.flows[f].done_at.is_none() && net.in_flight(FlowId(f as u32)) == 0 && udp.source.is_finished(now) {
+        if self.flows[f].done_at.is_none() && net.in_flight(FlowId(f as u32)) == 0 && udp.source.is_finished(now) && !self.open_in_tunnel(f) {
             self.mark_done(f, now);
         }
     }
