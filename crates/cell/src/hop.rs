@@ -20,7 +20,11 @@
 //! TB carried when HARQ gives it up after 4 transmissions (`harq_max_retx`, at that TTI's end;
 //! the receiver then waits for t-Reordering before it goes on past the gap), and the SDUs of a
 //! PDU the receiver gave up on t-Reordering's expiry while HARQ still held it
-//! (`rlc_reordering`). The
+//! (`rlc_reordering`). With a queue discipline above RLC ([`CellConfig::aqm`], e.g. DualPI2;
+//! [`crate::bearer`]) packets wait in it instead of the RLC buffer: one it refuses at its
+//! limit is `rlc_buffer_full` at once, one its own rule drops is `aqm` (at once if refused at
+//! the door or pushed out to make room, at the start of the slot whose grant pulled it if
+//! dropped there). The
 //! cell runs TTIs only while something is queued, in HARQ or held for reordering, so an idle
 //! cell costs nothing. Everything random comes from streams derived from the run's seed and
 //! the cell's label, so a run is reproducible.

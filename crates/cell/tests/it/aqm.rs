@@ -211,6 +211,7 @@ fn a_handover_with_the_discipline_full_forwards_its_packets_and_loses_none_silen
         assert_eq!(fates.len(), 1, "packet {id}: {fates:?}");
     }
     let forwarded = run.fates.values().filter(|f| f[0] == Fate::Forwarded).count();
+    println!("{waiting} B waiting at the handover, {forwarded} packets forwarded, {} lost", run.fates.values().filter(|f| f[0] == Fate::Lost).count());
     // Under UM the forwarded ones are those no byte of which was sent: all the discipline held.
     assert!(forwarded as u64 * 1500 >= waiting - 20_000, "{forwarded} forwarded of {waiting} B");
 }
