@@ -20,7 +20,7 @@
 //! With L4S marking on ([`crate::l4s`]), the bearer's marker sees every SDU queued and every
 //! first byte of an SDU handed to MAC (new data only: an ARQ retransmission is not a dequeue).
 //!
-//! **A queue discipline above RLC** (`cell.aqm`, e.g. DualPI2 of RFC 9332; [`BearerAqm`]):
+//! **A queue discipline above RLC** (`cell.aqm`, e.g. DualPI2 of RFC 9332; `BearerAqm`):
 //! packets then wait in the discipline (its limit the cell's `rlc_buffer_bytes`, in bytes),
 //! where a gNB-CU holds them before PDCP/RLC, instead of in the RLC buffer. When the bearer
 //! fills a grant, the transmitting RLC entity takes packets from the discipline
@@ -35,7 +35,7 @@
 //! room for `rlc_buffer_bytes` plus one largest SDU, and is filled to at most
 //! `rlc_buffer_bytes` of new data, so it never refuses a packet taken.
 //!
-//! The **PDCP SN** noted for an SDU (the delivery status, [`Bearer::confirmed_pdcp_sn`]) is,
+//! The **PDCP SN** noted for an SDU (the delivery status, `Bearer::confirmed_pdcp_sn`) is,
 //! under a discipline, not the SN of the packet itself but that of the newest packet such that
 //! it and every packet that arrived before it has left the discipline (into RLC, or dropped):
 //! DualPI2 lets an L4S packet overtake a Classic one, and the SN the split sees must never
