@@ -19,10 +19,36 @@
 //!
 //! With L4S marking on ([`crate::l4s`]), the bearer's marker sees every SDU queued and every
 //! first byte of an SDU handed to MAC (new data only: an ARQ retransmission is not a dequeue).
+//!
+//! **A queue discipline above RLC** (`cell.aqm`, e.g. DualPI2 of RFC 9332; `BearerAqm`):
+//! packets then wait in the discipline (its limit the cell's `rlc_buffer_bytes`, in bytes),
+//! where a gNB-CU holds them before PDCP/RLC, instead of in the RLC buffer. When the bearer
+//! fills a grant, the transmitting RLC entity takes packets from the discipline
+//! ([`multiconn_link::aqm::Qdisc::dequeue`] at the slot's start, where DualPI2 decides its
+//! marks and drops and its weighted round robin between the L and C queues) only for the part
+//! of the grant its own data (AM retransmissions first, then new data already segmented) does
+//! not fill, and each packet taken becomes an RLC SDU. The sojourn a discipline sees is from
+//! the packet's arrival to the start of the slot that pulls it. The buffer status the MAC
+//! schedules on counts the discipline's packets (bytes, plus the RLC header estimate of one
+//! SDU each), so the scheduler grants what waits above RLC. Packets the discipline drops wait
+//! in the bearer for the cell to report (cause `aqm`). The RLC entity under a discipline has
+//! room for `rlc_buffer_bytes` plus one largest SDU, and is filled to at most
+//! `rlc_buffer_bytes` of new data, so it never refuses a packet taken.
+//!
+//! The **PDCP SN** noted for an SDU (the delivery status, `Bearer::confirmed_pdcp_sn`) is,
+//! under a discipline, not the SN of the packet itself but that of the newest packet such that
+//! it and every packet that arrived before it has left the discipline (into RLC, or dropped):
+//! DualPI2 lets an L4S packet overtake a Classic one, and the SN the split sees must never
+//! claim a packet still waiting above RLC. So the SNs noted are monotone in the order the
+//! packets arrived, and an SDU that overtook an older packet notes the SN before that one.
+//! At a handover the discipline's packets are forwarded with the RLC's unsent ones (they are
+//! unsent); an RLC re-establishment after maxRetxThreshold discards the RLC entity's SDUs
+//! only: packets above RLC are not the entity's and stay (TS 38.322 §5.1.2).
 
 use std::collections::VecDeque;
 
-use multiconn_core::{Ecn, Packet};
+use multiconn_core::{Ecn, Packet, Time};
+use multiconn_link::aqm::{AqmStats, Qdisc};
 
 use crate::error::CellError;
 use crate::l4s::L4sMarker;
@@ -79,6 +105,70 @@ pub(crate) struct Bearer {
     confirmed_sn: Option<u32>,
     /// L4S marking on the transmission buffer, when the cell has it.
     pub(crate) l4s: Option<Box<L4sMarker>>,
+    /// A queue discipline above the RLC entity, when the cell has one.
+    pub(crate) aqm: Option<Box<BearerAqm>>,
+}
+
+/// A queue discipline above a bearer's RLC entity (`cell.aqm`) and its bookkeeping.
+pub(crate) struct BearerAqm {
+    qdisc: Box<dyn Qdisc>,
+    /// The packets that entered the discipline and have not all left it, in arrival order:
+    /// (packet id, PDCP SN, whether it has left). The front has not left.
+    arrivals: VecDeque<(u64, u32, bool)>,
+    /// The PDCP SN of the newest packet such that it and every one before it has left.
+    left_sn: Option<u32>,
+    /// Packets the discipline dropped, for the cell to report.
+    dropped: Vec<Packet>,
+    /// Packets it admitted so far (what an uplink buffer status report follows).
+    admitted: u64,
+    /// The most new-data bytes the RLC entity is filled to.
+    fill_limit: u64,
+    scratch: Vec<Packet>,
+}
+
+impl BearerAqm {
+    /// `qdisc` above an RLC entity filled to at most `fill_limit` bytes of new data.
+    pub(crate) fn new(qdisc: Box<dyn Qdisc>, fill_limit: u64) -> BearerAqm {
+        BearerAqm { qdisc, arrivals: VecDeque::new(), left_sn: None, dropped: Vec::new(), admitted: 0, fill_limit, scratch: Vec::new() }
+    }
+
+    /// Packet `id` left the discipline: the newest SN every packet up to which has left.
+    fn left(&mut self, id: u64) -> Option<u32> {
+        if let Some(e) = self.arrivals.iter_mut().find(|e| e.0 == id) {
+            e.2 = true;
+        }
+        while let Some(&(_, sn, true)) = self.arrivals.front() {
+            self.left_sn = Some(sn);
+            self.arrivals.pop_front();
+        }
+        self.left_sn
+    }
+
+    /// Moves the packets the discipline dropped into `dropped`, noting that they left.
+    fn note_drops(&mut self) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for pkt in scratch.drain(..) {
+            self.left(pkt.id);
+            self.dropped.push(pkt);
+        }
+        self.scratch = scratch;
+    }
+
+    /// What the discipline did so far.
+    pub(crate) fn stats(&self) -> AqmStats {
+        self.qdisc.stats()
+    }
+}
+
+/// The RLC entity's capacity under a discipline limited to `capacity_bytes`: that plus one
+/// largest SDU (65 535 B), within the 1 GiB an entity takes.
+pub(crate) fn rlc_capacity_under_aqm(capacity_bytes: u64) -> u64 {
+    (capacity_bytes + u64::from(u16::MAX)).min(1 << 30)
+}
+
+/// The new-data bytes an RLC entity of `rlc_capacity` under a discipline is filled to.
+pub(crate) fn rlc_fill_limit(rlc_capacity: u64) -> u64 {
+    rlc_capacity.saturating_sub(u64::from(u16::MAX)).max(1)
 }
 
 impl Bearer {
@@ -92,7 +182,77 @@ impl Bearer {
                 Rlc::Am { tx: Box::new(AmTx::new(cfg)?), rx: Box::new(AmRx::new(cfg)?) }
             }
         };
-        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new(), pdcp_sns: VecDeque::new(), confirmed_sn: None, l4s: None })
+        Ok(Bearer { rlc, packets: SduPackets::default(), statuses: Vec::new(), acked: Vec::new(), pdcp_sns: VecDeque::new(), confirmed_sn: None, l4s: None, aqm: None })
+    }
+
+    /// Offers `pkt` to the queue discipline at `now`: refused, it comes back with whether the
+    /// discipline had room for it (true: its own rule refused it, false: its limit). Packets it
+    /// dropped from its queue to make room are appended to `dropped`. Without a discipline the
+    /// packet comes back as refused for room.
+    pub(crate) fn aqm_enqueue(&mut self, now: Time, pkt: Packet, dropped: &mut Vec<Packet>) -> Result<(), (Packet, bool)> {
+        let Some(a) = &mut self.aqm else { return Err((pkt, false)) };
+        let room = a.qdisc.has_room(pkt.size);
+        let (id, sn) = (pkt.id, pkt.lower_sn);
+        let mut scratch = std::mem::take(&mut a.scratch);
+        let admitted = a.qdisc.enqueue(now, pkt, &mut scratch);
+        for p in scratch.drain(..) {
+            a.left(p.id);
+            dropped.push(p);
+        }
+        a.scratch = scratch;
+        match admitted {
+            Ok(()) => {
+                a.admitted += 1;
+                a.arrivals.push_back((id, sn, false));
+                Ok(())
+            }
+            Err(pkt) => Err((pkt, room)),
+        }
+    }
+
+    /// Takes the packets the discipline dropped since the last call.
+    pub(crate) fn take_aqm_drops(&mut self, out: &mut Vec<Packet>) {
+        if let Some(a) = &mut self.aqm {
+            out.append(&mut a.dropped);
+        }
+    }
+
+    /// Fills the RLC entity from the discipline at `now` for a grant of `grant_bytes`: packets
+    /// are taken while what the entity has to send (retransmissions, new data, header
+    /// estimates) is less than the grant and its new data below the fill limit.
+    fn fill_from_aqm(&mut self, grant_bytes: u32, now: Time) {
+        let Some(mut a) = self.aqm.take() else { return };
+        let now_us = now.0 / 1000;
+        loop {
+            let st = self.rlc_status(now_us);
+            if st.tx_queue_bytes >= u64::from(grant_bytes) || st.queued_bytes >= a.fill_limit {
+                break;
+            }
+            let mut scratch = std::mem::take(&mut a.scratch);
+            let next = a.qdisc.dequeue(now, &mut scratch);
+            a.scratch = scratch;
+            a.note_drops();
+            let Some(pkt) = next else { break };
+            let sn = a.left(pkt.id);
+            match self.enqueue(pkt.size.max(1), now_us) {
+                Ok(Some(id)) => {
+                    if let Some(sn) = sn {
+                        self.note_pdcp_sn(id, sn);
+                    }
+                    if let Err(pkt) = self.packets.insert(id, pkt) {
+                        a.dropped.push(pkt);
+                    }
+                }
+                // The entity has room for one more SDU than the fill limit: not reached.
+                _ => a.dropped.push(pkt),
+            }
+        }
+        self.aqm = Some(a);
+    }
+
+    /// What the discipline did so far; `None` without one.
+    pub(crate) fn aqm_stats(&self) -> Option<AqmStats> {
+        self.aqm.as_ref().map(|a| a.stats())
     }
 
     /// Offers an SDU of `bytes` to the transmitting side: its id, or `None` if the buffer is
@@ -156,21 +316,52 @@ impl Bearer {
                 lost.push(pkt);
             }
         }
+        // The discipline's packets are unsent: forwarded after the RLC's (its drops not yet
+        // reported stay to be reported).
+        let mut aqm = self.aqm.take();
+        if let Some(a) = &mut aqm {
+            a.qdisc.drain(&mut forward);
+            a.arrivals.clear();
+            a.left_sn = None;
+        }
         *self = Bearer::new(mode, capacity_bytes, t_reordering_us)?;
         self.l4s = l4s;
+        self.aqm = aqm;
         Ok((forward, lost))
     }
 
-    /// The transmitting side's buffer as the scheduler sees it.
+    /// The transmitting side's buffer as the scheduler sees it: the RLC entity's and, under a
+    /// queue discipline, the packets waiting in it (bytes, and one SDU's header estimate each).
     pub(crate) fn status(&self, now_us: u64) -> RlcBufferStatus {
+        let mut st = self.rlc_status(now_us);
+        if let Some(a) = &self.aqm {
+            let (packets, bytes) = (a.qdisc.packets(), a.qdisc.bytes());
+            let header = match &self.rlc {
+                Rlc::Um { .. } => crate::rlc::HEADER_ESTIMATE_PER_SDU,
+                Rlc::Am { tx, .. } => u64::from(crate::rlc_am::am_header_bytes(tx.config().sn_bits, 0)),
+            };
+            st.queued_bytes += bytes;
+            st.queued_sdus += packets;
+            st.tx_queue_bytes += bytes + header * packets;
+        }
+        st
+    }
+
+    /// The RLC entity's buffer status alone.
+    fn rlc_status(&self, now_us: u64) -> RlcBufferStatus {
         match &self.rlc {
             Rlc::Um { tx, .. } => tx.status(now_us),
             Rlc::Am { tx, .. } => tx.status(now_us),
         }
     }
 
-    /// What a TB of `bytes` granted to the bearer carries, if anything.
-    pub(crate) fn pull(&mut self, bytes: u32, now_us: u64) -> Option<Payload> {
+    /// What a TB of `bytes` granted to the bearer at `now` (the slot's start) carries, if
+    /// anything; under a queue discipline, the RLC entity first takes what it needs from it.
+    pub(crate) fn pull(&mut self, bytes: u32, now: Time) -> Option<Payload> {
+        let now_us = now.0 / 1000;
+        if self.aqm.is_some() {
+            self.fill_from_aqm(bytes, now);
+        }
         let payload = match &mut self.rlc {
             Rlc::Um { tx, next_seq, .. } => {
                 let pdu = tx.pull(bytes)?;
@@ -196,6 +387,10 @@ impl Bearer {
     /// SDUs that have entered the transmission buffer so far (what a buffer status report
     /// follows).
     pub(crate) fn arrived_sdus(&self) -> u64 {
+        if let Some(a) = &self.aqm {
+            // Packets enter the bearer at the discipline.
+            return a.admitted;
+        }
         let (offered, dropped) = match &self.rlc {
             Rlc::Um { tx, .. } => (tx.counters().offered_sdus, tx.counters().dropped_sdus),
             Rlc::Am { tx, .. } => (tx.counters().offered_sdus, tx.counters().dropped_sdus),
@@ -206,7 +401,7 @@ impl Bearer {
     /// Whether the bearer has work: packets inside, or in AM acknowledgements, reports or
     /// timers still to come.
     pub(crate) fn busy(&self) -> bool {
-        if !self.packets.is_empty() {
+        if !self.packets.is_empty() || self.aqm.as_ref().is_some_and(|a| a.qdisc.packets() > 0 || !a.dropped.is_empty()) {
             return true;
         }
         match &self.rlc {

@@ -49,11 +49,15 @@ pub enum CellDropCause {
     /// Lost with the source cell's state at a handover (UM: sent in part or in HARQ; anything
     /// when forwarding is off) or at a radio link failure.
     Handover,
+    /// Dropped by the queue discipline above the RLC entity (`cell.aqm`, [`crate::bearer`]):
+    /// its own rule (DualPI2's coupled drops, CoDel's head drops, PIE's early drops), not its
+    /// byte limit (that is [`CellDropCause::RlcBufferFull`]).
+    Aqm,
 }
 
 impl CellDropCause {
     /// Its name in reports: `"rlc_buffer_full"`, `"harq_max_retx"`, `"rlc_reordering"`,
-    /// `"rlc_max_retx"` or `"handover"`.
+    /// `"rlc_max_retx"`, `"handover"` or `"aqm"`.
     pub fn name(self) -> &'static str {
         match self {
             CellDropCause::RlcBufferFull => "rlc_buffer_full",
@@ -61,6 +65,7 @@ impl CellDropCause {
             CellDropCause::RlcReordering => "rlc_reordering",
             CellDropCause::RlcMaxRetx => "rlc_max_retx",
             CellDropCause::Handover => "handover",
+            CellDropCause::Aqm => "aqm",
         }
     }
 }

@@ -20,7 +20,11 @@
 //! TB carried when HARQ gives it up after 4 transmissions (`harq_max_retx`, at that TTI's end;
 //! the receiver then waits for t-Reordering before it goes on past the gap), and the SDUs of a
 //! PDU the receiver gave up on t-Reordering's expiry while HARQ still held it
-//! (`rlc_reordering`). The
+//! (`rlc_reordering`). With a queue discipline above RLC ([`CellConfig::aqm`], e.g. DualPI2;
+//! [`crate::bearer`]) packets wait in it instead of the RLC buffer: one it refuses at its
+//! limit is `rlc_buffer_full` at once, one its own rule drops is `aqm` (at once if refused at
+//! the door or pushed out to make room, at the start of the slot whose grant pulled it if
+//! dropped there). The
 //! cell runs TTIs only while something is queued, in HARQ or held for reordering, so an idle
 //! cell costs nothing. Everything random comes from streams derived from the run's seed and
 //! the cell's label, so a run is reproducible.
@@ -40,7 +44,9 @@ use crate::harq::MiCombining;
 use crate::l4s::{L4sCounts, L4sMarker, L4sMarking};
 use crate::memo::SinrMemo;
 use crate::mobility::Trajectory;
-use crate::bearer::{AmCounts, Bearer, Payload, RlcMode};
+use crate::bearer::{rlc_capacity_under_aqm, rlc_fill_limit, AmCounts, Bearer, BearerAqm, Payload, RlcMode};
+use multiconn_core::units::QueueLimit;
+use multiconn_link::aqm::{AqmConfig, AqmStats};
 use crate::blockage::{Blockage, BlockageConfig};
 use crate::nr::bandwidth::rbg_size as nr_rbg_size;
 use crate::sched::{Scheduler, SchedulerKind, NR_MAX_PRB};
@@ -172,6 +178,10 @@ pub struct CellConfig {
     /// L4S marking on every UE's RLC transmission buffers, both directions ([`crate::l4s`]),
     /// or none.
     pub l4s_marking: Option<L4sMarking>,
+    /// A queue discipline above every UE's RLC transmitting entity, both directions (e.g.
+    /// DualPI2, RFC 9332), its limit `rlc_buffer_bytes` in bytes ([`crate::bearer`]), or none
+    /// (drop-tail in the RLC buffer).
+    pub aqm: Option<AqmConfig>,
 }
 
 impl CellConfig {
@@ -197,6 +207,16 @@ impl CellConfig {
             blockage: None,
             draw_los: false,
             l4s_marking: None,
+            aqm: None,
+        }
+    }
+
+    /// The capacity of each bearer's RLC transmitting entity, bytes: `rlc_buffer_bytes`, or
+    /// under a queue discipline (which then holds that many) one largest SDU more.
+    pub(crate) fn rlc_entity_bytes(&self) -> u64 {
+        match self.aqm {
+            None => self.rlc_buffer_bytes,
+            Some(_) => rlc_capacity_under_aqm(self.rlc_buffer_bytes),
         }
     }
 
@@ -230,6 +250,9 @@ impl CellConfig {
         }
         if let Some(m) = &self.l4s_marking {
             m.validate()?;
+            if self.aqm.is_some() {
+                return Err(CellError::invalid("cell.aqm", "a queue discipline and l4s_marking would both mark the same RLC buffer: give one (DualPI2 has its own L4S marking)"));
+            }
         }
         self.amc.validate()?;
         self.curve.validate()?;
@@ -350,6 +373,9 @@ pub struct UeCounters {
     /// AM: SDUs given up after maxRetxThreshold retransmissions, or discarded by the
     /// re-establishment that follows.
     pub rlc_max_retx_drops: u64,
+    /// Packets the queue discipline above RLC dropped by its own rule (`cell.aqm`; its limit's
+    /// refusals are `rlc_buffer_drops`).
+    pub aqm_drops: u64,
     /// The wideband mean downlink SINR of the last TTI it was computed, dB.
     pub last_dl_sinr_db: f64,
     /// The last wideband CQI (mean of the subband CQIs, rounded down).
@@ -493,7 +519,14 @@ impl CellHop {
                 LosState { pathloss: LosState::draw(cfg.budget.pathloss, d, &mut rng), drawn_at_m: d, rng }
             });
             let loss_db = los.as_ref().map_or_else(|| cfg.budget.loss_db(d), |l| l.pathloss.loss_db(d, cfg.budget.carrier_mhz));
-            let mut bearers = [Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, cfg.rlc_buffer_bytes, cfg.t_reordering_us)?];
+            let rlc_bytes = cfg.rlc_entity_bytes();
+            let mut bearers = [Bearer::new(cfg.rlc, rlc_bytes, cfg.t_reordering_us)?, Bearer::new(cfg.rlc, rlc_bytes, cfg.t_reordering_us)?];
+            if let Some(aqm) = &cfg.aqm {
+                for (dir, b) in bearers.iter_mut().enumerate() {
+                    let qdisc = aqm.build(QueueLimit::Bytes(cfg.rlc_buffer_bytes), RngStream::derive(seed, &format!("{label}/aqm/{i}/{dir}")));
+                    b.aqm = Some(Box::new(BearerAqm::new(qdisc, rlc_fill_limit(rlc_bytes))));
+                }
+            }
             if let Some(rule) = cfg.l4s_marking {
                 for (dir, b) in bearers.iter_mut().enumerate() {
                     b.l4s = Some(Box::new(L4sMarker::new(rule, cfg.carrier.slot_ns(), RngStream::derive(seed, &format!("{label}/l4s/{i}/{dir}")))));
@@ -636,7 +669,7 @@ impl CellHop {
         }
         let mut out = Detached::default();
         for dir in 0..2 {
-            let (forward, lost) = self.ues[ue].bearers[dir].hand_over(self.cfg.rlc, self.cfg.rlc_buffer_bytes, self.cfg.t_reordering_us)?;
+            let (forward, lost) = self.ues[ue].bearers[dir].hand_over(self.cfg.rlc, self.cfg.rlc_entity_bytes(), self.cfg.t_reordering_us)?;
             out.forward[dir] = forward;
             out.lost.extend(lost);
         }
@@ -656,6 +689,12 @@ impl CellHop {
     /// marking.
     pub fn l4s_counts(&self, ue: usize, dir: CellDirection) -> Option<L4sCounts> {
         self.ues.get(ue)?.bearers[dir as usize].l4s.as_ref().map(|m| m.counts())
+    }
+
+    /// What the queue discipline above UE `ue`'s RLC entity in direction `dir` did (`cell.aqm`);
+    /// `None` without one.
+    pub fn aqm_stats(&self, ue: usize, dir: CellDirection) -> Option<AqmStats> {
+        self.ues.get(ue)?.bearers[dir as usize].aqm_stats()
     }
 
     /// UE `ue`'s L4S rate estimate in direction `dir` (predicted sojourn: the drained rate,
@@ -691,6 +730,9 @@ impl CellHop {
             return Err((pkt, CellDropCause::RlcBufferFull));
         }
         self.bring_into_play(ue);
+        if self.ues[ue].bearers[dir as usize].aqm.is_some() {
+            return self.enqueue_aqm(now, ue, dir, pkt);
+        }
         let u = &mut self.ues[ue];
         let bearer = &mut u.bearers[dir as usize];
         match bearer.enqueue(pkt.size.max(1), now.0 / 1000) {
@@ -721,6 +763,70 @@ impl CellHop {
                 }
                 Err((pkt, CellDropCause::RlcBufferFull))
             }
+        }
+    }
+
+    /// [`CellHop::enqueue`] into a bearer's queue discipline: refused by its limit, the packet
+    /// comes back as `rlc_buffer_full`, by its own rule as `aqm`; packets it drops from its
+    /// queue to make room leave as `aqm` drops at once.
+    fn enqueue_aqm(&mut self, now: Time, ue: usize, dir: CellDirection, pkt: Packet) -> Result<(), (Packet, CellDropCause)> {
+        let mut dropped = Vec::new();
+        let u = &mut self.ues[ue];
+        let bearer = &mut u.bearers[dir as usize];
+        let admitted = bearer.aqm_enqueue(now, pkt, &mut dropped);
+        let queued = bearer.status(0).queued_bytes;
+        if !dropped.is_empty() {
+            u.counters.aqm_drops += dropped.len() as u64;
+            let at = self.outputs.partition_point(|o| o.at() <= now);
+            for (k, pkt) in dropped.into_iter().enumerate() {
+                if let Some(s) = &mut self.series {
+                    s.bin_mut(ue, dir as usize, now.0).drops_buffer += 1;
+                }
+                self.outputs.insert(at + k, CellOutput::Dropped { at: now, ue, dir, pkt, cause: CellDropCause::Aqm });
+            }
+        }
+        let u = &mut self.ues[ue];
+        match admitted {
+            Ok(()) => {
+                if let Some(s) = &mut self.series {
+                    s.rlc_fill(ue, dir as usize, now.0, queued);
+                }
+                if self.next_tti.is_none() {
+                    self.next_tti = Some(now.0.div_ceil(self.slot_ns));
+                }
+                Ok(())
+            }
+            Err((pkt, room)) => {
+                if let Some(s) = &mut self.series {
+                    s.bin_mut(ue, dir as usize, now.0).drops_buffer += 1;
+                }
+                if room {
+                    u.counters.aqm_drops += 1;
+                    Err((pkt, CellDropCause::Aqm))
+                } else {
+                    u.counters.rlc_buffer_drops += 1;
+                    Err((pkt, CellDropCause::RlcBufferFull))
+                }
+            }
+        }
+    }
+
+    /// The packets the queue disciplines of the UEs in play dropped (when the RLC entities
+    /// took from them at `at`, or since a handover), as `aqm` drops at `at`, placed among
+    /// `finished` by time.
+    fn report_aqm_drops(&mut self, at: Time, finished: &mut Vec<CellOutput>) {
+        let mut drops = Vec::new();
+        for &ue in &self.in_play {
+            for dir in [CellDirection::Down, CellDirection::Up] {
+                let mut pkts = Vec::new();
+                self.ues[ue].bearers[dir as usize].take_aqm_drops(&mut pkts);
+                self.ues[ue].counters.aqm_drops += pkts.len() as u64;
+                drops.extend(pkts.into_iter().map(|pkt| CellOutput::Dropped { at, ue, dir, pkt, cause: CellDropCause::Aqm }));
+            }
+        }
+        if !drops.is_empty() {
+            let k = finished.partition_point(|o| o.at() <= at);
+            finished.splice(k..k, drops);
         }
     }
 
@@ -839,8 +945,7 @@ impl CellHop {
                 })
                 .collect();
             let ues = &mut self.ues;
-            let now_us = n * slot_ns / 1000;
-            let tti = self.dl.tti_listed(n, &listed, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes, now_us))?;
+            let tti = self.dl.tti_listed(n, &listed, &inputs, |ue, bytes| ues[ue].bearers[0].pull(bytes, Time(n * slot_ns)))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
                     let b = s.bin_mut(tb.ue, 0, n * slot_ns);
@@ -927,8 +1032,7 @@ impl CellHop {
                 .map(|(i, u)| UlUeInput { loss_db: u.channel.loss_db, fading_db: &self.ul_gains[i], buffer_bytes: u.bearers[1].status(0).tx_queue_bytes, arrived_sdus: u.bearers[1].arrived_sdus() })
                 .collect();
             let ues = &mut self.ues;
-            let now_us = n * slot_ns / 1000;
-            let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes, now_us))?;
+            let tti = self.ul.tti(n, &self.cfg.budget, &inputs, |ue, bytes| ues[ue].bearers[1].pull(bytes, Time(n * slot_ns)))?;
             if let Some(s) = &mut self.series {
                 for tb in &tti.tbs {
                     s.bin_mut(tb.ue, 1, n * slot_ns).record_tb(tb.n_prb, tb.mcs, tb.transmission, tb.decoded, tb.dropped);
@@ -995,6 +1099,10 @@ impl CellHop {
                 (self.delivered, self.broken) = (ids, broken);
             }
         }
+        // What the queue disciplines dropped as the RLC entities took from them.
+        if self.cfg.aqm.is_some() {
+            self.report_aqm_drops(Time(n * slot_ns), &mut finished);
+        }
         // L4S marking: the slot's drained bytes are a sample of each UE's rate (a cell without
         // marking skips the pass).
         if self.cfg.l4s_marking.is_some() {
@@ -1022,7 +1130,7 @@ impl CellHop {
                     CellOutput::Dropped { at, ue, dir, cause, .. } => {
                         let b = s.bin_mut(*ue, *dir as usize, at.0);
                         match cause {
-                            CellDropCause::RlcBufferFull => b.drops_buffer += 1,
+                            CellDropCause::RlcBufferFull | CellDropCause::Aqm => b.drops_buffer += 1,
                             _ => b.drops_radio += 1,
                         }
                     }

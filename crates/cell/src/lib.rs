@@ -23,7 +23,10 @@
 //! * [`rlc_rx`]: the RLC UM receiver: reordering with t-Reordering, SDU reassembly.
 //! * [`rlc_am`]: the RLC AM entity pair (TS 38.322): ARQ with polling, STATUS reports,
 //!   t-Reassembly and re-segmented retransmissions, for the LTE and the NR cell.
-//! * [`bearer`]: a UE's RLC pair in one direction, UM or AM, and the packets it holds.
+//! * [`bearer`]: a UE's RLC pair in one direction, UM or AM, and the packets it holds, with
+//!   an optional queue discipline above the transmitting entity (`cell.aqm`: DualPI2 of
+//!   RFC 9332, or CoDel, FQ-CoDel, PIE, from `multiconn-link`) that it pulls packets from
+//!   when it fills a grant.
 //! * [`carrier`]: the air interface a cell runs on, LTE or NR: the slot, what each slot offers
 //!   each direction, HARQ reuse timing.
 //! * [`scheme`]: the MCS/CQI/TBS tables the link adaptation, scheduler and HARQ read.

@@ -345,6 +345,11 @@ fn cells_json(world: &World) -> Value {
                     if let Some(l4s) = l4s_json(hop, u) {
                         ue["l4s_marking"] = l4s;
                     }
+                    // The queue discipline above RLC (a cell without one reads as before).
+                    if let Some(aqm) = cell_aqm_json(hop, u) {
+                        ue["aqm"] = aqm;
+                        ue["drops"]["aqm"] = json!(k.aqm_drops);
+                    }
                     ue
                 })
                 .collect();
@@ -378,6 +383,16 @@ fn l4s_json(hop: &multiconn_cell::CellHop, u: usize) -> Option<Value> {
             v
         })
     };
+    let (down, up) = (dir(multiconn_cell::CellDirection::Down)?, dir(multiconn_cell::CellDirection::Up)?);
+    Some(json!({ "downlink": down, "uplink": up }))
+}
+
+/// UE `u`'s queue discipline above RLC (`cell.aqm`), per direction, in a link's `aqm` block
+/// form ([`aqm_json`]; DualPI2's sojourns run from arrival to the slot the RLC entity took the
+/// packet in); `None` without one.
+fn cell_aqm_json(hop: &multiconn_cell::CellHop, u: usize) -> Option<Value> {
+    let name = hop.config().aqm.as_ref()?.name();
+    let dir = |d| hop.aqm_stats(u, d).map(|s| aqm_json(name, &s));
     let (down, up) = (dir(multiconn_cell::CellDirection::Down)?, dir(multiconn_cell::CellDirection::Up)?);
     Some(json!({ "downlink": down, "uplink": up }))
 }
@@ -463,6 +478,10 @@ fn ran_json(cell: &crate::resolve::Cell, ran: &multiconn_cell::ran::Ran) -> Valu
                     let mut ue = json!({ "node": node, "downlink": { "tbs": k.dl_tbs, "tb_errors": k.dl_tb_errors, "rb_ttis": k.dl_rb_ttis }, "uplink": { "tbs": k.ul_tbs, "rb_ttis": k.ul_rb_ttis } });
                     if let Some(l4s) = l4s_json(hop, u) {
                         ue["l4s_marking"] = l4s;
+                    }
+                    if let Some(aqm) = cell_aqm_json(hop, u) {
+                        ue["aqm"] = aqm;
+                        ue["aqm_drops"] = json!(k.aqm_drops);
                     }
                     ue
                 })

@@ -146,6 +146,12 @@ pub struct CellSection {
     /// rate_window = "8 ms", rate_floor = "1 Mbit/s" }` (queued bytes ÷ the UE's recent
     /// rate, at enqueue); every field optional (those defaults). Absent: no marking.
     pub l4s_marking: Option<L4sMarkingSection>,
+    /// A queue discipline above every UE's RLC transmitting entity, both directions and every
+    /// cell of a layout (docs/aqm.md, "DualPI2 on a cell's RLC buffer"): `"dualpi2"` or `{ model
+    /// = "dualpi2", ... }` with a link's `aqm` parameters (also `codel`, `fq_codel`, `pie`); its
+    /// limit is `rlc_buffer`. Absent or `"none"`: the RLC buffer is drop-tail. Not with
+    /// `l4s_marking`.
+    pub aqm: Option<AqmSpec>,
     /// With a layout: how handovers are decided and carried out.
     pub handover: Option<HandoverSection>,
     /// With a layout: how UEs measure the cells.

@@ -2,6 +2,7 @@
 //! each module is one feature.
 
 mod amc;
+mod aqm;
 mod fading;
 mod harq;
 mod hop;

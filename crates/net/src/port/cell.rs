@@ -1,6 +1,6 @@
 //! The LTE cell ([`CellHop`], `crates/cell`) as a multi-port element: port `2·ue + dir` is UE
 //! `ue`'s downlink (`dir` 0, eNB → UE) or uplink (`dir` 1) bearer ([`cell_port`]). The cell's
-//! drops count as the flows count them: the RLC buffer is the cell's queue; what HARQ or the
+//! drops count as the flows count them: the RLC buffer (and the queue discipline above it, `cell.aqm`) is the cell's queue; what HARQ or the
 //! receiving RLC gives up is lost on the radio, as a random loss is.
 
 use std::any::Any;
@@ -26,7 +26,7 @@ pub(super) fn ue_and_direction(port: u32) -> (usize, CellDirection) {
 /// A cell's drop as the flows count it.
 pub(super) fn drop_cause(cause: CellDropCause) -> DropCause {
     match cause {
-        CellDropCause::RlcBufferFull => DropCause::Queue,
+        CellDropCause::RlcBufferFull | CellDropCause::Aqm => DropCause::Queue,
         CellDropCause::HarqMaxRetx | CellDropCause::RlcReordering | CellDropCause::RlcMaxRetx => DropCause::RandomLoss,
         CellDropCause::Handover => DropCause::LinkDown,
     }

@@ -176,6 +176,17 @@ pub(super) fn resolve_cells<'f>(cells: &'f [CellSection], taken: &dyn Fn(&str) -
         if let Some(section) = &c.l4s_marking {
             cfg.l4s_marking = Some(l4s_marking(section).map_err(|e| cell_error(&c.name, e))?);
         }
+        if let Some(spec) = &c.aqm {
+            // The link's parameters and messages, at `cell.<name>.aqm[.<field>]`.
+            cfg.aqm = super::links::resolve_aqm(spec).map_err(|(sub, m)| {
+                let mut path = vec!["cell", c.name.as_str(), "aqm"];
+                path.extend(sub);
+                err(&path, m)
+            })?;
+            if cfg.aqm.is_some() && cfg.l4s_marking.is_some() {
+                return Err(fail("aqm", "a queue discipline and l4s_marking would both mark the same RLC buffer: give one (DualPI2 has its own L4S marking)".into()));
+            }
+        }
         if let Some(section) = &c.blockage {
             let d = BlockageConfig::default();
             cfg.blockage = Some(BlockageConfig {

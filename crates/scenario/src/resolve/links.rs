@@ -178,7 +178,7 @@ pub(super) fn bdp_queue(factor: f64, rate: &RateModel, delay: &DelayModel, dir: 
 
 /// A direction's queue discipline from its spec (`None` for drop-tail); an error names the
 /// table's field at fault, if one is.
-fn resolve_aqm(spec: &AqmSpec) -> Result<Option<AqmConfig>, (Option<&'static str>, String)> {
+pub(super) fn resolve_aqm(spec: &AqmSpec) -> Result<Option<AqmConfig>, (Option<&'static str>, String)> {
     let positive = |field: &'static str, d: Option<Dur>, default: Dur| match d {
         Some(d) if d == Dur::ZERO => Err((Some(field), format!("{field} must be above zero, e.g. \"{}\"", default))),
         Some(d) => Ok(d),

@@ -7,6 +7,7 @@ mod aqm;
 mod atsss;
 mod bbr3;
 mod cell;
+mod cell_aqm;
 mod cell_study;
 mod coupled_cc;
 mod datagrams;
