@@ -11,7 +11,7 @@ use super::files::Files;
 use super::messages::resolve_messages;
 use super::links::{LinkDirection, DEFAULT_PACKET_SIZE};
 use super::routes::{resolve_routes, Network, PathRoutes};
-use super::tunnels::Tunnelled;
+use super::tunnel_place::Tunnelled;
 use crate::messages::MessageSource;
 use crate::schema::{AppKind, FlowDirection, FlowSection, ScenarioFile, Transport};
 use multiconn_core::units::QueueLimit;

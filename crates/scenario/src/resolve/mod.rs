@@ -32,6 +32,7 @@ mod rans;
 mod pcap;
 mod routes;
 mod splits;
+mod tunnel_place;
 mod tunnels;
 mod warnings;
 #[cfg(feature = "test-elements")]
@@ -47,7 +48,7 @@ pub use multiconn_net::Hop;
 pub use paths::PathManagerSpec;
 pub use pcap::{PcapSpec, DEFAULT_PCAP_MAX_MB, MAX_PCAP_NODES};
 pub use routes::{PathRoutes, MAX_PATHS, MIN_PATHS};
-pub use tunnels::{TunnelMode, Tunnelled};
+pub use tunnel_place::{TunnelMode, Tunnelled};
 pub use splits::{Split, DEFAULT_BATCH_SIZE, DEFAULT_FEEDBACK, DEFAULT_T_REORDERING};
 
 use crate::schema::{AppKind, ScenarioFile};

@@ -1,14 +1,9 @@
 //! Tunnels: flows whose packets ride the QUIC DATAGRAM frames (RFC 9221) of an app = "tunnel"
 //! flow instead of a route, as a MASQUE proxy carries them (the 3GPP ATSSS MPQUIC
 //! steering functionality: the UE and the UPF tunnel an MA PDU session's traffic over
-//! multipath QUIC in datagram mode).
-//!
-//! The payload of each datagram is an HTTP Datagram (RFC 9297 §2.1): the Quarter Stream ID of
-//! the flow's request stream (the i-th flow in the tunnel is the i-th client-initiated
-//! bidirectional stream, ID 4·i, so its Quarter Stream ID is i), a Context ID of 0, then
-//! - for a udp or quic flow, CONNECT-UDP (RFC 9298 §5): the UDP payload alone (the packet less
-//!   its IPv4 and UDP headers; the proxy rebuilds them);
-//! - for a tcp flow, CONNECT-IP (RFC 9484 §6): the whole IP packet.
+//! multipath QUIC in datagram mode). This pass links each such flow to its tunnel once every
+//! flow is resolved ([`super::tunnel_place`] says how its packets are carried): the i-th flow
+//! naming a tunnel is its i-th request stream (ID 4·i, Quarter Stream ID i).
 //!
 //! The tunnel and the flows in it join the same two nodes (either way round); every packet of
 //! the flow, at its largest (`packet_size`), must fit in one DATAGRAM frame of the tunnel in
@@ -17,60 +12,10 @@
 
 use super::errors::{err, FieldError};
 use super::flows::Flow;
+use super::tunnel_place::{TunnelMode, Tunnelled};
 use crate::schema::{AppKind, ScenarioFile, Transport};
 use multiconn_core::{FlowId, IP_UDP_OVERHEAD};
 use multiconn_transport::Role;
-
-/// How a tunnel carries a flow's packets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TunnelMode {
-    /// CONNECT-UDP (RFC 9298): the UDP payload.
-    ConnectUdp,
-    /// CONNECT-IP (RFC 9484): the IP packet.
-    ConnectIp,
-}
-
-/// A flow's place in its tunnel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tunnelled {
-    /// The tunnel's index among the flows that run.
-    pub flow: usize,
-    /// The tunnel's name.
-    pub name: String,
-    /// What of each packet the datagram carries.
-    pub mode: TunnelMode,
-    /// The Quarter Stream ID that opens each of its datagrams (its request stream ID ÷ 4).
-    pub quarter_stream_id: u64,
-}
-
-impl Tunnelled {
-    /// The bytes of the datagram that carries a packet of `size` bytes: the HTTP Datagram's
-    /// Quarter Stream ID and Context ID (0, one byte), then the UDP payload or the IP packet.
-    pub fn datagram_bytes(&self, size: u32) -> u64 {
-        let header = (multiconn_quic::varint::len(self.quarter_stream_id) + 1) as u64;
-        let carried = match self.mode {
-            TunnelMode::ConnectUdp => u64::from(size.saturating_sub(IP_UDP_OVERHEAD)),
-            TunnelMode::ConnectIp => u64::from(size),
-        };
-        header + carried
-    }
-
-    /// The tunnel's end at `node`: the end of the tunnel's connection that runs there.
-    pub fn end_at(tunnel: &Flow, node: &str) -> Role {
-        if node == tunnel.from {
-            tunnel.sender_role()
-        } else {
-            other(tunnel.sender_role())
-        }
-    }
-}
-
-fn other(role: Role) -> Role {
-    match role {
-        Role::Client => Role::Server,
-        Role::Server => Role::Client,
-    }
-}
 
 /// Links each running flow with a `tunnel` to its tunnel, checking the pair; every tunnel must
 /// carry at least one flow.

@@ -10,7 +10,7 @@ use multiconn_net::Network;
 use multiconn_transport::{DatagramEvent, DatagramOptions, Role};
 
 use super::{FlowDriver, Hosts};
-use crate::resolve::Tunnelled;
+use crate::sim::transport::other;
 
 impl Hosts {
     /// Flow `f`'s packet, `pkt.route` set, enters its tunnel at the tunnel's end on the node
@@ -22,7 +22,8 @@ impl Hosts {
         let spec = &self.flows[f].spec;
         let node = if pkt.route == 0 { spec.from.as_str() } else { spec.to.as_str() };
         let tunnel = &self.flows[t].spec;
-        let end = Tunnelled::end_at(tunnel, node);
+        // The tunnel's end on that node.
+        let end = if node == tunnel.from { tunnel.sender_role() } else { other(tunnel.sender_role()) };
         let dir = usize::from(end != tunnel.sender_role());
         let state = self.flows[t].tunnel.as_mut().expect("the tunnel's state");
         let tag = state.next_tag();
