@@ -111,6 +111,10 @@ fn check(resolved: &Resolved, opts: &Options) -> Result<(), String> {
     if resolved.duration.is_none() && resolved.flows.iter().any(|f| f.size.is_none()) {
         return Err("a flow without a size needs run.duration: the emulator runs in real time".into());
     }
+    // A tunnel's datagrams carry the packets of the flows in it as the simulator's objects.
+    if let Some(f) = resolved.flows.iter().find(|f| f.tunnel.is_some() || f.app == multiconn_scenario::schema::AppKind::Tunnel) {
+        return Err(format!("flow \"{}\": the emulator does not run tunnels (app = \"tunnel\" and the flows in one run in the simulator only)", f.name));
+    }
     // Memory: what each link direction may hold, its queue full and its delay line at rate.
     let largest_packet = resolved.flows.iter().map(|f| u64::from(f.packet_size)).max().unwrap_or(1500);
     let held: Vec<(String, u64)> = resolved

@@ -535,6 +535,21 @@ fn links_that_could_hold_more_memory_than_allowed_are_refused() {
 }
 
 #[test]
+fn tunnels_are_refused_before_anything_is_created() {
+    let text = format!(
+        "{}[[flow]]\nname = \"proxy\"\nfrom = \"server\"\nto = \"client\"\ntransport = \"quic\"\napp = \"tunnel\"\n",
+        TCP_20M.replace("cc = \"cubic\"", "cc = \"cubic\"\npacket_size = \"1400 B\"\ntunnel = \"proxy\"")
+    );
+    let origin = Origin { name: "tunnel.toml".into(), base_dir: PathBuf::from(".") };
+    let scenario = load(&text, &origin, &[]).unwrap();
+    let out = out_dir("tunnel");
+    let e = emulate(&scenario, &Options { out: out.clone(), ..Options::default() }).unwrap_err();
+    assert!(matches!(e, EmuError::Refused(_)), "{e}");
+    assert!(e.contains("flow \"dl\"") && e.contains("does not run tunnels"), "{e}");
+    assert!(!out.exists(), "nothing written: {}", out.display());
+}
+
+#[test]
 fn a_flow_no_stack_fits_is_refused_with_a_hint() {
     let text = TCP_20M.replace("transport = \"tcp\"", "transport = \"udp\"").replace("size = \"6 MB\"\ncc = \"cubic\"", "size = \"6 MB\"");
     let origin = Origin { name: "udp.toml".into(), base_dir: PathBuf::from(".") };

@@ -46,6 +46,13 @@ impl EmulateSpec {
 /// bulk download, a flow that runs a real library in the simulator), which only `multiconn
 /// emulate` refuses.
 pub(super) fn resolve_emulate(f: &FlowSection, paths: usize, profile: Option<&str>) -> Result<Option<EmulateSpec>, FieldError> {
+    if f.tunnel.is_some() || f.app == AppKind::Tunnel {
+        // Tunnels are the simulator's: no real stack carries its QUIC datagrams' contents.
+        if f.emulate.is_some() {
+            return Err(err(&["flow", f.name.as_str(), "emulate"], "the emulator does not run tunnels: a flow in a tunnel, or app = \"tunnel\", runs in the simulator only"));
+        }
+        return Ok(None);
+    }
     let Some(section) = f.emulate.clone() else {
         if f.stack.is_some() {
             // A library the simulator runs (`stack = "quinn"`) is no stack of the emulator's:

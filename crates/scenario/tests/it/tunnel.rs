@@ -188,6 +188,8 @@ fn what_cannot_be_tunnelled_is_refused_at_the_field() {
     let elsewhere = ACCESSES.replace("from = \"upf\"\nto = \"ue\"\ntransport = \"quic\"\napp = \"bulk\"", "from = \"upf\"\nto = \"dn\"\ntransport = \"quic\"\napp = \"bulk\"");
     let elsewhere = refusal(&elsewhere);
     assert!(elsewhere.contains("flow.inner.tunnel") && elsewhere.contains("between its own two nodes"), "{elsewhere}");
+    let emulated = refusal(&ACCESSES.replace("tunnel = \"proxy\"", "tunnel = \"proxy\"\nemulate = { stack = \"ngtcp2\" }"));
+    assert!(emulated.contains("flow.inner.emulate") && emulated.contains("does not run tunnels"), "{emulated}");
     let bulk_udp = refusal(&ACCESSES.replace("transport = \"quic\"\napp = \"bulk\"\nsize = \"4 MB\"", "transport = \"udp\"\napp = \"bulk\""));
     assert!(bulk_udp.contains("flow.inner.app") && bulk_udp.contains("cbr"), "{bulk_udp}");
 }
