@@ -165,8 +165,12 @@ pub struct TdlFading {
     profile: TdlProfile,
     taps: Vec<RayleighFading>,
     n_rb: usize,
-    /// Row k, column l: √p_l · e^{−j2π f_k τ_l} as (re, im), N_RB rows of `taps.len()`.
-    weights: Vec<(f64, f64)>,
+    /// The real parts of the weights √p_l · e^{−j2π f_k τ_l}, tap by tap: entry l·N_RB + k.
+    /// Tap-major, so that one tap's contribution to a run of RBs is one pass over contiguous
+    /// memory (which the compiler vectorises) while each RB still adds its taps in order.
+    weights_re: Vec<f64>,
+    /// Their imaginary parts, laid out as `weights_re`.
+    weights_im: Vec<f64>,
     /// Every tap's sinusoids in tap order, their phasors TTI by TTI.
     phasors: Phasors,
 }
@@ -189,17 +193,18 @@ impl TdlFading {
         let processes = taps.iter().map(|_| RayleighFading::new(doppler_hz, sinusoids, rng)).collect::<Result<Vec<_>, _>>()?;
         let p = profile.powers();
         let centre = (n_rb as f64 - 1.0) / 2.0;
-        let mut weights = Vec::with_capacity(n_rb * taps.len());
+        let (mut weights_re, mut weights_im) = (vec![0.0; n_rb * taps.len()], vec![0.0; n_rb * taps.len()]);
         for k in 0..n_rb {
             let f_k = (k as f64 - centre) * rb_hz;
-            for (t, p) in taps.iter().zip(&p) {
+            for (l, (t, p)) in taps.iter().zip(&p).enumerate() {
                 let phase = -2.0 * PI * f_k * t.delay_ns * 1e-9;
                 let a = p.sqrt();
-                weights.push((a * phase.cos(), a * phase.sin()));
+                weights_re[l * n_rb + k] = a * phase.cos();
+                weights_im[l * n_rb + k] = a * phase.sin();
             }
         }
         let phasors = Phasors::new(processes.iter().flat_map(|p| p.terms().iter().copied()).collect(), slot_s);
-        Ok(TdlFading { profile, taps: processes, n_rb, weights, phasors })
+        Ok(TdlFading { profile, taps: processes, n_rb, weights_re, weights_im, phasors })
     }
 
     /// The profile.
@@ -263,16 +268,30 @@ impl TdlFading {
 
     /// Calls `each(k, re, im)` with H_k = Σ_l h_l · w_kl for every RB k in `rbs`, from the taps'
     /// gains `h`.
+    /// Each RB's sum runs over the taps in order, as written (`re += hr·wr − hi·wi`), so the
+    /// result is the same to the bit whichever way the loops are nested; they run tap by tap
+    /// over blocks of RBs.
     fn combine(&self, h: &[(f64, f64); MAX_TAPS], rbs: Range<usize>, mut each: impl FnMut(usize, f64, f64)) {
+        const BLOCK: usize = 64;
         let n = self.taps.len();
-        let first = rbs.start;
-        for (k, row) in self.weights[rbs.start * n..rbs.end * n].chunks_exact(n).enumerate().map(|(k, row)| (first + k, row)) {
-            let (mut re, mut im) = (0.0, 0.0);
-            for (&(hr, hi), &(wr, wi)) in h.iter().zip(row) {
-                re += hr * wr - hi * wi;
-                im += hr * wi + hi * wr;
+        let mut start = rbs.start;
+        while start < rbs.end {
+            let end = (start + BLOCK).min(rbs.end);
+            let len = end - start;
+            let (mut re, mut im) = ([0.0; BLOCK], [0.0; BLOCK]);
+            let (re, im) = (&mut re[..len], &mut im[..len]);
+            for (l, &(hr, hi)) in h[..n].iter().enumerate() {
+                let row = l * self.n_rb + start;
+                let (wr, wi) = (&self.weights_re[row..row + len], &self.weights_im[row..row + len]);
+                for k in 0..len {
+                    re[k] += hr * wr[k] - hi * wi[k];
+                    im[k] += hr * wi[k] + hi * wr[k];
+                }
             }
-            each(k, re, im);
+            for (j, (&r, &i)) in re.iter().zip(im.iter()).enumerate() {
+                each(start + j, r, i);
+            }
+            start = end;
         }
     }
 
