@@ -20,6 +20,23 @@ pub(crate) fn quiet(distances: Vec<f64>) -> CellConfig {
     CellConfig { fading: FadingConfig::None, ..CellConfig::study(distances) }
 }
 
+/// When a test driving `cell` with a source must act next, at `now`: the next whole millisecond
+/// (`next_ms`), the source's next packet (`next_send`, while before `until_ns`) or the cell's
+/// own wake-up, whichever is first (never before `now`, the millisecond at least 1 ns later);
+/// `None` once the source is done and the cell has nothing due.
+pub(crate) fn next_instant(cell: &CellHop, now: u64, next_ms: u64, next_send: u64, until_ns: u64) -> Option<u64> {
+    let mut next = (next_ms * MS).max(now + 1);
+    if next_send < until_ns {
+        next = next.min(next_send);
+    }
+    match cell.poll_timeout() {
+        Some(t) => next = next.min(t.0.max(now)),
+        None if next_send >= until_ns => return None,
+        None => {}
+    }
+    Some(next.max(now))
+}
+
 /// What came out of a run.
 #[derive(Default, Debug, PartialEq)]
 pub(crate) struct Tally {
