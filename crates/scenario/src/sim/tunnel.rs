@@ -22,7 +22,8 @@ pub struct TunnelCounts {
     pub datagram_bytes: u64,
     /// Packets handed over at the other end.
     pub delivered: u64,
-    /// Packets whose datagram the sending end declared lost and that never arrived by then.
+    /// Packets whose datagram the sending end declared lost and that never arrived (one
+    /// declared lost that arrives later is delivered, no longer lost).
     pub lost: u64,
     /// Packets pushed out of the sending end's datagram buffer before they were sent.
     pub dropped_send_buffer: u64,
@@ -72,10 +73,13 @@ impl TunnelState {
         self.counts[dir].refused += 1;
     }
 
-    /// Datagram `tag` was handed over at the other end.
+    /// Datagram `tag` was handed over at the other end: if the sender had given it up, it
+    /// declared it lost (a dropped one never left), and the loss was spurious.
     pub fn delivered(&mut self, tag: u64, dir: usize) {
         self.counts[dir].delivered += 1;
-        self.close(tag);
+        if self.close(tag).is_none() {
+            self.counts[dir].lost -= 1;
+        }
     }
 
     /// The sending end gave datagram `tag` up: declared lost (`lost`) or dropped from its

@@ -146,6 +146,10 @@ fn multipath_tunnels_copy_once_delivered_and_reorder_the_flow_inside() {
 
     let minrtt = mp("minrtt");
     let inner_mp = flow(&minrtt, "inner");
+    for dir in ["forward", "reverse"] {
+        let c = &flow(&minrtt, "proxy")["tunnel"][dir];
+        assert_eq!(n(&c["delivered"]) + n(&c["lost"]) + n(&c["dropped_send_buffer"]) + n(&c["in_tunnel_at_end"]), n(&c["packets"]), "{dir}: {c}");
+    }
     assert_eq!(n(&inner_mp["bytes_delivered"]), 4_000_000);
     let single = run(ACCESSES, None).0;
     let inner_sp = flow(&single, "inner");
