@@ -96,10 +96,7 @@ pub struct Datagrams {
 impl Datagrams {
     /// The state of `role`'s end for `params` (`None`: neither end takes datagrams).
     pub fn new(params: Option<&DatagramParams>, role: Role) -> Datagrams {
-        let peer = match role {
-            Role::Client => Role::Server,
-            Role::Server => Role::Client,
-        };
+        let peer = role.peer();
         Datagrams {
             local_max: params.and_then(|p| p.max_frame_size(role)).filter(|&v| v > 0),
             peer_max: params.and_then(|p| p.max_frame_size(peer)).filter(|&v| v > 0),

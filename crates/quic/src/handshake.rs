@@ -184,10 +184,7 @@ impl Handshake {
             // Post-handshake messages (NewSessionTicket) are not modelled.
             Space::Data => return,
         };
-        let peer = match self.role {
-            Role::Client => Role::Server,
-            Role::Server => Role::Client,
-        };
+        let peer = self.role.peer();
         let expected = self.sizes.flight(peer, space, self.resume);
         if offset.saturating_add(len) > expected {
             return;

@@ -96,6 +96,16 @@ pub enum Role {
     Server,
 }
 
+impl Role {
+    /// The other end of the connection.
+    pub fn peer(self) -> Role {
+        match self {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        }
+    }
+}
+
 /// Everything needed to build the two endpoints of one connection.
 #[derive(Clone, Debug)]
 pub struct ConnectionParams {

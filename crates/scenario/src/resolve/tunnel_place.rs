@@ -5,6 +5,7 @@
 //! and UDP headers) or the whole IP packet (CONNECT-IP, RFC 9484 §6: a tcp flow's).
 
 use multiconn_core::IP_UDP_OVERHEAD;
+use multiconn_transport::Role;
 
 /// How a tunnel carries a flow's packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,9 @@ pub struct Tunnelled {
     pub mode: TunnelMode,
     /// The Quarter Stream ID that opens each of its datagrams (its request stream ID ÷ 4).
     pub quarter_stream_id: u64,
+    /// The tunnel's end on the flow's `from` node (the other end is on its `to` node): where
+    /// its forward packets go in.
+    pub end_at_from: Role,
 }
 
 impl Tunnelled {

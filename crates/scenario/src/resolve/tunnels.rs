@@ -38,7 +38,8 @@ pub(super) fn resolve_tunnels(file: &ScenarioFile, flows: &mut [Flow], disabled:
             return Err(err(&at, format!("the tunnel \"{name}\" joins {} and {}; this flow goes from {} to {}: a tunnel carries flows between its own two nodes", tunnel.from, tunnel.to, inner.from, inner.to)));
         }
         let mode = if inner.transport == Transport::Tcp { TunnelMode::ConnectIp } else { TunnelMode::ConnectUdp };
-        let place = Tunnelled { flow: t, name: name.clone(), mode, quarter_stream_id: carried[t] };
+        let end_at_from = if inner.from == tunnel.from { tunnel.sender_role() } else { tunnel.sender_role().peer() };
+        let place = Tunnelled { flow: t, name: name.clone(), mode, quarter_stream_id: carried[t], end_at_from };
         check_fits(inner, tunnel, &place)?;
         carried[t] += 1;
         flows[i].tunnel = Some(place);

@@ -153,8 +153,5 @@ pub(super) fn build_connection(flow: FlowId, f: &Flow, seed: u64) -> Result<Opti
 
 /// The other end of a connection.
 pub fn other(role: Role) -> Role {
-    match role {
-        Role::Client => Role::Server,
-        Role::Server => Role::Client,
-    }
+    role.peer()
 }

@@ -10,7 +10,6 @@ use multiconn_net::Network;
 use multiconn_transport::{DatagramEvent, DatagramOptions, Role};
 
 use super::{FlowDriver, Hosts};
-use crate::sim::transport::other;
 
 impl Hosts {
     /// Flow `f`'s packet, `pkt.route` set, enters its tunnel at the tunnel's end on the node
@@ -19,12 +18,9 @@ impl Hosts {
         let place = self.flows[f].spec.tunnel.as_ref().expect("a flow in a tunnel");
         let t = place.flow;
         let bytes = place.datagram_bytes(pkt.size);
-        let spec = &self.flows[f].spec;
-        let node = if pkt.route == 0 { spec.from.as_str() } else { spec.to.as_str() };
-        let tunnel = &self.flows[t].spec;
-        // The tunnel's end on that node.
-        let end = if node == tunnel.from { tunnel.sender_role() } else { other(tunnel.sender_role()) };
-        let dir = usize::from(end != tunnel.sender_role());
+        // The tunnel's end on the node the packet leaves.
+        let end = if pkt.route == 0 { place.end_at_from } else { place.end_at_from.peer() };
+        let dir = usize::from(end != self.flows[t].spec.sender_role());
         let state = self.flows[t].tunnel.as_mut().expect("the tunnel's state");
         let tag = state.next_tag();
         let FlowDriver::Transport(conn) = &mut self.flows[t].driver else { unreachable!("a tunnel is a quic flow") };
