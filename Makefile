@@ -8,7 +8,13 @@ VPY := $(VENV)/bin/python
 # users run and the benchmarks measure). `make test` passes `release-nolto` (Cargo.toml) so
 # that they and its test binaries share one optimised build without link-time optimisation.
 BUILD_PROFILE ?= release
-STAMP := $(VENV)/.installed-$(BUILD_PROFILE)
+# Cargo features of the extension's crate (crates/py): `make test` passes `test-build`, which
+# gives the extension the same compiled crates as its test binaries (one build, not two).
+BUILD_FEATURES ?=
+# What maturin is told beyond its defaults (release, no features); the tests that build the
+# package again get it too (MULTICONN_MATURIN_ARGS), so they reuse what this build compiled.
+MATURIN_ARGS := $(strip $(if $(filter-out release,$(BUILD_PROFILE)),--profile $(BUILD_PROFILE)) $(if $(BUILD_FEATURES),--features $(BUILD_FEATURES)))
+STAMP := $(VENV)/.installed-$(BUILD_PROFILE)$(if $(BUILD_FEATURES),+$(BUILD_FEATURES))
 
 # The extension is rebuilt when any of these change.
 SOURCES := Cargo.toml Cargo.lock pyproject.toml requirements.lock \
@@ -28,7 +34,7 @@ $(VENV)/bin/activate:
 # profile's stamp stale: it is removed.
 $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	$(VPY) -m pip install --quiet -r requirements.lock
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(if $(filter-out release,$(BUILD_PROFILE)),MATURIN_PEP517_ARGS="--profile $(BUILD_PROFILE)") \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(if $(MATURIN_ARGS),MATURIN_PEP517_ARGS="$(MATURIN_ARGS)") \
 	  $(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@# The emulator comes with the extension: pip installs its `multiconn-emu` entry point.
 	$(VPY) -c "import multiconn, multiconn._core; print('multiconn', multiconn.__version__, 'ready')"
@@ -73,7 +79,7 @@ emu-tquic:
 	fi
 
 test:
-	$(MAKE) BUILD_PROFILE=release-nolto setup test-rust test-python test-stubs
+	$(MAKE) BUILD_PROFILE=release-nolto BUILD_FEATURES=test-build setup test-rust test-python test-stubs
 
 # The emulator against the real stacks (root): installs them, then runs the emulator's tests
 # with every stack required, so a missing one fails instead of skipping.
@@ -84,6 +90,7 @@ test-emu: setup emu-tools
 # Every run the tests make has the invariant checker on (docs/invariants.md); it never
 # changes results, so the snapshot nets hold with it.
 test-rust test-python: export MULTICONN_CHECK_INVARIANTS = 1
+test-python test-emu: export MULTICONN_MATURIN_ARGS = $(MATURIN_ARGS)
 
 # The emulator's tests find the tools `make setup` put in the virtualenv.
 # Test binaries without LTO (Cargo.toml, profile release-nolto): the same optimisation level,

@@ -364,9 +364,12 @@ def test_pip_install_into_a_fresh_virtualenv_gives_a_working_emulator(tmp_path: 
     `make setup` in it) gives `multiconn emulate`, which runs a kernel TCP download."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # The compiled crates of `make setup` are reused (the wheel builds the same extension).
+    # The compiled crates of `make setup` are reused: the wheel builds the same extension, with
+    # the profile and features that build had (the Makefile passes them on; none: release).
     env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target")}
     env.pop("MULTICONN_EMU", None)
+    if os.environ.get("MULTICONN_MATURIN_ARGS"):
+        env["MATURIN_PEP517_ARGS"] = os.environ["MULTICONN_MATURIN_ARGS"]
     installed = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)],
                                env=env, capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr[-3000:]
