@@ -249,16 +249,18 @@ def test_the_command_lists_the_findings_and_refuses_an_unknown_study() -> None:
 
 @pytest.mark.slow
 def test_the_quick_json_table_has_a_verdict_for_every_finding(tmp_path: Path) -> None:
-    done = cli("studies", "--quick", "--json", "--only", "mo", "--out", str(tmp_path))
+    # The LTE cell study: its quick runs take a few seconds (every study's verdicts are checked
+    # against today's in the test below).
+    done = cli("studies", "--quick", "--json", "--only", "lte", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     listed = read_studies()
-    expected = sum(len(s.findings) for s in listed if s.id == "mo")
-    assert len(data["findings"]) == expected
+    expected = sum(len(s.findings) for s in listed if s.id == "lte")
+    assert expected > 0 and len(data["findings"]) == expected
     assert all(f["verdict"] in rule.VERDICTS for f in data["findings"])
-    assert sum(data["counts"]["mo"].values()) == expected
+    assert sum(data["counts"]["lte"].values()) == expected and "mo" not in data["counts"]
     assert json.loads((tmp_path / "studies.json").read_text()) == data
-    assert "| mo |" in (tmp_path / "studies.md").read_text()
+    assert "| lte |" in (tmp_path / "studies.md").read_text()
 
 
 # -- today's verdicts, pinned --------------------------------------------------------------
