@@ -37,6 +37,8 @@ mod tunnels;
 mod warnings;
 #[cfg(feature = "test-elements")]
 mod wires;
+#[cfg(feature = "test-elements")]
+pub use wires::allow_test_elements;
 
 pub use cells::Cell;
 pub use connection::{ConnectionSpec, DEFAULT_REQUEST_SIZE};

@@ -1,15 +1,31 @@
 //! Wires (test builds only, feature `test-elements`): each `[[wire]]` becomes two link
 //! directions whose element is a fixed-delay wire, so routes and splits name it like a link.
+//!
+//! The feature alone does not make them available: the tests that use them also turn on
+//! [`allow_test_elements`]. A build with the feature for other reasons (`make test` builds the
+//! Python extension with the test binaries' features, to share their compiled crates) refuses a
+//! `[[wire]]` as a user-facing build does.
 
 use super::errors::{check_name, err, FieldError};
 use super::links::{Direction, LinkDirection};
 use crate::schema::WireSection;
 use multiconn_net::wire::WireModel;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+static ALLOWED: AtomicBool = AtomicBool::new(false);
+
+/// Lets scenarios of this process use the test-only hop kinds (`[[wire]]`). Tests only.
+pub fn allow_test_elements() {
+    ALLOWED.store(true, Ordering::Relaxed);
+}
 
 /// Appends every wire's two directions to `links` and its name to `index`.
 pub(super) fn resolve_wires<'f>(wires: &'f [WireSection], links: &mut Vec<LinkDirection>, index: &mut HashMap<&'f str, usize>) -> Result<(), FieldError> {
+    if !wires.is_empty() && !ALLOWED.load(Ordering::Relaxed) {
+        return Err(err(&["wire"], "unknown section: [[wire]] is a hop kind of the simulator's own tests"));
+    }
     for (i, w) in wires.iter().enumerate() {
         check_name("wire", i, &w.name)?;
         if index.insert(&w.name, links.len() / 2).is_some() {

@@ -1,10 +1,12 @@
-//! A test-only hop kind (feature `test-elements`): a fixed-delay `[[wire]]` is named in routes
-//! like a link, and a packet crossing it takes exactly its delay on top of the links'.
+//! A test-only hop kind (feature `test-elements`, turned on for this process): a fixed-delay
+//! `[[wire]]` is named in routes like a link, and a packet crossing it takes exactly its delay
+//! on top of the links'.
 
 use crate::common::{load_str, run};
 
 /// server -(access: 8 Mbit/s, 5 ms)- a -(wire: 7 ms)- b -(radio: 8 Mbit/s, 3 ms)- client.
 fn scenario(flow: &str) -> String {
+    multiconn_scenario::resolve::allow_test_elements();
     format!(
         r#"
 [run]
