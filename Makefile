@@ -137,6 +137,7 @@ bench: setup emu-tools
 	$(VPY) bench/bench_transport.py
 	$(VPY) bench/bench_sweep.py
 	$(VPY) bench/bench_dc.py
+	$(VPY) bench/bench_make_test.py
 	$(VPY) bench/bench_downloads.py
 	$(VPY) bench/bench_emu.py
 	$(VPY) bench/bench_cell.py

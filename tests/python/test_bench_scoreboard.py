@@ -59,6 +59,28 @@ def test_the_cells_scaling_goals_are_met_at_most_at_their_ratios(tmp_path: Path)
     assert verdicts["LTE cell, 50 UEs against 10, per byte"] is False
 
 
+def test_a_fresh_clones_make_test_is_met_at_most_at_its_minutes(tmp_path: Path) -> None:
+    board = _scoreboard()
+    goal = "a fresh clone's `make test`, every test, 2 cores"
+    for total, met in ((board.MAKE_TEST_MIN * 60.0, True), (board.MAKE_TEST_MIN * 60.0 + 1, False)):
+        (tmp_path / "make_test.json").write_text(json.dumps(
+            {"phases_s": {"setup": 100.0, "test-rust": total - 100.0}, "total_s": total,
+             "goal_s": board.MAKE_TEST_MIN * 60, "cores": 2}))
+        row = next(r for r in board.rows(tmp_path) if r[0] == goal)
+        assert row[3] is met
+        assert "setup 100 s" in row[2]
+
+
+def test_the_make_test_benchmark_runs_what_the_makefiles_test_recipe_runs() -> None:
+    spec = importlib.util.spec_from_file_location("bench_make_test", ROOT / "bench" / "bench_make_test.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    assignments, targets = module.test_recipe(ROOT / "Makefile")
+    assert targets[0] == "setup" and {"test-rust", "test-python"} <= set(targets)
+    assert "BUILD_PROFILE=release-nolto" in assignments and "BUILD_FEATURES=test-build" in assignments
+
+
 def test_what_was_not_measured_or_only_estimated_gets_no_verdict(tmp_path: Path) -> None:
     (tmp_path / "dc.json").write_text(json.dumps(
         {"measured": "whole", "catalogue_repetitions": False, "table3_s": 100.0, "goal_s": 360,
