@@ -41,3 +41,38 @@ pub(super) fn resolve_wires<'f>(wires: &'f [WireSection], links: &mut Vec<LinkDi
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{load, Origin};
+
+    /// The library's own test process never calls [`super::allow_test_elements`]: there a
+    /// `[[wire]]` is refused although the feature is on.
+    #[test]
+    fn a_wire_is_refused_unless_this_process_allowed_test_elements() {
+        let text = r#"
+[[link]]
+name = "access"
+between = ["server", "a"]
+rate = "8 Mbit/s"
+delay = "5 ms"
+queue = "10 packets"
+
+[[wire]]
+name = "backhaul"
+between = ["a", "client"]
+delay = "7 ms"
+
+[[flow]]
+name = "one"
+from = "server"
+to = "client"
+route = ["access", "backhaul"]
+transport = "udp"
+app = "bulk"
+"#;
+        let origin = Origin { name: "test.toml".into(), base_dir: ".".into() };
+        let e = load(text, &origin, &[]).map(drop).expect_err("refused").to_string();
+        assert!(e.contains("wire") && e.contains("unknown section"), "{e}");
+    }
+}
