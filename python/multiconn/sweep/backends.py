@@ -14,6 +14,11 @@ not depend on the backend (runs are deterministic), so both fill the store ident
   and its workers have (its pipe then closes), after removing them. A worker that dies (a
   crash in native code, a kill from outside) fails the pool; its runs are retried once in a
   fresh pool, then recorded as crashed (`Outcome.crashed`), which a resumed sweep runs again.
+  A pool that finished its sweep is kept for the next sweep of the same process (a command
+  that runs several sweeps, such as `multiconn studies` or `reproduce 'dc-*'`, starts its
+  workers once): only while nothing a spawned worker takes from its driver has changed (the
+  working directory, `sys.path`, the environment, the process itself); any other pool is shut
+  down first, and one that broke or was left with runs in flight is never reused.
 * `dask`: `dask.distributed` — a LocalCluster of `jobs` single-threaded worker processes, or
   the scheduler at `--scheduler ADDRESS` (a Slurm or Kubernetes cluster started with
   dask-jobqueue or dask-kubernetes; every worker needs multiconn installed).
@@ -131,6 +136,40 @@ def _pool(workers: int) -> ProcessPoolExecutor:
                                initializer=bind_to_driver, initargs=(os.getpid(),))
 
 
+_PoolKey = tuple[int, int, str, tuple[str, ...], tuple[tuple[str, str], ...]]
+_idle_pools: dict[_PoolKey, ProcessPoolExecutor] = {}
+_idle_lock = threading.Lock()
+
+
+def _pool_key(workers: int) -> _PoolKey:
+    """What a spawned worker takes from its driver when it starts: a pool is reused only
+    where all of it is unchanged (and never in a forked child, whose pools are its parent's)."""
+    return (os.getpid(), workers, os.getcwd(), tuple(sys.path), tuple(sorted(os.environ.items())))
+
+
+def _take_pool(workers: int) -> tuple[ProcessPoolExecutor, _PoolKey]:
+    """The idle pool a finished sweep of this process left for these workers, or a new one
+    (any other idle pool of this process is shut down: at most one waits)."""
+    key = _pool_key(workers)
+    with _idle_lock:
+        pool = _idle_pools.pop(key, None)
+        stale = [k for k in _idle_pools if k[0] == key[0]]
+        for k in stale:
+            _idle_pools.pop(k).shutdown(wait=False)
+        if any(k[0] != key[0] for k in _idle_pools):  # inherited through fork: not ours
+            _idle_pools.clear()
+    return (pool if pool is not None else _pool(workers)), key
+
+
+def _give_back(pool: ProcessPoolExecutor, key: _PoolKey) -> None:
+    """Keeps a pool whose sweep ended with nothing in flight for the next sweep."""
+    with _idle_lock:
+        previous = _idle_pools.pop(key, None)
+        _idle_pools[key] = pool
+    if previous is not None:  # another thread's sweep gave one back first
+        previous.shutdown(wait=False)
+
+
 def run_emulated(tasks: Iterable[RunTask],
                  on_start: Callable[[str], None] | None = None) -> Iterator[Outcome]:
     """Runs tasks in the emulator, one at a time (each in real time, with the machine to
@@ -156,26 +195,38 @@ def run_local(tasks: Iterable[RunTask], jobs: int,
 
 
 def _drain(batcher: Batcher, workers: int) -> Generator[Outcome, None, list[RunTask]]:
-    """Feeds a pool until the queue is empty; returns the runs in flight if the pool broke."""
-    pool = _pool(workers)
+    """Feeds a pool until the queue is empty; returns the runs in flight if the pool broke.
+    A pool left with nothing in flight is given back for the next sweep; one that broke, or
+    whose sweep stopped with runs in flight, is shut down."""
+    pool, key = _take_pool(workers)
     in_flight: dict[Future[list[Outcome]], list[RunTask]] = {}
+    broken = False
     try:
         while batcher.queue or in_flight:
             while batcher.queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
                 batch = batcher.next_batch()
-                in_flight[pool.submit(execute_batch, batch)] = batch
+                try:
+                    in_flight[pool.submit(execute_batch, batch)] = batch
+                except BrokenProcessPool:  # a worker of a kept pool died while it waited
+                    broken = True
+                    batcher.queue.extendleft(reversed(batch))  # never started: not suspects
+                    return [task for queued in in_flight.values() for task in queued]
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
                 try:
                     outcomes = future.result()
                 except BrokenProcessPool:
+                    broken = True
                     return [task for batch in in_flight.values() for task in batch]
                 del in_flight[future]
                 batcher.observe(outcomes)
                 yield from outcomes
         return []
     finally:
-        pool.shutdown(wait=not in_flight, cancel_futures=True)
+        if in_flight or broken:
+            pool.shutdown(wait=not in_flight, cancel_futures=True)
+        else:
+            _give_back(pool, key)
 
 
 def _run_alone(task: RunTask) -> Outcome:
