@@ -457,21 +457,18 @@ impl SplitBearer {
 
     /// When this bearer next needs servicing.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.tx_proxy.front().map(|(t, _)| *t),
-            self.rx_proxy.front().map(|(t, _)| *t),
-            self.toward_leg[0].front().map(|(t, _)| *t),
-            self.toward_leg[1].front().map(|(t, _)| *t),
-            self.from_leg[0].front().map(|(t, _)| *t),
-            self.from_leg[1].front().map(|(t, _)| *t),
-            self.reports_on_way.iter().map(|(t, _, _)| *t).min(),
-            self.rx.poll_timeout(),
-            self.next_report,
-            self.switches.front().map(|(t, _)| *t),
-        ]
-            .into_iter()
-            .flatten()
-            .min()
+        // Asked after every packet the bearer handles: folded without building a list.
+        let mut t = Time::earliest(self.rx.poll_timeout(), self.next_report);
+        t = Time::earliest(t, self.tx_proxy.front().map(|(t, _)| *t));
+        t = Time::earliest(t, self.rx_proxy.front().map(|(t, _)| *t));
+        for leg in 0..2 {
+            t = Time::earliest(t, self.toward_leg[leg].front().map(|(t, _)| *t));
+            t = Time::earliest(t, self.from_leg[leg].front().map(|(t, _)| *t));
+        }
+        for (at, _, _) in &self.reports_on_way {
+            t = Time::earliest(t, Some(*at));
+        }
+        Time::earliest(t, self.switches.front().map(|(t, _)| *t))
     }
 
     /// The transmitter's split policy.

@@ -714,12 +714,7 @@ impl Connection {
     /// The earliest of [`Connection::timers`] (tests/it/timers.rs checks that they agree),
     /// read without building the named list: it is asked after every input.
     fn earliest_timer(&self) -> Option<Time> {
-        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-            match (a, b) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                (x, y) => x.or(y),
-            }
-        }
+        let earlier = Time::earliest;
         let mut t = (self.role == Role::Client && !self.started).then_some(self.start);
         for path in &self.paths {
             let validation = match &path.phase {
