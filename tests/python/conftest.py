@@ -1,4 +1,5 @@
-"""Shared fixtures for the Python tests: paths, a CLI runner, and the `native` marker.
+"""Shared fixtures for the Python tests: paths, a CLI runner, the `native` marker, and the
+processes below a pid as /proc shows them (Linux).
 
 Tests marked `native` need the compiled extension `multiconn._core`. Without it they are
 skipped with a reason saying how to build it; with MULTICONN_REQUIRE_NATIVE=1 (as `make test`
@@ -106,3 +107,47 @@ def record_sweeps(folder: Path, *texts: str) -> Path:
                 assert outcome.ok, outcome.error
                 db.record(outcome, run.task.seed, "test", run.scenario_json)
     return folder
+
+
+# --- processes, from /proc (Linux) -----------------------------------------------------------
+
+def proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, start time) of a process, or None when there is none."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def proc_cmdline(pid: int) -> str:
+    """The command line of a process, its arguments joined by spaces ("" when there is none)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def descendants(root: int) -> dict[int, int]:
+    """Every living process below `root`: pid -> start time (which tells a reused pid)."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (stat := proc_stat(int(name))) is not None and stat[0] != "Z":
+            children.setdefault(stat[1], []).append((int(name), stat[2]))
+    found: dict[int, int] = {}
+    todo = [root]
+    while todo:
+        for pid, started in children.get(todo.pop(), []):
+            found[pid] = started
+            todo.append(pid)
+    return found
+
+
+def spawned_workers(root: int) -> set[int]:
+    """A sweep's worker processes below `root`: the descendants that multiprocessing spawned
+    to run work (their command line runs `spawn_main`). Told by what they run, not by what
+    they are not: a child just forked, before it runs its own program, still shows its
+    parent's command line, and its helpers (the resource tracker) are children of the driver
+    too."""
+    return {pid for pid in descendants(root) if "spawn_main" in proc_cmdline(pid)}

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import descendants, proc_cmdline, proc_stat, spawned_workers
 from multiconn import load
 from multiconn.sweep.results import export
 
@@ -97,50 +98,10 @@ def sweep_command(path: Path, out: Path, *extra: str) -> list[str]:
 
 # --- processes, from /proc ------------------------------------------------------------------
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, start time) of a process, or None when there is none."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # the name, in parentheses, may hold spaces
-    return fields[0], int(fields[1]), int(fields[19])
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def descendants(root: int) -> dict[int, int]:
-    """Every living process below `root`: pid -> start time (which tells a reused pid)."""
-    children: dict[int, list[tuple[int, int]]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (stat := _stat(int(name))) is not None and stat[0] != "Z":
-            children.setdefault(stat[1], []).append((int(name), stat[2]))
-    found: dict[int, int] = {}
-    todo = [root]
-    while todo:
-        for pid, started in children.get(todo.pop(), []):
-            found[pid] = started
-            todo.append(pid)
-    return found
-
-
 def alive(pid: int, started: int) -> bool:
     """Whether that process still runs (a zombie has ended: it waits only to be reaped)."""
-    stat = _stat(pid)
+    stat = proc_stat(pid)
     return stat is not None and stat[2] == started and stat[0] not in ("Z", "X")
-
-
-def workers(root: int) -> set[int]:
-    """The sweep's worker processes: its descendants that multiprocessing spawned to run
-    work (their command line runs `spawn_main`). Told by what they run, not by what they are
-    not: a child just forked, before it runs its own program, still shows its parent's command
-    line, and its helpers (the resource tracker) are children of the driver too."""
-    return {pid for pid in descendants(root) if "spawn_main" in _cmdline(pid)}
 
 
 def wait_for(condition, what: str):
@@ -156,7 +117,7 @@ def end_all(processes: dict[int, int]) -> None:
     """Kills what is left of the processes this test started (an orphan the code under test
     left behind must not outlive the test). A resource tracker goes last, given time to end by
     itself once the others have, so that it removes the semaphores it holds."""
-    trackers = {p: s for p, s in processes.items() if "resource_tracker" in _cmdline(p)}
+    trackers = {p: s for p, s in processes.items() if "resource_tracker" in proc_cmdline(p)}
     for pid, started in processes.items():
         if pid not in trackers and alive(pid, started):
             os.kill(pid, signal.SIGKILL)
@@ -175,7 +136,7 @@ def test_kill_9_of_the_driver_ends_every_process_of_the_sweep(tmp_path):
                                             "--quiet"), start_new_session=True)
     seen: dict[int, int] = {}
     try:
-        wait_for(lambda: len(workers(driver.pid)) >= 2 or driver.poll() is not None,
+        wait_for(lambda: len(spawned_workers(driver.pid)) >= 2 or driver.poll() is not None,
                  "two workers")
         seen = descendants(driver.pid)
         assert driver.poll() is None, "the sweep ended before it could be killed"
@@ -184,7 +145,7 @@ def test_kill_9_of_the_driver_ends_every_process_of_the_sweep(tmp_path):
         deadline = time.monotonic() + BOUND_S
         while any(alive(p, s) for p, s in seen.items()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = {pid: _cmdline(pid) for pid, started in seen.items() if alive(pid, started)}
+        left = {pid: proc_cmdline(pid) for pid, started in seen.items() if alive(pid, started)}
         assert not left, f"{len(left)} of the sweep's {len(seen)} processes outlived its " \
                          f"driver: {left}"
     finally:
@@ -213,11 +174,11 @@ def test_a_run_whose_worker_was_killed_runs_again_on_a_plain_resume(tmp_path):
             # Kill a worker once the pool has both: the pool breaks, and the driver runs each
             # run it had in flight alone in a fresh worker; kill the first of those too (as
             # the OOM killer would, twice), so that its run is recorded as crashed.
-            first = wait_for(lambda: len(found := workers(sweep.pid)) >= 2 and found,
+            first = wait_for(lambda: len(found := spawned_workers(sweep.pid)) >= 2 and found,
                              "the pool's two workers")
             seen |= descendants(sweep.pid)
             os.kill(min(first), signal.SIGKILL)
-            second = wait_for(lambda: workers(sweep.pid) - set(seen), "a worker of a fresh pool")
+            second = wait_for(lambda: spawned_workers(sweep.pid) - set(seen), "a worker of a fresh pool")
             seen |= descendants(sweep.pid)
             os.kill(min(second), signal.SIGKILL)
             stdout, stderr = sweep.communicate(timeout=600)

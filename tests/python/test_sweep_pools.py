@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, spawned_workers
 from multiconn.sweep.backends import run_local
 from multiconn.sweep.plan import RunTask
 
@@ -23,8 +24,7 @@ pytestmark = [
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-BULK = ROOT / "examples" / "scenarios" / "bulk.toml"
+BULK = EXAMPLES / "bulk.toml"
 BOUND_S = 60.0
 
 
@@ -44,19 +44,7 @@ def sweep(count: int = 8) -> list[tuple[str, bool, bool, str | None]]:
 
 def workers() -> set[int]:
     """This process's living spawned worker processes."""
-    found = set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text()
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-        except OSError:
-            continue
-        state, parent = stat[stat.rindex(")") + 2:].split()[:2]
-        if int(parent) == os.getpid() and state != "Z" and b"spawn_main" in cmdline:
-            found.add(int(name))
-    return found
+    return spawned_workers(os.getpid())
 
 
 def settled_workers(count: int) -> set[int]:
