@@ -1,7 +1,7 @@
 """The local backend keeps its worker pool between the sweeps of one process
 (multiconn.sweep.backends): a second sweep runs on the first one's workers, a changed
-environment gets new workers and never leaves the old ones behind, and a worker that died
-between two sweeps costs no run.
+environment gets new workers and never leaves the old ones behind, a worker that died
+between two sweeps costs no run, and workers that no sweep takes in time end.
 
 Workers are found in /proc as this process's spawned children (Linux only). Every wait is a
 poll with a generous bound that ends as soon as its condition holds.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, spawned_workers
+from multiconn.sweep import backends
 from multiconn.sweep.backends import run_local
 from multiconn.sweep.plan import RunTask
 
@@ -89,3 +90,10 @@ def test_a_worker_killed_between_sweeps_costs_no_run() -> None:
     second = sweep()
     assert second == first  # every run ran, none recorded as crashed
     assert not settled_workers(2) & before
+
+
+def test_workers_that_no_sweep_takes_in_time_end(monkeypatch) -> None:
+    monkeypatch.setattr(backends, "IDLE_POOL_S", 0.5)
+    first = sweep()
+    settled_workers(0)  # kept for the next sweep, which does not come in time
+    assert sweep() == first

@@ -17,8 +17,10 @@ not depend on the backend (runs are deterministic), so both fill the store ident
   A pool that finished its sweep is kept for the next sweep of the same process (a command
   that runs several sweeps, such as `multiconn studies` or `reproduce 'dc-*'`, starts its
   workers once): only while nothing a spawned worker takes from its driver has changed (the
-  working directory, `sys.path`, the environment, the process itself); any other pool is shut
-  down first, and one that broke or was left with runs in flight is never reused.
+  working directory, `sys.path`, the environment, the process itself) and for at most
+  `IDLE_POOL_S` seconds (a notebook that ran one sweep does not keep idle workers, and the
+  memory of their last runs, for the rest of the session); any other pool is shut down first,
+  and one that broke or was left with runs in flight is never reused.
 * `dask`: `dask.distributed` — a LocalCluster of `jobs` single-threaded worker processes, or
   the scheduler at `--scheduler ADDRESS` (a Slurm or Kubernetes cluster started with
   dask-jobqueue or dask-kubernetes; every worker needs multiconn installed).
@@ -48,6 +50,8 @@ IN_FLIGHT_PER_WORKER = 3
 TARGET_BATCH_S = 0.05
 """Work per batch: short runs are sent in batches, so each round trip carries ~50 ms."""
 MAX_BATCH = 64
+IDLE_POOL_S = 30.0
+"""How long a local pool waits for the next sweep of its process before its workers end."""
 
 
 class Batcher:
@@ -137,7 +141,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 
 _PoolKey = tuple[int, int, str, tuple[str, ...], tuple[tuple[str, str], ...]]
-_idle_pools: dict[_PoolKey, ProcessPoolExecutor] = {}
+_idle_pools: dict[_PoolKey, tuple[ProcessPoolExecutor, threading.Timer]] = {}
 _idle_lock = threading.Lock()
 
 
@@ -152,22 +156,42 @@ def _take_pool(workers: int) -> tuple[ProcessPoolExecutor, _PoolKey]:
     (any other idle pool of this process is shut down: at most one waits)."""
     key = _pool_key(workers)
     with _idle_lock:
-        pool = _idle_pools.pop(key, None)
-        stale = [k for k in _idle_pools if k[0] == key[0]]
-        for k in stale:
-            _idle_pools.pop(k).shutdown(wait=False)
         if any(k[0] != key[0] for k in _idle_pools):  # inherited through fork: not ours
             _idle_pools.clear()
-    return (pool if pool is not None else _pool(workers)), key
+        kept = _idle_pools.pop(key, None)
+        for other, timer in _idle_pools.values():
+            timer.cancel()
+            other.shutdown(wait=False)
+        _idle_pools.clear()
+    if kept is None:
+        return _pool(workers), key
+    pool, timer = kept
+    timer.cancel()
+    return pool, key
 
 
 def _give_back(pool: ProcessPoolExecutor, key: _PoolKey) -> None:
-    """Keeps a pool whose sweep ended with nothing in flight for the next sweep."""
+    """Keeps a pool whose sweep ended with nothing in flight for the next sweep, for
+    `IDLE_POOL_S` seconds."""
+    timer = threading.Timer(IDLE_POOL_S, _retire, args=(key, pool))
+    timer.daemon = True
     with _idle_lock:
         previous = _idle_pools.pop(key, None)
-        _idle_pools[key] = pool
+        _idle_pools[key] = (pool, timer)
+    timer.start()
     if previous is not None:  # another thread's sweep gave one back first
-        previous.shutdown(wait=False)
+        previous[1].cancel()
+        previous[0].shutdown(wait=False)
+
+
+def _retire(key: _PoolKey, pool: ProcessPoolExecutor) -> None:
+    """Ends an idle pool that no sweep took in time."""
+    with _idle_lock:
+        kept = _idle_pools.get(key)
+        if kept is None or kept[0] is not pool:
+            return
+        del _idle_pools[key]
+    pool.shutdown(wait=False)
 
 
 def run_emulated(tasks: Iterable[RunTask],
