@@ -506,6 +506,8 @@ impl Scheduler {
         // Whether every UE with data reports one CQI on all its full-size RBGs (see
         // assign_into): the others are never looked at.
         let mut flat = true;
+        // Most TTIs reserve no RBG for a retransmission: the rows then need no zeroing.
+        let any_reserved = reserved.contains(&true);
         for (&u, r) in ues.iter().zip(reports) {
             if r.rbg_cqi.len() != n_rbg {
                 self.scratch = sc;
@@ -518,19 +520,26 @@ impl Scheduler {
             if r.buffer_bytes == 0 {
                 continue;
             }
-            if let Some((&first, rest)) = r.rbg_cqi[..n_rbg.saturating_sub(1)].split_first() {
-                flat &= rest.iter().all(|&c| c == first);
-            }
+            let full_size = &r.rbg_cqi[..n_rbg.saturating_sub(1)];
+            let row_flat = full_size.split_first().map_or(true, |(&first, rest)| rest.iter().all(|&c| c == first));
+            flat &= row_flat;
             sc.candidates.push(u);
             sc.buffers.push(r.buffer_bytes.saturating_mul(8));
+            // The row: the full-size RBGs' rates (one value repeated when they share a CQI),
+            // then the last RBG's, which may be smaller.
             let start = table.rates.len();
-            table.rates.extend(r.rbg_cqi.iter().map(|&cqi| full[cqi as usize]));
-            let row = &mut table.rates[start..];
-            if let (Some(rate), Some(&cqi)) = (row.last_mut(), r.rbg_cqi.last()) {
-                *rate = last[cqi as usize];
+            match full_size.first() {
+                Some(&first) if row_flat => table.rates.resize(start + full_size.len(), full[first as usize]),
+                _ => table.rates.extend(full_size.iter().map(|&cqi| full[cqi as usize])),
             }
-            for (rate, _) in row.iter_mut().zip(reserved).filter(|(_, &taken)| taken) {
-                *rate = 0.0;
+            if let Some(&cqi) = r.rbg_cqi.last() {
+                table.rates.push(last[cqi as usize]);
+            }
+            if any_reserved {
+                let row = &mut table.rates[start..];
+                for (rate, _) in row.iter_mut().zip(reserved).filter(|(_, &taken)| taken) {
+                    *rate = 0.0;
+                }
             }
         }
         sc.candidate_avg_bps.clear();
