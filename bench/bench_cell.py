@@ -22,7 +22,8 @@ bench-out/cell.json.
 Then how the cost scales, multiconn alone, 10 s each (`--scaling-duration`): the same cell
 with EPA fading (`cell.lte.fading=epa`) against without, per simulated second (goal: within
 2x), and with 50 UEs (the 10-UE scenario's servers, UEs and flows repeated) against 10, per
-byte delivered (goal: at most 1.2x).
+byte delivered (goal: at most 1.2x). The three run in turn `--scaling-runs` times (5) and each
+is its median run, so a drift in the machine's speed reaches all three alike.
 """
 
 from __future__ import annotations
@@ -140,15 +141,27 @@ def run_scaled(runner: Path, scenario: Path, ues: int, sets: list[str], args) ->
             "ns_per_byte": stats["wall_s"] * 1e9 / (total * 1e6 / 8 * (stats["sim_s"] - args.measure_from))}
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run with the median wall time (the runs are the same simulation: only the time
+    differs), with how many runs it was taken from."""
+    ordered = sorted(runs, key=lambda r: r["wall_s"])
+    return {**ordered[len(ordered) // 2], "runs": len(runs)}
+
+
 def scaling(runner: Path, args, console: Console) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         many = cell_with_ues(MANY_UES, Path(folder))
-        base = run_scaled(runner, SCENARIO, UES, [], args)
-        faded = run_scaled(runner, SCENARIO, UES, ["cell.lte.fading=epa"], args)
-        crowded = run_scaled(runner, many, MANY_UES, [], args)
+        cases = {"base": (SCENARIO, UES, []), "epa": (SCENARIO, UES, ["cell.lte.fading=epa"]),
+                 "many_ues": (many, MANY_UES, [])}
+        runs: dict[str, list[dict]] = {name: [] for name in cases}
+        for _ in range(args.scaling_runs):
+            for name, (scenario, ues, sets) in cases.items():
+                runs[name].append(run_scaled(runner, scenario, ues, sets, args))
+    base, faded, crowded = (median_run(runs[name]) for name in cases)
     fading_ratio = faded["wall_s_per_sim_s"] / base["wall_s_per_sim_s"]
     ues_ratio = crowded["ns_per_byte"] / base["ns_per_byte"]
-    table = Table(title=f"how the cost scales, multiconn, {args.scaling_duration:g} s each", title_justify="left")
+    table = Table(title=f"how the cost scales, multiconn, {args.scaling_duration:g} s each, "
+                        f"median of {args.scaling_runs} interleaved runs", title_justify="left")
     for col in ("cell", "wall s", "all UEs' goodput (Mbit/s)", "wall s per simulated s", "ns per byte"):
         table.add_column(col, justify="left" if col == "cell" else "right")
     for name, r in ((f"{UES} UEs, no fading", base), (f"{UES} UEs, EPA fading", faded), (f"{MANY_UES} UEs, no fading", crowded)):
@@ -204,6 +217,7 @@ def main() -> int:
     parser.add_argument("--distance", type=float, default=250.0, help="distance of every UE from the eNB, m (250)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scaling-duration", type=float, default=10.0, help="simulated seconds of each scaling run (10)")
+    parser.add_argument("--scaling-runs", type=int, default=5, help="runs of each scaling case, interleaved; medians (5)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "cell.json")
     args = parser.parse_args()
     if not 0.5 <= args.measure_from < min(args.duration, args.scaling_duration):
